@@ -1,0 +1,193 @@
+//! The abstract syntax tree of arrc. Every node carries the byte span of the text it
+//! came from, so that every later stage can point its errors at the source.
+
+pub use crate::lexer::{Op1, Prim};
+
+/// A byte range in the source text.
+pub type Span = std::ops::Range<usize>;
+
+/// A whole program or dfn body: statements in order; the last value is the result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub stmts: Vec<Stmt>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// An expression; its value is the statement's value.
+    Expr(Expr),
+    /// `cond : value` inside a dfn: if `cond` is 1, the dfn returns `value`.
+    Guard { cond: Expr, value: Expr },
+    /// `name ← function`.
+    FnDef {
+        name: String,
+        name_span: Span,
+        func: Func,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// A numeric literal, with APL's high minus already applied.
+    Number(f64),
+    /// A character literal (parsed so that it can be refused with a clear error).
+    Str(String),
+    /// `⍬`, the empty numeric vector.
+    Zilde,
+    Name(String),
+    /// A system name such as `⎕IO`.
+    SysName(String),
+    Alpha,
+    Omega,
+    /// Juxtaposed atoms: `1 2 3`, `x 4 (2+3)`.
+    Strand(Vec<Expr>),
+    Monadic {
+        func: Func,
+        arg: Box<Expr>,
+    },
+    Dyadic {
+        func: Func,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
+    /// `name ← value` (also `⍺ ← default` in a dfn, with name `⍺`).
+    Assign {
+        name: String,
+        name_span: Span,
+        value: Box<Expr>,
+    },
+    /// `x[i]`, `m[i;j]`, `m[;j]`: one entry per axis, `None` for an elided axis.
+    Index {
+        array: Box<Expr>,
+        axes: Vec<Option<Expr>>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Func {
+    pub kind: FuncKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FuncKind {
+    Prim(Prim),
+    /// A name that holds a function.
+    Name(String),
+    /// `∇`: the innermost dfn itself.
+    SelfRef,
+    Dfn(Box<Program>),
+    /// A monadic operator applied to its left operand: `+/`, `f¨`, `-⍨`.
+    Derived {
+        op: Op1,
+        operand: Box<Func>,
+    },
+    /// `∘.f`.
+    Outer(Box<Func>),
+    /// `f.g`.
+    Inner(Box<Func>, Box<Func>),
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Self {
+        Expr { kind, span }
+    }
+}
+
+impl Func {
+    pub fn new(kind: FuncKind, span: Span) -> Self {
+        Func { kind, span }
+    }
+}
+
+/// The S-expression form of the AST used by golden tests: `(dyadic + (num 1) (num 2))`.
+mod print {
+    use super::*;
+    use std::fmt::{self, Display, Formatter};
+
+    impl Display for Program {
+        fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+            for s in &self.stmts {
+                writeln!(f, "{s}")?;
+            }
+            Ok(())
+        }
+    }
+
+    impl Display for Stmt {
+        fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+            match self {
+                Stmt::Expr(e) => write!(f, "{e}"),
+                Stmt::Guard { cond, value } => write!(f, "(guard {cond} {value})"),
+                Stmt::FnDef { name, func, .. } => write!(f, "(fndef {name} {func})"),
+            }
+        }
+    }
+
+    impl Display for Expr {
+        fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+            let s = &self.span;
+            match &self.kind {
+                ExprKind::Number(n) => write!(f, "(num {n})"),
+                ExprKind::Str(t) => write!(f, "(str {t})"),
+                ExprKind::Zilde => write!(f, "⍬"),
+                ExprKind::Name(n) | ExprKind::SysName(n) => write!(f, "{n}"),
+                ExprKind::Alpha => write!(f, "⍺"),
+                ExprKind::Omega => write!(f, "⍵"),
+                ExprKind::Strand(items) => {
+                    write!(f, "(strand")?;
+                    for i in items {
+                        write!(f, " {i}")?;
+                    }
+                    write!(f, ")")
+                }
+                ExprKind::Monadic { func, arg } => {
+                    write!(f, "(monadic@{}..{} {func} {arg})", s.start, s.end)
+                }
+                ExprKind::Dyadic { func, left, right } => {
+                    write!(f, "(dyadic@{}..{} {func} {left} {right})", s.start, s.end)
+                }
+                ExprKind::Assign { name, value, .. } => write!(f, "(assign {name} {value})"),
+                ExprKind::Index { array, axes } => {
+                    write!(f, "(index {array}")?;
+                    for a in axes {
+                        match a {
+                            Some(e) => write!(f, " {e}")?,
+                            None => write!(f, " _")?,
+                        }
+                    }
+                    write!(f, ")")
+                }
+            }
+        }
+    }
+
+    impl Display for Func {
+        fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+            match &self.kind {
+                FuncKind::Prim(p) => write!(f, "{}", p.glyph()),
+                FuncKind::Name(n) => write!(f, "{n}"),
+                FuncKind::SelfRef => write!(f, "∇"),
+                FuncKind::Dfn(body) => {
+                    write!(f, "{{")?;
+                    for (i, s) in body.stmts.iter().enumerate() {
+                        if i > 0 {
+                            write!(f, " ⋄ ")?;
+                        }
+                        write!(f, "{s}")?;
+                    }
+                    write!(f, "}}")
+                }
+                FuncKind::Derived { op, operand } => write!(f, "({}{})", operand, op.glyph()),
+                FuncKind::Outer(g) => write!(f, "(∘.{g})"),
+                FuncKind::Inner(a, b) => write!(f, "({a}.{b})"),
+            }
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! The logos lexer of arrc.
+//!
+//! Invariants:
+//! - Lexing never panics; an unknown character becomes a [`LexError`] with its span.
+//! - Spans are byte offsets into the source text.
+//! - `⍝` comments and blanks are skipped; newlines are kept because they separate
+//!   statements, like `⋄`.
+
+use logos::Logos;
+
+/// A primitive function glyph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Prim {
+    Plus,
+    Minus,
+    Times,
+    Divide,
+    Stile,
+    Ceiling,
+    Floor,
+    Star,
+    Log,
+    Circle,
+    Bang,
+    Less,
+    LessEq,
+    Equal,
+    GreaterEq,
+    Greater,
+    NotEqual,
+    And,
+    Or,
+    Nand,
+    Nor,
+    Tilde,
+    Rho,
+    Comma,
+    CommaBar,
+    Reverse,
+    ReverseFirst,
+    Transpose,
+    Take,
+    Drop,
+    Iota,
+    Tally,
+    Epsilon,
+    Where,
+    GradeUp,
+    GradeDown,
+    Squad,
+    Match,
+    /// `/` used as a function (compress, replicate).
+    Slash,
+    /// `⌿` used as a function.
+    SlashBar,
+    /// `\` used as a function (expand).
+    Backslash,
+    /// `⍀` used as a function.
+    BackslashBar,
+}
+
+impl Prim {
+    /// The glyph as typed.
+    pub fn glyph(self) -> char {
+        use Prim::*;
+        match self {
+            Plus => '+',
+            Minus => '-',
+            Times => '×',
+            Divide => '÷',
+            Stile => '|',
+            Ceiling => '⌈',
+            Floor => '⌊',
+            Star => '*',
+            Log => '⍟',
+            Circle => '○',
+            Bang => '!',
+            Less => '<',
+            LessEq => '≤',
+            Equal => '=',
+            GreaterEq => '≥',
+            Greater => '>',
+            NotEqual => '≠',
+            And => '∧',
+            Or => '∨',
+            Nand => '⍲',
+            Nor => '⍱',
+            Tilde => '~',
+            Rho => '⍴',
+            Comma => ',',
+            CommaBar => '⍪',
+            Reverse => '⌽',
+            ReverseFirst => '⊖',
+            Transpose => '⍉',
+            Take => '↑',
+            Drop => '↓',
+            Iota => '⍳',
+            Tally => '≢',
+            Epsilon => '∊',
+            Where => '⍸',
+            GradeUp => '⍋',
+            GradeDown => '⍒',
+            Squad => '⌷',
+            Match => '≡',
+            Slash => '/',
+            SlashBar => '⌿',
+            Backslash => '\\',
+            BackslashBar => '⍀',
+        }
+    }
+}
+
+/// A monadic operator glyph (its operand stands on its left).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op1 {
+    /// `/`: reduce along the last axis.
+    Reduce,
+    /// `⌿`: reduce along the first axis.
+    ReduceFirst,
+    /// `\`: scan along the last axis.
+    Scan,
+    /// `⍀`: scan along the first axis.
+    ScanFirst,
+    /// `¨`: each.
+    Each,
+    /// `⍨`: commute / selfie.
+    Commute,
+}
+
+impl Op1 {
+    pub fn glyph(self) -> char {
+        match self {
+            Op1::Reduce => '/',
+            Op1::ReduceFirst => '⌿',
+            Op1::Scan => '\\',
+            Op1::ScanFirst => '⍀',
+            Op1::Each => '¨',
+            Op1::Commute => '⍨',
+        }
+    }
+}
+
+/// Why a token could not be read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum LexError {
+    #[default]
+    UnknownChar,
+    BadNumber,
+}
+
+fn number(lex: &mut logos::Lexer<'_, Token>) -> Result<f64, LexError> {
+    let text: String = lex
+        .slice()
+        .chars()
+        .map(|c| if c == '¯' { '-' } else { c })
+        .collect();
+    let v: f64 = text.parse().map_err(|_| LexError::BadNumber)?;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(LexError::BadNumber)
+    }
+}
+
+/// The tokens of arrc. `Name` may be turned into `FnName` by [`crate::classify`].
+#[derive(Logos, Clone, Debug, PartialEq)]
+#[logos(error = LexError)]
+#[logos(skip r"[ \t\r]+")]
+#[logos(skip(r"⍝[^\n]*", allow_greedy = true))]
+pub enum Token {
+    #[regex(r"¯?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE]¯?[0-9]+)?", number)]
+    Number(f64),
+    #[regex(r"[A-Za-z_∆⍙][A-Za-z0-9_∆⍙¯]*", |lex| lex.slice().to_string())]
+    Name(String),
+    /// A name known to hold a function (set by classification, never by logos).
+    FnName(String),
+    #[regex(r"⎕[A-Za-z]+", |lex| lex.slice().to_string())]
+    SysName(String),
+    #[regex(r"'([^']|'')*'", |lex| lex.slice().to_string())]
+    Str(String),
+    #[token("⍺")]
+    Alpha,
+    #[token("⍵")]
+    Omega,
+    #[token("⍺⍺")]
+    AlphaAlpha,
+    #[token("⍵⍵")]
+    OmegaOmega,
+    #[token("∇")]
+    Del,
+    #[token("⍬")]
+    Zilde,
+    #[token("←")]
+    Assign,
+    #[token("(")]
+    LParen,
+    /// A `(` whose group holds a function, such as `(+/)` (set by classification).
+    FnLParen,
+    #[token(")")]
+    RParen,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[token(";")]
+    Semi,
+    #[token(":")]
+    Colon,
+    #[token("⋄")]
+    #[token("\n")]
+    Sep,
+    #[token(".")]
+    Dot,
+    #[token("∘")]
+    Jot,
+    #[token("/", |_| Prim::Slash)]
+    #[token("⌿", |_| Prim::SlashBar)]
+    #[token("\\", |_| Prim::Backslash)]
+    #[token("⍀", |_| Prim::BackslashBar)]
+    Slash(Prim),
+    #[token("¨", |_| Op1::Each)]
+    #[token("⍨", |_| Op1::Commute)]
+    Op(Op1),
+    #[token("+", |_| Prim::Plus)]
+    #[token("-", |_| Prim::Minus)]
+    #[token("−", |_| Prim::Minus)]
+    #[token("×", |_| Prim::Times)]
+    #[token("÷", |_| Prim::Divide)]
+    #[token("|", |_| Prim::Stile)]
+    #[token("⌈", |_| Prim::Ceiling)]
+    #[token("⌊", |_| Prim::Floor)]
+    #[token("*", |_| Prim::Star)]
+    #[token("⍟", |_| Prim::Log)]
+    #[token("○", |_| Prim::Circle)]
+    #[token("!", |_| Prim::Bang)]
+    #[token("<", |_| Prim::Less)]
+    #[token("≤", |_| Prim::LessEq)]
+    #[token("=", |_| Prim::Equal)]
+    #[token("≥", |_| Prim::GreaterEq)]
+    #[token(">", |_| Prim::Greater)]
+    #[token("≠", |_| Prim::NotEqual)]
+    #[token("∧", |_| Prim::And)]
+    #[token("∨", |_| Prim::Or)]
+    #[token("⍲", |_| Prim::Nand)]
+    #[token("⍱", |_| Prim::Nor)]
+    #[token("~", |_| Prim::Tilde)]
+    #[token("⍴", |_| Prim::Rho)]
+    #[token(",", |_| Prim::Comma)]
+    #[token("⍪", |_| Prim::CommaBar)]
+    #[token("⌽", |_| Prim::Reverse)]
+    #[token("⊖", |_| Prim::ReverseFirst)]
+    #[token("⍉", |_| Prim::Transpose)]
+    #[token("↑", |_| Prim::Take)]
+    #[token("↓", |_| Prim::Drop)]
+    #[token("⍳", |_| Prim::Iota)]
+    #[token("≢", |_| Prim::Tally)]
+    #[token("∊", |_| Prim::Epsilon)]
+    #[token("⍸", |_| Prim::Where)]
+    #[token("⍋", |_| Prim::GradeUp)]
+    #[token("⍒", |_| Prim::GradeDown)]
+    #[token("⌷", |_| Prim::Squad)]
+    #[token("≡", |_| Prim::Match)]
+    Prim(Prim),
+}
+
+/// A token with its byte span.
+pub type Spanned = (usize, Token, usize);
+
+/// Lexes `src` into tokens with byte spans, or the first lexical error.
+pub fn lex(src: &str) -> Result<Vec<Spanned>, (LexError, std::ops::Range<usize>)> {
+    let mut out = Vec::new();
+    let mut lexer = Token::lexer(src);
+    while let Some(tok) = lexer.next() {
+        let span = lexer.span();
+        match tok {
+            Ok(t) => out.push((span.start, t, span.end)),
+            Err(e) => return Err((e, span)),
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,197 @@
+//! Front end of arrc: text to AST.
+//!
+//! Architecture invariants:
+//! - This crate knows nothing of the IR, SPIR-V or Vulkan.
+//! - [`parse`] never panics, on any input: it returns a [`Program`] or a [`SyntaxError`]
+//!   with the byte span of the offending text.
+//! - Whether a name denotes a function is decided here, before parsing, from
+//!   `name←{…}` definitions in the text and the names the caller already knows as
+//!   functions (APL's grammar needs that fact).
+
+pub mod ast;
+pub mod lexer;
+
+use lalrpop_util::lalrpop_mod;
+lalrpop_mod!(
+    #[allow(clippy::all, clippy::pedantic, unused)]
+    grammar
+);
+
+pub use ast::*;
+use lexer::{LexError, Token};
+
+/// A syntax error with the span of the text it points at.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("SYNTAX ERROR: {message}")]
+pub struct SyntaxError {
+    pub message: String,
+    pub span: Span,
+}
+
+/// Parses a program (statements separated by newlines or `⋄`).
+///
+/// `is_function` tells whether a name defined outside `src` (in a session or
+/// library) holds a function.
+pub fn parse(src: &str, is_function: &dyn Fn(&str) -> bool) -> Result<Program, SyntaxError> {
+    let mut tokens = lexer::lex(src).map_err(|(e, span)| SyntaxError {
+        message: match e {
+            LexError::UnknownChar => {
+                let c = src[span.clone()].chars().next().unwrap_or('?');
+                format!("unknown character '{c}' (U+{:04X})", c as u32)
+            }
+            LexError::BadNumber => format!("malformed number '{}'", &src[span.clone()]),
+        },
+        span,
+    })?;
+    classify(&mut tokens, is_function);
+    mark_function_parens(&mut tokens);
+    check_brackets(src, &tokens)?;
+    let end = src.len();
+    grammar::ProgramParser::new()
+        .parse(tokens.into_iter().map(Ok::<_, ()>))
+        .map_err(|e| convert_error(src, e, end))
+}
+
+/// Turns `Name` tokens that hold functions into `FnName`: names defined by
+/// `name ← {` in this text, and names `is_function` knows.
+fn classify(tokens: &mut [lexer::Spanned], is_function: &dyn Fn(&str) -> bool) {
+    let mut fns: Vec<String> = Vec::new();
+    for i in 0..tokens.len() {
+        if let Token::Name(n) = &tokens[i].1 {
+            let defines = matches!(tokens.get(i + 1), Some((_, Token::Assign, _)))
+                && matches!(tokens.get(i + 2), Some((_, Token::LBrace, _)));
+            let assigns_array =
+                matches!(tokens.get(i + 1), Some((_, Token::Assign, _))) && !defines;
+            if defines && !fns.contains(n) {
+                fns.push(n.clone());
+            }
+            if assigns_array {
+                fns.retain(|f| f != n);
+            }
+            if defines || (!assigns_array && (fns.contains(n) || is_function(n))) {
+                let n = n.clone();
+                tokens[i].1 = Token::FnName(n);
+            }
+        }
+    }
+}
+
+/// Marks `(` tokens whose group ends in a function (`(+/)`, `(f)`, `({⍵})`) as
+/// `FnLParen`: one token of lookahead cannot tell `1 (+) 2` from `1 (2)`.
+fn mark_function_parens(tokens: &mut [lexer::Spanned]) {
+    let mut open: Vec<usize> = Vec::new();
+    for i in 0..tokens.len() {
+        match tokens[i].1 {
+            Token::LParen => open.push(i),
+            Token::RParen => {
+                if let Some(o) = open.pop() {
+                    let ends_in_function = i > o + 1
+                        && matches!(
+                            tokens[i - 1].1,
+                            Token::Prim(_)
+                                | Token::Op(_)
+                                | Token::Slash(_)
+                                | Token::FnName(_)
+                                | Token::Del
+                                | Token::RBrace
+                        );
+                    if ends_in_function {
+                        tokens[o].1 = Token::FnLParen;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Reports unbalanced brackets with a span on the unmatched one: clearer than what an
+/// LR parser says at the end of the text.
+fn check_brackets(src: &str, tokens: &[lexer::Spanned]) -> Result<(), SyntaxError> {
+    let mut stack: Vec<(char, Span)> = Vec::new();
+    for (l, t, r) in tokens {
+        let open = match t {
+            Token::LParen | Token::FnLParen => Some('('),
+            Token::LBrace => Some('{'),
+            Token::LBracket => Some('['),
+            _ => None,
+        };
+        let close = match t {
+            Token::RParen => Some('('),
+            Token::RBrace => Some('{'),
+            Token::RBracket => Some('['),
+            _ => None,
+        };
+        if let Some(c) = open {
+            stack.push((c, *l..*r));
+        } else if let Some(c) = close {
+            match stack.pop() {
+                Some((o, _)) if o == c => {}
+                Some((_, span)) => {
+                    return Err(SyntaxError {
+                        message: format!(
+                            "'{}' does not close what '{}' opened",
+                            &src[*l..*r],
+                            &src[span.clone()]
+                        ),
+                        span: *l..*r,
+                    })
+                }
+                None => {
+                    return Err(SyntaxError {
+                        message: format!("unmatched '{}'", &src[*l..*r]),
+                        span: *l..*r,
+                    })
+                }
+            }
+        }
+    }
+    if let Some((_, span)) = stack.pop() {
+        return Err(SyntaxError {
+            message: format!("'{}' is never closed", &src[span.clone()]),
+            span,
+        });
+    }
+    Ok(())
+}
+
+fn convert_error(
+    src: &str,
+    e: lalrpop_util::ParseError<usize, Token, ()>,
+    end: usize,
+) -> SyntaxError {
+    use lalrpop_util::ParseError::*;
+    match e {
+        InvalidToken { location } => SyntaxError {
+            message: "invalid token".into(),
+            span: location..location,
+        },
+        UnrecognizedEof { .. } => {
+            let last = src.char_indices().last().map_or(0, |(i, _)| i);
+            SyntaxError {
+                message: "the expression ends too early".into(),
+                span: last..end,
+            }
+        }
+        UnrecognizedToken {
+            token: (l, _, r), ..
+        }
+        | ExtraToken { token: (l, _, r) } => {
+            let text = src.get(l..r).unwrap_or("?");
+            let text = if text == "\n" { "end of line" } else { text };
+            SyntaxError {
+                message: format!("unexpected '{text}'"),
+                span: l..r,
+            }
+        }
+        User { .. } => SyntaxError {
+            message: "invalid input".into(),
+            span: 0..0,
+        },
+    }
+}
+
+/// Parses with no outside function names.
+pub fn parse_str(src: &str) -> Result<Program, SyntaxError> {
+    parse(src, &|_| false)
+}

@@ -1,0 +1,58 @@
+//! Parser unit checks; the golden corpus lives in the workspace `tests/parse/`.
+use arrc_syntax::parse_str;
+use expect_test::expect;
+
+fn p(s: &str) -> String {
+    match parse_str(s) {
+        Ok(p) => p.to_string().trim_end().to_string(),
+        Err(e) => format!("{e} at {:?}", e.span),
+    }
+}
+
+#[test]
+fn right_to_left() {
+    expect!["(dyadic@0..8 + (strand (num 1) (num 2)) (dyadic@4..8 × (num 3) (num 4)))"]
+        .assert_eq(&p("1 2+3×4"));
+}
+
+#[test]
+fn reduce_and_compress() {
+    expect![[r#"(monadic@0..6 (+/) (monadic@2..6 ⍳ (num 5)))"#]].assert_eq(&p("+/⍳5"));
+    expect![[r#"(dyadic@0..7 / (strand (num 1) (num 0) (num 1)) x)"#]].assert_eq(&p("1 0 1/x"));
+    expect![[r#"(monadic@0..7 (+/) (strand (num 2) (num 3)))"#]].assert_eq(&p("(+/)2 3"));
+}
+
+#[test]
+fn dfns_and_products() {
+    expect![[r#"
+        (fndef f {(dyadic@5..12 + ⍺ ⍵)})
+        (dyadic@18..23 f (num 1) (num 2))"#]]
+    .assert_eq(&p("f←{⍺+⍵} ⋄ 1 f 2"));
+    expect![[r#"(dyadic@0..10 (+.×) (strand (num 2) (num 3)) (strand (num 4) (num 5)))"#]]
+        .assert_eq(&p("2 3+.×4 5"));
+    expect!["(dyadic@0..10 (∘.×) (strand (num 1) (num 2)) (num 3))"].assert_eq(&p("1 2∘.×3"));
+}
+
+#[test]
+fn numbers() {
+    expect![[r#"(strand (num -3) (num 1000000) (num 0.0025))"#]].assert_eq(&p("¯3 1e6 2.5E¯3"));
+}
+
+#[test]
+fn errors_have_spans() {
+    expect![[r#"SYNTAX ERROR: the expression ends too early at 1..2"#]].assert_eq(&p("1+"));
+    expect![[r#"SYNTAX ERROR: '(' is never closed at 0..1"#]].assert_eq(&p("(1+2"));
+    expect![[r#"SYNTAX ERROR: unknown character '$' (U+0024) at 2..3"#]].assert_eq(&p("1 $ 2"));
+}
+
+proptest::proptest! {
+    #[test]
+    fn never_panics(s in "\\PC{0,40}") {
+        let _ = parse_str(&s);
+    }
+
+    #[test]
+    fn never_panics_on_apl_soup(s in "[0-9¯ .eE+\\-×÷⌈⌊/\\\\⍳⍴(){}\\[\\];:⋄←⍺⍵⍬∘¨⍨xf]{0,30}") {
+        let _ = parse_str(&s);
+    }
+}
