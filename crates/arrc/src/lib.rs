@@ -1,1 +1,229 @@
-//! placeholder
+//! arrc: an APL-style array language compiled to SPIR-V and run on Vulkan.
+//!
+//! This crate is the facade for embedding and the home of the `arrc` binary.
+//!
+//! ```no_run
+//! let mut s = arrc::Session::new(arrc::Backend::Auto).unwrap();
+//! s.set("x", arrc::Array::vector(arrc::Data::F32(vec![1.0, 2.0, 3.0])));
+//! let r = s.eval("+/x×x").unwrap().value.unwrap();
+//! assert_eq!(r.data, arrc::Data::F32(vec![14.0]));
+//! ```
+//!
+//! Invariants:
+//! - Every statement the GPU path supports runs on the Vulkan device; a statement it
+//!   does not support runs on the CPU reference only when the backend was not forced,
+//!   and the outcome says so in a note.
+//! - Errors are [`Error`] values with spans; [`diagnostics::render`] draws them.
+
+pub mod build;
+pub mod diagnostics;
+mod gpu;
+pub mod keymap;
+
+pub use arrc_ir::display::display;
+pub use arrc_ir::{Array, Data, ElemType, Error, ErrorClass, Scalar};
+pub use arrc_vk::DeviceInfo;
+pub use gpu::CompiledStatement;
+
+use arrc_ir::error::err;
+use arrc_syntax::{Expr, ExprKind, Program, Stmt};
+
+/// Which backend evaluates expressions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// Vulkan when a device exists, else the CPU reference (with a note).
+    Auto,
+    /// Vulkan only: no device or an unsupported expression is an error.
+    Vulkan,
+    /// The CPU reference evaluator.
+    Cpu,
+}
+
+/// Counters of device work, for tests and `--stats`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub kernels: u64,
+    pub dispatches: u64,
+    pub readbacks: u64,
+    pub uploads: u64,
+}
+
+/// The value of a program and notes about how it ran.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// The last statement's value; `None` when it was an assignment or definition.
+    pub value: Option<Array>,
+    /// Messages for stderr, such as a fallback to the CPU.
+    pub notes: Vec<String>,
+}
+
+/// An evaluation session: names defined so far and the device.
+pub struct Session {
+    env: arrc_ref::Env,
+    backend: Backend,
+    gpu: Option<gpu::Gpu>,
+    /// Why there is no device, when the backend is `Auto` and none was found.
+    pub no_device: Option<String>,
+}
+
+impl Session {
+    /// A session on `backend`. `Backend::Vulkan` fails when no device can be opened.
+    pub fn new(backend: Backend) -> Result<Session, Error> {
+        Self::with_device(backend, None)
+    }
+
+    /// Like [`Session::new`], on device `index` of [`devices`].
+    pub fn with_device(backend: Backend, index: Option<usize>) -> Result<Session, Error> {
+        let mut s = Session {
+            env: arrc_ref::Env::default(),
+            backend,
+            gpu: None,
+            no_device: None,
+        };
+        if backend != Backend::Cpu {
+            match gpu::Gpu::new(index) {
+                Ok(g) => s.gpu = Some(g),
+                Err(e) if backend == Backend::Auto => s.no_device = Some(e.to_string()),
+                Err(e) => return Err(device_error(e)),
+            }
+        }
+        Ok(s)
+    }
+
+    /// The Vulkan device in use, if any.
+    pub fn device(&self) -> Option<&DeviceInfo> {
+        self.gpu.as_ref().map(|g| &g.ctx.info)
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.gpu.as_ref().map(|g| g.stats).unwrap_or_default()
+    }
+
+    /// Defines `name` as an array.
+    pub fn set(&mut self, name: &str, value: Array) {
+        self.env.functions.remove(name);
+        self.env.arrays.insert(name.to_string(), value);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Array> {
+        self.env.arrays.get(name)
+    }
+
+    /// Parses `src` with this session's function names known.
+    pub fn parse(&self, src: &str) -> Result<Program, Error> {
+        let fns = &self.env.functions;
+        arrc_syntax::parse(src, &|n| fns.contains_key(n)).map_err(Error::from)
+    }
+
+    /// Loads APL source that defines functions (such as a stdlib file).
+    pub fn load(&mut self, src: &str) -> Result<(), Error> {
+        let prog = self.parse(src)?;
+        arrc_ref::eval_program(&prog, &mut self.env).map(|_| ())
+    }
+
+    /// Evaluates a program: statements separated by newlines or `⋄`.
+    pub fn eval(&mut self, src: &str) -> Result<Outcome, Error> {
+        let prog = self.parse(src)?;
+        let mut out = Outcome::default();
+        if let (Backend::Auto, Some(why)) = (self.backend, &self.no_device) {
+            out.notes.push(format!("no Vulkan device ({why}); computing on the CPU"));
+        }
+        for stmt in &prog.stmts {
+            out.value = self.stmt(stmt, &mut out.notes)?;
+        }
+        Ok(out)
+    }
+
+    fn stmt(&mut self, stmt: &Stmt, notes: &mut Vec<String>) -> Result<Option<Array>, Error> {
+        let Stmt::Expr(e) = stmt else {
+            return self.cpu(stmt);
+        };
+        if self.gpu.is_none() {
+            return self.cpu(stmt);
+        }
+        // `a←b←expr` at the top level: compute `expr`, then bind each name.
+        let mut names = vec![];
+        let mut value = e;
+        while let ExprKind::Assign { name, value: v, .. } = &value.kind {
+            names.push(name.clone());
+            value = v;
+        }
+        let result = if let Some(span) = inner_assignment(value) {
+            Err(err::unsupported("assignment inside an expression is not supported on the GPU path yet", span))
+        } else {
+            self.gpu_expr(value)
+        };
+        let result = match result {
+            Err(e) if e.class == ErrorClass::Unsupported && self.backend == Backend::Auto => {
+                notes.push(format!("{}: {} — computed on the CPU reference", e.class.name(), e.message));
+                return self.cpu(stmt);
+            }
+            r => r?,
+        };
+        for n in &names {
+            self.set(n, result.clone());
+        }
+        Ok(if names.is_empty() { Some(result) } else { None })
+    }
+
+    fn cpu(&mut self, stmt: &Stmt) -> Result<Option<Array>, Error> {
+        let prog = Program { stmts: vec![stmt.clone()] };
+        let v = arrc_ref::eval_program(&prog, &mut self.env)?;
+        Ok(match stmt {
+            Stmt::Expr(Expr {
+                kind: ExprKind::Assign { .. },
+                ..
+            }) => None,
+            _ => v,
+        })
+    }
+
+    fn gpu_expr(&mut self, e: &Expr) -> Result<Array, Error> {
+        let compiled = self.compile_expr(e)?;
+        let gpu = self.gpu.as_mut().ok_or_else(|| err::unsupported("no Vulkan device", e.span.clone()))?;
+        gpu.run(&compiled, &self.env.arrays)
+    }
+
+    fn compile_expr(&self, e: &Expr) -> Result<CompiledStatement, Error> {
+        let functions: Vec<_> = self.env.functions.iter().map(|(n, f)| (n.clone(), f.clone())).collect();
+        let opts = self.gpu.as_ref().map(|g| g.plan_options()).unwrap_or_default();
+        gpu::compile(e, &self.env.arrays, &functions, &opts)
+    }
+
+    /// Compiles one expression without running it: its IR, kernel plan and SPIR-V.
+    pub fn compile(&self, src: &str) -> Result<CompiledStatement, Error> {
+        let prog = self.parse(src)?;
+        match prog.stmts.as_slice() {
+            [Stmt::Expr(e)] => self.compile_expr(e),
+            _ => Err(err::domain("give one expression to compile", 0..src.len())),
+        }
+    }
+}
+
+/// The first assignment that is not at the top of the statement, outside dfns.
+fn inner_assignment(e: &Expr) -> Option<arrc_syntax::Span> {
+    match &e.kind {
+        ExprKind::Assign { .. } => Some(e.span.clone()),
+        ExprKind::Strand(items) => items.iter().find_map(inner_assignment),
+        ExprKind::Monadic { arg, .. } => inner_assignment(arg),
+        ExprKind::Dyadic { left, right, .. } => inner_assignment(left).or_else(|| inner_assignment(right)),
+        ExprKind::Index { array, axes } => {
+            inner_assignment(array).or_else(|| axes.iter().flatten().find_map(inner_assignment))
+        }
+        _ => None,
+    }
+}
+
+fn device_error(e: arrc_vk::VkError) -> Error {
+    Error::new(ErrorClass::Device, e.to_string(), 0..0)
+}
+
+/// The Vulkan devices of this machine.
+pub fn devices() -> Result<Vec<DeviceInfo>, Error> {
+    arrc_vk::enumerate().map_err(device_error)
+}
+
+/// Evaluates with the CPU reference in a fresh environment.
+pub fn eval_cpu(src: &str) -> Result<Option<Array>, Error> {
+    arrc_ref::eval_str(src)
+}

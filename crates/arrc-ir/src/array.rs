@@ -1,0 +1,267 @@
+//! Array values: element types, shapes and data in ravel order.
+
+use serde::Serialize;
+
+/// Element type of an array. The numeric tower is i32 → i64 → f32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum ElemType {
+    I32,
+    I64,
+    F32,
+}
+
+impl ElemType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ElemType::I32 => "i32",
+            ElemType::I64 => "i64",
+            ElemType::F32 => "f32",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ElemType> {
+        match s {
+            "i32" => Some(ElemType::I32),
+            "i64" => Some(ElemType::I64),
+            "f32" => Some(ElemType::F32),
+            _ => None,
+        }
+    }
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            ElemType::I32 | ElemType::F32 => 4,
+            ElemType::I64 => 8,
+        }
+    }
+
+    pub fn is_int(self) -> bool {
+        !matches!(self, ElemType::F32)
+    }
+
+    /// The smallest type that holds both (up the tower).
+    pub fn join(self, other: ElemType) -> ElemType {
+        self.max(other)
+    }
+}
+
+impl std::fmt::Display for ElemType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One element.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    I32(i32),
+    I64(i64),
+    F32(f32),
+}
+
+impl Scalar {
+    pub fn elem_type(self) -> ElemType {
+        match self {
+            Scalar::I32(_) => ElemType::I32,
+            Scalar::I64(_) => ElemType::I64,
+            Scalar::F32(_) => ElemType::F32,
+        }
+    }
+
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Scalar::I32(v) => v as f64,
+            Scalar::I64(v) => v as f64,
+            Scalar::F32(v) => v as f64,
+        }
+    }
+
+    /// The integer value, if this is an integer or an integral float.
+    pub fn as_i64(self) -> Option<i64> {
+        match self {
+            Scalar::I32(v) => Some(v as i64),
+            Scalar::I64(v) => Some(v),
+            Scalar::F32(v) if v.fract() == 0.0 && v.abs() < 9.0e18 => Some(v as i64),
+            Scalar::F32(_) => None,
+        }
+    }
+
+    /// Converts up (or across) the tower to `ty`.
+    pub fn cast(self, ty: ElemType) -> Scalar {
+        match (self, ty) {
+            (Scalar::I32(v), ElemType::I32) => Scalar::I32(v),
+            (Scalar::I32(v), ElemType::I64) => Scalar::I64(v as i64),
+            (Scalar::I64(v), ElemType::I64) => Scalar::I64(v),
+            (Scalar::I64(v), ElemType::I32) => Scalar::I32(v as i32),
+            (Scalar::F32(v), ElemType::I32) => Scalar::I32(v as i32),
+            (Scalar::F32(v), ElemType::I64) => Scalar::I64(v as i64),
+            (s, ElemType::F32) => Scalar::F32(s.as_f64() as f32),
+        }
+    }
+
+    /// The number a literal denotes, typed as APL would store it: integral values that
+    /// fit are integers.
+    pub fn from_literal(v: f64) -> Scalar {
+        if v.fract() == 0.0 && v >= i32::MIN as f64 && v <= i32::MAX as f64 {
+            Scalar::I32(v as i32)
+        } else if v.fract() == 0.0 && v.abs() < 9.0e15 {
+            Scalar::I64(v as i64)
+        } else {
+            Scalar::F32(v as f32)
+        }
+    }
+}
+
+/// The elements of an array in ravel order.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Data {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    F32(Vec<f32>),
+}
+
+impl Data {
+    pub fn len(&self) -> usize {
+        match self {
+            Data::I32(v) => v.len(),
+            Data::I64(v) => v.len(),
+            Data::F32(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn elem_type(&self) -> ElemType {
+        match self {
+            Data::I32(_) => ElemType::I32,
+            Data::I64(_) => ElemType::I64,
+            Data::F32(_) => ElemType::F32,
+        }
+    }
+
+    pub fn get(&self, i: usize) -> Scalar {
+        match self {
+            Data::I32(v) => Scalar::I32(v[i]),
+            Data::I64(v) => Scalar::I64(v[i]),
+            Data::F32(v) => Scalar::F32(v[i]),
+        }
+    }
+
+    pub fn empty(ty: ElemType) -> Data {
+        Data::with_capacity(ty, 0)
+    }
+
+    pub fn with_capacity(ty: ElemType, n: usize) -> Data {
+        match ty {
+            ElemType::I32 => Data::I32(Vec::with_capacity(n)),
+            ElemType::I64 => Data::I64(Vec::with_capacity(n)),
+            ElemType::F32 => Data::F32(Vec::with_capacity(n)),
+        }
+    }
+
+    /// Appends `s`, converted to this data's type.
+    pub fn push(&mut self, s: Scalar) {
+        match (self, s) {
+            (Data::I32(v), s) => v.push(match s.cast(ElemType::I32) {
+                Scalar::I32(x) => x,
+                _ => 0,
+            }),
+            (Data::I64(v), s) => v.push(match s.cast(ElemType::I64) {
+                Scalar::I64(x) => x,
+                _ => 0,
+            }),
+            (Data::F32(v), s) => v.push(s.as_f64() as f32),
+        }
+    }
+
+    /// Little-endian bytes, as a device buffer holds them.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            Data::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Data::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Data::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    }
+
+    /// Reads `n` elements of type `ty` from little-endian bytes.
+    pub fn from_bytes(ty: ElemType, bytes: &[u8], n: usize) -> Data {
+        let w = ty.size();
+        let chunks = bytes.chunks_exact(w).take(n);
+        match ty {
+            ElemType::I32 => Data::I32(chunks.map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()),
+            ElemType::I64 => Data::I64(chunks.map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect()),
+            ElemType::F32 => Data::F32(chunks.map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()),
+        }
+    }
+}
+
+/// A simple (not nested) array: a shape and its elements in ravel order.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Array {
+    pub shape: Vec<usize>,
+    #[serde(rename = "type")]
+    pub elem: ElemType,
+    pub data: Data,
+}
+
+impl Array {
+    /// Builds an array; the data length must equal the product of the shape.
+    pub fn new(shape: Vec<usize>, data: Data) -> Array {
+        debug_assert_eq!(shape.iter().product::<usize>(), data.len());
+        Array {
+            shape,
+            elem: data.elem_type(),
+            data,
+        }
+    }
+
+    pub fn scalar(s: Scalar) -> Array {
+        let mut d = Data::with_capacity(s.elem_type(), 1);
+        d.push(s);
+        Array::new(vec![], d)
+    }
+
+    pub fn vector(data: Data) -> Array {
+        Array::new(vec![data.len()], data)
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// The one element of a scalar or one-element array.
+    pub fn as_singleton(&self) -> Option<Scalar> {
+        (self.len() == 1).then(|| self.data.get(0))
+    }
+
+    /// Converts every element to `ty`.
+    pub fn cast(&self, ty: ElemType) -> Array {
+        if ty == self.elem {
+            return self.clone();
+        }
+        let mut d = Data::with_capacity(ty, self.len());
+        for i in 0..self.len() {
+            d.push(self.data.get(i).cast(ty));
+        }
+        Array::new(self.shape.clone(), d)
+    }
+
+    /// `{"shape":[…],"type":"…","data":[…]}` on one line.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}

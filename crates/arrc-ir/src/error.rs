@@ -1,0 +1,84 @@
+//! Errors of every stage after parsing, as data: an APL error class, a message and the
+//! byte span of the source text it points at. Only the CLI and REPL render them.
+
+use arrc_syntax::{Span, SyntaxError};
+
+/// The error classes an APL user knows, plus the compiler's own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum ErrorClass {
+    Syntax,
+    Value,
+    Domain,
+    Length,
+    Rank,
+    Index,
+    Axis,
+    /// Valid arrc that this backend cannot run yet (the CPU reference can).
+    Unsupported,
+    /// The Vulkan device failed or is missing, or a device limit was exceeded.
+    Device,
+}
+
+impl ErrorClass {
+    /// The name as APL prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Syntax => "SYNTAX ERROR",
+            ErrorClass::Value => "VALUE ERROR",
+            ErrorClass::Domain => "DOMAIN ERROR",
+            ErrorClass::Length => "LENGTH ERROR",
+            ErrorClass::Rank => "RANK ERROR",
+            ErrorClass::Index => "INDEX ERROR",
+            ErrorClass::Axis => "AXIS ERROR",
+            ErrorClass::Unsupported => "NOT YET SUPPORTED",
+            ErrorClass::Device => "DEVICE ERROR",
+        }
+    }
+}
+
+/// An error with its class and the source span it points at.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{}: {message}", class.name())]
+pub struct Error {
+    pub class: ErrorClass,
+    pub message: String,
+    pub span: Span,
+}
+
+impl Error {
+    pub fn new(class: ErrorClass, message: impl Into<String>, span: Span) -> Self {
+        Error {
+            class,
+            message: message.into(),
+            span,
+        }
+    }
+}
+
+impl From<SyntaxError> for Error {
+    fn from(e: SyntaxError) -> Self {
+        Error::new(ErrorClass::Syntax, e.message, e.span)
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Shorthand constructors: `err::length("…", span)`.
+pub mod err {
+    use super::*;
+    pub fn value(m: impl Into<String>, s: Span) -> Error {
+        Error::new(ErrorClass::Value, m, s)
+    }
+    pub fn domain(m: impl Into<String>, s: Span) -> Error {
+        Error::new(ErrorClass::Domain, m, s)
+    }
+    pub fn length(m: impl Into<String>, s: Span) -> Error {
+        Error::new(ErrorClass::Length, m, s)
+    }
+    pub fn rank(m: impl Into<String>, s: Span) -> Error {
+        Error::new(ErrorClass::Rank, m, s)
+    }
+    pub fn unsupported(m: impl Into<String>, s: Span) -> Error {
+        Error::new(ErrorClass::Unsupported, m, s)
+    }
+}

@@ -1,0 +1,223 @@
+//! The typed array IR.
+//!
+//! A [`Function`] is a list of instructions in SSA form: instruction `i` defines value
+//! `vi`, and uses only values defined before it. Beside each instruction, side tables
+//! hold its [`Type`] (element type and shape) and the source [`Span`] it came from.
+//! Shapes are made of [`Dim`]s: a length known when compiling, or a symbol standing for
+//! a parameter's length, bound when the program runs (a push constant on the device).
+
+use crate::array::{Array, ElemType};
+use crate::scalar::{BinOp, UnOp};
+use arrc_syntax::Span;
+use std::fmt;
+
+/// A value defined by an instruction: `v3` is defined by instruction 3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Value(pub u32);
+
+impl Value {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "v{}", self.0)
+    }
+}
+
+/// A length symbol: the length of one axis of one parameter, known at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Sym(pub u32);
+
+/// One axis length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Dim {
+    Known(u64),
+    Sym(Sym),
+}
+
+impl fmt::Display for Dim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Dim::Known(n) => write!(f, "{n}"),
+            Dim::Sym(s) => write!(f, "n{}", s.0),
+        }
+    }
+}
+
+/// Element type and shape of a value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Type {
+    pub elem: ElemType,
+    pub shape: Vec<Dim>,
+}
+
+impl Type {
+    pub fn scalar(elem: ElemType) -> Type {
+        Type { elem, shape: vec![] }
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// True when the value has exactly one element whatever the run-time lengths.
+    pub fn is_singleton(&self) -> bool {
+        self.shape.iter().all(|d| *d == Dim::Known(1))
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[", self.elem)?;
+        for (i, d) in self.shape.iter().enumerate() {
+            if i > 0 {
+                write!(f, ",")?;
+            }
+            write!(f, "{d}")?;
+        }
+        write!(f, "]")
+    }
+}
+
+/// One IR instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Inst {
+    /// The program's `index`th argument.
+    Param { index: u32 },
+    /// A literal array.
+    Const(Array),
+    /// `⍳len`: the integers 1…len (⎕IO=1), i32.
+    Iota { len: Dim },
+    /// Element-type conversion to the instruction's result type.
+    Cast(Value),
+    Unary { op: UnOp, arg: Value },
+    /// A scalar function with scalar extension: operands have the result's shape or are
+    /// singletons.
+    Binary { op: BinOp, lhs: Value, rhs: Value },
+    /// `op/arg` along the last axis.
+    Reduce { op: BinOp, arg: Value },
+    /// `op\arg` along the last axis (inclusive).
+    Scan { op: BinOp, arg: Value },
+}
+
+impl Inst {
+    /// The values this instruction uses.
+    pub fn operands(&self) -> Vec<Value> {
+        match self {
+            Inst::Param { .. } | Inst::Const(_) | Inst::Iota { .. } => vec![],
+            Inst::Cast(v) | Inst::Unary { arg: v, .. } | Inst::Reduce { arg: v, .. } | Inst::Scan { arg: v, .. } => {
+                vec![*v]
+            }
+            Inst::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
+        }
+    }
+
+    /// True for instructions computed element by element (fusable into their users).
+    pub fn is_elementwise(&self) -> bool {
+        matches!(self, Inst::Cast(_) | Inst::Unary { .. } | Inst::Binary { .. } | Inst::Iota { .. })
+    }
+}
+
+/// A parameter of a [`Function`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub ty: Type,
+}
+
+/// A run-time requirement that two lengths agree (checked by the host before any
+/// dispatch; a LENGTH ERROR at `span` otherwise).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LengthCheck {
+    pub a: Dim,
+    pub b: Dim,
+    pub span: Span,
+}
+
+/// A function in the IR: instructions with their types and spans, and a result.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Function {
+    pub params: Vec<Param>,
+    pub insts: Vec<Inst>,
+    pub types: Vec<Type>,
+    pub spans: Vec<Span>,
+    pub checks: Vec<LengthCheck>,
+    /// Which parameter axis each length symbol stands for.
+    pub syms: Vec<(u32, u32)>,
+    pub result: Option<Value>,
+}
+
+impl Function {
+    /// Appends an instruction with its type and span; returns the value it defines.
+    pub fn push(&mut self, inst: Inst, ty: Type, span: Span) -> Value {
+        let v = Value(self.insts.len() as u32);
+        self.insts.push(inst);
+        self.types.push(ty);
+        self.spans.push(span);
+        v
+    }
+
+    pub fn inst(&self, v: Value) -> &Inst {
+        &self.insts[v.index()]
+    }
+
+    pub fn ty(&self, v: Value) -> &Type {
+        &self.types[v.index()]
+    }
+
+    pub fn span(&self, v: Value) -> Span {
+        self.spans[v.index()].clone()
+    }
+
+    /// Number of uses of every value (the result counts as a use).
+    pub fn use_counts(&self) -> Vec<u32> {
+        let mut uses = vec![0u32; self.insts.len()];
+        for inst in &self.insts {
+            for o in inst.operands() {
+                uses[o.index()] += 1;
+            }
+        }
+        if let Some(r) = self.result {
+            uses[r.index()] += 1;
+        }
+        uses
+    }
+}
+
+impl fmt::Display for Function {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "fn(")?;
+        for (i, p) in self.params.iter().enumerate() {
+            if i > 0 {
+                write!(f, ", ")?;
+            }
+            write!(f, "{}: {}", p.name, p.ty)?;
+        }
+        writeln!(f, ") {{")?;
+        for c in &self.checks {
+            writeln!(f, "  check {} == {}", c.a, c.b)?;
+        }
+        for (i, inst) in self.insts.iter().enumerate() {
+            let v = Value(i as u32);
+            write!(f, "  {v} = ")?;
+            match inst {
+                Inst::Param { index } => write!(f, "param {index}")?,
+                Inst::Const(a) => write!(f, "const {}", crate::display::display(a).replace('\n', "; "))?,
+                Inst::Iota { len } => write!(f, "iota {len}")?,
+                Inst::Cast(x) => write!(f, "cast {x}")?,
+                Inst::Unary { op, arg } => write!(f, "{} {arg}", op.name())?,
+                Inst::Binary { op, lhs, rhs } => write!(f, "{} {lhs}, {rhs}", op.name())?,
+                Inst::Reduce { op, arg } => write!(f, "reduce {} {arg}", op.name())?,
+                Inst::Scan { op, arg } => write!(f, "scan {} {arg}", op.name())?,
+            }
+            writeln!(f, " : {}", self.types[i])?;
+        }
+        if let Some(r) = self.result {
+            writeln!(f, "  return {r}")?;
+        }
+        write!(f, "}}")
+    }
+}

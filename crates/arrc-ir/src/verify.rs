@@ -1,0 +1,99 @@
+//! The IR verifier. It checks, for a [`Function`]:
+//!
+//! 1. the side tables (types, spans) have one entry per instruction;
+//! 2. every operand is defined before the instruction that uses it (SSA order);
+//! 3. `Param` indices name a parameter, and the instruction's type is the parameter's;
+//! 4. a `Const`'s type is its array's element type and shape;
+//! 5. `Iota` is an i32 vector of its length;
+//! 6. `Cast` keeps the shape;
+//! 7. `Unary`/`Binary`: operands have the operand type of the function and the result
+//!    has its result type; each operand has the result's shape or is a singleton;
+//! 8. `Reduce` drops the last axis and `Scan` keeps the shape; both keep the element
+//!    type of their (already cast) argument and have rank ≥ 1 arguments;
+//! 9. every length symbol in a type is bound to a parameter axis;
+//! 10. the result is set and defined.
+//!
+//! Errors point at the offending value. Success returns [`Verified`], the facts the
+//! planner needs; the planner accepts nothing else.
+
+use crate::error::{Error, ErrorClass};
+use crate::ir::{Dim, Function, Inst, Type, Value};
+
+/// A function that passed the verifier, with the use count of each value.
+pub struct Verified<'f> {
+    pub func: &'f Function,
+    pub uses: Vec<u32>,
+}
+
+fn fail(f: &Function, v: Value, msg: String) -> Error {
+    Error::new(
+        ErrorClass::Unsupported,
+        format!("internal compiler error: IR verifier: {v}: {msg}"),
+        f.spans.get(v.index()).cloned().unwrap_or(0..0),
+    )
+}
+
+fn conforms(operand: &Type, result: &Type) -> bool {
+    operand.shape == result.shape || operand.is_singleton() || operand.rank() == 0
+}
+
+pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
+    let n = f.insts.len();
+    if f.types.len() != n || f.spans.len() != n {
+        return Err(Error::new(ErrorClass::Unsupported, "internal compiler error: IR side tables", 0..0));
+    }
+    for (i, inst) in f.insts.iter().enumerate() {
+        let v = Value(i as u32);
+        let ty = &f.types[i];
+        for o in inst.operands() {
+            if o.index() >= i {
+                return Err(fail(f, v, format!("uses {o} before its definition")));
+            }
+        }
+        for d in &ty.shape {
+            if let Dim::Sym(s) = d {
+                if f.syms.get(s.0 as usize).is_none_or(|b| b.0 == u32::MAX) {
+                    return Err(fail(f, v, format!("length symbol n{} is unbound", s.0)));
+                }
+            }
+        }
+        let ok = match inst {
+            Inst::Param { index } => f.params.get(*index as usize).is_some_and(|p| p.ty == *ty),
+            Inst::Const(a) => {
+                a.elem == ty.elem
+                    && a.shape.len() == ty.rank()
+                    && a.shape.iter().zip(&ty.shape).all(|(x, d)| *d == Dim::Known(*x as u64))
+            }
+            Inst::Iota { len } => ty.elem == crate::ElemType::I32 && ty.shape == vec![*len],
+            Inst::Cast(x) => f.ty(*x).shape == ty.shape,
+            Inst::Unary { op, arg } => {
+                let at = f.ty(*arg);
+                op.result_type(at.elem) == ty.elem && at.shape == ty.shape
+            }
+            Inst::Binary { op, lhs, rhs } => {
+                let (lt, rt) = (f.ty(*lhs), f.ty(*rhs));
+                let t = op.operand_type(lt.elem, rt.elem);
+                lt.elem == t && rt.elem == t && op.result_type(lt.elem, rt.elem) == ty.elem && conforms(lt, ty) && conforms(rt, ty)
+            }
+            Inst::Reduce { arg, .. } => {
+                let at = f.ty(*arg);
+                at.rank() >= 1 && at.elem == ty.elem && at.shape[..at.rank() - 1] == ty.shape[..]
+            }
+            Inst::Scan { arg, .. } => {
+                let at = f.ty(*arg);
+                at.rank() >= 1 && at.elem == ty.elem && at.shape == ty.shape
+            }
+        };
+        if !ok {
+            return Err(fail(f, v, format!("ill-typed instruction {inst:?} : {ty}")));
+        }
+    }
+    match f.result {
+        Some(r) if r.index() < n => {}
+        _ => return Err(Error::new(ErrorClass::Unsupported, "internal compiler error: no result", 0..0)),
+    }
+    Ok(Verified {
+        func: f,
+        uses: f.use_counts(),
+    })
+}

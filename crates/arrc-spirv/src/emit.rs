@@ -1,0 +1,897 @@
+//! The SPIR-V emitter. One `rspirv::dr::Builder` per module, with caches of type and
+//! constant ids keyed by our own types. Function-local variables hold loop state (the
+//! driver's compiler promotes them to registers), which keeps control flow structured
+//! and simple.
+
+use crate::SpirvError;
+use arrc_ir::plan::{KExpr, Kernel, KernelKind};
+use arrc_ir::scalar::{BinOp, UnOp};
+use arrc_ir::{ElemType, Scalar};
+use rspirv::dr::{Builder, Operand};
+use rspirv::spirv::{
+    self, AddressingModel, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel, FunctionControl,
+    GroupOperation, MemoryModel, SelectionControl, StorageClass, Word,
+};
+use std::collections::HashMap;
+
+type R<T> = Result<T, SpirvError>;
+
+fn be(e: rspirv::dr::Error) -> SpirvError {
+    SpirvError::Build(e.to_string())
+}
+
+/// Scope and memory-semantics values (SPIR-V passes them as constant ids).
+const SCOPE_DEVICE: u32 = 1;
+const SCOPE_WORKGROUP: u32 = 2;
+const SCOPE_SUBGROUP: u32 = 3;
+const SEM_ACQ_REL_WORKGROUP: u32 = 0x8 | 0x100;
+
+/// Emits one module holding each kernel as an entry point with the given name.
+pub fn emit(kernels: &[(&Kernel, &str)]) -> Result<Vec<u32>, SpirvError> {
+    let wg = kernels.first().map_or(256, |(k, _)| k.workgroup_size);
+    let mut e = Emitter::new(wg);
+    for (k, name) in kernels {
+        e.kernel(k, name)?;
+    }
+    Ok(e.finish())
+}
+
+struct Emitter {
+    b: Builder,
+    scalar_types: HashMap<ElemType, Word>,
+    consts: HashMap<(Word, u64), Word>,
+    builtins: HashMap<BuiltIn, Word>,
+    ptr_types: HashMap<(StorageClass, Word), Word>,
+    buffer_structs: HashMap<ElemType, Word>,
+    status_struct: Option<Word>,
+    push_structs: HashMap<usize, Word>,
+    void: Word,
+    bool_t: Word,
+    u32_t: Word,
+    v3u32: Word,
+    wg_size: Word,
+    uses_i64: bool,
+}
+
+/// Per-kernel state: binding variables, builtins already loaded, interface.
+struct Cx {
+    bindings: Vec<(Word, ElemType)>,
+    status: Option<Word>,
+    interface: Vec<Word>,
+    /// The kernel's workgroup array, declared before its function.
+    shared: Word,
+    n: Word,
+    lid: Word,
+    group: Word,
+    groups: Word,
+}
+
+impl Emitter {
+    fn new(workgroup_size: u32) -> Emitter {
+        let mut b = Builder::new();
+        b.set_version(1, 3);
+        b.capability(Capability::Shader);
+        b.capability(Capability::GroupNonUniform);
+        b.capability(Capability::GroupNonUniformArithmetic);
+        b.memory_model(AddressingModel::Logical, MemoryModel::GLSL450);
+        let void = b.type_void();
+        let bool_t = b.type_bool();
+        let u32_t = b.type_int(32, 0);
+        let v3u32 = b.type_vector(u32_t, 3);
+        // The workgroup size: specialization constant 0 inside the WorkgroupSize built-in.
+        let wg_size = b.spec_constant_bit32(u32_t, workgroup_size);
+        b.decorate(wg_size, Decoration::SpecId, [Operand::LiteralBit32(0)]);
+        let mut e = Emitter {
+            b,
+            scalar_types: HashMap::new(),
+            consts: HashMap::new(),
+            builtins: HashMap::new(),
+            ptr_types: HashMap::new(),
+            buffer_structs: HashMap::new(),
+            status_struct: None,
+            push_structs: HashMap::new(),
+            void,
+            bool_t,
+            u32_t,
+            v3u32,
+            wg_size,
+            uses_i64: false,
+        };
+        let one = e.c_u32(1);
+        let wgv = e.b.spec_constant_composite(v3u32, [wg_size, one, one]);
+        e.b.decorate(wgv, Decoration::BuiltIn, [Operand::BuiltIn(BuiltIn::WorkgroupSize)]);
+        // Built-in inputs are module-level variables: declare them before any function.
+        for bi in [
+            BuiltIn::LocalInvocationId,
+            BuiltIn::WorkgroupId,
+            BuiltIn::NumWorkgroups,
+            BuiltIn::SubgroupId,
+            BuiltIn::NumSubgroups,
+            BuiltIn::SubgroupSize,
+            BuiltIn::SubgroupLocalInvocationId,
+        ] {
+            e.builtin(bi);
+        }
+        e
+    }
+
+    fn finish(mut self) -> Vec<u32> {
+        if self.uses_i64 {
+            self.b.capability(Capability::Int64);
+        }
+        use rspirv::binary::Assemble;
+        self.b.module().assemble()
+    }
+
+    // ---- types and constants ----
+
+    fn ty(&mut self, t: ElemType) -> Word {
+        if let Some(&id) = self.scalar_types.get(&t) {
+            return id;
+        }
+        let id = match t {
+            ElemType::I32 => self.b.type_int(32, 1),
+            ElemType::I64 => {
+                self.uses_i64 = true;
+                self.b.type_int(64, 1)
+            }
+            ElemType::F32 => self.b.type_float(32, None),
+        };
+        self.scalar_types.insert(t, id);
+        id
+    }
+
+    fn ptr(&mut self, sc: StorageClass, pointee: Word) -> Word {
+        if let Some(&id) = self.ptr_types.get(&(sc, pointee)) {
+            return id;
+        }
+        let id = self.b.type_pointer(None, sc, pointee);
+        self.ptr_types.insert((sc, pointee), id);
+        id
+    }
+
+    fn constant(&mut self, ty: Word, bits: u64, wide: bool) -> Word {
+        if let Some(&id) = self.consts.get(&(ty, bits)) {
+            return id;
+        }
+        let id = if wide {
+            self.b.constant_bit64(ty, bits)
+        } else {
+            self.b.constant_bit32(ty, bits as u32)
+        };
+        self.consts.insert((ty, bits), id);
+        id
+    }
+
+    fn c_u32(&mut self, v: u32) -> Word {
+        let t = self.u32_t;
+        self.constant(t, v as u64, false)
+    }
+
+    fn scalar(&mut self, s: Scalar) -> Word {
+        let t = self.ty(s.elem_type());
+        match s {
+            Scalar::I32(v) => self.constant(t, v as u32 as u64, false),
+            Scalar::I64(v) => self.constant(t, v as u64, true),
+            Scalar::F32(v) => self.constant(t, v.to_bits() as u64, false),
+        }
+    }
+
+    /// The identity of `op` in type `t`, used to pad partial subgroups and empty shares.
+    fn identity(&mut self, op: BinOp, t: ElemType) -> Word {
+        let s = match (op, t) {
+            (BinOp::Add | BinOp::Sub, t) => Scalar::I32(0).cast(t),
+            (BinOp::Mul | BinOp::Div, t) => Scalar::I32(1).cast(t),
+            (BinOp::Max, ElemType::I32) => Scalar::I32(i32::MIN),
+            (BinOp::Max, ElemType::I64) => Scalar::I64(i64::MIN),
+            (BinOp::Max, ElemType::F32) => Scalar::F32(-f32::MAX),
+            (BinOp::Min, ElemType::I32) => Scalar::I32(i32::MAX),
+            (BinOp::Min, ElemType::I64) => Scalar::I64(i64::MAX),
+            (BinOp::Min, ElemType::F32) => Scalar::F32(f32::MAX),
+        };
+        self.scalar(s)
+    }
+
+    /// `struct { T data[]; }` decorated as a storage-buffer block.
+    fn buffer_struct(&mut self, t: ElemType) -> Word {
+        if let Some(&id) = self.buffer_structs.get(&t) {
+            return id;
+        }
+        let et = self.ty(t);
+        let rt = self.b.type_runtime_array(et);
+        self.b
+            .decorate(rt, Decoration::ArrayStride, [Operand::LiteralBit32(t.size() as u32)]);
+        let st = self.b.type_struct([rt]);
+        self.b.decorate(st, Decoration::Block, []);
+        self.b
+            .member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+        self.buffer_structs.insert(t, st);
+        st
+    }
+
+    fn builtin(&mut self, bi: BuiltIn) -> Word {
+        if let Some(&id) = self.builtins.get(&bi) {
+            return id;
+        }
+        let ty = match bi {
+            BuiltIn::LocalInvocationId | BuiltIn::WorkgroupId | BuiltIn::NumWorkgroups => self.v3u32,
+            _ => self.u32_t,
+        };
+        let p = self.ptr(StorageClass::Input, ty);
+        let v = self.b.variable(p, None, StorageClass::Input, None);
+        self.b.decorate(v, Decoration::BuiltIn, [Operand::BuiltIn(bi)]);
+        self.builtins.insert(bi, v);
+        v
+    }
+
+    /// Loads a built-in; the x component for vector built-ins.
+    fn load_builtin(&mut self, cx: &mut Cx, bi: BuiltIn) -> R<Word> {
+        let var = self.builtin(bi);
+        if !cx.interface.contains(&var) {
+            cx.interface.push(var);
+        }
+        let vector = matches!(bi, BuiltIn::LocalInvocationId | BuiltIn::WorkgroupId | BuiltIn::NumWorkgroups);
+        let ty = if vector { self.v3u32 } else { self.u32_t };
+        let v = self.b.load(ty, None, var, None, []).map_err(be)?;
+        if vector {
+            self.b.composite_extract(self.u32_t, None, v, [0]).map_err(be)
+        } else {
+            Ok(v)
+        }
+    }
+
+    // ---- structured control flow ----
+
+    /// A function-local variable, declared at the start of the entry block (where
+    /// SPIR-V requires every OpVariable of a function to be).
+    fn local(&mut self, t: Word) -> Word {
+        let p = self.ptr(StorageClass::Function, t);
+        let id = self.b.id();
+        let inst = rspirv::dr::Instruction::new(
+            spirv::Op::Variable,
+            Some(p),
+            Some(id),
+            vec![Operand::StorageClass(StorageClass::Function)],
+        );
+        let current = self.b.selected_block();
+        let placed = self
+            .b
+            .select_block(Some(0))
+            .and_then(|_| self.b.insert_into_block(rspirv::dr::InsertPoint::Begin, inst))
+            .and_then(|_| self.b.select_block(current));
+        debug_assert!(placed.is_ok(), "local() outside a function");
+        id
+    }
+
+    fn load(&mut self, t: Word, var: Word) -> R<Word> {
+        self.b.load(t, None, var, None, []).map_err(be)
+    }
+
+    fn store(&mut self, var: Word, v: Word) -> R<()> {
+        self.b.store(var, v, None, []).map_err(be)
+    }
+
+    /// `if cond { then }`.
+    fn if_then(&mut self, cond: Word, then: impl FnOnce(&mut Self) -> R<()>) -> R<()> {
+        let (t, m) = (self.b.id(), self.b.id());
+        self.b.selection_merge(m, SelectionControl::NONE).map_err(be)?;
+        self.b.branch_conditional(cond, t, m, []).map_err(be)?;
+        self.b.begin_block(Some(t)).map_err(be)?;
+        then(self)?;
+        self.b.branch(m).map_err(be)?;
+        self.b.begin_block(Some(m)).map_err(be)?;
+        Ok(())
+    }
+
+    /// `if cond { then } else { els }`.
+    fn if_else(
+        &mut self,
+        cond: Word,
+        then: impl FnOnce(&mut Self) -> R<()>,
+        els: impl FnOnce(&mut Self) -> R<()>,
+    ) -> R<()> {
+        let (t, f, m) = (self.b.id(), self.b.id(), self.b.id());
+        self.b.selection_merge(m, SelectionControl::NONE).map_err(be)?;
+        self.b.branch_conditional(cond, t, f, []).map_err(be)?;
+        self.b.begin_block(Some(t)).map_err(be)?;
+        then(self)?;
+        self.b.branch(m).map_err(be)?;
+        self.b.begin_block(Some(f)).map_err(be)?;
+        els(self)?;
+        self.b.branch(m).map_err(be)?;
+        self.b.begin_block(Some(m)).map_err(be)?;
+        Ok(())
+    }
+
+    /// `while cond() { body(); step() }`.
+    fn while_loop(
+        &mut self,
+        cond: impl FnOnce(&mut Self) -> R<Word>,
+        body: impl FnOnce(&mut Self) -> R<()>,
+        step: impl FnOnce(&mut Self) -> R<()>,
+    ) -> R<()> {
+        let (header, check, bodyb, cont, merge) = (self.b.id(), self.b.id(), self.b.id(), self.b.id(), self.b.id());
+        self.b.branch(header).map_err(be)?;
+        self.b.begin_block(Some(header)).map_err(be)?;
+        self.b.loop_merge(merge, cont, spirv::LoopControl::NONE, []).map_err(be)?;
+        self.b.branch(check).map_err(be)?;
+        self.b.begin_block(Some(check)).map_err(be)?;
+        let c = cond(self)?;
+        self.b.branch_conditional(c, bodyb, merge, []).map_err(be)?;
+        self.b.begin_block(Some(bodyb)).map_err(be)?;
+        body(self)?;
+        self.b.branch(cont).map_err(be)?;
+        self.b.begin_block(Some(cont)).map_err(be)?;
+        step(self)?;
+        self.b.branch(header).map_err(be)?;
+        self.b.begin_block(Some(merge)).map_err(be)?;
+        Ok(())
+    }
+
+    fn barrier(&mut self) -> R<()> {
+        let wg = self.c_u32(SCOPE_WORKGROUP);
+        let sem = self.c_u32(SEM_ACQ_REL_WORKGROUP);
+        self.b.control_barrier(wg, wg, sem).map_err(be)
+    }
+
+    // ---- arithmetic ----
+
+    fn ult(&mut self, a: Word, b: Word) -> R<Word> {
+        self.b.u_less_than(self.bool_t, None, a, b).map_err(be)
+    }
+
+    fn uadd(&mut self, a: Word, b: Word) -> R<Word> {
+        self.b.i_add(self.u32_t, None, a, b).map_err(be)
+    }
+
+    fn umul(&mut self, a: Word, b: Word) -> R<Word> {
+        self.b.i_mul(self.u32_t, None, a, b).map_err(be)
+    }
+
+    fn binop(&mut self, op: BinOp, t: ElemType, a: Word, c: Word) -> R<Word> {
+        let ty = self.ty(t);
+        let float = t == ElemType::F32;
+        let b = &mut self.b;
+        let r = match (op, float) {
+            (BinOp::Add, false) => b.i_add(ty, None, a, c),
+            (BinOp::Add, true) => b.f_add(ty, None, a, c),
+            (BinOp::Sub, false) => b.i_sub(ty, None, a, c),
+            (BinOp::Sub, true) => b.f_sub(ty, None, a, c),
+            (BinOp::Mul, false) => b.i_mul(ty, None, a, c),
+            (BinOp::Mul, true) => b.f_mul(ty, None, a, c),
+            (BinOp::Div, _) => b.f_div(ty, None, a, c),
+            (BinOp::Max, _) | (BinOp::Min, _) => {
+                let bt = self.bool_t;
+                let gt = match (op, float) {
+                    (BinOp::Max, false) => b.s_greater_than(bt, None, a, c),
+                    (BinOp::Max, true) => b.f_ord_greater_than(bt, None, a, c),
+                    (_, false) => b.s_less_than(bt, None, a, c),
+                    (_, true) => b.f_ord_less_than(bt, None, a, c),
+                }
+                .map_err(be)?;
+                b.select(ty, None, gt, a, c)
+            }
+        };
+        r.map_err(be)
+    }
+
+    /// A subgroup collective of `op` over `v`.
+    fn group(&mut self, op: BinOp, t: ElemType, gop: GroupOperation, v: Word) -> R<Word> {
+        let ty = self.ty(t);
+        let sg = self.c_u32(SCOPE_SUBGROUP);
+        let float = t == ElemType::F32;
+        let b = &mut self.b;
+        match (op, float) {
+            (BinOp::Add, false) => b.group_non_uniform_i_add(ty, None, sg, gop, v, None),
+            (BinOp::Add, true) => b.group_non_uniform_f_add(ty, None, sg, gop, v, None),
+            (BinOp::Mul, false) => b.group_non_uniform_i_mul(ty, None, sg, gop, v, None),
+            (BinOp::Mul, true) => b.group_non_uniform_f_mul(ty, None, sg, gop, v, None),
+            (BinOp::Max, false) => b.group_non_uniform_s_max(ty, None, sg, gop, v, None),
+            (BinOp::Max, true) => b.group_non_uniform_f_max(ty, None, sg, gop, v, None),
+            (BinOp::Min, false) => b.group_non_uniform_s_min(ty, None, sg, gop, v, None),
+            (BinOp::Min, true) => b.group_non_uniform_f_min(ty, None, sg, gop, v, None),
+            (op, _) => return Err(SpirvError::Build(format!("{op:?} is not associative: no subgroup form"))),
+        }
+        .map_err(be)
+    }
+
+    fn elect(&mut self) -> R<Word> {
+        let sg = self.c_u32(SCOPE_SUBGROUP);
+        self.b.group_non_uniform_elect(self.bool_t, None, sg).map_err(be)
+    }
+
+    fn convert(&mut self, v: Word, from: ElemType, to: ElemType) -> R<Word> {
+        if from == to {
+            return Ok(v);
+        }
+        let ty = self.ty(to);
+        match (from, to) {
+            (ElemType::F32, _) => self.b.convert_f_to_s(ty, None, v),
+            (_, ElemType::F32) => self.b.convert_s_to_f(ty, None, v),
+            _ => self.b.s_convert(ty, None, v),
+        }
+        .map_err(be)
+    }
+
+    // ---- buffers ----
+
+    fn elem_ptr(&mut self, cx: &Cx, binding: u32, idx: Word) -> R<(Word, ElemType)> {
+        let (var, t) = cx.bindings[binding as usize];
+        let et = self.ty(t);
+        let p = self.ptr(StorageClass::StorageBuffer, et);
+        let zero = self.c_u32(0);
+        let ptr = self.b.access_chain(p, None, var, [zero, idx]).map_err(be)?;
+        Ok((ptr, t))
+    }
+
+    fn load_elem(&mut self, cx: &Cx, binding: u32, idx: Word) -> R<Word> {
+        let (ptr, t) = self.elem_ptr(cx, binding, idx)?;
+        let ty = self.ty(t);
+        self.load(ty, ptr)
+    }
+
+    fn store_elem(&mut self, cx: &Cx, binding: u32, idx: Word, v: Word) -> R<()> {
+        let (ptr, _) = self.elem_ptr(cx, binding, idx)?;
+        self.store(ptr, v)
+    }
+
+    /// Workgroup array `T shared[WorkgroupSize]`.
+    fn shared_array(&mut self, t: ElemType) -> Word {
+        let et = self.ty(t);
+        let arr = self.b.type_array(et, self.wg_size);
+        let p = self.ptr(StorageClass::Workgroup, arr);
+        self.b.variable(p, None, StorageClass::Workgroup, None)
+    }
+
+    fn shared_ptr(&mut self, shared: Word, t: ElemType, idx: Word) -> R<Word> {
+        let et = self.ty(t);
+        let p = self.ptr(StorageClass::Workgroup, et);
+        self.b.access_chain(p, None, shared, [idx]).map_err(be)
+    }
+
+    // ---- expressions ----
+
+    fn expr(&mut self, cx: &Cx, e: &KExpr, i: Word) -> R<Word> {
+        match e {
+            KExpr::Load { binding, broadcast, .. } => {
+                let idx = if *broadcast { self.c_u32(0) } else { i };
+                self.load_elem(cx, *binding, idx)
+            }
+            KExpr::Iota => {
+                let one = self.c_u32(1);
+                let u = self.uadd(i, one)?;
+                let it = self.ty(ElemType::I32);
+                self.b.bitcast(it, None, u).map_err(be)
+            }
+            KExpr::Const(s) => Ok(self.scalar(*s)),
+            KExpr::Cast { to, arg } => {
+                let v = self.expr(cx, arg, i)?;
+                self.convert(v, arg.elem(), *to)
+            }
+            KExpr::Unary { op, elem, arg } => {
+                let v = self.expr(cx, arg, i)?;
+                let v = self.convert(v, arg.elem(), *elem)?;
+                let ty = self.ty(*elem);
+                match (op, elem) {
+                    (UnOp::Neg, ElemType::F32) => self.b.f_negate(ty, None, v),
+                    (UnOp::Neg, _) => self.b.s_negate(ty, None, v),
+                }
+                .map_err(be)
+            }
+            KExpr::Binary {
+                op,
+                elem,
+                lhs,
+                rhs,
+                error_bit,
+            } => {
+                let a = self.expr(cx, lhs, i)?;
+                let b = self.expr(cx, rhs, i)?;
+                let r = self.binop(*op, *elem, a, b)?;
+                match (op, error_bit, cx.status) {
+                    (BinOp::Div, Some(bit), Some(status)) => self.checked_div(cx, status, *bit, a, b, r),
+                    _ => Ok(r),
+                }
+            }
+        }
+    }
+
+    /// APL division: `0÷0` is 1, and `x÷0` raises DOMAIN ERROR through the status word.
+    fn checked_div(&mut self, _cx: &Cx, status: Word, bit: u32, a: Word, b: Word, q: Word) -> R<Word> {
+        let f = self.ty(ElemType::F32);
+        let zero = self.scalar(Scalar::F32(0.0));
+        let one = self.scalar(Scalar::F32(1.0));
+        let bt = self.bool_t;
+        let bz = self.b.f_ord_equal(bt, None, b, zero).map_err(be)?;
+        let az = self.b.f_ord_equal(bt, None, a, zero).map_err(be)?;
+        let anz = self.b.logical_not(bt, None, az).map_err(be)?;
+        let bad = self.b.logical_and(bt, None, bz, anz).map_err(be)?;
+        self.if_then(bad, |e| {
+            let ut = e.u32_t;
+            let p = e.ptr(StorageClass::StorageBuffer, ut);
+            let zero = e.c_u32(0);
+            let ptr = e.b.access_chain(p, None, status, [zero, zero]).map_err(be)?;
+            let dev = e.c_u32(SCOPE_DEVICE);
+            let relaxed = e.c_u32(0);
+            let mask = e.c_u32(1 << bit);
+            e.b.atomic_or(ut, None, ptr, dev, relaxed, mask).map_err(be)?;
+            Ok(())
+        })?;
+        let both = self.b.logical_and(bt, None, bz, az).map_err(be)?;
+        self.b.select(f, None, both, one, q).map_err(be)
+    }
+
+    // ---- kernels ----
+
+    fn kernel(&mut self, k: &Kernel, name: &str) -> R<()> {
+        // Bindings: set 0, binding i.
+        let mut cx = Cx {
+            bindings: vec![],
+            status: None,
+            interface: vec![],
+            shared: 0,
+            n: 0,
+            lid: 0,
+            group: 0,
+            groups: 0,
+        };
+        for bnd in &k.bindings {
+            let elem = if bnd.status { ElemType::I32 } else { bnd.elem };
+            let st = if bnd.status {
+                self.status_struct()
+            } else {
+                self.buffer_struct(elem)
+            };
+            let p = self.ptr(StorageClass::StorageBuffer, st);
+            let var = self.b.variable(p, None, StorageClass::StorageBuffer, None);
+            self.b
+                .decorate(var, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
+            self.b
+                .decorate(var, Decoration::Binding, [Operand::LiteralBit32(bnd.binding)]);
+            if !bnd.writable {
+                self.b.decorate(var, Decoration::NonWritable, []);
+            }
+            if bnd.status {
+                cx.status = Some(var);
+            }
+            cx.bindings.push((var, elem));
+        }
+        let pc_t = self.push_struct(k.push_constants.len());
+        let pc_p = self.ptr(StorageClass::PushConstant, pc_t);
+        let pc = self.b.variable(pc_p, None, StorageClass::PushConstant, None);
+
+        let shared_elem = match &k.kind {
+            KernelKind::Reduce { expr, .. } | KernelKind::ScanFinal { expr, .. } => Some(expr.elem()),
+            _ => None,
+        };
+        if let Some(t) = shared_elem {
+            cx.shared = self.shared_array(t);
+        }
+        let fn_t = self.b.type_function(self.void, vec![]);
+        let f = self
+            .b
+            .begin_function(self.void, None, FunctionControl::NONE, fn_t)
+            .map_err(be)?;
+        self.b.begin_block(None).map_err(be)?;
+        let up = self.ptr(StorageClass::PushConstant, self.u32_t);
+        let zero = self.c_u32(0);
+        let np = self.b.access_chain(up, None, pc, [zero]).map_err(be)?;
+        cx.n = self.load(self.u32_t, np)?;
+        cx.lid = self.load_builtin(&mut cx, BuiltIn::LocalInvocationId)?;
+        cx.group = self.load_builtin(&mut cx, BuiltIn::WorkgroupId)?;
+        cx.groups = self.load_builtin(&mut cx, BuiltIn::NumWorkgroups)?;
+
+        match &k.kind {
+            KernelKind::Map { expr, out } => self.map_kernel(&mut cx, expr, *out)?,
+            KernelKind::Reduce { op, expr, out, chunked } => self.reduce_kernel(&mut cx, *op, expr, *out, *chunked)?,
+            KernelKind::ScanPartials { op, elem, partials } => self.scan_partials_kernel(&mut cx, *op, *elem, *partials)?,
+            KernelKind::ScanFinal { op, expr, partials, out } => {
+                self.scan_final_kernel(&mut cx, *op, expr, *partials, *out)?
+            }
+        }
+        self.b.ret().map_err(be)?;
+        self.b.end_function().map_err(be)?;
+        let mut iface = cx.interface.clone();
+        iface.sort_unstable();
+        self.b.entry_point(ExecutionModel::GLCompute, f, name, iface);
+        self.b.execution_mode(f, ExecutionMode::LocalSize, [1, 1, 1]);
+        Ok(())
+    }
+
+    /// Push constants: `count` u32 fields at offsets 0, 4, …
+    fn push_struct(&mut self, count: usize) -> Word {
+        if let Some(&id) = self.push_structs.get(&count) {
+            return id;
+        }
+        let fields: Vec<Word> = (0..count).map(|_| self.u32_t).collect();
+        let st = self.b.type_struct(fields);
+        self.b.decorate(st, Decoration::Block, []);
+        for i in 0..count {
+            self.b
+                .member_decorate(st, i as u32, Decoration::Offset, [Operand::LiteralBit32(4 * i as u32)]);
+        }
+        self.push_structs.insert(count, st);
+        st
+    }
+
+    fn status_struct(&mut self) -> Word {
+        if let Some(id) = self.status_struct {
+            return id;
+        }
+        // A u32 runtime array; distinct from the i32 data struct so atomics see u32.
+        let ut = self.u32_t;
+        let rt = self.b.type_runtime_array(ut);
+        self.b.decorate(rt, Decoration::ArrayStride, [Operand::LiteralBit32(4)]);
+        let st = self.b.type_struct([rt]);
+        self.b.decorate(st, Decoration::Block, []);
+        self.b
+            .member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+        self.status_struct = Some(st);
+        st
+    }
+
+    /// Start and step of this invocation's grid-stride loop.
+    fn grid_stride(&mut self, cx: &Cx) -> R<(Word, Word)> {
+        let base = self.umul(cx.group, self.wg_size)?;
+        let start = self.uadd(base, cx.lid)?;
+        let step = self.umul(cx.groups, self.wg_size)?;
+        Ok((start, step))
+    }
+
+    /// `[start, end)` of workgroup `g`'s contiguous chunk of `ceil(n / groups)` elements.
+    fn chunk(&mut self, cx: &Cx) -> R<(Word, Word)> {
+        let one = self.c_u32(1);
+        let gm1 = self.b.i_sub(self.u32_t, None, cx.groups, one).map_err(be)?;
+        let sum = self.uadd(cx.n, gm1)?;
+        let size = self.b.u_div(self.u32_t, None, sum, cx.groups).map_err(be)?;
+        let start = self.umul(cx.group, size)?;
+        let end0 = self.uadd(start, size)?;
+        let lt = self.ult(end0, cx.n)?;
+        let end = self.b.select(self.u32_t, None, lt, end0, cx.n).map_err(be)?;
+        Ok((start, end))
+    }
+
+    fn map_kernel(&mut self, cx: &mut Cx, expr: &KExpr, out: u32) -> R<()> {
+        let i = self.local(self.u32_t);
+        let (start, step) = self.grid_stride(cx)?;
+        self.store(i, start)?;
+        let cxr = &*cx;
+        self.while_loop(
+            |e| {
+                let iv = e.load(e.u32_t, i)?;
+                e.ult(iv, cxr.n)
+            },
+            |e| {
+                let iv = e.load(e.u32_t, i)?;
+                let v = e.expr(cxr, expr, iv)?;
+                e.store_elem(cxr, out, iv, v)
+            },
+            |e| {
+                let iv = e.load(e.u32_t, i)?;
+                let nx = e.uadd(iv, step)?;
+                e.store(i, nx)
+            },
+        )
+    }
+
+    /// Folds this workgroup's share of `expr` into `out[group]`: per-invocation loop,
+    /// subgroup reduction, then one invocation folds the subgroup results in order.
+    fn reduce_kernel(&mut self, cx: &mut Cx, op: BinOp, expr: &KExpr, out: u32, chunked: bool) -> R<()> {
+        let t = expr.elem();
+        let tt = self.ty(t);
+        let acc = self.local(tt);
+        let i = self.local(self.u32_t);
+        let k = self.local(self.u32_t);
+        let shared = cx.shared;
+        let id = self.identity(op, t);
+        self.store(acc, id)?;
+        let (start, step, limit) = if chunked {
+            let (s, e) = self.chunk(cx)?;
+            let s = self.uadd(s, cx.lid)?;
+            (s, self.wg_size, e)
+        } else {
+            let (s, st) = self.grid_stride(cx)?;
+            (s, st, cx.n)
+        };
+        self.store(i, start)?;
+        let cxr = &*cx;
+        self.while_loop(
+            |e| {
+                let iv = e.load(e.u32_t, i)?;
+                e.ult(iv, limit)
+            },
+            |e| {
+                let iv = e.load(e.u32_t, i)?;
+                let x = e.expr(cxr, expr, iv)?;
+                let a = e.load(tt, acc)?;
+                let r = e.binop(op, t, a, x)?;
+                e.store(acc, r)
+            },
+            |e| {
+                let iv = e.load(e.u32_t, i)?;
+                let nx = e.uadd(iv, step)?;
+                e.store(i, nx)
+            },
+        )?;
+        let a = self.load(tt, acc)?;
+        let s = self.group(op, t, GroupOperation::Reduce, a)?;
+        let sid = self.load_builtin(cx, BuiltIn::SubgroupId)?;
+        let nsg = self.load_builtin(cx, BuiltIn::NumSubgroups)?;
+        let el = self.elect()?;
+        self.if_then(el, |e| {
+            let p = e.shared_ptr(shared, t, sid)?;
+            e.store(p, s)
+        })?;
+        self.barrier()?;
+        let zero = self.c_u32(0);
+        let first = self.b.i_equal(self.bool_t, None, cx.lid, zero).map_err(be)?;
+        let cxr = &*cx;
+        self.if_then(first, |e| {
+            let p0 = e.shared_ptr(shared, t, zero)?;
+            let v0 = e.load(tt, p0)?;
+            e.store(acc, v0)?;
+            let one = e.c_u32(1);
+            e.store(k, one)?;
+            e.while_loop(
+                |e| {
+                    let kv = e.load(e.u32_t, k)?;
+                    e.ult(kv, nsg)
+                },
+                |e| {
+                    let kv = e.load(e.u32_t, k)?;
+                    let p = e.shared_ptr(shared, t, kv)?;
+                    let v = e.load(tt, p)?;
+                    let a = e.load(tt, acc)?;
+                    let r = e.binop(op, t, a, v)?;
+                    e.store(acc, r)
+                },
+                |e| {
+                    let kv = e.load(e.u32_t, k)?;
+                    let one = e.c_u32(1);
+                    let nx = e.uadd(kv, one)?;
+                    e.store(k, nx)
+                },
+            )?;
+            let a = e.load(tt, acc)?;
+            e.store_elem(cxr, out, cxr.group, a)
+        })
+    }
+
+    /// One invocation turns `partials[0..n)` into its exclusive scan, in order.
+    fn scan_partials_kernel(&mut self, cx: &mut Cx, op: BinOp, t: ElemType, partials: u32) -> R<()> {
+        let tt = self.ty(t);
+        let acc = self.local(tt);
+        let k = self.local(self.u32_t);
+        let zero = self.c_u32(0);
+        let first = self.b.i_equal(self.bool_t, None, cx.lid, zero).map_err(be)?;
+        let id = self.identity(op, t);
+        let cxr = &*cx;
+        self.if_then(first, |e| {
+            e.store(acc, id)?;
+            e.store(k, zero)?;
+            e.while_loop(
+                |e| {
+                    let kv = e.load(e.u32_t, k)?;
+                    e.ult(kv, cxr.n)
+                },
+                |e| {
+                    let kv = e.load(e.u32_t, k)?;
+                    let v = e.load_elem(cxr, partials, kv)?;
+                    let a = e.load(tt, acc)?;
+                    e.store_elem(cxr, partials, kv, a)?;
+                    let r = e.binop(op, t, a, v)?;
+                    e.store(acc, r)
+                },
+                |e| {
+                    let kv = e.load(e.u32_t, k)?;
+                    let one = e.c_u32(1);
+                    let nx = e.uadd(kv, one)?;
+                    e.store(k, nx)
+                },
+            )
+        })
+    }
+
+    /// Inclusive scan of a workgroup's chunk, block by block: subgroup inclusive scans,
+    /// subgroup totals through workgroup memory, and a running carry between blocks.
+    /// Positions follow (SubgroupId, SubgroupLocalInvocationId), so the result does not
+    /// depend on how the device lays subgroups out.
+    fn scan_final_kernel(&mut self, cx: &mut Cx, op: BinOp, expr: &KExpr, partials: u32, out: u32) -> R<()> {
+        let t = expr.elem();
+        let tt = self.ty(t);
+        let carry = self.local(tt);
+        let base = self.local(self.u32_t);
+        let x = self.local(tt);
+        let pre = self.local(tt);
+        let total = self.local(tt);
+        let k = self.local(self.u32_t);
+        let shared = cx.shared;
+        let id = self.identity(op, t);
+        let (start, end) = self.chunk(cx)?;
+        let c0 = self.load_elem(cx, partials, cx.group)?;
+        self.store(carry, c0)?;
+        self.store(base, start)?;
+        let sid = self.load_builtin(cx, BuiltIn::SubgroupId)?;
+        let nsg = self.load_builtin(cx, BuiltIn::NumSubgroups)?;
+        let sgs = self.load_builtin(cx, BuiltIn::SubgroupSize)?;
+        let lane = self.load_builtin(cx, BuiltIn::SubgroupLocalInvocationId)?;
+        let off0 = self.umul(sid, sgs)?;
+        let pos = self.uadd(off0, lane)?;
+        let block = self.umul(nsg, sgs)?;
+        let cxr = &*cx;
+        self.while_loop(
+            |e| {
+                let bv = e.load(e.u32_t, base)?;
+                e.ult(bv, end)
+            },
+            |e| {
+                let bv = e.load(e.u32_t, base)?;
+                let iv = e.uadd(bv, pos)?;
+                let inb = e.ult(iv, end)?;
+                e.if_else(
+                    inb,
+                    |e| {
+                        let v = e.expr(cxr, expr, iv)?;
+                        e.store(x, v)
+                    },
+                    |e| e.store(x, id),
+                )?;
+                let xv = e.load(tt, x)?;
+                let s = e.group(op, t, GroupOperation::InclusiveScan, xv)?;
+                let tot = e.group(op, t, GroupOperation::Reduce, xv)?;
+                let el = e.elect()?;
+                e.if_then(el, |e| {
+                    let p = e.shared_ptr(shared, t, sid)?;
+                    e.store(p, tot)
+                })?;
+                e.barrier()?;
+                // Exclusive prefix of earlier subgroups' totals, and the block total.
+                e.store(pre, id)?;
+                e.store(total, id)?;
+                let zero = e.c_u32(0);
+                e.store(k, zero)?;
+                e.while_loop(
+                    |e| {
+                        let kv = e.load(e.u32_t, k)?;
+                        e.ult(kv, nsg)
+                    },
+                    |e| {
+                        let kv = e.load(e.u32_t, k)?;
+                        let p = e.shared_ptr(shared, t, kv)?;
+                        let v = e.load(tt, p)?;
+                        let tv = e.load(tt, total)?;
+                        let nt = e.binop(op, t, tv, v)?;
+                        e.store(total, nt)?;
+                        let before = e.ult(kv, sid)?;
+                        e.if_then(before, |e| {
+                            let pv = e.load(tt, pre)?;
+                            let np = e.binop(op, t, pv, v)?;
+                            e.store(pre, np)
+                        })
+                    },
+                    |e| {
+                        let kv = e.load(e.u32_t, k)?;
+                        let one = e.c_u32(1);
+                        let nx = e.uadd(kv, one)?;
+                        e.store(k, nx)
+                    },
+                )?;
+                let cv = e.load(tt, carry)?;
+                let pv = e.load(tt, pre)?;
+                let cp = e.binop(op, t, cv, pv)?;
+                let r = e.binop(op, t, cp, s)?;
+                e.if_then(inb, |e| e.store_elem(cxr, out, iv, r))?;
+                let tv = e.load(tt, total)?;
+                let nc = e.binop(op, t, cv, tv)?;
+                e.store(carry, nc)?;
+                // Everyone has read the totals before the next block overwrites them.
+                e.barrier()
+            },
+            |e| {
+                let bv = e.load(e.u32_t, base)?;
+                let nx = e.uadd(bv, block)?;
+                e.store(base, nx)
+            },
+        )
+    }
+}

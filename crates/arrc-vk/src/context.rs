@@ -1,0 +1,651 @@
+//! The Vulkan context: one device, one compute queue, an allocator and caches.
+
+use crate::{VkContext, VkError};
+use ash::vk;
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc};
+use gpu_allocator::MemoryLocation;
+use std::collections::HashMap;
+use std::ffi::CString;
+
+type Result<T> = std::result::Result<T, VkError>;
+
+/// What arrc needs to know about a device.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub index: usize,
+    pub name: String,
+    pub device_type: String,
+    pub api_version: String,
+    pub driver: String,
+    pub subgroup_size: u32,
+    pub subgroup_arithmetic: bool,
+    pub shader_int64: bool,
+    pub shader_float64: bool,
+    pub subgroup_extended_types: bool,
+    pub full_subgroups: bool,
+    pub max_storage_buffer_range: u32,
+    pub max_workgroup_count: [u32; 3],
+    pub max_workgroup_invocations: u32,
+    pub max_shared_memory: u32,
+    pub timestamp_period_ns: f32,
+    api: u32,
+}
+
+/// A device-local storage buffer.
+pub struct Buffer {
+    raw: vk::Buffer,
+    alloc: Option<Allocation>,
+    pub size: u64,
+}
+
+/// A compiled compute pipeline, by index into the context's table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PipelineId(usize);
+
+struct Pipeline {
+    pipeline: vk::Pipeline,
+    layout: vk::PipelineLayout,
+    set_layout: vk::DescriptorSetLayout,
+    bindings: u32,
+    push_words: u32,
+}
+
+/// One dispatch of a sequence.
+pub struct Dispatch<'a> {
+    pub pipeline: PipelineId,
+    pub buffers: Vec<&'a Buffer>,
+    pub push: Vec<u32>,
+    pub groups: u32,
+}
+
+/// Measurements of one submission.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunStats {
+    /// Time between the first and last timestamp on the device, in nanoseconds.
+    pub device_ns: Option<f64>,
+}
+
+pub struct Context {
+    _entry: ash::Entry,
+    instance: ash::Instance,
+    pdev: vk::PhysicalDevice,
+    device: ash::Device,
+    queue: vk::Queue,
+    pool: vk::CommandPool,
+    allocator: Option<Allocator>,
+    cache: vk::PipelineCache,
+    pipelines: Vec<Pipeline>,
+    by_key: HashMap<(u64, String, Vec<(u32, u32)>), PipelineId>,
+    query_pool: vk::QueryPool,
+    timestamps: bool,
+    pub info: DeviceInfo,
+}
+
+fn load_entry() -> Result<ash::Entry> {
+    // SAFETY: loading the system Vulkan loader library; failure is reported.
+    unsafe { ash::Entry::load() }.map_err(|e| VkError::NoDevice(format!("the Vulkan loader could not be loaded ({e})")))
+}
+
+fn create_instance(entry: &ash::Entry) -> Result<ash::Instance> {
+    let name = CString::new("arrc").unwrap_or_default();
+    let app = vk::ApplicationInfo::default()
+        .application_name(&name)
+        .engine_name(&name)
+        .api_version(vk::API_VERSION_1_3);
+    let ci = vk::InstanceCreateInfo::default().application_info(&app);
+    // SAFETY: the create info points at live locals.
+    unsafe { entry.create_instance(&ci, None) }
+        .map_err(|e| VkError::NoDevice(format!("vkCreateInstance failed ({e})")))
+}
+
+fn version_string(v: u32) -> String {
+    format!("{}.{}.{}", vk::api_version_major(v), vk::api_version_minor(v), vk::api_version_patch(v))
+}
+
+fn query_info(instance: &ash::Instance, pdev: vk::PhysicalDevice, index: usize) -> DeviceInfo {
+    let mut sub = vk::PhysicalDeviceSubgroupProperties::default();
+    let mut drv = vk::PhysicalDeviceDriverProperties::default();
+    let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut sub).push_next(&mut drv);
+    let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
+    let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
+    // SAFETY: valid physical device from this instance; out-structs live on the stack.
+    let props = unsafe { instance.get_physical_device_properties(pdev) };
+    unsafe { instance.get_physical_device_properties2(pdev, &mut props2) };
+    let api = props.api_version;
+    let mut feats2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f12);
+    if api >= vk::API_VERSION_1_3 {
+        feats2 = feats2.push_next(&mut f13);
+    }
+    unsafe { instance.get_physical_device_features2(pdev, &mut feats2) };
+    let feats = feats2.features;
+    let limits = props.limits;
+    let name = props
+        .device_name_as_c_str()
+        .map(|c| c.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let driver = drv
+        .driver_info_as_c_str()
+        .map(|c| c.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    DeviceInfo {
+        index,
+        name,
+        device_type: format!("{:?}", props.device_type),
+        api_version: version_string(api),
+        driver,
+        subgroup_size: sub.subgroup_size,
+        subgroup_arithmetic: sub.supported_operations.contains(vk::SubgroupFeatureFlags::ARITHMETIC)
+            && sub.supported_stages.contains(vk::ShaderStageFlags::COMPUTE),
+        shader_int64: feats.shader_int64 == vk::TRUE,
+        shader_float64: feats.shader_float64 == vk::TRUE,
+        subgroup_extended_types: f12.shader_subgroup_extended_types == vk::TRUE,
+        full_subgroups: api >= vk::API_VERSION_1_3
+            && f13.subgroup_size_control == vk::TRUE
+            && f13.compute_full_subgroups == vk::TRUE,
+        max_storage_buffer_range: limits.max_storage_buffer_range,
+        max_workgroup_count: limits.max_compute_work_group_count,
+        max_workgroup_invocations: limits.max_compute_work_group_invocations,
+        max_shared_memory: limits.max_compute_shared_memory_size,
+        timestamp_period_ns: if limits.timestamp_compute_and_graphics == vk::TRUE {
+            limits.timestamp_period
+        } else {
+            0.0
+        },
+        api,
+    }
+}
+
+/// Lists the Vulkan devices of this machine.
+pub fn enumerate() -> Result<Vec<DeviceInfo>> {
+    let entry = load_entry()?;
+    let instance = create_instance(&entry)?;
+    // SAFETY: instance is valid until destroyed below.
+    let out = unsafe { instance.enumerate_physical_devices() }
+        .map(|ds| ds.iter().enumerate().map(|(i, d)| query_info(&instance, *d, i)).collect())
+        .what("vkEnumeratePhysicalDevices");
+    unsafe { instance.destroy_instance(None) };
+    out
+}
+
+impl Context {
+    /// Lists the Vulkan devices of this machine.
+    pub fn devices() -> Result<Vec<DeviceInfo>> {
+        enumerate()
+    }
+
+    /// Opens a device: `index` if given (also from `ARRC_DEVICE`), else the first
+    /// discrete GPU, else the first device.
+    pub fn new(index: Option<usize>) -> Result<Context> {
+        let entry = load_entry()?;
+        let instance = create_instance(&entry)?;
+        match Self::open(entry, instance.clone(), index) {
+            Ok(c) => Ok(c),
+            Err(e) => {
+                // SAFETY: nothing else holds the instance on this path.
+                unsafe { instance.destroy_instance(None) };
+                Err(e)
+            }
+        }
+    }
+
+    fn open(entry: ash::Entry, instance: ash::Instance, index: Option<usize>) -> Result<Context> {
+        // SAFETY: valid instance.
+        let pdevs = unsafe { instance.enumerate_physical_devices() }.what("vkEnumeratePhysicalDevices")?;
+        if pdevs.is_empty() {
+            return Err(VkError::NoDevice("the Vulkan loader reports no physical device".into()));
+        }
+        let index = index.or_else(|| std::env::var("ARRC_DEVICE").ok().and_then(|s| s.parse().ok()));
+        let chosen = match index {
+            Some(i) => i,
+            None => pdevs
+                .iter()
+                .position(|d| {
+                    // SAFETY: valid physical device.
+                    let p = unsafe { instance.get_physical_device_properties(*d) };
+                    p.device_type == vk::PhysicalDeviceType::DISCRETE_GPU
+                })
+                .unwrap_or(0),
+        };
+        let pdev = *pdevs
+            .get(chosen)
+            .ok_or_else(|| VkError::NoDevice(format!("device {chosen} does not exist ({} found)", pdevs.len())))?;
+        let info = query_info(&instance, pdev, chosen);
+        if info.api < vk::API_VERSION_1_2 {
+            return Err(VkError::Unsupported(format!("Vulkan 1.2 or later (device has {})", info.api_version)));
+        }
+        if !info.subgroup_arithmetic {
+            return Err(VkError::Unsupported("subgroup arithmetic operations in compute shaders".into()));
+        }
+        // SAFETY: valid physical device.
+        let qf = unsafe { instance.get_physical_device_queue_family_properties(pdev) };
+        let qfi = qf
+            .iter()
+            .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
+            .ok_or_else(|| VkError::Unsupported("a compute queue".into()))? as u32;
+        let timestamps = info.timestamp_period_ns > 0.0 && qf[qfi as usize].timestamp_valid_bits > 0;
+        let prio = [1.0f32];
+        let qci = [vk::DeviceQueueCreateInfo::default().queue_family_index(qfi).queue_priorities(&prio)];
+        let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
+            .shader_subgroup_extended_types(info.subgroup_extended_types);
+        let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
+            .subgroup_size_control(info.full_subgroups)
+            .compute_full_subgroups(info.full_subgroups);
+        let base = vk::PhysicalDeviceFeatures::default()
+            .shader_int64(info.shader_int64)
+            .shader_float64(info.shader_float64);
+        let mut feats = vk::PhysicalDeviceFeatures2::default().features(base).push_next(&mut f12);
+        if info.api >= vk::API_VERSION_1_3 {
+            feats = feats.push_next(&mut f13);
+        }
+        let dci = vk::DeviceCreateInfo::default().queue_create_infos(&qci).push_next(&mut feats);
+        // SAFETY: create info points at live locals.
+        let device = unsafe { instance.create_device(pdev, &dci, None) }.what("vkCreateDevice")?;
+        let queue = unsafe { device.get_device_queue(qfi, 0) };
+        let pool = unsafe {
+            device.create_command_pool(
+                &vk::CommandPoolCreateInfo::default()
+                    .queue_family_index(qfi)
+                    .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
+                None,
+            )
+        }
+        .what("vkCreateCommandPool")?;
+        let cache = unsafe { device.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None) }
+            .what("vkCreatePipelineCache")?;
+        let query_pool = unsafe {
+            device.create_query_pool(
+                &vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2),
+                None,
+            )
+        }
+        .what("vkCreateQueryPool")?;
+        let allocator = Allocator::new(&AllocatorCreateDesc {
+            instance: instance.clone(),
+            device: device.clone(),
+            physical_device: pdev,
+            debug_settings: Default::default(),
+            buffer_device_address: false,
+            allocation_sizes: Default::default(),
+        })
+        .map_err(|e| VkError::Unsupported(format!("memory allocator: {e}")))?;
+        Ok(Context {
+            _entry: entry,
+            instance,
+            pdev,
+            device,
+            queue,
+            pool,
+            allocator: Some(allocator),
+            cache,
+            pipelines: vec![],
+            by_key: HashMap::new(),
+            query_pool,
+            timestamps,
+            info,
+        })
+    }
+
+    fn allocator(&mut self) -> &mut Allocator {
+        self.allocator.as_mut().expect("allocator lives until drop")
+    }
+
+    fn make_buffer(&mut self, size: u64, usage: vk::BufferUsageFlags, location: MemoryLocation) -> Result<Buffer> {
+        // Vulkan forbids empty buffers: empty arrays get a small one.
+        let alloc_size = size.max(16);
+        let ci = vk::BufferCreateInfo::default()
+            .size(alloc_size)
+            .usage(usage)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // SAFETY: valid device and create info.
+        let raw = unsafe { self.device.create_buffer(&ci, None) }.what("vkCreateBuffer")?;
+        let requirements = unsafe { self.device.get_buffer_memory_requirements(raw) };
+        let alloc = self.allocator().allocate(&AllocationCreateDesc {
+            name: "arrc",
+            requirements,
+            location,
+            linear: true,
+            allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+        });
+        let alloc = match alloc {
+            Ok(a) => a,
+            Err(e) => {
+                unsafe { self.device.destroy_buffer(raw, None) };
+                return Err(VkError::OutOfMemory {
+                    bytes: alloc_size,
+                    detail: e.to_string(),
+                });
+            }
+        };
+        // SAFETY: memory comes from the allocator for this buffer's requirements.
+        if let Err(e) = unsafe { self.device.bind_buffer_memory(raw, alloc.memory(), alloc.offset()) } {
+            let _ = self.allocator().free(alloc);
+            unsafe { self.device.destroy_buffer(raw, None) };
+            return Err(VkError::Vulkan {
+                what: "vkBindBufferMemory",
+                result: e,
+            });
+        }
+        Ok(Buffer {
+            raw,
+            alloc: Some(alloc),
+            size,
+        })
+    }
+
+    /// A device-local storage buffer of `size` bytes.
+    pub fn create_buffer(&mut self, size: u64) -> Result<Buffer> {
+        if size > self.info.max_storage_buffer_range as u64 {
+            return Err(VkError::Limit(format!(
+                "an array of {size} bytes exceeds this device's largest storage buffer ({} bytes); split the data",
+                self.info.max_storage_buffer_range
+            )));
+        }
+        self.make_buffer(
+            size,
+            vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuOnly,
+        )
+    }
+
+    pub fn free_buffer(&mut self, mut b: Buffer) {
+        if let Some(a) = b.alloc.take() {
+            let _ = self.allocator().free(a);
+        }
+        // SAFETY: the device is idle for this buffer (every submission is waited on).
+        unsafe { self.device.destroy_buffer(b.raw, None) };
+    }
+
+    fn one_shot(&self, record: impl FnOnce(&ash::Device, vk::CommandBuffer)) -> Result<()> {
+        let cb = unsafe {
+            self.device.allocate_command_buffers(
+                &vk::CommandBufferAllocateInfo::default()
+                    .command_pool(self.pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(1),
+            )
+        }
+        .what("vkAllocateCommandBuffers")?[0];
+        let r = (|| {
+            unsafe {
+                self.device
+                    .begin_command_buffer(
+                        cb,
+                        &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+                    )
+                    .what("vkBeginCommandBuffer")?;
+            }
+            record(&self.device, cb);
+            unsafe { self.device.end_command_buffer(cb) }.what("vkEndCommandBuffer")?;
+            let fence = unsafe { self.device.create_fence(&vk::FenceCreateInfo::default(), None) }.what("vkCreateFence")?;
+            let cbs = [cb];
+            let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
+            let r = unsafe { self.device.queue_submit(self.queue, &submit, fence) }
+                .what("vkQueueSubmit")
+                .and_then(|_| unsafe { self.device.wait_for_fences(&[fence], true, u64::MAX) }.what("vkWaitForFences"));
+            unsafe { self.device.destroy_fence(fence, None) };
+            r
+        })();
+        unsafe { self.device.free_command_buffers(self.pool, &[cb]) };
+        r
+    }
+
+    /// Copies `bytes` into the start of `dst` through a staging buffer.
+    pub fn upload(&mut self, dst: &Buffer, bytes: &[u8]) -> Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let mut staging = self.make_buffer(bytes.len() as u64, vk::BufferUsageFlags::TRANSFER_SRC, MemoryLocation::CpuToGpu)?;
+        if let Some(m) = staging.alloc.as_mut().and_then(|a| a.mapped_slice_mut()) {
+            m[..bytes.len()].copy_from_slice(bytes);
+        }
+        let (src, dstb, n) = (staging.raw, dst.raw, bytes.len() as u64);
+        let r = self.one_shot(|d, cb| unsafe {
+            d.cmd_copy_buffer(cb, src, dstb, &[vk::BufferCopy::default().size(n)]);
+        });
+        self.free_buffer(staging);
+        r
+    }
+
+    /// Reads the first `len` bytes of `src` back to the host.
+    pub fn download(&mut self, src: &Buffer, len: u64) -> Result<Vec<u8>> {
+        if len == 0 {
+            return Ok(vec![]);
+        }
+        let staging = self.make_buffer(len, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        let (s, d, n) = (src.raw, staging.raw, len);
+        let r = self.one_shot(|dev, cb| unsafe {
+            dev.cmd_copy_buffer(cb, s, d, &[vk::BufferCopy::default().size(n)]);
+        });
+        let out = staging
+            .alloc
+            .as_ref()
+            .and_then(|a| a.mapped_slice())
+            .map(|m| m[..len as usize].to_vec())
+            .unwrap_or_default();
+        self.free_buffer(staging);
+        r.map(|_| out)
+    }
+
+    /// A compute pipeline for entry point `entry` of `words`, with `bindings` storage
+    /// buffers at set 0, `push_words` u32 push constants and specialization constants
+    /// `spec` (id, value). Pipelines are cached by module, entry and constants.
+    pub fn pipeline(&mut self, words: &[u32], entry: &str, bindings: u32, push_words: u32, spec: &[(u32, u32)]) -> Result<PipelineId> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        words.hash(&mut h);
+        (bindings, push_words).hash(&mut h);
+        let key = (h.finish(), entry.to_string(), spec.to_vec());
+        if let Some(&id) = self.by_key.get(&key) {
+            return Ok(id);
+        }
+        let d = &self.device;
+        let module = unsafe { d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(words), None) }
+            .what("vkCreateShaderModule")?;
+        let lb: Vec<_> = (0..bindings)
+            .map(|i| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(i)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            })
+            .collect();
+        let set_layout = unsafe { d.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&lb), None) }
+            .what("vkCreateDescriptorSetLayout")?;
+        let ranges = [vk::PushConstantRange::default()
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            .size(4 * push_words.max(1))];
+        let sls = [set_layout];
+        let mut lci = vk::PipelineLayoutCreateInfo::default().set_layouts(&sls);
+        if push_words > 0 {
+            lci = lci.push_constant_ranges(&ranges);
+        }
+        let layout = unsafe { d.create_pipeline_layout(&lci, None) }.what("vkCreatePipelineLayout")?;
+        let entries: Vec<_> = spec
+            .iter()
+            .enumerate()
+            .map(|(i, (id, _))| vk::SpecializationMapEntry::default().constant_id(*id).offset(4 * i as u32).size(4))
+            .collect();
+        let data: Vec<u8> = spec.iter().flat_map(|(_, v)| v.to_le_bytes()).collect();
+        let si = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+        let name = CString::new(entry).map_err(|_| VkError::Limit("entry point name".into()))?;
+        let mut stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module)
+            .name(&name)
+            .specialization_info(&si);
+        if self.info.full_subgroups {
+            stage = stage.flags(vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS);
+        }
+        let ci = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout)];
+        let r = unsafe { d.create_compute_pipelines(self.cache, &ci, None) };
+        unsafe { d.destroy_shader_module(module, None) };
+        let pipeline = r.map_err(|(_, e)| e).what("vkCreateComputePipelines")?[0];
+        let id = PipelineId(self.pipelines.len());
+        self.pipelines.push(Pipeline {
+            pipeline,
+            layout,
+            set_layout,
+            bindings,
+            push_words,
+        });
+        self.by_key.insert(key, id);
+        Ok(id)
+    }
+
+    /// Records and submits a dispatch sequence, zeroing `zero` buffers first; waits for it.
+    pub fn run(&mut self, zero: &[&Buffer], dispatches: &[Dispatch<'_>]) -> Result<RunStats> {
+        let max_groups = self.info.max_workgroup_count[0];
+        for disp in dispatches {
+            if disp.groups > max_groups {
+                return Err(VkError::Limit(format!("{} workgroups exceed the device's maximum of {max_groups}", disp.groups)));
+            }
+            let p = &self.pipelines[disp.pipeline.0];
+            if disp.buffers.len() as u32 != p.bindings || disp.push.len() as u32 != p.push_words {
+                return Err(VkError::Limit("dispatch does not match its pipeline's bindings".into()));
+            }
+        }
+        let total: u32 = dispatches.iter().map(|d| d.buffers.len() as u32).sum();
+        let d = &self.device;
+        let sizes = [vk::DescriptorPoolSize::default()
+            .ty(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_count(total.max(1))];
+        let dpool = unsafe {
+            d.create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .max_sets(dispatches.len().max(1) as u32)
+                    .pool_sizes(&sizes),
+                None,
+            )
+        }
+        .what("vkCreateDescriptorPool")?;
+        let result = self.record_and_submit(dpool, zero, dispatches);
+        unsafe { self.device.destroy_descriptor_pool(dpool, None) };
+        result
+    }
+
+    fn record_and_submit(&mut self, dpool: vk::DescriptorPool, zero: &[&Buffer], dispatches: &[Dispatch<'_>]) -> Result<RunStats> {
+        let d = &self.device;
+        let layouts: Vec<_> = dispatches.iter().map(|x| self.pipelines[x.pipeline.0].set_layout).collect();
+        let sets = if layouts.is_empty() {
+            vec![]
+        } else {
+            unsafe { d.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(dpool).set_layouts(&layouts)) }
+                .what("vkAllocateDescriptorSets")?
+        };
+        for (disp, set) in dispatches.iter().zip(&sets) {
+            let infos: Vec<[vk::DescriptorBufferInfo; 1]> = disp
+                .buffers
+                .iter()
+                .map(|b| [vk::DescriptorBufferInfo::default().buffer(b.raw).offset(0).range(vk::WHOLE_SIZE)])
+                .collect();
+            let writes: Vec<_> = infos
+                .iter()
+                .enumerate()
+                .map(|(i, info)| {
+                    vk::WriteDescriptorSet::default()
+                        .dst_set(*set)
+                        .dst_binding(i as u32)
+                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                        .buffer_info(info)
+                })
+                .collect();
+            unsafe { d.update_descriptor_sets(&writes, &[]) };
+        }
+        let ts = self.timestamps;
+        let qp = self.query_pool;
+        let pipelines = &self.pipelines;
+        let barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
+        let record = |d: &ash::Device, cb: vk::CommandBuffer| unsafe {
+            if ts {
+                d.cmd_reset_query_pool(cb, qp, 0, 2);
+                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, qp, 0);
+            }
+            for z in zero {
+                d.cmd_fill_buffer(cb, z.raw, 0, vk::WHOLE_SIZE, 0);
+            }
+            if !zero.is_empty() {
+                d.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::DependencyFlags::empty(),
+                    &[barrier],
+                    &[],
+                    &[],
+                );
+            }
+            for (disp, set) in dispatches.iter().zip(&sets) {
+                let p = &pipelines[disp.pipeline.0];
+                d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
+                d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, p.layout, 0, &[*set], &[]);
+                if !disp.push.is_empty() {
+                    let bytes: Vec<u8> = disp.push.iter().flat_map(|w| w.to_le_bytes()).collect();
+                    d.cmd_push_constants(cb, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes);
+                }
+                d.cmd_dispatch(cb, disp.groups, 1, 1);
+                d.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+                    vk::DependencyFlags::empty(),
+                    &[vk::MemoryBarrier::default()
+                        .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+                        .dst_access_mask(
+                            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_READ,
+                        )],
+                    &[],
+                    &[],
+                );
+            }
+            if ts {
+                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, 1);
+            }
+        };
+        self.one_shot(record)?;
+        let mut stats = RunStats::default();
+        if self.timestamps {
+            let mut out = [0u64; 2];
+            let r = unsafe {
+                self.device
+                    .get_query_pool_results(self.query_pool, 0, &mut out, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT)
+            };
+            if r.is_ok() {
+                stats.device_ns = Some(out[1].wrapping_sub(out[0]) as f64 * self.info.timestamp_period_ns as f64);
+            }
+        }
+        Ok(stats)
+    }
+
+    /// The device name for messages.
+    pub fn name(&self) -> &str {
+        &self.info.name
+    }
+
+    #[doc(hidden)]
+    pub fn physical_device(&self) -> vk::PhysicalDevice {
+        self.pdev
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: all submissions were waited on; objects are destroyed child-first.
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            for p in self.pipelines.drain(..) {
+                self.device.destroy_pipeline(p.pipeline, None);
+                self.device.destroy_pipeline_layout(p.layout, None);
+                self.device.destroy_descriptor_set_layout(p.set_layout, None);
+            }
+            self.allocator = None;
+            self.device.destroy_query_pool(self.query_pool, None);
+            self.device.destroy_pipeline_cache(self.cache, None);
+            self.device.destroy_command_pool(self.pool, None);
+            self.device.destroy_device(None);
+            self.instance.destroy_instance(None);
+        }
+    }
+}

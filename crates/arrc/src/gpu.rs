@@ -1,0 +1,216 @@
+//! Running statements on the Vulkan device: lower → verify → plan → emit → dispatch.
+
+use crate::Stats;
+use arrc_ir::error::err;
+use arrc_ir::plan::{BufferRole, Plan, PlanOptions};
+use arrc_ir::{Array, Data, Dim, Error, ErrorClass, Function, Param, Type};
+use arrc_syntax::{Expr, Func, Program, Stmt};
+use arrc_vk::{Buffer, Context, Dispatch, PipelineId, VkError};
+use std::collections::HashMap;
+
+/// One statement compiled for the device.
+#[derive(Clone, Debug)]
+pub struct CompiledStatement {
+    pub ir: Function,
+    pub plan: Plan,
+    /// One SPIR-V module per kernel, entry point `main`.
+    pub modules: Vec<Vec<u32>>,
+}
+
+impl CompiledStatement {
+    /// The plan as text: one line per kernel and per dispatch.
+    pub fn plan_text(&self) -> String {
+        let mut s = String::new();
+        for (i, k) in self.plan.kernels.iter().enumerate() {
+            s.push_str(&format!("kernel {i} {}: {:?}\n", k.name, k.kind));
+        }
+        for d in &self.plan.dispatches {
+            s.push_str(&format!(
+                "dispatch {} buffers {:?} push {:?} groups {:?}\n",
+                self.plan.kernels[d.kernel].name, d.buffers, d.push, d.groups
+            ));
+        }
+        s
+    }
+}
+
+pub(crate) struct Gpu {
+    pub ctx: Context,
+    pub stats: Stats,
+}
+
+fn dev(e: VkError) -> Error {
+    Error::new(ErrorClass::Device, e.to_string(), 0..0)
+}
+
+/// Compiles an expression whose free names are `arrays` (passed as parameters).
+pub(crate) fn compile(
+    e: &Expr,
+    arrays: &HashMap<String, Array>,
+    functions: &[(String, Func)],
+    opts: &PlanOptions,
+) -> Result<CompiledStatement, Error> {
+    let mut names: Vec<&String> = arrays.keys().collect();
+    names.sort();
+    let params: Vec<Param> = names
+        .iter()
+        .map(|n| {
+            let a = &arrays[*n];
+            Param {
+                name: (*n).clone(),
+                ty: Type {
+                    elem: a.elem,
+                    shape: a.shape.iter().map(|&d| Dim::Known(d as u64)).collect(),
+                },
+            }
+        })
+        .collect();
+    let prog = Program {
+        stmts: vec![Stmt::Expr(e.clone())],
+    };
+    let ir = arrc_ir::lower::lower_program(&prog, &params, functions)?;
+    let verified = arrc_ir::verify::verify(&ir)?;
+    let plan = arrc_ir::plan::plan(&verified, opts)?;
+    let mut modules = Vec::new();
+    for k in &plan.kernels {
+        let words = arrc_spirv::emit_validated(&[(k, "main")]).map_err(|x| err::unsupported(x.to_string(), e.span.clone()))?;
+        modules.push(words);
+    }
+    Ok(CompiledStatement { ir, plan, modules })
+}
+
+impl Gpu {
+    pub fn new(index: Option<usize>) -> Result<Gpu, VkError> {
+        Ok(Gpu {
+            ctx: Context::new(index)?,
+            stats: Stats::default(),
+        })
+    }
+
+    pub fn plan_options(&self) -> PlanOptions {
+        let mut o = PlanOptions::default();
+        let info = &self.ctx.info;
+        o.map_groups = o.map_groups.min(info.max_workgroup_count[0]);
+        o.workgroup_size = o.workgroup_size.min(info.max_workgroup_invocations);
+        o
+    }
+
+    /// Runs a compiled statement with `arrays` as its parameters' values.
+    pub fn run(&mut self, c: &CompiledStatement, arrays: &HashMap<String, Array>) -> Result<Array, Error> {
+        let mut buffers: Vec<Option<Buffer>> = Vec::new();
+        let r = self.run_inner(c, arrays, &mut buffers);
+        for b in buffers.into_iter().flatten() {
+            self.ctx.free_buffer(b);
+        }
+        r
+    }
+
+    fn run_inner(&mut self, c: &CompiledStatement, arrays: &HashMap<String, Array>, buffers: &mut Vec<Option<Buffer>>) -> Result<Array, Error> {
+        let plan = &c.plan;
+        let info = self.ctx.info.clone();
+        let syms: Vec<u64> = plan
+            .syms
+            .iter()
+            .map(|(p, axis)| {
+                let name = &c.ir.params[*p as usize].name;
+                arrays.get(name).map_or(0, |a| a.shape[*axis as usize] as u64)
+            })
+            .collect();
+        for check in &c.ir.checks {
+            let v = |d: &Dim| match d {
+                Dim::Known(n) => *n,
+                Dim::Sym(s) => syms[s.0 as usize],
+            };
+            if v(&check.a) != v(&check.b) {
+                return Err(err::length(format!("lengths {} and {} do not match", v(&check.a), v(&check.b)), check.span.clone()));
+            }
+        }
+        // Pipelines.
+        let spec = [(0u32, plan.kernels.first().map_or(256, |k| k.workgroup_size))];
+        let mut pipelines: Vec<PipelineId> = Vec::new();
+        for (k, words) in plan.kernels.iter().zip(&c.modules) {
+            let p = self
+                .ctx
+                .pipeline(words, "main", k.bindings.len() as u32, k.push_constants.len() as u32, &spec)
+                .map_err(dev)?;
+            pipelines.push(p);
+            self.stats.kernels += 1;
+        }
+        // Buffers.
+        let mut uploads: Vec<(usize, Vec<u8>)> = Vec::new();
+        for (i, b) in plan.buffers.iter().enumerate() {
+            let len = b.len.eval(&syms);
+            let bytes = len
+                .checked_mul(b.elem.size() as u64)
+                .ok_or_else(|| Error::new(ErrorClass::Device, "array too large", 0..0))?;
+            if bytes > info.max_storage_buffer_range as u64 {
+                return Err(Error::new(
+                    ErrorClass::Device,
+                    format!(
+                        "an array of {bytes} bytes exceeds this device's largest storage buffer ({} bytes)",
+                        info.max_storage_buffer_range
+                    ),
+                    0..0,
+                ));
+            }
+            buffers.push(Some(self.ctx.create_buffer(bytes).map_err(dev)?));
+            match &b.role {
+                BufferRole::Param(p) => {
+                    let name = &c.ir.params[*p as usize].name;
+                    if let Some(a) = arrays.get(name) {
+                        uploads.push((i, a.data.to_bytes()));
+                    }
+                }
+                BufferRole::Const(a) => uploads.push((i, a.data.to_bytes())),
+                _ => {}
+            }
+        }
+        for (i, bytes) in uploads {
+            if let Some(b) = &buffers[i] {
+                self.ctx.upload(b, &bytes).map_err(dev)?;
+                self.stats.uploads += 1;
+            }
+        }
+        let bufs: Vec<&Buffer> = buffers.iter().map(|b| b.as_ref().expect("created above")).collect();
+        let mut dispatches = Vec::new();
+        for d in &plan.dispatches {
+            let groups = d.groups.eval(&syms);
+            let push: Vec<u32> = d.push.iter().map(|p| p.eval(&syms) as u32).collect();
+            if push.first().copied().unwrap_or(0) == 0 && !matches!(plan.kernels[d.kernel].kind, arrc_ir::plan::KernelKind::Reduce { .. }) {
+                // Nothing to do for an empty array, except reductions (which write the identity).
+                continue;
+            }
+            dispatches.push(Dispatch {
+                pipeline: pipelines[d.kernel],
+                buffers: d.buffers.iter().map(|&b| bufs[b]).collect(),
+                push,
+                groups: groups as u32,
+            });
+        }
+        let zero: Vec<&Buffer> = plan.status.iter().map(|&s| bufs[s]).collect();
+        self.ctx.run(&zero, &dispatches).map_err(dev)?;
+        self.stats.dispatches += dispatches.len() as u64;
+        if let Some(s) = plan.status {
+            let bytes = self.ctx.download(bufs[s], 4).map_err(dev)?;
+            self.stats.readbacks += 1;
+            let word = u32::from_le_bytes(bytes[..4].try_into().unwrap_or([0; 4]));
+            if let Some(e) = plan.error_for(word) {
+                return Err(e);
+            }
+        }
+        let rb = &plan.buffers[plan.result];
+        let n = rb.len.eval(&syms);
+        let bytes = self.ctx.download(bufs[plan.result], n * rb.elem.size() as u64).map_err(dev)?;
+        self.stats.readbacks += 1;
+        let data = Data::from_bytes(rb.elem, &bytes, n as usize);
+        let shape = plan
+            .result_shape
+            .iter()
+            .map(|d| match d {
+                Dim::Known(n) => *n as usize,
+                Dim::Sym(s) => syms[s.0 as usize] as usize,
+            })
+            .collect();
+        Ok(Array::new(shape, data))
+    }
+}

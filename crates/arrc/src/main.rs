@@ -1,0 +1,335 @@
+//! The `arrc` command line: eval, build, devices, repl.
+
+use arrc::{diagnostics, Backend, Session};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "arrc", version, about = "An APL-style array language compiled to SPIR-V and run on Vulkan")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BackendArg {
+    Vulkan,
+    Cpu,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum Format {
+    Apl,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum EvalEmit {
+    /// The typed IR.
+    Ir,
+    /// The kernels and dispatches.
+    Plan,
+    /// SPIR-V assembly of every kernel.
+    Spvasm,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum BuildEmit {
+    Ir,
+    Spvasm,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Evaluate an expression (or a program file with --file) and print the result.
+    Eval {
+        /// The expression; statements may be separated by ⋄.
+        #[arg(allow_hyphen_values = true)]
+        expr: Option<String>,
+        /// Read the program from a file.
+        #[arg(long, short)]
+        file: Option<PathBuf>,
+        /// Vulkan (default: Vulkan if a device exists, else the CPU) or the CPU reference.
+        #[arg(long, value_enum)]
+        backend: Option<BackendArg>,
+        #[arg(long, value_enum, default_value = "apl")]
+        format: Format,
+        /// Show the compiled form instead of running.
+        #[arg(long, value_enum)]
+        emit: Option<EvalEmit>,
+        /// Vulkan device index (see `arrc devices`).
+        #[arg(long)]
+        device: Option<usize>,
+        /// Load APL definitions first (repeatable), e.g. stdlib files.
+        #[arg(long)]
+        load: Vec<PathBuf>,
+        /// Print kernel, dispatch and readback counts on stderr.
+        #[arg(long)]
+        stats: bool,
+    },
+    /// Compile a function to a SPIR-V module and a JSON manifest.
+    Build {
+        /// The program: defines a dfn, e.g. `{+/⍵×⍵}` or `f←{…}`.
+        input: PathBuf,
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+        /// Element type and rank of ⍵: `f32` (vector), `i32[2]` (matrix), `f32[0]` (scalar).
+        #[arg(long, default_value = "f32")]
+        omega: String,
+        /// Element type and rank of ⍺, for a dyadic function.
+        #[arg(long)]
+        alpha: Option<String>,
+        /// Print the IR or SPIR-V assembly instead of writing files.
+        #[arg(long, value_enum)]
+        emit: Option<BuildEmit>,
+        /// Workgroup size (default of specialization constant 0).
+        #[arg(long, default_value_t = 256)]
+        workgroup_size: u32,
+    },
+    /// List the Vulkan devices with API version and subgroup size.
+    Devices,
+    /// Interactive session; APL glyphs with a backtick prefix (`i → ⍳).
+    Repl {
+        #[arg(long, value_enum)]
+        backend: Option<BackendArg>,
+        #[arg(long)]
+        device: Option<usize>,
+        #[arg(long)]
+        load: Vec<PathBuf>,
+    },
+}
+
+fn backend(b: Option<BackendArg>) -> Backend {
+    match b {
+        None => Backend::Auto,
+        Some(BackendArg::Vulkan) => Backend::Vulkan,
+        Some(BackendArg::Cpu) => Backend::Cpu,
+    }
+}
+
+fn color() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+fn fail(src: &str, e: &arrc::Error) -> ExitCode {
+    eprint!("{}", diagnostics::render(src, e, color()));
+    ExitCode::from(1)
+}
+
+fn read(path: &PathBuf) -> Result<String, ExitCode> {
+    std::fs::read_to_string(path).map_err(|e| {
+        eprintln!("arrc: cannot read {}: {e}", path.display());
+        ExitCode::from(2)
+    })
+}
+
+fn load_all(s: &mut Session, files: &[PathBuf]) -> Result<(), ExitCode> {
+    for f in files {
+        let src = read(f)?;
+        s.load(&src).map_err(|e| fail(&src, &e))?;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(c) | Err(c) => c,
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
+    match cli.cmd {
+        Cmd::Eval {
+            expr,
+            file,
+            backend: b,
+            format,
+            emit,
+            device,
+            load,
+            stats,
+        } => {
+            let src = match (expr, file) {
+                (Some(e), None) => e,
+                (None, Some(f)) => read(&f)?,
+                _ => {
+                    eprintln!("arrc eval: give an expression or --file");
+                    return Err(ExitCode::from(2));
+                }
+            };
+            let mut s = Session::with_device(backend(b), device).map_err(|e| fail("", &e))?;
+            load_all(&mut s, &load)?;
+            if let Some(emit) = emit {
+                let c = s.compile(&src).map_err(|e| fail(&src, &e))?;
+                match emit {
+                    EvalEmit::Ir => println!("{}", c.ir),
+                    EvalEmit::Plan => print!("{}", c.plan_text()),
+                    EvalEmit::Spvasm => {
+                        for (k, m) in c.plan.kernels.iter().zip(&c.modules) {
+                            println!("; kernel {}", k.name);
+                            println!("{}", arrc_spirv::disassemble(m).unwrap_or_default());
+                        }
+                    }
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let out = s.eval(&src).map_err(|e| fail(&src, &e))?;
+            for n in &out.notes {
+                eprintln!("arrc: {n}");
+            }
+            if let Some(v) = out.value {
+                match format {
+                    Format::Apl => println!("{}", arrc_ir::display::display(&v)),
+                    Format::Json => println!("{}", v.to_json()),
+                }
+            }
+            if stats {
+                let st = s.stats();
+                eprintln!(
+                    "arrc: device {} kernels {} dispatches {} uploads {} readbacks {}",
+                    s.device().map_or("none", |d| d.name.as_str()),
+                    st.kernels,
+                    st.dispatches,
+                    st.uploads,
+                    st.readbacks
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Build {
+            input,
+            output,
+            omega,
+            alpha,
+            emit,
+            workgroup_size,
+        } => {
+            let src = read(&input)?;
+            let omega_t = arrc::build::parse_arg_type(&omega, 0).map_err(|m| {
+                eprintln!("arrc build: --omega: {m}");
+                ExitCode::from(2)
+            })?;
+            let alpha_t = match &alpha {
+                Some(a) => Some(arrc::build::parse_arg_type(a, omega_t.rank() as u32).map_err(|m| {
+                    eprintln!("arrc build: --alpha: {m}");
+                    ExitCode::from(2)
+                })?),
+                None => None,
+            };
+            if workgroup_size == 0 || workgroup_size > 1024 {
+                eprintln!("arrc build: --workgroup-size must be between 1 and 1024");
+                return Err(ExitCode::from(2));
+            }
+            let opts = arrc_ir::plan::PlanOptions {
+                workgroup_size,
+                ..Default::default()
+            };
+            let built = arrc::build::build(&src, omega_t, alpha_t, &opts).map_err(|e| fail(&src, &e))?;
+            match emit {
+                Some(BuildEmit::Ir) => println!("{}", built.ir),
+                Some(BuildEmit::Spvasm) => println!("{}", arrc_spirv::disassemble(&built.words).unwrap_or_default()),
+                None => {
+                    let out = output.unwrap_or_else(|| input.with_extension("spv"));
+                    let bytes: Vec<u8> = built.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                    let manifest = out.with_extension("json");
+                    let json = serde_json::to_string_pretty(&built.manifest).unwrap_or_default();
+                    if let Err(e) = std::fs::write(&out, bytes).and_then(|_| std::fs::write(&manifest, json + "\n")) {
+                        eprintln!("arrc build: cannot write output: {e}");
+                        return Err(ExitCode::from(2));
+                    }
+                    eprintln!(
+                        "arrc: wrote {} ({} entry points, validated for vulkan1.1) and {}",
+                        out.display(),
+                        built.plan.kernels.len(),
+                        manifest.display()
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Devices => {
+            let ds = arrc::devices().map_err(|e| fail("", &e))?;
+            if ds.is_empty() {
+                println!("no Vulkan devices");
+            }
+            for d in ds {
+                println!(
+                    "{}: {} ({}), Vulkan {}, subgroup size {}, int64 {}, float64 {}, max storage buffer {} bytes, driver {}",
+                    d.index,
+                    d.name,
+                    d.device_type,
+                    d.api_version,
+                    d.subgroup_size,
+                    d.shader_int64,
+                    d.shader_float64,
+                    d.max_storage_buffer_range,
+                    d.driver
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Repl { backend: b, device, load } => {
+            let mut s = Session::with_device(backend(b), device).map_err(|e| fail("", &e))?;
+            load_all(&mut s, &load)?;
+            repl::run(&mut s);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+mod repl {
+    use super::*;
+    use rustyline::error::ReadlineError;
+
+    pub fn run(s: &mut Session) {
+        match s.device() {
+            Some(d) => println!("arrc on {} (subgroup size {}). Glyphs: `i → ⍳, `r → ⍴, `a → ⍺, `w → ⍵. Ctrl-D quits.", d.name, d.subgroup_size),
+            None => println!("arrc on the CPU reference. Glyphs: `i → ⍳, `r → ⍴. Ctrl-D quits."),
+        }
+        let mut rl = match rustyline::DefaultEditor::new() {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("arrc repl: {e}");
+                return;
+            }
+        };
+        let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".arrc_history"));
+        if let Some(h) = &history {
+            let _ = rl.load_history(h);
+        }
+        loop {
+            match rl.readline("      ") {
+                Ok(raw) => {
+                    let line = arrc::keymap::expand(&raw);
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    let _ = rl.add_history_entry(line.as_str());
+                    if raw.contains('`') {
+                        // Show what the backtick map made of the line.
+                        println!("      {}", line.trim());
+                    }
+                    match s.eval(&line) {
+                        Ok(out) => {
+                            for n in &out.notes {
+                                eprintln!("note: {n}");
+                            }
+                            if let Some(v) = out.value {
+                                println!("{}", arrc_ir::display::display(&v));
+                            }
+                        }
+                        Err(e) => eprint!("{}", diagnostics::render(&line, &e, color())),
+                    }
+                }
+                Err(ReadlineError::Interrupted) => continue,
+                Err(_) => break,
+            }
+        }
+        if let Some(h) = &history {
+            let _ = rl.save_history(h);
+        }
+    }
+}

@@ -1,0 +1,2 @@
+⍝ Sum of squares: arrc build examples/sumsq.apl -o sumsq.spv
+{+/⍵×⍵}

@@ -1,0 +1,1 @@
+x←⍳10 ⍝ the first ten
