@@ -194,9 +194,21 @@ impl Data {
         let w = ty.size();
         let chunks = bytes.chunks_exact(w).take(n);
         match ty {
-            ElemType::I32 => Data::I32(chunks.map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()),
-            ElemType::I64 => Data::I64(chunks.map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect()),
-            ElemType::F32 => Data::F32(chunks.map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()),
+            ElemType::I32 => Data::I32(
+                chunks
+                    .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            ElemType::I64 => Data::I64(
+                chunks
+                    .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            ElemType::F32 => Data::F32(
+                chunks
+                    .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
         }
     }
 }

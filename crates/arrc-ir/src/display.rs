@@ -31,7 +31,11 @@ pub fn format_float(v: f32) -> String {
         return "NaN".into();
     }
     if v.is_infinite() {
-        return if v > 0.0 { "∞".into() } else { "¯∞".into() };
+        return if v > 0.0 {
+            "∞".into()
+        } else {
+            "¯∞".into()
+        };
     }
     if v == 0.0 {
         return "0".into();
@@ -48,7 +52,11 @@ pub fn format_float(v: f32) -> String {
     }
     let body = if exp >= PRINT_PRECISION as i32 || exp < -6 {
         let (first, rest) = digits.split_at(1);
-        let e = if exp < 0 { format!("¯{}", -exp) } else { exp.to_string() };
+        let e = if exp < 0 {
+            format!("¯{}", -exp)
+        } else {
+            exp.to_string()
+        };
         if rest.is_empty() {
             format!("{first}E{e}")
         } else {
@@ -79,9 +87,14 @@ pub fn display(a: &Array) -> String {
         1 => cells.join(" "),
         _ => {
             let cols = *a.shape.last().unwrap_or(&1);
-            let rows = if cols == 0 { 0 } else { a.len() / cols };
+            let rows = a.len().checked_div(cols).unwrap_or(0);
             let widths: Vec<usize> = (0..cols)
-                .map(|c| (0..rows).map(|r| cells[r * cols + c].chars().count()).max().unwrap_or(0))
+                .map(|c| {
+                    (0..rows)
+                        .map(|r| cells[r * cols + c].chars().count())
+                        .max()
+                        .unwrap_or(0)
+                })
                 .collect();
             let plane_rows = a.shape[a.rank() - 2].max(1);
             let mut out = String::new();

@@ -32,10 +32,20 @@ impl fmt::Display for Value {
 pub struct Sym(pub u32);
 
 /// One axis length.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dim {
     Known(u64),
     Sym(Sym),
+}
+
+/// In manifests a known length is a number and a symbol is a string `"n0"`.
+impl serde::Serialize for Dim {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Dim::Known(n) => s.serialize_u64(*n),
+            Dim::Sym(_) => s.serialize_str(&self.to_string()),
+        }
+    }
 }
 
 impl fmt::Display for Dim {
@@ -56,7 +66,10 @@ pub struct Type {
 
 impl Type {
     pub fn scalar(elem: ElemType) -> Type {
-        Type { elem, shape: vec![] }
+        Type {
+            elem,
+            shape: vec![],
+        }
     }
 
     pub fn rank(&self) -> usize {
@@ -86,21 +99,38 @@ impl fmt::Display for Type {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Inst {
     /// The program's `index`th argument.
-    Param { index: u32 },
+    Param {
+        index: u32,
+    },
     /// A literal array.
     Const(Array),
     /// `⍳len`: the integers 1…len (⎕IO=1), i32.
-    Iota { len: Dim },
+    Iota {
+        len: Dim,
+    },
     /// Element-type conversion to the instruction's result type.
     Cast(Value),
-    Unary { op: UnOp, arg: Value },
+    Unary {
+        op: UnOp,
+        arg: Value,
+    },
     /// A scalar function with scalar extension: operands have the result's shape or are
     /// singletons.
-    Binary { op: BinOp, lhs: Value, rhs: Value },
+    Binary {
+        op: BinOp,
+        lhs: Value,
+        rhs: Value,
+    },
     /// `op/arg` along the last axis.
-    Reduce { op: BinOp, arg: Value },
+    Reduce {
+        op: BinOp,
+        arg: Value,
+    },
     /// `op\arg` along the last axis (inclusive).
-    Scan { op: BinOp, arg: Value },
+    Scan {
+        op: BinOp,
+        arg: Value,
+    },
 }
 
 impl Inst {
@@ -108,7 +138,10 @@ impl Inst {
     pub fn operands(&self) -> Vec<Value> {
         match self {
             Inst::Param { .. } | Inst::Const(_) | Inst::Iota { .. } => vec![],
-            Inst::Cast(v) | Inst::Unary { arg: v, .. } | Inst::Reduce { arg: v, .. } | Inst::Scan { arg: v, .. } => {
+            Inst::Cast(v)
+            | Inst::Unary { arg: v, .. }
+            | Inst::Reduce { arg: v, .. }
+            | Inst::Scan { arg: v, .. } => {
                 vec![*v]
             }
             Inst::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
@@ -117,7 +150,10 @@ impl Inst {
 
     /// True for instructions computed element by element (fusable into their users).
     pub fn is_elementwise(&self) -> bool {
-        matches!(self, Inst::Cast(_) | Inst::Unary { .. } | Inst::Binary { .. } | Inst::Iota { .. })
+        matches!(
+            self,
+            Inst::Cast(_) | Inst::Unary { .. } | Inst::Binary { .. } | Inst::Iota { .. }
+        )
     }
 }
 
@@ -205,7 +241,11 @@ impl fmt::Display for Function {
             write!(f, "  {v} = ")?;
             match inst {
                 Inst::Param { index } => write!(f, "param {index}")?,
-                Inst::Const(a) => write!(f, "const {}", crate::display::display(a).replace('\n', "; "))?,
+                Inst::Const(a) => write!(
+                    f,
+                    "const {}",
+                    crate::display::display(a).replace('\n', "; ")
+                )?,
                 Inst::Iota { len } => write!(f, "iota {len}")?,
                 Inst::Cast(x) => write!(f, "cast {x}")?,
                 Inst::Unary { op, arg } => write!(f, "{} {arg}", op.name())?,

@@ -28,7 +28,11 @@ struct Lower {
 
 /// Lowers a program whose free names are the given parameters (arrays supplied at run
 /// time). `functions` are named functions defined earlier (a session or library).
-pub fn lower_program(prog: &Program, params: &[Param], functions: &[(String, Func)]) -> Result<Function> {
+pub fn lower_program(
+    prog: &Program,
+    params: &[Param],
+    functions: &[(String, Func)],
+) -> Result<Function> {
     let mut l = Lower::new(functions);
     for (i, p) in params.iter().enumerate() {
         let v = l.param(i as u32, p);
@@ -47,11 +51,17 @@ pub fn lower_function(prog: &Program, omega: Type, alpha: Option<Type>) -> Resul
     let mut func = None;
     for s in &prog.stmts {
         match s {
-            Stmt::FnDef { name, func: fun, .. } => {
+            Stmt::FnDef {
+                name, func: fun, ..
+            } => {
                 l.bind(name, Binding::Func(fun.clone()));
                 func = Some(fun.clone());
             }
-            Stmt::Expr(Expr { kind: ExprKind::Assign { .. }, .. }) => {
+            Stmt::Func(fun) => func = Some(fun.clone()),
+            Stmt::Expr(Expr {
+                kind: ExprKind::Assign { .. },
+                ..
+            }) => {
                 if let Stmt::Expr(e) = s {
                     l.expr(e)?;
                 }
@@ -63,11 +73,16 @@ pub fn lower_function(prog: &Program, omega: Type, alpha: Option<Type>) -> Resul
                     e.span.clone(),
                 ))
             }
-            Stmt::Guard { cond, .. } => return Err(err::domain("a guard outside a dfn", cond.span.clone())),
+            Stmt::Guard { cond, .. } => {
+                return Err(err::domain("a guard outside a dfn", cond.span.clone()))
+            }
         }
     }
     let Some(func) = func else {
-        return Err(err::domain("the program defines no function; write one such as f←{+/⍵×⍵}", 0..0));
+        return Err(err::domain(
+            "the program defines no function; write one such as f←{+/⍵×⍵}",
+            0..0,
+        ));
     };
     let w = l.param(
         0,
@@ -78,7 +93,13 @@ pub fn lower_function(prog: &Program, omega: Type, alpha: Option<Type>) -> Resul
     );
     let result = match alpha {
         Some(a) => {
-            let a = l.param(1, &Param { name: "⍺".into(), ty: a });
+            let a = l.param(
+                1,
+                &Param {
+                    name: "⍺".into(),
+                    ty: a,
+                },
+            );
             l.dyadic(&func, a, w, &func.span.clone())?
         }
         None => l.monadic(&func, w, &func.span.clone())?,
@@ -131,6 +152,12 @@ impl Lower {
             match s {
                 Stmt::Expr(e) => last = Some(self.expr(e)?),
                 Stmt::FnDef { name, func, .. } => self.bind(name, Binding::Func(func.clone())),
+                Stmt::Func(f) => {
+                    return Err(err::domain(
+                        "a function on its own has no array value",
+                        f.span.clone(),
+                    ));
+                }
                 Stmt::Guard { cond, .. } => {
                     return Err(err::unsupported(
                         "guards need a value on the host; the GPU path does not run them yet",
@@ -139,7 +166,12 @@ impl Lower {
                 }
             }
         }
-        last.ok_or_else(|| err::value("no result: the program or function body is empty", span.clone()))
+        last.ok_or_else(|| {
+            err::value(
+                "no result: the program or function body is empty",
+                span.clone(),
+            )
+        })
     }
 
     fn konst(&mut self, a: Array, span: Span) -> Value {
@@ -162,12 +194,18 @@ impl Lower {
         match &e.kind {
             ExprKind::Number(n) => Ok(self.konst(Array::scalar(Scalar::from_literal(*n)), span)),
             ExprKind::Zilde => Ok(self.konst(Array::vector(Data::I32(vec![])), span)),
-            ExprKind::Str(_) => Err(err::domain("character data is not supported: arrc arrays are numeric", span)),
+            ExprKind::Str(_) => Err(err::domain(
+                "character data is not supported: arrc arrays are numeric",
+                span,
+            )),
             ExprKind::Strand(items) => {
                 let mut vals = Vec::new();
                 for it in items {
                     let v = self.expr(it)?;
-                    match self.as_const(v).and_then(|a| (a.rank() == 0).then(|| a.data.get(0))) {
+                    match self
+                        .as_const(v)
+                        .and_then(|a| (a.rank() == 0).then(|| a.data.get(0)))
+                    {
                         Some(s) => vals.push(s),
                         None => {
                             return Err(err::unsupported(
@@ -177,7 +215,11 @@ impl Lower {
                         }
                     }
                 }
-                let ty = vals.iter().map(|s| s.elem_type()).max().unwrap_or(ElemType::I32);
+                let ty = vals
+                    .iter()
+                    .map(|s| s.elem_type())
+                    .max()
+                    .unwrap_or(ElemType::I32);
                 let mut d = Data::with_capacity(ty, vals.len());
                 for s in vals {
                     d.push(s);
@@ -186,13 +228,22 @@ impl Lower {
             }
             ExprKind::Name(n) => match self.lookup(n) {
                 Some(Binding::Array(v)) => Ok(*v),
-                Some(Binding::Func(_)) => Err(err::domain(format!("{n} is a function, not an array"), span)),
+                Some(Binding::Func(_)) => Err(err::domain(
+                    format!("{n} is a function, not an array"),
+                    span,
+                )),
                 None => Err(err::value(format!("undefined name: {n}"), span)),
             },
-            ExprKind::SysName(n) => Err(err::unsupported(format!("{n} is not supported on the GPU path"), span)),
+            ExprKind::SysName(n) => Err(err::unsupported(
+                format!("{n} is not supported on the GPU path"),
+                span,
+            )),
             ExprKind::Alpha => match self.lookup("⍺") {
                 Some(Binding::Array(v)) => Ok(*v),
-                _ => Err(err::value("⍺ has no value: the function was called with no left argument", span)),
+                _ => Err(err::value(
+                    "⍺ has no value: the function was called with no left argument",
+                    span,
+                )),
             },
             ExprKind::Omega => match self.lookup("⍵") {
                 Some(Binding::Array(v)) => Ok(*v),
@@ -220,16 +271,25 @@ impl Lower {
                 self.bind(name, Binding::Array(v));
                 Ok(v)
             }
-            ExprKind::Index { .. } => Err(err::unsupported("indexing is not supported on the GPU path yet", span)),
+            ExprKind::Index { .. } => Err(err::unsupported(
+                "indexing is not supported on the GPU path yet",
+                span,
+            )),
         }
     }
 
-    fn resolve<'f>(&self, func: &'f Func) -> Result<Func> {
+    fn resolve(&self, func: &Func) -> Result<Func> {
         match &func.kind {
             FuncKind::Name(n) => match self.lookup(n) {
                 Some(Binding::Func(f)) => Ok(f.clone()),
-                Some(Binding::Array(_)) => Err(err::domain(format!("{n} is an array, not a function"), func.span.clone())),
-                None => Err(err::value(format!("undefined function: {n}"), func.span.clone())),
+                Some(Binding::Array(_)) => Err(err::domain(
+                    format!("{n} is an array, not a function"),
+                    func.span.clone(),
+                )),
+                None => Err(err::value(
+                    format!("undefined function: {n}"),
+                    func.span.clone(),
+                )),
             },
             _ => Ok(func.clone()),
         }
@@ -255,12 +315,18 @@ impl Lower {
                     Op1::Reduce => self.reduce(bin, arg, fspan),
                     Op1::Scan => self.scan(bin, arg, fspan),
                     other => Err(err::unsupported(
-                        format!("the operator {} is not supported on the GPU path yet", other.glyph()),
+                        format!(
+                            "the operator {} is not supported on the GPU path yet",
+                            other.glyph()
+                        ),
                         fspan,
                     )),
                 }
             }
-            FuncKind::SelfRef => Err(err::unsupported("∇ recursion is not supported on the GPU path", fspan)),
+            FuncKind::SelfRef => Err(err::unsupported(
+                "∇ recursion is not supported on the GPU path",
+                fspan,
+            )),
             FuncKind::Name(_) => unreachable_name(fspan),
             FuncKind::Outer(_) | FuncKind::Inner(..) => Err(err::unsupported(
                 "outer and inner products need a left argument",
@@ -295,7 +361,10 @@ impl Lower {
         match &operand.kind {
             FuncKind::Prim(p) => BinOp::from_prim(*p).ok_or_else(|| {
                 err::unsupported(
-                    format!("{} as an operand is not supported on the GPU path yet", p.glyph()),
+                    format!(
+                        "{} as an operand is not supported on the GPU path yet",
+                        p.glyph()
+                    ),
                     span,
                 )
             }),
@@ -303,7 +372,9 @@ impl Lower {
                 [Stmt::Expr(Expr {
                     kind: ExprKind::Dyadic { func, left, right },
                     ..
-                })] if matches!(left.kind, ExprKind::Alpha) && matches!(right.kind, ExprKind::Omega) => {
+                })] if matches!(left.kind, ExprKind::Alpha)
+                    && matches!(right.kind, ExprKind::Omega) =>
+                {
                     self.operand_op(&self.resolve(func)?)
                 }
                 _ => Err(err::unsupported(
@@ -311,11 +382,20 @@ impl Lower {
                     span,
                 )),
             },
-            _ => Err(err::unsupported("this operand is not supported on the GPU path yet", span)),
+            _ => Err(err::unsupported(
+                "this operand is not supported on the GPU path yet",
+                span,
+            )),
         }
     }
 
-    fn call_dfn(&mut self, body: &Program, alpha: Option<Value>, omega: Value, span: &Span) -> Result<Value> {
+    fn call_dfn(
+        &mut self,
+        body: &Program,
+        alpha: Option<Value>,
+        omega: Value,
+        span: &Span,
+    ) -> Result<Value> {
         if self.depth >= MAX_INLINE_DEPTH {
             return Err(err::domain("dfns nest too deeply", span.clone()));
         }
@@ -343,7 +423,14 @@ impl Lower {
             return self.konst(a, span);
         }
         let span = self.f.span(v);
-        self.f.push(Inst::Cast(v), Type { elem, shape: ty.shape }, span)
+        self.f.push(
+            Inst::Cast(v),
+            Type {
+                elem,
+                shape: ty.shape,
+            },
+            span,
+        )
     }
 
     fn unary(&mut self, op: UnOp, arg: Value, span: Span) -> Result<Value> {
@@ -353,11 +440,21 @@ impl Lower {
             let a = a.clone();
             let mut d = Data::with_capacity(elem, a.len());
             for i in 0..a.len() {
-                d.push(op.apply(a.data.get(i)).map_err(|e| scalar_error(e, span.clone()))?);
+                d.push(
+                    op.apply(a.data.get(i))
+                        .map_err(|e| scalar_error(e, span.clone()))?,
+                );
             }
             return Ok(self.konst(Array::new(a.shape.clone(), d), span));
         }
-        Ok(self.f.push(Inst::Unary { op, arg }, Type { elem, shape: ty.shape }, span))
+        Ok(self.f.push(
+            Inst::Unary { op, arg },
+            Type {
+                elem,
+                shape: ty.shape,
+            },
+            span,
+        ))
     }
 
     fn binary(&mut self, op: BinOp, l: Value, r: Value, span: Span) -> Result<Value> {
@@ -368,12 +465,27 @@ impl Lower {
         let (l, r) = (self.cast(l, t), self.cast(r, t));
         if let (Some(a), Some(b)) = (self.as_const(l), self.as_const(r)) {
             if a.len() == 1 && b.len() == 1 {
-                let s = op.apply(a.data.get(0), b.data.get(0)).map_err(|e| scalar_error(e, span.clone()))?;
-                let shape: Vec<usize> = shape.iter().map(|d| if let Dim::Known(n) = d { *n as usize } else { 1 }).collect();
+                let s = op
+                    .apply(a.data.get(0), b.data.get(0))
+                    .map_err(|e| scalar_error(e, span.clone()))?;
+                let shape: Vec<usize> = shape
+                    .iter()
+                    .map(|d| {
+                        if let Dim::Known(n) = d {
+                            *n as usize
+                        } else {
+                            1
+                        }
+                    })
+                    .collect();
                 return Ok(self.konst(Array::new(shape, single(s)), span));
             }
         }
-        Ok(self.f.push(Inst::Binary { op, lhs: l, rhs: r }, Type { elem, shape }, span))
+        Ok(self.f.push(
+            Inst::Binary { op, lhs: l, rhs: r },
+            Type { elem, shape },
+            span,
+        ))
     }
 
     /// The result shape of a scalar function: equal shapes, or scalar/singleton extension.
@@ -386,7 +498,11 @@ impl Lower {
         }
         if lt.rank() != rt.rank() {
             return Err(err::rank(
-                format!("arguments of rank {} and {} do not conform", lt.rank(), rt.rank()),
+                format!(
+                    "arguments of rank {} and {} do not conform",
+                    lt.rank(),
+                    rt.rank()
+                ),
                 span.clone(),
             ));
         }
@@ -394,7 +510,10 @@ impl Lower {
         for (a, b) in lt.shape.iter().zip(&rt.shape) {
             out.push(match (a, b) {
                 (Dim::Known(x), Dim::Known(y)) if x != y => {
-                    return Err(err::length(format!("lengths {x} and {y} do not match"), span.clone()))
+                    return Err(err::length(
+                        format!("lengths {x} and {y} do not match"),
+                        span.clone(),
+                    ))
                 }
                 (Dim::Known(_), _) => *a,
                 (_, Dim::Known(_)) => *b,
@@ -428,17 +547,25 @@ impl Lower {
             ));
         };
         if a.rank() > 1 || a.len() != 1 {
-            return Err(err::domain("⍳ takes a single non-negative integer here", span));
+            return Err(err::domain(
+                "⍳ takes a single non-negative integer here",
+                span,
+            ));
         }
         let n = match a.data.get(0).as_i64() {
             Some(n) if n >= 0 => n,
             _ => return Err(err::domain("⍳ needs a non-negative integer", span)),
         };
         if n > i32::MAX as i64 {
-            return Err(err::domain(format!("⍳{n} is too long: at most {} items", i32::MAX), span));
+            return Err(err::domain(
+                format!("⍳{n} is too long: at most {} items", i32::MAX),
+                span,
+            ));
         }
         Ok(self.f.push(
-            Inst::Iota { len: Dim::Known(n as u64) },
+            Inst::Iota {
+                len: Dim::Known(n as u64),
+            },
             Type {
                 elem: ElemType::I32,
                 shape: vec![Dim::Known(n as u64)],
@@ -448,24 +575,34 @@ impl Lower {
     }
 
     /// Shared checks of reduce and scan; `None` when the argument is a scalar.
-    fn fold_type(&self, op: BinOp, arg: Value, span: &Span, what: &str) -> Result<Option<(Type, Dim)>> {
+    fn fold_type(
+        &self,
+        op: BinOp,
+        arg: Value,
+        span: &Span,
+        what: &str,
+    ) -> Result<Option<(Type, Dim)>> {
         let ty = self.f.ty(arg).clone();
         let Some(&axis) = ty.shape.last() else {
             return Ok(None);
         };
         if !op.is_associative() {
             return Err(err::unsupported(
-                format!("{}{what} folds right to left; the GPU path does not run it yet", op.glyph()),
+                format!(
+                    "{}{what} folds right to left; the GPU path does not run it yet",
+                    op.glyph()
+                ),
                 span.clone(),
             ));
         }
-        let mut elem = op.reduce_type(ty.elem);
-        if axis == Dim::Known(0) {
-            if let Some(id) = op.identity(ty.elem) {
-                elem = id.elem_type();
-            }
-        }
-        Ok(Some((Type { elem, shape: ty.shape }, axis)))
+        let elem = op.reduce_type(ty.elem);
+        Ok(Some((
+            Type {
+                elem,
+                shape: ty.shape,
+            },
+            axis,
+        )))
     }
 
     fn reduce(&mut self, op: BinOp, arg: Value, span: Span) -> Result<Value> {
@@ -474,8 +611,22 @@ impl Lower {
         };
         ty.shape.pop();
         if axis == Dim::Known(0) {
-            if let (Some(id), true) = (op.identity(self.f.ty(arg).elem), ty.shape.iter().all(|d| matches!(d, Dim::Known(_)))) {
-                let shape: Vec<usize> = ty.shape.iter().map(|d| if let Dim::Known(n) = d { *n as usize } else { 0 }).collect();
+            // The identity's type: `⌈/⍬` is the most negative float.
+            if let (Some(id), true) = (
+                op.identity(self.f.ty(arg).elem),
+                ty.shape.iter().all(|d| matches!(d, Dim::Known(_))),
+            ) {
+                let shape: Vec<usize> = ty
+                    .shape
+                    .iter()
+                    .map(|d| {
+                        if let Dim::Known(n) = d {
+                            *n as usize
+                        } else {
+                            0
+                        }
+                    })
+                    .collect();
                 let n = shape.iter().product();
                 let mut d = Data::with_capacity(id.elem_type(), n);
                 (0..n).for_each(|_| d.push(id));

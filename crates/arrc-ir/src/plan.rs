@@ -50,7 +50,11 @@ pub enum Count {
     /// The product of these axis lengths.
     Product(Vec<Dim>),
     /// `max(1, min(ceil(of / per_group), max))`: a grid size.
-    Groups { of: Box<Count>, per_group: u32, max: u32 },
+    Groups {
+        of: Box<Count>,
+        per_group: u32,
+        max: u32,
+    },
 }
 
 impl Count {
@@ -68,9 +72,10 @@ impl Count {
                     Dim::Sym(s) => syms.get(s.0 as usize).copied().unwrap_or(0),
                 })
                 .product(),
-            Count::Groups { of, per_group, max } => {
-                of.eval(syms).div_ceil(*per_group as u64).clamp(1, *max as u64)
-            }
+            Count::Groups { of, per_group, max } => of
+                .eval(syms)
+                .div_ceil(*per_group as u64)
+                .clamp(1, *max as u64),
         }
     }
 }
@@ -103,20 +108,39 @@ pub struct Buffer {
 #[derive(Clone, Debug, PartialEq)]
 pub enum KExpr {
     /// Element `i` of a binding (element 0 when `broadcast`).
-    Load { binding: u32, elem: ElemType, broadcast: bool },
+    Load {
+        binding: u32,
+        elem: ElemType,
+        broadcast: bool,
+    },
     /// `i + 1` as i32: a fused `⍳`.
     Iota,
     Const(Scalar),
-    Cast { to: ElemType, arg: Box<KExpr> },
-    Unary { op: UnOp, elem: ElemType, arg: Box<KExpr> },
+    Cast {
+        to: ElemType,
+        arg: Box<KExpr>,
+    },
+    Unary {
+        op: UnOp,
+        elem: ElemType,
+        arg: Box<KExpr>,
+    },
     /// `error_bit` is set for functions that can raise an error (`÷`).
-    Binary { op: BinOp, elem: ElemType, lhs: Box<KExpr>, rhs: Box<KExpr>, error_bit: Option<u32> },
+    Binary {
+        op: BinOp,
+        elem: ElemType,
+        lhs: Box<KExpr>,
+        rhs: Box<KExpr>,
+        error_bit: Option<u32>,
+    },
 }
 
 impl KExpr {
     pub fn elem(&self) -> ElemType {
         match self {
-            KExpr::Load { elem, .. } | KExpr::Unary { elem, .. } | KExpr::Binary { elem, .. } => *elem,
+            KExpr::Load { elem, .. } | KExpr::Unary { elem, .. } | KExpr::Binary { elem, .. } => {
+                *elem
+            }
             KExpr::Cast { to, .. } => *to,
             KExpr::Iota => ElemType::I32,
             KExpr::Const(s) => s.elem_type(),
@@ -126,7 +150,12 @@ impl KExpr {
     /// Whether evaluating it may set a status bit.
     pub fn may_fail(&self) -> bool {
         match self {
-            KExpr::Binary { lhs, rhs, error_bit, .. } => error_bit.is_some() || lhs.may_fail() || rhs.may_fail(),
+            KExpr::Binary {
+                lhs,
+                rhs,
+                error_bit,
+                ..
+            } => error_bit.is_some() || lhs.may_fail() || rhs.may_fail(),
             KExpr::Cast { arg, .. } | KExpr::Unary { arg, .. } => arg.may_fail(),
             _ => false,
         }
@@ -140,12 +169,26 @@ pub enum KernelKind {
     Map { expr: KExpr, out: u32 },
     /// `out[g] = op/ expr(i)` over the elements workgroup `g` owns: a grid-stride
     /// share, or with `chunked` a contiguous chunk of `ceil(n / groups)` elements.
-    Reduce { op: BinOp, expr: KExpr, out: u32, chunked: bool },
+    Reduce {
+        op: BinOp,
+        expr: KExpr,
+        out: u32,
+        chunked: bool,
+    },
     /// Exclusive scan, in place, of the `n` values of binding `partials` (one workgroup).
-    ScanPartials { op: BinOp, elem: ElemType, partials: u32 },
+    ScanPartials {
+        op: BinOp,
+        elem: ElemType,
+        partials: u32,
+    },
     /// Inclusive scan of `expr` over each contiguous chunk, starting from the chunk's
     /// exclusive prefix in `partials[g]`.
-    ScanFinal { op: BinOp, expr: KExpr, partials: u32, out: u32 },
+    ScanFinal {
+        op: BinOp,
+        expr: KExpr,
+        partials: u32,
+        out: u32,
+    },
 }
 
 /// One storage-buffer binding of a kernel (descriptor set 0).
@@ -265,6 +308,10 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
     for i in 0..f.insts.len() {
         let val = Value(i as u32);
         let is_result = val == result;
+        if v.uses[i] == 0 {
+            // Dead values (an unused parameter, a literal replaced by its cast) cost nothing.
+            continue;
+        }
         match f.inst(val) {
             Inst::Param { index } => {
                 let b = p.buffer(val, BufferRole::Param(*index));
@@ -281,7 +328,9 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
         }
     }
     // A result that no kernel computes (a parameter or literal) is copied by one.
-    if p.plan.buffers.get(p.plan.result).map(|b| &b.role) != Some(&BufferRole::Result) || p.plan.dispatches.is_empty() {
+    if p.plan.buffers.get(p.plan.result).map(|b| &b.role) != Some(&BufferRole::Result)
+        || p.plan.dispatches.is_empty()
+    {
         p.map(result, true);
     }
     p.plan.result_shape = f.ty(result).shape.clone();
@@ -333,7 +382,8 @@ impl Planner<'_> {
                 arg: Box::new(self.expr(*arg, kb)),
             },
             Inst::Binary { op, lhs, rhs } => {
-                let error_bit = (*op == BinOp::Div).then(|| self.error_bit(ErrorClass::Domain, "division by zero", f.span(v)));
+                let error_bit = (*op == BinOp::Div)
+                    .then(|| self.error_bit(ErrorClass::Domain, "division by zero", f.span(v)));
                 KExpr::Binary {
                     op: *op,
                     elem: ty.elem,
@@ -376,7 +426,14 @@ impl Planner<'_> {
         }
     }
 
-    fn push_kernel(&mut self, name: &str, kind: KernelKind, kb: KernelBindings, push: Vec<(&'static str, Count)>, groups: Count) {
+    fn push_kernel(
+        &mut self,
+        name: &str,
+        kind: KernelKind,
+        kb: KernelBindings,
+        push: Vec<(&'static str, Count)>,
+        groups: Count,
+    ) {
         let k = self.plan.kernels.len();
         self.plan.kernels.push(Kernel {
             name: format!("{name}_{k}"),
@@ -394,7 +451,14 @@ impl Planner<'_> {
     }
 
     fn result_or_temp(&mut self, v: Value, is_result: bool) -> usize {
-        let b = self.buffer(v, if is_result { BufferRole::Result } else { BufferRole::Temp });
+        let b = self.buffer(
+            v,
+            if is_result {
+                BufferRole::Result
+            } else {
+                BufferRole::Temp
+            },
+        );
         if is_result {
             self.plan.result = b;
         }
@@ -417,14 +481,23 @@ impl Planner<'_> {
         self.bind_status(&mut kb, &[&expr]);
         let n = self.len_of(v);
         let groups = self.grid(&n, self.opts.map_groups);
-        self.push_kernel("map", KernelKind::Map { expr, out }, kb, vec![("n", n)], groups);
+        self.push_kernel(
+            "map",
+            KernelKind::Map { expr, out },
+            kb,
+            vec![("n", n)],
+            groups,
+        );
         self.buffer_of[v.index()] = Some(b);
     }
 
     fn rank1(&self, what: &str, arg: Value, span: Span) -> Result<()> {
         if self.v.func.ty(arg).rank() != 1 {
             return Err(err::unsupported(
-                format!("{what} of a rank-{} array is not supported on the GPU path yet", self.v.func.ty(arg).rank()),
+                format!(
+                    "{what} of a rank-{} array is not supported on the GPU path yet",
+                    self.v.func.ty(arg).rank()
+                ),
                 span,
             ));
         }
@@ -442,7 +515,12 @@ impl Planner<'_> {
         let expr = self.expr(arg, &mut kb);
         let out = kb.bind(partials, elem, true);
         self.bind_status(&mut kb, &[&expr]);
-        let kind = KernelKind::Reduce { op, expr, out, chunked: false };
+        let kind = KernelKind::Reduce {
+            op,
+            expr,
+            out,
+            chunked: false,
+        };
         self.push_kernel("reduce", kind, kb, vec![("n", n)], groups.clone());
         // Pass 2: one workgroup folds the partials, in a fixed order: the same input
         // gives the same bits on every run.
@@ -455,7 +533,12 @@ impl Planner<'_> {
             elem,
             broadcast: false,
         };
-        let kind = KernelKind::Reduce { op, expr, out, chunked: false };
+        let kind = KernelKind::Reduce {
+            op,
+            expr,
+            out,
+            chunked: false,
+        };
         self.push_kernel("reduce", kind, kb, vec![("n", groups)], Count::known(1));
         self.buffer_of[v.index()] = Some(b);
         Ok(())
@@ -472,13 +555,34 @@ impl Planner<'_> {
         let expr = self.expr(arg, &mut kb);
         let out = kb.bind(partials, elem, true);
         self.bind_status(&mut kb, &[&expr]);
-        let kind = KernelKind::Reduce { op, expr, out, chunked: true };
-        self.push_kernel("scan_reduce", kind, kb, vec![("n", n.clone())], groups.clone());
+        let kind = KernelKind::Reduce {
+            op,
+            expr,
+            out,
+            chunked: true,
+        };
+        self.push_kernel(
+            "scan_reduce",
+            kind,
+            kb,
+            vec![("n", n.clone())],
+            groups.clone(),
+        );
 
         let mut kb = KernelBindings::default();
         let p = kb.bind(partials, elem, true);
-        let kind = KernelKind::ScanPartials { op, elem, partials: p };
-        self.push_kernel("scan_partials", kind, kb, vec![("n", groups.clone())], Count::known(1));
+        let kind = KernelKind::ScanPartials {
+            op,
+            elem,
+            partials: p,
+        };
+        self.push_kernel(
+            "scan_partials",
+            kind,
+            kb,
+            vec![("n", groups.clone())],
+            Count::known(1),
+        );
 
         let b = self.result_or_temp(v, is_result);
         let mut kb = KernelBindings::default();

@@ -65,7 +65,10 @@ impl UnOp {
     pub fn apply(self, x: Scalar) -> Result<Scalar, ScalarError> {
         match (self, x) {
             (UnOp::Neg, Scalar::I32(v)) => Ok(Scalar::I64(-(v as i64))),
-            (UnOp::Neg, Scalar::I64(v)) => v.checked_neg().map(Scalar::I64).ok_or(ScalarError::Overflow),
+            (UnOp::Neg, Scalar::I64(v)) => v
+                .checked_neg()
+                .map(Scalar::I64)
+                .ok_or(ScalarError::Overflow),
             (UnOp::Neg, Scalar::F32(v)) => Ok(Scalar::F32(-v)),
         }
     }

@@ -40,7 +40,11 @@ fn conforms(operand: &Type, result: &Type) -> bool {
 pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
     let n = f.insts.len();
     if f.types.len() != n || f.spans.len() != n {
-        return Err(Error::new(ErrorClass::Unsupported, "internal compiler error: IR side tables", 0..0));
+        return Err(Error::new(
+            ErrorClass::Unsupported,
+            "internal compiler error: IR side tables",
+            0..0,
+        ));
     }
     for (i, inst) in f.insts.iter().enumerate() {
         let v = Value(i as u32);
@@ -62,7 +66,10 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
             Inst::Const(a) => {
                 a.elem == ty.elem
                     && a.shape.len() == ty.rank()
-                    && a.shape.iter().zip(&ty.shape).all(|(x, d)| *d == Dim::Known(*x as u64))
+                    && a.shape
+                        .iter()
+                        .zip(&ty.shape)
+                        .all(|(x, d)| *d == Dim::Known(*x as u64))
             }
             Inst::Iota { len } => ty.elem == crate::ElemType::I32 && ty.shape == vec![*len],
             Inst::Cast(x) => f.ty(*x).shape == ty.shape,
@@ -73,7 +80,11 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
             Inst::Binary { op, lhs, rhs } => {
                 let (lt, rt) = (f.ty(*lhs), f.ty(*rhs));
                 let t = op.operand_type(lt.elem, rt.elem);
-                lt.elem == t && rt.elem == t && op.result_type(lt.elem, rt.elem) == ty.elem && conforms(lt, ty) && conforms(rt, ty)
+                lt.elem == t
+                    && rt.elem == t
+                    && op.result_type(lt.elem, rt.elem) == ty.elem
+                    && conforms(lt, ty)
+                    && conforms(rt, ty)
             }
             Inst::Reduce { arg, .. } => {
                 let at = f.ty(*arg);
@@ -90,7 +101,13 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
     }
     match f.result {
         Some(r) if r.index() < n => {}
-        _ => return Err(Error::new(ErrorClass::Unsupported, "internal compiler error: no result", 0..0)),
+        _ => {
+            return Err(Error::new(
+                ErrorClass::Unsupported,
+                "internal compiler error: no result",
+                0..0,
+            ))
+        }
     }
     Ok(Verified {
         func: f,

@@ -41,7 +41,10 @@ struct Interp<'e> {
 /// value of the last expression statement, or `None` when the program only defines
 /// functions.
 pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
-    let mut it = Interp { env, frames: vec![] };
+    let mut it = Interp {
+        env,
+        frames: vec![],
+    };
     let mut last = None;
     for s in &prog.stmts {
         match s {
@@ -51,7 +54,10 @@ pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
                 it.env.arrays.remove(name);
                 last = None;
             }
-            Stmt::Guard { cond, .. } => return Err(err::domain("a guard outside a dfn", cond.span.clone())),
+            Stmt::Func(_) => last = None,
+            Stmt::Guard { cond, .. } => {
+                return Err(err::domain("a guard outside a dfn", cond.span.clone()))
+            }
         }
     }
     Ok(last)
@@ -59,7 +65,10 @@ pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
 
 /// Applies `func` (as written in a program) to arguments.
 pub fn apply(func: &Func, alpha: Option<&Array>, omega: &Array, env: &mut Env) -> Result<Array> {
-    let mut it = Interp { env, frames: vec![] };
+    let mut it = Interp {
+        env,
+        frames: vec![],
+    };
     let span = func.span.clone();
     match alpha {
         Some(a) => it.dyadic(func, a.clone(), omega.clone(), &span),
@@ -108,7 +117,10 @@ impl Interp<'_> {
         match &e.kind {
             ExprKind::Number(n) => Ok(Array::scalar(Scalar::from_literal(*n))),
             ExprKind::Zilde => Ok(Array::vector(Data::I32(vec![]))),
-            ExprKind::Str(_) => Err(err::domain("character data is not supported: arrc arrays are numeric", span)),
+            ExprKind::Str(_) => Err(err::domain(
+                "character data is not supported: arrc arrays are numeric",
+                span,
+            )),
             ExprKind::Strand(items) => {
                 let mut vals = Vec::with_capacity(items.len());
                 for it in items {
@@ -121,7 +133,11 @@ impl Interp<'_> {
                     }
                     vals.push(a.data.get(0));
                 }
-                let ty = vals.iter().map(|s| s.elem_type()).max().unwrap_or(ElemType::I32);
+                let ty = vals
+                    .iter()
+                    .map(|s| s.elem_type())
+                    .max()
+                    .unwrap_or(ElemType::I32);
                 let mut d = Data::with_capacity(ty, vals.len());
                 vals.into_iter().for_each(|s| d.push(s));
                 Ok(Array::vector(d))
@@ -131,10 +147,12 @@ impl Interp<'_> {
                 .cloned()
                 .ok_or_else(|| err::value(format!("undefined name: {n}"), span)),
             ExprKind::SysName(n) => Err(err::value(format!("unknown system name {n}"), span)),
-            ExprKind::Alpha => self
-                .lookup_array("⍺")
-                .cloned()
-                .ok_or_else(|| err::value("⍺ has no value: the function was called with no left argument", span)),
+            ExprKind::Alpha => self.lookup_array("⍺").cloned().ok_or_else(|| {
+                err::value(
+                    "⍺ has no value: the function was called with no left argument",
+                    span,
+                )
+            }),
             ExprKind::Omega => self
                 .lookup_array("⍵")
                 .cloned()
@@ -158,7 +176,10 @@ impl Interp<'_> {
                 self.assign(name, v.clone());
                 Ok(v)
             }
-            ExprKind::Index { .. } => Err(err::unsupported("bracket indexing is not implemented yet", span)),
+            ExprKind::Index { .. } => Err(err::unsupported(
+                "bracket indexing is not implemented yet",
+                span,
+            )),
         }
     }
 
@@ -185,15 +206,24 @@ impl Interp<'_> {
             FuncKind::Prim(Prim::Plus) => Ok(x),
             FuncKind::Prim(p) => match UnOp::from_prim(*p) {
                 Some(op) => unary(op, &x, fspan),
-                None => Err(err::unsupported(format!("monadic {} is not implemented yet", p.glyph()), fspan)),
+                None => Err(err::unsupported(
+                    format!("monadic {} is not implemented yet", p.glyph()),
+                    fspan,
+                )),
             },
             FuncKind::Dfn(body) => self.call_dfn(&f, body, None, x, span),
             FuncKind::Derived { op, operand } => match op {
                 Op1::Reduce => self.fold(operand, &x, fspan, false),
                 Op1::Scan => self.fold(operand, &x, fspan, true),
-                other => Err(err::unsupported(format!("the operator {} is not implemented yet", other.glyph()), fspan)),
+                other => Err(err::unsupported(
+                    format!("the operator {} is not implemented yet", other.glyph()),
+                    fspan,
+                )),
             },
-            _ => Err(err::unsupported("this function is not implemented yet", fspan)),
+            _ => Err(err::unsupported(
+                "this function is not implemented yet",
+                fspan,
+            )),
         }
     }
 
@@ -203,14 +233,27 @@ impl Interp<'_> {
         match &f.kind {
             FuncKind::Prim(p) => match BinOp::from_prim(*p) {
                 Some(op) => binary(op, &a, &b, fspan),
-                None => Err(err::unsupported(format!("dyadic {} is not implemented yet", p.glyph()), fspan)),
+                None => Err(err::unsupported(
+                    format!("dyadic {} is not implemented yet", p.glyph()),
+                    fspan,
+                )),
             },
             FuncKind::Dfn(body) => self.call_dfn(&f, body, Some(a), b, span),
-            _ => Err(err::unsupported("this function is not implemented dyadically yet", fspan)),
+            _ => Err(err::unsupported(
+                "this function is not implemented dyadically yet",
+                fspan,
+            )),
         }
     }
 
-    fn call_dfn(&mut self, f: &Func, body: &Program, alpha: Option<Array>, omega: Array, span: &Span) -> Result<Array> {
+    fn call_dfn(
+        &mut self,
+        f: &Func,
+        body: &Program,
+        alpha: Option<Array>,
+        omega: Array,
+        span: &Span,
+    ) -> Result<Array> {
         if self.frames.len() >= MAX_DEPTH {
             return Err(err::domain("dfns nest too deeply", span.clone()));
         }
@@ -252,6 +295,10 @@ impl Interp<'_> {
                     Flow::Return(v)
                 }))
             }
+            Stmt::Func(f) => Err(err::domain(
+                "a function on its own has no array value",
+                f.span.clone(),
+            )),
             Stmt::FnDef { name, func, .. } => {
                 if let Some(f) = self.frames.last_mut() {
                     f.functions.insert(name.clone(), func.clone());
@@ -263,7 +310,10 @@ impl Interp<'_> {
                 match c.as_singleton().and_then(|s| s.as_i64()) {
                     Some(1) => Ok(Some(Flow::Return(self.expr(value)?))),
                     Some(0) => Ok(None),
-                    _ => Err(err::domain("a guard's condition must be a single 0 or 1", cond.span.clone())),
+                    _ => Err(err::domain(
+                        "a guard's condition must be a single 0 or 1",
+                        cond.span.clone(),
+                    )),
                 }
             }
         }
@@ -277,18 +327,23 @@ impl Interp<'_> {
         }
         let prim = match &operand.kind {
             FuncKind::Prim(p) => Some(BinOp::from_prim(*p).ok_or_else(|| {
-                err::unsupported(format!("{} as an operand is not implemented yet", p.glyph()), span.clone())
+                err::unsupported(
+                    format!("{} as an operand is not implemented yet", p.glyph()),
+                    span.clone(),
+                )
             })?),
             _ => None,
         };
         let n = *x.shape.last().unwrap_or(&0);
-        let rows = if n == 0 { x.shape[..x.rank() - 1].iter().product() } else { x.len() / n };
+        let rows: usize = x.shape[..x.rank() - 1].iter().product();
         let mut shape = x.shape.clone();
         if !scan {
             shape.pop();
         }
         let elem = match prim {
-            Some(op) if n == 0 && !scan => op.identity(x.elem).map_or(op.reduce_type(x.elem), |s| s.elem_type()),
+            Some(op) if n == 0 && !scan => op
+                .identity(x.elem)
+                .map_or(op.reduce_type(x.elem), |s| s.elem_type()),
             Some(op) => op.reduce_type(x.elem),
             None => x.elem,
         };
@@ -297,7 +352,9 @@ impl Interp<'_> {
             let row: Vec<Scalar> = (0..n).map(|j| x.data.get(r * n + j).cast(elem)).collect();
             if scan {
                 match prim {
-                    Some(op) if op.is_associative() => scan_associative(op, &row, elem, &span, &mut out)?,
+                    Some(op) if op.is_associative() => {
+                        scan_associative(op, &row, elem, &span, &mut out)?
+                    }
                     _ => {
                         for i in 0..n {
                             out.push(self.fold_row(prim, &operand, &row[..=i], elem, &span)?);
@@ -306,7 +363,10 @@ impl Interp<'_> {
                 }
             } else if n == 0 {
                 let id = prim.and_then(|op| op.identity(x.elem)).ok_or_else(|| {
-                    err::domain("this function has no identity element for an empty reduction", span.clone())
+                    err::domain(
+                        "this function has no identity element for an empty reduction",
+                        span.clone(),
+                    )
                 })?;
                 out.push(id);
             } else {
@@ -319,13 +379,24 @@ impl Interp<'_> {
     }
 
     /// The right-to-left reduction of a non-empty row.
-    fn fold_row(&mut self, prim: Option<BinOp>, operand: &Func, row: &[Scalar], elem: ElemType, span: &Span) -> Result<Scalar> {
+    fn fold_row(
+        &mut self,
+        prim: Option<BinOp>,
+        operand: &Func,
+        row: &[Scalar],
+        elem: ElemType,
+        span: &Span,
+    ) -> Result<Scalar> {
         match prim {
             Some(op @ (BinOp::Add | BinOp::Mul)) if elem == ElemType::F32 => {
                 // Exact-as-possible oracle: accumulate in f64, round once.
                 let mut acc = if op == BinOp::Add { 0.0f64 } else { 1.0 };
                 for s in row {
-                    acc = if op == BinOp::Add { acc + s.as_f64() } else { acc * s.as_f64() };
+                    acc = if op == BinOp::Add {
+                        acc + s.as_f64()
+                    } else {
+                        acc * s.as_f64()
+                    };
                 }
                 Ok(Scalar::F32(acc as f32))
             }
@@ -350,11 +421,21 @@ impl Interp<'_> {
 }
 
 /// A running scan of an associative function; float sums and products accumulate in f64.
-fn scan_associative(op: BinOp, row: &[Scalar], elem: ElemType, span: &Span, out: &mut Vec<Scalar>) -> Result<()> {
+fn scan_associative(
+    op: BinOp,
+    row: &[Scalar],
+    elem: ElemType,
+    span: &Span,
+    out: &mut Vec<Scalar>,
+) -> Result<()> {
     if elem == ElemType::F32 && matches!(op, BinOp::Add | BinOp::Mul) {
         let mut acc = if op == BinOp::Add { 0.0f64 } else { 1.0 };
         for s in row {
-            acc = if op == BinOp::Add { acc + s.as_f64() } else { acc * s.as_f64() };
+            acc = if op == BinOp::Add {
+                acc + s.as_f64()
+            } else {
+                acc * s.as_f64()
+            };
             out.push(Scalar::F32(acc as f32));
         }
         return Ok(());
@@ -372,16 +453,26 @@ fn scan_associative(op: BinOp, row: &[Scalar], elem: ElemType, span: &Span, out:
 }
 
 fn combine(op: BinOp, a: Scalar, b: Scalar, elem: ElemType, span: &Span) -> Result<Scalar> {
-    op.apply(a, b).map(|s| s.cast(elem)).map_err(|e| scalar_error(e, span.clone()))
+    op.apply(a, b)
+        .map(|s| s.cast(elem))
+        .map_err(|e| scalar_error(e, span.clone()))
 }
 
 fn iota(x: &Array, span: Span) -> Result<Array> {
     if x.rank() > 1 || x.len() != 1 {
-        return Err(err::domain("⍳ takes a single non-negative integer here", span));
+        return Err(err::domain(
+            "⍳ takes a single non-negative integer here",
+            span,
+        ));
     }
     match x.data.get(0).as_i64() {
-        Some(n) if (0..=i32::MAX as i64).contains(&n) => Ok(Array::vector(Data::I32((1..=n as i32).collect()))),
-        Some(n) if n > i32::MAX as i64 => Err(err::domain(format!("⍳{n} is too long: at most {} items", i32::MAX), span)),
+        Some(n) if (0..=i32::MAX as i64).contains(&n) => {
+            Ok(Array::vector(Data::I32((1..=n as i32).collect())))
+        }
+        Some(n) if n > i32::MAX as i64 => Err(err::domain(
+            format!("⍳{n} is too long: at most {} items", i32::MAX),
+            span,
+        )),
         _ => Err(err::domain("⍳ needs a non-negative integer", span)),
     }
 }
@@ -390,7 +481,10 @@ fn unary(op: UnOp, x: &Array, span: Span) -> Result<Array> {
     let elem = op.result_type(x.elem);
     let mut d = Data::with_capacity(elem, x.len());
     for i in 0..x.len() {
-        d.push(op.apply(x.data.get(i)).map_err(|e| scalar_error(e, span.clone()))?);
+        d.push(
+            op.apply(x.data.get(i))
+                .map_err(|e| scalar_error(e, span.clone()))?,
+        );
     }
     Ok(Array::new(x.shape.clone(), d))
 }
@@ -405,12 +499,24 @@ pub fn binary(op: BinOp, a: &Array, b: &Array, span: Span) -> Result<Array> {
         a.shape.clone()
     } else if a.rank() != b.rank() {
         return Err(err::rank(
-            format!("arguments of rank {} and {} do not conform", a.rank(), b.rank()),
+            format!(
+                "arguments of rank {} and {} do not conform",
+                a.rank(),
+                b.rank()
+            ),
             span,
         ));
     } else if a.shape != b.shape {
-        let (x, y) = a.shape.iter().zip(&b.shape).find(|(x, y)| x != y).map_or((0, 0), |(x, y)| (*x, *y));
-        return Err(err::length(format!("lengths {x} and {y} do not match"), span));
+        let (x, y) = a
+            .shape
+            .iter()
+            .zip(&b.shape)
+            .find(|(x, y)| x != y)
+            .map_or((0, 0), |(x, y)| (*x, *y));
+        return Err(err::length(
+            format!("lengths {x} and {y} do not match"),
+            span,
+        ));
     } else {
         a.shape.clone()
     };

@@ -9,8 +9,8 @@ use arrc_ir::scalar::{BinOp, UnOp};
 use arrc_ir::{ElemType, Scalar};
 use rspirv::dr::{Builder, Operand};
 use rspirv::spirv::{
-    self, AddressingModel, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel, FunctionControl,
-    GroupOperation, MemoryModel, SelectionControl, StorageClass, Word,
+    self, AddressingModel, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel,
+    FunctionControl, GroupOperation, MemoryModel, SelectionControl, StorageClass, Word,
 };
 use std::collections::HashMap;
 
@@ -99,7 +99,11 @@ impl Emitter {
         };
         let one = e.c_u32(1);
         let wgv = e.b.spec_constant_composite(v3u32, [wg_size, one, one]);
-        e.b.decorate(wgv, Decoration::BuiltIn, [Operand::BuiltIn(BuiltIn::WorkgroupSize)]);
+        e.b.decorate(
+            wgv,
+            Decoration::BuiltIn,
+            [Operand::BuiltIn(BuiltIn::WorkgroupSize)],
+        );
         // Built-in inputs are module-level variables: declare them before any function.
         for bi in [
             BuiltIn::LocalInvocationId,
@@ -199,8 +203,11 @@ impl Emitter {
         }
         let et = self.ty(t);
         let rt = self.b.type_runtime_array(et);
-        self.b
-            .decorate(rt, Decoration::ArrayStride, [Operand::LiteralBit32(t.size() as u32)]);
+        self.b.decorate(
+            rt,
+            Decoration::ArrayStride,
+            [Operand::LiteralBit32(t.size() as u32)],
+        );
         let st = self.b.type_struct([rt]);
         self.b.decorate(st, Decoration::Block, []);
         self.b
@@ -214,12 +221,15 @@ impl Emitter {
             return id;
         }
         let ty = match bi {
-            BuiltIn::LocalInvocationId | BuiltIn::WorkgroupId | BuiltIn::NumWorkgroups => self.v3u32,
+            BuiltIn::LocalInvocationId | BuiltIn::WorkgroupId | BuiltIn::NumWorkgroups => {
+                self.v3u32
+            }
             _ => self.u32_t,
         };
         let p = self.ptr(StorageClass::Input, ty);
         let v = self.b.variable(p, None, StorageClass::Input, None);
-        self.b.decorate(v, Decoration::BuiltIn, [Operand::BuiltIn(bi)]);
+        self.b
+            .decorate(v, Decoration::BuiltIn, [Operand::BuiltIn(bi)]);
         self.builtins.insert(bi, v);
         v
     }
@@ -230,11 +240,16 @@ impl Emitter {
         if !cx.interface.contains(&var) {
             cx.interface.push(var);
         }
-        let vector = matches!(bi, BuiltIn::LocalInvocationId | BuiltIn::WorkgroupId | BuiltIn::NumWorkgroups);
+        let vector = matches!(
+            bi,
+            BuiltIn::LocalInvocationId | BuiltIn::WorkgroupId | BuiltIn::NumWorkgroups
+        );
         let ty = if vector { self.v3u32 } else { self.u32_t };
         let v = self.b.load(ty, None, var, None, []).map_err(be)?;
         if vector {
-            self.b.composite_extract(self.u32_t, None, v, [0]).map_err(be)
+            self.b
+                .composite_extract(self.u32_t, None, v, [0])
+                .map_err(be)
         } else {
             Ok(v)
         }
@@ -257,7 +272,10 @@ impl Emitter {
         let placed = self
             .b
             .select_block(Some(0))
-            .and_then(|_| self.b.insert_into_block(rspirv::dr::InsertPoint::Begin, inst))
+            .and_then(|_| {
+                self.b
+                    .insert_into_block(rspirv::dr::InsertPoint::Begin, inst)
+            })
             .and_then(|_| self.b.select_block(current));
         debug_assert!(placed.is_ok(), "local() outside a function");
         id
@@ -274,7 +292,9 @@ impl Emitter {
     /// `if cond { then }`.
     fn if_then(&mut self, cond: Word, then: impl FnOnce(&mut Self) -> R<()>) -> R<()> {
         let (t, m) = (self.b.id(), self.b.id());
-        self.b.selection_merge(m, SelectionControl::NONE).map_err(be)?;
+        self.b
+            .selection_merge(m, SelectionControl::NONE)
+            .map_err(be)?;
         self.b.branch_conditional(cond, t, m, []).map_err(be)?;
         self.b.begin_block(Some(t)).map_err(be)?;
         then(self)?;
@@ -291,7 +311,9 @@ impl Emitter {
         els: impl FnOnce(&mut Self) -> R<()>,
     ) -> R<()> {
         let (t, f, m) = (self.b.id(), self.b.id(), self.b.id());
-        self.b.selection_merge(m, SelectionControl::NONE).map_err(be)?;
+        self.b
+            .selection_merge(m, SelectionControl::NONE)
+            .map_err(be)?;
         self.b.branch_conditional(cond, t, f, []).map_err(be)?;
         self.b.begin_block(Some(t)).map_err(be)?;
         then(self)?;
@@ -310,10 +332,18 @@ impl Emitter {
         body: impl FnOnce(&mut Self) -> R<()>,
         step: impl FnOnce(&mut Self) -> R<()>,
     ) -> R<()> {
-        let (header, check, bodyb, cont, merge) = (self.b.id(), self.b.id(), self.b.id(), self.b.id(), self.b.id());
+        let (header, check, bodyb, cont, merge) = (
+            self.b.id(),
+            self.b.id(),
+            self.b.id(),
+            self.b.id(),
+            self.b.id(),
+        );
         self.b.branch(header).map_err(be)?;
         self.b.begin_block(Some(header)).map_err(be)?;
-        self.b.loop_merge(merge, cont, spirv::LoopControl::NONE, []).map_err(be)?;
+        self.b
+            .loop_merge(merge, cont, spirv::LoopControl::NONE, [])
+            .map_err(be)?;
         self.b.branch(check).map_err(be)?;
         self.b.begin_block(Some(check)).map_err(be)?;
         let c = cond(self)?;
@@ -390,14 +420,20 @@ impl Emitter {
             (BinOp::Max, true) => b.group_non_uniform_f_max(ty, None, sg, gop, v, None),
             (BinOp::Min, false) => b.group_non_uniform_s_min(ty, None, sg, gop, v, None),
             (BinOp::Min, true) => b.group_non_uniform_f_min(ty, None, sg, gop, v, None),
-            (op, _) => return Err(SpirvError::Build(format!("{op:?} is not associative: no subgroup form"))),
+            (op, _) => {
+                return Err(SpirvError::Build(format!(
+                    "{op:?} is not associative: no subgroup form"
+                )))
+            }
         }
         .map_err(be)
     }
 
     fn elect(&mut self) -> R<Word> {
         let sg = self.c_u32(SCOPE_SUBGROUP);
-        self.b.group_non_uniform_elect(self.bool_t, None, sg).map_err(be)
+        self.b
+            .group_non_uniform_elect(self.bool_t, None, sg)
+            .map_err(be)
     }
 
     fn convert(&mut self, v: Word, from: ElemType, to: ElemType) -> R<Word> {
@@ -453,7 +489,9 @@ impl Emitter {
 
     fn expr(&mut self, cx: &Cx, e: &KExpr, i: Word) -> R<Word> {
         match e {
-            KExpr::Load { binding, broadcast, .. } => {
+            KExpr::Load {
+                binding, broadcast, ..
+            } => {
                 let idx = if *broadcast { self.c_u32(0) } else { i };
                 self.load_elem(cx, *binding, idx)
             }
@@ -489,7 +527,9 @@ impl Emitter {
                 let b = self.expr(cx, rhs, i)?;
                 let r = self.binop(*op, *elem, a, b)?;
                 match (op, error_bit, cx.status) {
-                    (BinOp::Div, Some(bit), Some(status)) => self.checked_div(cx, status, *bit, a, b, r),
+                    (BinOp::Div, Some(bit), Some(status)) => {
+                        self.checked_div(cx, status, *bit, a, b, r)
+                    }
                     _ => Ok(r),
                 }
             }
@@ -497,7 +537,15 @@ impl Emitter {
     }
 
     /// APL division: `0÷0` is 1, and `x÷0` raises DOMAIN ERROR through the status word.
-    fn checked_div(&mut self, _cx: &Cx, status: Word, bit: u32, a: Word, b: Word, q: Word) -> R<Word> {
+    fn checked_div(
+        &mut self,
+        _cx: &Cx,
+        status: Word,
+        bit: u32,
+        a: Word,
+        b: Word,
+        q: Word,
+    ) -> R<Word> {
         let f = self.ty(ElemType::F32);
         let zero = self.scalar(Scalar::F32(0.0));
         let one = self.scalar(Scalar::F32(1.0));
@@ -510,11 +558,14 @@ impl Emitter {
             let ut = e.u32_t;
             let p = e.ptr(StorageClass::StorageBuffer, ut);
             let zero = e.c_u32(0);
-            let ptr = e.b.access_chain(p, None, status, [zero, zero]).map_err(be)?;
+            let ptr =
+                e.b.access_chain(p, None, status, [zero, zero])
+                    .map_err(be)?;
             let dev = e.c_u32(SCOPE_DEVICE);
             let relaxed = e.c_u32(0);
             let mask = e.c_u32(1 << bit);
-            e.b.atomic_or(ut, None, ptr, dev, relaxed, mask).map_err(be)?;
+            e.b.atomic_or(ut, None, ptr, dev, relaxed, mask)
+                .map_err(be)?;
             Ok(())
         })?;
         let both = self.b.logical_and(bt, None, bz, az).map_err(be)?;
@@ -546,8 +597,11 @@ impl Emitter {
             let var = self.b.variable(p, None, StorageClass::StorageBuffer, None);
             self.b
                 .decorate(var, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
-            self.b
-                .decorate(var, Decoration::Binding, [Operand::LiteralBit32(bnd.binding)]);
+            self.b.decorate(
+                var,
+                Decoration::Binding,
+                [Operand::LiteralBit32(bnd.binding)],
+            );
             if !bnd.writable {
                 self.b.decorate(var, Decoration::NonWritable, []);
             }
@@ -558,10 +612,14 @@ impl Emitter {
         }
         let pc_t = self.push_struct(k.push_constants.len());
         let pc_p = self.ptr(StorageClass::PushConstant, pc_t);
-        let pc = self.b.variable(pc_p, None, StorageClass::PushConstant, None);
+        let pc = self
+            .b
+            .variable(pc_p, None, StorageClass::PushConstant, None);
 
         let shared_elem = match &k.kind {
-            KernelKind::Reduce { expr, .. } | KernelKind::ScanFinal { expr, .. } => Some(expr.elem()),
+            KernelKind::Reduce { expr, .. } | KernelKind::ScanFinal { expr, .. } => {
+                Some(expr.elem())
+            }
             _ => None,
         };
         if let Some(t) = shared_elem {
@@ -583,18 +641,30 @@ impl Emitter {
 
         match &k.kind {
             KernelKind::Map { expr, out } => self.map_kernel(&mut cx, expr, *out)?,
-            KernelKind::Reduce { op, expr, out, chunked } => self.reduce_kernel(&mut cx, *op, expr, *out, *chunked)?,
-            KernelKind::ScanPartials { op, elem, partials } => self.scan_partials_kernel(&mut cx, *op, *elem, *partials)?,
-            KernelKind::ScanFinal { op, expr, partials, out } => {
-                self.scan_final_kernel(&mut cx, *op, expr, *partials, *out)?
+            KernelKind::Reduce {
+                op,
+                expr,
+                out,
+                chunked,
+            } => self.reduce_kernel(&mut cx, *op, expr, *out, *chunked)?,
+            KernelKind::ScanPartials { op, elem, partials } => {
+                self.scan_partials_kernel(&mut cx, *op, *elem, *partials)?
             }
+            KernelKind::ScanFinal {
+                op,
+                expr,
+                partials,
+                out,
+            } => self.scan_final_kernel(&mut cx, *op, expr, *partials, *out)?,
         }
         self.b.ret().map_err(be)?;
         self.b.end_function().map_err(be)?;
         let mut iface = cx.interface.clone();
         iface.sort_unstable();
-        self.b.entry_point(ExecutionModel::GLCompute, f, name, iface);
-        self.b.execution_mode(f, ExecutionMode::LocalSize, [1, 1, 1]);
+        self.b
+            .entry_point(ExecutionModel::GLCompute, f, name, iface);
+        self.b
+            .execution_mode(f, ExecutionMode::LocalSize, [1, 1, 1]);
         Ok(())
     }
 
@@ -607,8 +677,12 @@ impl Emitter {
         let st = self.b.type_struct(fields);
         self.b.decorate(st, Decoration::Block, []);
         for i in 0..count {
-            self.b
-                .member_decorate(st, i as u32, Decoration::Offset, [Operand::LiteralBit32(4 * i as u32)]);
+            self.b.member_decorate(
+                st,
+                i as u32,
+                Decoration::Offset,
+                [Operand::LiteralBit32(4 * i as u32)],
+            );
         }
         self.push_structs.insert(count, st);
         st
@@ -621,7 +695,8 @@ impl Emitter {
         // A u32 runtime array; distinct from the i32 data struct so atomics see u32.
         let ut = self.u32_t;
         let rt = self.b.type_runtime_array(ut);
-        self.b.decorate(rt, Decoration::ArrayStride, [Operand::LiteralBit32(4)]);
+        self.b
+            .decorate(rt, Decoration::ArrayStride, [Operand::LiteralBit32(4)]);
         let st = self.b.type_struct([rt]);
         self.b.decorate(st, Decoration::Block, []);
         self.b
@@ -647,7 +722,10 @@ impl Emitter {
         let start = self.umul(cx.group, size)?;
         let end0 = self.uadd(start, size)?;
         let lt = self.ult(end0, cx.n)?;
-        let end = self.b.select(self.u32_t, None, lt, end0, cx.n).map_err(be)?;
+        let end = self
+            .b
+            .select(self.u32_t, None, lt, end0, cx.n)
+            .map_err(be)?;
         Ok((start, end))
     }
 
@@ -676,7 +754,14 @@ impl Emitter {
 
     /// Folds this workgroup's share of `expr` into `out[group]`: per-invocation loop,
     /// subgroup reduction, then one invocation folds the subgroup results in order.
-    fn reduce_kernel(&mut self, cx: &mut Cx, op: BinOp, expr: &KExpr, out: u32, chunked: bool) -> R<()> {
+    fn reduce_kernel(
+        &mut self,
+        cx: &mut Cx,
+        op: BinOp,
+        expr: &KExpr,
+        out: u32,
+        chunked: bool,
+    ) -> R<()> {
         let t = expr.elem();
         let tt = self.ty(t);
         let acc = self.local(tt);
@@ -724,7 +809,10 @@ impl Emitter {
         })?;
         self.barrier()?;
         let zero = self.c_u32(0);
-        let first = self.b.i_equal(self.bool_t, None, cx.lid, zero).map_err(be)?;
+        let first = self
+            .b
+            .i_equal(self.bool_t, None, cx.lid, zero)
+            .map_err(be)?;
         let cxr = &*cx;
         self.if_then(first, |e| {
             let p0 = e.shared_ptr(shared, t, zero)?;
@@ -758,12 +846,21 @@ impl Emitter {
     }
 
     /// One invocation turns `partials[0..n)` into its exclusive scan, in order.
-    fn scan_partials_kernel(&mut self, cx: &mut Cx, op: BinOp, t: ElemType, partials: u32) -> R<()> {
+    fn scan_partials_kernel(
+        &mut self,
+        cx: &mut Cx,
+        op: BinOp,
+        t: ElemType,
+        partials: u32,
+    ) -> R<()> {
         let tt = self.ty(t);
         let acc = self.local(tt);
         let k = self.local(self.u32_t);
         let zero = self.c_u32(0);
-        let first = self.b.i_equal(self.bool_t, None, cx.lid, zero).map_err(be)?;
+        let first = self
+            .b
+            .i_equal(self.bool_t, None, cx.lid, zero)
+            .map_err(be)?;
         let id = self.identity(op, t);
         let cxr = &*cx;
         self.if_then(first, |e| {
@@ -796,7 +893,14 @@ impl Emitter {
     /// subgroup totals through workgroup memory, and a running carry between blocks.
     /// Positions follow (SubgroupId, SubgroupLocalInvocationId), so the result does not
     /// depend on how the device lays subgroups out.
-    fn scan_final_kernel(&mut self, cx: &mut Cx, op: BinOp, expr: &KExpr, partials: u32, out: u32) -> R<()> {
+    fn scan_final_kernel(
+        &mut self,
+        cx: &mut Cx,
+        op: BinOp,
+        expr: &KExpr,
+        partials: u32,
+        out: u32,
+    ) -> R<()> {
         let t = expr.elem();
         let tt = self.ty(t);
         let carry = self.local(tt);

@@ -31,7 +31,8 @@ pub enum SpirvError {
 /// Validates a module with spirv-val for [`TARGET_ENV`].
 pub fn validate(words: &[u32]) -> Result<(), SpirvError> {
     let v = spirv_tools::val::create(Some(TARGET_ENV));
-    v.validate(words, None).map_err(|e| SpirvError::Invalid(e.to_string()))
+    v.validate(words, None)
+        .map_err(|e| SpirvError::Invalid(e.to_string()))
 }
 
 /// The module as SPIR-V assembly text.

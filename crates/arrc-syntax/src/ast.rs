@@ -18,6 +18,8 @@ pub enum Stmt {
     Expr(Expr),
     /// `cond : value` inside a dfn: if `cond` is 1, the dfn returns `value`.
     Guard { cond: Expr, value: Expr },
+    /// A function on its own, such as a program that is just `{+/⍵×⍵}`.
+    Func(Func),
     /// `name ← function`.
     FnDef {
         name: String,
@@ -126,6 +128,7 @@ mod print {
                 Stmt::Expr(e) => write!(f, "{e}"),
                 Stmt::Guard { cond, value } => write!(f, "(guard {cond} {value})"),
                 Stmt::FnDef { name, func, .. } => write!(f, "(fndef {name} {func})"),
+                Stmt::Func(func) => write!(f, "(function {func})"),
             }
         }
     }

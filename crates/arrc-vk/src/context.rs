@@ -2,7 +2,9 @@
 
 use crate::{VkContext, VkError};
 use ash::vk;
-use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc};
+use gpu_allocator::vulkan::{
+    Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc,
+};
 use gpu_allocator::MemoryLocation;
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -37,6 +39,9 @@ pub struct Buffer {
     alloc: Option<Allocation>,
     pub size: u64,
 }
+
+/// Module hash, entry point, specialization constants.
+type PipelineKey = (u64, String, Vec<(u32, u32)>);
 
 /// A compiled compute pipeline, by index into the context's table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,7 +80,7 @@ pub struct Context {
     allocator: Option<Allocator>,
     cache: vk::PipelineCache,
     pipelines: Vec<Pipeline>,
-    by_key: HashMap<(u64, String, Vec<(u32, u32)>), PipelineId>,
+    by_key: HashMap<PipelineKey, PipelineId>,
     query_pool: vk::QueryPool,
     timestamps: bool,
     pub info: DeviceInfo,
@@ -83,7 +88,8 @@ pub struct Context {
 
 fn load_entry() -> Result<ash::Entry> {
     // SAFETY: loading the system Vulkan loader library; failure is reported.
-    unsafe { ash::Entry::load() }.map_err(|e| VkError::NoDevice(format!("the Vulkan loader could not be loaded ({e})")))
+    unsafe { ash::Entry::load() }
+        .map_err(|e| VkError::NoDevice(format!("the Vulkan loader could not be loaded ({e})")))
 }
 
 fn create_instance(entry: &ash::Entry) -> Result<ash::Instance> {
@@ -99,13 +105,20 @@ fn create_instance(entry: &ash::Entry) -> Result<ash::Instance> {
 }
 
 fn version_string(v: u32) -> String {
-    format!("{}.{}.{}", vk::api_version_major(v), vk::api_version_minor(v), vk::api_version_patch(v))
+    format!(
+        "{}.{}.{}",
+        vk::api_version_major(v),
+        vk::api_version_minor(v),
+        vk::api_version_patch(v)
+    )
 }
 
 fn query_info(instance: &ash::Instance, pdev: vk::PhysicalDevice, index: usize) -> DeviceInfo {
     let mut sub = vk::PhysicalDeviceSubgroupProperties::default();
     let mut drv = vk::PhysicalDeviceDriverProperties::default();
-    let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut sub).push_next(&mut drv);
+    let mut props2 = vk::PhysicalDeviceProperties2::default()
+        .push_next(&mut sub)
+        .push_next(&mut drv);
     let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
     let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
     // SAFETY: valid physical device from this instance; out-structs live on the stack.
@@ -134,7 +147,9 @@ fn query_info(instance: &ash::Instance, pdev: vk::PhysicalDevice, index: usize) 
         api_version: version_string(api),
         driver,
         subgroup_size: sub.subgroup_size,
-        subgroup_arithmetic: sub.supported_operations.contains(vk::SubgroupFeatureFlags::ARITHMETIC)
+        subgroup_arithmetic: sub
+            .supported_operations
+            .contains(vk::SubgroupFeatureFlags::ARITHMETIC)
             && sub.supported_stages.contains(vk::ShaderStageFlags::COMPUTE),
         shader_int64: feats.shader_int64 == vk::TRUE,
         shader_float64: feats.shader_float64 == vk::TRUE,
@@ -161,7 +176,12 @@ pub fn enumerate() -> Result<Vec<DeviceInfo>> {
     let instance = create_instance(&entry)?;
     // SAFETY: instance is valid until destroyed below.
     let out = unsafe { instance.enumerate_physical_devices() }
-        .map(|ds| ds.iter().enumerate().map(|(i, d)| query_info(&instance, *d, i)).collect())
+        .map(|ds| {
+            ds.iter()
+                .enumerate()
+                .map(|(i, d)| query_info(&instance, *d, i))
+                .collect()
+        })
         .what("vkEnumeratePhysicalDevices");
     unsafe { instance.destroy_instance(None) };
     out
@@ -190,11 +210,18 @@ impl Context {
 
     fn open(entry: ash::Entry, instance: ash::Instance, index: Option<usize>) -> Result<Context> {
         // SAFETY: valid instance.
-        let pdevs = unsafe { instance.enumerate_physical_devices() }.what("vkEnumeratePhysicalDevices")?;
+        let pdevs =
+            unsafe { instance.enumerate_physical_devices() }.what("vkEnumeratePhysicalDevices")?;
         if pdevs.is_empty() {
-            return Err(VkError::NoDevice("the Vulkan loader reports no physical device".into()));
+            return Err(VkError::NoDevice(
+                "the Vulkan loader reports no physical device".into(),
+            ));
         }
-        let index = index.or_else(|| std::env::var("ARRC_DEVICE").ok().and_then(|s| s.parse().ok()));
+        let index = index.or_else(|| {
+            std::env::var("ARRC_DEVICE")
+                .ok()
+                .and_then(|s| s.parse().ok())
+        });
         let chosen = match index {
             Some(i) => i,
             None => pdevs
@@ -206,25 +233,36 @@ impl Context {
                 })
                 .unwrap_or(0),
         };
-        let pdev = *pdevs
-            .get(chosen)
-            .ok_or_else(|| VkError::NoDevice(format!("device {chosen} does not exist ({} found)", pdevs.len())))?;
+        let pdev = *pdevs.get(chosen).ok_or_else(|| {
+            VkError::NoDevice(format!(
+                "device {chosen} does not exist ({} found)",
+                pdevs.len()
+            ))
+        })?;
         let info = query_info(&instance, pdev, chosen);
         if info.api < vk::API_VERSION_1_2 {
-            return Err(VkError::Unsupported(format!("Vulkan 1.2 or later (device has {})", info.api_version)));
+            return Err(VkError::Unsupported(format!(
+                "Vulkan 1.2 or later (device has {})",
+                info.api_version
+            )));
         }
         if !info.subgroup_arithmetic {
-            return Err(VkError::Unsupported("subgroup arithmetic operations in compute shaders".into()));
+            return Err(VkError::Unsupported(
+                "subgroup arithmetic operations in compute shaders".into(),
+            ));
         }
         // SAFETY: valid physical device.
         let qf = unsafe { instance.get_physical_device_queue_family_properties(pdev) };
-        let qfi = qf
-            .iter()
-            .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
-            .ok_or_else(|| VkError::Unsupported("a compute queue".into()))? as u32;
-        let timestamps = info.timestamp_period_ns > 0.0 && qf[qfi as usize].timestamp_valid_bits > 0;
+        let qfi =
+            qf.iter()
+                .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
+                .ok_or_else(|| VkError::Unsupported("a compute queue".into()))? as u32;
+        let timestamps =
+            info.timestamp_period_ns > 0.0 && qf[qfi as usize].timestamp_valid_bits > 0;
         let prio = [1.0f32];
-        let qci = [vk::DeviceQueueCreateInfo::default().queue_family_index(qfi).queue_priorities(&prio)];
+        let qci = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(qfi)
+            .queue_priorities(&prio)];
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
             .shader_subgroup_extended_types(info.subgroup_extended_types);
         let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
@@ -233,11 +271,15 @@ impl Context {
         let base = vk::PhysicalDeviceFeatures::default()
             .shader_int64(info.shader_int64)
             .shader_float64(info.shader_float64);
-        let mut feats = vk::PhysicalDeviceFeatures2::default().features(base).push_next(&mut f12);
+        let mut feats = vk::PhysicalDeviceFeatures2::default()
+            .features(base)
+            .push_next(&mut f12);
         if info.api >= vk::API_VERSION_1_3 {
             feats = feats.push_next(&mut f13);
         }
-        let dci = vk::DeviceCreateInfo::default().queue_create_infos(&qci).push_next(&mut feats);
+        let dci = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&qci)
+            .push_next(&mut feats);
         // SAFETY: create info points at live locals.
         let device = unsafe { instance.create_device(pdev, &dci, None) }.what("vkCreateDevice")?;
         let queue = unsafe { device.get_device_queue(qfi, 0) };
@@ -250,11 +292,14 @@ impl Context {
             )
         }
         .what("vkCreateCommandPool")?;
-        let cache = unsafe { device.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None) }
-            .what("vkCreatePipelineCache")?;
+        let cache =
+            unsafe { device.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None) }
+                .what("vkCreatePipelineCache")?;
         let query_pool = unsafe {
             device.create_query_pool(
-                &vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2),
+                &vk::QueryPoolCreateInfo::default()
+                    .query_type(vk::QueryType::TIMESTAMP)
+                    .query_count(2),
                 None,
             )
         }
@@ -289,7 +334,12 @@ impl Context {
         self.allocator.as_mut().expect("allocator lives until drop")
     }
 
-    fn make_buffer(&mut self, size: u64, usage: vk::BufferUsageFlags, location: MemoryLocation) -> Result<Buffer> {
+    fn make_buffer(
+        &mut self,
+        size: u64,
+        usage: vk::BufferUsageFlags,
+        location: MemoryLocation,
+    ) -> Result<Buffer> {
         // Vulkan forbids empty buffers: empty arrays get a small one.
         let alloc_size = size.max(16);
         let ci = vk::BufferCreateInfo::default()
@@ -317,7 +367,10 @@ impl Context {
             }
         };
         // SAFETY: memory comes from the allocator for this buffer's requirements.
-        if let Err(e) = unsafe { self.device.bind_buffer_memory(raw, alloc.memory(), alloc.offset()) } {
+        if let Err(e) = unsafe {
+            self.device
+                .bind_buffer_memory(raw, alloc.memory(), alloc.offset())
+        } {
             let _ = self.allocator().free(alloc);
             unsafe { self.device.destroy_buffer(raw, None) };
             return Err(VkError::Vulkan {
@@ -342,7 +395,9 @@ impl Context {
         }
         self.make_buffer(
             size,
-            vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST,
+            vk::BufferUsageFlags::STORAGE_BUFFER
+                | vk::BufferUsageFlags::TRANSFER_SRC
+                | vk::BufferUsageFlags::TRANSFER_DST,
             MemoryLocation::GpuOnly,
         )
     }
@@ -370,18 +425,26 @@ impl Context {
                 self.device
                     .begin_command_buffer(
                         cb,
-                        &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+                        &vk::CommandBufferBeginInfo::default()
+                            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
                     )
                     .what("vkBeginCommandBuffer")?;
             }
             record(&self.device, cb);
             unsafe { self.device.end_command_buffer(cb) }.what("vkEndCommandBuffer")?;
-            let fence = unsafe { self.device.create_fence(&vk::FenceCreateInfo::default(), None) }.what("vkCreateFence")?;
+            let fence = unsafe {
+                self.device
+                    .create_fence(&vk::FenceCreateInfo::default(), None)
+            }
+            .what("vkCreateFence")?;
             let cbs = [cb];
             let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
             let r = unsafe { self.device.queue_submit(self.queue, &submit, fence) }
                 .what("vkQueueSubmit")
-                .and_then(|_| unsafe { self.device.wait_for_fences(&[fence], true, u64::MAX) }.what("vkWaitForFences"));
+                .and_then(|_| {
+                    unsafe { self.device.wait_for_fences(&[fence], true, u64::MAX) }
+                        .what("vkWaitForFences")
+                });
             unsafe { self.device.destroy_fence(fence, None) };
             r
         })();
@@ -394,7 +457,11 @@ impl Context {
         if bytes.is_empty() {
             return Ok(());
         }
-        let mut staging = self.make_buffer(bytes.len() as u64, vk::BufferUsageFlags::TRANSFER_SRC, MemoryLocation::CpuToGpu)?;
+        let mut staging = self.make_buffer(
+            bytes.len() as u64,
+            vk::BufferUsageFlags::TRANSFER_SRC,
+            MemoryLocation::CpuToGpu,
+        )?;
         if let Some(m) = staging.alloc.as_mut().and_then(|a| a.mapped_slice_mut()) {
             m[..bytes.len()].copy_from_slice(bytes);
         }
@@ -411,7 +478,11 @@ impl Context {
         if len == 0 {
             return Ok(vec![]);
         }
-        let staging = self.make_buffer(len, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)?;
+        let staging = self.make_buffer(
+            len,
+            vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuToCpu,
+        )?;
         let (s, d, n) = (src.raw, staging.raw, len);
         let r = self.one_shot(|dev, cb| unsafe {
             dev.cmd_copy_buffer(cb, s, d, &[vk::BufferCopy::default().size(n)]);
@@ -429,7 +500,14 @@ impl Context {
     /// A compute pipeline for entry point `entry` of `words`, with `bindings` storage
     /// buffers at set 0, `push_words` u32 push constants and specialization constants
     /// `spec` (id, value). Pipelines are cached by module, entry and constants.
-    pub fn pipeline(&mut self, words: &[u32], entry: &str, bindings: u32, push_words: u32, spec: &[(u32, u32)]) -> Result<PipelineId> {
+    pub fn pipeline(
+        &mut self,
+        words: &[u32],
+        entry: &str,
+        bindings: u32,
+        push_words: u32,
+        spec: &[(u32, u32)],
+    ) -> Result<PipelineId> {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         words.hash(&mut h);
@@ -439,8 +517,10 @@ impl Context {
             return Ok(id);
         }
         let d = &self.device;
-        let module = unsafe { d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(words), None) }
-            .what("vkCreateShaderModule")?;
+        let module = unsafe {
+            d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(words), None)
+        }
+        .what("vkCreateShaderModule")?;
         let lb: Vec<_> = (0..bindings)
             .map(|i| {
                 vk::DescriptorSetLayoutBinding::default()
@@ -450,8 +530,13 @@ impl Context {
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
             })
             .collect();
-        let set_layout = unsafe { d.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&lb), None) }
-            .what("vkCreateDescriptorSetLayout")?;
+        let set_layout = unsafe {
+            d.create_descriptor_set_layout(
+                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&lb),
+                None,
+            )
+        }
+        .what("vkCreateDescriptorSetLayout")?;
         let ranges = [vk::PushConstantRange::default()
             .stage_flags(vk::ShaderStageFlags::COMPUTE)
             .size(4 * push_words.max(1))];
@@ -460,14 +545,22 @@ impl Context {
         if push_words > 0 {
             lci = lci.push_constant_ranges(&ranges);
         }
-        let layout = unsafe { d.create_pipeline_layout(&lci, None) }.what("vkCreatePipelineLayout")?;
+        let layout =
+            unsafe { d.create_pipeline_layout(&lci, None) }.what("vkCreatePipelineLayout")?;
         let entries: Vec<_> = spec
             .iter()
             .enumerate()
-            .map(|(i, (id, _))| vk::SpecializationMapEntry::default().constant_id(*id).offset(4 * i as u32).size(4))
+            .map(|(i, (id, _))| {
+                vk::SpecializationMapEntry::default()
+                    .constant_id(*id)
+                    .offset(4 * i as u32)
+                    .size(4)
+            })
             .collect();
         let data: Vec<u8> = spec.iter().flat_map(|(_, v)| v.to_le_bytes()).collect();
-        let si = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+        let si = vk::SpecializationInfo::default()
+            .map_entries(&entries)
+            .data(&data);
         let name = CString::new(entry).map_err(|_| VkError::Limit("entry point name".into()))?;
         let mut stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
@@ -477,7 +570,9 @@ impl Context {
         if self.info.full_subgroups {
             stage = stage.flags(vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS);
         }
-        let ci = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout)];
+        let ci = [vk::ComputePipelineCreateInfo::default()
+            .stage(stage)
+            .layout(layout)];
         let r = unsafe { d.create_compute_pipelines(self.cache, &ci, None) };
         unsafe { d.destroy_shader_module(module, None) };
         let pipeline = r.map_err(|(_, e)| e).what("vkCreateComputePipelines")?[0];
@@ -498,11 +593,16 @@ impl Context {
         let max_groups = self.info.max_workgroup_count[0];
         for disp in dispatches {
             if disp.groups > max_groups {
-                return Err(VkError::Limit(format!("{} workgroups exceed the device's maximum of {max_groups}", disp.groups)));
+                return Err(VkError::Limit(format!(
+                    "{} workgroups exceed the device's maximum of {max_groups}",
+                    disp.groups
+                )));
             }
             let p = &self.pipelines[disp.pipeline.0];
             if disp.buffers.len() as u32 != p.bindings || disp.push.len() as u32 != p.push_words {
-                return Err(VkError::Limit("dispatch does not match its pipeline's bindings".into()));
+                return Err(VkError::Limit(
+                    "dispatch does not match its pipeline's bindings".into(),
+                ));
             }
         }
         let total: u32 = dispatches.iter().map(|d| d.buffers.len() as u32).sum();
@@ -524,20 +624,39 @@ impl Context {
         result
     }
 
-    fn record_and_submit(&mut self, dpool: vk::DescriptorPool, zero: &[&Buffer], dispatches: &[Dispatch<'_>]) -> Result<RunStats> {
+    fn record_and_submit(
+        &mut self,
+        dpool: vk::DescriptorPool,
+        zero: &[&Buffer],
+        dispatches: &[Dispatch<'_>],
+    ) -> Result<RunStats> {
         let d = &self.device;
-        let layouts: Vec<_> = dispatches.iter().map(|x| self.pipelines[x.pipeline.0].set_layout).collect();
+        let layouts: Vec<_> = dispatches
+            .iter()
+            .map(|x| self.pipelines[x.pipeline.0].set_layout)
+            .collect();
         let sets = if layouts.is_empty() {
             vec![]
         } else {
-            unsafe { d.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(dpool).set_layouts(&layouts)) }
-                .what("vkAllocateDescriptorSets")?
+            unsafe {
+                d.allocate_descriptor_sets(
+                    &vk::DescriptorSetAllocateInfo::default()
+                        .descriptor_pool(dpool)
+                        .set_layouts(&layouts),
+                )
+            }
+            .what("vkAllocateDescriptorSets")?
         };
         for (disp, set) in dispatches.iter().zip(&sets) {
             let infos: Vec<[vk::DescriptorBufferInfo; 1]> = disp
                 .buffers
                 .iter()
-                .map(|b| [vk::DescriptorBufferInfo::default().buffer(b.raw).offset(0).range(vk::WHOLE_SIZE)])
+                .map(|b| {
+                    [vk::DescriptorBufferInfo::default()
+                        .buffer(b.raw)
+                        .offset(0)
+                        .range(vk::WHOLE_SIZE)]
+                })
                 .collect();
             let writes: Vec<_> = infos
                 .iter()
@@ -580,7 +699,14 @@ impl Context {
             for (disp, set) in dispatches.iter().zip(&sets) {
                 let p = &pipelines[disp.pipeline.0];
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
-                d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, p.layout, 0, &[*set], &[]);
+                d.cmd_bind_descriptor_sets(
+                    cb,
+                    vk::PipelineBindPoint::COMPUTE,
+                    p.layout,
+                    0,
+                    &[*set],
+                    &[],
+                );
                 if !disp.push.is_empty() {
                     let bytes: Vec<u8> = disp.push.iter().flat_map(|w| w.to_le_bytes()).collect();
                     d.cmd_push_constants(cb, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes);
@@ -594,7 +720,9 @@ impl Context {
                     &[vk::MemoryBarrier::default()
                         .src_access_mask(vk::AccessFlags::SHADER_WRITE)
                         .dst_access_mask(
-                            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_READ,
+                            vk::AccessFlags::SHADER_READ
+                                | vk::AccessFlags::SHADER_WRITE
+                                | vk::AccessFlags::TRANSFER_READ,
                         )],
                     &[],
                     &[],
@@ -609,11 +737,16 @@ impl Context {
         if self.timestamps {
             let mut out = [0u64; 2];
             let r = unsafe {
-                self.device
-                    .get_query_pool_results(self.query_pool, 0, &mut out, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT)
+                self.device.get_query_pool_results(
+                    self.query_pool,
+                    0,
+                    &mut out,
+                    vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+                )
             };
             if r.is_ok() {
-                stats.device_ns = Some(out[1].wrapping_sub(out[0]) as f64 * self.info.timestamp_period_ns as f64);
+                stats.device_ns =
+                    Some(out[1].wrapping_sub(out[0]) as f64 * self.info.timestamp_period_ns as f64);
             }
         }
         Ok(stats)
@@ -638,7 +771,8 @@ impl Drop for Context {
             for p in self.pipelines.drain(..) {
                 self.device.destroy_pipeline(p.pipeline, None);
                 self.device.destroy_pipeline_layout(p.layout, None);
-                self.device.destroy_descriptor_set_layout(p.set_layout, None);
+                self.device
+                    .destroy_descriptor_set_layout(p.set_layout, None);
             }
             self.allocator = None;
             self.device.destroy_query_pool(self.query_pool, None);

@@ -18,7 +18,10 @@ pub enum VkError {
     #[error("no Vulkan device found: {0}. Install a Vulkan driver (on Debian/Ubuntu: apt-get install mesa-vulkan-drivers libvulkan1 for the lavapipe CPU device)")]
     NoDevice(String),
     #[error("Vulkan error in {what}: {result}")]
-    Vulkan { what: &'static str, result: ash::vk::Result },
+    Vulkan {
+        what: &'static str,
+        result: ash::vk::Result,
+    },
     #[error("device memory exhausted allocating {bytes} bytes: use smaller arrays or a device with more memory ({detail})")]
     OutOfMemory { bytes: u64, detail: String },
     #[error("device limit exceeded: {0}")]
@@ -34,12 +37,11 @@ pub(crate) trait VkContext<T> {
 impl<T> VkContext<T> for Result<T, ash::vk::Result> {
     fn what(self, what: &'static str) -> Result<T, VkError> {
         self.map_err(|result| match result {
-            ash::vk::Result::ERROR_OUT_OF_DEVICE_MEMORY | ash::vk::Result::ERROR_OUT_OF_HOST_MEMORY => {
-                VkError::OutOfMemory {
-                    bytes: 0,
-                    detail: format!("{what}: {result}"),
-                }
-            }
+            ash::vk::Result::ERROR_OUT_OF_DEVICE_MEMORY
+            | ash::vk::Result::ERROR_OUT_OF_HOST_MEMORY => VkError::OutOfMemory {
+                bytes: 0,
+                detail: format!("{what}: {result}"),
+            },
             _ => VkError::Vulkan { what, result },
         })
     }

@@ -12,12 +12,15 @@ use serde::Serialize;
 pub fn parse_arg_type(s: &str, first_sym: u32) -> Result<Type, String> {
     let (elem, rank) = match s.split_once('[') {
         Some((e, r)) => {
-            let r = r.strip_suffix(']').ok_or_else(|| format!("bad type {s}: expected like i32[2]"))?;
+            let r = r
+                .strip_suffix(']')
+                .ok_or_else(|| format!("bad type {s}: expected like i32[2]"))?;
             (e, r.parse::<u32>().map_err(|_| format!("bad rank in {s}"))?)
         }
         None => (s, 1),
     };
-    let elem = ElemType::parse(elem).ok_or_else(|| format!("unknown element type {elem}: use i32, i64 or f32"))?;
+    let elem = ElemType::parse(elem)
+        .ok_or_else(|| format!("unknown element type {elem}: use i32, i64 or f32"))?;
     if rank > 8 {
         return Err(format!("rank {rank} is too large"));
     }
@@ -88,13 +91,19 @@ pub struct ManifestResult {
 }
 
 /// Compiles the function that `src` defines for arguments of the given types.
-pub fn build(src: &str, omega: Type, alpha: Option<Type>, opts: &PlanOptions) -> Result<Built, Error> {
+pub fn build(
+    src: &str,
+    omega: Type,
+    alpha: Option<Type>,
+    opts: &PlanOptions,
+) -> Result<Built, Error> {
     let prog = arrc_syntax::parse_str(src)?;
     let ir = arrc_ir::lower::lower_function(&prog, omega, alpha)?;
     let verified = arrc_ir::verify::verify(&ir)?;
     let plan = arrc_ir::plan::plan(&verified, opts)?;
     let kernels: Vec<_> = plan.kernels.iter().map(|k| (k, k.name.as_str())).collect();
-    let words = arrc_spirv::emit_validated(&kernels).map_err(|e| err::unsupported(e.to_string(), 0..0))?;
+    let words =
+        arrc_spirv::emit_validated(&kernels).map_err(|e| err::unsupported(e.to_string(), 0..0))?;
     let result_ty = ir.ty(ir.result.expect("verified"));
     let manifest = Manifest {
         format: "arrc-manifest/1",

@@ -7,21 +7,40 @@ use ariadne::{Config, IndexType, Label, Report, ReportKind, Source};
 /// Renders `e` against the source text it came from.
 pub fn render(src: &str, e: &Error, color: bool) -> String {
     let mut span = e.span.clone();
-    if span.end > src.len() || span.start > span.end || !src.is_char_boundary(span.start) || !src.is_char_boundary(span.end) {
+    if span.end > src.len()
+        || span.start > span.end
+        || !src.is_char_boundary(span.start)
+        || !src.is_char_boundary(span.end)
+    {
         span = 0..0;
     }
-    if src.is_empty() || (span.start == 0 && span.end == 0 && e.span != (0..0)) || e.span == (0..0) {
+    if src.is_empty() || (span.start == 0 && span.end == 0 && e.span != (0..0)) || e.span == (0..0)
+    {
         return format!("{}: {}\n", e.class.name(), e.message);
     }
     let mut out = Vec::new();
     // ariadne colours a custom kind's name even with colour off: pass the plain colour then.
-    let kind_color = if color { ariadne::Color::Red } else { ariadne::Color::Primary };
-    let report = Report::build(ReportKind::Custom(e.class.name(), kind_color), ("input", span.clone()))
-        .with_config(Config::default().with_color(color).with_index_type(IndexType::Byte))
-        .with_message(&e.message)
-        .with_label(Label::new(("input", span)).with_message(&e.message))
-        .finish();
-    if report.write(("input", Source::from(src)), &mut out).is_err() {
+    let kind_color = if color {
+        ariadne::Color::Red
+    } else {
+        ariadne::Color::Primary
+    };
+    let report = Report::build(
+        ReportKind::Custom(e.class.name(), kind_color),
+        ("input", span.clone()),
+    )
+    .with_config(
+        Config::default()
+            .with_color(color)
+            .with_index_type(IndexType::Byte),
+    )
+    .with_message(&e.message)
+    .with_label(Label::new(("input", span)).with_message(&e.message))
+    .finish();
+    if report
+        .write(("input", Source::from(src)), &mut out)
+        .is_err()
+    {
         return format!("{}: {}\n", e.class.name(), e.message);
     }
     let text = String::from_utf8_lossy(&out).into_owned();

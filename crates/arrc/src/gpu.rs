@@ -73,7 +73,8 @@ pub(crate) fn compile(
     let plan = arrc_ir::plan::plan(&verified, opts)?;
     let mut modules = Vec::new();
     for k in &plan.kernels {
-        let words = arrc_spirv::emit_validated(&[(k, "main")]).map_err(|x| err::unsupported(x.to_string(), e.span.clone()))?;
+        let words = arrc_spirv::emit_validated(&[(k, "main")])
+            .map_err(|x| err::unsupported(x.to_string(), e.span.clone()))?;
         modules.push(words);
     }
     Ok(CompiledStatement { ir, plan, modules })
@@ -96,7 +97,11 @@ impl Gpu {
     }
 
     /// Runs a compiled statement with `arrays` as its parameters' values.
-    pub fn run(&mut self, c: &CompiledStatement, arrays: &HashMap<String, Array>) -> Result<Array, Error> {
+    pub fn run(
+        &mut self,
+        c: &CompiledStatement,
+        arrays: &HashMap<String, Array>,
+    ) -> Result<Array, Error> {
         let mut buffers: Vec<Option<Buffer>> = Vec::new();
         let r = self.run_inner(c, arrays, &mut buffers);
         for b in buffers.into_iter().flatten() {
@@ -105,7 +110,12 @@ impl Gpu {
         r
     }
 
-    fn run_inner(&mut self, c: &CompiledStatement, arrays: &HashMap<String, Array>, buffers: &mut Vec<Option<Buffer>>) -> Result<Array, Error> {
+    fn run_inner(
+        &mut self,
+        c: &CompiledStatement,
+        arrays: &HashMap<String, Array>,
+        buffers: &mut Vec<Option<Buffer>>,
+    ) -> Result<Array, Error> {
         let plan = &c.plan;
         let info = self.ctx.info.clone();
         let syms: Vec<u64> = plan
@@ -113,7 +123,9 @@ impl Gpu {
             .iter()
             .map(|(p, axis)| {
                 let name = &c.ir.params[*p as usize].name;
-                arrays.get(name).map_or(0, |a| a.shape[*axis as usize] as u64)
+                arrays
+                    .get(name)
+                    .map_or(0, |a| a.shape[*axis as usize] as u64)
             })
             .collect();
         for check in &c.ir.checks {
@@ -122,7 +134,10 @@ impl Gpu {
                 Dim::Sym(s) => syms[s.0 as usize],
             };
             if v(&check.a) != v(&check.b) {
-                return Err(err::length(format!("lengths {} and {} do not match", v(&check.a), v(&check.b)), check.span.clone()));
+                return Err(err::length(
+                    format!("lengths {} and {} do not match", v(&check.a), v(&check.b)),
+                    check.span.clone(),
+                ));
             }
         }
         // Pipelines.
@@ -131,7 +146,13 @@ impl Gpu {
         for (k, words) in plan.kernels.iter().zip(&c.modules) {
             let p = self
                 .ctx
-                .pipeline(words, "main", k.bindings.len() as u32, k.push_constants.len() as u32, &spec)
+                .pipeline(
+                    words,
+                    "main",
+                    k.bindings.len() as u32,
+                    k.push_constants.len() as u32,
+                    &spec,
+                )
                 .map_err(dev)?;
             pipelines.push(p);
             self.stats.kernels += 1;
@@ -171,12 +192,20 @@ impl Gpu {
                 self.stats.uploads += 1;
             }
         }
-        let bufs: Vec<&Buffer> = buffers.iter().map(|b| b.as_ref().expect("created above")).collect();
+        let bufs: Vec<&Buffer> = buffers
+            .iter()
+            .map(|b| b.as_ref().expect("created above"))
+            .collect();
         let mut dispatches = Vec::new();
         for d in &plan.dispatches {
             let groups = d.groups.eval(&syms);
             let push: Vec<u32> = d.push.iter().map(|p| p.eval(&syms) as u32).collect();
-            if push.first().copied().unwrap_or(0) == 0 && !matches!(plan.kernels[d.kernel].kind, arrc_ir::plan::KernelKind::Reduce { .. }) {
+            if push.first().copied().unwrap_or(0) == 0
+                && !matches!(
+                    plan.kernels[d.kernel].kind,
+                    arrc_ir::plan::KernelKind::Reduce { .. }
+                )
+            {
                 // Nothing to do for an empty array, except reductions (which write the identity).
                 continue;
             }
@@ -200,7 +229,10 @@ impl Gpu {
         }
         let rb = &plan.buffers[plan.result];
         let n = rb.len.eval(&syms);
-        let bytes = self.ctx.download(bufs[plan.result], n * rb.elem.size() as u64).map_err(dev)?;
+        let bytes = self
+            .ctx
+            .download(bufs[plan.result], n * rb.elem.size() as u64)
+            .map_err(dev)?;
         self.stats.readbacks += 1;
         let data = Data::from_bytes(rb.elem, &bytes, n as usize);
         let shape = plan

@@ -126,7 +126,8 @@ impl Session {
         let prog = self.parse(src)?;
         let mut out = Outcome::default();
         if let (Backend::Auto, Some(why)) = (self.backend, &self.no_device) {
-            out.notes.push(format!("no Vulkan device ({why}); computing on the CPU"));
+            out.notes
+                .push(format!("no Vulkan device ({why}); computing on the CPU"));
         }
         for stmt in &prog.stmts {
             out.value = self.stmt(stmt, &mut out.notes)?;
@@ -149,13 +150,20 @@ impl Session {
             value = v;
         }
         let result = if let Some(span) = inner_assignment(value) {
-            Err(err::unsupported("assignment inside an expression is not supported on the GPU path yet", span))
+            Err(err::unsupported(
+                "assignment inside an expression is not supported on the GPU path yet",
+                span,
+            ))
         } else {
             self.gpu_expr(value)
         };
         let result = match result {
             Err(e) if e.class == ErrorClass::Unsupported && self.backend == Backend::Auto => {
-                notes.push(format!("{}: {} — computed on the CPU reference", e.class.name(), e.message));
+                notes.push(format!(
+                    "{}: {} — computed on the CPU reference",
+                    e.class.name(),
+                    e.message
+                ));
                 return self.cpu(stmt);
             }
             r => r?,
@@ -167,7 +175,9 @@ impl Session {
     }
 
     fn cpu(&mut self, stmt: &Stmt) -> Result<Option<Array>, Error> {
-        let prog = Program { stmts: vec![stmt.clone()] };
+        let prog = Program {
+            stmts: vec![stmt.clone()],
+        };
         let v = arrc_ref::eval_program(&prog, &mut self.env)?;
         Ok(match stmt {
             Stmt::Expr(Expr {
@@ -180,13 +190,25 @@ impl Session {
 
     fn gpu_expr(&mut self, e: &Expr) -> Result<Array, Error> {
         let compiled = self.compile_expr(e)?;
-        let gpu = self.gpu.as_mut().ok_or_else(|| err::unsupported("no Vulkan device", e.span.clone()))?;
+        let gpu = self
+            .gpu
+            .as_mut()
+            .ok_or_else(|| err::unsupported("no Vulkan device", e.span.clone()))?;
         gpu.run(&compiled, &self.env.arrays)
     }
 
     fn compile_expr(&self, e: &Expr) -> Result<CompiledStatement, Error> {
-        let functions: Vec<_> = self.env.functions.iter().map(|(n, f)| (n.clone(), f.clone())).collect();
-        let opts = self.gpu.as_ref().map(|g| g.plan_options()).unwrap_or_default();
+        let functions: Vec<_> = self
+            .env
+            .functions
+            .iter()
+            .map(|(n, f)| (n.clone(), f.clone()))
+            .collect();
+        let opts = self
+            .gpu
+            .as_ref()
+            .map(|g| g.plan_options())
+            .unwrap_or_default();
         gpu::compile(e, &self.env.arrays, &functions, &opts)
     }
 
@@ -206,7 +228,9 @@ fn inner_assignment(e: &Expr) -> Option<arrc_syntax::Span> {
         ExprKind::Assign { .. } => Some(e.span.clone()),
         ExprKind::Strand(items) => items.iter().find_map(inner_assignment),
         ExprKind::Monadic { arg, .. } => inner_assignment(arg),
-        ExprKind::Dyadic { left, right, .. } => inner_assignment(left).or_else(|| inner_assignment(right)),
+        ExprKind::Dyadic { left, right, .. } => {
+            inner_assignment(left).or_else(|| inner_assignment(right))
+        }
         ExprKind::Index { array, axes } => {
             inner_assignment(array).or_else(|| axes.iter().flatten().find_map(inner_assignment))
         }

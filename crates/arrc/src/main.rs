@@ -7,7 +7,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "arrc", version, about = "An APL-style array language compiled to SPIR-V and run on Vulkan")]
+#[command(
+    name = "arrc",
+    version,
+    about = "An APL-style array language compiled to SPIR-V and run on Vulkan"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -213,10 +217,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 ExitCode::from(2)
             })?;
             let alpha_t = match &alpha {
-                Some(a) => Some(arrc::build::parse_arg_type(a, omega_t.rank() as u32).map_err(|m| {
-                    eprintln!("arrc build: --alpha: {m}");
-                    ExitCode::from(2)
-                })?),
+                Some(a) => Some(
+                    arrc::build::parse_arg_type(a, omega_t.rank() as u32).map_err(|m| {
+                        eprintln!("arrc build: --alpha: {m}");
+                        ExitCode::from(2)
+                    })?,
+                ),
                 None => None,
             };
             if workgroup_size == 0 || workgroup_size > 1024 {
@@ -227,16 +233,22 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 workgroup_size,
                 ..Default::default()
             };
-            let built = arrc::build::build(&src, omega_t, alpha_t, &opts).map_err(|e| fail(&src, &e))?;
+            let built =
+                arrc::build::build(&src, omega_t, alpha_t, &opts).map_err(|e| fail(&src, &e))?;
             match emit {
                 Some(BuildEmit::Ir) => println!("{}", built.ir),
-                Some(BuildEmit::Spvasm) => println!("{}", arrc_spirv::disassemble(&built.words).unwrap_or_default()),
+                Some(BuildEmit::Spvasm) => println!(
+                    "{}",
+                    arrc_spirv::disassemble(&built.words).unwrap_or_default()
+                ),
                 None => {
                     let out = output.unwrap_or_else(|| input.with_extension("spv"));
                     let bytes: Vec<u8> = built.words.iter().flat_map(|w| w.to_le_bytes()).collect();
                     let manifest = out.with_extension("json");
                     let json = serde_json::to_string_pretty(&built.manifest).unwrap_or_default();
-                    if let Err(e) = std::fs::write(&out, bytes).and_then(|_| std::fs::write(&manifest, json + "\n")) {
+                    if let Err(e) = std::fs::write(&out, bytes)
+                        .and_then(|_| std::fs::write(&manifest, json + "\n"))
+                    {
                         eprintln!("arrc build: cannot write output: {e}");
                         return Err(ExitCode::from(2));
                     }
@@ -271,7 +283,11 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Repl { backend: b, device, load } => {
+        Cmd::Repl {
+            backend: b,
+            device,
+            load,
+        } => {
             let mut s = Session::with_device(backend(b), device).map_err(|e| fail("", &e))?;
             load_all(&mut s, &load)?;
             repl::run(&mut s);

@@ -3,7 +3,10 @@
 use std::process::Command;
 
 fn arrc(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_arrc")).args(args).output().expect("runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_arrc"))
+        .args(args)
+        .output()
+        .expect("runs");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -20,9 +23,19 @@ fn sum_of_a_million_on_the_device() {
 
 #[test]
 fn json_scan() {
-    let (code, out, err) = arrc(&["eval", "--backend", "vulkan", "--format", "json", "+\\1.5 2 ¯3"]);
+    let (code, out, err) = arrc(&[
+        "eval",
+        "--backend",
+        "vulkan",
+        "--format",
+        "json",
+        "+\\1.5 2 ¯3",
+    ]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out, "{\"shape\":[3],\"type\":\"f32\",\"data\":[1.5,3.5,0.5]}\n");
+    assert_eq!(
+        out,
+        "{\"shape\":[3],\"type\":\"f32\",\"data\":[1.5,3.5,0.5]}\n"
+    );
 }
 
 #[test]
@@ -62,15 +75,26 @@ fn build_writes_validated_spirv_and_manifest() {
     let (code, _, err) = arrc(&["build", prog.to_str().unwrap(), "-o", spv.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let bytes = std::fs::read(&spv).unwrap();
-    let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    let words: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
     arrc_spirv::validate(&words).expect("spirv-val passes");
     let asm = arrc_spirv::disassemble(&words).unwrap();
     assert!(asm.contains("OpGroupNonUniformFAdd"), "{asm}");
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("sumsq.json")).unwrap()).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sumsq.json")).unwrap()).unwrap();
     assert_eq!(manifest["entry_points"].as_array().unwrap().len(), 2);
-    assert_eq!(manifest["specialization_constants"][0]["name"], "workgroup_size");
+    assert_eq!(
+        manifest["specialization_constants"][0]["name"],
+        "workgroup_size"
+    );
     let (code, out, _) = arrc(&["build", prog.to_str().unwrap(), "--emit", "spvasm"]);
     assert_eq!(code, 0);
-    assert!(out.contains("OpGroupNonUniformFAdd Reduce") || out.contains("OpGroupNonUniformFAdd %float %uint_3 Reduce"), "{out}");
+    assert!(
+        out.contains("OpGroupNonUniformFAdd Reduce")
+            || out.contains("OpGroupNonUniformFAdd %float %uint_3 Reduce"),
+        "{out}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

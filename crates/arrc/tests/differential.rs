@@ -5,10 +5,13 @@
 use arrc::{Array, Backend, Data, ElemType, Session};
 use rand::{Rng, SeedableRng};
 
-const SIZES: &[usize] = &[0, 1, 7, 8, 9, 31, 32, 33, 255, 256, 257, 1000, 4095, 4096, 4097, 1000003];
+const SIZES: &[usize] = &[
+    0, 1, 7, 8, 9, 31, 32, 33, 255, 256, 257, 1000, 4095, 4096, 4097, 1000003,
+];
 
 fn gpu() -> Session {
-    Session::new(Backend::Vulkan).expect("a Vulkan device is required for these tests (install mesa-vulkan-drivers)")
+    Session::new(Backend::Vulkan)
+        .expect("a Vulkan device is required for these tests (install mesa-vulkan-drivers)")
 }
 
 fn random(rng: &mut impl Rng, ty: ElemType, n: usize, nonzero: bool) -> Array {
@@ -25,7 +28,11 @@ fn random(rng: &mut impl Rng, ty: ElemType, n: usize, nonzero: bool) -> Array {
                 })
                 .collect(),
         ),
-        ElemType::I64 => Data::I64((0..n).map(|_| rng.random_range(-1_000_000i64..=1_000_000)).collect()),
+        ElemType::I64 => Data::I64(
+            (0..n)
+                .map(|_| rng.random_range(-1_000_000i64..=1_000_000))
+                .collect(),
+        ),
         ElemType::F32 => Data::F32(
             (0..n)
                 .map(|_| {
@@ -76,19 +83,39 @@ fn check(s: &mut Session, exprs: &[&str], ty: ElemType, nonzero_y: bool) {
         cpu.arrays.insert("x".into(), x.clone());
         cpu.arrays.insert("y".into(), y.clone());
         for expr in exprs {
-            let g = s.eval(expr).unwrap_or_else(|e| panic!("{expr} n={n} on the GPU: {e}"));
-            assert!(g.notes.is_empty(), "{expr} did not run on the GPU: {:?}", g.notes);
+            let g = s
+                .eval(expr)
+                .unwrap_or_else(|e| panic!("{expr} n={n} on the GPU: {e}"));
+            assert!(
+                g.notes.is_empty(),
+                "{expr} did not run on the GPU: {:?}",
+                g.notes
+            );
             let g = g.value.expect("a value");
             let prog = arrc_syntax::parse_str(expr).expect("parses");
-            let c = arrc_ref::eval_program(&prog, &mut cpu).expect("cpu").expect("a value");
+            let c = arrc_ref::eval_program(&prog, &mut cpu)
+                .expect("cpu")
+                .expect("a value");
             let scale = (sum_abs(&x) + sum_abs(&y)) * 4.0 + 1.0;
             assert_close(expr, n, &g, &c, scale);
         }
     }
 }
 
-const FOLDS: &[&str] = &["+/x", "⌈/x", "⌊/x", "+\\x", "⌈\\x", "⌊\\x", "+/x×y", "+/(x-y)×(x-y)", "+\\2×x-1"];
-const MAPS: &[&str] = &["-x", "x+y", "x-y", "x×y", "x⌈y", "x⌊y", "2×x+1", "¯3-x", "1.5×x", "x÷y"];
+const FOLDS: &[&str] = &[
+    "+/x",
+    "⌈/x",
+    "⌊/x",
+    "+\\x",
+    "⌈\\x",
+    "⌊\\x",
+    "+/x×y",
+    "+/(x-y)×(x-y)",
+    "+\\2×x-1",
+];
+const MAPS: &[&str] = &[
+    "-x", "x+y", "x-y", "x×y", "x⌈y", "x⌊y", "2×x+1", "¯3-x", "1.5×x", "x÷y",
+];
 
 #[test]
 fn folds_f32() {
@@ -114,13 +141,17 @@ fn maps_i32() {
 fn products_of_small_numbers() {
     let mut s = gpu();
     for &n in &[1usize, 7, 33, 257] {
-        let x = Array::vector(Data::I32((0..n).map(|i| if i % 5 == 0 { -1 } else { 1 }).collect()));
+        let x = Array::vector(Data::I32(
+            (0..n).map(|i| if i % 5 == 0 { -1 } else { 1 }).collect(),
+        ));
         s.set("x", x.clone());
         let mut cpu = arrc_ref::Env::default();
         cpu.arrays.insert("x".into(), x);
         for expr in ["×/x", "×\\x", "×/x×2÷2"] {
             let g = s.eval(expr).unwrap().value.unwrap();
-            let c = arrc_ref::eval_program(&arrc_syntax::parse_str(expr).unwrap(), &mut cpu).unwrap().unwrap();
+            let c = arrc_ref::eval_program(&arrc_syntax::parse_str(expr).unwrap(), &mut cpu)
+                .unwrap()
+                .unwrap();
             assert_close(expr, n, &g, &c, 1.0);
         }
     }
@@ -167,9 +198,21 @@ fn fusion_counts() {
     // Kernel and readback counts, the way tinygrad counts kernels.
     let s = Session::new(Backend::Cpu).unwrap();
     let kernels = |e: &str| s.compile(e).unwrap().plan.kernels.len();
-    assert_eq!(kernels("1+2×-⍳10"), 1, "a chain of scalar functions is one kernel");
-    assert_eq!(kernels("+/(⍳10)×⍳10"), 2, "the chain feeding +/ fuses into its load (2 passes)");
-    assert_eq!(kernels("+\\1+⍳10"), 3, "reduce-then-scan: 3 passes, input fused into both reads");
+    assert_eq!(
+        kernels("1+2×-⍳10"),
+        1,
+        "a chain of scalar functions is one kernel"
+    );
+    assert_eq!(
+        kernels("+/(⍳10)×⍳10"),
+        2,
+        "the chain feeding +/ fuses into its load (2 passes)"
+    );
+    assert_eq!(
+        kernels("+\\1+⍳10"),
+        3,
+        "reduce-then-scan: 3 passes, input fused into both reads"
+    );
     let mut g = gpu();
     g.set("x", Array::vector(Data::F32(vec![1.0, 2.0])));
     g.eval("+/x×x").unwrap();

@@ -38,7 +38,11 @@ fn run_kind(kind: &str, f: impl Fn(&str) -> String) {
             ));
         }
     }
-    assert!(failures.is_empty(), "golden mismatches (UPDATE_EXPECT=1 to bless):\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "golden mismatches (UPDATE_EXPECT=1 to bless):\n{}",
+        failures.join("\n")
+    );
 }
 
 fn cpu_session() -> arrc::Session {
@@ -88,7 +92,10 @@ fn diagnostics() {
 fn eval() {
     run_kind("eval", |src| {
         let mut out = String::new();
-        for line in src.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("⍝")) {
+        for line in src
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with("⍝"))
+        {
             let mut s = cpu_session();
             out.push_str(line);
             out.push('\n');
