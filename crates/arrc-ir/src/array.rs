@@ -2,10 +2,11 @@
 
 use serde::Serialize;
 
-/// Element type of an array. The numeric tower is i32 → i64 → f32.
+/// Element type of an array. The numeric tower is bool → i32 → i64 → f32.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum ElemType {
+    Bool,
     I32,
     I64,
     F32,
@@ -14,6 +15,7 @@ pub enum ElemType {
 impl ElemType {
     pub fn name(self) -> &'static str {
         match self {
+            ElemType::Bool => "bool",
             ElemType::I32 => "i32",
             ElemType::I64 => "i64",
             ElemType::F32 => "f32",
@@ -22,6 +24,7 @@ impl ElemType {
 
     pub fn parse(s: &str) -> Option<ElemType> {
         match s {
+            "bool" => Some(ElemType::Bool),
             "i32" => Some(ElemType::I32),
             "i64" => Some(ElemType::I64),
             "f32" => Some(ElemType::F32),
@@ -32,7 +35,7 @@ impl ElemType {
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {
-            ElemType::I32 | ElemType::F32 => 4,
+            ElemType::Bool | ElemType::I32 | ElemType::F32 => 4,
             ElemType::I64 => 8,
         }
     }
@@ -57,6 +60,7 @@ impl std::fmt::Display for ElemType {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Scalar {
+    Bool(bool),
     I32(i32),
     I64(i64),
     F32(f32),
@@ -65,6 +69,7 @@ pub enum Scalar {
 impl Scalar {
     pub fn elem_type(self) -> ElemType {
         match self {
+            Scalar::Bool(_) => ElemType::Bool,
             Scalar::I32(_) => ElemType::I32,
             Scalar::I64(_) => ElemType::I64,
             Scalar::F32(_) => ElemType::F32,
@@ -73,6 +78,7 @@ impl Scalar {
 
     pub fn as_f64(self) -> f64 {
         match self {
+            Scalar::Bool(v) => v as u8 as f64,
             Scalar::I32(v) => v as f64,
             Scalar::I64(v) => v as f64,
             Scalar::F32(v) => v as f64,
@@ -82,6 +88,7 @@ impl Scalar {
     /// The integer value, if this is an integer or an integral float.
     pub fn as_i64(self) -> Option<i64> {
         match self {
+            Scalar::Bool(v) => Some(v as i64),
             Scalar::I32(v) => Some(v as i64),
             Scalar::I64(v) => Some(v),
             Scalar::F32(v) if v.fract() == 0.0 && v.abs() < 9.0e18 => Some(v as i64),
@@ -89,9 +96,14 @@ impl Scalar {
         }
     }
 
-    /// Converts up (or across) the tower to `ty`.
+    /// Converts up (or across) the tower to `ty`. Converting down keeps the low bits;
+    /// callers convert down only values known to fit.
     pub fn cast(self, ty: ElemType) -> Scalar {
         match (self, ty) {
+            (Scalar::Bool(v), ElemType::Bool) => Scalar::Bool(v),
+            (s, ElemType::Bool) => Scalar::Bool(s.as_f64() != 0.0),
+            (Scalar::Bool(v), ElemType::I32) => Scalar::I32(v as i32),
+            (Scalar::Bool(v), ElemType::I64) => Scalar::I64(v as i64),
             (Scalar::I32(v), ElemType::I32) => Scalar::I32(v),
             (Scalar::I32(v), ElemType::I64) => Scalar::I64(v as i64),
             (Scalar::I64(v), ElemType::I64) => Scalar::I64(v),
@@ -116,17 +128,30 @@ impl Scalar {
 }
 
 /// The elements of an array in ravel order.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Data {
+    Bool(Vec<bool>),
     I32(Vec<i32>),
     I64(Vec<i64>),
     F32(Vec<f32>),
 }
 
+/// Serialized as a plain list of numbers (booleans as 0 and 1).
+impl Serialize for Data {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Data::Bool(v) => s.collect_seq(v.iter().map(|b| *b as u8)),
+            Data::I32(v) => s.collect_seq(v),
+            Data::I64(v) => s.collect_seq(v),
+            Data::F32(v) => s.collect_seq(v),
+        }
+    }
+}
+
 impl Data {
     pub fn len(&self) -> usize {
         match self {
+            Data::Bool(v) => v.len(),
             Data::I32(v) => v.len(),
             Data::I64(v) => v.len(),
             Data::F32(v) => v.len(),
@@ -139,6 +164,7 @@ impl Data {
 
     pub fn elem_type(&self) -> ElemType {
         match self {
+            Data::Bool(_) => ElemType::Bool,
             Data::I32(_) => ElemType::I32,
             Data::I64(_) => ElemType::I64,
             Data::F32(_) => ElemType::F32,
@@ -147,6 +173,7 @@ impl Data {
 
     pub fn get(&self, i: usize) -> Scalar {
         match self {
+            Data::Bool(v) => Scalar::Bool(v[i]),
             Data::I32(v) => Scalar::I32(v[i]),
             Data::I64(v) => Scalar::I64(v[i]),
             Data::F32(v) => Scalar::F32(v[i]),
@@ -159,6 +186,7 @@ impl Data {
 
     pub fn with_capacity(ty: ElemType, n: usize) -> Data {
         match ty {
+            ElemType::Bool => Data::Bool(Vec::with_capacity(n)),
             ElemType::I32 => Data::I32(Vec::with_capacity(n)),
             ElemType::I64 => Data::I64(Vec::with_capacity(n)),
             ElemType::F32 => Data::F32(Vec::with_capacity(n)),
@@ -168,6 +196,7 @@ impl Data {
     /// Appends `s`, converted to this data's type.
     pub fn push(&mut self, s: Scalar) {
         match (self, s) {
+            (Data::Bool(v), s) => v.push(s.as_f64() != 0.0),
             (Data::I32(v), s) => v.push(match s.cast(ElemType::I32) {
                 Scalar::I32(x) => x,
                 _ => 0,
@@ -183,6 +212,7 @@ impl Data {
     /// Little-endian bytes, as a device buffer holds them.
     pub fn to_bytes(&self) -> Vec<u8> {
         match self {
+            Data::Bool(v) => v.iter().flat_map(|x| (*x as u32).to_le_bytes()).collect(),
             Data::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Data::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Data::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
@@ -194,6 +224,7 @@ impl Data {
         let w = ty.size();
         let chunks = bytes.chunks_exact(w).take(n);
         match ty {
+            ElemType::Bool => Data::Bool(chunks.map(|c| c != [0u8; 4]).collect()),
             ElemType::I32 => Data::I32(
                 chunks
                     .map(|c| i32::from_le_bytes(c.try_into().unwrap()))

@@ -10,6 +10,7 @@ pub const PRINT_PRECISION: usize = 10;
 /// One element as APL prints it.
 pub fn format_scalar(s: Scalar) -> String {
     match s {
+        Scalar::Bool(v) => format_int(v as i64),
         Scalar::I32(v) => format_int(v as i64),
         Scalar::I64(v) => format_int(v),
         Scalar::F32(v) => format_float(v),
@@ -88,12 +89,20 @@ pub fn display(a: &Array) -> String {
         _ => {
             let cols = *a.shape.last().unwrap_or(&1);
             let rows = a.len().checked_div(cols).unwrap_or(0);
-            let widths: Vec<usize> = (0..cols)
+            // Columns align on the decimal point: integer parts right-aligned, fractions
+            // left-aligned (as Dyalog shows them).
+            let split = |c: &str| -> (usize, usize) {
+                match c.find('.') {
+                    Some(p) if !c.contains('E') => (c[..p].chars().count(), c[p..].chars().count()),
+                    _ => (c.chars().count(), 0),
+                }
+            };
+            let widths: Vec<(usize, usize)> = (0..cols)
                 .map(|c| {
-                    (0..rows)
-                        .map(|r| cells[r * cols + c].chars().count())
-                        .max()
-                        .unwrap_or(0)
+                    (0..rows).fold((0, 0), |(wi, wf), r| {
+                        let (i, f) = split(&cells[r * cols + c]);
+                        (wi.max(i), wf.max(f))
+                    })
                 })
                 .collect();
             let plane_rows = a.shape[a.rank() - 2].max(1);
@@ -110,13 +119,19 @@ pub fn display(a: &Array) -> String {
                         stride *= a.shape[ax];
                     }
                 }
-                let line: Vec<String> = (0..cols)
-                    .map(|c| {
-                        let cell = &cells[r * cols + c];
-                        format!("{}{}", " ".repeat(widths[c] - cell.chars().count()), cell)
-                    })
-                    .collect();
-                out.push_str(&line.join(" "));
+                let mut line = String::new();
+                for c in 0..cols {
+                    let cell = &cells[r * cols + c];
+                    let (i, f) = split(cell);
+                    let (wi, wf) = widths[c];
+                    if c > 0 {
+                        line.push(' ');
+                    }
+                    line.push_str(&" ".repeat(wi - i));
+                    line.push_str(cell);
+                    line.push_str(&" ".repeat(wf - f));
+                }
+                out.push_str(line.trim_end());
             }
             out
         }

@@ -78,6 +78,10 @@ pub mod err {
     pub fn rank(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Rank, m, s)
     }
+    /// A function used without the argument it needs: APL calls this a SYNTAX ERROR.
+    pub fn syntax_like(m: impl Into<String>, s: Span) -> Error {
+        Error::new(ErrorClass::Syntax, m, s)
+    }
     pub fn unsupported(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Unsupported, m, s)
     }

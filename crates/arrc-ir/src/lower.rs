@@ -301,8 +301,8 @@ impl Lower {
             FuncKind::Prim(Prim::Iota) => self.iota(arg, fspan),
             FuncKind::Prim(Prim::Plus) => Ok(arg),
             FuncKind::Prim(p) => match UnOp::from_prim(*p) {
-                Some(op) => self.unary(op, arg, fspan),
-                None => Err(err::unsupported(
+                Some(op) if op.on_gpu() => self.unary(op, arg, fspan),
+                _ => Err(err::unsupported(
                     format!("monadic {} is not supported on the GPU path yet", p.glyph()),
                     fspan,
                 )),
@@ -339,8 +339,8 @@ impl Lower {
         let fspan = func.span.clone();
         match &self.resolve(func)?.kind {
             FuncKind::Prim(p) => match BinOp::from_prim(*p) {
-                Some(op) => self.binary(op, l, r, fspan),
-                None => Err(err::unsupported(
+                Some(op) if op.on_gpu() => self.binary(op, l, r, fspan),
+                _ => Err(err::unsupported(
                     format!("dyadic {} is not supported on the GPU path yet", p.glyph()),
                     fspan,
                 )),
@@ -359,7 +359,7 @@ impl Lower {
     fn operand_op(&self, operand: &Func) -> Result<BinOp> {
         let span = operand.span.clone();
         match &operand.kind {
-            FuncKind::Prim(p) => BinOp::from_prim(*p).ok_or_else(|| {
+            FuncKind::Prim(p) => BinOp::from_prim(*p).filter(|op| op.on_gpu()).ok_or_else(|| {
                 err::unsupported(
                     format!(
                         "{} as an operand is not supported on the GPU path yet",
@@ -661,5 +661,6 @@ pub fn scalar_error(e: ScalarError, span: Span) -> crate::error::Error {
     match e {
         ScalarError::DivideByZero => err::domain("division by zero", span),
         ScalarError::Overflow => err::domain("integer result does not fit in 64 bits", span),
+        ScalarError::Domain(why) => err::domain(why, span),
     }
 }

@@ -1,6 +1,6 @@
 //! The CPU reference evaluator: a direct interpreter of the AST with exact APL
-//! semantics (Dyalog, ⎕IO=1). It is the oracle of every GPU test and the fallback when
-//! no Vulkan device exists.
+//! semantics (Dyalog, ⎕IO=1 unless set). It is the oracle of every GPU test and the
+//! fallback when no Vulkan device exists.
 //!
 //! Invariants:
 //! - Type rules come from `arrc_ir::scalar`, the same rules the GPU path lowers with, so
@@ -9,21 +9,36 @@
 //!   least as accurate as any device order of summation.
 //! - Evaluation never panics; every failure is an [`Error`] with a span.
 
+mod prims;
+
 use arrc_ir::error::{err, Error, Result};
 use arrc_ir::lower::scalar_error;
 use arrc_ir::scalar::{BinOp, UnOp};
 use arrc_ir::{Array, Data, ElemType, Scalar};
 use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Op1, Prim, Program, Span, Stmt};
+use prims::from_scalars;
 use std::collections::HashMap;
 
 /// How deeply dfns may call each other.
-const MAX_DEPTH: usize = 256;
+const MAX_DEPTH: usize = 200;
 
-/// Names defined in a session: arrays and functions.
-#[derive(Clone, Debug, Default)]
+/// Names defined in a session: arrays and functions, and the index origin.
+#[derive(Clone, Debug)]
 pub struct Env {
     pub arrays: HashMap<String, Array>,
     pub functions: HashMap<String, Func>,
+    /// ⎕IO: 1 (default) or 0.
+    pub io: i64,
+}
+
+impl Default for Env {
+    fn default() -> Self {
+        Env {
+            arrays: HashMap::new(),
+            functions: HashMap::new(),
+            io: 1,
+        }
+    }
 }
 
 struct Frame {
@@ -38,13 +53,9 @@ struct Interp<'e> {
 }
 
 /// Runs a program; top-level assignments and definitions update `env`. Returns the
-/// value of the last expression statement, or `None` when the program only defines
-/// functions.
+/// value of the last statement, or `None` when it only defines a function.
 pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
-    let mut it = Interp {
-        env,
-        frames: vec![],
-    };
+    let mut it = Interp { env, frames: vec![] };
     let mut last = None;
     for s in &prog.stmts {
         match s {
@@ -55,9 +66,7 @@ pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
                 last = None;
             }
             Stmt::Func(_) => last = None,
-            Stmt::Guard { cond, .. } => {
-                return Err(err::domain("a guard outside a dfn", cond.span.clone()))
-            }
+            Stmt::Guard { cond, .. } => return Err(err::domain("a guard outside a dfn", cond.span.clone())),
         }
     }
     Ok(last)
@@ -65,10 +74,7 @@ pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
 
 /// Applies `func` (as written in a program) to arguments.
 pub fn apply(func: &Func, alpha: Option<&Array>, omega: &Array, env: &mut Env) -> Result<Array> {
-    let mut it = Interp {
-        env,
-        frames: vec![],
-    };
+    let mut it = Interp { env, frames: vec![] };
     let span = func.span.clone();
     match alpha {
         Some(a) => it.dyadic(func, a.clone(), omega.clone(), &span),
@@ -76,12 +82,31 @@ pub fn apply(func: &Func, alpha: Option<&Array>, omega: &Array, env: &mut Env) -
     }
 }
 
+/// Parses and evaluates `src` in a fresh environment.
+pub fn eval_str(src: &str) -> Result<Option<Array>> {
+    let prog = arrc_syntax::parse_str(src).map_err(Error::from)?;
+    eval_program(&prog, &mut Env::default())
+}
+
 enum Flow {
     Value(Array),
     Return(Array),
 }
 
+/// A scalar's boolean value, for guards.
+fn truth(a: &Array, span: &Span) -> Result<bool> {
+    match a.as_singleton().and_then(|s| s.as_i64()) {
+        Some(1) => Ok(true),
+        Some(0) => Ok(false),
+        _ => Err(err::domain("a guard's condition must be a single 0 or 1", span.clone())),
+    }
+}
+
 impl Interp<'_> {
+    fn io(&self) -> i64 {
+        self.env.io
+    }
+
     fn lookup_array(&self, name: &str) -> Option<&Array> {
         for f in self.frames.iter().rev() {
             if let Some(a) = f.arrays.get(name) {
@@ -100,7 +125,19 @@ impl Interp<'_> {
         self.env.functions.get(name).cloned()
     }
 
-    fn assign(&mut self, name: &str, v: Array) {
+    fn assign(&mut self, name: &str, v: Array, span: &Span) -> Result<()> {
+        if name.starts_with('⎕') {
+            return match name {
+                "⎕IO" => match v.as_singleton().and_then(|s| s.as_i64()) {
+                    Some(io @ (0 | 1)) => {
+                        self.env.io = io;
+                        Ok(())
+                    }
+                    _ => Err(err::domain("⎕IO must be 0 or 1", span.clone())),
+                },
+                _ => Err(err::unsupported(format!("assigning {name} is not supported"), span.clone())),
+            };
+        }
         match self.frames.last_mut() {
             Some(f) => {
                 f.arrays.insert(name.to_string(), v);
@@ -110,6 +147,7 @@ impl Interp<'_> {
                 self.env.arrays.insert(name.to_string(), v);
             }
         }
+        Ok(())
     }
 
     fn expr(&mut self, e: &Expr) -> Result<Array> {
@@ -117,13 +155,11 @@ impl Interp<'_> {
         match &e.kind {
             ExprKind::Number(n) => Ok(Array::scalar(Scalar::from_literal(*n))),
             ExprKind::Zilde => Ok(Array::vector(Data::I32(vec![]))),
-            ExprKind::Str(_) => Err(err::domain(
-                "character data is not supported: arrc arrays are numeric",
-                span,
-            )),
+            ExprKind::Str(_) => Err(err::domain("character data is not supported: arrc arrays are numeric", span)),
             ExprKind::Strand(items) => {
+                // APL evaluates right to left.
                 let mut vals = Vec::with_capacity(items.len());
-                for it in items {
+                for it in items.iter().rev() {
                     let a = self.expr(it)?;
                     if a.rank() != 0 {
                         return Err(err::domain(
@@ -133,26 +169,23 @@ impl Interp<'_> {
                     }
                     vals.push(a.data.get(0));
                 }
-                let ty = vals
-                    .iter()
-                    .map(|s| s.elem_type())
-                    .max()
-                    .unwrap_or(ElemType::I32);
-                let mut d = Data::with_capacity(ty, vals.len());
-                vals.into_iter().for_each(|s| d.push(s));
-                Ok(Array::vector(d))
+                vals.reverse();
+                let n = vals.len();
+                Ok(from_scalars(vec![n], vals, ElemType::I32))
             }
             ExprKind::Name(n) => self
                 .lookup_array(n)
                 .cloned()
                 .ok_or_else(|| err::value(format!("undefined name: {n}"), span)),
-            ExprKind::SysName(n) => Err(err::value(format!("unknown system name {n}"), span)),
-            ExprKind::Alpha => self.lookup_array("⍺").cloned().ok_or_else(|| {
-                err::value(
-                    "⍺ has no value: the function was called with no left argument",
-                    span,
-                )
-            }),
+            ExprKind::SysName(n) => match n.as_str() {
+                "⎕IO" => Ok(Array::scalar(Scalar::I32(self.io() as i32))),
+                "⎕PP" => Ok(Array::scalar(Scalar::I32(arrc_ir::display::PRINT_PRECISION as i32))),
+                _ => Err(err::value(format!("unknown system name {n}"), span)),
+            },
+            ExprKind::Alpha => self
+                .lookup_array("⍺")
+                .cloned()
+                .ok_or_else(|| err::value("⍺ has no value: the function was called with no left argument", span)),
             ExprKind::Omega => self
                 .lookup_array("⍵")
                 .cloned()
@@ -166,20 +199,31 @@ impl Interp<'_> {
                 let l = self.expr(left)?;
                 self.dyadic(func, l, r, &span)
             }
-            ExprKind::Assign { name, value, .. } => {
+            ExprKind::Assign { name, name_span, value } => {
                 if name == "⍺" {
                     if let Some(a) = self.lookup_array("⍺") {
                         return Ok(a.clone());
                     }
                 }
                 let v = self.expr(value)?;
-                self.assign(name, v.clone());
+                self.assign(name, v.clone(), name_span)?;
                 Ok(v)
             }
-            ExprKind::Index { .. } => Err(err::unsupported(
-                "bracket indexing is not implemented yet",
-                span,
-            )),
+            ExprKind::Index { array, axes } => {
+                let mut ix = Vec::with_capacity(axes.len());
+                for a in axes.iter().rev() {
+                    ix.push(match a {
+                        Some(e) => Some(self.expr(e)?),
+                        None => None,
+                    });
+                }
+                ix.reverse();
+                let x = self.expr(array)?;
+                if x.rank() == 0 {
+                    return Err(err::rank("a scalar cannot be indexed", span));
+                }
+                prims::select(&x, &ix, self.io(), &span)
+            }
         }
     }
 
@@ -200,62 +244,88 @@ impl Interp<'_> {
 
     fn monadic(&mut self, func: &Func, x: Array, span: &Span) -> Result<Array> {
         let f = self.resolve(func)?;
-        let fspan = f.span.clone();
+        let s = f.span.clone();
+        let io = self.io();
         match &f.kind {
-            FuncKind::Prim(Prim::Iota) => iota(&x, fspan),
-            FuncKind::Prim(Prim::Plus) => Ok(x),
-            FuncKind::Prim(p) => match UnOp::from_prim(*p) {
-                Some(op) => unary(op, &x, fspan),
-                None => Err(err::unsupported(
-                    format!("monadic {} is not implemented yet", p.glyph()),
-                    fspan,
-                )),
+            FuncKind::Prim(p) => match p {
+                Prim::Iota => prims::iota(&x, io, &s),
+                Prim::Rho => Ok(prims::shape_of(&x)),
+                Prim::Comma | Prim::Epsilon => Ok(prims::ravel(&x)),
+                Prim::CommaBar => Ok(prims::table(&x)),
+                Prim::Reverse => prims::rotate(None, &x, false, &s),
+                Prim::ReverseFirst => prims::rotate(None, &x, true, &s),
+                Prim::Transpose => prims::transpose(None, &x, io, &s),
+                Prim::Tally => Ok(prims::tally(&x)),
+                Prim::Where => prims::where_(&x, io, &s),
+                Prim::GradeUp => prims::grade(&x, false, io, &s),
+                Prim::GradeDown => prims::grade(&x, true, io, &s),
+                Prim::Match => Ok(prims::depth(&x)),
+                // ↑ (mix) and ⌷ leave a simple array as it is.
+                Prim::Take | Prim::Squad => Ok(x),
+                Prim::Drop => Err(err::unsupported("↓⍵ (split) makes a nested array", s)),
+                p => match UnOp::from_prim(*p) {
+                    Some(op) => unary(op, &x, s),
+                    None => Err(err::syntax_like(format!("{} needs a left argument", p.glyph()), s)),
+                },
             },
             FuncKind::Dfn(body) => self.call_dfn(&f, body, None, x, span),
             FuncKind::Derived { op, operand } => match op {
-                Op1::Reduce => self.fold(operand, &x, fspan, false),
-                Op1::Scan => self.fold(operand, &x, fspan, true),
-                other => Err(err::unsupported(
-                    format!("the operator {} is not implemented yet", other.glyph()),
-                    fspan,
-                )),
+                Op1::Reduce => self.fold(operand, &x, s, false, false),
+                Op1::ReduceFirst => self.fold(operand, &x, s, false, true),
+                Op1::Scan => self.fold(operand, &x, s, true, false),
+                Op1::ScanFirst => self.fold(operand, &x, s, true, true),
+                Op1::Each => self.each(operand, None, &x, &s),
+                Op1::Commute => self.dyadic(operand, x.clone(), x, span),
             },
-            _ => Err(err::unsupported(
-                "this function is not implemented yet",
-                fspan,
-            )),
+            FuncKind::Outer(_) | FuncKind::Inner(..) => Err(err::syntax_like("a product needs a left argument", s)),
+            FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }
 
     fn dyadic(&mut self, func: &Func, a: Array, b: Array, span: &Span) -> Result<Array> {
         let f = self.resolve(func)?;
-        let fspan = f.span.clone();
+        let s = f.span.clone();
+        let io = self.io();
         match &f.kind {
-            FuncKind::Prim(p) => match BinOp::from_prim(*p) {
-                Some(op) => binary(op, &a, &b, fspan),
-                None => Err(err::unsupported(
-                    format!("dyadic {} is not implemented yet", p.glyph()),
-                    fspan,
-                )),
+            FuncKind::Prim(p) => match p {
+                Prim::Rho => prims::reshape(&a, &b, &s),
+                Prim::Comma => prims::catenate(&a, &b, false, &s),
+                Prim::CommaBar => prims::catenate(&a, &b, true, &s),
+                Prim::Reverse => prims::rotate(Some(&a), &b, false, &s),
+                Prim::ReverseFirst => prims::rotate(Some(&a), &b, true, &s),
+                Prim::Transpose => prims::transpose(Some(&a), &b, io, &s),
+                Prim::Take => prims::take_drop(&a, &b, false, &s),
+                Prim::Drop => prims::take_drop(&a, &b, true, &s),
+                Prim::Iota => prims::index_of(&a, &b, io, &s),
+                Prim::Epsilon => Ok(prims::member(&a, &b)),
+                Prim::Slash => prims::replicate(&a, &b, false, &s),
+                Prim::SlashBar => prims::replicate(&a, &b, true, &s),
+                Prim::Squad => prims::squad(&a, &b, io, &s),
+                Prim::Match => Ok(Array::scalar(Scalar::Bool(prims::matches(&a, &b)))),
+                Prim::Tally => Ok(Array::scalar(Scalar::Bool(!prims::matches(&a, &b)))),
+                p => match BinOp::from_prim(*p) {
+                    Some(op) => binary(op, &a, &b, s),
+                    None => Err(err::unsupported(format!("dyadic {} is not implemented yet", p.glyph()), s)),
+                },
             },
             FuncKind::Dfn(body) => self.call_dfn(&f, body, Some(a), b, span),
-            _ => Err(err::unsupported(
-                "this function is not implemented dyadically yet",
-                fspan,
-            )),
+            FuncKind::Derived { op, operand } => match op {
+                Op1::Commute => self.dyadic(operand, b, a, span),
+                Op1::Each => self.each(operand, Some(&a), &b, &s),
+                _ => Err(err::unsupported(
+                    format!("{}{} with a left argument (n-wise) is not implemented yet", "f", op.glyph()),
+                    s,
+                )),
+            },
+            FuncKind::Outer(g) => self.outer(g, &a, &b, &s),
+            FuncKind::Inner(fr, g) => self.inner(fr, g, &a, &b, &s),
+            FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }
 
-    fn call_dfn(
-        &mut self,
-        f: &Func,
-        body: &Program,
-        alpha: Option<Array>,
-        omega: Array,
-        span: &Span,
-    ) -> Result<Array> {
+    fn call_dfn(&mut self, f: &Func, body: &Program, alpha: Option<Array>, omega: Array, span: &Span) -> Result<Array> {
         if self.frames.len() >= MAX_DEPTH {
-            return Err(err::domain("dfns nest too deeply", span.clone()));
+            return Err(err::domain("dfns nest too deeply (recursion limit)", span.clone()));
         }
         let mut arrays = HashMap::new();
         arrays.insert("⍵".to_string(), omega);
@@ -295,10 +365,7 @@ impl Interp<'_> {
                     Flow::Return(v)
                 }))
             }
-            Stmt::Func(f) => Err(err::domain(
-                "a function on its own has no array value",
-                f.span.clone(),
-            )),
+            Stmt::Func(f) => Err(err::domain("a function on its own has no array value", f.span.clone())),
             Stmt::FnDef { name, func, .. } => {
                 if let Some(f) = self.frames.last_mut() {
                     f.functions.insert(name.clone(), func.clone());
@@ -307,233 +374,283 @@ impl Interp<'_> {
             }
             Stmt::Guard { cond, value } => {
                 let c = self.expr(cond)?;
-                match c.as_singleton().and_then(|s| s.as_i64()) {
-                    Some(1) => Ok(Some(Flow::Return(self.expr(value)?))),
-                    Some(0) => Ok(None),
-                    _ => Err(err::domain(
-                        "a guard's condition must be a single 0 or 1",
-                        cond.span.clone(),
-                    )),
+                if truth(&c, &cond.span)? {
+                    Ok(Some(Flow::Return(self.expr(value)?)))
+                } else {
+                    Ok(None)
                 }
             }
         }
     }
 
-    /// `f/x` (right to left) or `f\x` along the last axis.
-    fn fold(&mut self, operand: &Func, x: &Array, span: Span, scan: bool) -> Result<Array> {
+    /// Applies `f` to two scalars and checks that it returns a scalar.
+    fn scalar_call(&mut self, f: &Func, prim: Option<BinOp>, a: Scalar, b: Scalar, span: &Span) -> Result<Scalar> {
+        if let Some(op) = prim {
+            return op.apply(a, b).map_err(|e| scalar_error(e, span.clone()));
+        }
+        let r = self.dyadic(f, Array::scalar(a), Array::scalar(b), span)?;
+        match (r.rank(), r.as_singleton()) {
+            (0, Some(s)) => Ok(s),
+            _ => Err(err::domain(
+                "the operand must return a scalar here (nested results are not supported)",
+                span.clone(),
+            )),
+        }
+    }
+
+    fn prim_of(&self, f: &Func) -> Option<BinOp> {
+        match &f.kind {
+            FuncKind::Prim(p) => BinOp::from_prim(*p),
+            _ => None,
+        }
+    }
+
+    /// `f/x`, `f⌿x` (right to left), `f\x`, `f⍀x`.
+    fn fold(&mut self, operand: &Func, x: &Array, span: Span, scan: bool, first: bool) -> Result<Array> {
         let operand = self.resolve(operand)?;
         if x.rank() == 0 {
             return Ok(x.clone());
         }
-        let prim = match &operand.kind {
-            FuncKind::Prim(p) => Some(BinOp::from_prim(*p).ok_or_else(|| {
-                err::unsupported(
-                    format!("{} as an operand is not implemented yet", p.glyph()),
-                    span.clone(),
-                )
-            })?),
-            _ => None,
-        };
-        let n = *x.shape.last().unwrap_or(&0);
-        let rows: usize = x.shape[..x.rank() - 1].iter().product();
+        let prim = self.prim_of(&operand);
+        if let FuncKind::Prim(p) = &operand.kind {
+            if prim.is_none() {
+                return Err(err::domain(format!("{} is not a scalar function: it cannot be an operand here", p.glyph()), span));
+            }
+        }
+        let axis = if first { 0 } else { x.rank() - 1 };
+        let n = x.shape[axis];
+        let outer: usize = x.shape[..axis].iter().product();
+        let inner: usize = x.shape[axis + 1..].iter().product();
         let mut shape = x.shape.clone();
         if !scan {
-            shape.pop();
+            shape.remove(axis);
         }
         let elem = match prim {
-            Some(op) if n == 0 && !scan => op
-                .identity(x.elem)
-                .map_or(op.reduce_type(x.elem), |s| s.elem_type()),
             Some(op) => op.reduce_type(x.elem),
             None => x.elem,
         };
-        let mut out: Vec<Scalar> = Vec::with_capacity(if scan { x.len() } else { rows });
-        for r in 0..rows {
-            let row: Vec<Scalar> = (0..n).map(|j| x.data.get(r * n + j).cast(elem)).collect();
-            if scan {
-                match prim {
-                    Some(op) if op.is_associative() => {
-                        scan_associative(op, &row, elem, &span, &mut out)?
-                    }
-                    _ => {
-                        for i in 0..n {
-                            out.push(self.fold_row(prim, &operand, &row[..=i], elem, &span)?);
+        let mut out: Vec<Scalar> = vec![Scalar::I32(0); if scan { x.len() } else { outer * inner }];
+        for o in 0..outer {
+            for i in 0..inner {
+                let row: Vec<Scalar> = (0..n).map(|k| x.data.get((o * n + k) * inner + i)).collect();
+                if scan {
+                    let vals = match prim {
+                        Some(op) if op.is_associative() => scan_associative(op, &row, elem, &span)?,
+                        _ => {
+                            let mut v = Vec::with_capacity(n);
+                            for k in 0..n {
+                                v.push(self.fold_row(prim, &operand, &row[..=k], elem, &span)?);
+                            }
+                            v
                         }
+                    };
+                    for (k, v) in vals.into_iter().enumerate() {
+                        out[(o * n + k) * inner + i] = v;
                     }
+                } else if n == 0 {
+                    out[o * inner + i] = prim.and_then(|op| op.identity(x.elem)).ok_or_else(|| {
+                        err::domain("this function has no identity element for an empty reduction", span.clone())
+                    })?;
+                } else {
+                    out[o * inner + i] = self.fold_row(prim, &operand, &row, elem, &span)?;
                 }
-            } else if n == 0 {
-                let id = prim.and_then(|op| op.identity(x.elem)).ok_or_else(|| {
-                    err::domain(
-                        "this function has no identity element for an empty reduction",
-                        span.clone(),
-                    )
-                })?;
-                out.push(id);
-            } else {
-                out.push(self.fold_row(prim, &operand, &row, elem, &span)?);
             }
         }
-        let mut d = Data::with_capacity(elem, out.len());
-        out.into_iter().for_each(|s| d.push(s));
-        Ok(Array::new(shape, d))
+        let ty = if n == 0 && !scan {
+            prim.and_then(|op| op.identity(x.elem)).map_or(elem, |s| s.elem_type())
+        } else {
+            elem
+        };
+        Ok(typed(shape, out, ty))
     }
 
     /// The right-to-left reduction of a non-empty row.
-    fn fold_row(
-        &mut self,
-        prim: Option<BinOp>,
-        operand: &Func,
-        row: &[Scalar],
-        elem: ElemType,
-        span: &Span,
-    ) -> Result<Scalar> {
-        match prim {
-            Some(op @ (BinOp::Add | BinOp::Mul)) if elem == ElemType::F32 => {
+    fn fold_row(&mut self, prim: Option<BinOp>, operand: &Func, row: &[Scalar], elem: ElemType, span: &Span) -> Result<Scalar> {
+        if let Some(op @ (BinOp::Add | BinOp::Mul)) = prim {
+            if elem == ElemType::F32 {
                 // Exact-as-possible oracle: accumulate in f64, round once.
                 let mut acc = if op == BinOp::Add { 0.0f64 } else { 1.0 };
                 for s in row {
-                    acc = if op == BinOp::Add {
-                        acc + s.as_f64()
-                    } else {
-                        acc * s.as_f64()
-                    };
+                    acc = if op == BinOp::Add { acc + s.as_f64() } else { acc * s.as_f64() };
                 }
-                Ok(Scalar::F32(acc as f32))
-            }
-            Some(op) => {
-                let mut acc = row[row.len() - 1];
-                for s in row[..row.len() - 1].iter().rev() {
-                    acc = combine(op, *s, acc, elem, span)?;
-                }
-                Ok(acc)
-            }
-            None => {
-                let mut acc = Array::scalar(row[row.len() - 1]);
-                for s in row[..row.len() - 1].iter().rev() {
-                    acc = self.dyadic(operand, Array::scalar(*s), acc, span)?;
-                }
-                acc.as_singleton()
-                    .filter(|_| acc.rank() == 0)
-                    .ok_or_else(|| err::domain("the operand must return a scalar", span.clone()))
+                return Ok(Scalar::F32(acc as f32));
             }
         }
+        let mut acc = row[row.len() - 1];
+        if prim.is_some() {
+            acc = acc.cast(elem);
+        }
+        for s in row[..row.len() - 1].iter().rev() {
+            acc = self.scalar_call(operand, prim, *s, acc, span)?;
+        }
+        Ok(match prim {
+            Some(_) => acc.cast(elem),
+            None => acc,
+        })
+    }
+
+    fn each(&mut self, f: &Func, a: Option<&Array>, x: &Array, span: &Span) -> Result<Array> {
+        let (shape, ea, ex) = match a {
+            None => (x.shape.clone(), false, false),
+            Some(a) => extension(a, x, span)?,
+        };
+        let n: usize = shape.iter().product();
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let xv = Array::scalar(x.data.get(if ex { 0 } else { i }));
+            let r = match a {
+                None => self.monadic(f, xv, span)?,
+                Some(a) => self.dyadic(f, Array::scalar(a.data.get(if ea { 0 } else { i })), xv, span)?,
+            };
+            match (r.rank(), r.as_singleton()) {
+                (0, Some(s)) => out.push(s),
+                _ => {
+                    return Err(err::domain(
+                        "each must return scalars here: nested arrays are not supported",
+                        span.clone(),
+                    ))
+                }
+            }
+        }
+        Ok(from_scalars(shape, out, x.elem))
+    }
+
+    fn outer(&mut self, g: &Func, a: &Array, b: &Array, span: &Span) -> Result<Array> {
+        let g = self.resolve(g)?;
+        let prim = self.prim_of(&g);
+        let mut shape = a.shape.clone();
+        shape.extend(b.shape.iter().copied());
+        let mut out = Vec::with_capacity(a.len() * b.len());
+        for i in 0..a.len() {
+            for j in 0..b.len() {
+                out.push(self.scalar_call(&g, prim, a.data.get(i), b.data.get(j), span)?);
+            }
+        }
+        let ty = prim.map_or(a.elem.join(b.elem), |op| op.result_type(a.elem, b.elem));
+        Ok(typed(shape, out, ty))
+    }
+
+    /// `⍺ f.g ⍵`: `f/` of `g` applied along ⍺'s last axis and ⍵'s first.
+    fn inner(&mut self, f: &Func, g: &Func, a: &Array, b: &Array, span: &Span) -> Result<Array> {
+        let (f, g) = (self.resolve(f)?, self.resolve(g)?);
+        let (fp, gp) = (self.prim_of(&f), self.prim_of(&g));
+        let na = a.shape.last().copied().unwrap_or(1);
+        let nb = b.shape.first().copied().unwrap_or(1);
+        let n = if na == nb || nb == 1 {
+            na
+        } else if na == 1 {
+            nb
+        } else {
+            return Err(err::length(format!("inner lengths {na} and {nb} do not match"), span.clone()));
+        };
+        let rows: usize = if a.rank() == 0 { 1 } else { a.shape[..a.rank() - 1].iter().product() };
+        let cols: usize = if b.rank() == 0 { 1 } else { b.shape[1..].iter().product() };
+        let mut shape: Vec<usize> = if a.rank() == 0 { vec![] } else { a.shape[..a.rank() - 1].to_vec() };
+        if b.rank() > 0 {
+            shape.extend(b.shape[1..].iter().copied());
+        }
+        let gty = gp.map_or(a.elem.join(b.elem), |op| op.result_type(a.elem, b.elem));
+        let elem = fp.map_or(gty, |op| op.reduce_type(gty));
+        let mut out = Vec::with_capacity(rows * cols);
+        for r in 0..rows {
+            for c in 0..cols {
+                let mut prods = Vec::with_capacity(n);
+                for k in 0..n {
+                    let ak = a.data.get(if a.rank() == 0 { 0 } else { r * na + if na == 1 { 0 } else { k } });
+                    let bk = b.data.get(if b.rank() == 0 { 0 } else { (if nb == 1 { 0 } else { k }) * cols + c });
+                    prods.push(self.scalar_call(&g, gp, ak, bk, span)?);
+                }
+                out.push(if n == 0 {
+                    fp.and_then(|op| op.identity(gty)).ok_or_else(|| {
+                        err::domain("this function has no identity element for an empty reduction", span.clone())
+                    })?
+                } else {
+                    self.fold_row(fp, &f, &prods, elem, span)?
+                });
+            }
+        }
+        Ok(typed(shape, out, elem))
     }
 }
 
+/// An array of `ty` from scalars (converted), or typed by the scalars when they are wider.
+fn typed(shape: Vec<usize>, items: Vec<Scalar>, ty: ElemType) -> Array {
+    let widest = items.iter().map(|s| s.elem_type()).max().unwrap_or(ty);
+    let t = if widest > ty { widest } else { ty };
+    let mut d = Data::with_capacity(t, items.len());
+    items.into_iter().for_each(|s| d.push(s));
+    Array::new(shape, d)
+}
+
 /// A running scan of an associative function; float sums and products accumulate in f64.
-fn scan_associative(
-    op: BinOp,
-    row: &[Scalar],
-    elem: ElemType,
-    span: &Span,
-    out: &mut Vec<Scalar>,
-) -> Result<()> {
+fn scan_associative(op: BinOp, row: &[Scalar], elem: ElemType, span: &Span) -> Result<Vec<Scalar>> {
+    let mut out = Vec::with_capacity(row.len());
     if elem == ElemType::F32 && matches!(op, BinOp::Add | BinOp::Mul) {
         let mut acc = if op == BinOp::Add { 0.0f64 } else { 1.0 };
         for s in row {
-            acc = if op == BinOp::Add {
-                acc + s.as_f64()
-            } else {
-                acc * s.as_f64()
-            };
+            acc = if op == BinOp::Add { acc + s.as_f64() } else { acc * s.as_f64() };
             out.push(Scalar::F32(acc as f32));
         }
-        return Ok(());
+        return Ok(out);
     }
     let mut acc: Option<Scalar> = None;
     for s in row {
         let next = match acc {
-            None => *s,
-            Some(a) => combine(op, a, *s, elem, span)?,
+            None => s.cast(elem),
+            Some(a) => op.apply(a, *s).map_err(|e| scalar_error(e, span.clone()))?.cast(elem),
         };
         out.push(next);
         acc = Some(next);
     }
-    Ok(())
-}
-
-fn combine(op: BinOp, a: Scalar, b: Scalar, elem: ElemType, span: &Span) -> Result<Scalar> {
-    op.apply(a, b)
-        .map(|s| s.cast(elem))
-        .map_err(|e| scalar_error(e, span.clone()))
-}
-
-fn iota(x: &Array, span: Span) -> Result<Array> {
-    if x.rank() > 1 || x.len() != 1 {
-        return Err(err::domain(
-            "⍳ takes a single non-negative integer here",
-            span,
-        ));
-    }
-    match x.data.get(0).as_i64() {
-        Some(n) if (0..=i32::MAX as i64).contains(&n) => {
-            Ok(Array::vector(Data::I32((1..=n as i32).collect())))
-        }
-        Some(n) if n > i32::MAX as i64 => Err(err::domain(
-            format!("⍳{n} is too long: at most {} items", i32::MAX),
-            span,
-        )),
-        _ => Err(err::domain("⍳ needs a non-negative integer", span)),
-    }
+    Ok(out)
 }
 
 fn unary(op: UnOp, x: &Array, span: Span) -> Result<Array> {
     let elem = op.result_type(x.elem);
     let mut d = Data::with_capacity(elem, x.len());
     for i in 0..x.len() {
-        d.push(
-            op.apply(x.data.get(i))
-                .map_err(|e| scalar_error(e, span.clone()))?,
-        );
+        d.push(op.apply(x.data.get(i)).map_err(|e| scalar_error(e, span.clone()))?);
     }
     Ok(Array::new(x.shape.clone(), d))
 }
 
-/// A dyadic scalar function with scalar and singleton extension.
-pub fn binary(op: BinOp, a: &Array, b: &Array, span: Span) -> Result<Array> {
+/// The shape of a scalar function's result and whether each side is extended.
+fn extension(a: &Array, b: &Array, span: &Span) -> Result<(Vec<usize>, bool, bool)> {
     let a_ext = a.rank() == 0 || (a.len() == 1 && a.rank() <= b.rank());
     let b_ext = b.rank() == 0 || (b.len() == 1 && b.rank() <= a.rank());
-    let shape = if a_ext {
-        b.shape.clone()
-    } else if b_ext {
-        a.shape.clone()
-    } else if a.rank() != b.rank() {
+    if a_ext && b_ext {
+        let shape = if a.rank() >= b.rank() { a.shape.clone() } else { b.shape.clone() };
+        return Ok((shape, true, true));
+    }
+    if a_ext {
+        return Ok((b.shape.clone(), true, false));
+    }
+    if b_ext {
+        return Ok((a.shape.clone(), false, true));
+    }
+    if a.rank() != b.rank() {
         return Err(err::rank(
-            format!(
-                "arguments of rank {} and {} do not conform",
-                a.rank(),
-                b.rank()
-            ),
-            span,
+            format!("arguments of rank {} and {} do not conform", a.rank(), b.rank()),
+            span.clone(),
         ));
-    } else if a.shape != b.shape {
-        let (x, y) = a
-            .shape
-            .iter()
-            .zip(&b.shape)
-            .find(|(x, y)| x != y)
-            .map_or((0, 0), |(x, y)| (*x, *y));
-        return Err(err::length(
-            format!("lengths {x} and {y} do not match"),
-            span,
-        ));
-    } else {
-        a.shape.clone()
-    };
-    let t = op.operand_type(a.elem, b.elem);
+    }
+    if a.shape != b.shape {
+        let (x, y) = a.shape.iter().zip(&b.shape).find(|(x, y)| x != y).map_or((0, 0), |(x, y)| (*x, *y));
+        return Err(err::length(format!("lengths {x} and {y} do not match"), span.clone()));
+    }
+    Ok((a.shape.clone(), false, false))
+}
+
+/// A dyadic scalar function with scalar and singleton extension.
+pub fn binary(op: BinOp, a: &Array, b: &Array, span: Span) -> Result<Array> {
+    let (shape, a_ext, b_ext) = extension(a, b, &span)?;
     let elem = op.result_type(a.elem, b.elem);
     let n: usize = shape.iter().product();
     let mut d = Data::with_capacity(elem, n);
     for i in 0..n {
-        let x = a.data.get(if a_ext { 0 } else { i }).cast(t);
-        let y = b.data.get(if b_ext { 0 } else { i }).cast(t);
+        let x = a.data.get(if a_ext { 0 } else { i });
+        let y = b.data.get(if b_ext { 0 } else { i });
         d.push(op.apply(x, y).map_err(|e| scalar_error(e, span.clone()))?);
     }
     Ok(Array::new(shape, d))
-}
-
-/// Parses and evaluates `src` in a fresh environment.
-pub fn eval_str(src: &str) -> Result<Option<Array>> {
-    let prog = arrc_syntax::parse_str(src).map_err(Error::from)?;
-    eval_program(&prog, &mut Env::default())
 }

@@ -134,7 +134,8 @@ impl Emitter {
             return id;
         }
         let id = match t {
-            ElemType::I32 => self.b.type_int(32, 1),
+            // Booleans live in 32-bit words as 0 and 1.
+            ElemType::Bool | ElemType::I32 => self.b.type_int(32, 1),
             ElemType::I64 => {
                 self.uses_i64 = true;
                 self.b.type_int(64, 1)
@@ -175,6 +176,7 @@ impl Emitter {
     fn scalar(&mut self, s: Scalar) -> Word {
         let t = self.ty(s.elem_type());
         match s {
+            Scalar::Bool(v) => self.constant(t, v as u64, false),
             Scalar::I32(v) => self.constant(t, v as u32 as u64, false),
             Scalar::I64(v) => self.constant(t, v as u64, true),
             Scalar::F32(v) => self.constant(t, v.to_bits() as u64, false),
@@ -192,6 +194,7 @@ impl Emitter {
             (BinOp::Min, ElemType::I32) => Scalar::I32(i32::MAX),
             (BinOp::Min, ElemType::I64) => Scalar::I64(i64::MAX),
             (BinOp::Min, ElemType::F32) => Scalar::F32(f32::MAX),
+            (op, t) => op.identity(t).unwrap_or(Scalar::I32(0)).cast(t),
         };
         self.scalar(s)
     }
@@ -379,6 +382,9 @@ impl Emitter {
     }
 
     fn binop(&mut self, op: BinOp, t: ElemType, a: Word, c: Word) -> R<Word> {
+        if !op.on_gpu() {
+            return Err(SpirvError::Build(format!("{} has no device form yet", op.glyph())));
+        }
         let ty = self.ty(t);
         let float = t == ElemType::F32;
         let b = &mut self.b;
@@ -401,6 +407,7 @@ impl Emitter {
                 .map_err(be)?;
                 b.select(ty, None, gt, a, c)
             }
+            _ => return Err(SpirvError::Build(format!("{} has no device form yet", op.glyph()))),
         };
         r.map_err(be)
     }
@@ -511,10 +518,11 @@ impl Emitter {
                 let v = self.convert(v, arg.elem(), *elem)?;
                 let ty = self.ty(*elem);
                 match (op, elem) {
-                    (UnOp::Neg, ElemType::F32) => self.b.f_negate(ty, None, v),
-                    (UnOp::Neg, _) => self.b.s_negate(ty, None, v),
+                    (UnOp::Conjugate, _) => Ok(v),
+                    (UnOp::Neg, ElemType::F32) => self.b.f_negate(ty, None, v).map_err(be),
+                    (UnOp::Neg, _) => self.b.s_negate(ty, None, v).map_err(be),
+                    (op, _) => Err(SpirvError::Build(format!("{} has no device form yet", op.name()))),
                 }
-                .map_err(be)
             }
             KExpr::Binary {
                 op,

@@ -3,7 +3,7 @@
 use crate::Stats;
 use arrc_ir::error::err;
 use arrc_ir::plan::{BufferRole, Plan, PlanOptions};
-use arrc_ir::{Array, Data, Dim, Error, ErrorClass, Function, Param, Type};
+use arrc_ir::{Array, Data, Dim, ElemType, Error, ErrorClass, Function, Param, Type};
 use arrc_syntax::{Expr, Func, Program, Stmt};
 use arrc_vk::{Buffer, Context, Dispatch, PipelineId, VkError};
 use std::collections::HashMap;
@@ -59,7 +59,7 @@ pub(crate) fn compile(
             Param {
                 name: (*n).clone(),
                 ty: Type {
-                    elem: a.elem,
+                    elem: device_elem(a.elem),
                     shape: a.shape.iter().map(|&d| Dim::Known(d as u64)).collect(),
                 },
             }
@@ -78,6 +78,15 @@ pub(crate) fn compile(
         modules.push(words);
     }
     Ok(CompiledStatement { ir, plan, modules })
+}
+
+/// Booleans travel to the device as i32 0 and 1.
+fn device_elem(e: ElemType) -> ElemType {
+    if e == ElemType::Bool {
+        ElemType::I32
+    } else {
+        e
+    }
 }
 
 impl Gpu {
@@ -179,7 +188,7 @@ impl Gpu {
                 BufferRole::Param(p) => {
                     let name = &c.ir.params[*p as usize].name;
                     if let Some(a) = arrays.get(name) {
-                        uploads.push((i, a.data.to_bytes()));
+                        uploads.push((i, a.cast(device_elem(a.elem)).data.to_bytes()));
                     }
                 }
                 BufferRole::Const(a) => uploads.push((i, a.data.to_bytes())),

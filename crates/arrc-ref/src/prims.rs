@@ -1,0 +1,477 @@
+//! Structural primitive functions with Dyalog semantics, on arrays of any rank.
+//! Every function takes the index origin `io` where indices matter, and the span of its
+//! glyph for errors.
+
+use arrc_ir::error::{err, Error, ErrorClass, Result};
+use arrc_ir::{Array, Data, ElemType, Scalar};
+use arrc_syntax::Span;
+
+pub(crate) fn index_error(m: impl Into<String>, s: Span) -> Error {
+    Error::new(ErrorClass::Index, m, s)
+}
+
+pub(crate) fn axis_error(m: impl Into<String>, s: Span) -> Error {
+    Error::new(ErrorClass::Axis, m, s)
+}
+
+/// Builds an array from scalars, typed by the widest of them (or `ty` when empty).
+pub(crate) fn from_scalars(shape: Vec<usize>, items: Vec<Scalar>, ty: ElemType) -> Array {
+    let t = items.iter().map(|s| s.elem_type()).max().unwrap_or(ty);
+    let t = if items.is_empty() { ty } else { t };
+    let mut d = Data::with_capacity(t, items.len());
+    items.into_iter().for_each(|s| d.push(s));
+    Array::new(shape, d)
+}
+
+fn items(a: &Array) -> Vec<Scalar> {
+    (0..a.len()).map(|i| a.data.get(i)).collect()
+}
+
+fn int_of(s: Scalar, span: &Span, what: &str) -> Result<i64> {
+    s.as_i64()
+        .ok_or_else(|| err::domain(format!("{what} must be integers"), span.clone()))
+}
+
+/// The integers of a scalar or vector (left arguments such as `2 3⍴`).
+pub(crate) fn int_vector(a: &Array, span: &Span, what: &str) -> Result<Vec<i64>> {
+    if a.rank() > 1 {
+        return Err(err::rank(format!("{what} must be a scalar or vector"), span.clone()));
+    }
+    (0..a.len()).map(|i| int_of(a.data.get(i), span, what)).collect()
+}
+
+fn shape_array(shape: &[usize]) -> Array {
+    Array::vector(Data::I32(shape.iter().map(|&d| d as i32).collect()))
+}
+
+/// `⍴⍵`
+pub(crate) fn shape_of(x: &Array) -> Array {
+    shape_array(&x.shape)
+}
+
+/// `⍺⍴⍵`: data cycled to fill the new shape; an empty ⍵ fills with zeros.
+pub(crate) fn reshape(a: &Array, x: &Array, span: &Span) -> Result<Array> {
+    let dims = int_vector(a, span, "the shape")?;
+    if dims.iter().any(|&d| d < 0) {
+        return Err(err::domain("a shape cannot be negative", span.clone()));
+    }
+    let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+    let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    let n = match n {
+        Some(n) if n <= 1 << 31 => n,
+        _ => return Err(err::domain("the array would be too large", span.clone())),
+    };
+    let mut d = Data::with_capacity(x.elem, n);
+    for i in 0..n {
+        d.push(if x.is_empty() { Scalar::I32(0) } else { x.data.get(i % x.len()) });
+    }
+    Ok(Array::new(shape, d))
+}
+
+/// `,⍵`
+pub(crate) fn ravel(x: &Array) -> Array {
+    Array::new(vec![x.len()], x.data.clone())
+}
+
+/// `⍪⍵`: a matrix of the first axis by the rest.
+pub(crate) fn table(x: &Array) -> Array {
+    let rows = x.shape.first().copied().unwrap_or(1);
+    let cols = if x.rank() == 0 { 1 } else { x.shape[1..].iter().product() };
+    Array::new(vec![rows, cols], x.data.clone())
+}
+
+/// Splits a shape around `axis`: (outer, length, inner).
+fn around(shape: &[usize], axis: usize) -> (usize, usize, usize) {
+    let outer = shape[..axis].iter().product();
+    let inner = shape[axis + 1..].iter().product();
+    (outer, shape[axis], inner)
+}
+
+/// `⍺,⍵` (last axis) and `⍺⍪⍵` (first axis).
+pub(crate) fn catenate(a: &Array, b: &Array, first: bool, span: &Span) -> Result<Array> {
+    let ty = a.elem.join(b.elem);
+    // Scalars and lower-rank arguments are extended to the other's shape.
+    let (a, b) = if a.rank() == 0 && b.rank() == 0 {
+        (ravel(a), ravel(b))
+    } else {
+        (a.clone(), b.clone())
+    };
+    let r = a.rank().max(b.rank());
+    let axis = if first { 0 } else { r - 1 };
+    let lift = |x: &Array, other: &Array| -> Result<Array> {
+        if x.rank() == r {
+            return Ok(x.clone());
+        }
+        if x.rank() == 0 {
+            let mut shape = other.shape.clone();
+            shape[axis] = 1;
+            let n: usize = shape.iter().product();
+            let mut d = Data::with_capacity(x.elem, n);
+            (0..n).for_each(|_| d.push(x.data.get(0)));
+            return Ok(Array::new(shape, d));
+        }
+        if x.rank() + 1 == r {
+            let mut shape = x.shape.clone();
+            shape.insert(axis, 1);
+            return Ok(Array::new(shape, x.data.clone()));
+        }
+        Err(err::rank("the arguments' ranks differ by more than one", span.clone()))
+    };
+    let a2 = lift(&a, &b)?;
+    let b2 = lift(&b, &a)?;
+    for k in 0..r {
+        if k != axis && a2.shape[k] != b2.shape[k] {
+            return Err(err::length(
+                format!("lengths {} and {} do not match", a2.shape[k], b2.shape[k]),
+                span.clone(),
+            ));
+        }
+    }
+    let (outer, na, inner) = around(&a2.shape, axis);
+    let nb = b2.shape[axis];
+    let mut shape = a2.shape.clone();
+    shape[axis] = na + nb;
+    let mut d = Data::with_capacity(ty, a2.len() + b2.len());
+    for o in 0..outer {
+        for i in 0..na * inner {
+            d.push(a2.data.get(o * na * inner + i));
+        }
+        for i in 0..nb * inner {
+            d.push(b2.data.get(o * nb * inner + i));
+        }
+    }
+    Ok(Array::new(shape, d))
+}
+
+/// `⌽⍵` / `⊖⍵` and `⍺⌽⍵` / `⍺⊖⍵`.
+pub(crate) fn rotate(a: Option<&Array>, x: &Array, first: bool, span: &Span) -> Result<Array> {
+    if x.rank() == 0 {
+        return Ok(x.clone());
+    }
+    let axis = if first { 0 } else { x.rank() - 1 };
+    let (outer, n, inner) = around(&x.shape, axis);
+    let amounts: Vec<i64> = match a {
+        None => vec![],
+        Some(a) if a.len() == 1 => vec![int_of(a.data.get(0), span, "rotation amounts")?; outer * inner],
+        Some(a) => {
+            let mut want = x.shape.clone();
+            want.remove(axis);
+            if a.shape != want {
+                return Err(err::length("the rotation amounts do not match the other axes", span.clone()));
+            }
+            (0..a.len()).map(|i| int_of(a.data.get(i), span, "rotation amounts")).collect::<Result<_>>()?
+        }
+    };
+    let mut d = Data::with_capacity(x.elem, x.len());
+    for o in 0..outer {
+        for k in 0..n {
+            for i in 0..inner {
+                let src = match a {
+                    None => n - 1 - k,
+                    Some(_) if n == 0 => 0,
+                    Some(_) => (k as i64 + amounts[o * inner + i]).rem_euclid(n as i64) as usize,
+                };
+                d.push(x.data.get((o * n + src) * inner + i));
+            }
+        }
+    }
+    Ok(Array::new(x.shape.clone(), d))
+}
+
+/// Row-major strides of a shape.
+fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; shape.len()];
+    for k in (0..shape.len().saturating_sub(1)).rev() {
+        s[k] = s[k + 1] * shape[k + 1];
+    }
+    s
+}
+
+/// Visits every multi-index of `shape` in ravel order.
+fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize]) -> Result<()>) -> Result<()> {
+    let n: usize = shape.iter().product();
+    let mut idx = vec![0usize; shape.len()];
+    for _ in 0..n {
+        f(&idx)?;
+        for k in (0..shape.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    Ok(())
+}
+
+/// `⍉⍵` (axes reversed) and `⍺⍉⍵` (axis k of ⍵ becomes axis ⍺[k]; repeats take diagonals).
+pub(crate) fn transpose(a: Option<&Array>, x: &Array, io: i64, span: &Span) -> Result<Array> {
+    let r = x.rank();
+    let perm: Vec<usize> = match a {
+        None => (0..r).rev().collect(),
+        Some(a) => {
+            let p = int_vector(a, span, "a transpose's axes")?;
+            if p.len() != r {
+                return Err(err::length(format!("⍉ needs {r} axes, got {}", p.len()), span.clone()));
+            }
+            let p: Vec<i64> = p.iter().map(|v| v - io).collect();
+            let max = p.iter().copied().max().unwrap_or(-1);
+            if p.iter().any(|&v| v < 0) || (0..=max).any(|k| !p.contains(&k)) {
+                return Err(axis_error("the axes must be a permutation, perhaps with repeats", span.clone()));
+            }
+            p.iter().map(|&v| v as usize).collect()
+        }
+    };
+    let rr = perm.iter().map(|&p| p + 1).max().unwrap_or(0);
+    let mut shape = vec![usize::MAX; rr];
+    for (k, &p) in perm.iter().enumerate() {
+        shape[p] = shape[p].min(x.shape[k]);
+    }
+    let st = strides(&x.shape);
+    let mut out = Vec::with_capacity(shape.iter().product());
+    for_each_index(&shape, |idx| {
+        let off: usize = perm.iter().enumerate().map(|(k, &p)| idx[p] * st[k]).sum();
+        out.push(x.data.get(off));
+        Ok(())
+    })?;
+    Ok(from_scalars(shape, out, x.elem))
+}
+
+/// `⍺↑⍵` and `⍺↓⍵`.
+pub(crate) fn take_drop(a: &Array, x: &Array, drop: bool, span: &Span) -> Result<Array> {
+    let counts = int_vector(a, span, "take and drop counts")?;
+    let x = if x.rank() == 0 {
+        Array::new(vec![1; counts.len().max(1)], x.data.clone())
+    } else {
+        x.clone()
+    };
+    if counts.len() > x.rank() {
+        return Err(err::length(format!("{} counts for a rank-{} array", counts.len(), x.rank()), span.clone()));
+    }
+    // For each axis: result length and the source offset of result index 0.
+    let mut shape = x.shape.clone();
+    let mut offset = vec![0i64; x.rank()];
+    for (k, &c) in counts.iter().enumerate() {
+        let n = x.shape[k] as i64;
+        if drop {
+            let len = (n - c.abs()).max(0);
+            shape[k] = len as usize;
+            offset[k] = if c > 0 { c } else { 0 };
+        } else {
+            shape[k] = c.unsigned_abs() as usize;
+            offset[k] = if c >= 0 { 0 } else { n + c };
+        }
+    }
+    let st = strides(&x.shape);
+    let mut out = Vec::with_capacity(shape.iter().product());
+    let fill = Scalar::I32(0).cast(x.elem);
+    for_each_index(&shape, |idx| {
+        let mut off = 0usize;
+        let mut inside = true;
+        for k in 0..idx.len() {
+            let s = idx[k] as i64 + offset[k];
+            if s < 0 || s >= x.shape[k] as i64 {
+                inside = false;
+                break;
+            }
+            off += s as usize * st[k];
+        }
+        out.push(if inside { x.data.get(off) } else { fill });
+        Ok(())
+    })?;
+    Ok(from_scalars(shape, out, x.elem))
+}
+
+fn same(a: Scalar, b: Scalar) -> bool {
+    match (a.as_i64(), b.as_i64()) {
+        (Some(x), Some(y)) if a.elem_type().is_int() && b.elem_type().is_int() => x == y,
+        _ => (a.as_f64() as f32) == (b.as_f64() as f32),
+    }
+}
+
+/// `⍺⍳⍵`: the index of the first occurrence in ⍺ of each item of ⍵ (1+≢⍺ if absent).
+pub(crate) fn index_of(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Array> {
+    if a.rank() != 1 {
+        return Err(err::rank("⍺⍳⍵ needs a vector ⍺", span.clone()));
+    }
+    let hay = items(a);
+    let out: Vec<i32> = (0..x.len())
+        .map(|i| {
+            let v = x.data.get(i);
+            let k = hay.iter().position(|h| same(*h, v)).unwrap_or(hay.len());
+            (k as i64 + io) as i32
+        })
+        .collect();
+    Ok(Array::new(x.shape.clone(), Data::I32(out)))
+}
+
+/// `⍺∊⍵`: whether each item of ⍺ occurs in ⍵.
+pub(crate) fn member(a: &Array, x: &Array) -> Array {
+    let hay = items(x);
+    let out = (0..a.len()).map(|i| hay.iter().any(|h| same(*h, a.data.get(i)))).collect();
+    Array::new(a.shape.clone(), Data::Bool(out))
+}
+
+/// `⍸⍵` of a boolean or non-negative integer vector.
+pub(crate) fn where_(x: &Array, io: i64, span: &Span) -> Result<Array> {
+    if x.rank() > 1 {
+        return Err(err::unsupported(
+            "⍸ of a matrix gives nested indices, which arrc does not support",
+            span.clone(),
+        ));
+    }
+    let mut out = Vec::new();
+    for i in 0..x.len() {
+        let c = int_of(x.data.get(i), span, "⍸'s argument")?;
+        if c < 0 {
+            return Err(err::domain("⍸ needs non-negative counts", span.clone()));
+        }
+        (0..c).for_each(|_| out.push((i as i64 + io) as i32));
+    }
+    Ok(Array::vector(Data::I32(out)))
+}
+
+/// `⍺/⍵` (last axis) and `⍺⌿⍵` (first axis): compress and replicate; negative counts
+/// insert fill elements.
+pub(crate) fn replicate(a: &Array, x: &Array, first: bool, span: &Span) -> Result<Array> {
+    let counts = int_vector(a, span, "replicate counts")?;
+    let x = if x.rank() == 0 {
+        Array::new(vec![counts.len().max(1)], {
+            let mut d = Data::with_capacity(x.elem, counts.len().max(1));
+            (0..counts.len().max(1)).for_each(|_| d.push(x.data.get(0)));
+            d
+        })
+    } else {
+        x.clone()
+    };
+    let axis = if first { 0 } else { x.rank() - 1 };
+    let (outer, n, inner) = around(&x.shape, axis);
+    let counts = if counts.len() == 1 { vec![counts[0]; n] } else { counts };
+    if counts.len() != n {
+        return Err(err::length(format!("{} counts for an axis of length {n}", counts.len()), span.clone()));
+    }
+    let total: usize = counts.iter().map(|c| c.unsigned_abs() as usize).sum();
+    let mut shape = x.shape.clone();
+    shape[axis] = total;
+    let fill = Scalar::I32(0).cast(x.elem);
+    let mut d = Data::with_capacity(x.elem, outer * total * inner);
+    for o in 0..outer {
+        for (k, &c) in counts.iter().enumerate() {
+            for _ in 0..c.unsigned_abs() {
+                for i in 0..inner {
+                    d.push(if c > 0 { x.data.get((o * n + k) * inner + i) } else { fill });
+                }
+            }
+        }
+    }
+    Ok(Array::new(shape, d))
+}
+
+/// `⍋⍵` / `⍒⍵`: a stable grade of the major cells, compared in ravel order.
+pub(crate) fn grade(x: &Array, down: bool, io: i64, span: &Span) -> Result<Array> {
+    if x.rank() == 0 {
+        return Err(err::rank("⍋ and ⍒ need an array of rank 1 or more", span.clone()));
+    }
+    let n = x.shape[0];
+    let cell = if n == 0 { 0 } else { x.len() / n };
+    let key = |i: usize| -> Vec<f64> { (0..cell).map(|k| x.data.get(i * cell + k).as_f64()).collect() };
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by(|&p, &q| {
+        let o = key(p).partial_cmp(&key(q)).unwrap_or(std::cmp::Ordering::Equal);
+        if down {
+            o.reverse()
+        } else {
+            o
+        }
+    });
+    Ok(Array::vector(Data::I32(idx.into_iter().map(|i| (i as i64 + io) as i32).collect())))
+}
+
+/// Selects with one index array (or all, for `None`) per axis: `x[i;j]`, `i⌷x`.
+pub(crate) fn select(x: &Array, axes: &[Option<Array>], io: i64, span: &Span) -> Result<Array> {
+    if axes.len() != x.rank() {
+        return Err(err::rank(
+            format!("{} indices for a rank-{} array", axes.len(), x.rank()),
+            span.clone(),
+        ));
+    }
+    let mut lists: Vec<Vec<usize>> = Vec::new();
+    let mut shape = Vec::new();
+    for (k, ax) in axes.iter().enumerate() {
+        match ax {
+            None => {
+                lists.push((0..x.shape[k]).collect());
+                shape.push(x.shape[k]);
+            }
+            Some(ix) => {
+                let mut l = Vec::with_capacity(ix.len());
+                for i in 0..ix.len() {
+                    let v = int_of(ix.data.get(i), span, "indices")? - io;
+                    if v < 0 || v >= x.shape[k] as i64 {
+                        return Err(index_error(
+                            format!("index {} is outside 1…{} on axis {}", v + io, x.shape[k], k + 1),
+                            span.clone(),
+                        ));
+                    }
+                    l.push(v as usize);
+                }
+                lists.push(l);
+                shape.extend(ix.shape.iter().copied());
+            }
+        }
+    }
+    let st = strides(&x.shape);
+    let counts: Vec<usize> = lists.iter().map(|l| l.len()).collect();
+    let mut out = Vec::with_capacity(counts.iter().product());
+    for_each_index(&counts, |idx| {
+        let off: usize = idx.iter().enumerate().map(|(k, &i)| lists[k][i] * st[k]).sum();
+        out.push(x.data.get(off));
+        Ok(())
+    })?;
+    Ok(from_scalars(shape, out, x.elem))
+}
+
+/// `⍺⌷⍵`: ⍺ indexes the leading axes.
+pub(crate) fn squad(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Array> {
+    if a.rank() > 1 {
+        return Err(err::rank("⍺⌷⍵ needs a scalar or vector ⍺", span.clone()));
+    }
+    if a.len() > x.rank() {
+        return Err(err::length(format!("{} indices for a rank-{} array", a.len(), x.rank()), span.clone()));
+    }
+    let mut axes: Vec<Option<Array>> = (0..a.len()).map(|i| Some(Array::scalar(a.data.get(i)))).collect();
+    axes.extend((a.len()..x.rank()).map(|_| None));
+    select(x, &axes, io, span)
+}
+
+/// `⍺≡⍵`
+pub(crate) fn matches(a: &Array, b: &Array) -> bool {
+    a.shape == b.shape && (0..a.len()).all(|i| same(a.data.get(i), b.data.get(i)))
+}
+
+/// `≢⍵`
+pub(crate) fn tally(x: &Array) -> Array {
+    Array::scalar(Scalar::I32(x.shape.first().copied().unwrap_or(1) as i32))
+}
+
+/// `≡⍵`: 0 for a simple scalar, 1 for any other simple array.
+pub(crate) fn depth(x: &Array) -> Array {
+    Array::scalar(Scalar::I32((x.rank() > 0) as i32))
+}
+
+/// `⍳⍵` for a non-negative integer scalar.
+pub(crate) fn iota(x: &Array, io: i64, span: &Span) -> Result<Array> {
+    if x.rank() > 1 || x.len() != 1 {
+        return Err(err::unsupported(
+            "⍳ of a vector gives nested indices, which arrc does not support",
+            span.clone(),
+        ));
+    }
+    match x.data.get(0).as_i64() {
+        Some(n) if (0..=i32::MAX as i64).contains(&n) => Ok(Array::vector(Data::I32(
+            (0..n).map(|i| (i + io) as i32).collect(),
+        ))),
+        Some(n) if n > i32::MAX as i64 => Err(err::domain(format!("⍳{n} is too long: at most {} items", i32::MAX), span.clone())),
+        _ => Err(err::domain("⍳ needs a non-negative integer", span.clone())),
+    }
+}
