@@ -359,15 +359,17 @@ impl Lower {
     fn operand_op(&self, operand: &Func) -> Result<BinOp> {
         let span = operand.span.clone();
         match &operand.kind {
-            FuncKind::Prim(p) => BinOp::from_prim(*p).filter(|op| op.on_gpu()).ok_or_else(|| {
-                err::unsupported(
-                    format!(
-                        "{} as an operand is not supported on the GPU path yet",
-                        p.glyph()
-                    ),
-                    span,
-                )
-            }),
+            FuncKind::Prim(p) => BinOp::from_prim(*p)
+                .filter(|op| op.on_gpu())
+                .ok_or_else(|| {
+                    err::unsupported(
+                        format!(
+                            "{} as an operand is not supported on the GPU path yet",
+                            p.glyph()
+                        ),
+                        span,
+                    )
+                }),
             FuncKind::Dfn(body) => match body.stmts.as_slice() {
                 [Stmt::Expr(Expr {
                     kind: ExprKind::Dyadic { func, left, right },

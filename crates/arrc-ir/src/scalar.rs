@@ -155,10 +155,20 @@ impl UnOp {
         let int = x.elem_type().is_int();
         Ok(match self {
             UnOp::Conjugate => x,
-            UnOp::Neg if int => Scalar::I64(x.as_i64().unwrap_or(0).checked_neg().ok_or(ScalarError::Overflow)?),
+            UnOp::Neg if int => Scalar::I64(
+                x.as_i64()
+                    .unwrap_or(0)
+                    .checked_neg()
+                    .ok_or(ScalarError::Overflow)?,
+            ),
             UnOp::Neg => Scalar::F32(-(f as f32)),
             UnOp::Abs if ty == ElemType::Bool => x,
-            UnOp::Abs if int => Scalar::I64(x.as_i64().unwrap_or(0).checked_abs().ok_or(ScalarError::Overflow)?),
+            UnOp::Abs if int => Scalar::I64(
+                x.as_i64()
+                    .unwrap_or(0)
+                    .checked_abs()
+                    .ok_or(ScalarError::Overflow)?,
+            ),
             UnOp::Abs => Scalar::F32((f as f32).abs()),
             UnOp::Signum => Scalar::I32(if f > 0.0 {
                 1
@@ -169,7 +179,11 @@ impl UnOp {
             }),
             UnOp::Ceil | UnOp::Floor if int => x.cast(ty),
             UnOp::Ceil | UnOp::Floor => {
-                let r = if self == UnOp::Floor { f.floor() } else { f.ceil() };
+                let r = if self == UnOp::Floor {
+                    f.floor()
+                } else {
+                    f.ceil()
+                };
                 if r.abs() >= 9.2e18 {
                     return Err(domain("the result is too large for an integer"));
                 }
@@ -324,7 +338,10 @@ impl BinOp {
 
     /// Whether the SPIR-V back end implements it.
     pub fn on_gpu(self) -> bool {
-        matches!(self, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Max | BinOp::Min)
+        matches!(
+            self,
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Max | BinOp::Min
+        )
     }
 
     fn is_comparison(self) -> bool {
@@ -352,7 +369,13 @@ impl BinOp {
         let j = a.join(b);
         match self {
             _ if self.is_comparison() => j,
-            BinOp::And | BinOp::Or | BinOp::Nand | BinOp::Nor | BinOp::Residue | BinOp::Max | BinOp::Min => j,
+            BinOp::And
+            | BinOp::Or
+            | BinOp::Nand
+            | BinOp::Nor
+            | BinOp::Residue
+            | BinOp::Max
+            | BinOp::Min => j,
             _ => self.result_type(a, b),
         }
     }
@@ -375,7 +398,9 @@ impl BinOp {
         let ty = self.reduce_type(elem);
         Some(match self {
             Add | Sub | Residue | Or | Less | Greater | NotEqual => Scalar::I32(0).cast(ty),
-            Mul | Div | Power | Binomial | And | LessEq | Equal | GreaterEq => Scalar::I32(1).cast(ty),
+            Mul | Div | Power | Binomial | And | LessEq | Equal | GreaterEq => {
+                Scalar::I32(1).cast(ty)
+            }
             Max => Scalar::F32(-f32::MAX),
             Min => Scalar::F32(f32::MAX),
             Log | Circle | Nand | Nor => return None,
@@ -434,8 +459,17 @@ impl BinOp {
                 }
             }
             Max | Min => {
-                let a_wins = if int { (i >= j) == (self == Max) } else { (x >= y) == (self == Max) };
-                (if a_wins || (int && i == j) || (!int && x == y) { a } else { b }).cast(rt)
+                let a_wins = if int {
+                    (i >= j) == (self == Max)
+                } else {
+                    (x >= y) == (self == Max)
+                };
+                (if a_wins || (int && i == j) || (!int && x == y) {
+                    a
+                } else {
+                    b
+                })
+                .cast(rt)
             }
             Power => {
                 if x == 0.0 && y < 0.0 {
@@ -459,7 +493,10 @@ impl BinOp {
                 f32r(y.ln() / x.ln())?
             }
             Circle => {
-                let k = a.as_i64().filter(|k| (-7..=7).contains(k)).ok_or(domain("⍺○⍵ needs ⍺ an integer from ¯7 to 7"))?;
+                let k = a
+                    .as_i64()
+                    .filter(|k| (-7..=7).contains(k))
+                    .ok_or(domain("⍺○⍵ needs ⍺ an integer from ¯7 to 7"))?;
                 let v = match k {
                     0 => (1.0 - y * y).sqrt(),
                     1 => y.sin(),
@@ -485,7 +522,9 @@ impl BinOp {
                 f32r(v)?
             }
             Binomial => {
-                if a.elem_type().is_int() && b.elem_type().is_int() || (x.fract() == 0.0 && y.fract() == 0.0) {
+                if a.elem_type().is_int() && b.elem_type().is_int()
+                    || (x.fract() == 0.0 && y.fract() == 0.0)
+                {
                     let (k, n) = (x, y);
                     if k < 0.0 || n < 0.0 {
                         if n < 0.0 && k >= 0.0 {

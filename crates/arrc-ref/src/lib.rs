@@ -55,7 +55,10 @@ struct Interp<'e> {
 /// Runs a program; top-level assignments and definitions update `env`. Returns the
 /// value of the last statement, or `None` when it only defines a function.
 pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
-    let mut it = Interp { env, frames: vec![] };
+    let mut it = Interp {
+        env,
+        frames: vec![],
+    };
     let mut last = None;
     for s in &prog.stmts {
         match s {
@@ -66,7 +69,9 @@ pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
                 last = None;
             }
             Stmt::Func(_) => last = None,
-            Stmt::Guard { cond, .. } => return Err(err::domain("a guard outside a dfn", cond.span.clone())),
+            Stmt::Guard { cond, .. } => {
+                return Err(err::domain("a guard outside a dfn", cond.span.clone()))
+            }
         }
     }
     Ok(last)
@@ -74,7 +79,10 @@ pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
 
 /// Applies `func` (as written in a program) to arguments.
 pub fn apply(func: &Func, alpha: Option<&Array>, omega: &Array, env: &mut Env) -> Result<Array> {
-    let mut it = Interp { env, frames: vec![] };
+    let mut it = Interp {
+        env,
+        frames: vec![],
+    };
     let span = func.span.clone();
     match alpha {
         Some(a) => it.dyadic(func, a.clone(), omega.clone(), &span),
@@ -98,7 +106,10 @@ fn truth(a: &Array, span: &Span) -> Result<bool> {
     match a.as_singleton().and_then(|s| s.as_i64()) {
         Some(1) => Ok(true),
         Some(0) => Ok(false),
-        _ => Err(err::domain("a guard's condition must be a single 0 or 1", span.clone())),
+        _ => Err(err::domain(
+            "a guard's condition must be a single 0 or 1",
+            span.clone(),
+        )),
     }
 }
 
@@ -135,7 +146,10 @@ impl Interp<'_> {
                     }
                     _ => Err(err::domain("⎕IO must be 0 or 1", span.clone())),
                 },
-                _ => Err(err::unsupported(format!("assigning {name} is not supported"), span.clone())),
+                _ => Err(err::unsupported(
+                    format!("assigning {name} is not supported"),
+                    span.clone(),
+                )),
             };
         }
         match self.frames.last_mut() {
@@ -155,7 +169,10 @@ impl Interp<'_> {
         match &e.kind {
             ExprKind::Number(n) => Ok(Array::scalar(Scalar::from_literal(*n))),
             ExprKind::Zilde => Ok(Array::vector(Data::I32(vec![]))),
-            ExprKind::Str(_) => Err(err::domain("character data is not supported: arrc arrays are numeric", span)),
+            ExprKind::Str(_) => Err(err::domain(
+                "character data is not supported: arrc arrays are numeric",
+                span,
+            )),
             ExprKind::Strand(items) => {
                 // APL evaluates right to left.
                 let mut vals = Vec::with_capacity(items.len());
@@ -179,13 +196,17 @@ impl Interp<'_> {
                 .ok_or_else(|| err::value(format!("undefined name: {n}"), span)),
             ExprKind::SysName(n) => match n.as_str() {
                 "⎕IO" => Ok(Array::scalar(Scalar::I32(self.io() as i32))),
-                "⎕PP" => Ok(Array::scalar(Scalar::I32(arrc_ir::display::PRINT_PRECISION as i32))),
+                "⎕PP" => Ok(Array::scalar(Scalar::I32(
+                    arrc_ir::display::PRINT_PRECISION as i32,
+                ))),
                 _ => Err(err::value(format!("unknown system name {n}"), span)),
             },
-            ExprKind::Alpha => self
-                .lookup_array("⍺")
-                .cloned()
-                .ok_or_else(|| err::value("⍺ has no value: the function was called with no left argument", span)),
+            ExprKind::Alpha => self.lookup_array("⍺").cloned().ok_or_else(|| {
+                err::value(
+                    "⍺ has no value: the function was called with no left argument",
+                    span,
+                )
+            }),
             ExprKind::Omega => self
                 .lookup_array("⍵")
                 .cloned()
@@ -199,7 +220,11 @@ impl Interp<'_> {
                 let l = self.expr(left)?;
                 self.dyadic(func, l, r, &span)
             }
-            ExprKind::Assign { name, name_span, value } => {
+            ExprKind::Assign {
+                name,
+                name_span,
+                value,
+            } => {
                 if name == "⍺" {
                     if let Some(a) = self.lookup_array("⍺") {
                         return Ok(a.clone());
@@ -265,7 +290,10 @@ impl Interp<'_> {
                 Prim::Drop => Err(err::unsupported("↓⍵ (split) makes a nested array", s)),
                 p => match UnOp::from_prim(*p) {
                     Some(op) => unary(op, &x, s),
-                    None => Err(err::syntax_like(format!("{} needs a left argument", p.glyph()), s)),
+                    None => Err(err::syntax_like(
+                        format!("{} needs a left argument", p.glyph()),
+                        s,
+                    )),
                 },
             },
             FuncKind::Dfn(body) => self.call_dfn(&f, body, None, x, span),
@@ -277,7 +305,9 @@ impl Interp<'_> {
                 Op1::Each => self.each(operand, None, &x, &s),
                 Op1::Commute => self.dyadic(operand, x.clone(), x, span),
             },
-            FuncKind::Outer(_) | FuncKind::Inner(..) => Err(err::syntax_like("a product needs a left argument", s)),
+            FuncKind::Outer(_) | FuncKind::Inner(..) => {
+                Err(err::syntax_like("a product needs a left argument", s))
+            }
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }
@@ -305,7 +335,10 @@ impl Interp<'_> {
                 Prim::Tally => Ok(Array::scalar(Scalar::Bool(!prims::matches(&a, &b)))),
                 p => match BinOp::from_prim(*p) {
                     Some(op) => binary(op, &a, &b, s),
-                    None => Err(err::unsupported(format!("dyadic {} is not implemented yet", p.glyph()), s)),
+                    None => Err(err::unsupported(
+                        format!("dyadic {} is not implemented yet", p.glyph()),
+                        s,
+                    )),
                 },
             },
             FuncKind::Dfn(body) => self.call_dfn(&f, body, Some(a), b, span),
@@ -313,7 +346,11 @@ impl Interp<'_> {
                 Op1::Commute => self.dyadic(operand, b, a, span),
                 Op1::Each => self.each(operand, Some(&a), &b, &s),
                 _ => Err(err::unsupported(
-                    format!("{}{} with a left argument (n-wise) is not implemented yet", "f", op.glyph()),
+                    format!(
+                        "{}{} with a left argument (n-wise) is not implemented yet",
+                        "f",
+                        op.glyph()
+                    ),
                     s,
                 )),
             },
@@ -323,9 +360,19 @@ impl Interp<'_> {
         }
     }
 
-    fn call_dfn(&mut self, f: &Func, body: &Program, alpha: Option<Array>, omega: Array, span: &Span) -> Result<Array> {
+    fn call_dfn(
+        &mut self,
+        f: &Func,
+        body: &Program,
+        alpha: Option<Array>,
+        omega: Array,
+        span: &Span,
+    ) -> Result<Array> {
         if self.frames.len() >= MAX_DEPTH {
-            return Err(err::domain("dfns nest too deeply (recursion limit)", span.clone()));
+            return Err(err::domain(
+                "dfns nest too deeply (recursion limit)",
+                span.clone(),
+            ));
         }
         let mut arrays = HashMap::new();
         arrays.insert("⍵".to_string(), omega);
@@ -365,7 +412,10 @@ impl Interp<'_> {
                     Flow::Return(v)
                 }))
             }
-            Stmt::Func(f) => Err(err::domain("a function on its own has no array value", f.span.clone())),
+            Stmt::Func(f) => Err(err::domain(
+                "a function on its own has no array value",
+                f.span.clone(),
+            )),
             Stmt::FnDef { name, func, .. } => {
                 if let Some(f) = self.frames.last_mut() {
                     f.functions.insert(name.clone(), func.clone());
@@ -384,7 +434,14 @@ impl Interp<'_> {
     }
 
     /// Applies `f` to two scalars and checks that it returns a scalar.
-    fn scalar_call(&mut self, f: &Func, prim: Option<BinOp>, a: Scalar, b: Scalar, span: &Span) -> Result<Scalar> {
+    fn scalar_call(
+        &mut self,
+        f: &Func,
+        prim: Option<BinOp>,
+        a: Scalar,
+        b: Scalar,
+        span: &Span,
+    ) -> Result<Scalar> {
         if let Some(op) = prim {
             return op.apply(a, b).map_err(|e| scalar_error(e, span.clone()));
         }
@@ -406,7 +463,14 @@ impl Interp<'_> {
     }
 
     /// `f/x`, `f⌿x` (right to left), `f\x`, `f⍀x`.
-    fn fold(&mut self, operand: &Func, x: &Array, span: Span, scan: bool, first: bool) -> Result<Array> {
+    fn fold(
+        &mut self,
+        operand: &Func,
+        x: &Array,
+        span: Span,
+        scan: bool,
+        first: bool,
+    ) -> Result<Array> {
         let operand = self.resolve(operand)?;
         if x.rank() == 0 {
             return Ok(x.clone());
@@ -414,7 +478,13 @@ impl Interp<'_> {
         let prim = self.prim_of(&operand);
         if let FuncKind::Prim(p) = &operand.kind {
             if prim.is_none() {
-                return Err(err::domain(format!("{} is not a scalar function: it cannot be an operand here", p.glyph()), span));
+                return Err(err::domain(
+                    format!(
+                        "{} is not a scalar function: it cannot be an operand here",
+                        p.glyph()
+                    ),
+                    span,
+                ));
             }
         }
         let axis = if first { 0 } else { x.rank() - 1 };
@@ -432,7 +502,9 @@ impl Interp<'_> {
         let mut out: Vec<Scalar> = vec![Scalar::I32(0); if scan { x.len() } else { outer * inner }];
         for o in 0..outer {
             for i in 0..inner {
-                let row: Vec<Scalar> = (0..n).map(|k| x.data.get((o * n + k) * inner + i)).collect();
+                let row: Vec<Scalar> = (0..n)
+                    .map(|k| x.data.get((o * n + k) * inner + i))
+                    .collect();
                 if scan {
                     let vals = match prim {
                         Some(op) if op.is_associative() => scan_associative(op, &row, elem, &span)?,
@@ -448,16 +520,21 @@ impl Interp<'_> {
                         out[(o * n + k) * inner + i] = v;
                     }
                 } else if n == 0 {
-                    out[o * inner + i] = prim.and_then(|op| op.identity(x.elem)).ok_or_else(|| {
-                        err::domain("this function has no identity element for an empty reduction", span.clone())
-                    })?;
+                    out[o * inner + i] =
+                        prim.and_then(|op| op.identity(x.elem)).ok_or_else(|| {
+                            err::domain(
+                                "this function has no identity element for an empty reduction",
+                                span.clone(),
+                            )
+                        })?;
                 } else {
                     out[o * inner + i] = self.fold_row(prim, &operand, &row, elem, &span)?;
                 }
             }
         }
         let ty = if n == 0 && !scan {
-            prim.and_then(|op| op.identity(x.elem)).map_or(elem, |s| s.elem_type())
+            prim.and_then(|op| op.identity(x.elem))
+                .map_or(elem, |s| s.elem_type())
         } else {
             elem
         };
@@ -465,13 +542,24 @@ impl Interp<'_> {
     }
 
     /// The right-to-left reduction of a non-empty row.
-    fn fold_row(&mut self, prim: Option<BinOp>, operand: &Func, row: &[Scalar], elem: ElemType, span: &Span) -> Result<Scalar> {
+    fn fold_row(
+        &mut self,
+        prim: Option<BinOp>,
+        operand: &Func,
+        row: &[Scalar],
+        elem: ElemType,
+        span: &Span,
+    ) -> Result<Scalar> {
         if let Some(op @ (BinOp::Add | BinOp::Mul)) = prim {
             if elem == ElemType::F32 {
                 // Exact-as-possible oracle: accumulate in f64, round once.
                 let mut acc = if op == BinOp::Add { 0.0f64 } else { 1.0 };
                 for s in row {
-                    acc = if op == BinOp::Add { acc + s.as_f64() } else { acc * s.as_f64() };
+                    acc = if op == BinOp::Add {
+                        acc + s.as_f64()
+                    } else {
+                        acc * s.as_f64()
+                    };
                 }
                 return Ok(Scalar::F32(acc as f32));
             }
@@ -500,7 +588,12 @@ impl Interp<'_> {
             let xv = Array::scalar(x.data.get(if ex { 0 } else { i }));
             let r = match a {
                 None => self.monadic(f, xv, span)?,
-                Some(a) => self.dyadic(f, Array::scalar(a.data.get(if ea { 0 } else { i })), xv, span)?,
+                Some(a) => self.dyadic(
+                    f,
+                    Array::scalar(a.data.get(if ea { 0 } else { i })),
+                    xv,
+                    span,
+                )?,
             };
             match (r.rank(), r.as_singleton()) {
                 (0, Some(s)) => out.push(s),
@@ -541,11 +634,26 @@ impl Interp<'_> {
         } else if na == 1 {
             nb
         } else {
-            return Err(err::length(format!("inner lengths {na} and {nb} do not match"), span.clone()));
+            return Err(err::length(
+                format!("inner lengths {na} and {nb} do not match"),
+                span.clone(),
+            ));
         };
-        let rows: usize = if a.rank() == 0 { 1 } else { a.shape[..a.rank() - 1].iter().product() };
-        let cols: usize = if b.rank() == 0 { 1 } else { b.shape[1..].iter().product() };
-        let mut shape: Vec<usize> = if a.rank() == 0 { vec![] } else { a.shape[..a.rank() - 1].to_vec() };
+        let rows: usize = if a.rank() == 0 {
+            1
+        } else {
+            a.shape[..a.rank() - 1].iter().product()
+        };
+        let cols: usize = if b.rank() == 0 {
+            1
+        } else {
+            b.shape[1..].iter().product()
+        };
+        let mut shape: Vec<usize> = if a.rank() == 0 {
+            vec![]
+        } else {
+            a.shape[..a.rank() - 1].to_vec()
+        };
         if b.rank() > 0 {
             shape.extend(b.shape[1..].iter().copied());
         }
@@ -556,13 +664,24 @@ impl Interp<'_> {
             for c in 0..cols {
                 let mut prods = Vec::with_capacity(n);
                 for k in 0..n {
-                    let ak = a.data.get(if a.rank() == 0 { 0 } else { r * na + if na == 1 { 0 } else { k } });
-                    let bk = b.data.get(if b.rank() == 0 { 0 } else { (if nb == 1 { 0 } else { k }) * cols + c });
+                    let ak = a.data.get(if a.rank() == 0 {
+                        0
+                    } else {
+                        r * na + if na == 1 { 0 } else { k }
+                    });
+                    let bk = b.data.get(if b.rank() == 0 {
+                        0
+                    } else {
+                        (if nb == 1 { 0 } else { k }) * cols + c
+                    });
                     prods.push(self.scalar_call(&g, gp, ak, bk, span)?);
                 }
                 out.push(if n == 0 {
                     fp.and_then(|op| op.identity(gty)).ok_or_else(|| {
-                        err::domain("this function has no identity element for an empty reduction", span.clone())
+                        err::domain(
+                            "this function has no identity element for an empty reduction",
+                            span.clone(),
+                        )
                     })?
                 } else {
                     self.fold_row(fp, &f, &prods, elem, span)?
@@ -588,7 +707,11 @@ fn scan_associative(op: BinOp, row: &[Scalar], elem: ElemType, span: &Span) -> R
     if elem == ElemType::F32 && matches!(op, BinOp::Add | BinOp::Mul) {
         let mut acc = if op == BinOp::Add { 0.0f64 } else { 1.0 };
         for s in row {
-            acc = if op == BinOp::Add { acc + s.as_f64() } else { acc * s.as_f64() };
+            acc = if op == BinOp::Add {
+                acc + s.as_f64()
+            } else {
+                acc * s.as_f64()
+            };
             out.push(Scalar::F32(acc as f32));
         }
         return Ok(out);
@@ -597,7 +720,10 @@ fn scan_associative(op: BinOp, row: &[Scalar], elem: ElemType, span: &Span) -> R
     for s in row {
         let next = match acc {
             None => s.cast(elem),
-            Some(a) => op.apply(a, *s).map_err(|e| scalar_error(e, span.clone()))?.cast(elem),
+            Some(a) => op
+                .apply(a, *s)
+                .map_err(|e| scalar_error(e, span.clone()))?
+                .cast(elem),
         };
         out.push(next);
         acc = Some(next);
@@ -609,7 +735,10 @@ fn unary(op: UnOp, x: &Array, span: Span) -> Result<Array> {
     let elem = op.result_type(x.elem);
     let mut d = Data::with_capacity(elem, x.len());
     for i in 0..x.len() {
-        d.push(op.apply(x.data.get(i)).map_err(|e| scalar_error(e, span.clone()))?);
+        d.push(
+            op.apply(x.data.get(i))
+                .map_err(|e| scalar_error(e, span.clone()))?,
+        );
     }
     Ok(Array::new(x.shape.clone(), d))
 }
@@ -619,7 +748,11 @@ fn extension(a: &Array, b: &Array, span: &Span) -> Result<(Vec<usize>, bool, boo
     let a_ext = a.rank() == 0 || (a.len() == 1 && a.rank() <= b.rank());
     let b_ext = b.rank() == 0 || (b.len() == 1 && b.rank() <= a.rank());
     if a_ext && b_ext {
-        let shape = if a.rank() >= b.rank() { a.shape.clone() } else { b.shape.clone() };
+        let shape = if a.rank() >= b.rank() {
+            a.shape.clone()
+        } else {
+            b.shape.clone()
+        };
         return Ok((shape, true, true));
     }
     if a_ext {
@@ -630,13 +763,25 @@ fn extension(a: &Array, b: &Array, span: &Span) -> Result<(Vec<usize>, bool, boo
     }
     if a.rank() != b.rank() {
         return Err(err::rank(
-            format!("arguments of rank {} and {} do not conform", a.rank(), b.rank()),
+            format!(
+                "arguments of rank {} and {} do not conform",
+                a.rank(),
+                b.rank()
+            ),
             span.clone(),
         ));
     }
     if a.shape != b.shape {
-        let (x, y) = a.shape.iter().zip(&b.shape).find(|(x, y)| x != y).map_or((0, 0), |(x, y)| (*x, *y));
-        return Err(err::length(format!("lengths {x} and {y} do not match"), span.clone()));
+        let (x, y) = a
+            .shape
+            .iter()
+            .zip(&b.shape)
+            .find(|(x, y)| x != y)
+            .map_or((0, 0), |(x, y)| (*x, *y));
+        return Err(err::length(
+            format!("lengths {x} and {y} do not match"),
+            span.clone(),
+        ));
     }
     Ok((a.shape.clone(), false, false))
 }

@@ -35,9 +35,14 @@ fn int_of(s: Scalar, span: &Span, what: &str) -> Result<i64> {
 /// The integers of a scalar or vector (left arguments such as `2 3⍴`).
 pub(crate) fn int_vector(a: &Array, span: &Span, what: &str) -> Result<Vec<i64>> {
     if a.rank() > 1 {
-        return Err(err::rank(format!("{what} must be a scalar or vector"), span.clone()));
+        return Err(err::rank(
+            format!("{what} must be a scalar or vector"),
+            span.clone(),
+        ));
     }
-    (0..a.len()).map(|i| int_of(a.data.get(i), span, what)).collect()
+    (0..a.len())
+        .map(|i| int_of(a.data.get(i), span, what))
+        .collect()
 }
 
 fn shape_array(shape: &[usize]) -> Array {
@@ -63,7 +68,11 @@ pub(crate) fn reshape(a: &Array, x: &Array, span: &Span) -> Result<Array> {
     };
     let mut d = Data::with_capacity(x.elem, n);
     for i in 0..n {
-        d.push(if x.is_empty() { Scalar::I32(0) } else { x.data.get(i % x.len()) });
+        d.push(if x.is_empty() {
+            Scalar::I32(0)
+        } else {
+            x.data.get(i % x.len())
+        });
     }
     Ok(Array::new(shape, d))
 }
@@ -76,7 +85,11 @@ pub(crate) fn ravel(x: &Array) -> Array {
 /// `⍪⍵`: a matrix of the first axis by the rest.
 pub(crate) fn table(x: &Array) -> Array {
     let rows = x.shape.first().copied().unwrap_or(1);
-    let cols = if x.rank() == 0 { 1 } else { x.shape[1..].iter().product() };
+    let cols = if x.rank() == 0 {
+        1
+    } else {
+        x.shape[1..].iter().product()
+    };
     Array::new(vec![rows, cols], x.data.clone())
 }
 
@@ -115,7 +128,10 @@ pub(crate) fn catenate(a: &Array, b: &Array, first: bool, span: &Span) -> Result
             shape.insert(axis, 1);
             return Ok(Array::new(shape, x.data.clone()));
         }
-        Err(err::rank("the arguments' ranks differ by more than one", span.clone()))
+        Err(err::rank(
+            "the arguments' ranks differ by more than one",
+            span.clone(),
+        ))
     };
     let a2 = lift(&a, &b)?;
     let b2 = lift(&b, &a)?;
@@ -152,14 +168,21 @@ pub(crate) fn rotate(a: Option<&Array>, x: &Array, first: bool, span: &Span) -> 
     let (outer, n, inner) = around(&x.shape, axis);
     let amounts: Vec<i64> = match a {
         None => vec![],
-        Some(a) if a.len() == 1 => vec![int_of(a.data.get(0), span, "rotation amounts")?; outer * inner],
+        Some(a) if a.len() == 1 => {
+            vec![int_of(a.data.get(0), span, "rotation amounts")?; outer * inner]
+        }
         Some(a) => {
             let mut want = x.shape.clone();
             want.remove(axis);
             if a.shape != want {
-                return Err(err::length("the rotation amounts do not match the other axes", span.clone()));
+                return Err(err::length(
+                    "the rotation amounts do not match the other axes",
+                    span.clone(),
+                ));
             }
-            (0..a.len()).map(|i| int_of(a.data.get(i), span, "rotation amounts")).collect::<Result<_>>()?
+            (0..a.len())
+                .map(|i| int_of(a.data.get(i), span, "rotation amounts"))
+                .collect::<Result<_>>()?
         }
     };
     let mut d = Data::with_capacity(x.elem, x.len());
@@ -212,12 +235,18 @@ pub(crate) fn transpose(a: Option<&Array>, x: &Array, io: i64, span: &Span) -> R
         Some(a) => {
             let p = int_vector(a, span, "a transpose's axes")?;
             if p.len() != r {
-                return Err(err::length(format!("⍉ needs {r} axes, got {}", p.len()), span.clone()));
+                return Err(err::length(
+                    format!("⍉ needs {r} axes, got {}", p.len()),
+                    span.clone(),
+                ));
             }
             let p: Vec<i64> = p.iter().map(|v| v - io).collect();
             let max = p.iter().copied().max().unwrap_or(-1);
             if p.iter().any(|&v| v < 0) || (0..=max).any(|k| !p.contains(&k)) {
-                return Err(axis_error("the axes must be a permutation, perhaps with repeats", span.clone()));
+                return Err(axis_error(
+                    "the axes must be a permutation, perhaps with repeats",
+                    span.clone(),
+                ));
             }
             p.iter().map(|&v| v as usize).collect()
         }
@@ -246,7 +275,10 @@ pub(crate) fn take_drop(a: &Array, x: &Array, drop: bool, span: &Span) -> Result
         x.clone()
     };
     if counts.len() > x.rank() {
-        return Err(err::length(format!("{} counts for a rank-{} array", counts.len(), x.rank()), span.clone()));
+        return Err(err::length(
+            format!("{} counts for a rank-{} array", counts.len(), x.rank()),
+            span.clone(),
+        ));
     }
     // For each axis: result length and the source offset of result index 0.
     let mut shape = x.shape.clone();
@@ -308,7 +340,9 @@ pub(crate) fn index_of(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Arr
 /// `⍺∊⍵`: whether each item of ⍺ occurs in ⍵.
 pub(crate) fn member(a: &Array, x: &Array) -> Array {
     let hay = items(x);
-    let out = (0..a.len()).map(|i| hay.iter().any(|h| same(*h, a.data.get(i)))).collect();
+    let out = (0..a.len())
+        .map(|i| hay.iter().any(|h| same(*h, a.data.get(i))))
+        .collect();
     Array::new(a.shape.clone(), Data::Bool(out))
 }
 
@@ -346,9 +380,16 @@ pub(crate) fn replicate(a: &Array, x: &Array, first: bool, span: &Span) -> Resul
     };
     let axis = if first { 0 } else { x.rank() - 1 };
     let (outer, n, inner) = around(&x.shape, axis);
-    let counts = if counts.len() == 1 { vec![counts[0]; n] } else { counts };
+    let counts = if counts.len() == 1 {
+        vec![counts[0]; n]
+    } else {
+        counts
+    };
     if counts.len() != n {
-        return Err(err::length(format!("{} counts for an axis of length {n}", counts.len()), span.clone()));
+        return Err(err::length(
+            format!("{} counts for an axis of length {n}", counts.len()),
+            span.clone(),
+        ));
     }
     let total: usize = counts.iter().map(|c| c.unsigned_abs() as usize).sum();
     let mut shape = x.shape.clone();
@@ -359,7 +400,11 @@ pub(crate) fn replicate(a: &Array, x: &Array, first: bool, span: &Span) -> Resul
         for (k, &c) in counts.iter().enumerate() {
             for _ in 0..c.unsigned_abs() {
                 for i in 0..inner {
-                    d.push(if c > 0 { x.data.get((o * n + k) * inner + i) } else { fill });
+                    d.push(if c > 0 {
+                        x.data.get((o * n + k) * inner + i)
+                    } else {
+                        fill
+                    });
                 }
             }
         }
@@ -370,21 +415,32 @@ pub(crate) fn replicate(a: &Array, x: &Array, first: bool, span: &Span) -> Resul
 /// `⍋⍵` / `⍒⍵`: a stable grade of the major cells, compared in ravel order.
 pub(crate) fn grade(x: &Array, down: bool, io: i64, span: &Span) -> Result<Array> {
     if x.rank() == 0 {
-        return Err(err::rank("⍋ and ⍒ need an array of rank 1 or more", span.clone()));
+        return Err(err::rank(
+            "⍋ and ⍒ need an array of rank 1 or more",
+            span.clone(),
+        ));
     }
     let n = x.shape[0];
     let cell = if n == 0 { 0 } else { x.len() / n };
-    let key = |i: usize| -> Vec<f64> { (0..cell).map(|k| x.data.get(i * cell + k).as_f64()).collect() };
+    let key = |i: usize| -> Vec<f64> {
+        (0..cell)
+            .map(|k| x.data.get(i * cell + k).as_f64())
+            .collect()
+    };
     let mut idx: Vec<usize> = (0..n).collect();
     idx.sort_by(|&p, &q| {
-        let o = key(p).partial_cmp(&key(q)).unwrap_or(std::cmp::Ordering::Equal);
+        let o = key(p)
+            .partial_cmp(&key(q))
+            .unwrap_or(std::cmp::Ordering::Equal);
         if down {
             o.reverse()
         } else {
             o
         }
     });
-    Ok(Array::vector(Data::I32(idx.into_iter().map(|i| (i as i64 + io) as i32).collect())))
+    Ok(Array::vector(Data::I32(
+        idx.into_iter().map(|i| (i as i64 + io) as i32).collect(),
+    )))
 }
 
 /// Selects with one index array (or all, for `None`) per axis: `x[i;j]`, `i⌷x`.
@@ -409,7 +465,12 @@ pub(crate) fn select(x: &Array, axes: &[Option<Array>], io: i64, span: &Span) ->
                     let v = int_of(ix.data.get(i), span, "indices")? - io;
                     if v < 0 || v >= x.shape[k] as i64 {
                         return Err(index_error(
-                            format!("index {} is outside 1…{} on axis {}", v + io, x.shape[k], k + 1),
+                            format!(
+                                "index {} is outside 1…{} on axis {}",
+                                v + io,
+                                x.shape[k],
+                                k + 1
+                            ),
                             span.clone(),
                         ));
                     }
@@ -424,7 +485,11 @@ pub(crate) fn select(x: &Array, axes: &[Option<Array>], io: i64, span: &Span) ->
     let counts: Vec<usize> = lists.iter().map(|l| l.len()).collect();
     let mut out = Vec::with_capacity(counts.iter().product());
     for_each_index(&counts, |idx| {
-        let off: usize = idx.iter().enumerate().map(|(k, &i)| lists[k][i] * st[k]).sum();
+        let off: usize = idx
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| lists[k][i] * st[k])
+            .sum();
         out.push(x.data.get(off));
         Ok(())
     })?;
@@ -437,9 +502,14 @@ pub(crate) fn squad(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Array>
         return Err(err::rank("⍺⌷⍵ needs a scalar or vector ⍺", span.clone()));
     }
     if a.len() > x.rank() {
-        return Err(err::length(format!("{} indices for a rank-{} array", a.len(), x.rank()), span.clone()));
+        return Err(err::length(
+            format!("{} indices for a rank-{} array", a.len(), x.rank()),
+            span.clone(),
+        ));
     }
-    let mut axes: Vec<Option<Array>> = (0..a.len()).map(|i| Some(Array::scalar(a.data.get(i)))).collect();
+    let mut axes: Vec<Option<Array>> = (0..a.len())
+        .map(|i| Some(Array::scalar(a.data.get(i))))
+        .collect();
     axes.extend((a.len()..x.rank()).map(|_| None));
     select(x, &axes, io, span)
 }
@@ -471,7 +541,10 @@ pub(crate) fn iota(x: &Array, io: i64, span: &Span) -> Result<Array> {
         Some(n) if (0..=i32::MAX as i64).contains(&n) => Ok(Array::vector(Data::I32(
             (0..n).map(|i| (i + io) as i32).collect(),
         ))),
-        Some(n) if n > i32::MAX as i64 => Err(err::domain(format!("⍳{n} is too long: at most {} items", i32::MAX), span.clone())),
+        Some(n) if n > i32::MAX as i64 => Err(err::domain(
+            format!("⍳{n} is too long: at most {} items", i32::MAX),
+            span.clone(),
+        )),
         _ => Err(err::domain("⍳ needs a non-negative integer", span.clone())),
     }
 }

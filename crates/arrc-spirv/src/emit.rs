@@ -383,7 +383,10 @@ impl Emitter {
 
     fn binop(&mut self, op: BinOp, t: ElemType, a: Word, c: Word) -> R<Word> {
         if !op.on_gpu() {
-            return Err(SpirvError::Build(format!("{} has no device form yet", op.glyph())));
+            return Err(SpirvError::Build(format!(
+                "{} has no device form yet",
+                op.glyph()
+            )));
         }
         let ty = self.ty(t);
         let float = t == ElemType::F32;
@@ -407,7 +410,12 @@ impl Emitter {
                 .map_err(be)?;
                 b.select(ty, None, gt, a, c)
             }
-            _ => return Err(SpirvError::Build(format!("{} has no device form yet", op.glyph()))),
+            _ => {
+                return Err(SpirvError::Build(format!(
+                    "{} has no device form yet",
+                    op.glyph()
+                )))
+            }
         };
         r.map_err(be)
     }
@@ -521,7 +529,10 @@ impl Emitter {
                     (UnOp::Conjugate, _) => Ok(v),
                     (UnOp::Neg, ElemType::F32) => self.b.f_negate(ty, None, v).map_err(be),
                     (UnOp::Neg, _) => self.b.s_negate(ty, None, v).map_err(be),
-                    (op, _) => Err(SpirvError::Build(format!("{} has no device form yet", op.name()))),
+                    (op, _) => Err(SpirvError::Build(format!(
+                        "{} has no device form yet",
+                        op.name()
+                    ))),
                 }
             }
             KExpr::Binary {

@@ -170,6 +170,9 @@ fn number(lex: &mut logos::Lexer<'_, Token>) -> Result<f64, LexError> {
 pub enum Token {
     #[regex(r"¯?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE]¯?[0-9]+)?", number)]
     Number(f64),
+    /// Two or more adjacent numbers: one vector literal, as in APL (set by
+    /// [`merge_numbers`], never by logos).
+    Numbers(Vec<f64>),
     #[regex(r"[A-Za-z_∆⍙][A-Za-z0-9_∆⍙¯]*", |lex| lex.slice().to_string())]
     Name(String),
     /// A name known to hold a function (set by classification, never by logos).
@@ -282,4 +285,26 @@ pub fn lex(src: &str) -> Result<Vec<Spanned>, (LexError, std::ops::Range<usize>)
         }
     }
     Ok(out)
+}
+
+/// Merges runs of adjacent numbers into one `Numbers` token: in APL `1 2 3` is a single
+/// vector literal, so `1 2 3[2]` indexes the whole vector and `x 1 2` is `x (1 2)`.
+pub fn merge_numbers(tokens: Vec<Spanned>) -> Vec<Spanned> {
+    let mut out: Vec<Spanned> = Vec::with_capacity(tokens.len());
+    for (l, t, r) in tokens {
+        match (out.last_mut(), t) {
+            (Some((_, Token::Number(a), end)), Token::Number(b)) => {
+                let a = *a;
+                *end = r;
+                let last = out.len() - 1;
+                out[last].1 = Token::Numbers(vec![a, b]);
+            }
+            (Some((_, Token::Numbers(v), end)), Token::Number(b)) => {
+                v.push(b);
+                *end = r;
+            }
+            (_, t) => out.push((l, t, r)),
+        }
+    }
+    out
 }

@@ -33,7 +33,7 @@ pub struct SyntaxError {
 /// `is_function` tells whether a name defined outside `src` (in a session or
 /// library) holds a function.
 pub fn parse(src: &str, is_function: &dyn Fn(&str) -> bool) -> Result<Program, SyntaxError> {
-    let mut tokens = lexer::lex(src).map_err(|(e, span)| SyntaxError {
+    let tokens = lexer::lex(src).map_err(|(e, span)| SyntaxError {
         message: match e {
             LexError::UnknownChar => {
                 let c = src[span.clone()].chars().next().unwrap_or('?');
@@ -43,6 +43,7 @@ pub fn parse(src: &str, is_function: &dyn Fn(&str) -> bool) -> Result<Program, S
         },
         span,
     })?;
+    let mut tokens = lexer::merge_numbers(tokens);
     classify(&mut tokens, is_function);
     mark_function_parens(&mut tokens);
     check_brackets(src, &tokens)?;

@@ -153,7 +153,10 @@ impl Session {
             return self.cpu(stmt);
         }
         let result = if self.env.io != 1 {
-            Err(err::unsupported("⎕IO←0 is not supported on the GPU path yet", e.span.clone()))
+            Err(err::unsupported(
+                "⎕IO←0 is not supported on the GPU path yet",
+                e.span.clone(),
+            ))
         } else if let Some(span) = inner_assignment(value) {
             Err(err::unsupported(
                 "assignment inside an expression is not supported on the GPU path yet",

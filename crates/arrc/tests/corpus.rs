@@ -1,0 +1,97 @@
+//! The language corpus: `tests/corpus/*.apl` in the workspace, written as APL session
+//! transcripts. A line indented by six spaces is input; the lines after it, up to the
+//! next input, are the expected display (trailing blanks ignored), or an error class
+//! such as `LENGTH ERROR`. Lines starting with `⍝` are comments. Each file is one
+//! session, so names persist from line to line. Expected values follow Dyalog APL.
+
+use std::path::Path;
+
+struct Case {
+    file: String,
+    line: usize,
+    input: String,
+    expected: String,
+}
+
+fn cases() -> Vec<Case> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/corpus exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "apl"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let mut current: Option<Case> = None;
+        for (i, line) in text.lines().enumerate() {
+            if let Some(input) = line.strip_prefix("      ") {
+                if let Some(c) = current.take() {
+                    out.push(c);
+                }
+                current = Some(Case {
+                    file: name.clone(),
+                    line: i + 1,
+                    input: input.to_string(),
+                    expected: String::new(),
+                });
+            } else if line.starts_with('⍝') {
+                continue;
+            } else if let Some(c) = current.as_mut() {
+                c.expected.push_str(line.trim_end());
+                c.expected.push('\n');
+            }
+        }
+        out.extend(current);
+    }
+    for c in &mut out {
+        c.expected = c.expected.trim_end_matches('\n').to_string();
+    }
+    out
+}
+
+fn run(backend: arrc::Backend) -> (usize, Vec<String>) {
+    let cases = cases();
+    let mut failures = Vec::new();
+    let mut session: Option<(String, arrc::Session)> = None;
+    for c in &cases {
+        if session.as_ref().is_none_or(|(f, _)| *f != c.file) {
+            session = Some((
+                c.file.clone(),
+                arrc::Session::new(backend).expect("session"),
+            ));
+        }
+        let s = &mut session.as_mut().unwrap().1;
+        let actual = match s.eval(&c.input) {
+            Ok(o) => o.value.map(|v| arrc::display(&v)).unwrap_or_default(),
+            Err(e) if c.expected.ends_with("ERROR") => e.class.name().to_string(),
+            Err(e) => format!("{e}"),
+        };
+        let actual: Vec<&str> = actual.lines().map(|l| l.trim_end()).collect();
+        let actual = actual.join("\n");
+        if actual != c.expected {
+            failures.push(format!(
+                "{}:{}: {}\n  expected: {:?}\n  actual:   {:?}",
+                c.file, c.line, c.input, c.expected, actual
+            ));
+        }
+    }
+    (cases.len(), failures)
+}
+
+#[test]
+fn corpus_on_the_cpu_reference() {
+    let (n, failures) = run(arrc::Backend::Cpu);
+    assert!(
+        n >= 300,
+        "the corpus should hold at least 300 expressions, has {n}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {n} corpus cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
