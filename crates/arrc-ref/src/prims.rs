@@ -421,7 +421,7 @@ pub(crate) fn grade(x: &Array, down: bool, io: i64, span: &Span) -> Result<Array
         ));
     }
     let n = x.shape[0];
-    let cell = if n == 0 { 0 } else { x.len() / n };
+    let cell = x.len().checked_div(n).unwrap_or(0);
     let key = |i: usize| -> Vec<f64> {
         (0..cell)
             .map(|k| x.data.get(i * cell + k).as_f64())
