@@ -16,6 +16,7 @@ fn gpu() -> Session {
 
 fn random(rng: &mut impl Rng, ty: ElemType, n: usize, nonzero: bool) -> Array {
     let data = match ty {
+        ElemType::Bool => Data::Bool((0..n).map(|_| nonzero || rng.random_bool(0.5)).collect()),
         ElemType::I32 => Data::I32(
             (0..n)
                 .map(|_| {
