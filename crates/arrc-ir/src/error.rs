@@ -15,6 +15,8 @@ pub enum ErrorClass {
     Axis,
     /// Valid arrc that this backend cannot run yet (the CPU reference can).
     Unsupported,
+    /// A result too large to hold (APL's WS FULL).
+    WsFull,
     /// The Vulkan device failed or is missing, or a device limit was exceeded.
     Device,
 }
@@ -31,6 +33,7 @@ impl ErrorClass {
             ErrorClass::Index => "INDEX ERROR",
             ErrorClass::Axis => "AXIS ERROR",
             ErrorClass::Unsupported => "NOT YET SUPPORTED",
+            ErrorClass::WsFull => "WS FULL",
             ErrorClass::Device => "DEVICE ERROR",
         }
     }
@@ -77,6 +80,9 @@ pub mod err {
     }
     pub fn rank(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Rank, m, s)
+    }
+    pub fn ws_full(m: impl Into<String>, s: Span) -> Error {
+        Error::new(ErrorClass::WsFull, m, s)
     }
     /// A function used without the argument it needs: APL calls this a SYNTAX ERROR.
     pub fn syntax_like(m: impl Into<String>, s: Span) -> Error {

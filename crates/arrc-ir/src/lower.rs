@@ -190,6 +190,10 @@ impl Lower {
     }
 
     fn expr(&mut self, e: &Expr) -> Result<Value> {
+        stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.expr_inner(e))
+    }
+
+    fn expr_inner(&mut self, e: &Expr) -> Result<Value> {
         let span = e.span.clone();
         match &e.kind {
             ExprKind::Number(n) => Ok(self.konst(Array::scalar(Scalar::from_literal(*n)), span)),
@@ -330,6 +334,10 @@ impl Lower {
             FuncKind::Name(_) => unreachable_name(fspan),
             FuncKind::Outer(_) | FuncKind::Inner(..) => Err(err::unsupported(
                 "outer and inner products need a left argument",
+                fspan,
+            )),
+            FuncKind::Axis(..) => Err(err::unsupported(
+                "axis brackets are not supported on the GPU path yet",
                 fspan,
             )),
         }

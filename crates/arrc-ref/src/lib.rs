@@ -20,7 +20,7 @@ use prims::from_scalars;
 use std::collections::HashMap;
 
 /// How deeply dfns may call each other.
-const MAX_DEPTH: usize = 200;
+const MAX_DEPTH: usize = 10_000;
 
 /// Names defined in a session: arrays and functions, and the index origin.
 #[derive(Clone, Debug)]
@@ -165,6 +165,12 @@ impl Interp<'_> {
     }
 
     fn expr(&mut self, e: &Expr) -> Result<Array> {
+        // Deeply nested expressions and recursive dfns grow the stack on the heap
+        // instead of overflowing it.
+        stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.expr_inner(e))
+    }
+
+    fn expr_inner(&mut self, e: &Expr) -> Result<Array> {
         let span = e.span.clone();
         match &e.kind {
             ExprKind::Number(n) => Ok(Array::scalar(Scalar::from_literal(*n))),
@@ -308,7 +314,61 @@ impl Interp<'_> {
             FuncKind::Outer(_) | FuncKind::Inner(..) => {
                 Err(err::syntax_like("a product needs a left argument", s))
             }
+            FuncKind::Axis(g, k) => self.with_axis(g, k, None, x, &s),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
+        }
+    }
+
+    /// `f[k]`: the functions that take an axis, applied along axis `k`.
+    fn with_axis(
+        &mut self,
+        g: &Func,
+        k: &Expr,
+        a: Option<Array>,
+        x: Array,
+        span: &Span,
+    ) -> Result<Array> {
+        let kv = self.expr(k)?;
+        let g = self.resolve(g)?;
+        let io = self.io();
+        let rank = match (&g.kind, &a) {
+            (FuncKind::Prim(Prim::Comma | Prim::CommaBar), Some(a)) => a.rank().max(x.rank()),
+            _ => x.rank(),
+        };
+        let axis = match kv.as_singleton().and_then(|s| s.as_i64()) {
+            Some(v) if kv.rank() <= 1 && v >= io && ((v - io) as usize) < rank.max(1) => {
+                (v - io) as usize
+            }
+            _ => {
+                return Err(prims::axis_error(
+                    format!(
+                        "the axis must be an integer from {io} to {}",
+                        rank as i64 - 1 + io
+                    ),
+                    k.span.clone(),
+                ))
+            }
+        };
+        match (&g.kind, a) {
+            (FuncKind::Derived { op, operand }, None)
+                if matches!(
+                    op,
+                    Op1::Reduce | Op1::ReduceFirst | Op1::Scan | Op1::ScanFirst
+                ) =>
+            {
+                let scan = matches!(op, Op1::Scan | Op1::ScanFirst);
+                self.fold_axis(operand, &x, span.clone(), scan, axis)
+            }
+            (FuncKind::Prim(Prim::Reverse | Prim::ReverseFirst), a) => {
+                prims::rotate_axis(a.as_ref(), &x, axis, span)
+            }
+            (FuncKind::Prim(Prim::Comma | Prim::CommaBar), Some(a)) => {
+                prims::catenate_axis(&a, &x, axis, span)
+            }
+            _ => Err(prims::axis_error(
+                "this function takes no axis",
+                span.clone(),
+            )),
         }
     }
 
@@ -355,6 +415,7 @@ impl Interp<'_> {
                 )),
             },
             FuncKind::Outer(g) => self.outer(g, &a, &b, &s),
+            FuncKind::Axis(g, k) => self.with_axis(g, k, Some(a), b, &s),
             FuncKind::Inner(fr, g) => self.inner(fr, g, &a, &b, &s),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
@@ -471,6 +532,22 @@ impl Interp<'_> {
         scan: bool,
         first: bool,
     ) -> Result<Array> {
+        if x.rank() == 0 {
+            return Ok(x.clone());
+        }
+        let axis = if first { 0 } else { x.rank() - 1 };
+        self.fold_axis(operand, x, span, scan, axis)
+    }
+
+    /// Reduce or scan along `axis`.
+    fn fold_axis(
+        &mut self,
+        operand: &Func,
+        x: &Array,
+        span: Span,
+        scan: bool,
+        axis: usize,
+    ) -> Result<Array> {
         let operand = self.resolve(operand)?;
         if x.rank() == 0 {
             return Ok(x.clone());
@@ -487,7 +564,6 @@ impl Interp<'_> {
                 ));
             }
         }
-        let axis = if first { 0 } else { x.rank() - 1 };
         let n = x.shape[axis];
         let outer: usize = x.shape[..axis].iter().product();
         let inner: usize = x.shape[axis + 1..].iter().product();
@@ -613,6 +689,7 @@ impl Interp<'_> {
         let prim = self.prim_of(&g);
         let mut shape = a.shape.clone();
         shape.extend(b.shape.iter().copied());
+        prims::check_size(a.len().saturating_mul(b.len()), span)?;
         let mut out = Vec::with_capacity(a.len() * b.len());
         for i in 0..a.len() {
             for j in 0..b.len() {

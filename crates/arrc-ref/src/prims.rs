@@ -6,6 +6,20 @@ use arrc_ir::error::{err, Error, ErrorClass, Result};
 use arrc_ir::{Array, Data, ElemType, Scalar};
 use arrc_syntax::Span;
 
+/// The most elements one array may hold on the CPU reference (2^28).
+pub const MAX_ELEMENTS: usize = 1 << 28;
+
+/// WS FULL when a result of `n` elements would exceed [`MAX_ELEMENTS`].
+pub(crate) fn check_size(n: usize, span: &Span) -> Result<()> {
+    if n > MAX_ELEMENTS {
+        return Err(err::ws_full(
+            format!("a result of {n} elements exceeds the limit of {MAX_ELEMENTS}"),
+            span.clone(),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn index_error(m: impl Into<String>, s: Span) -> Error {
     Error::new(ErrorClass::Index, m, s)
 }
@@ -61,11 +75,11 @@ pub(crate) fn reshape(a: &Array, x: &Array, span: &Span) -> Result<Array> {
         return Err(err::domain("a shape cannot be negative", span.clone()));
     }
     let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
-    let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-    let n = match n {
-        Some(n) if n <= 1 << 31 => n,
-        _ => return Err(err::domain("the array would be too large", span.clone())),
-    };
+    let n = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .unwrap_or(usize::MAX);
+    check_size(n, span)?;
     let mut d = Data::with_capacity(x.elem, n);
     for i in 0..n {
         d.push(if x.is_empty() {
@@ -102,6 +116,12 @@ fn around(shape: &[usize], axis: usize) -> (usize, usize, usize) {
 
 /// `⍺,⍵` (last axis) and `⍺⍪⍵` (first axis).
 pub(crate) fn catenate(a: &Array, b: &Array, first: bool, span: &Span) -> Result<Array> {
+    let r = a.rank().max(b.rank()).max(1);
+    catenate_axis(a, b, if first { 0 } else { r - 1 }, span)
+}
+
+/// `⍺,[k]⍵`.
+pub(crate) fn catenate_axis(a: &Array, b: &Array, axis: usize, span: &Span) -> Result<Array> {
     let ty = a.elem.join(b.elem);
     // Scalars and lower-rank arguments are extended to the other's shape.
     let (a, b) = if a.rank() == 0 && b.rank() == 0 {
@@ -110,7 +130,12 @@ pub(crate) fn catenate(a: &Array, b: &Array, first: bool, span: &Span) -> Result
         (a.clone(), b.clone())
     };
     let r = a.rank().max(b.rank());
-    let axis = if first { 0 } else { r - 1 };
+    if axis >= r {
+        return Err(axis_error(
+            format!("axis {} does not exist for rank {r}", axis + 1),
+            span.clone(),
+        ));
+    }
     let lift = |x: &Array, other: &Array| -> Result<Array> {
         if x.rank() == r {
             return Ok(x.clone());
@@ -165,6 +190,14 @@ pub(crate) fn rotate(a: Option<&Array>, x: &Array, first: bool, span: &Span) -> 
         return Ok(x.clone());
     }
     let axis = if first { 0 } else { x.rank() - 1 };
+    rotate_axis(a, x, axis, span)
+}
+
+/// `⌽[k]⍵` and `⍺⌽[k]⍵`.
+pub(crate) fn rotate_axis(a: Option<&Array>, x: &Array, axis: usize, span: &Span) -> Result<Array> {
+    if x.rank() == 0 {
+        return Ok(x.clone());
+    }
     let (outer, n, inner) = around(&x.shape, axis);
     let amounts: Vec<i64> = match a {
         None => vec![],
@@ -294,6 +327,13 @@ pub(crate) fn take_drop(a: &Array, x: &Array, drop: bool, span: &Span) -> Result
             offset[k] = if c >= 0 { 0 } else { n + c };
         }
     }
+    check_size(
+        shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .unwrap_or(usize::MAX),
+        span,
+    )?;
     let st = strides(&x.shape);
     let mut out = Vec::with_capacity(shape.iter().product());
     let fill = Scalar::I32(0).cast(x.elem);
@@ -360,6 +400,7 @@ pub(crate) fn where_(x: &Array, io: i64, span: &Span) -> Result<Array> {
         if c < 0 {
             return Err(err::domain("⍸ needs non-negative counts", span.clone()));
         }
+        check_size(out.len().saturating_add(c as usize), span)?;
         (0..c).for_each(|_| out.push((i as i64 + io) as i32));
     }
     Ok(Array::vector(Data::I32(out)))
@@ -391,7 +432,11 @@ pub(crate) fn replicate(a: &Array, x: &Array, first: bool, span: &Span) -> Resul
             span.clone(),
         ));
     }
-    let total: usize = counts.iter().map(|c| c.unsigned_abs() as usize).sum();
+    let total: usize = counts
+        .iter()
+        .map(|c| c.unsigned_abs() as usize)
+        .fold(0usize, |a, c| a.saturating_add(c));
+    check_size(total.saturating_mul(outer * inner), span)?;
     let mut shape = x.shape.clone();
     shape[axis] = total;
     let fill = Scalar::I32(0).cast(x.elem);
@@ -538,6 +583,10 @@ pub(crate) fn iota(x: &Array, io: i64, span: &Span) -> Result<Array> {
         ));
     }
     match x.data.get(0).as_i64() {
+        Some(n) if n as usize > MAX_ELEMENTS && n <= i32::MAX as i64 => {
+            check_size(n as usize, span)?;
+            unreachable_size()
+        }
         Some(n) if (0..=i32::MAX as i64).contains(&n) => Ok(Array::vector(Data::I32(
             (0..n).map(|i| (i + io) as i32).collect(),
         ))),
@@ -547,4 +596,8 @@ pub(crate) fn iota(x: &Array, io: i64, span: &Span) -> Result<Array> {
         )),
         _ => Err(err::domain("⍳ needs a non-negative integer", span.clone())),
     }
+}
+
+fn unreachable_size() -> Result<Array> {
+    Err(Error::new(ErrorClass::WsFull, "array too large", 0..0))
 }

@@ -94,6 +94,8 @@ pub enum FuncKind {
     Outer(Box<Func>),
     /// `f.g`.
     Inner(Box<Func>, Box<Func>),
+    /// `f[k]`: a function applied along axis `k` (`+/[1]`, `⌽[1]`, `,[1]`).
+    Axis(Box<Func>, Box<Expr>),
 }
 
 impl Expr {
@@ -190,6 +192,7 @@ mod print {
                 FuncKind::Derived { op, operand } => write!(f, "({}{})", operand, op.glyph()),
                 FuncKind::Outer(g) => write!(f, "(∘.{g})"),
                 FuncKind::Inner(a, b) => write!(f, "({a}.{b})"),
+                FuncKind::Axis(g, k) => write!(f, "({g}[{k}])"),
             }
         }
     }

@@ -44,6 +44,7 @@ pub fn parse(src: &str, is_function: &dyn Fn(&str) -> bool) -> Result<Program, S
         span,
     })?;
     let mut tokens = lexer::merge_numbers(tokens);
+    check_statement_length(&tokens)?;
     classify(&mut tokens, is_function);
     mark_function_parens(&mut tokens);
     check_brackets(src, &tokens)?;
@@ -104,6 +105,24 @@ fn mark_function_parens(tokens: &mut [lexer::Spanned]) {
             _ => {}
         }
     }
+}
+
+/// The most tokens one statement may have: it bounds the depth of the AST, which
+/// later stages walk recursively.
+pub const MAX_STATEMENT_TOKENS: usize = 4096;
+
+fn check_statement_length(tokens: &[lexer::Spanned]) -> Result<(), SyntaxError> {
+    let mut count = 0;
+    for (l, t, r) in tokens {
+        count = if *t == Token::Sep { 0 } else { count + 1 };
+        if count > MAX_STATEMENT_TOKENS {
+            return Err(SyntaxError {
+                message: format!("a statement has more than {MAX_STATEMENT_TOKENS} tokens; split it with ⋄ or names"),
+                span: *l..*r,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Reports unbalanced brackets with a span on the unmatched one: clearer than what an

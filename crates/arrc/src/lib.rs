@@ -28,6 +28,12 @@ pub use gpu::CompiledStatement;
 use arrc_ir::error::err;
 use arrc_syntax::{Expr, ExprKind, Program, Stmt};
 
+/// The standard library: (file name, APL source), compiled into the crate.
+pub const STDLIB: &[(&str, &str)] = &[
+    ("stats.apl", include_str!("../../../stdlib/stats.apl")),
+    ("vector.apl", include_str!("../../../stdlib/vector.apl")),
+];
+
 /// Which backend evaluates expressions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -119,6 +125,15 @@ impl Session {
     pub fn load(&mut self, src: &str) -> Result<(), Error> {
         let prog = self.parse(src)?;
         arrc_ref::eval_program(&prog, &mut self.env).map(|_| ())
+    }
+
+    /// Loads every file of the standard library (`stdlib/` in the source tree, built
+    /// into the binary).
+    pub fn load_stdlib(&mut self) -> Result<(), Error> {
+        for (_, src) in STDLIB {
+            self.load(src)?;
+        }
+        Ok(())
     }
 
     /// Evaluates a program: statements separated by newlines or `⋄`.

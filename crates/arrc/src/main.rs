@@ -66,9 +66,12 @@ enum Cmd {
         /// Vulkan device index (see `arrc devices`).
         #[arg(long)]
         device: Option<usize>,
-        /// Load APL definitions first (repeatable), e.g. stdlib files.
+        /// Load APL definitions first (repeatable).
         #[arg(long)]
         load: Vec<PathBuf>,
+        /// Load the standard library (mean, variance, norm, softmax, …).
+        #[arg(long)]
+        stdlib: bool,
         /// Print kernel, dispatch and readback counts on stderr.
         #[arg(long)]
         stats: bool,
@@ -102,6 +105,9 @@ enum Cmd {
         device: Option<usize>,
         #[arg(long)]
         load: Vec<PathBuf>,
+        /// Load the standard library.
+        #[arg(long)]
+        stdlib: bool,
     },
 }
 
@@ -154,6 +160,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             emit,
             device,
             load,
+            stdlib,
             stats,
         } => {
             let src = match (expr, file) {
@@ -165,6 +172,9 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 }
             };
             let mut s = Session::with_device(backend(b), device).map_err(|e| fail("", &e))?;
+            if stdlib {
+                s.load_stdlib().map_err(|e| fail("", &e))?;
+            }
             load_all(&mut s, &load)?;
             if let Some(emit) = emit {
                 let c = s.compile(&src).map_err(|e| fail(&src, &e))?;
@@ -287,8 +297,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             backend: b,
             device,
             load,
+            stdlib,
         } => {
             let mut s = Session::with_device(backend(b), device).map_err(|e| fail("", &e))?;
+            if stdlib {
+                s.load_stdlib().map_err(|e| fail("", &e))?;
+            }
             load_all(&mut s, &load)?;
             repl::run(&mut s);
             Ok(ExitCode::SUCCESS)

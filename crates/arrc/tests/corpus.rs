@@ -7,6 +7,7 @@
 use std::path::Path;
 
 struct Case {
+    stdlib: bool,
     file: String,
     line: usize,
     input: String,
@@ -25,6 +26,8 @@ fn cases() -> Vec<Case> {
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        // A first line `⍝!stdlib` loads the standard library into the file's session.
+        let stdlib = text.starts_with("⍝!stdlib");
         let mut current: Option<Case> = None;
         for (i, line) in text.lines().enumerate() {
             if let Some(input) = line.strip_prefix("      ") {
@@ -32,6 +35,7 @@ fn cases() -> Vec<Case> {
                     out.push(c);
                 }
                 current = Some(Case {
+                    stdlib,
                     file: name.clone(),
                     line: i + 1,
                     input: input.to_string(),
@@ -58,10 +62,11 @@ fn run(backend: arrc::Backend) -> (usize, Vec<String>) {
     let mut session: Option<(String, arrc::Session)> = None;
     for c in &cases {
         if session.as_ref().is_none_or(|(f, _)| *f != c.file) {
-            session = Some((
-                c.file.clone(),
-                arrc::Session::new(backend).expect("session"),
-            ));
+            let mut s = arrc::Session::new(backend).expect("session");
+            if c.stdlib {
+                s.load_stdlib().expect("stdlib loads");
+            }
+            session = Some((c.file.clone(), s));
         }
         let s = &mut session.as_mut().unwrap().1;
         let actual = match s.eval(&c.input) {
