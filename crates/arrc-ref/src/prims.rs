@@ -583,7 +583,7 @@ pub(crate) fn iota(x: &Array, io: i64, span: &Span) -> Result<Array> {
         ));
     }
     match x.data.get(0).as_i64() {
-        Some(n) if n as usize > MAX_ELEMENTS && n <= i32::MAX as i64 => {
+        Some(n) if n > MAX_ELEMENTS as i64 && n <= i32::MAX as i64 => {
             check_size(n as usize, span)?;
             unreachable_size()
         }
