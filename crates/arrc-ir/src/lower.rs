@@ -348,6 +348,10 @@ impl Lower {
         match &self.resolve(func)?.kind {
             FuncKind::Prim(p) => match BinOp::from_prim(*p) {
                 Some(op) if op.on_gpu() => self.binary(op, l, r, fspan),
+                Some(BinOp::Power) if self.small_power(r).is_some() => {
+                    let k = self.small_power(r).unwrap_or(1);
+                    self.power(l, k, fspan)
+                }
                 _ => Err(err::unsupported(
                     format!("dyadic {} is not supported on the GPU path yet", p.glyph()),
                     fspan,
@@ -582,6 +586,39 @@ impl Lower {
             },
             span,
         ))
+    }
+
+    /// The exponent of `x*k` when `k` is a literal integer from 0 to 4.
+    fn small_power(&self, r: Value) -> Option<i64> {
+        let a = self.as_const(r)?;
+        if a.len() != 1 || a.rank() != 0 {
+            return None;
+        }
+        a.data.get(0).as_i64().filter(|k| (0..=4).contains(k))
+    }
+
+    /// `x*k` for a small literal integer `k`, as multiplications (f32, like `*`).
+    fn power(&mut self, x: Value, k: i64, span: Span) -> Result<Value> {
+        let xf = self.cast(x, ElemType::F32);
+        let one = self.konst(Array::scalar(Scalar::F32(1.0)), span.clone());
+        Ok(match k {
+            0 => {
+                // x*0 is 1 with x's shape.
+                let zero = self.konst(Array::scalar(Scalar::F32(0.0)), span.clone());
+                let z = self.binary(BinOp::Mul, xf, zero, span.clone())?;
+                self.binary(BinOp::Add, z, one, span)?
+            }
+            1 => self.binary(BinOp::Mul, xf, one, span)?,
+            2 => self.binary(BinOp::Mul, xf, xf, span)?,
+            3 => {
+                let sq = self.binary(BinOp::Mul, xf, xf, span.clone())?;
+                self.binary(BinOp::Mul, sq, xf, span)?
+            }
+            _ => {
+                let sq = self.binary(BinOp::Mul, xf, xf, span.clone())?;
+                self.binary(BinOp::Mul, sq, sq, span)?
+            }
+        })
     }
 
     /// Shared checks of reduce and scan; `None` when the argument is a scalar.

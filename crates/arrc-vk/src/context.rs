@@ -733,20 +733,35 @@ impl Context {
             }
         };
         self.one_shot(record)?;
+        self.read_timestamps()
+    }
+
+    /// Times a device-to-device copy of `bytes` bytes (the bandwidth baseline).
+    pub fn time_copy(&mut self, src: &Buffer, dst: &Buffer, bytes: u64) -> Result<RunStats> {
+        let (s, d, ts, qp) = (src.raw, dst.raw, self.timestamps, self.query_pool);
+        self.one_shot(|dev, cb| unsafe {
+            if ts {
+                dev.cmd_reset_query_pool(cb, qp, 0, 2);
+                dev.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, qp, 0);
+            }
+            dev.cmd_copy_buffer(cb, s, d, &[vk::BufferCopy::default().size(bytes)]);
+            if ts {
+                dev.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, 1);
+            }
+        })?;
+        self.read_timestamps()
+    }
+
+    fn read_timestamps(&self) -> Result<RunStats> {
         let mut stats = RunStats::default();
         if self.timestamps {
             let mut out = [0u64; 2];
             let r = unsafe {
-                self.device.get_query_pool_results(
-                    self.query_pool,
-                    0,
-                    &mut out,
-                    vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
-                )
+                self.device
+                    .get_query_pool_results(self.query_pool, 0, &mut out, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT)
             };
             if r.is_ok() {
-                stats.device_ns =
-                    Some(out[1].wrapping_sub(out[0]) as f64 * self.info.timestamp_period_ns as f64);
+                stats.device_ns = Some(out[1].wrapping_sub(out[0]) as f64 * self.info.timestamp_period_ns as f64);
             }
         }
         Ok(stats)

@@ -5,7 +5,7 @@ use arrc_ir::error::err;
 use arrc_ir::plan::{BufferRole, Plan, PlanOptions};
 use arrc_ir::{Array, Data, Dim, ElemType, Error, ErrorClass, Function, Param, Type};
 use arrc_syntax::{Expr, Func, Program, Stmt};
-use arrc_vk::{Buffer, Context, Dispatch, PipelineId, VkError};
+use arrc_vk::{Buffer, Context, Dispatch, PipelineId, RunStats, VkError};
 use std::collections::HashMap;
 
 /// One statement compiled for the device.
@@ -106,25 +106,18 @@ impl Gpu {
     }
 
     /// Runs a compiled statement with `arrays` as its parameters' values.
-    pub fn run(
-        &mut self,
-        c: &CompiledStatement,
-        arrays: &HashMap<String, Array>,
-    ) -> Result<Array, Error> {
-        let mut buffers: Vec<Option<Buffer>> = Vec::new();
-        let r = self.run_inner(c, arrays, &mut buffers);
-        for b in buffers.into_iter().flatten() {
-            self.ctx.free_buffer(b);
-        }
+    pub fn run(&mut self, c: &CompiledStatement, arrays: &HashMap<String, Array>) -> Result<Array, Error> {
+        let mut prepared = Prepared::default();
+        let r = self
+            .prepare(c, arrays, &mut prepared)
+            .and_then(|_| self.execute(&prepared).map(|_| ()))
+            .and_then(|_| self.finish(c, &prepared));
+        self.release(prepared);
         r
     }
 
-    fn run_inner(
-        &mut self,
-        c: &CompiledStatement,
-        arrays: &HashMap<String, Array>,
-        buffers: &mut Vec<Option<Buffer>>,
-    ) -> Result<Array, Error> {
+    /// Checks lengths, creates pipelines and buffers, and uploads the inputs.
+    pub fn prepare(&mut self, c: &CompiledStatement, arrays: &HashMap<String, Array>, out: &mut Prepared) -> Result<(), Error> {
         let plan = &c.plan;
         let info = self.ctx.info.clone();
         let syms: Vec<u64> = plan
@@ -132,9 +125,7 @@ impl Gpu {
             .iter()
             .map(|(p, axis)| {
                 let name = &c.ir.params[*p as usize].name;
-                arrays
-                    .get(name)
-                    .map_or(0, |a| a.shape[*axis as usize] as u64)
+                arrays.get(name).map_or(0, |a| a.shape[*axis as usize] as u64)
             })
             .collect();
         for check in &c.ir.checks {
@@ -149,24 +140,16 @@ impl Gpu {
                 ));
             }
         }
-        // Pipelines.
         let spec = [(0u32, plan.kernels.first().map_or(256, |k| k.workgroup_size))];
         let mut pipelines: Vec<PipelineId> = Vec::new();
         for (k, words) in plan.kernels.iter().zip(&c.modules) {
             let p = self
                 .ctx
-                .pipeline(
-                    words,
-                    "main",
-                    k.bindings.len() as u32,
-                    k.push_constants.len() as u32,
-                    &spec,
-                )
+                .pipeline(words, "main", k.bindings.len() as u32, k.push_constants.len() as u32, &spec)
                 .map_err(dev)?;
             pipelines.push(p);
             self.stats.kernels += 1;
         }
-        // Buffers.
         let mut uploads: Vec<(usize, Vec<u8>)> = Vec::new();
         for (i, b) in plan.buffers.iter().enumerate() {
             let len = b.len.eval(&syms);
@@ -183,7 +166,7 @@ impl Gpu {
                     0..0,
                 ));
             }
-            buffers.push(Some(self.ctx.create_buffer(bytes).map_err(dev)?));
+            out.buffers.push(self.ctx.create_buffer(bytes).map_err(dev)?);
             match &b.role {
                 BufferRole::Param(p) => {
                     let name = &c.ir.params[*p as usize].name;
@@ -196,55 +179,21 @@ impl Gpu {
             }
         }
         for (i, bytes) in uploads {
-            if let Some(b) = &buffers[i] {
-                self.ctx.upload(b, &bytes).map_err(dev)?;
-                self.stats.uploads += 1;
-            }
+            self.ctx.upload(&out.buffers[i], &bytes).map_err(dev)?;
+            self.stats.uploads += 1;
         }
-        let bufs: Vec<&Buffer> = buffers
-            .iter()
-            .map(|b| b.as_ref().expect("created above"))
-            .collect();
-        let mut dispatches = Vec::new();
         for d in &plan.dispatches {
             let groups = d.groups.eval(&syms);
             let push: Vec<u32> = d.push.iter().map(|p| p.eval(&syms) as u32).collect();
-            if push.first().copied().unwrap_or(0) == 0
-                && !matches!(
-                    plan.kernels[d.kernel].kind,
-                    arrc_ir::plan::KernelKind::Reduce { .. }
-                )
-            {
+            if push.first().copied().unwrap_or(0) == 0 && !matches!(plan.kernels[d.kernel].kind, arrc_ir::plan::KernelKind::Reduce { .. }) {
                 // Nothing to do for an empty array, except reductions (which write the identity).
                 continue;
             }
-            dispatches.push(Dispatch {
-                pipeline: pipelines[d.kernel],
-                buffers: d.buffers.iter().map(|&b| bufs[b]).collect(),
-                push,
-                groups: groups as u32,
-            });
+            out.dispatches.push((pipelines[d.kernel], d.buffers.clone(), push, groups as u32));
         }
-        let zero: Vec<&Buffer> = plan.status.iter().map(|&s| bufs[s]).collect();
-        self.ctx.run(&zero, &dispatches).map_err(dev)?;
-        self.stats.dispatches += dispatches.len() as u64;
-        if let Some(s) = plan.status {
-            let bytes = self.ctx.download(bufs[s], 4).map_err(dev)?;
-            self.stats.readbacks += 1;
-            let word = u32::from_le_bytes(bytes[..4].try_into().unwrap_or([0; 4]));
-            if let Some(e) = plan.error_for(word) {
-                return Err(e);
-            }
-        }
-        let rb = &plan.buffers[plan.result];
-        let n = rb.len.eval(&syms);
-        let bytes = self
-            .ctx
-            .download(bufs[plan.result], n * rb.elem.size() as u64)
-            .map_err(dev)?;
-        self.stats.readbacks += 1;
-        let data = Data::from_bytes(rb.elem, &bytes, n as usize);
-        let shape = plan
+        out.status = plan.status;
+        out.result_len = plan.buffers[plan.result].len.eval(&syms);
+        out.result_shape = plan
             .result_shape
             .iter()
             .map(|d| match d {
@@ -252,6 +201,88 @@ impl Gpu {
                 Dim::Sym(s) => syms[s.0 as usize] as usize,
             })
             .collect();
-        Ok(Array::new(shape, data))
+        Ok(())
     }
+
+    /// Runs the dispatches once (one submission, waited on).
+    pub fn execute(&mut self, p: &Prepared) -> Result<RunStats, Error> {
+        let dispatches: Vec<Dispatch> = p
+            .dispatches
+            .iter()
+            .map(|(pipe, bufs, push, groups)| Dispatch {
+                pipeline: *pipe,
+                buffers: bufs.iter().map(|&b| &p.buffers[b]).collect(),
+                push: push.clone(),
+                groups: *groups,
+            })
+            .collect();
+        let zero: Vec<&Buffer> = p.status.iter().map(|&s| &p.buffers[s]).collect();
+        let stats = self.ctx.run(&zero, &dispatches).map_err(dev)?;
+        self.stats.dispatches += dispatches.len() as u64;
+        Ok(stats)
+    }
+
+    /// Checks the status word and reads the result back.
+    pub fn finish(&mut self, c: &CompiledStatement, p: &Prepared) -> Result<Array, Error> {
+        let plan = &c.plan;
+        if let Some(s) = plan.status {
+            let bytes = self.ctx.download(&p.buffers[s], 4).map_err(dev)?;
+            self.stats.readbacks += 1;
+            let word = u32::from_le_bytes(bytes[..4].try_into().unwrap_or([0; 4]));
+            if let Some(e) = plan.error_for(word) {
+                return Err(e);
+            }
+        }
+        let rb = &plan.buffers[plan.result];
+        let bytes = self
+            .ctx
+            .download(&p.buffers[plan.result], p.result_len * rb.elem.size() as u64)
+            .map_err(dev)?;
+        self.stats.readbacks += 1;
+        let data = Data::from_bytes(rb.elem, &bytes, p.result_len as usize);
+        Ok(Array::new(p.result_shape.clone(), data))
+    }
+
+    /// Times `runs` device copies of `bytes` bytes after `warmup` untimed ones (ns).
+    pub fn time_copy(&mut self, bytes: u64, warmup: usize, runs: usize) -> Result<Vec<f64>, Error> {
+        let a = self.ctx.create_buffer(bytes).map_err(dev)?;
+        let b = match self.ctx.create_buffer(bytes) {
+            Ok(b) => b,
+            Err(e) => {
+                self.ctx.free_buffer(a);
+                return Err(dev(e));
+            }
+        };
+        let mut times = Vec::new();
+        let mut r = Ok(());
+        for i in 0..warmup + runs {
+            match self.ctx.time_copy(&a, &b, bytes) {
+                Ok(s) if i >= warmup => times.extend(s.device_ns),
+                Ok(_) => {}
+                Err(e) => {
+                    r = Err(dev(e));
+                    break;
+                }
+            }
+        }
+        self.ctx.free_buffer(a);
+        self.ctx.free_buffer(b);
+        r.map(|_| times)
+    }
+
+    pub fn release(&mut self, p: Prepared) {
+        for b in p.buffers {
+            self.ctx.free_buffer(b);
+        }
+    }
+}
+
+/// A statement ready to run: its device buffers (inputs uploaded) and dispatches.
+#[derive(Default)]
+pub struct Prepared {
+    buffers: Vec<Buffer>,
+    dispatches: Vec<(PipelineId, Vec<usize>, Vec<u32>, u32)>,
+    status: Option<usize>,
+    result_len: u64,
+    result_shape: Vec<usize>,
 }

@@ -15,9 +15,10 @@
 //!   and the outcome says so in a note.
 //! - Errors are [`Error`] values with spans; [`diagnostics::render`] draws them.
 
+pub mod bench;
 pub mod build;
 pub mod diagnostics;
-mod gpu;
+pub mod gpu;
 pub mod keymap;
 
 pub use arrc_ir::display::display;
@@ -94,6 +95,19 @@ impl Session {
             }
         }
         Ok(s)
+    }
+
+    /// Runs `arrc bench` on this session's device.
+    pub fn bench(
+        &mut self,
+        opts: &bench::BenchOptions,
+        report: impl FnMut(&bench::BenchResult),
+    ) -> Result<Vec<bench::BenchResult>, Error> {
+        let g = self
+            .gpu
+            .as_mut()
+            .ok_or_else(|| Error::new(ErrorClass::Device, "benchmarks need a Vulkan device", 0..0))?;
+        bench::run(g, opts, report)
     }
 
     /// The Vulkan device in use, if any.

@@ -97,6 +97,31 @@ enum Cmd {
     },
     /// List the Vulkan devices with API version and subgroup size.
     Devices,
+    /// Time workloads on the device (Vulkan timestamps, resident input, median of runs).
+    Bench {
+        /// Workloads (default all): copy, sum, max, scan, maxscan, rowsum, colsum, sqdiff, compress, matmul.
+        #[arg(long, value_delimiter = ',')]
+        workloads: Vec<String>,
+        /// log2 of the sizes, e.g. 10,20,28 (default 10,12,…,28).
+        #[arg(long, value_delimiter = ',')]
+        sizes: Vec<u32>,
+        /// Element types: f32, i32.
+        #[arg(long, value_delimiter = ',', default_value = "f32,i32")]
+        types: Vec<String>,
+        /// Timed runs per measurement (at least 20).
+        #[arg(long, default_value_t = 30)]
+        runs: usize,
+        #[arg(long, default_value_t = 5)]
+        warmup: usize,
+        /// Print one JSON object per result instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// Check device results against the CPU reference up to this many elements.
+        #[arg(long, default_value_t = 1 << 22)]
+        check_up_to: usize,
+        #[arg(long)]
+        device: Option<usize>,
+    },
     /// Interactive session; APL glyphs with a backtick prefix (`i → ⍳).
     Repl {
         #[arg(long, value_enum)]
@@ -269,6 +294,53 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                         manifest.display()
                     );
                 }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Bench {
+            workloads,
+            sizes,
+            types,
+            runs,
+            warmup,
+            json,
+            check_up_to,
+            device,
+        } => {
+            let mut s = Session::with_device(Backend::Vulkan, device).map_err(|e| fail("", &e))?;
+            let types: Result<Vec<_>, _> = types
+                .iter()
+                .map(|t| arrc::ElemType::parse(t).ok_or_else(|| format!("unknown type {t}")))
+                .collect();
+            let types = types.map_err(|m| {
+                eprintln!("arrc bench: {m}");
+                ExitCode::from(2)
+            })?;
+            if sizes.iter().any(|&s| s > 31) {
+                eprintln!("arrc bench: sizes are log2 of the element count, at most 31");
+                return Err(ExitCode::from(2));
+            }
+            let opts = arrc::bench::BenchOptions {
+                workloads,
+                sizes: if sizes.is_empty() { (10..=28).step_by(2).collect() } else { sizes },
+                types,
+                runs: runs.max(20),
+                warmup,
+                check_up_to,
+                progress: !json && std::io::stderr().is_terminal(),
+            };
+            if let Some(d) = s.device() {
+                eprintln!("arrc bench on {} (Vulkan {}, driver {}, subgroup {})", d.name, d.api_version, d.driver, d.subgroup_size);
+            }
+            let results = s
+                .bench(&opts, |r| {
+                    if json {
+                        println!("{}", serde_json::to_string(r).unwrap_or_default());
+                    }
+                })
+                .map_err(|e| fail("", &e))?;
+            if !json {
+                print!("{}", arrc::bench::table(&results));
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -1,0 +1,291 @@
+//! `arrc bench`: named workloads timed on the device with Vulkan timestamp queries,
+//! input already resident, after a warm-up, median of many runs; plus one end-to-end
+//! figure (host call to result on the host) for `+/`.
+
+use crate::gpu::{self, Gpu, Prepared};
+use crate::{Array, Data, ElemType, Error};
+use arrc_ir::error::err;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// How a workload's inputs are shaped from the size `n`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Inputs {
+    /// One vector of n.
+    Vector,
+    /// Two vectors of n/2 (so that `n` counts all elements read).
+    TwoHalves,
+    /// One square matrix of about n elements.
+    Square,
+    /// Two square matrices of about n elements each.
+    TwoSquares,
+    /// A device copy of n elements (the bandwidth baseline).
+    Copy,
+}
+
+pub struct Workload {
+    pub name: &'static str,
+    pub expr: &'static str,
+    inputs: Inputs,
+}
+
+pub const WORKLOADS: &[Workload] = &[
+    Workload { name: "copy", expr: "(device copy)", inputs: Inputs::Copy },
+    Workload { name: "sum", expr: "+/x", inputs: Inputs::Vector },
+    Workload { name: "max", expr: "⌈/x", inputs: Inputs::Vector },
+    Workload { name: "scan", expr: "+\\x", inputs: Inputs::Vector },
+    Workload { name: "maxscan", expr: "⌈\\x", inputs: Inputs::Vector },
+    Workload { name: "rowsum", expr: "+/x", inputs: Inputs::Square },
+    Workload { name: "colsum", expr: "+⌿x", inputs: Inputs::Square },
+    Workload { name: "sqdiff", expr: "+/(x-y)*2", inputs: Inputs::TwoHalves },
+    Workload { name: "compress", expr: "(x>0.5)/x", inputs: Inputs::Vector },
+    Workload { name: "matmul", expr: "x+.×y", inputs: Inputs::TwoSquares },
+];
+
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    pub workloads: Vec<String>,
+    /// log2 of the sizes.
+    pub sizes: Vec<u32>,
+    pub types: Vec<ElemType>,
+    pub runs: usize,
+    pub warmup: usize,
+    /// Check results against the CPU reference up to this size.
+    pub check_up_to: usize,
+    pub progress: bool,
+}
+
+/// One measurement.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchResult {
+    pub workload: String,
+    pub expr: String,
+    #[serde(rename = "type")]
+    pub elem: ElemType,
+    pub n: usize,
+    pub shape: Vec<usize>,
+    /// Median device time of one run, in microseconds.
+    pub median_us: Option<f64>,
+    pub min_us: Option<f64>,
+    /// Bytes a run must move: each input read once, each output written once.
+    pub bytes: u64,
+    pub gbps: Option<f64>,
+    /// Host call to result on the host, median, microseconds (for `sum`).
+    pub e2e_us: Option<f64>,
+    pub runs: usize,
+    pub checked: bool,
+    pub note: Option<String>,
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    Some(v[v.len() / 2])
+}
+
+fn random(rng: &mut rand::rngs::StdRng, ty: ElemType, shape: Vec<usize>) -> Array {
+    let n: usize = shape.iter().product();
+    let data = match ty {
+        ElemType::F32 => Data::F32((0..n).map(|_| rng.random::<f32>()).collect()),
+        ElemType::I64 => Data::I64((0..n).map(|_| rng.random_range(0..100)).collect()),
+        ElemType::Bool => Data::Bool((0..n).map(|_| rng.random_bool(0.5)).collect()),
+        ElemType::I32 => Data::I32((0..n).map(|_| rng.random_range(0..100)).collect()),
+    };
+    Array::new(shape, data)
+}
+
+/// Runs the benchmark matrix; `report` sees each result as it is made.
+pub(crate) fn run(g: &mut Gpu, opts: &BenchOptions, mut report: impl FnMut(&BenchResult)) -> Result<Vec<BenchResult>, Error> {
+    let chosen: Vec<&Workload> = WORKLOADS
+        .iter()
+        .filter(|w| opts.workloads.is_empty() || opts.workloads.iter().any(|n| n == w.name))
+        .collect();
+    if chosen.is_empty() {
+        let names: Vec<_> = WORKLOADS.iter().map(|w| w.name).collect();
+        return Err(err::domain(format!("no such workload; choose from {}", names.join(", ")), 0..0));
+    }
+    let total = (chosen.len() * opts.sizes.len() * opts.types.len()) as u64;
+    let bar = opts.progress.then(|| {
+        let b = indicatif::ProgressBar::new(total);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0xbe9c);
+    let mut out = Vec::new();
+    for w in &chosen {
+        for &ty in &opts.types {
+            for &lg in &opts.sizes {
+                let n = 1usize << lg;
+                if let Some(b) = &bar {
+                    b.set_message(format!("{} {} 2^{lg}", w.name, ty));
+                }
+                let r = measure(g, w, ty, n, opts, &mut rng)?;
+                report(&r);
+                out.push(r);
+                if let Some(b) = &bar {
+                    b.inc(1);
+                }
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(out)
+}
+
+fn measure(g: &mut Gpu, w: &Workload, ty: ElemType, n: usize, opts: &BenchOptions, rng: &mut rand::rngs::StdRng) -> Result<BenchResult, Error> {
+    let side = (n as f64).sqrt().round() as usize;
+    let (shapes, n_eff): (Vec<Vec<usize>>, usize) = match w.inputs {
+        Inputs::Vector | Inputs::Copy => (vec![vec![n]], n),
+        Inputs::TwoHalves => (vec![vec![n / 2], vec![n / 2]], n),
+        Inputs::Square => (vec![vec![side, side]], side * side),
+        Inputs::TwoSquares => (vec![vec![side, side], vec![side, side]], side * side),
+    };
+    let mut result = BenchResult {
+        workload: w.name.into(),
+        expr: w.expr.into(),
+        elem: ty,
+        n: n_eff,
+        shape: shapes[0].clone(),
+        median_us: None,
+        min_us: None,
+        bytes: 0,
+        gbps: None,
+        e2e_us: None,
+        runs: 0,
+        checked: false,
+        note: None,
+    };
+    if w.inputs == Inputs::Copy {
+        let bytes = (n * ty.size()) as u64;
+        result.bytes = 2 * bytes;
+        let times = g.time_copy(bytes, opts.warmup, opts.runs);
+        match times {
+            Ok(mut t) => {
+                result.runs = t.len();
+                result.min_us = t.iter().copied().reduce(f64::min).map(|x| x / 1e3);
+                result.median_us = median(&mut t).map(|x| x / 1e3);
+            }
+            Err(e) => result.note = Some(e.message),
+        }
+        result.gbps = result.median_us.map(|us| result.bytes as f64 / (us * 1e3));
+        return Ok(result);
+    }
+    let names = ["x", "y"];
+    let mut arrays = HashMap::new();
+    for (name, shape) in names.iter().zip(&shapes) {
+        arrays.insert(name.to_string(), random(rng, ty, shape.clone()));
+    }
+    let prog = arrc_syntax::parse_str(w.expr)?;
+    let arrc_syntax::Stmt::Expr(e) = &prog.stmts[0] else {
+        return Err(err::domain("a workload must be an expression", 0..0));
+    };
+    let compiled = match gpu::compile(e, &arrays, &[], &g.plan_options()) {
+        Ok(c) => c,
+        Err(e) => {
+            result.note = Some(format!("{}: {}", e.class.name(), e.message));
+            return Ok(result);
+        }
+    };
+    let mut prepared = Prepared::default();
+    let r = (|| -> Result<(), Error> {
+        g.prepare(&compiled, &arrays, &mut prepared)?;
+        for _ in 0..opts.warmup {
+            g.execute(&prepared)?;
+        }
+        let mut times = Vec::with_capacity(opts.runs);
+        for _ in 0..opts.runs {
+            if let Some(ns) = g.execute(&prepared)?.device_ns {
+                times.push(ns);
+            }
+        }
+        result.runs = times.len();
+        result.min_us = times.iter().copied().reduce(f64::min).map(|x| x / 1e3);
+        result.median_us = median(&mut times).map(|x| x / 1e3);
+        let value = g.finish(&compiled, &prepared)?;
+        let in_bytes: u64 = arrays.values().map(|a| (a.len() * a.elem.size()) as u64).sum();
+        result.bytes = in_bytes + (value.len() * value.elem.size()) as u64;
+        result.gbps = result.median_us.map(|us| result.bytes as f64 / (us * 1e3));
+        if w.name == "sum" {
+            let mut e2e = Vec::with_capacity(opts.runs);
+            for _ in 0..opts.runs {
+                let t = Instant::now();
+                g.execute(&prepared)?;
+                g.finish(&compiled, &prepared)?;
+                e2e.push(t.elapsed().as_secs_f64() * 1e6);
+            }
+            result.e2e_us = median(&mut e2e);
+        }
+        if n_eff <= opts.check_up_to {
+            let mut env = arrc_ref::Env {
+                arrays: arrays.clone(),
+                ..Default::default()
+            };
+            let want = arrc_ref::eval_program(&prog, &mut env)?.ok_or_else(|| err::domain("no value", 0..0))?;
+            check(w.name, &value, &want)?;
+            result.checked = true;
+        }
+        Ok(())
+    })();
+    g.release(prepared);
+    if let Err(e) = r {
+        result.note = Some(format!("{}: {}", e.class.name(), e.message));
+    }
+    Ok(result)
+}
+
+fn check(name: &str, got: &Array, want: &Array) -> Result<(), Error> {
+    let bad = || err::domain(format!("benchmark {name}: the device result differs from the CPU reference"), 0..0);
+    if got.shape != want.shape || got.len() != want.len() {
+        return Err(bad());
+    }
+    let scale: f64 = (0..want.len()).map(|i| want.data.get(i).as_f64().abs()).fold(1.0, f64::max);
+    for i in 0..got.len() {
+        let (a, b) = (got.data.get(i).as_f64(), want.data.get(i).as_f64());
+        if (a - b).abs() > 1e-4 * scale.max(b.abs()) {
+            return Err(bad());
+        }
+    }
+    Ok(())
+}
+
+/// The results as a table.
+pub fn table(results: &[BenchResult]) -> String {
+    let copy: HashMap<usize, f64> = results
+        .iter()
+        .filter(|r| r.workload == "copy")
+        .filter_map(|r| Some((r.n * r.elem.size(), r.gbps?)))
+        .collect();
+    let best_copy = copy.values().copied().fold(0.0, f64::max);
+    let mut s = format!(
+        "{:<9} {:<4} {:>10} {:>12} {:>10} {:>8} {:>10}  {}\n",
+        "workload", "type", "n", "median µs", "GB/s", "%copy", "e2e µs", "note"
+    );
+    for r in results {
+        let f = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$}"));
+        let pct = match (r.gbps, best_copy > 0.0) {
+            (Some(g), true) => format!("{:.0}%", 100.0 * g / best_copy),
+            _ => "-".into(),
+        };
+        s.push_str(&format!(
+            "{:<9} {:<4} {:>10} {:>12} {:>10} {:>8} {:>10}  {}\n",
+            r.workload,
+            r.elem.name(),
+            r.n,
+            f(r.median_us, 1),
+            f(r.gbps, 1),
+            pct,
+            f(r.e2e_us, 1),
+            r.note.clone().unwrap_or_default()
+        ));
+    }
+    s
+}
