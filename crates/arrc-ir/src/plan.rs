@@ -31,6 +31,9 @@ pub struct PlanOptions {
     pub reduce_groups: u32,
     /// Most workgroups of an elementwise kernel (a grid-stride loop covers the rest).
     pub map_groups: u32,
+    /// Elements each invocation of a reduction reads per loop trip (the default of
+    /// specialization constant 1): several independent loads in flight.
+    pub items_per_thread: u32,
 }
 
 impl Default for PlanOptions {
@@ -39,6 +42,7 @@ impl Default for PlanOptions {
             workgroup_size: 256,
             reduce_groups: 1024,
             map_groups: 65535,
+            items_per_thread: 8,
         }
     }
 }
@@ -211,6 +215,8 @@ pub struct Kernel {
     pub push_constants: Vec<&'static str>,
     /// Default of specialization constant 0, the workgroup size.
     pub workgroup_size: u32,
+    /// Default of specialization constant 1, elements per invocation per loop trip.
+    pub items_per_thread: u32,
 }
 
 /// One dispatch: a kernel, the buffers bound to its bindings in order, its push
@@ -441,6 +447,7 @@ impl Planner<'_> {
             bindings: kb.bindings,
             push_constants: push.iter().map(|(n, _)| *n).collect(),
             workgroup_size: self.opts.workgroup_size,
+            items_per_thread: self.opts.items_per_thread,
         });
         self.plan.dispatches.push(Dispatch {
             kernel: k,
@@ -508,7 +515,11 @@ impl Planner<'_> {
         self.rank1("reduction", arg, self.v.func.span(v))?;
         let elem = self.v.func.ty(v).elem;
         let n = self.len_of(arg);
-        let groups = self.grid(&n, self.opts.reduce_groups);
+        let groups = Count::Groups {
+            of: Box::new(n.clone()),
+            per_group: self.opts.workgroup_size * self.opts.items_per_thread,
+            max: self.opts.reduce_groups,
+        };
         // Pass 1: each workgroup folds its grid-stride share into partials[g].
         let partials = self.new_buffer(elem, groups.clone(), BufferRole::Temp);
         let mut kb = KernelBindings::default();

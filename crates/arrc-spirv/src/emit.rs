@@ -29,7 +29,8 @@ const SEM_ACQ_REL_WORKGROUP: u32 = 0x8 | 0x100;
 /// Emits one module holding each kernel as an entry point with the given name.
 pub fn emit(kernels: &[(&Kernel, &str)]) -> Result<Vec<u32>, SpirvError> {
     let wg = kernels.first().map_or(256, |(k, _)| k.workgroup_size);
-    let mut e = Emitter::new(wg);
+    let items = kernels.first().map_or(8, |(k, _)| k.items_per_thread);
+    let mut e = Emitter::new(wg, items);
     for (k, name) in kernels {
         e.kernel(k, name)?;
     }
@@ -50,6 +51,8 @@ struct Emitter {
     u32_t: Word,
     v3u32: Word,
     wg_size: Word,
+    /// Specialization constant 1: elements per invocation per loop trip.
+    items: Word,
     uses_i64: bool,
 }
 
@@ -67,7 +70,7 @@ struct Cx {
 }
 
 impl Emitter {
-    fn new(workgroup_size: u32) -> Emitter {
+    fn new(workgroup_size: u32, items_per_thread: u32) -> Emitter {
         let mut b = Builder::new();
         b.set_version(1, 3);
         b.capability(Capability::Shader);
@@ -81,6 +84,8 @@ impl Emitter {
         // The workgroup size: specialization constant 0 inside the WorkgroupSize built-in.
         let wg_size = b.spec_constant_bit32(u32_t, workgroup_size);
         b.decorate(wg_size, Decoration::SpecId, [Operand::LiteralBit32(0)]);
+        let items = b.spec_constant_bit32(u32_t, items_per_thread.max(1));
+        b.decorate(items, Decoration::SpecId, [Operand::LiteralBit32(1)]);
         let mut e = Emitter {
             b,
             scalar_types: HashMap::new(),
@@ -95,6 +100,7 @@ impl Emitter {
             u32_t,
             v3u32,
             wg_size,
+            items,
             uses_i64: false,
         };
         let one = e.c_u32(1);
@@ -789,34 +795,32 @@ impl Emitter {
         let shared = cx.shared;
         let id = self.identity(op, t);
         self.store(acc, id)?;
-        let (start, step, limit) = if chunked {
-            let (s, e) = self.chunk(cx)?;
+        if chunked {
+            let (s, end) = self.chunk(cx)?;
             let s = self.uadd(s, cx.lid)?;
-            (s, self.wg_size, e)
+            self.store(i, s)?;
+            let cxr = &*cx;
+            self.while_loop(
+                |e| {
+                    let iv = e.load(e.u32_t, i)?;
+                    e.ult(iv, end)
+                },
+                |e| {
+                    let iv = e.load(e.u32_t, i)?;
+                    let x = e.expr(cxr, expr, iv)?;
+                    let a = e.load(tt, acc)?;
+                    let r = e.binop(op, t, a, x)?;
+                    e.store(acc, r)
+                },
+                |e| {
+                    let iv = e.load(e.u32_t, i)?;
+                    let nx = e.uadd(iv, e.wg_size)?;
+                    e.store(i, nx)
+                },
+            )?;
         } else {
-            let (s, st) = self.grid_stride(cx)?;
-            (s, st, cx.n)
-        };
-        self.store(i, start)?;
-        let cxr = &*cx;
-        self.while_loop(
-            |e| {
-                let iv = e.load(e.u32_t, i)?;
-                e.ult(iv, limit)
-            },
-            |e| {
-                let iv = e.load(e.u32_t, i)?;
-                let x = e.expr(cxr, expr, iv)?;
-                let a = e.load(tt, acc)?;
-                let r = e.binop(op, t, a, x)?;
-                e.store(acc, r)
-            },
-            |e| {
-                let iv = e.load(e.u32_t, i)?;
-                let nx = e.uadd(iv, step)?;
-                e.store(i, nx)
-            },
-        )?;
+            self.unrolled_share(cx, op, expr, acc, i, k)?;
+        }
         let a = self.load(tt, acc)?;
         let s = self.group(op, t, GroupOperation::Reduce, a)?;
         let sid = self.load_builtin(cx, BuiltIn::SubgroupId)?;
@@ -862,6 +866,86 @@ impl Emitter {
             let a = e.load(tt, acc)?;
             e.store_elem(cxr, out, cxr.group, a)
         })
+    }
+
+    /// Folds this invocation's grid-stride share into `acc`, `items` elements per trip
+    /// (`i`, `i+WG`, … `i+(items-1)·WG`: coalesced across the workgroup, independent
+    /// loads in flight). The trip count is specialization constant 1, so the driver
+    /// unrolls it; whole blocks skip the bounds checks.
+    fn unrolled_share(
+        &mut self,
+        cx: &mut Cx,
+        op: BinOp,
+        expr: &KExpr,
+        acc: Word,
+        i: Word,
+        k: Word,
+    ) -> R<()> {
+        let t = expr.elem();
+        let tt = self.ty(t);
+        let block = self.umul(self.wg_size, self.items)?;
+        let base = self.umul(cx.group, block)?;
+        let start = self.uadd(base, cx.lid)?;
+        let step = self.umul(cx.groups, block)?;
+        let one = self.c_u32(1);
+        let itm1 = self
+            .b
+            .i_sub(self.u32_t, None, self.items, one)
+            .map_err(be)?;
+        let span = self.umul(itm1, self.wg_size)?;
+        self.store(i, start)?;
+        let cxr = &*cx;
+        let trips = |e: &mut Self, checked: bool| -> R<()> {
+            let zero = e.c_u32(0);
+            e.store(k, zero)?;
+            e.while_loop(
+                |e| {
+                    let kv = e.load(e.u32_t, k)?;
+                    e.ult(kv, e.items)
+                },
+                |e| {
+                    let iv = e.load(e.u32_t, i)?;
+                    let kv = e.load(e.u32_t, k)?;
+                    let off = e.umul(kv, e.wg_size)?;
+                    let j = e.uadd(iv, off)?;
+                    let body = |e: &mut Self| -> R<()> {
+                        let x = e.expr(cxr, expr, j)?;
+                        let a = e.load(tt, acc)?;
+                        let r = e.binop(op, t, a, x)?;
+                        e.store(acc, r)
+                    };
+                    if checked {
+                        let inb = e.ult(j, cxr.n)?;
+                        e.if_then(inb, body)
+                    } else {
+                        body(e)
+                    }
+                },
+                |e| {
+                    let kv = e.load(e.u32_t, k)?;
+                    let one = e.c_u32(1);
+                    let nx = e.uadd(kv, one)?;
+                    e.store(k, nx)
+                },
+            )
+        };
+        self.while_loop(
+            |e| {
+                let iv = e.load(e.u32_t, i)?;
+                e.ult(iv, cxr.n)
+            },
+            |e| {
+                let iv = e.load(e.u32_t, i)?;
+                let last = e.uadd(iv, span)?;
+                let whole = e.ult(last, cxr.n)?;
+                e.if_else(whole, |e| trips(e, false), |e| trips(e, true))
+            },
+            |e| {
+                let iv = e.load(e.u32_t, i)?;
+                let nx = e.uadd(iv, step)?;
+                e.store(i, nx)
+            },
+        )
     }
 
     /// One invocation turns `partials[0..n)` into its exclusive scan, in order.

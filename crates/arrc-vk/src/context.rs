@@ -757,11 +757,16 @@ impl Context {
         if self.timestamps {
             let mut out = [0u64; 2];
             let r = unsafe {
-                self.device
-                    .get_query_pool_results(self.query_pool, 0, &mut out, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT)
+                self.device.get_query_pool_results(
+                    self.query_pool,
+                    0,
+                    &mut out,
+                    vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+                )
             };
             if r.is_ok() {
-                stats.device_ns = Some(out[1].wrapping_sub(out[0]) as f64 * self.info.timestamp_period_ns as f64);
+                stats.device_ns =
+                    Some(out[1].wrapping_sub(out[0]) as f64 * self.info.timestamp_period_ns as f64);
             }
         }
         Ok(stats)

@@ -32,16 +32,56 @@ pub struct Workload {
 }
 
 pub const WORKLOADS: &[Workload] = &[
-    Workload { name: "copy", expr: "(device copy)", inputs: Inputs::Copy },
-    Workload { name: "sum", expr: "+/x", inputs: Inputs::Vector },
-    Workload { name: "max", expr: "⌈/x", inputs: Inputs::Vector },
-    Workload { name: "scan", expr: "+\\x", inputs: Inputs::Vector },
-    Workload { name: "maxscan", expr: "⌈\\x", inputs: Inputs::Vector },
-    Workload { name: "rowsum", expr: "+/x", inputs: Inputs::Square },
-    Workload { name: "colsum", expr: "+⌿x", inputs: Inputs::Square },
-    Workload { name: "sqdiff", expr: "+/(x-y)*2", inputs: Inputs::TwoHalves },
-    Workload { name: "compress", expr: "(x>0.5)/x", inputs: Inputs::Vector },
-    Workload { name: "matmul", expr: "x+.×y", inputs: Inputs::TwoSquares },
+    Workload {
+        name: "copy",
+        expr: "(device copy)",
+        inputs: Inputs::Copy,
+    },
+    Workload {
+        name: "sum",
+        expr: "+/x",
+        inputs: Inputs::Vector,
+    },
+    Workload {
+        name: "max",
+        expr: "⌈/x",
+        inputs: Inputs::Vector,
+    },
+    Workload {
+        name: "scan",
+        expr: "+\\x",
+        inputs: Inputs::Vector,
+    },
+    Workload {
+        name: "maxscan",
+        expr: "⌈\\x",
+        inputs: Inputs::Vector,
+    },
+    Workload {
+        name: "rowsum",
+        expr: "+/x",
+        inputs: Inputs::Square,
+    },
+    Workload {
+        name: "colsum",
+        expr: "+⌿x",
+        inputs: Inputs::Square,
+    },
+    Workload {
+        name: "sqdiff",
+        expr: "+/(x-y)*2",
+        inputs: Inputs::TwoHalves,
+    },
+    Workload {
+        name: "compress",
+        expr: "(x>0.5)/x",
+        inputs: Inputs::Vector,
+    },
+    Workload {
+        name: "matmul",
+        expr: "x+.×y",
+        inputs: Inputs::TwoSquares,
+    },
 ];
 
 #[derive(Clone, Debug)]
@@ -99,14 +139,21 @@ fn random(rng: &mut rand::rngs::StdRng, ty: ElemType, shape: Vec<usize>) -> Arra
 }
 
 /// Runs the benchmark matrix; `report` sees each result as it is made.
-pub(crate) fn run(g: &mut Gpu, opts: &BenchOptions, mut report: impl FnMut(&BenchResult)) -> Result<Vec<BenchResult>, Error> {
+pub(crate) fn run(
+    g: &mut Gpu,
+    opts: &BenchOptions,
+    mut report: impl FnMut(&BenchResult),
+) -> Result<Vec<BenchResult>, Error> {
     let chosen: Vec<&Workload> = WORKLOADS
         .iter()
         .filter(|w| opts.workloads.is_empty() || opts.workloads.iter().any(|n| n == w.name))
         .collect();
     if chosen.is_empty() {
         let names: Vec<_> = WORKLOADS.iter().map(|w| w.name).collect();
-        return Err(err::domain(format!("no such workload; choose from {}", names.join(", ")), 0..0));
+        return Err(err::domain(
+            format!("no such workload; choose from {}", names.join(", ")),
+            0..0,
+        ));
     }
     let total = (chosen.len() * opts.sizes.len() * opts.types.len()) as u64;
     let bar = opts.progress.then(|| {
@@ -141,7 +188,14 @@ pub(crate) fn run(g: &mut Gpu, opts: &BenchOptions, mut report: impl FnMut(&Benc
     Ok(out)
 }
 
-fn measure(g: &mut Gpu, w: &Workload, ty: ElemType, n: usize, opts: &BenchOptions, rng: &mut rand::rngs::StdRng) -> Result<BenchResult, Error> {
+fn measure(
+    g: &mut Gpu,
+    w: &Workload,
+    ty: ElemType,
+    n: usize,
+    opts: &BenchOptions,
+    rng: &mut rand::rngs::StdRng,
+) -> Result<BenchResult, Error> {
     let side = (n as f64).sqrt().round() as usize;
     let (shapes, n_eff): (Vec<Vec<usize>>, usize) = match w.inputs {
         Inputs::Vector | Inputs::Copy => (vec![vec![n]], n),
@@ -211,7 +265,10 @@ fn measure(g: &mut Gpu, w: &Workload, ty: ElemType, n: usize, opts: &BenchOption
         result.min_us = times.iter().copied().reduce(f64::min).map(|x| x / 1e3);
         result.median_us = median(&mut times).map(|x| x / 1e3);
         let value = g.finish(&compiled, &prepared)?;
-        let in_bytes: u64 = arrays.values().map(|a| (a.len() * a.elem.size()) as u64).sum();
+        let in_bytes: u64 = arrays
+            .values()
+            .map(|a| (a.len() * a.elem.size()) as u64)
+            .sum();
         result.bytes = in_bytes + (value.len() * value.elem.size()) as u64;
         result.gbps = result.median_us.map(|us| result.bytes as f64 / (us * 1e3));
         if w.name == "sum" {
@@ -229,7 +286,8 @@ fn measure(g: &mut Gpu, w: &Workload, ty: ElemType, n: usize, opts: &BenchOption
                 arrays: arrays.clone(),
                 ..Default::default()
             };
-            let want = arrc_ref::eval_program(&prog, &mut env)?.ok_or_else(|| err::domain("no value", 0..0))?;
+            let want = arrc_ref::eval_program(&prog, &mut env)?
+                .ok_or_else(|| err::domain("no value", 0..0))?;
             check(w.name, &value, &want)?;
             result.checked = true;
         }
@@ -243,11 +301,18 @@ fn measure(g: &mut Gpu, w: &Workload, ty: ElemType, n: usize, opts: &BenchOption
 }
 
 fn check(name: &str, got: &Array, want: &Array) -> Result<(), Error> {
-    let bad = || err::domain(format!("benchmark {name}: the device result differs from the CPU reference"), 0..0);
+    let bad = || {
+        err::domain(
+            format!("benchmark {name}: the device result differs from the CPU reference"),
+            0..0,
+        )
+    };
     if got.shape != want.shape || got.len() != want.len() {
         return Err(bad());
     }
-    let scale: f64 = (0..want.len()).map(|i| want.data.get(i).as_f64().abs()).fold(1.0, f64::max);
+    let scale: f64 = (0..want.len())
+        .map(|i| want.data.get(i).as_f64().abs())
+        .fold(1.0, f64::max);
     for i in 0..got.len() {
         let (a, b) = (got.data.get(i).as_f64(), want.data.get(i).as_f64());
         if (a - b).abs() > 1e-4 * scale.max(b.abs()) {

@@ -130,11 +130,18 @@ pub fn build(
             })
             .collect(),
         length_checks: ir.checks.iter().map(|c| (c.a.to_string(), c.b.to_string())).collect(),
-        specialization_constants: vec![ManifestSpec {
-            id: 0,
-            name: "workgroup_size",
-            default: opts.workgroup_size,
-        }],
+        specialization_constants: vec![
+            ManifestSpec {
+                id: 0,
+                name: "workgroup_size",
+                default: opts.workgroup_size,
+            },
+            ManifestSpec {
+                id: 1,
+                name: "items_per_thread",
+                default: opts.items_per_thread,
+            },
+        ],
         entry_points: plan.kernels.clone(),
         buffers: plan.buffers.clone(),
         dispatches: plan.dispatches.clone(),

@@ -106,7 +106,11 @@ impl Gpu {
     }
 
     /// Runs a compiled statement with `arrays` as its parameters' values.
-    pub fn run(&mut self, c: &CompiledStatement, arrays: &HashMap<String, Array>) -> Result<Array, Error> {
+    pub fn run(
+        &mut self,
+        c: &CompiledStatement,
+        arrays: &HashMap<String, Array>,
+    ) -> Result<Array, Error> {
         let mut prepared = Prepared::default();
         let r = self
             .prepare(c, arrays, &mut prepared)
@@ -117,7 +121,12 @@ impl Gpu {
     }
 
     /// Checks lengths, creates pipelines and buffers, and uploads the inputs.
-    pub fn prepare(&mut self, c: &CompiledStatement, arrays: &HashMap<String, Array>, out: &mut Prepared) -> Result<(), Error> {
+    pub fn prepare(
+        &mut self,
+        c: &CompiledStatement,
+        arrays: &HashMap<String, Array>,
+        out: &mut Prepared,
+    ) -> Result<(), Error> {
         let plan = &c.plan;
         let info = self.ctx.info.clone();
         let syms: Vec<u64> = plan
@@ -125,7 +134,9 @@ impl Gpu {
             .iter()
             .map(|(p, axis)| {
                 let name = &c.ir.params[*p as usize].name;
-                arrays.get(name).map_or(0, |a| a.shape[*axis as usize] as u64)
+                arrays
+                    .get(name)
+                    .map_or(0, |a| a.shape[*axis as usize] as u64)
             })
             .collect();
         for check in &c.ir.checks {
@@ -140,12 +151,21 @@ impl Gpu {
                 ));
             }
         }
-        let spec = [(0u32, plan.kernels.first().map_or(256, |k| k.workgroup_size))];
+        let spec = [
+            (0u32, plan.kernels.first().map_or(256, |k| k.workgroup_size)),
+            (1u32, plan.kernels.first().map_or(8, |k| k.items_per_thread)),
+        ];
         let mut pipelines: Vec<PipelineId> = Vec::new();
         for (k, words) in plan.kernels.iter().zip(&c.modules) {
             let p = self
                 .ctx
-                .pipeline(words, "main", k.bindings.len() as u32, k.push_constants.len() as u32, &spec)
+                .pipeline(
+                    words,
+                    "main",
+                    k.bindings.len() as u32,
+                    k.push_constants.len() as u32,
+                    &spec,
+                )
                 .map_err(dev)?;
             pipelines.push(p);
             self.stats.kernels += 1;
@@ -166,7 +186,8 @@ impl Gpu {
                     0..0,
                 ));
             }
-            out.buffers.push(self.ctx.create_buffer(bytes).map_err(dev)?);
+            out.buffers
+                .push(self.ctx.create_buffer(bytes).map_err(dev)?);
             match &b.role {
                 BufferRole::Param(p) => {
                     let name = &c.ir.params[*p as usize].name;
@@ -185,11 +206,17 @@ impl Gpu {
         for d in &plan.dispatches {
             let groups = d.groups.eval(&syms);
             let push: Vec<u32> = d.push.iter().map(|p| p.eval(&syms) as u32).collect();
-            if push.first().copied().unwrap_or(0) == 0 && !matches!(plan.kernels[d.kernel].kind, arrc_ir::plan::KernelKind::Reduce { .. }) {
+            if push.first().copied().unwrap_or(0) == 0
+                && !matches!(
+                    plan.kernels[d.kernel].kind,
+                    arrc_ir::plan::KernelKind::Reduce { .. }
+                )
+            {
                 // Nothing to do for an empty array, except reductions (which write the identity).
                 continue;
             }
-            out.dispatches.push((pipelines[d.kernel], d.buffers.clone(), push, groups as u32));
+            out.dispatches
+                .push((pipelines[d.kernel], d.buffers.clone(), push, groups as u32));
         }
         out.status = plan.status;
         out.result_len = plan.buffers[plan.result].len.eval(&syms);
@@ -236,7 +263,10 @@ impl Gpu {
         let rb = &plan.buffers[plan.result];
         let bytes = self
             .ctx
-            .download(&p.buffers[plan.result], p.result_len * rb.elem.size() as u64)
+            .download(
+                &p.buffers[plan.result],
+                p.result_len * rb.elem.size() as u64,
+            )
             .map_err(dev)?;
         self.stats.readbacks += 1;
         let data = Data::from_bytes(rb.elem, &bytes, p.result_len as usize);

@@ -103,10 +103,9 @@ impl Session {
         opts: &bench::BenchOptions,
         report: impl FnMut(&bench::BenchResult),
     ) -> Result<Vec<bench::BenchResult>, Error> {
-        let g = self
-            .gpu
-            .as_mut()
-            .ok_or_else(|| Error::new(ErrorClass::Device, "benchmarks need a Vulkan device", 0..0))?;
+        let g = self.gpu.as_mut().ok_or_else(|| {
+            Error::new(ErrorClass::Device, "benchmarks need a Vulkan device", 0..0)
+        })?;
         bench::run(g, opts, report)
     }
 

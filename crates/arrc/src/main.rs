@@ -322,7 +322,11 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             let opts = arrc::bench::BenchOptions {
                 workloads,
-                sizes: if sizes.is_empty() { (10..=28).step_by(2).collect() } else { sizes },
+                sizes: if sizes.is_empty() {
+                    (10..=28).step_by(2).collect()
+                } else {
+                    sizes
+                },
                 types,
                 runs: runs.max(20),
                 warmup,
@@ -330,7 +334,10 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 progress: !json && std::io::stderr().is_terminal(),
             };
             if let Some(d) = s.device() {
-                eprintln!("arrc bench on {} (Vulkan {}, driver {}, subgroup {})", d.name, d.api_version, d.driver, d.subgroup_size);
+                eprintln!(
+                    "arrc bench on {} (Vulkan {}, driver {}, subgroup {})",
+                    d.name, d.api_version, d.driver, d.subgroup_size
+                );
             }
             let results = s
                 .bench(&opts, |r| {

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Side-by-side: arrc (Vulkan) against torch (CUDA, CUB underneath) on the same GPU.
+
+Runs `arrc bench --json` and the torch equivalents of each workload (CUDA events, same
+sizes and dtypes, warm-up, median of runs) in one command, then prints per workload and
+size: arrc time, torch time and the ratio torch/arrc (above 1: arrc is faster), plus the
+device copy bandwidth each side measured.
+
+    python3 bench/compare.py --arrc target/release/arrc --sizes 20,24,28
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+
+def torch_times(torch, fn, runs, warmup):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1000.0)  # microseconds
+    return statistics.median(times)
+
+
+def torch_workload(torch, name, dtype, n, shape, runs, warmup):
+    dev = "cuda"
+    tdt = {"f32": torch.float32, "i32": torch.int32}[dtype]
+    g = torch.Generator(device=dev).manual_seed(1)
+
+    def rand(*s):
+        if tdt == torch.float32:
+            return torch.rand(*s, device=dev, generator=g, dtype=tdt)
+        return torch.randint(0, 100, s, device=dev, generator=g, dtype=tdt)
+
+    if name == "copy":
+        x, y = rand(n), torch.empty(n, device=dev, dtype=tdt)
+        return torch_times(torch, lambda: y.copy_(x), runs, warmup), None
+    if name in ("sum", "max", "scan", "maxscan", "compress"):
+        x = rand(n)
+        fn = {
+            "sum": lambda: x.sum(),
+            "max": lambda: x.max(),
+            "scan": lambda: torch.cumsum(x, 0),
+            "maxscan": lambda: torch.cummax(x, 0).values,
+            "compress": lambda: x[x > (0.5 if tdt == torch.float32 else 50)],
+        }[name]
+        t = torch_times(torch, fn, runs, warmup)
+        e2e = None
+        if name == "sum":
+            for _ in range(warmup):
+                x.sum().item()
+            w = []
+            for _ in range(runs):
+                s = time.perf_counter()
+                x.sum().item()
+                w.append((time.perf_counter() - s) * 1e6)
+            e2e = statistics.median(w)
+        return t, e2e
+    if name in ("rowsum", "colsum"):
+        x = rand(*shape)
+        return torch_times(torch, (lambda: x.sum(1)) if name == "rowsum" else (lambda: x.sum(0)), runs, warmup), None
+    if name == "sqdiff":
+        x, y = rand(n // 2), rand(n // 2)
+        return torch_times(torch, lambda: ((x - y) ** 2).sum(), runs, warmup), None
+    if name == "matmul":
+        if tdt != torch.float32:
+            return None, None
+        x, y = rand(*shape), rand(*shape)
+        return torch_times(torch, lambda: x @ y, runs, warmup), None
+    return None, None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--arrc", default="target/release/arrc")
+    ap.add_argument("--sizes", default="10,12,14,16,18,20,22,24,26,28")
+    ap.add_argument("--types", default="f32,i32")
+    ap.add_argument("--workloads", default="copy,sum,max,scan,maxscan,rowsum,colsum,sqdiff,compress,matmul")
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--json-out", default=None, help="also write all rows as JSON here")
+    a = ap.parse_args()
+
+    cmd = [a.arrc, "bench", "--json", "--sizes", a.sizes, "--types", a.types, "--workloads", a.workloads,
+           "--runs", str(a.runs), "--check-up-to", str(1 << 24)]
+    print("running:", " ".join(cmd), file=sys.stderr, flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stderr.write(p.stderr)
+    if p.returncode != 0:
+        sys.exit(f"arrc bench failed with {p.returncode}")
+    rows = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+
+    import torch
+
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}", file=sys.stderr)
+    out = []
+    for r in rows:
+        t, e2e = torch_workload(torch, r["workload"], r["type"], r["n"], r["shape"], a.runs, 5)
+        r["torch_us"] = t
+        r["torch_e2e_us"] = e2e
+        r["ratio"] = (t / r["median_us"]) if (t and r.get("median_us")) else None
+        out.append(r)
+    if a.json_out:
+        with open(a.json_out, "w") as f:
+            json.dump(out, f, indent=1)
+
+    def fmt(v, p=1):
+        return "-" if v is None else f"{v:.{p}f}"
+
+    print(f"{'workload':<9} {'type':<4} {'n':>10} {'arrc µs':>10} {'torch µs':>10} {'torch/arrc':>10} {'arrc GB/s':>10} {'e2e arrc':>9} {'e2e torch':>9}  note")
+    for r in out:
+        print(f"{r['workload']:<9} {r['type']:<4} {r['n']:>10} {fmt(r.get('median_us')):>10} {fmt(r['torch_us']):>10} "
+              f"{fmt(r['ratio'], 2):>10} {fmt(r.get('gbps')):>10} {fmt(r.get('e2e_us')):>9} {fmt(r['torch_e2e_us']):>9}  {r.get('note') or ''}")
+
+
+if __name__ == "__main__":
+    main()
