@@ -3,10 +3,11 @@
 use serde::Serialize;
 
 /// Element type of an array. The numeric tower is bool → i32 → i64 → f32.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum ElemType {
     Bool,
+    #[default]
     I32,
     I64,
     F32,

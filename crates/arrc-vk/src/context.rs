@@ -63,6 +63,14 @@ pub struct Dispatch<'a> {
     pub groups: u32,
 }
 
+/// A recorded command buffer with its descriptor sets and fence, submitted as often as
+/// needed (see [`Context::record`]).
+pub struct Recording {
+    cb: vk::CommandBuffer,
+    dpool: vk::DescriptorPool,
+    fence: vk::Fence,
+}
+
 /// Measurements of one submission.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunStats {
@@ -590,6 +598,21 @@ impl Context {
 
     /// Records and submits a dispatch sequence, zeroing `zero` buffers first; waits for it.
     pub fn run(&mut self, zero: &[&Buffer], dispatches: &[Dispatch<'_>]) -> Result<RunStats> {
+        let rec = self.record(zero, dispatches, &[])?;
+        let r = self.submit(&rec);
+        self.free_recording(rec);
+        r
+    }
+
+    /// Records a dispatch sequence once, to submit as often as needed: zero `zero`,
+    /// a timestamp, the dispatches with barriers, a timestamp, then the copies
+    /// `readback` (source, destination, bytes) for the host.
+    pub fn record(
+        &mut self,
+        zero: &[&Buffer],
+        dispatches: &[Dispatch<'_>],
+        readback: &[(&Buffer, &Buffer, u64)],
+    ) -> Result<Recording> {
         let max_groups = self.info.max_workgroup_count[0];
         for disp in dispatches {
             if disp.groups > max_groups {
@@ -605,8 +628,8 @@ impl Context {
                 ));
             }
         }
-        let total: u32 = dispatches.iter().map(|d| d.buffers.len() as u32).sum();
         let d = &self.device;
+        let total: u32 = dispatches.iter().map(|d| d.buffers.len() as u32).sum();
         let sizes = [vk::DescriptorPoolSize::default()
             .ty(vk::DescriptorType::STORAGE_BUFFER)
             .descriptor_count(total.max(1))];
@@ -619,17 +642,27 @@ impl Context {
             )
         }
         .what("vkCreateDescriptorPool")?;
-        let result = self.record_and_submit(dpool, zero, dispatches);
-        unsafe { self.device.destroy_descriptor_pool(dpool, None) };
-        result
+        let mut rec = Recording {
+            cb: vk::CommandBuffer::null(),
+            dpool,
+            fence: vk::Fence::null(),
+        };
+        match self.record_into(&mut rec, zero, dispatches, readback) {
+            Ok(()) => Ok(rec),
+            Err(e) => {
+                self.free_recording(rec);
+                Err(e)
+            }
+        }
     }
 
-    fn record_and_submit(
+    fn record_into(
         &mut self,
-        dpool: vk::DescriptorPool,
+        rec: &mut Recording,
         zero: &[&Buffer],
         dispatches: &[Dispatch<'_>],
-    ) -> Result<RunStats> {
+        readback: &[(&Buffer, &Buffer, u64)],
+    ) -> Result<()> {
         let d = &self.device;
         let layouts: Vec<_> = dispatches
             .iter()
@@ -641,7 +674,7 @@ impl Context {
             unsafe {
                 d.allocate_descriptor_sets(
                     &vk::DescriptorSetAllocateInfo::default()
-                        .descriptor_pool(dpool)
+                        .descriptor_pool(rec.dpool)
                         .set_layouts(&layouts),
                 )
             }
@@ -671,13 +704,30 @@ impl Context {
                 .collect();
             unsafe { d.update_descriptor_sets(&writes, &[]) };
         }
-        let ts = self.timestamps;
-        let qp = self.query_pool;
-        let pipelines = &self.pipelines;
-        let barrier = vk::MemoryBarrier::default()
+        rec.fence = unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) }
+            .what("vkCreateFence")?;
+        rec.cb = unsafe {
+            d.allocate_command_buffers(
+                &vk::CommandBufferAllocateInfo::default()
+                    .command_pool(self.pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(1),
+            )
+        }
+        .what("vkAllocateCommandBuffers")?[0];
+        let cb = rec.cb;
+        let (ts, qp) = (self.timestamps, self.query_pool);
+        let write_barrier = vk::MemoryBarrier::default()
             .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
-        let record = |d: &ash::Device, cb: vk::CommandBuffer| unsafe {
+            .dst_access_mask(
+                vk::AccessFlags::SHADER_READ
+                    | vk::AccessFlags::SHADER_WRITE
+                    | vk::AccessFlags::TRANSFER_READ,
+            );
+        // SAFETY: every handle below belongs to this device and outlives the recording.
+        unsafe {
+            d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
+                .what("vkBeginCommandBuffer")?;
             if ts {
                 d.cmd_reset_query_pool(cb, qp, 0, 2);
                 d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, qp, 0);
@@ -691,13 +741,13 @@ impl Context {
                     vk::PipelineStageFlags::TRANSFER,
                     vk::PipelineStageFlags::COMPUTE_SHADER,
                     vk::DependencyFlags::empty(),
-                    &[barrier],
+                    &[write_barrier],
                     &[],
                     &[],
                 );
             }
             for (disp, set) in dispatches.iter().zip(&sets) {
-                let p = &pipelines[disp.pipeline.0];
+                let p = &self.pipelines[disp.pipeline.0];
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
                 d.cmd_bind_descriptor_sets(
                     cb,
@@ -717,13 +767,7 @@ impl Context {
                     vk::PipelineStageFlags::COMPUTE_SHADER,
                     vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
                     vk::DependencyFlags::empty(),
-                    &[vk::MemoryBarrier::default()
-                        .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-                        .dst_access_mask(
-                            vk::AccessFlags::SHADER_READ
-                                | vk::AccessFlags::SHADER_WRITE
-                                | vk::AccessFlags::TRANSFER_READ,
-                        )],
+                    &[write_barrier],
                     &[],
                     &[],
                 );
@@ -731,9 +775,83 @@ impl Context {
             if ts {
                 d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, 1);
             }
-        };
-        self.one_shot(record)?;
+            for (src, dst, bytes) in readback {
+                if *bytes > 0 {
+                    d.cmd_copy_buffer(
+                        cb,
+                        src.raw,
+                        dst.raw,
+                        &[vk::BufferCopy::default().size(*bytes)],
+                    );
+                }
+            }
+            if !readback.is_empty() {
+                let host = vk::MemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                    .dst_access_mask(vk::AccessFlags::HOST_READ);
+                d.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::HOST,
+                    vk::DependencyFlags::empty(),
+                    &[host],
+                    &[],
+                    &[],
+                );
+            }
+            d.end_command_buffer(cb).what("vkEndCommandBuffer")?;
+        }
+        Ok(())
+    }
+
+    /// Submits a recording and waits for it; the device time between its timestamps.
+    pub fn submit(&mut self, rec: &Recording) -> Result<RunStats> {
+        let cbs = [rec.cb];
+        let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
+        // SAFETY: the recording is complete and not in flight (every submit is waited on).
+        unsafe {
+            self.device
+                .reset_fences(&[rec.fence])
+                .what("vkResetFences")?;
+            self.device
+                .queue_submit(self.queue, &submit, rec.fence)
+                .what("vkQueueSubmit")?;
+            self.device
+                .wait_for_fences(&[rec.fence], true, u64::MAX)
+                .what("vkWaitForFences")?;
+        }
         self.read_timestamps()
+    }
+
+    pub fn free_recording(&mut self, rec: Recording) {
+        // SAFETY: the recording is not in flight.
+        unsafe {
+            if rec.cb != vk::CommandBuffer::null() {
+                self.device.free_command_buffers(self.pool, &[rec.cb]);
+            }
+            if rec.fence != vk::Fence::null() {
+                self.device.destroy_fence(rec.fence, None);
+            }
+            self.device.destroy_descriptor_pool(rec.dpool, None);
+        }
+    }
+
+    /// A host-visible buffer that recordings copy results into.
+    pub fn create_readback(&mut self, size: u64) -> Result<Buffer> {
+        self.make_buffer(
+            size,
+            vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuToCpu,
+        )
+    }
+
+    /// The first `len` bytes of a readback buffer, after the submission that filled it.
+    pub fn read_mapped(&self, b: &Buffer, len: u64) -> Vec<u8> {
+        b.alloc
+            .as_ref()
+            .and_then(|a| a.mapped_slice())
+            .map(|m| m[..(len as usize).min(m.len())].to_vec())
+            .unwrap_or_default()
     }
 
     /// Times a device-to-device copy of `bytes` bytes (the bandwidth baseline).

@@ -11,7 +11,9 @@
 
 mod context;
 
-pub use context::{enumerate, Buffer, Context, DeviceInfo, Dispatch, PipelineId, RunStats};
+pub use context::{
+    enumerate, Buffer, Context, DeviceInfo, Dispatch, PipelineId, Recording, RunStats,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum VkError {

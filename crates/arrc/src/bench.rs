@@ -34,7 +34,12 @@ pub struct Workload {
 pub const WORKLOADS: &[Workload] = &[
     Workload {
         name: "copy",
-        expr: "(device copy)",
+        expr: "+x",
+        inputs: Inputs::Vector,
+    },
+    Workload {
+        name: "dmacopy",
+        expr: "(vkCmdCopyBuffer)",
         inputs: Inputs::Copy,
     },
     Workload {
@@ -95,6 +100,8 @@ pub struct BenchOptions {
     /// Check results against the CPU reference up to this size.
     pub check_up_to: usize,
     pub progress: bool,
+    /// Kernel tuning (workgroup size, items per invocation, reduction grid).
+    pub plan: Option<arrc_ir::plan::PlanOptions>,
 }
 
 /// One measurement.
@@ -242,7 +249,8 @@ fn measure(
     let arrc_syntax::Stmt::Expr(e) = &prog.stmts[0] else {
         return Err(err::domain("a workload must be an expression", 0..0));
     };
-    let compiled = match gpu::compile(e, &arrays, &[], &g.plan_options()) {
+    let plan_opts = opts.plan.clone().unwrap_or_else(|| g.plan_options());
+    let compiled = match gpu::compile(e, &arrays, &[], &plan_opts) {
         Ok(c) => c,
         Err(e) => {
             result.note = Some(format!("{}: {}", e.class.name(), e.message));
@@ -326,7 +334,7 @@ fn check(name: &str, got: &Array, want: &Array) -> Result<(), Error> {
 pub fn table(results: &[BenchResult]) -> String {
     let copy: HashMap<usize, f64> = results
         .iter()
-        .filter(|r| r.workload == "copy")
+        .filter(|r| r.workload == "copy" || r.workload == "dmacopy")
         .filter_map(|r| Some((r.n * r.elem.size(), r.gbps?)))
         .collect();
     let best_copy = copy.values().copied().fold(0.0, f64::max);

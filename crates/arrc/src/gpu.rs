@@ -5,7 +5,7 @@ use arrc_ir::error::err;
 use arrc_ir::plan::{BufferRole, Plan, PlanOptions};
 use arrc_ir::{Array, Data, Dim, ElemType, Error, ErrorClass, Function, Param, Type};
 use arrc_syntax::{Expr, Func, Program, Stmt};
-use arrc_vk::{Buffer, Context, Dispatch, PipelineId, RunStats, VkError};
+use arrc_vk::{Buffer, Context, Dispatch, PipelineId, Recording, RunStats, VkError};
 use std::collections::HashMap;
 
 /// One statement compiled for the device.
@@ -220,6 +220,7 @@ impl Gpu {
         }
         out.status = plan.status;
         out.result_len = plan.buffers[plan.result].len.eval(&syms);
+        out.result_elem = plan.buffers[plan.result].elem;
         out.result_shape = plan
             .result_shape
             .iter()
@@ -228,48 +229,74 @@ impl Gpu {
                 Dim::Sym(s) => syms[s.0 as usize] as usize,
             })
             .collect();
-        Ok(())
-    }
-
-    /// Runs the dispatches once (one submission, waited on).
-    pub fn execute(&mut self, p: &Prepared) -> Result<RunStats, Error> {
-        let dispatches: Vec<Dispatch> = p
+        // Record once: the dispatches, then copies of the result (and status word) into
+        // host-visible memory, so that a run is one submission and no extra transfer.
+        let result_bytes = out.result_len * out.result_elem.size() as u64;
+        out.result_stage = Some(self.ctx.create_readback(result_bytes).map_err(dev)?);
+        if out.status.is_some() {
+            out.status_stage = Some(self.ctx.create_readback(4).map_err(dev)?);
+        }
+        let dispatches: Vec<Dispatch> = out
             .dispatches
             .iter()
             .map(|(pipe, bufs, push, groups)| Dispatch {
                 pipeline: *pipe,
-                buffers: bufs.iter().map(|&b| &p.buffers[b]).collect(),
+                buffers: bufs.iter().map(|&b| &out.buffers[b]).collect(),
                 push: push.clone(),
                 groups: *groups,
             })
             .collect();
-        let zero: Vec<&Buffer> = p.status.iter().map(|&s| &p.buffers[s]).collect();
-        let stats = self.ctx.run(&zero, &dispatches).map_err(dev)?;
-        self.stats.dispatches += dispatches.len() as u64;
+        let zero: Vec<&Buffer> = out.status.iter().map(|&s| &out.buffers[s]).collect();
+        let mut readback = Vec::new();
+        if let Some(stage) = &out.result_stage {
+            readback.push((&out.buffers[plan.result], stage, result_bytes));
+        }
+        if let (Some(s), Some(stage)) = (out.status, &out.status_stage) {
+            readback.push((&out.buffers[s], stage, 4));
+        }
+        out.recording = Some(
+            self.ctx
+                .record(&zero, &dispatches, &readback)
+                .map_err(dev)?,
+        );
+        Ok(())
+    }
+
+    /// Runs the recorded dispatches once (one submission, waited on).
+    pub fn execute(&mut self, p: &Prepared) -> Result<RunStats, Error> {
+        let rec = p
+            .recording
+            .as_ref()
+            .ok_or_else(|| Error::new(ErrorClass::Device, "statement not prepared", 0..0))?;
+        let stats = self.ctx.submit(rec).map_err(dev)?;
+        self.stats.dispatches += p.dispatches.len() as u64;
         Ok(stats)
     }
 
-    /// Checks the status word and reads the result back.
-    pub fn finish(&mut self, c: &CompiledStatement, p: &Prepared) -> Result<Array, Error> {
-        let plan = &c.plan;
-        if let Some(s) = plan.status {
-            let bytes = self.ctx.download(&p.buffers[s], 4).map_err(dev)?;
+    /// Checks the status word and reads the result (copied by the last submission).
+    pub fn finish(&mut self, _c: &CompiledStatement, p: &Prepared) -> Result<Array, Error> {
+        if let Some(stage) = &p.status_stage {
+            let bytes = self.ctx.read_mapped(stage, 4);
             self.stats.readbacks += 1;
-            let word = u32::from_le_bytes(bytes[..4].try_into().unwrap_or([0; 4]));
-            if let Some(e) = plan.error_for(word) {
+            let word = u32::from_le_bytes(
+                bytes
+                    .get(..4)
+                    .and_then(|b| b.try_into().ok())
+                    .unwrap_or([0; 4]),
+            );
+            if let Some(e) = _c.plan.error_for(word) {
                 return Err(e);
             }
         }
-        let rb = &plan.buffers[plan.result];
+        let stage = p
+            .result_stage
+            .as_ref()
+            .ok_or_else(|| Error::new(ErrorClass::Device, "statement not prepared", 0..0))?;
         let bytes = self
             .ctx
-            .download(
-                &p.buffers[plan.result],
-                p.result_len * rb.elem.size() as u64,
-            )
-            .map_err(dev)?;
+            .read_mapped(stage, p.result_len * p.result_elem.size() as u64);
         self.stats.readbacks += 1;
-        let data = Data::from_bytes(rb.elem, &bytes, p.result_len as usize);
+        let data = Data::from_bytes(p.result_elem, &bytes, p.result_len as usize);
         Ok(Array::new(p.result_shape.clone(), data))
     }
 
@@ -301,7 +328,15 @@ impl Gpu {
     }
 
     pub fn release(&mut self, p: Prepared) {
-        for b in p.buffers {
+        if let Some(r) = p.recording {
+            self.ctx.free_recording(r);
+        }
+        for b in p
+            .buffers
+            .into_iter()
+            .chain(p.result_stage)
+            .chain(p.status_stage)
+        {
             self.ctx.free_buffer(b);
         }
     }
@@ -314,5 +349,9 @@ pub struct Prepared {
     dispatches: Vec<(PipelineId, Vec<usize>, Vec<u32>, u32)>,
     status: Option<usize>,
     result_len: u64,
+    result_elem: ElemType,
     result_shape: Vec<usize>,
+    result_stage: Option<Buffer>,
+    status_stage: Option<Buffer>,
+    recording: Option<Recording>,
 }

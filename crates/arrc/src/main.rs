@@ -121,6 +121,15 @@ enum Cmd {
         check_up_to: usize,
         #[arg(long)]
         device: Option<usize>,
+        /// Tuning: workgroup size (specialization constant 0).
+        #[arg(long)]
+        workgroup_size: Option<u32>,
+        /// Tuning: elements per invocation per loop trip in reductions (specialization constant 1).
+        #[arg(long)]
+        items: Option<u32>,
+        /// Tuning: most workgroups in a reduction's first pass.
+        #[arg(long)]
+        reduce_groups: Option<u32>,
     },
     /// Interactive session; APL glyphs with a backtick prefix (`i → ⍳).
     Repl {
@@ -306,6 +315,9 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             json,
             check_up_to,
             device,
+            workgroup_size,
+            items,
+            reduce_groups,
         } => {
             let mut s = Session::with_device(Backend::Vulkan, device).map_err(|e| fail("", &e))?;
             let types: Result<Vec<_>, _> = types
@@ -332,6 +344,18 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 warmup,
                 check_up_to,
                 progress: !json && std::io::stderr().is_terminal(),
+                plan: (workgroup_size.is_some() || items.is_some() || reduce_groups.is_some())
+                    .then(|| {
+                        let d = arrc_ir::plan::PlanOptions::default();
+                        arrc_ir::plan::PlanOptions {
+                            workgroup_size: workgroup_size
+                                .unwrap_or(d.workgroup_size)
+                                .clamp(32, 1024),
+                            items_per_thread: items.unwrap_or(d.items_per_thread).clamp(1, 64),
+                            reduce_groups: reduce_groups.unwrap_or(d.reduce_groups).clamp(1, 65535),
+                            ..d
+                        }
+                    }),
             };
             if let Some(d) = s.device() {
                 eprintln!(
