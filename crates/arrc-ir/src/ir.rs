@@ -208,11 +208,14 @@ impl Function {
         self.spans[v.index()].clone()
     }
 
-    /// Number of uses of every value (the result counts as a use).
+    /// Number of instructions using each value (one using it twice, as `mul v, v`,
+    /// counts once; the result counts as a use).
     pub fn use_counts(&self) -> Vec<u32> {
         let mut uses = vec![0u32; self.insts.len()];
         for inst in &self.insts {
-            for o in inst.operands() {
+            let mut ops = inst.operands();
+            ops.dedup();
+            for o in ops {
                 uses[o.index()] += 1;
             }
         }

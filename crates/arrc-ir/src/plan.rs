@@ -42,7 +42,7 @@ impl Default for PlanOptions {
             workgroup_size: 256,
             reduce_groups: 1024,
             map_groups: 65535,
-            items_per_thread: 8,
+            items_per_thread: 16,
         }
     }
 }

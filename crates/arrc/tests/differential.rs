@@ -214,6 +214,11 @@ fn fusion_counts() {
         3,
         "reduce-then-scan: 3 passes, input fused into both reads"
     );
+    assert_eq!(
+        kernels("+/((⍳10)-1)*2"),
+        2,
+        "(x-1)*2 is (x-1)×(x-1) inside the reduction's load: no temporary"
+    );
     let mut g = gpu();
     g.set("x", Array::vector(Data::F32(vec![1.0, 2.0])));
     g.eval("+/x×x").unwrap();
