@@ -59,6 +59,8 @@ pub enum Count {
         per_group: u32,
         max: u32,
     },
+    /// `of × times`.
+    Scaled { of: Box<Count>, times: u32 },
 }
 
 impl Count {
@@ -76,6 +78,7 @@ impl Count {
                     Dim::Sym(s) => syms.get(s.0 as usize).copied().unwrap_or(0),
                 })
                 .product(),
+            Count::Scaled { of, times } => of.eval(syms) * *times as u64,
             Count::Groups { of, per_group, max } => of
                 .eval(syms)
                 .div_ceil(*per_group as u64)
@@ -99,6 +102,8 @@ pub enum BufferRole {
     /// One u32 of error flags, zeroed before the first dispatch; bit `i` set means
     /// `Plan::errors[i]` happened.
     Status,
+    /// Kernel state zeroed before the first dispatch (scan tile flags and counters).
+    Zeroed,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -171,27 +176,22 @@ impl KExpr {
 pub enum KernelKind {
     /// `out[i] = expr(i)` for `i < n`, grid-stride.
     Map { expr: KExpr, out: u32 },
-    /// `out[g] = op/ expr(i)` over the elements workgroup `g` owns: a grid-stride
-    /// share, or with `chunked` a contiguous chunk of `ceil(n / groups)` elements.
-    Reduce {
+    /// `out[g] = op/ expr(i)` over workgroup `g`'s grid-stride share.
+    Reduce { op: BinOp, expr: KExpr, out: u32 },
+    /// Single-pass inclusive scan: chained scan with decoupled lookback (and a bounded
+    /// spin with a fallback that reduces the awaited tile itself, so no device without
+    /// forward-progress guarantees can hang). Tiles of `WG×items` elements are taken
+    /// in order from `counter`; each publishes its aggregate, then its inclusive prefix,
+    /// in `aggregates`/`inclusive` with a flag in `flags` (0 none, 1 aggregate,
+    /// 2 inclusive).
+    ScanChained {
         op: BinOp,
         expr: KExpr,
         out: u32,
-        chunked: bool,
-    },
-    /// Exclusive scan, in place, of the `n` values of binding `partials` (one workgroup).
-    ScanPartials {
-        op: BinOp,
-        elem: ElemType,
-        partials: u32,
-    },
-    /// Inclusive scan of `expr` over each contiguous chunk, starting from the chunk's
-    /// exclusive prefix in `partials[g]`.
-    ScanFinal {
-        op: BinOp,
-        expr: KExpr,
-        partials: u32,
-        out: u32,
+        flags: u32,
+        aggregates: u32,
+        inclusive: u32,
+        counter: u32,
     },
 }
 
@@ -203,6 +203,10 @@ pub struct Binding {
     pub writable: bool,
     /// The status word (u32, atomically OR-ed).
     pub status: bool,
+    /// Read by other workgroups while the kernel runs (coherent).
+    pub shared_between_groups: bool,
+    /// u32 words accessed with atomics (scan flags and tile counter).
+    pub atomic: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -287,6 +291,8 @@ impl KernelBindings {
             elem,
             writable,
             status: false,
+            shared_between_groups: false,
+            atomic: false,
         });
         i
     }
@@ -526,12 +532,7 @@ impl Planner<'_> {
         let expr = self.expr(arg, &mut kb);
         let out = kb.bind(partials, elem, true);
         self.bind_status(&mut kb, &[&expr]);
-        let kind = KernelKind::Reduce {
-            op,
-            expr,
-            out,
-            chunked: false,
-        };
+        let kind = KernelKind::Reduce { op, expr, out };
         self.push_kernel("reduce", kind, kb, vec![("n", n)], groups.clone());
         // Pass 2: one workgroup folds the partials, in a fixed order: the same input
         // gives the same bits on every run.
@@ -544,12 +545,7 @@ impl Planner<'_> {
             elem,
             broadcast: false,
         };
-        let kind = KernelKind::Reduce {
-            op,
-            expr,
-            out,
-            chunked: false,
-        };
+        let kind = KernelKind::Reduce { op, expr, out };
         self.push_kernel("reduce", kind, kb, vec![("n", groups)], Count::known(1));
         self.buffer_of[v.index()] = Some(b);
         Ok(())
@@ -559,55 +555,48 @@ impl Planner<'_> {
         self.rank1("scan", arg, self.v.func.span(v))?;
         let elem = self.v.func.ty(v).elem;
         let n = self.len_of(arg);
-        // Reduce-then-scan over at most one workgroup's worth of contiguous chunks.
-        let groups = self.grid(&n, self.opts.workgroup_size);
-        let partials = self.new_buffer(elem, groups.clone(), BufferRole::Temp);
-        let mut kb = KernelBindings::default();
-        let expr = self.expr(arg, &mut kb);
-        let out = kb.bind(partials, elem, true);
-        self.bind_status(&mut kb, &[&expr]);
-        let kind = KernelKind::Reduce {
-            op,
-            expr,
-            out,
-            chunked: true,
+        let tile = self.opts.workgroup_size * self.opts.items_per_thread;
+        let tiles = Count::Groups {
+            of: Box::new(n.clone()),
+            per_group: tile,
+            max: u32::MAX,
         };
-        self.push_kernel(
-            "scan_reduce",
-            kind,
-            kb,
-            vec![("n", n.clone())],
-            groups.clone(),
-        );
-
-        let mut kb = KernelBindings::default();
-        let p = kb.bind(partials, elem, true);
-        let kind = KernelKind::ScanPartials {
-            op,
-            elem,
-            partials: p,
+        // One workgroup per tile.
+        let groups = tiles.clone();
+        let flags = self.new_buffer(ElemType::I32, tiles.clone(), BufferRole::Zeroed);
+        let counter = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
+        // Tile values travel as two u32 words each, written and read with atomics.
+        let words = Count::Scaled {
+            of: Box::new(tiles),
+            times: 2,
         };
-        self.push_kernel(
-            "scan_partials",
-            kind,
-            kb,
-            vec![("n", groups.clone())],
-            Count::known(1),
-        );
-
+        let aggregates = self.new_buffer(ElemType::I32, words.clone(), BufferRole::Temp);
+        let inclusive = self.new_buffer(ElemType::I32, words, BufferRole::Temp);
         let b = self.result_or_temp(v, is_result);
         let mut kb = KernelBindings::default();
         let expr = self.expr(arg, &mut kb);
-        let p = kb.bind(partials, elem, false);
         let out = kb.bind(b, elem, true);
+        let shared = |kb: &mut KernelBindings, buf: usize, elem: ElemType, atomic: bool| {
+            let i = kb.bind(buf, elem, true);
+            kb.bindings[i as usize].shared_between_groups = true;
+            kb.bindings[i as usize].atomic = atomic;
+            i
+        };
+        let flags = shared(&mut kb, flags, ElemType::I32, true);
+        let aggregates = shared(&mut kb, aggregates, ElemType::I32, true);
+        let inclusive = shared(&mut kb, inclusive, ElemType::I32, true);
+        let counter = shared(&mut kb, counter, ElemType::I32, true);
         self.bind_status(&mut kb, &[&expr]);
-        let kind = KernelKind::ScanFinal {
+        let kind = KernelKind::ScanChained {
             op,
             expr,
-            partials: p,
             out,
+            flags,
+            aggregates,
+            inclusive,
+            counter,
         };
-        self.push_kernel("scan_final", kind, kb, vec![("n", n)], groups);
+        self.push_kernel("scan", kind, kb, vec![("n", n)], groups);
         self.buffer_of[v.index()] = Some(b);
         Ok(())
     }

@@ -24,7 +24,12 @@ fn be(e: rspirv::dr::Error) -> SpirvError {
 const SCOPE_DEVICE: u32 = 1;
 const SCOPE_WORKGROUP: u32 = 2;
 const SCOPE_SUBGROUP: u32 = 3;
+/// Entries of a scan tile's table of subgroup totals: `items × NumSubgroups` must fit.
+pub const SCAN_TOTALS: u32 = 2048;
 const SEM_ACQ_REL_WORKGROUP: u32 = 0x8 | 0x100;
+/// Acquire / Release on storage-buffer (Uniform) memory.
+const SEM_ACQUIRE_UNIFORM: u32 = 0x2 | 0x40;
+const SEM_RELEASE_UNIFORM: u32 = 0x4 | 0x40;
 
 /// Emits one module holding each kernel as an entry point with the given name.
 pub fn emit(kernels: &[(&Kernel, &str)]) -> Result<Vec<u32>, SpirvError> {
@@ -54,6 +59,7 @@ struct Emitter {
     /// Specialization constant 1: elements per invocation per loop trip.
     items: Word,
     uses_i64: bool,
+    uses_ballot: bool,
 }
 
 /// Per-kernel state: binding variables, builtins already loaded, interface.
@@ -102,6 +108,7 @@ impl Emitter {
             wg_size,
             items,
             uses_i64: false,
+            uses_ballot: false,
         };
         let one = e.c_u32(1);
         let wgv = e.b.spec_constant_composite(v3u32, [wg_size, one, one]);
@@ -128,6 +135,9 @@ impl Emitter {
     fn finish(mut self) -> Vec<u32> {
         if self.uses_i64 {
             self.b.capability(Capability::Int64);
+        }
+        if self.uses_ballot {
+            self.b.capability(Capability::GroupNonUniformBallot);
         }
         use rspirv::binary::Assemble;
         self.b.module().assemble()
@@ -262,6 +272,12 @@ impl Emitter {
         } else {
             Ok(v)
         }
+    }
+
+    /// Loads a scalar built-in already in the kernel's interface.
+    fn load_builtin_cx(&mut self, bi: BuiltIn) -> R<Word> {
+        let var = self.builtin(bi);
+        self.b.load(self.u32_t, None, var, None, []).map_err(be)
     }
 
     // ---- structured control flow ----
@@ -492,6 +508,15 @@ impl Emitter {
         self.store(ptr, v)
     }
 
+    /// A module-level Workgroup variable, declared from inside a function.
+    fn workgroup_var(&mut self, ptr_t: Word) -> Word {
+        let current = self.b.selected_block();
+        let _ = self.b.select_block(None);
+        let v = self.b.variable(ptr_t, None, StorageClass::Workgroup, None);
+        let _ = self.b.select_block(current);
+        v
+    }
+
     /// Workgroup array `T shared[WorkgroupSize]`.
     fn shared_array(&mut self, t: ElemType) -> Word {
         let et = self.ty(t);
@@ -612,8 +637,9 @@ impl Emitter {
             groups: 0,
         };
         for bnd in &k.bindings {
-            let elem = if bnd.status { ElemType::I32 } else { bnd.elem };
-            let st = if bnd.status {
+            let words = bnd.status || bnd.atomic;
+            let elem = if words { ElemType::I32 } else { bnd.elem };
+            let st = if words {
                 self.status_struct()
             } else {
                 self.buffer_struct(elem)
@@ -630,6 +656,10 @@ impl Emitter {
             if !bnd.writable {
                 self.b.decorate(var, Decoration::NonWritable, []);
             }
+            if bnd.shared_between_groups {
+                // Written by one workgroup and read by another while the kernel runs.
+                self.b.decorate(var, Decoration::Coherent, []);
+            }
             if bnd.status {
                 cx.status = Some(var);
             }
@@ -642,9 +672,7 @@ impl Emitter {
             .variable(pc_p, None, StorageClass::PushConstant, None);
 
         let shared_elem = match &k.kind {
-            KernelKind::Reduce { expr, .. } | KernelKind::ScanFinal { expr, .. } => {
-                Some(expr.elem())
-            }
+            KernelKind::Reduce { expr, .. } => Some(expr.elem()),
             _ => None,
         };
         if let Some(t) = shared_elem {
@@ -666,21 +694,22 @@ impl Emitter {
 
         match &k.kind {
             KernelKind::Map { expr, out } => self.map_kernel(&mut cx, expr, *out)?,
-            KernelKind::Reduce {
+            KernelKind::Reduce { op, expr, out } => self.reduce_kernel(&mut cx, *op, expr, *out)?,
+            KernelKind::ScanChained {
                 op,
                 expr,
                 out,
-                chunked,
-            } => self.reduce_kernel(&mut cx, *op, expr, *out, *chunked)?,
-            KernelKind::ScanPartials { op, elem, partials } => {
-                self.scan_partials_kernel(&mut cx, *op, *elem, *partials)?
-            }
-            KernelKind::ScanFinal {
-                op,
+                flags,
+                aggregates,
+                inclusive,
+                counter,
+            } => self.scan_kernel(
+                &mut cx,
+                *op,
                 expr,
-                partials,
-                out,
-            } => self.scan_final_kernel(&mut cx, *op, expr, *partials, *out)?,
+                *out,
+                [*flags, *aggregates, *inclusive, *counter],
+            )?,
         }
         self.b.ret().map_err(be)?;
         self.b.end_function().map_err(be)?;
@@ -738,22 +767,6 @@ impl Emitter {
         Ok((start, step))
     }
 
-    /// `[start, end)` of workgroup `g`'s contiguous chunk of `ceil(n / groups)` elements.
-    fn chunk(&mut self, cx: &Cx) -> R<(Word, Word)> {
-        let one = self.c_u32(1);
-        let gm1 = self.b.i_sub(self.u32_t, None, cx.groups, one).map_err(be)?;
-        let sum = self.uadd(cx.n, gm1)?;
-        let size = self.b.u_div(self.u32_t, None, sum, cx.groups).map_err(be)?;
-        let start = self.umul(cx.group, size)?;
-        let end0 = self.uadd(start, size)?;
-        let lt = self.ult(end0, cx.n)?;
-        let end = self
-            .b
-            .select(self.u32_t, None, lt, end0, cx.n)
-            .map_err(be)?;
-        Ok((start, end))
-    }
-
     fn map_kernel(&mut self, cx: &mut Cx, expr: &KExpr, out: u32) -> R<()> {
         let i = self.local(self.u32_t);
         let (start, step) = self.grid_stride(cx)?;
@@ -779,14 +792,7 @@ impl Emitter {
 
     /// Folds this workgroup's share of `expr` into `out[group]`: per-invocation loop,
     /// subgroup reduction, then one invocation folds the subgroup results in order.
-    fn reduce_kernel(
-        &mut self,
-        cx: &mut Cx,
-        op: BinOp,
-        expr: &KExpr,
-        out: u32,
-        chunked: bool,
-    ) -> R<()> {
+    fn reduce_kernel(&mut self, cx: &mut Cx, op: BinOp, expr: &KExpr, out: u32) -> R<()> {
         let t = expr.elem();
         let tt = self.ty(t);
         let acc = self.local(tt);
@@ -795,32 +801,7 @@ impl Emitter {
         let shared = cx.shared;
         let id = self.identity(op, t);
         self.store(acc, id)?;
-        if chunked {
-            let (s, end) = self.chunk(cx)?;
-            let s = self.uadd(s, cx.lid)?;
-            self.store(i, s)?;
-            let cxr = &*cx;
-            self.while_loop(
-                |e| {
-                    let iv = e.load(e.u32_t, i)?;
-                    e.ult(iv, end)
-                },
-                |e| {
-                    let iv = e.load(e.u32_t, i)?;
-                    let x = e.expr(cxr, expr, iv)?;
-                    let a = e.load(tt, acc)?;
-                    let r = e.binop(op, t, a, x)?;
-                    e.store(acc, r)
-                },
-                |e| {
-                    let iv = e.load(e.u32_t, i)?;
-                    let nx = e.uadd(iv, e.wg_size)?;
-                    e.store(i, nx)
-                },
-            )?;
-        } else {
-            self.unrolled_share(cx, op, expr, acc, i, k)?;
-        }
+        self.unrolled_share(cx, op, expr, acc, i, k)?;
         let a = self.load(tt, acc)?;
         let s = self.group(op, t, GroupOperation::Reduce, a)?;
         let sid = self.load_builtin(cx, BuiltIn::SubgroupId)?;
@@ -948,156 +929,486 @@ impl Emitter {
         )
     }
 
-    /// One invocation turns `partials[0..n)` into its exclusive scan, in order.
-    fn scan_partials_kernel(
-        &mut self,
-        cx: &mut Cx,
-        op: BinOp,
-        t: ElemType,
-        partials: u32,
-    ) -> R<()> {
-        let tt = self.ty(t);
-        let acc = self.local(tt);
-        let k = self.local(self.u32_t);
-        let zero = self.c_u32(0);
-        let first = self
-            .b
-            .i_equal(self.bool_t, None, cx.lid, zero)
-            .map_err(be)?;
-        let id = self.identity(op, t);
-        let cxr = &*cx;
-        self.if_then(first, |e| {
-            e.store(acc, id)?;
-            e.store(k, zero)?;
-            e.while_loop(
-                |e| {
-                    let kv = e.load(e.u32_t, k)?;
-                    e.ult(kv, cxr.n)
-                },
-                |e| {
-                    let kv = e.load(e.u32_t, k)?;
-                    let v = e.load_elem(cxr, partials, kv)?;
-                    let a = e.load(tt, acc)?;
-                    e.store_elem(cxr, partials, kv, a)?;
-                    let r = e.binop(op, t, a, v)?;
-                    e.store(acc, r)
-                },
-                |e| {
-                    let kv = e.load(e.u32_t, k)?;
-                    let one = e.c_u32(1);
-                    let nx = e.uadd(kv, one)?;
-                    e.store(k, nx)
-                },
-            )
-        })
-    }
-
-    /// Inclusive scan of a workgroup's chunk, block by block: subgroup inclusive scans,
-    /// subgroup totals through workgroup memory, and a running carry between blocks.
+    /// Single-pass inclusive scan: chained scan with decoupled lookback.
+    ///
+    /// Each workgroup takes tiles of `WG×items` elements in order from an atomic
+    /// counter. Per tile: `items` coalesced rounds of one element per invocation, each
+    /// scanned within its subgroup; the subgroup totals of all rounds go to workgroup
+    /// memory, where subgroup 0 turns them into an exclusive scan; the tile's
+    /// aggregate is published (flag 1); invocation 0 looks back over earlier tiles'
+    /// aggregates until it meets an inclusive prefix (flag 2), then publishes its own.
+    /// A spin is bounded: after `SPIN_LIMIT` polls of a tile that has published
+    /// nothing, invocation 0 reduces that tile's input itself (decoupled fallback), so
+    /// a device with no forward-progress guarantee between workgroups cannot hang.
     /// Positions follow (SubgroupId, SubgroupLocalInvocationId), so the result does not
     /// depend on how the device lays subgroups out.
-    fn scan_final_kernel(
+    fn scan_kernel(
         &mut self,
         cx: &mut Cx,
         op: BinOp,
         expr: &KExpr,
-        partials: u32,
         out: u32,
+        state: [u32; 4],
     ) -> R<()> {
+        const SPIN_LIMIT: u32 = 64;
+        let [flags, aggs, incls, counter] = state;
         let t = expr.elem();
         let tt = self.ty(t);
+        let u = self.u32_t;
+        let bt = self.bool_t;
+        // Function-local state (registers after the driver unrolls the item loops).
+        let arr_t = self.b.type_array(tt, self.items);
+        let xs = self.local(arr_t);
+        let ss = self.local(arr_t);
+        let r = self.local(u);
+        let j = self.local(u);
+        let spins = self.local(u);
         let carry = self.local(tt);
-        let base = self.local(self.u32_t);
-        let x = self.local(tt);
-        let pre = self.local(tt);
-        let total = self.local(tt);
-        let k = self.local(self.u32_t);
-        let shared = cx.shared;
+        let prefix = self.local(tt);
+        let fb = self.local(tt);
+        let e2 = self.local(u);
+        let tile_v = self.local(u);
+        // Workgroup memory: subgroup totals of every round, and three scalars.
+        let max_totals = self.c_u32(SCAN_TOTALS);
+        let tot_arr = self.b.type_array(tt, max_totals);
+        let pt = self.ptr(StorageClass::Workgroup, tot_arr);
+        let totals = self.workgroup_var(pt);
+        let pu = self.ptr(StorageClass::Workgroup, u);
+        let ptt = self.ptr(StorageClass::Workgroup, tt);
+        let sh_tile = self.workgroup_var(pu);
+        let sh_agg = self.workgroup_var(ptt);
         let id = self.identity(op, t);
-        let (start, end) = self.chunk(cx)?;
-        let c0 = self.load_elem(cx, partials, cx.group)?;
-        self.store(carry, c0)?;
-        self.store(base, start)?;
+        let zero = self.c_u32(0);
+        let one = self.c_u32(1);
+        let two = self.c_u32(2);
+        let dev = self.c_u32(SCOPE_DEVICE);
+        let relaxed = self.c_u32(0);
         let sid = self.load_builtin(cx, BuiltIn::SubgroupId)?;
         let nsg = self.load_builtin(cx, BuiltIn::NumSubgroups)?;
         let sgs = self.load_builtin(cx, BuiltIn::SubgroupSize)?;
         let lane = self.load_builtin(cx, BuiltIn::SubgroupLocalInvocationId)?;
         let off0 = self.umul(sid, sgs)?;
         let pos = self.uadd(off0, lane)?;
-        let block = self.umul(nsg, sgs)?;
+        let blk = self.umul(self.wg_size, self.items)?;
+        let nm1 = self.b.i_sub(u, None, blk, one).map_err(be)?;
+        let sum = self.uadd(cx.n, nm1)?;
+        let tiles = self.b.u_div(u, None, sum, blk).map_err(be)?;
+        let first = self.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
+        let m = self.umul(self.items, nsg)?;
         let cxr = &*cx;
-        self.while_loop(
+        let word_ptr = |e: &mut Self, binding: u32, idx: Word| -> R<Word> {
+            let (var, _) = cxr.bindings[binding as usize];
+            let p = e.ptr(StorageClass::StorageBuffer, u);
+            let z = e.c_u32(0);
+            e.b.access_chain(p, None, var, [z, idx]).map_err(be)
+        };
+        // The tile is claimed by invocation 0 from the counter, so tiles start in order:
+        // a tile's predecessors were claimed by workgroups already running.
+        let claim = |e: &mut Self| -> R<()> {
+            e.if_then(first, |e| {
+                let cp = word_ptr(e, counter, zero)?;
+                let t =
+                    e.b.atomic_i_add(u, None, cp, dev, relaxed, one)
+                        .map_err(be)?;
+                e.store(sh_tile, t)
+            })?;
+            e.barrier()?;
+            let tile = e.load(u, sh_tile)?;
+            e.store(tile_v, tile)?;
+            e.barrier()
+        };
+        claim(self)?;
+        // One tile per workgroup (the dispatch has exactly one workgroup per tile), so
+        // every barrier below is in the function's top-level control flow.
+        let _ = tiles;
+        let e = self;
+        let tile = e.load(u, tile_v)?;
+        let base = e.umul(tile, blk)?;
+        // Rounds: load, subgroup scan, subgroup totals to workgroup memory.
+        e.store(r, zero)?;
+        e.while_loop(
             |e| {
-                let bv = e.load(e.u32_t, base)?;
-                e.ult(bv, end)
+                let rv = e.load(u, r)?;
+                e.ult(rv, e.items)
             },
             |e| {
-                let bv = e.load(e.u32_t, base)?;
-                let iv = e.uadd(bv, pos)?;
-                let inb = e.ult(iv, end)?;
+                let rv = e.load(u, r)?;
+                let ro = e.umul(rv, e.wg_size)?;
+                let b0 = e.uadd(base, ro)?;
+                let i = e.uadd(b0, pos)?;
+                let inb = e.ult(i, cxr.n)?;
+                let pf = e.ptr(StorageClass::Function, tt);
+                let xp = e.b.access_chain(pf, None, xs, [rv]).map_err(be)?;
                 e.if_else(
                     inb,
                     |e| {
-                        let v = e.expr(cxr, expr, iv)?;
-                        e.store(x, v)
+                        let v = e.expr(cxr, expr, i)?;
+                        e.store(xp, v)
                     },
-                    |e| e.store(x, id),
+                    |e| e.store(xp, id),
                 )?;
-                let xv = e.load(tt, x)?;
-                let s = e.group(op, t, GroupOperation::InclusiveScan, xv)?;
+                let xv = e.load(tt, xp)?;
+                let sc = e.group(op, t, GroupOperation::InclusiveScan, xv)?;
+                let sp = e.b.access_chain(pf, None, ss, [rv]).map_err(be)?;
+                e.store(sp, sc)?;
                 let tot = e.group(op, t, GroupOperation::Reduce, xv)?;
                 let el = e.elect()?;
                 e.if_then(el, |e| {
-                    let p = e.shared_ptr(shared, t, sid)?;
+                    let ro = e.umul(rv, nsg)?;
+                    let k = e.uadd(ro, sid)?;
+                    let p = e.shared_ptr(totals, t, k)?;
                     e.store(p, tot)
-                })?;
-                e.barrier()?;
-                // Exclusive prefix of earlier subgroups' totals, and the block total.
-                e.store(pre, id)?;
-                e.store(total, id)?;
-                let zero = e.c_u32(0);
-                e.store(k, zero)?;
-                e.while_loop(
-                    |e| {
-                        let kv = e.load(e.u32_t, k)?;
-                        e.ult(kv, nsg)
-                    },
-                    |e| {
-                        let kv = e.load(e.u32_t, k)?;
-                        let p = e.shared_ptr(shared, t, kv)?;
-                        let v = e.load(tt, p)?;
-                        let tv = e.load(tt, total)?;
-                        let nt = e.binop(op, t, tv, v)?;
-                        e.store(total, nt)?;
-                        let before = e.ult(kv, sid)?;
-                        e.if_then(before, |e| {
-                            let pv = e.load(tt, pre)?;
-                            let np = e.binop(op, t, pv, v)?;
-                            e.store(pre, np)
-                        })
-                    },
-                    |e| {
-                        let kv = e.load(e.u32_t, k)?;
-                        let one = e.c_u32(1);
-                        let nx = e.uadd(kv, one)?;
-                        e.store(k, nx)
-                    },
-                )?;
-                let cv = e.load(tt, carry)?;
-                let pv = e.load(tt, pre)?;
-                let cp = e.binop(op, t, cv, pv)?;
-                let r = e.binop(op, t, cp, s)?;
-                e.if_then(inb, |e| e.store_elem(cxr, out, iv, r))?;
-                let tv = e.load(tt, total)?;
-                let nc = e.binop(op, t, cv, tv)?;
-                e.store(carry, nc)?;
-                // Everyone has read the totals before the next block overwrites them.
-                e.barrier()
+                })
             },
             |e| {
-                let bv = e.load(e.u32_t, base)?;
-                let nx = e.uadd(bv, block)?;
-                e.store(base, nx)
+                let rv = e.load(u, r)?;
+                let nx = e.uadd(rv, one)?;
+                e.store(r, nx)
+            },
+        )?;
+        e.barrier()?;
+        // Subgroup 0: exclusive scan of the totals, in (round, subgroup) order.
+        let sg0 = e.b.i_equal(bt, None, sid, zero).map_err(be)?;
+        e.if_then(sg0, |e| {
+            e.store(carry, id)?;
+            e.store(e2, zero)?;
+            e.while_loop(
+                |e| {
+                    let ev = e.load(u, e2)?;
+                    e.ult(ev, m)
+                },
+                |e| {
+                    let ev = e.load(u, e2)?;
+                    let k = e.uadd(ev, lane)?;
+                    let ink = e.ult(k, m)?;
+                    e.store(fb, id)?;
+                    e.if_then(ink, |e| {
+                        let p = e.shared_ptr(totals, t, k)?;
+                        let v = e.load(tt, p)?;
+                        e.store(fb, v)
+                    })?;
+                    let v = e.load(tt, fb)?;
+                    let ex = e.group(op, t, GroupOperation::ExclusiveScan, v)?;
+                    let tot = e.group(op, t, GroupOperation::Reduce, v)?;
+                    let c = e.load(tt, carry)?;
+                    let w = e.binop(op, t, c, ex)?;
+                    e.if_then(ink, |e| {
+                        let p = e.shared_ptr(totals, t, k)?;
+                        e.store(p, w)
+                    })?;
+                    let nc = e.binop(op, t, c, tot)?;
+                    e.store(carry, nc)
+                },
+                |e| {
+                    let ev = e.load(u, e2)?;
+                    let nx = e.uadd(ev, sgs)?;
+                    e.store(e2, nx)
+                },
+            )?;
+            let el = e.elect()?;
+            e.if_then(el, |e| {
+                let c = e.load(tt, carry)?;
+                e.store(sh_agg, c)
+            })
+        })?;
+        e.barrier()?;
+        // Every subgroup looks back on its own (values broadcast from its first lane,
+        // so control flow stays uniform within it) and finds the same prefix; subgroup
+        // 0 publishes. No subgroup waits at a barrier while another spins.
+        let sg0 = e.b.i_equal(bt, None, sid, zero).map_err(be)?;
+        {
+            let agg = e.load(tt, sh_agg)?;
+            let tile = e.load(u, tile_v)?;
+            let is0 = e.b.i_equal(bt, None, tile, zero).map_err(be)?;
+            e.store(prefix, id)?;
+            e.if_else(
+                is0,
+                |e| e.publish(cxr, sg0, [incls, flags], zero, agg, t, two),
+                |e| {
+                    e.publish(cxr, sg0, [aggs, flags], tile, agg, t, one)?;
+                    let jm = e.b.i_sub(u, None, tile, one).map_err(be)?;
+                    e.store(j, jm)?;
+                    e.store(spins, zero)?;
+                    let looking = e.local(bt);
+                    let tru = e.b.constant_true(bt);
+                    e.store(looking, tru)?;
+                    e.while_loop(
+                        |e| e.load(bt, looking),
+                        |e| {
+                            e.lookback_step(
+                                cxr,
+                                op,
+                                expr,
+                                [flags, aggs, incls],
+                                [j, spins, prefix, fb, looking],
+                                blk,
+                                SPIN_LIMIT,
+                            )
+                        },
+                        |_| Ok(()),
+                    )?;
+                    let pv = e.load(tt, prefix)?;
+                    let inc = e.binop(op, t, pv, agg)?;
+                    e.publish(cxr, sg0, [incls, flags], tile, inc, t, two)
+                },
+            )?;
+        }
+        // Output: prefix ⊕ earlier subgroups of the tile ⊕ this subgroup's scan.
+        let pv = e.load(tt, prefix)?;
+        e.store(r, zero)?;
+        e.while_loop(
+            |e| {
+                let rv = e.load(u, r)?;
+                e.ult(rv, e.items)
+            },
+            |e| {
+                let rv = e.load(u, r)?;
+                let ro = e.umul(rv, e.wg_size)?;
+                let b0 = e.uadd(base, ro)?;
+                let i = e.uadd(b0, pos)?;
+                let inb = e.ult(i, cxr.n)?;
+                e.if_then(inb, |e| {
+                    let rn = e.umul(rv, nsg)?;
+                    let k = e.uadd(rn, sid)?;
+                    let p = e.shared_ptr(totals, t, k)?;
+                    let before = e.load(tt, p)?;
+                    let pf = e.ptr(StorageClass::Function, tt);
+                    let sp = e.b.access_chain(pf, None, ss, [rv]).map_err(be)?;
+                    let sv = e.load(tt, sp)?;
+                    let a = e.binop(op, t, pv, before)?;
+                    let y = e.binop(op, t, a, sv)?;
+                    e.store_elem(cxr, out, i, y)
+                })
+            },
+            |e| {
+                let rv = e.load(u, r)?;
+                let nx = e.uadd(rv, one)?;
+                e.store(r, nx)
+            },
+        )?;
+        Ok(())
+    }
+
+    /// One elected lane of subgroup 0 stores a tile's value words, then its flag with release
+    /// semantics (so the words are visible before the flag).
+    #[allow(clippy::too_many_arguments)]
+    fn publish(
+        &mut self,
+        cx: &Cx,
+        sg0: Word,
+        bindings: [u32; 2],
+        tile: Word,
+        v: Word,
+        t: ElemType,
+        flag: Word,
+    ) -> R<()> {
+        let [values, flags] = bindings;
+        let el = self.elect()?;
+        let bt = self.bool_t;
+        let me = self.b.logical_and(bt, None, sg0, el).map_err(be)?;
+        self.if_then(me, |e| {
+            e.store_words(cx, values, tile, v, t)?;
+            let dev = e.c_u32(SCOPE_DEVICE);
+            let release = e.c_u32(SEM_RELEASE_UNIFORM);
+            let fp = e.flag_ptr(cx, flags, tile)?;
+            e.b.atomic_store(fp, dev, release, flag).map_err(be)
+        })
+    }
+
+    /// The flag word of `tile` (flags are one word per tile, not two).
+    fn flag_ptr(&mut self, cx: &Cx, flags: u32, tile: Word) -> R<Word> {
+        let (var, _) = cx.bindings[flags as usize];
+        let p = self.ptr(StorageClass::StorageBuffer, self.u32_t);
+        let z = self.c_u32(0);
+        self.b.access_chain(p, None, var, [z, tile]).map_err(be)
+    }
+
+    /// `v` from the subgroup's first active lane, to every lane.
+    fn broadcast_first(&mut self, ty: Word, v: Word) -> R<Word> {
+        let sg = self.c_u32(SCOPE_SUBGROUP);
+        self.uses_ballot = true;
+        self.b
+            .group_non_uniform_broadcast_first(ty, None, sg, v)
+            .map_err(be)
+    }
+
+    /// Stores a tile value as two u32 words (`2·tile`, `2·tile+1`) with atomics, so that
+    /// no compiler or memory system can move it past the flag that publishes it.
+    fn store_words(&mut self, cx: &Cx, binding: u32, tile: Word, v: Word, t: ElemType) -> R<()> {
+        let (u, dev, relaxed) = (self.u32_t, self.c_u32(SCOPE_DEVICE), self.c_u32(0));
+        let (lo, hi) = match t {
+            ElemType::I64 => {
+                self.uses_i64 = true;
+                let u64t = self.b.type_int(64, 0);
+                let bits = self.b.bitcast(u64t, None, v).map_err(be)?;
+                let lo = self.b.u_convert(u, None, bits).map_err(be)?;
+                let c32 = self.constant(u64t, 32, true);
+                let sh = self
+                    .b
+                    .shift_right_logical(u64t, None, bits, c32)
+                    .map_err(be)?;
+                let hi = self.b.u_convert(u, None, sh).map_err(be)?;
+                (lo, hi)
+            }
+            _ => (self.b.bitcast(u, None, v).map_err(be)?, self.c_u32(0)),
+        };
+        for (k, w) in [lo, hi].into_iter().enumerate() {
+            let ptr = self.word_ptr(cx, binding, tile, k as u32)?;
+            self.b.atomic_store(ptr, dev, relaxed, w).map_err(be)?;
+        }
+        Ok(())
+    }
+
+    /// Word `k` of tile `tile`'s value in a words binding.
+    fn word_ptr(&mut self, cx: &Cx, binding: u32, tile: Word, k: u32) -> R<Word> {
+        let two = self.c_u32(2);
+        let i0 = self.umul(tile, two)?;
+        let kc = self.c_u32(k);
+        let i = self.uadd(i0, kc)?;
+        let (var, _) = cx.bindings[binding as usize];
+        let p = self.ptr(StorageClass::StorageBuffer, self.u32_t);
+        let z = self.c_u32(0);
+        self.b.access_chain(p, None, var, [z, i]).map_err(be)
+    }
+
+    /// Reads a tile value written by [`Self::store_words`].
+    fn load_words(&mut self, cx: &Cx, binding: u32, tile: Word, t: ElemType) -> R<Word> {
+        let (u, dev, relaxed) = (self.u32_t, self.c_u32(SCOPE_DEVICE), self.c_u32(0));
+        let mut w = [0; 2];
+        for (k, slot) in w.iter_mut().enumerate() {
+            let ptr = self.word_ptr(cx, binding, tile, k as u32)?;
+            *slot = self.b.atomic_load(u, None, ptr, dev, relaxed).map_err(be)?;
+        }
+        let tt = self.ty(t);
+        match t {
+            ElemType::I64 => {
+                let u64t = self.b.type_int(64, 0);
+                let lo = self.b.u_convert(u64t, None, w[0]).map_err(be)?;
+                let hi = self.b.u_convert(u64t, None, w[1]).map_err(be)?;
+                let c32 = self.constant(u64t, 32, true);
+                let hs = self.b.shift_left_logical(u64t, None, hi, c32).map_err(be)?;
+                let bits = self.b.bitwise_or(u64t, None, hs, lo).map_err(be)?;
+                self.b.bitcast(tt, None, bits).map_err(be)
+            }
+            _ => self.b.bitcast(tt, None, w[0]).map_err(be),
+        }
+    }
+
+    /// One step of subgroup 0's lookback at tile `j`: take its inclusive prefix
+    /// (done), or its aggregate (go on to `j-1`), or poll again; after `limit` polls,
+    /// reduce tile `j`'s input here instead, the whole subgroup at once (the decoupled
+    /// fallback). Every value is broadcast from the first lane: uniform control flow.
+    #[allow(clippy::too_many_arguments)]
+    fn lookback_step(
+        &mut self,
+        cx: &Cx,
+        op: BinOp,
+        expr: &KExpr,
+        state: [u32; 3],
+        vars: [Word; 5],
+        blk: Word,
+        limit: u32,
+    ) -> R<()> {
+        let [flags, aggs, incls] = state;
+        let [j, spins, prefix, fb, looking] = vars;
+        let t = expr.elem();
+        let tt = self.ty(t);
+        let (u, bt) = (self.u32_t, self.bool_t);
+        let zero = self.c_u32(0);
+        let one = self.c_u32(1);
+        let two = self.c_u32(2);
+        let dev = self.c_u32(SCOPE_DEVICE);
+        let acquire = self.c_u32(SEM_ACQUIRE_UNIFORM);
+        let jv = self.load(u, j)?;
+        let fp = self.flag_ptr(cx, flags, jv)?;
+        // One poll per call: the caller's loop polls again. (lavapipe cuts loops off
+        // after 65535 trips, so polls and fallbacks are kept few.)
+        let f0 = self.b.atomic_load(u, None, fp, dev, acquire).map_err(be)?;
+        let f = self.broadcast_first(u, f0)?;
+        let is2 = self.b.i_equal(bt, None, f, two).map_err(be)?;
+        let is1 = self.b.i_equal(bt, None, f, one).map_err(be)?;
+        let fls = self.b.constant_false(bt);
+        let id = self.identity(op, t);
+        // Fold `v` (tile j's value) into the prefix; it precedes everything folded so far.
+        let fold_in = |e: &mut Self, v: Word| -> R<()> {
+            let pv = e.load(tt, prefix)?;
+            let np = e.binop(op, t, v, pv)?;
+            e.store(prefix, np)
+        };
+        let step_back = |e: &mut Self, jv: Word| -> R<()> {
+            let at0 = e.b.i_equal(bt, None, jv, zero).map_err(be)?;
+            e.if_else(
+                at0,
+                |e| e.store(looking, fls),
+                |e| {
+                    let jm = e.b.i_sub(u, None, jv, one).map_err(be)?;
+                    e.store(j, jm)?;
+                    e.store(spins, zero)
+                },
+            )
+        };
+        let read = |e: &mut Self, binding: u32| -> R<Word> {
+            let v = e.load_words(cx, binding, jv, t)?;
+            e.broadcast_first(tt, v)
+        };
+        self.if_else(
+            is2,
+            |e| {
+                let v = read(e, incls)?;
+                fold_in(e, v)?;
+                e.store(looking, fls)
+            },
+            |e| {
+                e.if_else(
+                    is1,
+                    |e| {
+                        let v = read(e, aggs)?;
+                        fold_in(e, v)?;
+                        step_back(e, jv)
+                    },
+                    |e| {
+                        let sv = e.load(u, spins)?;
+                        let ns = e.uadd(sv, one)?;
+                        e.store(spins, ns)?;
+                        let lim = e.c_u32(limit);
+                        let over = e.ult(lim, ns)?;
+                        e.if_then(over, |e| {
+                            // Decoupled fallback: reduce tile j from the input.
+                            let sgs = e.load_builtin_cx(BuiltIn::SubgroupSize)?;
+                            let lane = e.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
+                            e.store(fb, id)?;
+                            let base = e.umul(jv, blk)?;
+                            let k = e.local(u);
+                            e.store(k, lane)?;
+                            e.while_loop(
+                                |e| {
+                                    let kv = e.load(u, k)?;
+                                    e.ult(kv, blk)
+                                },
+                                |e| {
+                                    let kv = e.load(u, k)?;
+                                    let i = e.uadd(base, kv)?;
+                                    let inb = e.ult(i, cx.n)?;
+                                    e.if_then(inb, |e| {
+                                        let x = e.expr(cx, expr, i)?;
+                                        let a = e.load(tt, fb)?;
+                                        let r = e.binop(op, t, a, x)?;
+                                        e.store(fb, r)
+                                    })
+                                },
+                                |e| {
+                                    let kv = e.load(u, k)?;
+                                    let nx = e.uadd(kv, sgs)?;
+                                    e.store(k, nx)
+                                },
+                            )?;
+                            let mine = e.load(tt, fb)?;
+                            let v = e.group(op, t, GroupOperation::Reduce, mine)?;
+                            fold_in(e, v)?;
+                            step_back(e, jv)
+                        })
+                    },
+                )
             },
         )
     }

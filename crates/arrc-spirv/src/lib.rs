@@ -12,7 +12,7 @@
 
 mod emit;
 
-pub use emit::emit;
+pub use emit::{emit, SCAN_TOTALS};
 
 use spirv_tools::assembler::{Assembler, DisassembleOptions};
 use spirv_tools::val::Validator;

@@ -151,6 +151,18 @@ impl Gpu {
                 ));
             }
         }
+        let wg = plan.kernels.first().map_or(256, |k| k.workgroup_size);
+        let items = plan.kernels.first().map_or(8, |k| k.items_per_thread);
+        if items * wg.div_ceil(info.subgroup_size.max(1)) > arrc_spirv::SCAN_TOTALS {
+            return Err(Error::new(
+                ErrorClass::Device,
+                format!(
+                    "{items} items per invocation is too many for scans with subgroups of {}",
+                    info.subgroup_size
+                ),
+                0..0,
+            ));
+        }
         let spec = [
             (0u32, plan.kernels.first().map_or(256, |k| k.workgroup_size)),
             (1u32, plan.kernels.first().map_or(8, |k| k.items_per_thread)),
@@ -246,7 +258,13 @@ impl Gpu {
                 groups: *groups,
             })
             .collect();
-        let zero: Vec<&Buffer> = out.status.iter().map(|&s| &out.buffers[s]).collect();
+        let zero: Vec<&Buffer> = plan
+            .buffers
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| matches!(b.role, BufferRole::Status | BufferRole::Zeroed))
+            .map(|(i, _)| &out.buffers[i])
+            .collect();
         let mut readback = Vec::new();
         if let Some(stage) = &out.result_stage {
             readback.push((&out.buffers[plan.result], stage, result_bytes));

@@ -211,8 +211,8 @@ fn fusion_counts() {
     );
     assert_eq!(
         kernels("+\\1+⍳10"),
-        3,
-        "reduce-then-scan: 3 passes, input fused into both reads"
+        1,
+        "a single-pass chained scan, its input fused into its load"
     );
     assert_eq!(
         kernels("+/((⍳10)-1)*2"),
