@@ -34,6 +34,9 @@ pub struct PlanOptions {
     /// Elements each invocation of a reduction reads per loop trip (the default of
     /// specialization constant 1): several independent loads in flight.
     pub items_per_thread: u32,
+    /// Polls of a predecessor tile's flag before a scan reduces that tile itself (the
+    /// default of specialization constant 2).
+    pub spin_limit: u32,
 }
 
 impl Default for PlanOptions {
@@ -43,6 +46,7 @@ impl Default for PlanOptions {
             reduce_groups: 1024,
             map_groups: 65535,
             items_per_thread: 16,
+            spin_limit: 2048,
         }
     }
 }
@@ -221,6 +225,8 @@ pub struct Kernel {
     pub workgroup_size: u32,
     /// Default of specialization constant 1, elements per invocation per loop trip.
     pub items_per_thread: u32,
+    /// Default of specialization constant 2, the scan lookback's spin limit.
+    pub spin_limit: u32,
 }
 
 /// One dispatch: a kernel, the buffers bound to its bindings in order, its push
@@ -454,6 +460,7 @@ impl Planner<'_> {
             push_constants: push.iter().map(|(n, _)| *n).collect(),
             workgroup_size: self.opts.workgroup_size,
             items_per_thread: self.opts.items_per_thread,
+            spin_limit: self.opts.spin_limit,
         });
         self.plan.dispatches.push(Dispatch {
             kernel: k,

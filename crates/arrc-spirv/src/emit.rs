@@ -35,7 +35,8 @@ const SEM_RELEASE_UNIFORM: u32 = 0x4 | 0x40;
 pub fn emit(kernels: &[(&Kernel, &str)]) -> Result<Vec<u32>, SpirvError> {
     let wg = kernels.first().map_or(256, |(k, _)| k.workgroup_size);
     let items = kernels.first().map_or(8, |(k, _)| k.items_per_thread);
-    let mut e = Emitter::new(wg, items);
+    let spin = kernels.first().map_or(2048, |(k, _)| k.spin_limit);
+    let mut e = Emitter::new(wg, items, spin);
     for (k, name) in kernels {
         e.kernel(k, name)?;
     }
@@ -58,6 +59,8 @@ struct Emitter {
     wg_size: Word,
     /// Specialization constant 1: elements per invocation per loop trip.
     items: Word,
+    /// Specialization constant 2: polls before a scan's lookback falls back.
+    spin: Word,
     uses_i64: bool,
     uses_ballot: bool,
 }
@@ -76,7 +79,7 @@ struct Cx {
 }
 
 impl Emitter {
-    fn new(workgroup_size: u32, items_per_thread: u32) -> Emitter {
+    fn new(workgroup_size: u32, items_per_thread: u32, spin_limit: u32) -> Emitter {
         let mut b = Builder::new();
         b.set_version(1, 3);
         b.capability(Capability::Shader);
@@ -92,6 +95,8 @@ impl Emitter {
         b.decorate(wg_size, Decoration::SpecId, [Operand::LiteralBit32(0)]);
         let items = b.spec_constant_bit32(u32_t, items_per_thread.max(1));
         b.decorate(items, Decoration::SpecId, [Operand::LiteralBit32(1)]);
+        let spin = b.spec_constant_bit32(u32_t, spin_limit);
+        b.decorate(spin, Decoration::SpecId, [Operand::LiteralBit32(2)]);
         let mut e = Emitter {
             b,
             scalar_types: HashMap::new(),
@@ -107,6 +112,7 @@ impl Emitter {
             v3u32,
             wg_size,
             items,
+            spin,
             uses_i64: false,
             uses_ballot: false,
         };
@@ -937,7 +943,7 @@ impl Emitter {
     /// memory, where subgroup 0 turns them into an exclusive scan; the tile's
     /// aggregate is published (flag 1); invocation 0 looks back over earlier tiles'
     /// aggregates until it meets an inclusive prefix (flag 2), then publishes its own.
-    /// A spin is bounded: after `SPIN_LIMIT` polls of a tile that has published
+    /// A spin is bounded: after `spin` (specialization constant 2) polls of a tile that has published
     /// nothing, invocation 0 reduces that tile's input itself (decoupled fallback), so
     /// a device with no forward-progress guarantee between workgroups cannot hang.
     /// Positions follow (SubgroupId, SubgroupLocalInvocationId), so the result does not
@@ -950,7 +956,6 @@ impl Emitter {
         out: u32,
         state: [u32; 4],
     ) -> R<()> {
-        const SPIN_LIMIT: u32 = 64;
         let [flags, aggs, incls, counter] = state;
         let t = expr.elem();
         let tt = self.ty(t);
@@ -1142,7 +1147,7 @@ impl Emitter {
                                 [flags, aggs, incls],
                                 [j, spins, prefix, fb, looking],
                                 blk,
-                                SPIN_LIMIT,
+                                e.spin,
                             )
                         },
                         |_| Ok(()),
@@ -1307,7 +1312,7 @@ impl Emitter {
         state: [u32; 3],
         vars: [Word; 5],
         blk: Word,
-        limit: u32,
+        limit: Word,
     ) -> R<()> {
         let [flags, aggs, incls] = state;
         let [j, spins, prefix, fb, looking] = vars;
@@ -1370,8 +1375,7 @@ impl Emitter {
                         let sv = e.load(u, spins)?;
                         let ns = e.uadd(sv, one)?;
                         e.store(spins, ns)?;
-                        let lim = e.c_u32(limit);
-                        let over = e.ult(lim, ns)?;
+                        let over = e.ult(limit, ns)?;
                         e.if_then(over, |e| {
                             // Decoupled fallback: reduce tile j from the input.
                             let sgs = e.load_builtin_cx(BuiltIn::SubgroupSize)?;

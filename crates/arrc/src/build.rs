@@ -141,6 +141,11 @@ pub fn build(
                 name: "items_per_thread",
                 default: opts.items_per_thread,
             },
+            ManifestSpec {
+                id: 2,
+                name: "scan_spin_limit",
+                default: opts.spin_limit,
+            },
         ],
         entry_points: plan.kernels.clone(),
         buffers: plan.buffers.clone(),

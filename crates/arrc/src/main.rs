@@ -130,6 +130,10 @@ enum Cmd {
         /// Tuning: most workgroups in a reduction's first pass.
         #[arg(long)]
         reduce_groups: Option<u32>,
+        /// Tuning: polls of a predecessor tile before a scan reduces it itself
+        /// (specialization constant 2; lavapipe needs it under 65535).
+        #[arg(long)]
+        spin: Option<u32>,
     },
     /// Interactive session; APL glyphs with a backtick prefix (`i → ⍳).
     Repl {
@@ -318,6 +322,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             workgroup_size,
             items,
             reduce_groups,
+            spin,
         } => {
             let mut s = Session::with_device(Backend::Vulkan, device).map_err(|e| fail("", &e))?;
             let types: Result<Vec<_>, _> = types
@@ -344,18 +349,20 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 warmup,
                 check_up_to,
                 progress: !json && std::io::stderr().is_terminal(),
-                plan: (workgroup_size.is_some() || items.is_some() || reduce_groups.is_some())
-                    .then(|| {
-                        let d = arrc_ir::plan::PlanOptions::default();
-                        arrc_ir::plan::PlanOptions {
-                            workgroup_size: workgroup_size
-                                .unwrap_or(d.workgroup_size)
-                                .clamp(32, 1024),
-                            items_per_thread: items.unwrap_or(d.items_per_thread).clamp(1, 64),
-                            reduce_groups: reduce_groups.unwrap_or(d.reduce_groups).clamp(1, 65535),
-                            ..d
-                        }
-                    }),
+                plan: (workgroup_size.is_some()
+                    || items.is_some()
+                    || reduce_groups.is_some()
+                    || spin.is_some())
+                .then(|| {
+                    let d = arrc_ir::plan::PlanOptions::default();
+                    arrc_ir::plan::PlanOptions {
+                        workgroup_size: workgroup_size.unwrap_or(d.workgroup_size).clamp(32, 1024),
+                        items_per_thread: items.unwrap_or(d.items_per_thread).clamp(1, 64),
+                        reduce_groups: reduce_groups.unwrap_or(d.reduce_groups).clamp(1, 65535),
+                        spin_limit: spin.unwrap_or(d.spin_limit).clamp(1, 60000),
+                        ..d
+                    }
+                }),
             };
             if let Some(d) = s.device() {
                 eprintln!(
