@@ -38,6 +38,18 @@ pub struct Buffer {
     raw: vk::Buffer,
     alloc: Option<Allocation>,
     pub size: u64,
+    /// Bytes reserved (a device-local storage buffer's size class), 0 if not cacheable.
+    class: u64,
+}
+
+/// Device-local storage buffers kept after use for the next request of the same size
+/// class (like a caching allocator): fresh large allocations can be slower to reach
+/// (seen on an H200: a reused 1 GiB buffer read at 4.3 TB/s, a fresh one at 1.7).
+const BUFFER_CACHE_BYTES: u64 = 2 << 30;
+
+/// The size class of a storage buffer: 64 KiB granules.
+fn size_class(size: u64) -> u64 {
+    size.max(16).div_ceil(1 << 16) << 16
 }
 
 /// Module hash, entry point, specialization constants.
@@ -91,6 +103,8 @@ pub struct Context {
     by_key: HashMap<PipelineKey, PipelineId>,
     query_pool: vk::QueryPool,
     timestamps: bool,
+    buffer_cache: HashMap<u64, Vec<Buffer>>,
+    cached_bytes: u64,
     pub info: DeviceInfo,
 }
 
@@ -334,6 +348,8 @@ impl Context {
             by_key: HashMap::new(),
             query_pool,
             timestamps,
+            buffer_cache: HashMap::new(),
+            cached_bytes: 0,
             info,
         })
     }
@@ -390,6 +406,7 @@ impl Context {
             raw,
             alloc: Some(alloc),
             size,
+            class: 0,
         })
     }
 
@@ -401,16 +418,35 @@ impl Context {
                 self.info.max_storage_buffer_range
             )));
         }
-        self.make_buffer(
-            size,
+        let class = size_class(size);
+        if let Some(mut b) = self.buffer_cache.get_mut(&class).and_then(|v| v.pop()) {
+            self.cached_bytes -= class;
+            b.size = size;
+            return Ok(b);
+        }
+        let mut b = self.make_buffer(
+            class,
             vk::BufferUsageFlags::STORAGE_BUFFER
                 | vk::BufferUsageFlags::TRANSFER_SRC
                 | vk::BufferUsageFlags::TRANSFER_DST,
             MemoryLocation::GpuOnly,
-        )
+        )?;
+        b.size = size;
+        b.class = class;
+        Ok(b)
     }
 
-    pub fn free_buffer(&mut self, mut b: Buffer) {
+    /// Returns a buffer: storage buffers go to the cache while it has room.
+    pub fn free_buffer(&mut self, b: Buffer) {
+        if b.class > 0 && self.cached_bytes + b.class <= BUFFER_CACHE_BYTES {
+            self.cached_bytes += b.class;
+            self.buffer_cache.entry(b.class).or_default().push(b);
+            return;
+        }
+        self.destroy_buffer(b);
+    }
+
+    fn destroy_buffer(&mut self, mut b: Buffer) {
         if let Some(a) = b.alloc.take() {
             let _ = self.allocator().free(a);
         }
@@ -906,6 +942,10 @@ impl Drop for Context {
         // SAFETY: all submissions were waited on; objects are destroyed child-first.
         unsafe {
             let _ = self.device.device_wait_idle();
+            let cached: Vec<Buffer> = self.buffer_cache.drain().flat_map(|(_, v)| v).collect();
+            for b in cached {
+                self.destroy_buffer(b);
+            }
             for p in self.pipelines.drain(..) {
                 self.device.destroy_pipeline(p.pipeline, None);
                 self.device.destroy_pipeline_layout(p.layout, None);
