@@ -721,10 +721,11 @@ impl Context {
                 .buffers
                 .iter()
                 .map(|b| {
+                    // The array's bytes, not the (larger) size class behind it.
                     [vk::DescriptorBufferInfo::default()
                         .buffer(b.raw)
                         .offset(0)
-                        .range(vk::WHOLE_SIZE)]
+                        .range(b.size.max(16))]
                 })
                 .collect();
             let writes: Vec<_> = infos
