@@ -629,15 +629,10 @@ impl Interp<'_> {
         if let Some(op @ (BinOp::Add | BinOp::Mul)) = prim {
             if elem == ElemType::F32 {
                 // Exact-as-possible oracle: accumulate in f64, round once.
-                let mut acc = if op == BinOp::Add { 0.0f64 } else { 1.0 };
-                for s in row {
-                    acc = if op == BinOp::Add {
-                        acc + s.as_f64()
-                    } else {
-                        acc * s.as_f64()
-                    };
-                }
-                return Ok(Scalar::F32(acc as f32));
+                return Ok(f64_running(op, row)
+                    .last()
+                    .copied()
+                    .map_or(Scalar::F32(0.0), Scalar::F32));
             }
         }
         let mut acc = row[row.len() - 1];
@@ -778,20 +773,26 @@ fn typed(shape: Vec<usize>, items: Vec<Scalar>, ty: ElemType) -> Array {
     Array::new(shape, d)
 }
 
-/// A running scan of an associative function; float sums and products accumulate in f64.
-fn scan_associative(op: BinOp, row: &[Scalar], elem: ElemType, span: &Span) -> Result<Vec<Scalar>> {
-    let mut out = Vec::with_capacity(row.len());
-    if elem == ElemType::F32 && matches!(op, BinOp::Add | BinOp::Mul) {
-        let mut acc = if op == BinOp::Add { 0.0f64 } else { 1.0 };
-        for s in row {
+/// Running sums or products of a row accumulated in f64, each rounded to f32.
+fn f64_running(op: BinOp, row: &[Scalar]) -> Vec<f32> {
+    let mut acc = if op == BinOp::Add { 0.0f64 } else { 1.0 };
+    row.iter()
+        .map(|s| {
             acc = if op == BinOp::Add {
                 acc + s.as_f64()
             } else {
                 acc * s.as_f64()
             };
-            out.push(Scalar::F32(acc as f32));
-        }
-        return Ok(out);
+            acc as f32
+        })
+        .collect()
+}
+
+/// A running scan of an associative function; float sums and products accumulate in f64.
+fn scan_associative(op: BinOp, row: &[Scalar], elem: ElemType, span: &Span) -> Result<Vec<Scalar>> {
+    let mut out = Vec::with_capacity(row.len());
+    if elem == ElemType::F32 && matches!(op, BinOp::Add | BinOp::Mul) {
+        return Ok(f64_running(op, row).into_iter().map(Scalar::F32).collect());
     }
     let mut acc: Option<Scalar> = None;
     for s in row {

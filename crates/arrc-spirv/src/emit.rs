@@ -322,16 +322,7 @@ impl Emitter {
 
     /// `if cond { then }`.
     fn if_then(&mut self, cond: Word, then: impl FnOnce(&mut Self) -> R<()>) -> R<()> {
-        let (t, m) = (self.b.id(), self.b.id());
-        self.b
-            .selection_merge(m, SelectionControl::NONE)
-            .map_err(be)?;
-        self.b.branch_conditional(cond, t, m, []).map_err(be)?;
-        self.b.begin_block(Some(t)).map_err(be)?;
-        then(self)?;
-        self.b.branch(m).map_err(be)?;
-        self.b.begin_block(Some(m)).map_err(be)?;
-        Ok(())
+        self.if_else(cond, then, |_| Ok(()))
     }
 
     /// `if cond { then } else { els }`.
