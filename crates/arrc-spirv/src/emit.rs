@@ -1219,15 +1219,6 @@ impl Emitter {
         self.b.access_chain(p, None, var, [z, tile]).map_err(be)
     }
 
-    /// `v` from the subgroup's first active lane, to every lane.
-    fn broadcast_first(&mut self, ty: Word, v: Word) -> R<Word> {
-        let sg = self.c_u32(SCOPE_SUBGROUP);
-        self.uses_ballot = true;
-        self.b
-            .group_non_uniform_broadcast_first(ty, None, sg, v)
-            .map_err(be)
-    }
-
     /// Stores a tile value as two u32 words (`2·tile`, `2·tile+1`) with atomics, so that
     /// no compiler or memory system can move it past the flag that publishes it.
     fn store_words(&mut self, cx: &Cx, binding: u32, tile: Word, v: Word, t: ElemType) -> R<()> {
@@ -1290,10 +1281,13 @@ impl Emitter {
         }
     }
 
-    /// One step of subgroup 0's lookback at tile `j`: take its inclusive prefix
-    /// (done), or its aggregate (go on to `j-1`), or poll again; after `limit` polls,
-    /// reduce tile `j`'s input here instead, the whole subgroup at once (the decoupled
-    /// fallback). Every value is broadcast from the first lane: uniform control flow.
+    /// One step of a subgroup's lookback from tile `j`, a subgroup-width window at a
+    /// time: lane `l` reads tile `j-l`'s flag. If some tile in the window has its
+    /// inclusive prefix and no nearer tile is unpublished, the nearer aggregates and that
+    /// prefix complete the lookback; otherwise the aggregates before the first
+    /// unpublished tile are folded in and the window moves back to it. A tile still
+    /// unpublished after `limit` polls is reduced from the input by the subgroup (the
+    /// decoupled fallback). Lanes past tile 0 count as an inclusive prefix of identity.
     #[allow(clippy::too_many_arguments)]
     fn lookback_step(
         &mut self,
@@ -1314,63 +1308,93 @@ impl Emitter {
         let one = self.c_u32(1);
         let two = self.c_u32(2);
         let dev = self.c_u32(SCOPE_DEVICE);
+        let sg = self.c_u32(SCOPE_SUBGROUP);
         let acquire = self.c_u32(SEM_ACQUIRE_UNIFORM);
-        let jv = self.load(u, j)?;
-        let fp = self.flag_ptr(cx, flags, jv)?;
-        // One poll per call: the caller's loop polls again. (lavapipe cuts loops off
-        // after 65535 trips, so polls and fallbacks are kept few.)
-        let f0 = self.b.atomic_load(u, None, fp, dev, acquire).map_err(be)?;
-        let f = self.broadcast_first(u, f0)?;
-        let is2 = self.b.i_equal(bt, None, f, two).map_err(be)?;
-        let is1 = self.b.i_equal(bt, None, f, one).map_err(be)?;
-        let fls = self.b.constant_false(bt);
         let id = self.identity(op, t);
-        // Fold `v` (tile j's value) into the prefix; it precedes everything folded so far.
-        let fold_in = |e: &mut Self, v: Word| -> R<()> {
+        let fls = self.b.constant_false(bt);
+        let lane = self.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
+        let sgs = self.load_builtin_cx(BuiltIn::SubgroupSize)?;
+        let jv = self.load(u, j)?;
+        let valid = self.b.u_less_than_equal(bt, None, lane, jv).map_err(be)?;
+        let tj = self.b.i_sub(u, None, jv, lane).map_err(be)?;
+        // This lane's flag and value (identity unless published).
+        let fl = self.local(u);
+        let val = self.local(tt);
+        self.store(fl, two)?;
+        self.store(val, id)?;
+        self.if_then(valid, |e| {
+            let fp = e.flag_ptr(cx, flags, tj)?;
+            let f = e.b.atomic_load(u, None, fp, dev, acquire).map_err(be)?;
+            e.store(fl, f)?;
+            let is2 = e.b.i_equal(bt, None, f, two).map_err(be)?;
+            let is1 = e.b.i_equal(bt, None, f, one).map_err(be)?;
+            e.if_then(is2, |e| {
+                let v = e.load_words(cx, incls, tj, t)?;
+                e.store(val, v)
+            })?;
+            e.if_then(is1, |e| {
+                let v = e.load_words(cx, aggs, tj, t)?;
+                e.store(val, v)
+            })
+        })?;
+        let f = self.load(u, fl)?;
+        let v4 = self.b.type_vector(u, 4);
+        self.uses_ballot = true;
+        let first_set = |e: &mut Self, pred: Word| -> R<Word> {
+            let bal =
+                e.b.group_non_uniform_ballot(v4, None, sg, pred)
+                    .map_err(be)?;
+            let count =
+                e.b.group_non_uniform_ballot_bit_count(u, None, sg, GroupOperation::Reduce, bal)
+                    .map_err(be)?;
+            let lsb =
+                e.b.group_non_uniform_ballot_find_lsb(u, None, sg, bal)
+                    .map_err(be)?;
+            let any = e.ult(zero, count)?;
+            e.b.select(u, None, any, lsb, sgs).map_err(be)
+        };
+        let is_inc = self.b.i_equal(bt, None, f, two).map_err(be)?;
+        let is_unset = self.b.i_equal(bt, None, f, zero).map_err(be)?;
+        let first_inc = first_set(self, is_inc)?;
+        let first_unset = first_set(self, is_unset)?;
+        let fold_lanes = |e: &mut Self, upto_incl: Word, inclusive: bool| -> R<()> {
+            let take = if inclusive {
+                e.b.u_less_than_equal(bt, None, lane, upto_incl)
+                    .map_err(be)?
+            } else {
+                e.ult(lane, upto_incl)?
+            };
+            let mine = e.load(tt, val)?;
+            let c = e.b.select(tt, None, take, mine, id).map_err(be)?;
+            let total = e.group(op, t, GroupOperation::Reduce, c)?;
             let pv = e.load(tt, prefix)?;
-            let np = e.binop(op, t, v, pv)?;
+            let np = e.binop(op, t, total, pv)?;
             e.store(prefix, np)
         };
-        let step_back = |e: &mut Self, jv: Word| -> R<()> {
-            let at0 = e.b.i_equal(bt, None, jv, zero).map_err(be)?;
-            e.if_else(
-                at0,
-                |e| e.store(looking, fls),
-                |e| {
-                    let jm = e.b.i_sub(u, None, jv, one).map_err(be)?;
-                    e.store(j, jm)?;
-                    e.store(spins, zero)
-                },
-            )
-        };
-        let read = |e: &mut Self, binding: u32| -> R<Word> {
-            let v = e.load_words(cx, binding, jv, t)?;
-            e.broadcast_first(tt, v)
-        };
+        let done = self.ult(first_inc, first_unset)?;
         self.if_else(
-            is2,
+            done,
             |e| {
-                let v = read(e, incls)?;
-                fold_in(e, v)?;
+                fold_lanes(e, first_inc, true)?;
                 e.store(looking, fls)
             },
             |e| {
+                fold_lanes(e, first_unset, false)?;
+                let moved = e.ult(zero, first_unset)?;
                 e.if_else(
-                    is1,
+                    moved,
                     |e| {
-                        let v = read(e, aggs)?;
-                        fold_in(e, v)?;
-                        step_back(e, jv)
+                        let nj = e.b.i_sub(u, None, jv, first_unset).map_err(be)?;
+                        e.store(j, nj)?;
+                        e.store(spins, zero)
                     },
                     |e| {
+                        // Tile j is unpublished: poll again, or reduce it here.
                         let sv = e.load(u, spins)?;
                         let ns = e.uadd(sv, one)?;
                         e.store(spins, ns)?;
                         let over = e.ult(limit, ns)?;
                         e.if_then(over, |e| {
-                            // Decoupled fallback: reduce tile j from the input.
-                            let sgs = e.load_builtin_cx(BuiltIn::SubgroupSize)?;
-                            let lane = e.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
                             e.store(fb, id)?;
                             let base = e.umul(jv, blk)?;
                             let k = e.local(u);
@@ -1398,9 +1422,20 @@ impl Emitter {
                                 },
                             )?;
                             let mine = e.load(tt, fb)?;
-                            let v = e.group(op, t, GroupOperation::Reduce, mine)?;
-                            fold_in(e, v)?;
-                            step_back(e, jv)
+                            let tot = e.group(op, t, GroupOperation::Reduce, mine)?;
+                            let pv = e.load(tt, prefix)?;
+                            let np = e.binop(op, t, tot, pv)?;
+                            e.store(prefix, np)?;
+                            let at0 = e.b.i_equal(bt, None, jv, zero).map_err(be)?;
+                            e.if_else(
+                                at0,
+                                |e| e.store(looking, fls),
+                                |e| {
+                                    let jm = e.b.i_sub(u, None, jv, one).map_err(be)?;
+                                    e.store(j, jm)?;
+                                    e.store(spins, zero)
+                                },
+                            )
                         })
                     },
                 )
