@@ -17,9 +17,13 @@ import time
 
 
 def torch_times(torch, fn, runs, warmup):
-    for _ in range(warmup):
+    # Warm up for at least `warmup` calls and 200 ms, as arrc bench does.
+    start = time.perf_counter()
+    n = 0
+    while n < warmup or time.perf_counter() - start < 0.2:
         fn()
-    torch.cuda.synchronize()
+        torch.cuda.synchronize()
+        n += 1
     times = []
     for _ in range(runs):
         a = torch.cuda.Event(enable_timing=True)

@@ -260,8 +260,13 @@ fn measure(
     let mut prepared = Prepared::default();
     let r = (|| -> Result<(), Error> {
         g.prepare(&compiled, &arrays, &mut prepared)?;
-        for _ in 0..opts.warmup {
+        // Warm up for at least `warmup` runs and 200 ms, so that the GPU's clocks have
+        // risen from idle before anything is timed.
+        let start = Instant::now();
+        let mut warm = 0;
+        while warm < opts.warmup || start.elapsed().as_millis() < 200 {
             g.execute(&prepared)?;
+            warm += 1;
         }
         let mut times = Vec::with_capacity(opts.runs);
         for _ in 0..opts.runs {
