@@ -110,3 +110,6 @@ DOMAIN ERROR
 ⍝ a non-scalar operand would make a nested result (Dyalog encloses it)
       ⍴/1 2
 DOMAIN ERROR
+      {⍺+⍵}\⍬
+      ⍴{⍺+⍵}\⍬
+0

@@ -315,6 +315,14 @@ impl Lower {
             FuncKind::Derived { op, operand } => {
                 let operand = self.resolve(operand)?;
                 let bin = self.operand_op(&operand)?;
+                let empty_axis = self.f.ty(arg).shape.last() == Some(&Dim::Known(0));
+                if matches!(operand.kind, FuncKind::Dfn(_)) && empty_axis && *op == Op1::Reduce {
+                    // A dfn has no identity element: reducing an empty axis is an error.
+                    return Err(err::domain(
+                        "this function has no identity element for an empty reduction",
+                        fspan,
+                    ));
+                }
                 match op {
                     Op1::Reduce => self.reduce(bin, arg, fspan),
                     Op1::Scan => self.scan(bin, arg, fspan),

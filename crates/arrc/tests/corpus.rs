@@ -100,3 +100,16 @@ fn corpus_on_the_cpu_reference() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn corpus_on_the_device_with_fallback() {
+    // Every statement the GPU path supports runs on the Vulkan device; the rest falls
+    // back to the reference. The displays must not change.
+    let (n, failures) = run(arrc::Backend::Auto);
+    assert!(
+        failures.is_empty(),
+        "{} of {n} corpus cases failed on Vulkan:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
