@@ -11,6 +11,8 @@
 
 mod prims;
 
+pub use prims::{set_limits, MAX_CALLS, MAX_ELEMENTS};
+
 use arrc_ir::error::{err, Error, Result};
 use arrc_ir::lower::scalar_error;
 use arrc_ir::scalar::{BinOp, UnOp};
@@ -50,6 +52,8 @@ struct Frame {
 struct Interp<'e> {
     env: &'e mut Env,
     frames: Vec<Frame>,
+    /// dfn calls so far in this evaluation.
+    calls: u64,
 }
 
 /// Runs a program; top-level assignments and definitions update `env`. Returns the
@@ -58,6 +62,7 @@ pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
     let mut it = Interp {
         env,
         frames: vec![],
+        calls: 0,
     };
     let mut last = None;
     for s in &prog.stmts {
@@ -82,6 +87,7 @@ pub fn apply(func: &Func, alpha: Option<&Array>, omega: &Array, env: &mut Env) -
     let mut it = Interp {
         env,
         frames: vec![],
+        calls: 0,
     };
     let span = func.span.clone();
     match alpha {
@@ -432,6 +438,14 @@ impl Interp<'_> {
         if self.frames.len() >= MAX_DEPTH {
             return Err(err::domain(
                 "dfns nest too deeply (recursion limit)",
+                span.clone(),
+            ));
+        }
+        self.calls += 1;
+        let limit = prims::CALL_LIMIT.with(|l| l.get());
+        if self.calls > limit {
+            return Err(err::ws_full(
+                format!("more than {limit} dfn calls in one evaluation"),
                 span.clone(),
             ));
         }

@@ -6,14 +6,31 @@ use arrc_ir::error::{err, Error, ErrorClass, Result};
 use arrc_ir::{Array, Data, ElemType, Scalar};
 use arrc_syntax::Span;
 
-/// The most elements one array may hold on the CPU reference (2^28).
+/// The most elements one array may hold on the CPU reference by default (2^28).
 pub const MAX_ELEMENTS: usize = 1 << 28;
 
-/// WS FULL when a result of `n` elements would exceed [`MAX_ELEMENTS`].
+/// The most dfn calls one evaluation may make by default.
+pub const MAX_CALLS: u64 = 100_000_000;
+
+thread_local! {
+    static LIMIT: std::cell::Cell<usize> = const { std::cell::Cell::new(MAX_ELEMENTS) };
+    pub(crate) static CALL_LIMIT: std::cell::Cell<u64> = const { std::cell::Cell::new(MAX_CALLS) };
+}
+
+/// Sets this thread's limits: elements per array (WS FULL beyond it) and dfn calls per
+/// evaluation (so that runaway recursion such as `{(∇⍵)+∇⍵}` ends in an error).
+/// Fuzzing uses small ones.
+pub fn set_limits(elements: usize, calls: u64) {
+    LIMIT.with(|l| l.set(elements.min(MAX_ELEMENTS)));
+    CALL_LIMIT.with(|l| l.set(calls));
+}
+
+/// WS FULL when a result of `n` elements would exceed the limit.
 pub(crate) fn check_size(n: usize, span: &Span) -> Result<()> {
-    if n > MAX_ELEMENTS {
+    let limit = LIMIT.with(|l| l.get());
+    if n > limit {
         return Err(err::ws_full(
-            format!("a result of {n} elements exceeds the limit of {MAX_ELEMENTS}"),
+            format!("a result of {n} elements exceeds the limit of {limit}"),
             span.clone(),
         ));
     }
@@ -583,7 +600,7 @@ pub(crate) fn iota(x: &Array, io: i64, span: &Span) -> Result<Array> {
         ));
     }
     match x.data.get(0).as_i64() {
-        Some(n) if n > MAX_ELEMENTS as i64 && n <= i32::MAX as i64 => {
+        Some(n) if n > LIMIT.with(|l| l.get()) as i64 && n <= i32::MAX as i64 => {
             check_size(n as usize, span)?;
             unreachable_size()
         }

@@ -5,6 +5,8 @@
 use proptest::prelude::*;
 
 fn eval(src: &str) {
+    // Small arrays only: random text must not build legal but enormous computations.
+    arrc_ref::set_limits(1 << 12, 10_000);
     let mut s = arrc::Session::new(arrc::Backend::Cpu).unwrap();
     let _ = s.eval(src);
     // Rendering any error must not panic either.
@@ -31,6 +33,18 @@ fn deep_recursion_is_an_error_not_a_crash() {
         s.eval("f←{1+∇ ⍵} ⋄ f 1").unwrap_err().class
     });
     assert_eq!(h.join().unwrap(), arrc::ErrorClass::Domain);
+}
+
+#[test]
+fn runaway_recursion_ends() {
+    arrc_ref::set_limits(1 << 12, 10_000);
+    let mut s = arrc::Session::new(arrc::Backend::Cpu).unwrap();
+    // Depth-first, the first branch hits the depth limit.
+    let e = s.eval("{(∇⍵)+∇⍵}1").unwrap_err();
+    assert_eq!(e.class, arrc::ErrorClass::Domain, "{e}");
+    // Wide but shallow: 2^20 calls at depth 20 hit the call limit.
+    let e = s.eval("f←{⍵=0:0 ⋄ (f ⍵-1)+f ⍵-1} ⋄ f 20").unwrap_err();
+    assert_eq!(e.class, arrc::ErrorClass::WsFull, "{e}");
 }
 
 #[test]
