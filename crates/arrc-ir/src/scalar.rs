@@ -83,11 +83,14 @@ fn domain(why: &'static str) -> ScalarError {
     ScalarError::Domain(why)
 }
 
+/// A float result as f32; beyond f32's range (or not a number) it is a DOMAIN ERROR,
+/// as APL has no infinities.
 fn f32r(v: f64) -> Result<Scalar, ScalarError> {
-    if v.is_nan() {
-        Err(domain("the result is not a number"))
+    let f = v as f32;
+    if f.is_finite() {
+        Ok(Scalar::F32(f))
     } else {
-        Ok(Scalar::F32(v as f32))
+        Err(domain("the result is not a finite f32 number"))
     }
 }
 
@@ -427,9 +430,9 @@ impl BinOp {
             Add if int => Scalar::I64(i.checked_add(j).ok_or(ovf)?),
             Sub if int => Scalar::I64(i.checked_sub(j).ok_or(ovf)?),
             Mul if int => Scalar::I64(i.checked_mul(j).ok_or(ovf)?),
-            Add => Scalar::F32(x as f32 + y as f32),
-            Sub => Scalar::F32(x as f32 - y as f32),
-            Mul => Scalar::F32(x as f32 * y as f32),
+            Add => f32r((x as f32 + y as f32) as f64)?,
+            Sub => f32r((x as f32 - y as f32) as f64)?,
+            Mul => f32r((x as f32 * y as f32) as f64)?,
             Div => {
                 if y == 0.0 {
                     if x == 0.0 {
@@ -438,7 +441,7 @@ impl BinOp {
                         return Err(ScalarError::DivideByZero);
                     }
                 } else {
-                    Scalar::F32(x as f32 / y as f32)
+                    f32r((x as f32 / y as f32) as f64)?
                 }
             }
             Residue if int => {
@@ -588,6 +591,10 @@ impl BinOp {
 /// k!n for non-negative integers k ≤ n, by the multiplicative formula.
 fn binomial(k: f64, n: f64) -> f64 {
     let k = k.min(n - k);
+    if k > 200.0 {
+        // C(n, k) ≥ C(400, 200) ≈ 1e119: beyond f32; f32r turns this into DOMAIN ERROR.
+        return f64::INFINITY;
+    }
     let mut r = 1.0f64;
     let mut i = 1.0;
     while i <= k {
