@@ -98,3 +98,28 @@ fn build_writes_validated_spirv_and_manifest() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn without_a_device_the_default_backend_says_so_and_uses_the_cpu() {
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_arrc"))
+            .args(args)
+            .env("VK_ICD_FILENAMES", "/nonexistent/icd.json")
+            .env("VK_DRIVER_FILES", "/nonexistent/icd.json")
+            .output()
+            .expect("runs");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(&["eval", "+/⍳10"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "55\n");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("mesa-vulkan-drivers"), "{err}");
+    let (code, _, err) = run(&["eval", "--backend", "vulkan", "+/⍳10"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("DEVICE ERROR"), "{err}");
+}
