@@ -380,6 +380,34 @@ impl Emitter {
         Ok(())
     }
 
+    /// `var = from; while var < to { body(var); var += step }`.
+    fn count_loop(
+        &mut self,
+        var: Word,
+        from: Word,
+        to: Word,
+        step: Word,
+        body: impl FnOnce(&mut Self, Word) -> R<()>,
+    ) -> R<()> {
+        let u = self.u32_t;
+        self.store(var, from)?;
+        self.while_loop(
+            |e| {
+                let v = e.load(u, var)?;
+                e.ult(v, to)
+            },
+            |e| {
+                let v = e.load(u, var)?;
+                body(e, v)
+            },
+            |e| {
+                let v = e.load(u, var)?;
+                let nx = e.uadd(v, step)?;
+                e.store(var, nx)
+            },
+        )
+    }
+
     fn barrier(&mut self) -> R<()> {
         let wg = self.c_u32(SCOPE_WORKGROUP);
         let sem = self.c_u32(SEM_ACQ_REL_WORKGROUP);
@@ -986,9 +1014,6 @@ impl Emitter {
         let off0 = self.umul(sid, sgs)?;
         let pos = self.uadd(off0, lane)?;
         let blk = self.umul(self.wg_size, self.items)?;
-        let nm1 = self.b.i_sub(u, None, blk, one).map_err(be)?;
-        let sum = self.uadd(cx.n, nm1)?;
-        let tiles = self.b.u_div(u, None, sum, blk).map_err(be)?;
         let first = self.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
         let m = self.umul(self.items, nsg)?;
         let cxr = &*cx;
@@ -1016,52 +1041,39 @@ impl Emitter {
         claim(self)?;
         // One tile per workgroup (the dispatch has exactly one workgroup per tile), so
         // every barrier below is in the function's top-level control flow.
-        let _ = tiles;
         let e = self;
         let tile = e.load(u, tile_v)?;
         let base = e.umul(tile, blk)?;
         // Rounds: load, subgroup scan, subgroup totals to workgroup memory.
-        e.store(r, zero)?;
-        e.while_loop(
-            |e| {
-                let rv = e.load(u, r)?;
-                e.ult(rv, e.items)
-            },
-            |e| {
-                let rv = e.load(u, r)?;
-                let ro = e.umul(rv, e.wg_size)?;
-                let b0 = e.uadd(base, ro)?;
-                let i = e.uadd(b0, pos)?;
-                let inb = e.ult(i, cxr.n)?;
-                let pf = e.ptr(StorageClass::Function, tt);
-                let xp = e.b.access_chain(pf, None, xs, [rv]).map_err(be)?;
-                e.if_else(
-                    inb,
-                    |e| {
-                        let v = e.expr(cxr, expr, i)?;
-                        e.store(xp, v)
-                    },
-                    |e| e.store(xp, id),
-                )?;
-                let xv = e.load(tt, xp)?;
-                let sc = e.group(op, t, GroupOperation::InclusiveScan, xv)?;
-                let sp = e.b.access_chain(pf, None, ss, [rv]).map_err(be)?;
-                e.store(sp, sc)?;
-                let tot = e.group(op, t, GroupOperation::Reduce, xv)?;
-                let el = e.elect()?;
-                e.if_then(el, |e| {
-                    let ro = e.umul(rv, nsg)?;
-                    let k = e.uadd(ro, sid)?;
-                    let p = e.shared_ptr(totals, t, k)?;
-                    e.store(p, tot)
-                })
-            },
-            |e| {
-                let rv = e.load(u, r)?;
-                let nx = e.uadd(rv, one)?;
-                e.store(r, nx)
-            },
-        )?;
+        let items = e.items;
+        e.count_loop(r, zero, items, one, |e, rv| {
+            let ro = e.umul(rv, e.wg_size)?;
+            let b0 = e.uadd(base, ro)?;
+            let i = e.uadd(b0, pos)?;
+            let inb = e.ult(i, cxr.n)?;
+            let pf = e.ptr(StorageClass::Function, tt);
+            let xp = e.b.access_chain(pf, None, xs, [rv]).map_err(be)?;
+            e.if_else(
+                inb,
+                |e| {
+                    let v = e.expr(cxr, expr, i)?;
+                    e.store(xp, v)
+                },
+                |e| e.store(xp, id),
+            )?;
+            let xv = e.load(tt, xp)?;
+            let sc = e.group(op, t, GroupOperation::InclusiveScan, xv)?;
+            let sp = e.b.access_chain(pf, None, ss, [rv]).map_err(be)?;
+            e.store(sp, sc)?;
+            let tot = e.group(op, t, GroupOperation::Reduce, xv)?;
+            let el = e.elect()?;
+            e.if_then(el, |e| {
+                let ro = e.umul(rv, nsg)?;
+                let k = e.uadd(ro, sid)?;
+                let p = e.shared_ptr(totals, t, k)?;
+                e.store(p, tot)
+            })
+        })?;
         e.barrier()?;
         // Subgroup 0: exclusive scan of the totals, in (round, subgroup) order.
         let sg0 = e.b.i_equal(bt, None, sid, zero).map_err(be)?;
@@ -1151,37 +1163,24 @@ impl Emitter {
         }
         // Output: prefix ⊕ earlier subgroups of the tile ⊕ this subgroup's scan.
         let pv = e.load(tt, prefix)?;
-        e.store(r, zero)?;
-        e.while_loop(
-            |e| {
-                let rv = e.load(u, r)?;
-                e.ult(rv, e.items)
-            },
-            |e| {
-                let rv = e.load(u, r)?;
-                let ro = e.umul(rv, e.wg_size)?;
-                let b0 = e.uadd(base, ro)?;
-                let i = e.uadd(b0, pos)?;
-                let inb = e.ult(i, cxr.n)?;
-                e.if_then(inb, |e| {
-                    let rn = e.umul(rv, nsg)?;
-                    let k = e.uadd(rn, sid)?;
-                    let p = e.shared_ptr(totals, t, k)?;
-                    let before = e.load(tt, p)?;
-                    let pf = e.ptr(StorageClass::Function, tt);
-                    let sp = e.b.access_chain(pf, None, ss, [rv]).map_err(be)?;
-                    let sv = e.load(tt, sp)?;
-                    let a = e.binop(op, t, pv, before)?;
-                    let y = e.binop(op, t, a, sv)?;
-                    e.store_elem(cxr, out, i, y)
-                })
-            },
-            |e| {
-                let rv = e.load(u, r)?;
-                let nx = e.uadd(rv, one)?;
-                e.store(r, nx)
-            },
-        )?;
+        e.count_loop(r, zero, items, one, |e, rv| {
+            let ro = e.umul(rv, e.wg_size)?;
+            let b0 = e.uadd(base, ro)?;
+            let i = e.uadd(b0, pos)?;
+            let inb = e.ult(i, cxr.n)?;
+            e.if_then(inb, |e| {
+                let rn = e.umul(rv, nsg)?;
+                let k = e.uadd(rn, sid)?;
+                let p = e.shared_ptr(totals, t, k)?;
+                let before = e.load(tt, p)?;
+                let pf = e.ptr(StorageClass::Function, tt);
+                let sp = e.b.access_chain(pf, None, ss, [rv]).map_err(be)?;
+                let sv = e.load(tt, sp)?;
+                let a = e.binop(op, t, pv, before)?;
+                let y = e.binop(op, t, a, sv)?;
+                e.store_elem(cxr, out, i, y)
+            })
+        })?;
         Ok(())
     }
 
