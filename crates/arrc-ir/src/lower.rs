@@ -315,6 +315,17 @@ impl Lower {
             FuncKind::Derived { op, operand } => {
                 let operand = self.resolve(operand)?;
                 let bin = self.operand_op(&operand)?;
+                let elem = self.f.ty(arg).elem;
+                if !bin.on_gpu_for(elem, elem) || bin.is_comparison() {
+                    return Err(err::unsupported(
+                        format!(
+                            "{}{} is not supported on the GPU path yet for {elem}",
+                            bin.glyph(),
+                            op.glyph()
+                        ),
+                        fspan,
+                    ));
+                }
                 let empty_axis = self.f.ty(arg).shape.last() == Some(&Dim::Known(0));
                 if matches!(operand.kind, FuncKind::Dfn(_)) && empty_axis && *op == Op1::Reduce {
                     // A dfn has no identity element: reducing an empty axis is an error.
@@ -355,7 +366,9 @@ impl Lower {
         let fspan = func.span.clone();
         match &self.resolve(func)?.kind {
             FuncKind::Prim(p) => match BinOp::from_prim(*p) {
-                Some(op) if op.on_gpu() => self.binary(op, l, r, fspan),
+                Some(op) if op.on_gpu_for(self.f.ty(l).elem, self.f.ty(r).elem) => {
+                    self.binary(op, l, r, fspan)
+                }
                 Some(BinOp::Power) if self.small_power(r).is_some() => {
                     let k = self.small_power(r).unwrap_or(1);
                     self.power(l, k, fspan)
@@ -380,7 +393,7 @@ impl Lower {
         let span = operand.span.clone();
         match &operand.kind {
             FuncKind::Prim(p) => BinOp::from_prim(*p)
-                .filter(|op| op.on_gpu())
+                .filter(|op| op.on_gpu() || matches!(op, BinOp::And | BinOp::Or))
                 .ok_or_else(|| {
                     err::unsupported(
                         format!(

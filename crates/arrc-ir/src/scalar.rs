@@ -347,7 +347,17 @@ impl BinOp {
         )
     }
 
-    fn is_comparison(self) -> bool {
+    /// Whether the SPIR-V back end implements it for arguments of these types:
+    /// comparisons on any numbers, `∧ ∨` on booleans (not as LCM and GCD).
+    pub fn on_gpu_for(self, a: ElemType, b: ElemType) -> bool {
+        self.on_gpu()
+            || self.is_comparison()
+            || (matches!(self, BinOp::And | BinOp::Or)
+                && a == ElemType::Bool
+                && b == ElemType::Bool)
+    }
+
+    pub fn is_comparison(self) -> bool {
         use BinOp::*;
         matches!(self, Less | LessEq | Equal | GreaterEq | Greater | NotEqual)
     }

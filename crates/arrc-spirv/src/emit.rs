@@ -223,6 +223,12 @@ impl Emitter {
 
     /// `struct { T data[]; }` decorated as a storage-buffer block.
     fn buffer_struct(&mut self, t: ElemType) -> Word {
+        // Booleans are stored as i32 words: one struct type serves both.
+        let t = if t == ElemType::Bool {
+            ElemType::I32
+        } else {
+            t
+        };
         if let Some(&id) = self.buffer_structs.get(&t) {
             return id;
         }
@@ -428,7 +434,47 @@ impl Emitter {
         self.b.i_mul(self.u32_t, None, a, b).map_err(be)
     }
 
+    /// A comparison of two values of type `t`, as a boolean (i32 0 or 1).
+    fn compare(&mut self, op: BinOp, t: ElemType, a: Word, c: Word) -> R<Word> {
+        let bt = self.bool_t;
+        let float = t == ElemType::F32;
+        let b = &mut self.b;
+        let r = match (op, float) {
+            (BinOp::Less, false) => b.s_less_than(bt, None, a, c),
+            (BinOp::Less, true) => b.f_ord_less_than(bt, None, a, c),
+            (BinOp::LessEq, false) => b.s_less_than_equal(bt, None, a, c),
+            (BinOp::LessEq, true) => b.f_ord_less_than_equal(bt, None, a, c),
+            (BinOp::Equal, false) => b.i_equal(bt, None, a, c),
+            (BinOp::Equal, true) => b.f_ord_equal(bt, None, a, c),
+            (BinOp::GreaterEq, false) => b.s_greater_than_equal(bt, None, a, c),
+            (BinOp::GreaterEq, true) => b.f_ord_greater_than_equal(bt, None, a, c),
+            (BinOp::Greater, false) => b.s_greater_than(bt, None, a, c),
+            (BinOp::Greater, true) => b.f_ord_greater_than(bt, None, a, c),
+            (BinOp::NotEqual, false) => b.i_not_equal(bt, None, a, c),
+            (BinOp::NotEqual, true) => b.f_unord_not_equal(bt, None, a, c),
+            _ => {
+                return Err(SpirvError::Build(format!(
+                    "{} is not a comparison",
+                    op.glyph()
+                )))
+            }
+        }
+        .map_err(be)?;
+        let it = self.ty(ElemType::Bool);
+        let (one, zero) = (
+            self.scalar(Scalar::Bool(true)),
+            self.scalar(Scalar::Bool(false)),
+        );
+        self.b.select(it, None, r, one, zero).map_err(be)
+    }
+
     fn binop(&mut self, op: BinOp, t: ElemType, a: Word, c: Word) -> R<Word> {
+        // On booleans (0 and 1), and is the minimum and or the maximum.
+        let op = match (op, t) {
+            (BinOp::And, ElemType::Bool) => BinOp::Min,
+            (BinOp::Or, ElemType::Bool) => BinOp::Max,
+            (op, _) => op,
+        };
         if !op.on_gpu() {
             return Err(SpirvError::Build(format!(
                 "{} has no device form yet",
@@ -469,6 +515,11 @@ impl Emitter {
 
     /// A subgroup collective of `op` over `v`.
     fn group(&mut self, op: BinOp, t: ElemType, gop: GroupOperation, v: Word) -> R<Word> {
+        let op = match (op, t) {
+            (BinOp::And, ElemType::Bool) => BinOp::Min,
+            (BinOp::Or, ElemType::Bool) => BinOp::Max,
+            (op, _) => op,
+        };
         let ty = self.ty(t);
         let sg = self.c_u32(SCOPE_SUBGROUP);
         let float = t == ElemType::F32;
@@ -600,6 +651,9 @@ impl Emitter {
             } => {
                 let a = self.expr(cx, lhs, i)?;
                 let b = self.expr(cx, rhs, i)?;
+                if op.is_comparison() {
+                    return self.compare(*op, lhs.elem(), a, b);
+                }
                 let r = self.binop(*op, *elem, a, b)?;
                 match (op, error_bit, cx.status) {
                     (BinOp::Div, Some(bit), Some(status)) => {
