@@ -305,7 +305,7 @@ impl Lower {
             FuncKind::Prim(Prim::Iota) => self.iota(arg, fspan),
             FuncKind::Prim(Prim::Plus) => Ok(arg),
             FuncKind::Prim(p) => match UnOp::from_prim(*p) {
-                Some(op) if op.on_gpu() => self.unary(op, arg, fspan),
+                Some(op) if op.on_gpu_for(self.f.ty(arg).elem) => self.unary(op, arg, fspan),
                 _ => Err(err::unsupported(
                     format!("monadic {} is not supported on the GPU path yet", p.glyph()),
                     fspan,

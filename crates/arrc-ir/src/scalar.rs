@@ -132,7 +132,13 @@ impl UnOp {
 
     /// Whether the SPIR-V back end implements it.
     pub fn on_gpu(self) -> bool {
-        matches!(self, UnOp::Neg | UnOp::Conjugate)
+        matches!(self, UnOp::Neg | UnOp::Conjugate | UnOp::Abs | UnOp::Signum)
+    }
+
+    /// Whether the SPIR-V back end implements it for an argument of this type (`~` only
+    /// on booleans, where no DOMAIN ERROR can arise).
+    pub fn on_gpu_for(self, arg: ElemType) -> bool {
+        self.on_gpu() || (self == UnOp::Not && arg == ElemType::Bool)
     }
 
     /// Element type of the result. Integers negate in 64 bits (`-¯2147483648` leaves

@@ -629,11 +629,57 @@ impl Emitter {
                 self.convert(v, arg.elem(), *to)
             }
             KExpr::Unary { op, elem, arg } => {
-                let v = self.expr(cx, arg, i)?;
-                let v = self.convert(v, arg.elem(), *elem)?;
+                let raw = self.expr(cx, arg, i)?;
+                let at = arg.elem();
+                let bt = self.bool_t;
+                if *op == UnOp::Signum {
+                    // ¯1, 0 or 1 (i32), from the argument as it is.
+                    let z = self.scalar(Scalar::I32(0).cast(at));
+                    let (gt, lt) = if at == ElemType::F32 {
+                        (
+                            self.b.f_ord_greater_than(bt, None, raw, z).map_err(be)?,
+                            self.b.f_ord_less_than(bt, None, raw, z).map_err(be)?,
+                        )
+                    } else {
+                        (
+                            self.b.s_greater_than(bt, None, raw, z).map_err(be)?,
+                            self.b.s_less_than(bt, None, raw, z).map_err(be)?,
+                        )
+                    };
+                    let it = self.ty(ElemType::I32);
+                    let (one, zero, minus) = (
+                        self.scalar(Scalar::I32(1)),
+                        self.scalar(Scalar::I32(0)),
+                        self.scalar(Scalar::I32(-1)),
+                    );
+                    let neg = self.b.select(it, None, lt, minus, zero).map_err(be)?;
+                    return self.b.select(it, None, gt, one, neg).map_err(be);
+                }
+                let v = self.convert(raw, at, *elem)?;
                 let ty = self.ty(*elem);
                 match (op, elem) {
-                    (UnOp::Conjugate, _) => Ok(v),
+                    (UnOp::Conjugate, _) | (UnOp::Abs, ElemType::Bool) => Ok(v),
+                    (UnOp::Not, ElemType::Bool) => {
+                        let one = self.scalar(Scalar::Bool(true));
+                        self.b.i_sub(ty, None, one, v).map_err(be)
+                    }
+                    (UnOp::Abs, ElemType::F32) => {
+                        let z = self.scalar(Scalar::F32(0.0));
+                        let lt = self.b.f_ord_less_than(bt, None, v, z).map_err(be)?;
+                        let n = self.b.f_negate(ty, None, v).map_err(be)?;
+                        self.b.select(ty, None, lt, n, v).map_err(be)
+                    }
+                    (UnOp::Abs, _) => {
+                        // (v ^ s) - s with s the sign mask. (lavapipe turns the
+                        // compare-and-select form into a 64-bit iabs that gets it wrong.)
+                        let bits = self.scalar(Scalar::I32(elem.size() as i32 * 8 - 1).cast(*elem));
+                        let sign = self
+                            .b
+                            .shift_right_arithmetic(ty, None, v, bits)
+                            .map_err(be)?;
+                        let x = self.b.bitwise_xor(ty, None, v, sign).map_err(be)?;
+                        self.b.i_sub(ty, None, x, sign).map_err(be)
+                    }
                     (UnOp::Neg, ElemType::F32) => self.b.f_negate(ty, None, v).map_err(be),
                     (UnOp::Neg, _) => self.b.s_negate(ty, None, v).map_err(be),
                     (op, _) => Err(SpirvError::Build(format!(
