@@ -485,10 +485,12 @@ impl Planner<'_> {
         b
     }
 
+    /// Workgroups for a grid-stride loop over `n` elements, `items` per invocation per
+    /// trip, at most `max`.
     fn grid(&self, n: &Count, max: u32) -> Count {
         Count::Groups {
             of: Box::new(n.clone()),
-            per_group: self.opts.workgroup_size,
+            per_group: self.opts.workgroup_size * self.opts.items_per_thread,
             max,
         }
     }
@@ -528,11 +530,7 @@ impl Planner<'_> {
         self.rank1("reduction", arg, self.v.func.span(v))?;
         let elem = self.v.func.ty(v).elem;
         let n = self.len_of(arg);
-        let groups = Count::Groups {
-            of: Box::new(n.clone()),
-            per_group: self.opts.workgroup_size * self.opts.items_per_thread,
-            max: self.opts.reduce_groups,
-        };
+        let groups = self.grid(&n, self.opts.reduce_groups);
         // Pass 1: each workgroup folds its grid-stride share into partials[g].
         let partials = self.new_buffer(elem, groups.clone(), BufferRole::Temp);
         let mut kb = KernelBindings::default();

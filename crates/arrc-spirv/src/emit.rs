@@ -884,35 +884,14 @@ impl Emitter {
         st
     }
 
-    /// Start and step of this invocation's grid-stride loop.
-    fn grid_stride(&mut self, cx: &Cx) -> R<(Word, Word)> {
-        let base = self.umul(cx.group, self.wg_size)?;
-        let start = self.uadd(base, cx.lid)?;
-        let step = self.umul(cx.groups, self.wg_size)?;
-        Ok((start, step))
-    }
-
     fn map_kernel(&mut self, cx: &mut Cx, expr: &KExpr, out: u32) -> R<()> {
         let i = self.local(self.u32_t);
-        let (start, step) = self.grid_stride(cx)?;
-        self.store(i, start)?;
-        let cxr = &*cx;
-        self.while_loop(
-            |e| {
-                let iv = e.load(e.u32_t, i)?;
-                e.ult(iv, cxr.n)
-            },
-            |e| {
-                let iv = e.load(e.u32_t, i)?;
-                let v = e.expr(cxr, expr, iv)?;
-                e.store_elem(cxr, out, iv, v)
-            },
-            |e| {
-                let iv = e.load(e.u32_t, i)?;
-                let nx = e.uadd(iv, step)?;
-                e.store(i, nx)
-            },
-        )
+        let k = self.local(self.u32_t);
+        let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
+            let v = e.expr(cx, expr, j)?;
+            e.store_elem(cx, out, j, v)
+        };
+        self.unrolled_share(cx, &per, i, k)
     }
 
     /// Folds this workgroup's share of `expr` into `out[group]`: per-invocation loop,
@@ -926,7 +905,13 @@ impl Emitter {
         let shared = cx.shared;
         let id = self.identity(op, t);
         self.store(acc, id)?;
-        self.unrolled_share(cx, op, expr, acc, i, k)?;
+        let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
+            let x = e.expr(cx, expr, j)?;
+            let a = e.load(tt, acc)?;
+            let r = e.binop(op, t, a, x)?;
+            e.store(acc, r)
+        };
+        self.unrolled_share(cx, &per, i, k)?;
         let a = self.load(tt, acc)?;
         let s = self.group(op, t, GroupOperation::Reduce, a)?;
         let sid = self.load_builtin(cx, BuiltIn::SubgroupId)?;
@@ -974,21 +959,17 @@ impl Emitter {
         })
     }
 
-    /// Folds this invocation's grid-stride share into `acc`, `items` elements per trip
+    /// Runs `per` on this invocation's grid-stride share, `items` elements per trip
     /// (`i`, `i+WG`, … `i+(items-1)·WG`: coalesced across the workgroup, independent
     /// loads in flight). The trip count is specialization constant 1, so the driver
     /// unrolls it; whole blocks skip the bounds checks.
     fn unrolled_share(
         &mut self,
         cx: &mut Cx,
-        op: BinOp,
-        expr: &KExpr,
-        acc: Word,
+        per: &dyn Fn(&mut Self, &Cx, Word) -> R<()>,
         i: Word,
         k: Word,
     ) -> R<()> {
-        let t = expr.elem();
-        let tt = self.ty(t);
         let block = self.umul(self.wg_size, self.items)?;
         let base = self.umul(cx.group, block)?;
         let start = self.uadd(base, cx.lid)?;
@@ -1014,12 +995,7 @@ impl Emitter {
                     let kv = e.load(e.u32_t, k)?;
                     let off = e.umul(kv, e.wg_size)?;
                     let j = e.uadd(iv, off)?;
-                    let body = |e: &mut Self| -> R<()> {
-                        let x = e.expr(cxr, expr, j)?;
-                        let a = e.load(tt, acc)?;
-                        let r = e.binop(op, t, a, x)?;
-                        e.store(acc, r)
-                    };
+                    let body = |e: &mut Self| -> R<()> { per(e, cxr, j) };
                     if checked {
                         let inb = e.ult(j, cxr.n)?;
                         e.if_then(inb, body)
