@@ -82,20 +82,6 @@ pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
     Ok(last)
 }
 
-/// Applies `func` (as written in a program) to arguments.
-pub fn apply(func: &Func, alpha: Option<&Array>, omega: &Array, env: &mut Env) -> Result<Array> {
-    let mut it = Interp {
-        env,
-        frames: vec![],
-        calls: 0,
-    };
-    let span = func.span.clone();
-    match alpha {
-        Some(a) => it.dyadic(func, a.clone(), omega.clone(), &span),
-        None => it.monadic(func, omega.clone(), &span),
-    }
-}
-
 /// Parses and evaluates `src` in a fresh environment.
 pub fn eval_str(src: &str) -> Result<Option<Array>> {
     let prog = arrc_syntax::parse_str(src).map_err(Error::from)?;

@@ -93,7 +93,6 @@ pub struct RunStats {
 pub struct Context {
     _entry: ash::Entry,
     instance: ash::Instance,
-    pdev: vk::PhysicalDevice,
     device: ash::Device,
     queue: vk::Queue,
     pool: vk::CommandPool,
@@ -210,11 +209,6 @@ pub fn enumerate() -> Result<Vec<DeviceInfo>> {
 }
 
 impl Context {
-    /// Lists the Vulkan devices of this machine.
-    pub fn devices() -> Result<Vec<DeviceInfo>> {
-        enumerate()
-    }
-
     /// Opens a device: `index` if given (also from `ARRC_DEVICE`), else the first
     /// discrete GPU, else the first device.
     pub fn new(index: Option<usize>) -> Result<Context> {
@@ -338,7 +332,6 @@ impl Context {
         Ok(Context {
             _entry: entry,
             instance,
-            pdev,
             device,
             queue,
             pool,
@@ -632,14 +625,6 @@ impl Context {
         Ok(id)
     }
 
-    /// Records and submits a dispatch sequence, zeroing `zero` buffers first; waits for it.
-    pub fn run(&mut self, zero: &[&Buffer], dispatches: &[Dispatch<'_>]) -> Result<RunStats> {
-        let rec = self.record(zero, dispatches, &[])?;
-        let r = self.submit(&rec);
-        self.free_recording(rec);
-        r
-    }
-
     /// Records a dispatch sequence once, to submit as often as needed: zero `zero`,
     /// a timestamp, the dispatches with barriers, a timestamp, then the copies
     /// `readback` (source, destination, bytes) for the host.
@@ -925,16 +910,6 @@ impl Context {
             }
         }
         Ok(stats)
-    }
-
-    /// The device name for messages.
-    pub fn name(&self) -> &str {
-        &self.info.name
-    }
-
-    #[doc(hidden)]
-    pub fn physical_device(&self) -> vk::PhysicalDevice {
-        self.pdev
     }
 }
 

@@ -250,7 +250,7 @@ fn measure(
         return Err(err::domain("a workload must be an expression", 0..0));
     };
     let plan_opts = opts.plan.clone().unwrap_or_else(|| g.plan_options());
-    let compiled = match gpu::compile(e, &arrays, &[], &plan_opts) {
+    let compiled = match gpu::compile(e, &arrays, &[], &plan_opts, &gpu::ModuleCache::default()) {
         Ok(c) => c,
         Err(e) => {
             result.note = Some(format!("{}: {}", e.class.name(), e.message));

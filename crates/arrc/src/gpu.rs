@@ -43,12 +43,38 @@ fn dev(e: VkError) -> Error {
     Error::new(ErrorClass::Device, e.to_string(), 0..0)
 }
 
+/// SPIR-V modules already emitted and validated, by kernel (its kind, bindings, push
+/// constants and specialization defaults; not its name).
+#[derive(Default)]
+pub struct ModuleCache(std::cell::RefCell<HashMap<String, Vec<u32>>>);
+
+impl ModuleCache {
+    fn get(&self, k: &arrc_ir::plan::Kernel) -> Result<Vec<u32>, arrc_spirv::SpirvError> {
+        let key = format!(
+            "{:?}|{:?}|{:?}|{}|{}|{}",
+            k.kind,
+            k.bindings,
+            k.push_constants,
+            k.workgroup_size,
+            k.items_per_thread,
+            k.spin_limit
+        );
+        if let Some(words) = self.0.borrow().get(&key) {
+            return Ok(words.clone());
+        }
+        let words = arrc_spirv::emit_validated(&[(k, "main")])?;
+        self.0.borrow_mut().insert(key, words.clone());
+        Ok(words)
+    }
+}
+
 /// Compiles an expression whose free names are `arrays` (passed as parameters).
 pub(crate) fn compile(
     e: &Expr,
     arrays: &HashMap<String, Array>,
     functions: &[(String, Func)],
     opts: &PlanOptions,
+    cache: &ModuleCache,
 ) -> Result<CompiledStatement, Error> {
     let mut names: Vec<&String> = arrays.keys().collect();
     names.sort();
@@ -59,7 +85,7 @@ pub(crate) fn compile(
             Param {
                 name: (*n).clone(),
                 ty: Type {
-                    elem: device_elem(a.elem),
+                    elem: a.elem,
                     shape: a.shape.iter().map(|&d| Dim::Known(d as u64)).collect(),
                 },
             }
@@ -73,20 +99,12 @@ pub(crate) fn compile(
     let plan = arrc_ir::plan::plan(&verified, opts)?;
     let mut modules = Vec::new();
     for k in &plan.kernels {
-        let words = arrc_spirv::emit_validated(&[(k, "main")])
+        let words = cache
+            .get(k)
             .map_err(|x| err::unsupported(x.to_string(), e.span.clone()))?;
         modules.push(words);
     }
     Ok(CompiledStatement { ir, plan, modules })
-}
-
-/// Booleans travel to the device as i32 0 and 1.
-fn device_elem(e: ElemType) -> ElemType {
-    if e == ElemType::Bool {
-        ElemType::I32
-    } else {
-        e
-    }
 }
 
 impl Gpu {
@@ -205,7 +223,7 @@ impl Gpu {
                 BufferRole::Param(p) => {
                     let name = &c.ir.params[*p as usize].name;
                     if let Some(a) = arrays.get(name) {
-                        uploads.push((i, a.cast(device_elem(a.elem)).data.to_bytes()));
+                        uploads.push((i, a.data.to_bytes()));
                     }
                 }
                 BufferRole::Const(a) => uploads.push((i, a.data.to_bytes())),

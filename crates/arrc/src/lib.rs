@@ -71,6 +71,8 @@ pub struct Session {
     gpu: Option<gpu::Gpu>,
     /// Why there is no device, when the backend is `Auto` and none was found.
     pub no_device: Option<String>,
+    /// Kernels already emitted and validated, so a repeated statement skips both.
+    modules: gpu::ModuleCache,
 }
 
 impl Session {
@@ -86,6 +88,7 @@ impl Session {
             backend,
             gpu: None,
             no_device: None,
+            modules: gpu::ModuleCache::default(),
         };
         if backend != Backend::Cpu {
             match gpu::Gpu::new(index) {
@@ -245,7 +248,7 @@ impl Session {
             .as_ref()
             .map(|g| g.plan_options())
             .unwrap_or_default();
-        gpu::compile(e, &self.env.arrays, &functions, &opts)
+        gpu::compile(e, &self.env.arrays, &functions, &opts, &self.modules)
     }
 
     /// Compiles one expression without running it: its IR, kernel plan and SPIR-V.
