@@ -81,6 +81,9 @@ pub mod err {
     pub fn rank(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Rank, m, s)
     }
+    pub fn axis(m: impl Into<String>, s: Span) -> Error {
+        Error::new(ErrorClass::Axis, m, s)
+    }
     pub fn ws_full(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::WsFull, m, s)
     }

@@ -6,7 +6,7 @@
 //! Shapes are made of [`Dim`]s: a length known when compiling, or a symbol standing for
 //! a parameter's length, bound when the program runs (a push constant on the device).
 
-use crate::array::{Array, ElemType};
+use crate::array::{Array, ElemType, Scalar};
 use crate::scalar::{BinOp, UnOp};
 use arrc_syntax::Span;
 use std::fmt;
@@ -121,16 +121,50 @@ pub enum Inst {
         lhs: Value,
         rhs: Value,
     },
-    /// `op/arg` along the last axis.
+    /// `op/[axis] arg`: folds away one axis.
     Reduce {
         op: BinOp,
         arg: Value,
+        axis: usize,
     },
-    /// `op\arg` along the last axis (inclusive).
+    /// `op\[axis] arg` (inclusive).
     Scan {
         op: BinOp,
         arg: Value,
+        axis: usize,
     },
+    /// A structural function computed as an index remapping: each element of the
+    /// result (its type's shape) is one element of `arg`, or a fill.
+    Gather {
+        arg: Value,
+        map: Gather,
+    },
+    /// `lhs,[axis] rhs` for arguments of the result's rank that agree on every other
+    /// axis.
+    Catenate {
+        lhs: Value,
+        rhs: Value,
+        axis: usize,
+    },
+}
+
+/// How a [`Inst::Gather`] finds, for a result element, the argument element it copies.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Gather {
+    /// `⌽[axis]`: coordinate `c` reads `len-1-c`.
+    Reverse(usize),
+    /// `by⌽[axis]`: coordinate `c` reads `(c+by) mod len`.
+    Rotate { axis: usize, by: i64 },
+    /// Argument axis `i` reads result coordinate `axes[i]`: transposes (`⍉`, with
+    /// repeated entries taking diagonals) and the spread operands of products (result
+    /// axes that no argument axis names are ignored).
+    Axes(Vec<usize>),
+    /// Coordinate `c` on each axis reads `c+start` when that is inside the argument,
+    /// otherwise the result is `fill` (take with overtake, drop).
+    Window { start: Vec<i64>, fill: Scalar },
+    /// Element `i` in ravel order reads `i mod n` with `n` the argument's element count
+    /// (`⍴` reshape and `,` ravel), or `fill` when the argument is empty.
+    Cycle { fill: Scalar },
 }
 
 impl Inst {
@@ -144,7 +178,8 @@ impl Inst {
             | Inst::Scan { arg: v, .. } => {
                 vec![*v]
             }
-            Inst::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
+            Inst::Binary { lhs, rhs, .. } | Inst::Catenate { lhs, rhs, .. } => vec![*lhs, *rhs],
+            Inst::Gather { arg, .. } => vec![*arg],
         }
     }
 
@@ -152,7 +187,12 @@ impl Inst {
     pub fn is_elementwise(&self) -> bool {
         matches!(
             self,
-            Inst::Cast(_) | Inst::Unary { .. } | Inst::Binary { .. } | Inst::Iota { .. }
+            Inst::Cast(_)
+                | Inst::Unary { .. }
+                | Inst::Binary { .. }
+                | Inst::Iota { .. }
+                | Inst::Gather { .. }
+                | Inst::Catenate { .. }
         )
     }
 }
@@ -253,8 +293,10 @@ impl fmt::Display for Function {
                 Inst::Cast(x) => write!(f, "cast {x}")?,
                 Inst::Unary { op, arg } => write!(f, "{} {arg}", op.name())?,
                 Inst::Binary { op, lhs, rhs } => write!(f, "{} {lhs}, {rhs}", op.name())?,
-                Inst::Reduce { op, arg } => write!(f, "reduce {} {arg}", op.name())?,
-                Inst::Scan { op, arg } => write!(f, "scan {} {arg}", op.name())?,
+                Inst::Reduce { op, arg, axis } => write!(f, "reduce[{axis}] {} {arg}", op.name())?,
+                Inst::Scan { op, arg, axis } => write!(f, "scan[{axis}] {} {arg}", op.name())?,
+                Inst::Gather { arg, map } => write!(f, "gather {map:?} {arg}")?,
+                Inst::Catenate { lhs, rhs, axis } => write!(f, "catenate[{axis}] {lhs}, {rhs}")?,
             }
             writeln!(f, " : {}", self.types[i])?;
         }

@@ -5,7 +5,7 @@
 
 use crate::array::{Array, Data, ElemType, Scalar};
 use crate::error::{err, Result};
-use crate::ir::{Dim, Function, Inst, LengthCheck, Param, Type, Value};
+use crate::ir::{Dim, Function, Gather, Inst, LengthCheck, Param, Type, Value};
 use crate::scalar::{BinOp, ScalarError, UnOp};
 use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Op1, Prim, Program, Span, Stmt};
 use std::collections::HashMap;
@@ -304,6 +304,7 @@ impl Lower {
         match &self.resolve(func)?.kind {
             FuncKind::Prim(Prim::Iota) => self.iota(arg, fspan),
             FuncKind::Prim(Prim::Plus) => Ok(arg),
+            FuncKind::Prim(p) if p.is_structural() => self.structural1(*p, arg, None, fspan),
             FuncKind::Prim(p) => match UnOp::from_prim(*p) {
                 Some(op) if op.on_gpu_for(self.f.ty(arg).elem) => self.unary(op, arg, fspan),
                 _ => Err(err::unsupported(
@@ -314,37 +315,12 @@ impl Lower {
             FuncKind::Dfn(body) => self.call_dfn(body, None, arg, span),
             FuncKind::Derived { op, operand } => {
                 let operand = self.resolve(operand)?;
-                let bin = self.operand_op(&operand)?;
-                let elem = self.f.ty(arg).elem;
-                if !bin.on_gpu_for(elem, elem) || bin.is_comparison() {
-                    return Err(err::unsupported(
-                        format!(
-                            "{}{} is not supported on the GPU path yet for {elem}",
-                            bin.glyph(),
-                            op.glyph()
-                        ),
-                        fspan,
-                    ));
-                }
-                let empty_axis = self.f.ty(arg).shape.last() == Some(&Dim::Known(0));
-                if matches!(operand.kind, FuncKind::Dfn(_)) && empty_axis && *op == Op1::Reduce {
-                    // A dfn has no identity element: reducing an empty axis is an error.
-                    return Err(err::domain(
-                        "this function has no identity element for an empty reduction",
-                        fspan,
-                    ));
-                }
-                match op {
-                    Op1::Reduce => self.reduce(bin, arg, fspan),
-                    Op1::Scan => self.scan(bin, arg, fspan),
-                    other => Err(err::unsupported(
-                        format!(
-                            "the operator {} is not supported on the GPU path yet",
-                            other.glyph()
-                        ),
-                        fspan,
-                    )),
-                }
+                let rank = self.f.ty(arg).rank();
+                let axis = match op {
+                    Op1::ReduceFirst | Op1::ScanFirst => 0,
+                    _ => rank.saturating_sub(1),
+                };
+                self.fold(&operand, *op, arg, axis, fspan)
             }
             FuncKind::SelfRef => Err(err::unsupported(
                 "∇ recursion is not supported on the GPU path",
@@ -355,8 +331,66 @@ impl Lower {
                 "outer and inner products need a left argument",
                 fspan,
             )),
-            FuncKind::Axis(..) => Err(err::unsupported(
-                "axis brackets are not supported on the GPU path yet",
+            FuncKind::Axis(g, k) => {
+                let g = self.resolve(g)?;
+                let axis = self.axis(k, self.f.ty(arg).rank())?;
+                match &g.kind {
+                    FuncKind::Derived { op, operand } => {
+                        let operand = self.resolve(operand)?;
+                        self.fold(&operand, *op, arg, axis, fspan)
+                    }
+                    FuncKind::Prim(Prim::Reverse | Prim::ReverseFirst) => {
+                        let ty = self.f.ty(arg).clone();
+                        Ok(self.gather(arg, Gather::Reverse(axis), ty.shape, fspan))
+                    }
+                    _ => Err(err::unsupported(
+                        "this function with an axis is not supported on the GPU path yet",
+                        fspan,
+                    )),
+                }
+            }
+        }
+    }
+
+    /// `f/`, `f⌿`, `f\`, `f⍀` (or with an axis) of `arg` along `axis`.
+    fn fold(
+        &mut self,
+        operand: &Func,
+        op: Op1,
+        arg: Value,
+        axis: usize,
+        fspan: Span,
+    ) -> Result<Value> {
+        let bin = self.operand_op(operand)?;
+        let elem = self.f.ty(arg).elem;
+        // Comparisons fold to booleans: only boolean items keep one type throughout.
+        if !bin.on_gpu_for(elem, elem) || (bin.is_comparison() && elem != ElemType::Bool) {
+            return Err(err::unsupported(
+                format!(
+                    "{}{} is not supported on the GPU path yet for {elem}",
+                    bin.glyph(),
+                    op.glyph()
+                ),
+                fspan,
+            ));
+        }
+        let empty_axis = self.f.ty(arg).shape.get(axis) == Some(&Dim::Known(0));
+        let reduce = matches!(op, Op1::Reduce | Op1::ReduceFirst);
+        if matches!(operand.kind, FuncKind::Dfn(_)) && empty_axis && reduce {
+            // A dfn has no identity element: reducing an empty axis is an error.
+            return Err(err::domain(
+                "this function has no identity element for an empty reduction",
+                fspan,
+            ));
+        }
+        match op {
+            Op1::Reduce | Op1::ReduceFirst => self.reduce(bin, arg, axis, fspan),
+            Op1::Scan | Op1::ScanFirst => self.scan(bin, arg, axis, fspan),
+            other => Err(err::unsupported(
+                format!(
+                    "the operator {} is not supported on the GPU path yet",
+                    other.glyph()
+                ),
                 fspan,
             )),
         }
@@ -365,6 +399,7 @@ impl Lower {
     fn dyadic(&mut self, func: &Func, l: Value, r: Value, span: &Span) -> Result<Value> {
         let fspan = func.span.clone();
         match &self.resolve(func)?.kind {
+            FuncKind::Prim(p) if p.is_structural() => self.structural2(*p, l, r, None, fspan),
             FuncKind::Prim(p) => match BinOp::from_prim(*p) {
                 Some(op) if op.on_gpu_for(self.f.ty(l).elem, self.f.ty(r).elem) => {
                     self.binary(op, l, r, fspan)
@@ -380,6 +415,28 @@ impl Lower {
             },
             FuncKind::Dfn(body) => self.call_dfn(body, Some(l), r, span),
             FuncKind::Name(_) => unreachable_name(fspan),
+            FuncKind::Outer(g) => {
+                let g = self.resolve(g)?;
+                self.outer(&g, l, r, fspan)
+            }
+            FuncKind::Inner(f, g) => {
+                let (f, g) = (self.resolve(f)?, self.resolve(g)?);
+                self.inner(&f, &g, l, r, fspan)
+            }
+            FuncKind::Axis(g, k) => {
+                let g = self.resolve(g)?;
+                let rank = self.f.ty(l).rank().max(self.f.ty(r).rank());
+                let axis = self.axis(k, rank)?;
+                match &g.kind {
+                    FuncKind::Prim(p) if p.is_structural() => {
+                        self.structural2(*p, l, r, Some(axis), fspan)
+                    }
+                    _ => Err(err::unsupported(
+                        "this function with an axis is not supported on the GPU path yet",
+                        fspan,
+                    )),
+                }
+            }
             _ => Err(err::unsupported(
                 "this derived function is not supported dyadically on the GPU path yet",
                 fspan,
@@ -393,7 +450,9 @@ impl Lower {
         let span = operand.span.clone();
         match &operand.kind {
             FuncKind::Prim(p) => BinOp::from_prim(*p)
-                .filter(|op| op.on_gpu() || matches!(op, BinOp::And | BinOp::Or))
+                .filter(|op| {
+                    op.on_gpu() || op.is_comparison() || matches!(op, BinOp::And | BinOp::Or)
+                })
                 .ok_or_else(|| {
                     err::unsupported(
                         format!(
@@ -642,76 +701,463 @@ impl Lower {
         })
     }
 
-    /// Shared checks of reduce and scan; `None` when the argument is a scalar.
-    fn fold_type(
-        &self,
-        op: BinOp,
-        arg: Value,
-        span: &Span,
-        what: &str,
-    ) -> Result<Option<(Type, Dim)>> {
-        let ty = self.f.ty(arg).clone();
-        let Some(&axis) = ty.shape.last() else {
-            return Ok(None);
-        };
-        if !op.is_associative() {
-            return Err(err::unsupported(
-                format!(
-                    "{}{what} folds right to left; the GPU path does not run it yet",
-                    op.glyph()
-                ),
-                span.clone(),
-            ));
-        }
-        let elem = op.reduce_type(ty.elem);
-        Ok(Some((
-            Type {
-                elem,
-                shape: ty.shape,
-            },
-            axis,
-        )))
-    }
-
-    fn reduce(&mut self, op: BinOp, arg: Value, span: Span) -> Result<Value> {
-        let Some((mut ty, axis)) = self.fold_type(op, arg, &span, "/")? else {
+    fn reduce(&mut self, op: BinOp, arg: Value, axis: usize, span: Span) -> Result<Value> {
+        let aty = self.f.ty(arg).clone();
+        if aty.rank() == 0 {
             return Ok(arg);
-        };
-        ty.shape.pop();
-        if axis == Dim::Known(0) {
+        }
+        let elem = op.reduce_type(aty.elem);
+        let mut shape = aty.shape.clone();
+        shape.remove(axis);
+        if aty.shape[axis] == Dim::Known(0) {
             // The identity's type: `⌈/⍬` is the most negative float.
-            if let (Some(id), true) = (
-                op.identity(self.f.ty(arg).elem),
-                ty.shape.iter().all(|d| matches!(d, Dim::Known(_))),
-            ) {
-                let shape: Vec<usize> = ty
-                    .shape
-                    .iter()
-                    .map(|d| {
-                        if let Dim::Known(n) = d {
-                            *n as usize
-                        } else {
-                            0
-                        }
-                    })
-                    .collect();
-                let n = shape.iter().product();
+            if let (Some(id), Some(dims)) = (op.identity(aty.elem), known_dims(&shape)) {
+                let n = dims.iter().product();
                 let mut d = Data::with_capacity(id.elem_type(), n);
                 (0..n).for_each(|_| d.push(id));
-                return Ok(self.konst(Array::new(shape, d), span));
+                return Ok(self.konst(Array::new(dims, d), span));
             }
+            return Err(err::domain(
+                "this function has no identity element for an empty reduction",
+                span,
+            ));
         }
-        let arg = self.cast(arg, ty.elem);
-        Ok(self.f.push(Inst::Reduce { op, arg }, ty, span))
+        let arg = self.cast(arg, elem);
+        Ok(self
+            .f
+            .push(Inst::Reduce { op, arg, axis }, Type { elem, shape }, span))
     }
 
-    fn scan(&mut self, op: BinOp, arg: Value, span: Span) -> Result<Value> {
-        let Some((ty, _)) = self.fold_type(op, arg, &span, "\\")? else {
+    fn scan(&mut self, op: BinOp, arg: Value, axis: usize, span: Span) -> Result<Value> {
+        let aty = self.f.ty(arg).clone();
+        if aty.rank() == 0 {
             return Ok(arg);
+        }
+        let elem = op.reduce_type(aty.elem);
+        let arg = self.cast(arg, elem);
+        let ty = Type {
+            elem,
+            shape: aty.shape,
         };
-        let arg = self.cast(arg, ty.elem);
-        Ok(self.f.push(Inst::Scan { op, arg }, ty, span))
+        Ok(self.f.push(Inst::Scan { op, arg, axis }, ty, span))
     }
+
+    /// The axis of `f[k]`: a literal integer from 1 to `rank` (⎕IO=1).
+    fn axis(&mut self, k: &Expr, rank: usize) -> Result<usize> {
+        let v = self.expr(k)?;
+        match self.const_ints(v).as_deref() {
+            Some([a]) if *a >= 1 && (*a as usize) <= rank.max(1) => Ok(*a as usize - 1),
+            Some(_) => Err(err::axis(
+                format!("the axis must be an integer from 1 to {}", rank.max(1)),
+                k.span.clone(),
+            )),
+            None => Err(err::unsupported(
+                "an axis computed on the device is not supported",
+                k.span.clone(),
+            )),
+        }
+    }
+
+    /// The integers of a literal scalar or vector.
+    fn const_ints(&self, v: Value) -> Option<Vec<i64>> {
+        let a = self.as_const(v)?;
+        if a.rank() > 1 {
+            return None;
+        }
+        (0..a.len()).map(|i| a.data.get(i).as_i64()).collect()
+    }
+
+    fn gather(&mut self, arg: Value, map: Gather, shape: Vec<Dim>, span: Span) -> Value {
+        let elem = self.f.ty(arg).elem;
+        self.f
+            .push(Inst::Gather { arg, map }, Type { elem, shape }, span)
+    }
+
+    /// `arg` with the same elements in ravel order and another shape.
+    fn reshape(&mut self, arg: Value, shape: Vec<Dim>, span: Span) -> Value {
+        if self.f.ty(arg).shape == shape {
+            return arg;
+        }
+        let fill = Scalar::I32(0).cast(self.f.ty(arg).elem);
+        self.gather(arg, Gather::Cycle { fill }, shape, span)
+    }
+
+    /// A structural function applied monadically (with an axis when given).
+    fn structural1(&mut self, p: Prim, x: Value, axis: Option<usize>, span: Span) -> Result<Value> {
+        let ty = self.f.ty(x).clone();
+        let r = ty.rank();
+        let shape_const = |l: &mut Self, dims: &[Dim]| -> Option<Value> {
+            let dims = known_dims(dims)?;
+            let d = Data::I32(dims.iter().map(|&n| n as i32).collect());
+            Some(l.konst(Array::vector(d), span.clone()))
+        };
+        match p {
+            Prim::Rho => shape_const(self, &ty.shape).ok_or_else(|| {
+                err::unsupported("⍴ of a run-time shape is not supported yet", span.clone())
+            }),
+            Prim::Tally => match ty.shape.first() {
+                None => Ok(self.konst(Array::scalar(Scalar::I32(1)), span)),
+                Some(Dim::Known(n)) => Ok(self.konst(Array::scalar(Scalar::I32(*n as i32)), span)),
+                Some(_) => Err(err::unsupported(
+                    "≢ of a run-time length is not supported yet",
+                    span,
+                )),
+            },
+            Prim::Comma => {
+                let n = match known_dims(&ty.shape) {
+                    Some(d) => Dim::Known(d.iter().product::<usize>() as u64),
+                    None if r == 1 => ty.shape[0],
+                    None => {
+                        return Err(err::unsupported(
+                            "ravel of a run-time shape is not supported yet",
+                            span,
+                        ))
+                    }
+                };
+                Ok(self.reshape(x, vec![n], span))
+            }
+            Prim::CommaBar => {
+                let shape = match (ty.shape.first(), known_dims(&ty.shape)) {
+                    (None, _) => vec![Dim::Known(1), Dim::Known(1)],
+                    (Some(d), _) if r == 1 => vec![*d, Dim::Known(1)],
+                    (Some(d), Some(all)) => {
+                        vec![*d, Dim::Known(all[1..].iter().product::<usize>() as u64)]
+                    }
+                    _ if r == 2 => ty.shape.clone(),
+                    _ => {
+                        return Err(err::unsupported(
+                            "table of a run-time shape is not supported yet",
+                            span,
+                        ))
+                    }
+                };
+                Ok(self.reshape(x, shape, span))
+            }
+            Prim::Reverse | Prim::ReverseFirst if r == 0 => Ok(x),
+            Prim::Reverse | Prim::ReverseFirst => {
+                let a = axis.unwrap_or(if p == Prim::Reverse { r - 1 } else { 0 });
+                Ok(self.gather(x, Gather::Reverse(a), ty.shape, span))
+            }
+            Prim::Transpose => {
+                let axes: Vec<usize> = (0..r).rev().collect();
+                let shape: Vec<Dim> = ty.shape.iter().rev().copied().collect();
+                Ok(self.gather(x, Gather::Axes(axes), shape, span))
+            }
+            _ => Err(err::unsupported(
+                format!("monadic {} is not supported on the GPU path yet", p.glyph()),
+                span,
+            )),
+        }
+    }
+
+    /// A structural function applied dyadically (with an axis when given).
+    fn structural2(
+        &mut self,
+        p: Prim,
+        a: Value,
+        x: Value,
+        axis: Option<usize>,
+        span: Span,
+    ) -> Result<Value> {
+        let ty = self.f.ty(x).clone();
+        let r = ty.rank();
+        let need_const = |what: &str| {
+            err::unsupported(
+                format!(
+                    "{}: the left argument must be known before the program runs on the GPU path",
+                    what
+                ),
+                span.clone(),
+            )
+        };
+        match p {
+            Prim::Comma | Prim::CommaBar => {
+                let rank = self.f.ty(a).rank().max(r).max(1);
+                let ax = axis.unwrap_or(if p == Prim::Comma { rank - 1 } else { 0 });
+                self.catenate(a, x, ax, span)
+            }
+            Prim::Rho => {
+                let dims = self.const_ints(a).ok_or_else(|| need_const("⍴"))?;
+                if dims.iter().any(|&d| d < 0) {
+                    return Err(err::domain("a shape must be non-negative integers", span));
+                }
+                let shape: Vec<Dim> = dims.iter().map(|&d| Dim::Known(d as u64)).collect();
+                let n: u64 = dims.iter().map(|&d| d as u64).product();
+                if n > i32::MAX as u64 {
+                    return Err(err::domain("the result has too many elements", span));
+                }
+                let fill = Scalar::I32(0).cast(ty.elem);
+                Ok(self.gather(x, Gather::Cycle { fill }, shape, span))
+            }
+            Prim::Reverse | Prim::ReverseFirst => {
+                if r == 0 {
+                    return Ok(x);
+                }
+                let by = match self.const_ints(a).as_deref() {
+                    Some([b]) if self.f.ty(a).rank() == 0 || self.f.ty(a).is_singleton() => *b,
+                    _ => return Err(need_const("⌽ by a vector or computed amount")),
+                };
+                let ax = axis.unwrap_or(if p == Prim::Reverse { r - 1 } else { 0 });
+                Ok(self.gather(x, Gather::Rotate { axis: ax, by }, ty.shape, span))
+            }
+            Prim::Transpose => {
+                let perm = self.const_ints(a).ok_or_else(|| need_const("⍉"))?;
+                if perm.len() != r {
+                    return Err(err::length(
+                        format!("⍉ needs {r} axes on the left, got {}", perm.len()),
+                        span,
+                    ));
+                }
+                let axes: Vec<usize> = perm.iter().map(|&k| (k - 1).max(0) as usize).collect();
+                let out_rank = axes.iter().max().map_or(0, |m| m + 1);
+                if perm.iter().any(|&k| k < 1 || k as usize > r)
+                    || (0..out_rank).any(|j| !axes.contains(&j))
+                {
+                    return Err(err::axis(
+                        "the axes must be a permutation, perhaps with repeats",
+                        span,
+                    ));
+                }
+                let mut shape = Vec::with_capacity(out_rank);
+                for j in 0..out_rank {
+                    let mut d: Option<Dim> = None;
+                    for (i, &t) in axes.iter().enumerate() {
+                        if t == j {
+                            d = Some(match (d, ty.shape[i]) {
+                                (None, x) => x,
+                                (Some(Dim::Known(m)), Dim::Known(n)) => Dim::Known(m.min(n)),
+                                (Some(p), x) if p == x => x,
+                                _ => {
+                                    return Err(err::unsupported(
+                                        "a diagonal of run-time lengths is not supported yet",
+                                        span,
+                                    ))
+                                }
+                            });
+                        }
+                    }
+                    shape.push(d.unwrap_or(Dim::Known(0)));
+                }
+                Ok(self.gather(x, Gather::Axes(axes), shape, span))
+            }
+            Prim::Take | Prim::Drop => {
+                let counts = self
+                    .const_ints(a)
+                    .ok_or_else(|| need_const(&p.glyph().to_string()))?;
+                let (x, ty) = if r == 0 {
+                    let shape = vec![Dim::Known(1); counts.len().max(1)];
+                    let x = self.reshape(x, shape, span.clone());
+                    (x, self.f.ty(x).clone())
+                } else {
+                    (x, ty)
+                };
+                let r = ty.rank();
+                let axes: Vec<usize> = match axis {
+                    Some(k) if counts.len() == 1 => vec![k],
+                    None if counts.len() <= r => (0..counts.len()).collect(),
+                    _ => {
+                        return Err(err::length(
+                            format!("{} of rank {r} takes at most {r} counts", p.glyph()),
+                            span,
+                        ))
+                    }
+                };
+                let mut start = vec![0i64; r];
+                let mut shape = ty.shape.clone();
+                for (&c, &ax) in counts.iter().zip(&axes) {
+                    let Dim::Known(n) = ty.shape[ax] else {
+                        return Err(err::unsupported(
+                            "take and drop on run-time lengths are not supported yet",
+                            span,
+                        ));
+                    };
+                    let n = n as i64;
+                    let (st, len) = match (p, c >= 0) {
+                        (Prim::Take, true) => (0, c),
+                        (Prim::Take, false) => (n + c, -c),
+                        (_, true) => (c.min(n), (n - c).max(0)),
+                        (_, false) => (0, (n + c).max(0)),
+                    };
+                    start[ax] = st;
+                    shape[ax] = Dim::Known(len as u64);
+                }
+                let fill = Scalar::I32(0).cast(ty.elem);
+                Ok(self.gather(x, Gather::Window { start, fill }, shape, span))
+            }
+            _ => Err(err::unsupported(
+                format!("dyadic {} is not supported on the GPU path yet", p.glyph()),
+                span,
+            )),
+        }
+    }
+
+    /// `a,[axis] b`: scalars are extended, and an array one rank below the other gets a
+    /// unit axis at `axis`.
+    fn catenate(&mut self, a: Value, b: Value, axis: usize, span: Span) -> Result<Value> {
+        let (at, bt) = (self.f.ty(a).clone(), self.f.ty(b).clone());
+        let elem = at.elem.join(bt.elem);
+        let (a, b) = (self.cast(a, elem), self.cast(b, elem));
+        let rank = at.rank().max(bt.rank()).max(1);
+        let fit = |l: &mut Self, v: Value, t: &Type, other: &Type| -> Result<Value> {
+            if t.rank() == rank {
+                return Ok(v);
+            }
+            let mut shape = if other.rank() == rank {
+                other.shape.clone()
+            } else {
+                vec![Dim::Known(1); rank]
+            };
+            if t.rank() == 0 {
+                shape[axis] = Dim::Known(1);
+                return Ok(l.reshape(v, shape, span.clone()));
+            }
+            if t.rank() + 1 == rank {
+                let mut s = t.shape.clone();
+                s.insert(axis, Dim::Known(1));
+                return Ok(l.reshape(v, s, span.clone()));
+            }
+            Err(err::rank(
+                format!(
+                    "arguments of rank {} and {} do not conform",
+                    at.rank(),
+                    bt.rank()
+                ),
+                span.clone(),
+            ))
+        };
+        let a = fit(self, a, &at, &bt)?;
+        let b = fit(self, b, &bt, &at)?;
+        let (at, bt) = (self.f.ty(a).clone(), self.f.ty(b).clone());
+        let mut shape = at.shape.clone();
+        for (k, dim) in shape.iter_mut().enumerate() {
+            if k == axis {
+                *dim = match (at.shape[k], bt.shape[k]) {
+                    (Dim::Known(x), Dim::Known(y)) => Dim::Known(x + y),
+                    _ => {
+                        return Err(err::unsupported(
+                            "catenating along a run-time length is not supported yet",
+                            span,
+                        ))
+                    }
+                };
+            } else if at.shape[k] != bt.shape[k] {
+                return Err(err::length(
+                    format!("lengths {} and {} do not match", at.shape[k], bt.shape[k]),
+                    span,
+                ));
+            }
+        }
+        Ok(self.f.push(
+            Inst::Catenate {
+                lhs: a,
+                rhs: b,
+                axis,
+            },
+            Type { elem, shape },
+            span,
+        ))
+    }
+
+    /// `a ∘.g b`: both arguments spread over the result's axes, then `g`.
+    fn outer(&mut self, g: &Func, a: Value, b: Value, span: Span) -> Result<Value> {
+        let op = self.scalar_operand(g, a, b)?;
+        let (at, bt) = (self.f.ty(a).clone(), self.f.ty(b).clone());
+        let mut shape = at.shape.clone();
+        shape.extend(bt.shape.iter().copied());
+        let ra = at.rank();
+        let a2 = self.gather(
+            a,
+            Gather::Axes((0..ra).collect()),
+            shape.clone(),
+            span.clone(),
+        );
+        let b2 = self.gather(
+            b,
+            Gather::Axes((ra..ra + bt.rank()).collect()),
+            shape,
+            span.clone(),
+        );
+        self.apply_binary(op, a2, b2, span)
+    }
+
+    /// `a f.g b`: `g` over a virtual array `(¯1↓⍴a),(1↓⍴b),k` of both arguments
+    /// spread, then `f/` along its last axis (fused: nothing of size m×n×k is stored).
+    fn inner(&mut self, f: &Func, g: &Func, a: Value, b: Value, span: Span) -> Result<Value> {
+        let gop = self.scalar_operand(g, a, b)?;
+        let (at, bt) = (self.f.ty(a).clone(), self.f.ty(b).clone());
+        if at.rank() == 0 || bt.rank() == 0 {
+            return Err(err::unsupported(
+                "inner products of scalars are not supported on the GPU path yet",
+                span,
+            ));
+        }
+        let (ra, rb) = (at.rank(), bt.rank());
+        let k = at.shape[ra - 1];
+        match (k, bt.shape[0]) {
+            (Dim::Known(x), Dim::Known(y)) if x != y => {
+                return Err(err::length(
+                    format!("inner lengths {x} and {y} do not match"),
+                    span,
+                ))
+            }
+            (x, y) if x != y => self.f.checks.push(LengthCheck {
+                a: x,
+                b: y,
+                span: span.clone(),
+            }),
+            _ => {}
+        }
+        let mut shape: Vec<Dim> = at.shape[..ra - 1].to_vec();
+        shape.extend(bt.shape[1..].iter().copied());
+        shape.push(k);
+        let last = shape.len() - 1;
+        let mut a_axes: Vec<usize> = (0..ra - 1).collect();
+        a_axes.push(last);
+        let mut b_axes = vec![last];
+        b_axes.extend((ra - 1..ra - 1 + rb - 1).collect::<Vec<_>>());
+        let a2 = self.gather(a, Gather::Axes(a_axes), shape.clone(), span.clone());
+        let b2 = self.gather(b, Gather::Axes(b_axes), shape, span.clone());
+        let prod = self.apply_binary(gop, a2, b2, span.clone())?;
+        self.fold(f, Op1::Reduce, prod, last, span)
+    }
+
+    /// The scalar function a product's operand denotes, checked for these arguments.
+    fn scalar_operand(&self, g: &Func, a: Value, b: Value) -> Result<BinOp> {
+        let op = self.operand_op(g)?;
+        let (ae, be) = (self.f.ty(a).elem, self.f.ty(b).elem);
+        if !op.on_gpu_for(ae, be) && op != BinOp::Power {
+            return Err(err::unsupported(
+                format!("{} is not supported on the GPU path yet here", op.glyph()),
+                g.span.clone(),
+            ));
+        }
+        Ok(op)
+    }
+
+    /// `l op r` with the same rules as a dyadic primitive (`*` only for small literal
+    /// powers).
+    fn apply_binary(&mut self, op: BinOp, l: Value, r: Value, span: Span) -> Result<Value> {
+        if op.on_gpu_for(self.f.ty(l).elem, self.f.ty(r).elem) {
+            return self.binary(op, l, r, span);
+        }
+        match self.small_power(r) {
+            Some(k) if op == BinOp::Power => self.power(l, k, span),
+            _ => Err(err::unsupported(
+                format!("{} is not supported on the GPU path yet", op.glyph()),
+                span,
+            )),
+        }
+    }
+}
+
+fn known_dims(shape: &[Dim]) -> Option<Vec<usize>> {
+    shape
+        .iter()
+        .map(|d| match d {
+            Dim::Known(n) => Some(*n as usize),
+            Dim::Sym(_) => None,
+        })
+        .collect()
 }
 
 fn single(s: Scalar) -> Data {

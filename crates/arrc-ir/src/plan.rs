@@ -14,8 +14,8 @@
 //! a specialization constant (id 0).
 
 use crate::array::{Array, ElemType, Scalar};
-use crate::error::{err, Error, ErrorClass, Result};
-use crate::ir::{Dim, Inst, Value};
+use crate::error::{Error, ErrorClass, Result};
+use crate::ir::{Dim, Gather, Inst, Value};
 use crate::scalar::{BinOp, UnOp};
 use crate::verify::Verified;
 use arrc_syntax::Span;
@@ -37,6 +37,12 @@ pub struct PlanOptions {
     /// Polls of a predecessor tile's flag before a scan reduces that tile itself (the
     /// default of specialization constant 2).
     pub spin_limit: u32,
+    /// The device's subgroup size (sizes grids of subgroup-per-row kernels; any value
+    /// is correct, since those kernels loop over rows).
+    pub subgroup_size: u32,
+    /// Workgroups that keep the device busy (chooses how many pieces long rows are
+    /// split into).
+    pub busy_groups: u32,
 }
 
 impl Default for PlanOptions {
@@ -47,6 +53,8 @@ impl Default for PlanOptions {
             map_groups: 65535,
             items_per_thread: 16,
             spin_limit: 2048,
+            subgroup_size: 32,
+            busy_groups: 2048,
         }
     }
 }
@@ -117,17 +125,91 @@ pub struct Buffer {
     pub role: BufferRole,
 }
 
+/// Index arithmetic inside a kernel: u32, wrapping (a coordinate below zero becomes
+/// huge, so one unsigned comparison checks both ends of a range).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum IExpr {
+    /// The element the kernel computes, in ravel order (maps, and the argument of
+    /// vector reductions and scans).
+    Index,
+    /// Axis kernels: the row (the combined index of every axis but the folded one).
+    Row,
+    /// Axis kernels: the position along the folded axis.
+    Pos,
+    Const(u32),
+    /// A length known at run time: the kernel's extra push constant of this slot.
+    Push(u32),
+    Add(Box<IExpr>, Box<IExpr>),
+    Sub(Box<IExpr>, Box<IExpr>),
+    Mul(Box<IExpr>, Box<IExpr>),
+    Div(Box<IExpr>, Box<IExpr>),
+    Rem(Box<IExpr>, Box<IExpr>),
+}
+
+impl IExpr {
+    pub fn plus(a: IExpr, b: IExpr) -> IExpr {
+        match (a, b) {
+            (IExpr::Const(0), x) | (x, IExpr::Const(0)) => x,
+            (IExpr::Const(x), IExpr::Const(y)) => IExpr::Const(x.wrapping_add(y)),
+            (a, b) => IExpr::Add(Box::new(a), Box::new(b)),
+        }
+    }
+
+    pub fn minus(a: IExpr, b: IExpr) -> IExpr {
+        match (a, b) {
+            (x, IExpr::Const(0)) => x,
+            (IExpr::Const(x), IExpr::Const(y)) => IExpr::Const(x.wrapping_sub(y)),
+            (a, b) => IExpr::Sub(Box::new(a), Box::new(b)),
+        }
+    }
+
+    pub fn times(a: IExpr, b: IExpr) -> IExpr {
+        match (a, b) {
+            (IExpr::Const(0), _) | (_, IExpr::Const(0)) => IExpr::Const(0),
+            (IExpr::Const(1), x) | (x, IExpr::Const(1)) => x,
+            (IExpr::Const(x), IExpr::Const(y)) => IExpr::Const(x.wrapping_mul(y)),
+            (a, b) => IExpr::Mul(Box::new(a), Box::new(b)),
+        }
+    }
+
+    pub fn quot(a: IExpr, b: IExpr) -> IExpr {
+        match (a, b) {
+            (x, IExpr::Const(1)) => x,
+            (IExpr::Const(0), _) => IExpr::Const(0),
+            (IExpr::Const(x), IExpr::Const(y)) if y != 0 => IExpr::Const(x / y),
+            (a, b) => IExpr::Div(Box::new(a), Box::new(b)),
+        }
+    }
+
+    pub fn modulo(a: IExpr, b: IExpr) -> IExpr {
+        match (a, b) {
+            (_, IExpr::Const(1)) | (IExpr::Const(0), _) => IExpr::Const(0),
+            (IExpr::Const(x), IExpr::Const(y)) if y != 0 => IExpr::Const(x % y),
+            (a, b) => IExpr::Rem(Box::new(a), Box::new(b)),
+        }
+    }
+}
+
 /// An expression computed per element inside a kernel.
 #[derive(Clone, Debug, PartialEq)]
 pub enum KExpr {
-    /// Element `i` of a binding (element 0 when `broadcast`).
+    /// Element `index` of a binding.
     Load {
         binding: u32,
         elem: ElemType,
-        broadcast: bool,
+        index: IExpr,
     },
-    /// `i + 1` as i32: a fused `⍳`.
-    Iota,
+    /// `index + 1` as i32: a fused `⍳`.
+    Iota {
+        index: IExpr,
+    },
+    /// `then` when every `a < b` (unsigned) holds, else `els`; only the chosen side is
+    /// evaluated (so an index outside an argument is never loaded).
+    Select {
+        when: Vec<(IExpr, IExpr)>,
+        then: Box<KExpr>,
+        els: Box<KExpr>,
+    },
     Const(Scalar),
     Cast {
         to: ElemType,
@@ -155,7 +237,8 @@ impl KExpr {
                 *elem
             }
             KExpr::Cast { to, .. } => *to,
-            KExpr::Iota => ElemType::I32,
+            KExpr::Select { then, .. } => then.elem(),
+            KExpr::Iota { .. } => ElemType::I32,
             KExpr::Const(s) => s.elem_type(),
         }
     }
@@ -170,12 +253,47 @@ impl KExpr {
                 ..
             } => error_bit.is_some() || lhs.may_fail() || rhs.may_fail(),
             KExpr::Cast { arg, .. } | KExpr::Unary { arg, .. } => arg.may_fail(),
+            KExpr::Select { then, els, .. } => then.may_fail() || els.may_fail(),
             _ => false,
         }
     }
 }
 
-/// What a kernel computes. Every kernel is a 1-D grid over `n` (push constant 0).
+/// How a fold combines items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fold {
+    /// An associative function: any grouping gives the same result (up to float
+    /// rounding), so it folds in parallel, keeping the items' order.
+    Assoc(BinOp),
+    /// Any other function: APL's right fold `x0 f (x1 f (… f xn))`, one row per
+    /// invocation.
+    Right(BinOp),
+}
+
+impl Fold {
+    pub fn op(self) -> BinOp {
+        match self {
+            Fold::Assoc(op) | Fold::Right(op) => op,
+        }
+    }
+}
+
+/// What works on one row of an axis kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// One invocation per row: short rows, and columns (neighbouring invocations
+    /// read neighbouring elements).
+    Thread,
+    /// One subgroup per row: medium rows.
+    Subgroup,
+    /// One workgroup per row (or per piece of a long row).
+    Workgroup,
+}
+
+/// What a kernel computes. Push constant 0 is always the number of elements or rows
+/// (a dispatch with 0 there is skipped, except for vector reductions, which write the
+/// identity).
 #[derive(Clone, Debug, PartialEq)]
 pub enum KernelKind {
     /// `out[i] = expr(i)` for `i < n`, grid-stride.
@@ -197,6 +315,35 @@ pub enum KernelKind {
         inclusive: u32,
         counter: u32,
     },
+    /// Push constants `rows, len, parts`: for `u < rows×parts`, `out[u]` folds
+    /// positions `[p·per, min(len, (p+1)·per))` of row `u mod rows`, with
+    /// `p = u div rows` and `per = ceil(len/parts)`; `expr` reads `Row` and `Pos`.
+    ReduceAxis {
+        fold: Fold,
+        expr: KExpr,
+        out: u32,
+        unit: Unit,
+    },
+    /// Push constants `rows, len`: inclusive scan of each row, element `(Row, Pos)`
+    /// stored at `out_index`.
+    ScanAxis {
+        fold: Fold,
+        expr: KExpr,
+        out: u32,
+        out_index: IExpr,
+        unit: Unit,
+    },
+}
+
+impl KernelKind {
+    /// Push constants the kind itself uses, before the expression's extra lengths.
+    pub fn fixed_push(&self) -> u32 {
+        match self {
+            KernelKind::ReduceAxis { .. } => 3,
+            KernelKind::ScanAxis { .. } => 2,
+            _ => 1,
+        }
+    }
 }
 
 /// One storage-buffer binding of a kernel (descriptor set 0).
@@ -220,7 +367,7 @@ pub struct Kernel {
     pub kind: KernelKind,
     pub bindings: Vec<Binding>,
     /// Names of the u32 push constants, in order at offsets 0, 4, ….
-    pub push_constants: Vec<&'static str>,
+    pub push_constants: Vec<String>,
     /// Default of specialization constant 0, the workgroup size.
     pub workgroup_size: u32,
     /// Default of specialization constant 1, elements per invocation per loop trip.
@@ -278,14 +425,65 @@ struct Planner<'a> {
     buffer_of: Vec<Option<usize>>,
 }
 
-/// Bindings of a kernel being built, from plan buffers.
+/// Bindings of a kernel being built, from plan buffers, and the run-time lengths its
+/// expressions read (extra push constants).
 #[derive(Default)]
 struct KernelBindings {
     buffers: Vec<usize>,
     bindings: Vec<Binding>,
+    lengths: Vec<Dim>,
 }
 
 impl KernelBindings {
+    /// A length as index arithmetic: a constant, or an extra push constant.
+    fn dim(&mut self, d: Dim) -> IExpr {
+        match d {
+            Dim::Known(n) => IExpr::Const(n as u32),
+            Dim::Sym(_) => {
+                let slot = match self.lengths.iter().position(|x| *x == d) {
+                    Some(i) => i,
+                    None => {
+                        self.lengths.push(d);
+                        self.lengths.len() - 1
+                    }
+                };
+                IExpr::Push(slot as u32)
+            }
+        }
+    }
+
+    fn product(&mut self, dims: &[Dim]) -> IExpr {
+        dims.iter()
+            .fold(IExpr::Const(1), |acc, d| IExpr::times(acc, self.dim(*d)))
+    }
+
+    /// The coordinates of ravel index `idx` in an array of this shape.
+    fn coords(&mut self, idx: &IExpr, shape: &[Dim]) -> Vec<IExpr> {
+        let r = shape.len();
+        (0..r)
+            .map(|a| {
+                let stride = self.product(&shape[a + 1..]);
+                let q = IExpr::quot(idx.clone(), stride);
+                if a == 0 {
+                    q
+                } else {
+                    let d = self.dim(shape[a]);
+                    IExpr::modulo(q, d)
+                }
+            })
+            .collect()
+    }
+
+    /// The ravel index of these coordinates in an array of this shape.
+    fn linear(&mut self, coords: &[IExpr], shape: &[Dim]) -> IExpr {
+        let mut acc = IExpr::Const(0);
+        for (c, d) in coords.iter().zip(shape) {
+            let d = self.dim(*d);
+            acc = IExpr::plus(IExpr::times(acc, d), c.clone());
+        }
+        acc
+    }
+
     fn bind(&mut self, buffer: usize, elem: ElemType, writable: bool) -> u32 {
         if let Some(i) = self.buffers.iter().position(|&b| b == buffer) {
             return i as u32;
@@ -339,8 +537,8 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
                 let b = p.buffer(val, BufferRole::Const(a.clone()));
                 p.buffer_of[i] = Some(b);
             }
-            Inst::Reduce { op, arg } => p.reduce(val, *op, *arg, is_result)?,
-            Inst::Scan { op, arg } => p.scan(val, *op, *arg, is_result)?,
+            Inst::Reduce { op, arg, axis } => p.reduce(val, *op, *arg, *axis, is_result)?,
+            Inst::Scan { op, arg, axis } => p.scan(val, *op, *arg, *axis, is_result)?,
             inst if inst.is_elementwise() && (is_result || v.uses[i] > 1) => p.map(val, is_result),
             _ => {}
         }
@@ -353,6 +551,61 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
     }
     p.plan.result_shape = f.ty(result).shape.clone();
     Ok(p.plan)
+}
+
+/// Whether the device folds `op` with subgroup operations (in any grouping).
+fn parallel(op: BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::Add | BinOp::Mul | BinOp::Max | BinOp::Min | BinOp::And | BinOp::Or
+    )
+}
+
+fn known(dims: &[Dim]) -> Option<u64> {
+    dims.iter()
+        .map(|d| match d {
+            Dim::Known(n) => Some(*n),
+            Dim::Sym(_) => None,
+        })
+        .product()
+}
+
+/// The shape around a folded axis: the axes before it, its length, the axes after it.
+struct AxisSplit {
+    pre: Vec<Dim>,
+    len: Dim,
+    post: Vec<Dim>,
+}
+
+impl AxisSplit {
+    fn new(shape: &[Dim], axis: usize) -> AxisSplit {
+        AxisSplit {
+            pre: shape[..axis].to_vec(),
+            len: shape[axis],
+            post: shape[axis + 1..].to_vec(),
+        }
+    }
+
+    fn rows(&self) -> Vec<Dim> {
+        let mut r = self.pre.clone();
+        r.extend(self.post.iter().copied());
+        r
+    }
+
+    /// The ravel index of element (`Row`, `Pos`).
+    fn index(&self, kb: &mut KernelBindings) -> IExpr {
+        let p = kb.product(&self.post);
+        let l = kb.dim(self.len);
+        let outer = IExpr::quot(IExpr::Row, p.clone());
+        let inner = IExpr::modulo(IExpr::Row, p.clone());
+        IExpr::plus(
+            IExpr::plus(
+                IExpr::times(outer, IExpr::times(l, p.clone())),
+                IExpr::times(IExpr::Pos, p),
+            ),
+            inner,
+        )
+    }
 }
 
 impl Planner<'_> {
@@ -375,29 +628,33 @@ impl Planner<'_> {
         self.plan.buffers.len() - 1
     }
 
-    /// The fused expression computing `v` per element inside a kernel.
-    fn expr(&mut self, v: Value, kb: &mut KernelBindings) -> KExpr {
+    /// The fused expression computing element `idx` (ravel order) of `v` inside a
+    /// kernel.
+    fn expr(&mut self, v: Value, idx: &IExpr, kb: &mut KernelBindings) -> KExpr {
         let f = self.v.func;
         let ty = f.ty(v);
+        let zero = IExpr::Const(0);
+        // A singleton operand is extended: every element reads its only one.
+        let idx = if ty.is_singleton() { &zero } else { idx };
         if let Some(b) = self.buffer_of[v.index()] {
             let binding = kb.bind(b, ty.elem, false);
             return KExpr::Load {
                 binding,
                 elem: ty.elem,
-                broadcast: ty.rank() == 0 || ty.is_singleton(),
+                index: idx.clone(),
             };
         }
         match f.inst(v) {
             Inst::Const(a) => KExpr::Const(a.data.get(0)),
-            Inst::Iota { .. } => KExpr::Iota,
+            Inst::Iota { .. } => KExpr::Iota { index: idx.clone() },
             Inst::Cast(x) => KExpr::Cast {
                 to: ty.elem,
-                arg: Box::new(self.expr(*x, kb)),
+                arg: Box::new(self.expr(*x, idx, kb)),
             },
             Inst::Unary { op, arg } => KExpr::Unary {
                 op: *op,
                 elem: ty.elem,
-                arg: Box::new(self.expr(*arg, kb)),
+                arg: Box::new(self.expr(*arg, idx, kb)),
             },
             Inst::Binary { op, lhs, rhs } => {
                 let error_bit = (*op == BinOp::Div)
@@ -405,14 +662,118 @@ impl Planner<'_> {
                 KExpr::Binary {
                     op: *op,
                     elem: ty.elem,
-                    lhs: Box::new(self.expr(*lhs, kb)),
-                    rhs: Box::new(self.expr(*rhs, kb)),
+                    lhs: Box::new(self.expr(*lhs, idx, kb)),
+                    rhs: Box::new(self.expr(*rhs, idx, kb)),
                     error_bit,
+                }
+            }
+            Inst::Gather { arg, map } => self.gather(v, *arg, map, idx, kb),
+            Inst::Catenate { lhs, rhs, axis } => {
+                let out = ty.shape.clone();
+                let c = kb.coords(idx, &out);
+                let la = kb.dim(f.ty(*lhs).shape[*axis]);
+                let li = kb.linear(&c, &f.ty(*lhs).shape.clone());
+                let mut rc = c.clone();
+                rc[*axis] = IExpr::minus(c[*axis].clone(), la.clone());
+                let ri = kb.linear(&rc, &f.ty(*rhs).shape.clone());
+                let then = self.expr(*lhs, &li, kb);
+                let els = self.expr(*rhs, &ri, kb);
+                KExpr::Select {
+                    when: vec![(c[*axis].clone(), la)],
+                    then: Box::new(then),
+                    els: Box::new(els),
                 }
             }
             // Params, non-scalar consts, reductions and scans are always materialized
             // before their users (instructions are planned in order).
             other => unreachable_materialized(other),
+        }
+    }
+
+    /// Element `idx` of a structural function's result, read from its argument.
+    fn gather(
+        &mut self,
+        v: Value,
+        arg: Value,
+        map: &Gather,
+        idx: &IExpr,
+        kb: &mut KernelBindings,
+    ) -> KExpr {
+        let f = self.v.func;
+        let out = f.ty(v).shape.clone();
+        let inp = f.ty(arg).shape.clone();
+        match map {
+            Gather::Cycle { fill } => {
+                let n = kb.product(&inp);
+                match known(&inp) {
+                    Some(0) => KExpr::Const(*fill),
+                    Some(_) => self.expr(arg, &IExpr::modulo(idx.clone(), n), kb),
+                    None => {
+                        let then = self.expr(arg, &IExpr::modulo(idx.clone(), n.clone()), kb);
+                        KExpr::Select {
+                            when: vec![(IExpr::Const(0), n)],
+                            then: Box::new(then),
+                            els: Box::new(KExpr::Const(*fill)),
+                        }
+                    }
+                }
+            }
+            Gather::Reverse(axis) => {
+                let mut c = kb.coords(idx, &out);
+                let d = kb.dim(inp[*axis]);
+                c[*axis] = IExpr::minus(IExpr::minus(d, IExpr::Const(1)), c[*axis].clone());
+                let i = kb.linear(&c, &inp);
+                self.expr(arg, &i, kb)
+            }
+            Gather::Rotate { axis, by } => {
+                let mut c = kb.coords(idx, &out);
+                let d = kb.dim(inp[*axis]);
+                let shift = match inp[*axis] {
+                    Dim::Known(n) if n > 0 => IExpr::Const(by.rem_euclid(n as i64) as u32),
+                    _ if *by >= 0 => IExpr::modulo(IExpr::Const(*by as u32), d.clone()),
+                    _ => IExpr::minus(
+                        d.clone(),
+                        IExpr::modulo(IExpr::Const(by.unsigned_abs() as u32), d.clone()),
+                    ),
+                };
+                c[*axis] = IExpr::modulo(IExpr::plus(c[*axis].clone(), shift), d);
+                let i = kb.linear(&c, &inp);
+                self.expr(arg, &i, kb)
+            }
+            Gather::Axes(axes) => {
+                let c = kb.coords(idx, &out);
+                let ci: Vec<IExpr> = axes.iter().map(|&a| c[a].clone()).collect();
+                let i = kb.linear(&ci, &inp);
+                self.expr(arg, &i, kb)
+            }
+            Gather::Window { start, fill } => {
+                let c = kb.coords(idx, &out);
+                let mut when = vec![];
+                let mut ci = vec![];
+                for (a, st) in start.iter().enumerate() {
+                    let x = IExpr::plus(c[a].clone(), IExpr::Const(*st as u32));
+                    let inside = matches!(
+                        (out[a], inp[a]),
+                        (Dim::Known(o), Dim::Known(n)) if *st >= 0 && *st as u64 + o <= n
+                    );
+                    if !inside {
+                        let d = kb.dim(inp[a]);
+                        when.push((x.clone(), d));
+                    }
+                    ci.push(x);
+                }
+                let i = kb.linear(&ci, &inp);
+                let then = self.expr(arg, &i, kb);
+                if when.is_empty() {
+                    then
+                } else {
+                    KExpr::Select {
+                        when,
+                        then: Box::new(then),
+                        els: Box::new(KExpr::Const(*fill)),
+                    }
+                }
+            }
         }
     }
 
@@ -453,11 +814,18 @@ impl Planner<'_> {
         groups: Count,
     ) {
         let k = self.plan.kernels.len();
+        debug_assert_eq!(push.len() as u32, kind.fixed_push());
+        let mut names: Vec<String> = push.iter().map(|(n, _)| n.to_string()).collect();
+        let mut counts: Vec<Count> = push.into_iter().map(|(_, c)| c).collect();
+        for d in &kb.lengths {
+            names.push(d.to_string());
+            counts.push(Count::Product(vec![*d]));
+        }
         self.plan.kernels.push(Kernel {
             name: format!("{name}_{k}"),
             kind,
             bindings: kb.bindings,
-            push_constants: push.iter().map(|(n, _)| *n).collect(),
+            push_constants: names,
             workgroup_size: self.opts.workgroup_size,
             items_per_thread: self.opts.items_per_thread,
             spin_limit: self.opts.spin_limit,
@@ -465,7 +833,7 @@ impl Planner<'_> {
         self.plan.dispatches.push(Dispatch {
             kernel: k,
             buffers: kb.buffers,
-            push: push.into_iter().map(|(_, c)| c).collect(),
+            push: counts,
             groups,
         });
     }
@@ -497,7 +865,7 @@ impl Planner<'_> {
 
     fn map(&mut self, v: Value, is_result: bool) {
         let mut kb = KernelBindings::default();
-        let expr = self.expr(v, &mut kb);
+        let expr = self.expr(v, &IExpr::Index, &mut kb);
         let b = self.result_or_temp(v, is_result);
         let out = kb.bind(b, self.v.func.ty(v).elem, true);
         self.bind_status(&mut kb, &[&expr]);
@@ -513,28 +881,32 @@ impl Planner<'_> {
         self.buffer_of[v.index()] = Some(b);
     }
 
-    fn rank1(&self, what: &str, arg: Value, span: Span) -> Result<()> {
-        if self.v.func.ty(arg).rank() != 1 {
-            return Err(err::unsupported(
-                format!(
-                    "{what} of a rank-{} array is not supported on the GPU path yet",
-                    self.v.func.ty(arg).rank()
-                ),
-                span,
-            ));
+    fn reduce(
+        &mut self,
+        v: Value,
+        op: BinOp,
+        arg: Value,
+        axis: usize,
+        is_result: bool,
+    ) -> Result<()> {
+        let split = AxisSplit::new(&self.v.func.ty(arg).shape.clone(), axis);
+        if parallel(op) && known(&split.rows()) == Some(1) {
+            self.reduce_vector(v, op, arg, is_result);
+        } else {
+            self.reduce_axis(v, op, arg, split, is_result);
         }
         Ok(())
     }
 
-    fn reduce(&mut self, v: Value, op: BinOp, arg: Value, is_result: bool) -> Result<()> {
-        self.rank1("reduction", arg, self.v.func.span(v))?;
+    /// `op/` of a vector: a grid-stride pass of partials, then one workgroup folds them.
+    fn reduce_vector(&mut self, v: Value, op: BinOp, arg: Value, is_result: bool) {
         let elem = self.v.func.ty(v).elem;
         let n = self.len_of(arg);
         let groups = self.grid(&n, self.opts.reduce_groups);
         // Pass 1: each workgroup folds its grid-stride share into partials[g].
         let partials = self.new_buffer(elem, groups.clone(), BufferRole::Temp);
         let mut kb = KernelBindings::default();
-        let expr = self.expr(arg, &mut kb);
+        let expr = self.expr(arg, &IExpr::Index, &mut kb);
         let out = kb.bind(partials, elem, true);
         self.bind_status(&mut kb, &[&expr]);
         let kind = KernelKind::Reduce { op, expr, out };
@@ -548,16 +920,169 @@ impl Planner<'_> {
         let expr = KExpr::Load {
             binding: pin,
             elem,
-            broadcast: false,
+            index: IExpr::Index,
         };
         let kind = KernelKind::Reduce { op, expr, out };
         self.push_kernel("reduce", kind, kb, vec![("n", groups)], Count::known(1));
         self.buffer_of[v.index()] = Some(b);
+    }
+
+    /// Grid for `units` rows (or row pieces) handled by `unit`s.
+    fn unit_groups(&self, unit: Unit, units: Count) -> Count {
+        let per_group = match unit {
+            Unit::Thread => self.opts.workgroup_size,
+            Unit::Subgroup => (self.opts.workgroup_size / self.opts.subgroup_size.max(1)).max(1),
+            Unit::Workgroup => 1,
+        };
+        Count::Groups {
+            of: Box::new(units),
+            per_group,
+            max: self.opts.map_groups,
+        }
+    }
+
+    /// `op/[axis]` with several rows. The unit working on a row is chosen from the row
+    /// length and layout: contiguous short rows one per invocation, medium ones one
+    /// per subgroup, long ones one workgroup per piece; rows strided in memory (a
+    /// first-axis reduction) one per invocation, so neighbours read neighbours, split
+    /// into pieces when there are too few rows to fill the device. Pieces are folded
+    /// by a second pass. Non-associative functions fold each row right to left in one
+    /// invocation.
+    fn reduce_axis(&mut self, v: Value, op: BinOp, arg: Value, split: AxisSplit, is_result: bool) {
+        let elem = self.v.func.ty(v).elem;
+        let rows_dims = split.rows();
+        let rows_n = known(&rows_dims);
+        let len_n = known(&[split.len]);
+        let contiguous = known(&split.post) == Some(1);
+        let (wg, items) = (
+            self.opts.workgroup_size as u64,
+            self.opts.items_per_thread as u64,
+        );
+        let busy = self.opts.busy_groups as u64;
+        let (fold, unit, parts) = if !parallel(op) {
+            (Fold::Right(op), Unit::Thread, 1)
+        } else if contiguous {
+            match len_n {
+                Some(l) if l <= 8 => (Fold::Assoc(op), Unit::Thread, 1),
+                Some(l) if l <= 4096 => (Fold::Assoc(op), Unit::Subgroup, 1),
+                Some(l) => {
+                    let want = busy.div_ceil(rows_n.unwrap_or(busy).max(1));
+                    let parts = want.min(l.div_ceil(wg * items)).max(1);
+                    (Fold::Assoc(op), Unit::Workgroup, parts)
+                }
+                None => (Fold::Assoc(op), Unit::Subgroup, 1),
+            }
+        } else {
+            let parts = match (rows_n, len_n) {
+                (Some(r), Some(l)) => (busy * wg).div_ceil(r.max(1)).min(l / 64).max(1),
+                _ => 1,
+            };
+            (Fold::Assoc(op), Unit::Thread, parts)
+        };
+        let parts = parts.min(u32::MAX as u64 / 2) as u32;
+        let rows = Count::Product(rows_dims.clone());
+        let units = Count::Scaled {
+            of: Box::new(rows.clone()),
+            times: parts,
+        };
+        let target = if parts == 1 {
+            self.result_or_temp(v, is_result)
+        } else {
+            self.new_buffer(elem, units.clone(), BufferRole::Temp)
+        };
+        let mut kb = KernelBindings::default();
+        let idx = split.index(&mut kb);
+        let expr = self.expr(arg, &idx, &mut kb);
+        let out = kb.bind(target, elem, true);
+        self.bind_status(&mut kb, &[&expr]);
+        let groups = self.unit_groups(unit, units);
+        let push = vec![
+            ("rows", rows.clone()),
+            ("len", Count::Product(vec![split.len])),
+            ("parts", Count::known(parts as u64)),
+        ];
+        let kind = KernelKind::ReduceAxis {
+            fold,
+            expr,
+            out,
+            unit,
+        };
+        self.push_kernel("reduce_axis", kind, kb, push, groups);
+        if parts > 1 {
+            // Pass 2: fold each row's pieces (stored piece-major: a column fold).
+            let b = self.result_or_temp(v, is_result);
+            let mut kb = KernelBindings::default();
+            let pin = kb.bind(target, elem, false);
+            let r = kb.product(&rows_dims);
+            let expr = KExpr::Load {
+                binding: pin,
+                elem,
+                index: IExpr::plus(IExpr::times(IExpr::Pos, r), IExpr::Row),
+            };
+            let out = kb.bind(b, elem, true);
+            let push = vec![
+                ("rows", rows.clone()),
+                ("len", Count::known(parts as u64)),
+                ("parts", Count::known(1)),
+            ];
+            let kind = KernelKind::ReduceAxis {
+                fold,
+                expr,
+                out,
+                unit: Unit::Thread,
+            };
+            let groups = self.unit_groups(Unit::Thread, rows);
+            self.push_kernel("reduce_axis", kind, kb, push, groups);
+            self.buffer_of[v.index()] = Some(b);
+        } else {
+            self.buffer_of[v.index()] = Some(target);
+        }
+    }
+
+    fn scan(
+        &mut self,
+        v: Value,
+        op: BinOp,
+        arg: Value,
+        axis: usize,
+        is_result: bool,
+    ) -> Result<()> {
+        let split = AxisSplit::new(&self.v.func.ty(arg).shape.clone(), axis);
+        if parallel(op) && known(&split.rows()) == Some(1) {
+            self.scan_vector(v, op, arg, is_result);
+            return Ok(());
+        }
+        let contiguous = known(&split.post) == Some(1);
+        let short = matches!(split.len, Dim::Known(l) if l <= 8);
+        let (fold, unit) = if !parallel(op) {
+            (Fold::Right(op), Unit::Thread)
+        } else if contiguous && !short {
+            (Fold::Assoc(op), Unit::Subgroup)
+        } else {
+            (Fold::Assoc(op), Unit::Thread)
+        };
+        let rows = Count::Product(split.rows());
+        let b = self.result_or_temp(v, is_result);
+        let mut kb = KernelBindings::default();
+        let idx = split.index(&mut kb);
+        let expr = self.expr(arg, &idx, &mut kb);
+        let out = kb.bind(b, self.v.func.ty(v).elem, true);
+        self.bind_status(&mut kb, &[&expr]);
+        let groups = self.unit_groups(unit, rows.clone());
+        let push = vec![("rows", rows), ("len", Count::Product(vec![split.len]))];
+        let kind = KernelKind::ScanAxis {
+            fold,
+            expr,
+            out,
+            out_index: idx,
+            unit,
+        };
+        self.push_kernel("scan_axis", kind, kb, push, groups);
+        self.buffer_of[v.index()] = Some(b);
         Ok(())
     }
 
-    fn scan(&mut self, v: Value, op: BinOp, arg: Value, is_result: bool) -> Result<()> {
-        self.rank1("scan", arg, self.v.func.span(v))?;
+    fn scan_vector(&mut self, v: Value, op: BinOp, arg: Value, is_result: bool) {
         let elem = self.v.func.ty(v).elem;
         let n = self.len_of(arg);
         let tile = self.opts.workgroup_size * self.opts.items_per_thread;
@@ -579,7 +1104,7 @@ impl Planner<'_> {
         let inclusive = self.new_buffer(ElemType::I32, words, BufferRole::Temp);
         let b = self.result_or_temp(v, is_result);
         let mut kb = KernelBindings::default();
-        let expr = self.expr(arg, &mut kb);
+        let expr = self.expr(arg, &IExpr::Index, &mut kb);
         let out = kb.bind(b, elem, true);
         let shared = |kb: &mut KernelBindings, buf: usize, elem: ElemType, atomic: bool| {
             let i = kb.bind(buf, elem, true);
@@ -603,7 +1128,6 @@ impl Planner<'_> {
         };
         self.push_kernel("scan", kind, kb, vec![("n", n)], groups);
         self.buffer_of[v.index()] = Some(b);
-        Ok(())
     }
 }
 

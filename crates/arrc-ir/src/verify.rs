@@ -8,16 +8,18 @@
 //! 6. `Cast` keeps the shape;
 //! 7. `Unary`/`Binary`: operands have the operand type of the function and the result
 //!    has its result type; each operand has the result's shape or is a singleton;
-//! 8. `Reduce` drops the last axis and `Scan` keeps the shape; both keep the element
-//!    type of their (already cast) argument and have rank ≥ 1 arguments;
-//! 9. every length symbol in a type is bound to a parameter axis;
-//! 10. the result is set and defined.
+//! 8. `Reduce` drops its axis and `Scan` keeps the shape; both keep the element type of
+//!    their (already cast) argument, whose rank exceeds the axis;
+//! 9. `Gather` keeps the element type (its fill too) and its map fits the ranks;
+//!    `Catenate`'s operands have the result's element type and rank;
+//! 10. every length symbol in a type is bound to a parameter axis;
+//! 11. the result is set and defined.
 //!
 //! Errors point at the offending value. Success returns [`Verified`], the facts the
 //! planner needs; the planner accepts nothing else.
 
 use crate::error::{Error, ErrorClass};
-use crate::ir::{Dim, Function, Inst, Type, Value};
+use crate::ir::{Dim, Function, Gather, Inst, Type, Value};
 
 /// A function that passed the verifier, with the use count of each value.
 pub struct Verified<'f> {
@@ -86,13 +88,43 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                     && conforms(lt, ty)
                     && conforms(rt, ty)
             }
-            Inst::Reduce { arg, .. } => {
+            Inst::Reduce { arg, axis, .. } => {
                 let at = f.ty(*arg);
-                at.rank() >= 1 && at.elem == ty.elem && at.shape[..at.rank() - 1] == ty.shape[..]
+                let mut kept = at.shape.clone();
+                *axis < at.rank() && {
+                    kept.remove(*axis);
+                    at.elem == ty.elem && kept == ty.shape
+                }
             }
-            Inst::Scan { arg, .. } => {
+            Inst::Scan { arg, axis, .. } => {
                 let at = f.ty(*arg);
-                at.rank() >= 1 && at.elem == ty.elem && at.shape == ty.shape
+                *axis < at.rank() && at.elem == ty.elem && at.shape == ty.shape
+            }
+            Inst::Gather { arg, map } => {
+                let at = f.ty(*arg);
+                at.elem == ty.elem
+                    && match map {
+                        Gather::Reverse(axis) | Gather::Rotate { axis, .. } => {
+                            *axis < at.rank() && at.shape == ty.shape
+                        }
+                        Gather::Axes(axes) => {
+                            axes.len() == at.rank() && axes.iter().all(|&a| a < ty.rank())
+                        }
+                        Gather::Window { start, fill } => {
+                            start.len() == at.rank()
+                                && at.rank() == ty.rank()
+                                && fill.elem_type() == ty.elem
+                        }
+                        Gather::Cycle { fill } => fill.elem_type() == ty.elem,
+                    }
+            }
+            Inst::Catenate { lhs, rhs, axis } => {
+                let (lt, rt) = (f.ty(*lhs), f.ty(*rhs));
+                lt.elem == ty.elem
+                    && rt.elem == ty.elem
+                    && lt.rank() == ty.rank()
+                    && rt.rank() == ty.rank()
+                    && *axis < ty.rank()
             }
         };
         if !ok {

@@ -4,7 +4,7 @@
 //! and simple.
 
 use crate::SpirvError;
-use arrc_ir::plan::{KExpr, Kernel, KernelKind};
+use arrc_ir::plan::{Fold, IExpr, KExpr, Kernel, KernelKind, Unit};
 use arrc_ir::scalar::{BinOp, UnOp};
 use arrc_ir::{ElemType, Scalar};
 use rspirv::dr::{Builder, Operand};
@@ -76,6 +76,28 @@ struct Cx {
     lid: Word,
     group: Word,
     groups: Word,
+    /// The push-constant block and the slot of the first extra length in it.
+    pc: Word,
+    push_base: u32,
+}
+
+/// The indices an expression is evaluated at: the element (ravel order) for flat
+/// kernels, the row and position for axis kernels.
+#[derive(Clone, Copy)]
+struct Ix {
+    index: Word,
+    row: Word,
+    pos: Word,
+}
+
+impl Ix {
+    fn flat(i: Word) -> Ix {
+        Ix {
+            index: i,
+            row: i,
+            pos: i,
+        }
+    }
 }
 
 impl Emitter {
@@ -609,27 +631,98 @@ impl Emitter {
 
     // ---- expressions ----
 
-    fn expr(&mut self, cx: &Cx, e: &KExpr, i: Word) -> R<Word> {
+    /// Index arithmetic.
+    fn iexpr(&mut self, cx: &Cx, e: &IExpr, ix: Ix) -> R<Word> {
+        let u = self.u32_t;
+        let two = |e: &mut Self, a: &IExpr, b: &IExpr| -> R<(Word, Word)> {
+            Ok((e.iexpr(cx, a, ix)?, e.iexpr(cx, b, ix)?))
+        };
         match e {
-            KExpr::Load {
-                binding, broadcast, ..
-            } => {
-                let idx = if *broadcast { self.c_u32(0) } else { i };
+            IExpr::Index => Ok(ix.index),
+            IExpr::Row => Ok(ix.row),
+            IExpr::Pos => Ok(ix.pos),
+            IExpr::Const(c) => Ok(self.c_u32(*c)),
+            IExpr::Push(k) => self.push_constant(cx, cx.push_base + k),
+            IExpr::Add(a, b) => {
+                let (a, b) = two(self, a, b)?;
+                self.b.i_add(u, None, a, b).map_err(be)
+            }
+            IExpr::Sub(a, b) => {
+                let (a, b) = two(self, a, b)?;
+                self.b.i_sub(u, None, a, b).map_err(be)
+            }
+            IExpr::Mul(a, b) => {
+                let (a, b) = two(self, a, b)?;
+                self.b.i_mul(u, None, a, b).map_err(be)
+            }
+            IExpr::Div(a, b) => {
+                let (a, b) = two(self, a, b)?;
+                self.b.u_div(u, None, a, b).map_err(be)
+            }
+            IExpr::Rem(a, b) => {
+                let (a, b) = two(self, a, b)?;
+                self.b.u_mod(u, None, a, b).map_err(be)
+            }
+        }
+    }
+
+    fn push_constant(&mut self, cx: &Cx, slot: u32) -> R<Word> {
+        let up = self.ptr(StorageClass::PushConstant, self.u32_t);
+        let k = self.c_u32(slot);
+        let p = self.b.access_chain(up, None, cx.pc, [k]).map_err(be)?;
+        self.load(self.u32_t, p)
+    }
+
+    fn expr(&mut self, cx: &Cx, e: &KExpr, ix: Ix) -> R<Word> {
+        match e {
+            KExpr::Load { binding, index, .. } => {
+                let idx = self.iexpr(cx, index, ix)?;
                 self.load_elem(cx, *binding, idx)
             }
-            KExpr::Iota => {
+            KExpr::Iota { index } => {
+                let i = self.iexpr(cx, index, ix)?;
                 let one = self.c_u32(1);
                 let u = self.uadd(i, one)?;
                 let it = self.ty(ElemType::I32);
                 self.b.bitcast(it, None, u).map_err(be)
             }
+            KExpr::Select { when, then, els } => {
+                let t = self.ty(then.elem());
+                let var = self.local(t);
+                let mut cond = None;
+                for (a, b) in when {
+                    let a = self.iexpr(cx, a, ix)?;
+                    let b = self.iexpr(cx, b, ix)?;
+                    let c = self.ult(a, b)?;
+                    cond = Some(match cond {
+                        None => c,
+                        Some(p) => self.b.logical_and(self.bool_t, None, p, c).map_err(be)?,
+                    });
+                }
+                let cond = match cond {
+                    Some(c) => c,
+                    None => self.b.constant_true(self.bool_t),
+                };
+                self.if_else(
+                    cond,
+                    |e| {
+                        let v = e.expr(cx, then, ix)?;
+                        e.store(var, v)
+                    },
+                    |e| {
+                        let v = e.expr(cx, els, ix)?;
+                        e.store(var, v)
+                    },
+                )?;
+                self.load(t, var)
+            }
             KExpr::Const(s) => Ok(self.scalar(*s)),
             KExpr::Cast { to, arg } => {
-                let v = self.expr(cx, arg, i)?;
+                let v = self.expr(cx, arg, ix)?;
                 self.convert(v, arg.elem(), *to)
             }
             KExpr::Unary { op, elem, arg } => {
-                let raw = self.expr(cx, arg, i)?;
+                let raw = self.expr(cx, arg, ix)?;
                 let at = arg.elem();
                 let bt = self.bool_t;
                 if *op == UnOp::Signum {
@@ -695,8 +788,8 @@ impl Emitter {
                 rhs,
                 error_bit,
             } => {
-                let a = self.expr(cx, lhs, i)?;
-                let b = self.expr(cx, rhs, i)?;
+                let a = self.expr(cx, lhs, ix)?;
+                let b = self.expr(cx, rhs, ix)?;
                 if op.is_comparison() {
                     return self.compare(*op, lhs.elem(), a, b);
                 }
@@ -760,6 +853,8 @@ impl Emitter {
             lid: 0,
             group: 0,
             groups: 0,
+            pc: 0,
+            push_base: k.kind.fixed_push(),
         };
         for bnd in &k.bindings {
             let words = bnd.status || bnd.atomic;
@@ -796,8 +891,14 @@ impl Emitter {
             .b
             .variable(pc_p, None, StorageClass::PushConstant, None);
 
+        cx.pc = pc;
         let shared_elem = match &k.kind {
-            KernelKind::Reduce { expr, .. } => Some(expr.elem()),
+            KernelKind::Reduce { expr, .. }
+            | KernelKind::ReduceAxis {
+                expr,
+                unit: Unit::Workgroup,
+                ..
+            } => Some(expr.elem()),
             _ => None,
         };
         if let Some(t) = shared_elem {
@@ -835,6 +936,19 @@ impl Emitter {
                 *out,
                 [*flags, *aggregates, *inclusive, *counter],
             )?,
+            KernelKind::ReduceAxis {
+                fold,
+                expr,
+                out,
+                unit,
+            } => self.reduce_axis_kernel(&mut cx, *fold, expr, *out, *unit)?,
+            KernelKind::ScanAxis {
+                fold,
+                expr,
+                out,
+                out_index,
+                unit,
+            } => self.scan_axis_kernel(&mut cx, *fold, expr, *out, out_index, *unit)?,
         }
         self.b.ret().map_err(be)?;
         self.b.end_function().map_err(be)?;
@@ -888,7 +1002,7 @@ impl Emitter {
         let i = self.local(self.u32_t);
         let k = self.local(self.u32_t);
         let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
-            let v = e.expr(cx, expr, j)?;
+            let v = e.expr(cx, expr, Ix::flat(j))?;
             e.store_elem(cx, out, j, v)
         };
         self.unrolled_share(cx, &per, i, k)
@@ -906,7 +1020,7 @@ impl Emitter {
         let id = self.identity(op, t);
         self.store(acc, id)?;
         let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
-            let x = e.expr(cx, expr, j)?;
+            let x = e.expr(cx, expr, Ix::flat(j))?;
             let a = e.load(tt, acc)?;
             let r = e.binop(op, t, a, x)?;
             e.store(acc, r)
@@ -957,6 +1071,364 @@ impl Emitter {
             let a = e.load(tt, acc)?;
             e.store_elem(cxr, out, cxr.group, a)
         })
+    }
+
+    /// `a op b`, comparisons included (booleans).
+    fn apply2(&mut self, op: BinOp, t: ElemType, a: Word, b: Word) -> R<Word> {
+        if op.is_comparison() {
+            self.compare(op, t, a, b)
+        } else {
+            self.binop(op, t, a, b)
+        }
+    }
+
+    fn umin(&mut self, a: Word, b: Word) -> R<Word> {
+        let lt = self.ult(a, b)?;
+        self.b.select(self.u32_t, None, lt, a, b).map_err(be)
+    }
+
+    /// Grid-stride loop over the units (rows or row pieces) of an axis kernel:
+    /// `body(u)` for each unit `u < units` this invocation's unit owns.
+    fn units_loop(
+        &mut self,
+        cx: &mut Cx,
+        unit: Unit,
+        units: Word,
+        body: &dyn Fn(&mut Self, &Cx, Word) -> R<()>,
+    ) -> R<()> {
+        let (first, step) = match unit {
+            Unit::Thread => {
+                let base = self.umul(cx.group, self.wg_size)?;
+                let first = self.uadd(base, cx.lid)?;
+                (first, self.umul(cx.groups, self.wg_size)?)
+            }
+            Unit::Subgroup => {
+                let sid = self.load_builtin(cx, BuiltIn::SubgroupId)?;
+                let nsg = self.load_builtin(cx, BuiltIn::NumSubgroups)?;
+                let base = self.umul(cx.group, nsg)?;
+                (self.uadd(base, sid)?, self.umul(cx.groups, nsg)?)
+            }
+            Unit::Workgroup => (cx.group, cx.groups),
+        };
+        let var = self.local(self.u32_t);
+        let cxr = &*cx;
+        self.count_loop(var, first, units, step, |e, u| body(e, cxr, u))
+    }
+
+    /// `body(k)` for `k = k0+off, k0+off+step, … < k1`, `items` at a time (independent
+    /// loads in flight; whole blocks unchecked), in increasing order.
+    fn strided(
+        &mut self,
+        k0: Word,
+        k1: Word,
+        off: Word,
+        step: Word,
+        body: &dyn Fn(&mut Self, Word) -> R<()>,
+    ) -> R<()> {
+        let u = self.u32_t;
+        let k = self.local(u);
+        let j = self.local(u);
+        let start = self.uadd(k0, off)?;
+        self.store(k, start)?;
+        let one = self.c_u32(1);
+        let itm1 = self.b.i_sub(u, None, self.items, one).map_err(be)?;
+        let span = self.umul(itm1, step)?;
+        let block = self.umul(self.items, step)?;
+        self.while_loop(
+            |e| {
+                let kv = e.load(u, k)?;
+                let last = e.uadd(kv, span)?;
+                let in_k = e.ult(kv, k1)?;
+                let in_last = e.ult(last, k1)?;
+                e.b.logical_and(e.bool_t, None, in_k, in_last).map_err(be)
+            },
+            |e| {
+                let zero = e.c_u32(0);
+                let one = e.c_u32(1);
+                let kv = e.load(u, k)?;
+                e.count_loop(j, zero, e.items, one, |e, jv| {
+                    let off = e.umul(jv, step)?;
+                    let at = e.uadd(kv, off)?;
+                    body(e, at)
+                })
+            },
+            |e| {
+                let kv = e.load(u, k)?;
+                let nx = e.uadd(kv, block)?;
+                e.store(k, nx)
+            },
+        )?;
+        self.while_loop(
+            |e| {
+                let kv = e.load(u, k)?;
+                e.ult(kv, k1)
+            },
+            |e| {
+                let kv = e.load(u, k)?;
+                body(e, kv)
+            },
+            |e| {
+                let kv = e.load(u, k)?;
+                let nx = e.uadd(kv, step)?;
+                e.store(k, nx)
+            },
+        )
+    }
+
+    /// Folds one row (or row piece) per unit: `out[u]` for `u < rows×parts` (push
+    /// constants 0, 1, 2: rows, len, parts).
+    fn reduce_axis_kernel(
+        &mut self,
+        cx: &mut Cx,
+        fold: Fold,
+        expr: &KExpr,
+        out: u32,
+        unit: Unit,
+    ) -> R<()> {
+        let t = expr.elem();
+        let tt = self.ty(t);
+        let u = self.u32_t;
+        let op = fold.op();
+        let rows = cx.n;
+        let len = self.push_constant(cx, 1)?;
+        let parts = self.push_constant(cx, 2)?;
+        let units = self.umul(rows, parts)?;
+        let one = self.c_u32(1);
+        let pm1 = self.b.i_sub(u, None, parts, one).map_err(be)?;
+        let lp = self.uadd(len, pm1)?;
+        let per = self.b.u_div(u, None, lp, parts).map_err(be)?;
+        let acc = self.local(tt);
+        let (off, step) = match unit {
+            Unit::Thread => (self.c_u32(0), self.c_u32(1)),
+            Unit::Subgroup => (
+                self.load_builtin(cx, BuiltIn::SubgroupLocalInvocationId)?,
+                self.load_builtin(cx, BuiltIn::SubgroupSize)?,
+            ),
+            Unit::Workgroup => (cx.lid, self.wg_size),
+        };
+        let (sid, nsg) = match unit {
+            Unit::Workgroup => (
+                self.load_builtin(cx, BuiltIn::SubgroupId)?,
+                self.load_builtin(cx, BuiltIn::NumSubgroups)?,
+            ),
+            _ => (0, 0),
+        };
+        let shared = cx.shared;
+        let kvar = self.local(u);
+        let body = |e: &mut Self, cx: &Cx, unit_id: Word| -> R<()> {
+            let row = e.b.u_mod(u, None, unit_id, rows).map_err(be)?;
+            let x_at = |e: &mut Self, k: Word| -> R<Word> {
+                e.expr(
+                    cx,
+                    expr,
+                    Ix {
+                        index: k,
+                        row,
+                        pos: k,
+                    },
+                )
+            };
+            if let Fold::Right(_) = fold {
+                // x0 f (x1 f (… f x[len-1])), from the right.
+                let zero = e.c_u32(0);
+                let empty = e.b.i_equal(e.bool_t, None, len, zero).map_err(be)?;
+                e.if_else(
+                    empty,
+                    |e| {
+                        let id = e.identity(op, t);
+                        e.store(acc, id)
+                    },
+                    |e| {
+                        let one = e.c_u32(1);
+                        let last = e.b.i_sub(u, None, len, one).map_err(be)?;
+                        let xl = x_at(e, last)?;
+                        e.store(acc, xl)?;
+                        e.store(kvar, last)?;
+                        e.while_loop(
+                            |e| {
+                                let kv = e.load(u, kvar)?;
+                                let zero = e.c_u32(0);
+                                e.ult(zero, kv)
+                            },
+                            |e| {
+                                let kv = e.load(u, kvar)?;
+                                let one = e.c_u32(1);
+                                let k = e.b.i_sub(u, None, kv, one).map_err(be)?;
+                                e.store(kvar, k)?;
+                                let x = x_at(e, k)?;
+                                let a = e.load(tt, acc)?;
+                                let r = e.apply2(op, t, x, a)?;
+                                e.store(acc, r)
+                            },
+                            |_| Ok(()),
+                        )
+                    },
+                )?;
+                let a = e.load(tt, acc)?;
+                return e.store_elem(cx, out, unit_id, a);
+            }
+            let p = e.b.u_div(u, None, unit_id, rows).map_err(be)?;
+            let start = e.umul(p, per)?;
+            let k0 = e.umin(start, len)?;
+            let end = e.uadd(k0, per)?;
+            let k1 = e.umin(end, len)?;
+            let id = e.identity(op, t);
+            e.store(acc, id)?;
+            e.strided(k0, k1, off, step, &|e, k| {
+                let x = x_at(e, k)?;
+                let a = e.load(tt, acc)?;
+                let r = e.binop(op, t, a, x)?;
+                e.store(acc, r)
+            })?;
+            let a = e.load(tt, acc)?;
+            match unit {
+                Unit::Thread => e.store_elem(cx, out, unit_id, a),
+                Unit::Subgroup => {
+                    let r = e.group(op, t, GroupOperation::Reduce, a)?;
+                    let el = e.elect()?;
+                    e.if_then(el, |e| e.store_elem(cx, out, unit_id, r))
+                }
+                Unit::Workgroup => {
+                    let r = e.group(op, t, GroupOperation::Reduce, a)?;
+                    let el = e.elect()?;
+                    e.if_then(el, |e| {
+                        let p = e.shared_ptr(shared, t, sid)?;
+                        e.store(p, r)
+                    })?;
+                    e.barrier()?;
+                    let zero = e.c_u32(0);
+                    let first = e.b.i_equal(e.bool_t, None, cx.lid, zero).map_err(be)?;
+                    e.if_then(first, |e| {
+                        let id = e.identity(op, t);
+                        e.store(acc, id)?;
+                        let zero = e.c_u32(0);
+                        let one = e.c_u32(1);
+                        e.count_loop(kvar, zero, nsg, one, |e, s| {
+                            let p = e.shared_ptr(shared, t, s)?;
+                            let v = e.load(tt, p)?;
+                            let a = e.load(tt, acc)?;
+                            let r = e.binop(op, t, a, v)?;
+                            e.store(acc, r)
+                        })?;
+                        let a = e.load(tt, acc)?;
+                        e.store_elem(cx, out, unit_id, a)
+                    })?;
+                    // The shared table is reused by the next unit.
+                    e.barrier()
+                }
+            }
+        };
+        self.units_loop(cx, unit, units, &body)
+    }
+
+    /// Inclusive scan of each row (push constants 0, 1: rows, len); element
+    /// (`Row`, `Pos`) is stored at `out_index`.
+    fn scan_axis_kernel(
+        &mut self,
+        cx: &mut Cx,
+        fold: Fold,
+        expr: &KExpr,
+        out: u32,
+        out_index: &IExpr,
+        unit: Unit,
+    ) -> R<()> {
+        let t = expr.elem();
+        let tt = self.ty(t);
+        let u = self.u32_t;
+        let op = fold.op();
+        let rows = cx.n;
+        let len = self.push_constant(cx, 1)?;
+        let acc = self.local(tt);
+        let carry = self.local(tt);
+        let kvar = self.local(u);
+        let jvar = self.local(u);
+        let (lane, sgsize) = match unit {
+            Unit::Subgroup => (
+                self.load_builtin(cx, BuiltIn::SubgroupLocalInvocationId)?,
+                self.load_builtin(cx, BuiltIn::SubgroupSize)?,
+            ),
+            _ => (0, 0),
+        };
+        let body = |e: &mut Self, cx: &Cx, row: Word| -> R<()> {
+            let at = |k: Word| Ix {
+                index: k,
+                row,
+                pos: k,
+            };
+            let store_at = |e: &mut Self, k: Word, v: Word| -> R<()> {
+                let i = e.iexpr(cx, out_index, at(k))?;
+                e.store_elem(cx, out, i, v)
+            };
+            let zero = e.c_u32(0);
+            let one = e.c_u32(1);
+            match (fold, unit) {
+                (Fold::Right(_), _) => e.count_loop(kvar, zero, len, one, |e, k| {
+                    // Element k is x0 f (x1 f (… f xk)).
+                    let xk = e.expr(cx, expr, at(k))?;
+                    e.store(acc, xk)?;
+                    e.store(jvar, k)?;
+                    e.while_loop(
+                        |e| {
+                            let jv = e.load(u, jvar)?;
+                            let zero = e.c_u32(0);
+                            e.ult(zero, jv)
+                        },
+                        |e| {
+                            let jv = e.load(u, jvar)?;
+                            let one = e.c_u32(1);
+                            let j = e.b.i_sub(u, None, jv, one).map_err(be)?;
+                            e.store(jvar, j)?;
+                            let x = e.expr(cx, expr, at(j))?;
+                            let a = e.load(tt, acc)?;
+                            let r = e.apply2(op, t, x, a)?;
+                            e.store(acc, r)
+                        },
+                        |_| Ok(()),
+                    )?;
+                    let a = e.load(tt, acc)?;
+                    store_at(e, k, a)
+                }),
+                (Fold::Assoc(_), Unit::Subgroup) => {
+                    let id = e.identity(op, t);
+                    e.store(carry, id)?;
+                    e.count_loop(kvar, zero, len, sgsize, |e, base| {
+                        let k = e.uadd(base, lane)?;
+                        let valid = e.ult(k, len)?;
+                        e.if_else(
+                            valid,
+                            |e| {
+                                let x = e.expr(cx, expr, at(k))?;
+                                e.store(acc, x)
+                            },
+                            |e| {
+                                let id = e.identity(op, t);
+                                e.store(acc, id)
+                            },
+                        )?;
+                        let x = e.load(tt, acc)?;
+                        let sc = e.group(op, t, GroupOperation::InclusiveScan, x)?;
+                        let tot = e.group(op, t, GroupOperation::Reduce, x)?;
+                        let c = e.load(tt, carry)?;
+                        let r = e.binop(op, t, c, sc)?;
+                        e.if_then(valid, |e| store_at(e, k, r))?;
+                        let nc = e.binop(op, t, c, tot)?;
+                        e.store(carry, nc)
+                    })
+                }
+                (Fold::Assoc(_), _) => {
+                    let id = e.identity(op, t);
+                    e.store(acc, id)?;
+                    e.count_loop(kvar, zero, len, one, |e, k| {
+                        let x = e.expr(cx, expr, at(k))?;
+                        let a = e.load(tt, acc)?;
+                        let r = e.binop(op, t, a, x)?;
+                        e.store(acc, r)?;
+                        store_at(e, k, r)
+                    })
+                }
+            }
+        };
+        self.units_loop(cx, unit, rows, &body)
     }
 
     /// Runs `per` on this invocation's grid-stride share, `items` elements per trip
@@ -1132,7 +1604,7 @@ impl Emitter {
             e.if_else(
                 inb,
                 |e| {
-                    let v = e.expr(cxr, expr, i)?;
+                    let v = e.expr(cxr, expr, Ix::flat(i))?;
                     e.store(xp, v)
                 },
                 |e| e.store(xp, id),
@@ -1484,7 +1956,7 @@ impl Emitter {
                                     let i = e.uadd(base, kv)?;
                                     let inb = e.ult(i, cx.n)?;
                                     e.if_then(inb, |e| {
-                                        let x = e.expr(cx, expr, i)?;
+                                        let x = e.expr(cx, expr, Ix::flat(i))?;
                                         let a = e.load(tt, fb)?;
                                         let r = e.binop(op, t, a, x)?;
                                         e.store(fb, r)

@@ -60,6 +60,15 @@ pub enum Prim {
 }
 
 impl Prim {
+    /// Functions that rearrange their argument's elements rather than compute new ones.
+    pub fn is_structural(self) -> bool {
+        use Prim::*;
+        matches!(
+            self,
+            Rho | Comma | CommaBar | Reverse | ReverseFirst | Transpose | Take | Drop | Tally
+        )
+    }
+
     /// The glyph as typed.
     pub fn glyph(self) -> char {
         use Prim::*;

@@ -56,9 +56,12 @@ fn cases() -> Vec<Case> {
     out
 }
 
-fn run(backend: arrc::Backend) -> (usize, Vec<String>) {
+/// Runs the corpus; returns the number of cases, the failures, and the cases the
+/// device path did not run (computed on the CPU reference instead).
+fn run(backend: arrc::Backend) -> (usize, Vec<String>, Vec<String>) {
     let cases = cases();
     let mut failures = Vec::new();
+    let mut fallbacks = Vec::new();
     let mut session: Option<(String, arrc::Session)> = None;
     for c in &cases {
         if session.as_ref().is_none_or(|(f, _)| *f != c.file) {
@@ -70,7 +73,12 @@ fn run(backend: arrc::Backend) -> (usize, Vec<String>) {
         }
         let s = &mut session.as_mut().unwrap().1;
         let actual = match s.eval(&c.input) {
-            Ok(o) => o.value.map(|v| arrc::display(&v)).unwrap_or_default(),
+            Ok(o) => {
+                if let Some(n) = o.notes.iter().find(|n| n.contains("computed on the CPU")) {
+                    fallbacks.push(format!("{}:{}: {}  ({n})", c.file, c.line, c.input));
+                }
+                o.value.map(|v| arrc::display(&v)).unwrap_or_default()
+            }
             Err(e) if c.expected.ends_with("ERROR") => e.class.name().to_string(),
             Err(e) => format!("{e}"),
         };
@@ -83,12 +91,15 @@ fn run(backend: arrc::Backend) -> (usize, Vec<String>) {
             ));
         }
     }
-    (cases.len(), failures)
+    (cases.len(), failures, fallbacks)
 }
+
+/// Corpus cases known to run on the device (see `corpus_on_the_device_with_fallback`).
+const GPU_COVERAGE_FLOOR: usize = 320;
 
 #[test]
 fn corpus_on_the_cpu_reference() {
-    let (n, failures) = run(arrc::Backend::Cpu);
+    let (n, failures, _) = run(arrc::Backend::Cpu);
     assert!(
         n >= 300,
         "the corpus should hold at least 300 expressions, has {n}"
@@ -105,11 +116,22 @@ fn corpus_on_the_cpu_reference() {
 fn corpus_on_the_device_with_fallback() {
     // Every statement the GPU path supports runs on the Vulkan device; the rest falls
     // back to the reference. The displays must not change.
-    let (n, failures) = run(arrc::Backend::Auto);
+    let (n, failures, fallbacks) = run(arrc::Backend::Auto);
     assert!(
         failures.is_empty(),
         "{} of {n} corpus cases failed on Vulkan:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+    // Coverage of the GPU path: cases that ran on the device. It may only grow;
+    // raise the floor when it does.
+    let on_device = n - fallbacks.len();
+    println!(
+        "{on_device} of {n} corpus cases ran on the device; on the CPU:\n{}",
+        fallbacks.join("\n")
+    );
+    assert!(
+        on_device >= GPU_COVERAGE_FLOOR,
+        "only {on_device} of {n} corpus cases ran on the device (floor {GPU_COVERAGE_FLOOR})"
     );
 }

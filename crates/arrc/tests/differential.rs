@@ -240,8 +240,134 @@ fn fusion_counts() {
         2,
         "(x-1)*2 is (x-1)×(x-1) inside the reduction's load: no temporary"
     );
+    assert_eq!(kernels("+/2 50⍴⍳9"), 1, "one subgroup per row, one pass");
+    assert_eq!(
+        kernels("+⌿1000 8⍴⍳9"),
+        2,
+        "a long column fold in pieces, then the pieces"
+    );
+    assert_eq!(kernels("⍉⌽2 3⍴⍳6"), 1, "gathers fuse into one map");
+    assert_eq!(kernels("+/⌽2 3⍴⍳6"), 1, "a gather fuses into a fold's load");
+    assert_eq!(
+        kernels("(2 3⍴⍳6)+.×3 2⍴⍳6"),
+        1,
+        "an inner product: both arguments spread and multiplied inside the fold"
+    );
+    assert_eq!(kernels("(⍳3)∘.×⍳4"), 1, "an outer product is one map");
     let mut g = gpu();
     g.set("x", Array::vector(Data::F32(vec![1.0, 2.0])));
     g.eval("+/x×x").unwrap();
     assert_eq!(g.stats().readbacks, 1, "one readback: the result");
+}
+
+/// A random matrix (or higher-rank array) of this shape.
+fn random_shaped(rng: &mut impl Rng, ty: ElemType, shape: &[usize]) -> Array {
+    let n = shape.iter().product();
+    let v = random(rng, ty, n, false);
+    Array::new(shape.to_vec(), v.data)
+}
+
+fn check_shaped(s: &mut Session, shape: &[usize], ty: ElemType, exprs: &[&str]) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0xa715 ^ shape.iter().sum::<usize>() as u64);
+    let m = random_shaped(&mut rng, ty, shape);
+    s.set("m", m.clone());
+    let mut cpu = arrc_ref::Env::default();
+    cpu.arrays.insert("m".into(), m.clone());
+    let n = m.len();
+    for expr in exprs {
+        let g = s
+            .eval(expr)
+            .unwrap_or_else(|e| panic!("{expr} shape {shape:?} on the GPU: {e}"));
+        assert!(
+            g.notes.is_empty(),
+            "{expr} did not run on the GPU: {:?}",
+            g.notes
+        );
+        let g = g.value.expect("a value");
+        let prog = arrc_syntax::parse_str(expr).expect("parses");
+        let c = arrc_ref::eval_program(&prog, &mut cpu)
+            .expect("cpu")
+            .expect("a value");
+        let scale = sum_abs(&m) * 4.0 + 1.0;
+        assert_close(&format!("{expr} {shape:?}"), n, &g, &c, scale);
+    }
+}
+
+/// Reductions and scans along either axis at the row lengths where strategies change
+/// (one invocation, one subgroup or one workgroup per row; pieces of long columns).
+#[test]
+fn axis_folds() {
+    let mut s = gpu();
+    const EXPRS: &[&str] = &[
+        "+/m",
+        "⌈/m",
+        "⌊⌿m",
+        "+⌿m",
+        "+\\m",
+        "⌈⍀m",
+        "-/m",
+        "-⌿m",
+        "×/m≠0",
+        "∨/m>900",
+    ];
+    for ty in [ElemType::F32, ElemType::I32] {
+        for len in [1usize, 2, 3, 7, 32, 33, 1000] {
+            check_shaped(&mut s, &[37, len], ty, EXPRS);
+            check_shaped(&mut s, &[len, 37], ty, EXPRS);
+        }
+        check_shaped(
+            &mut s,
+            &[3, 2, 5],
+            ty,
+            &["+/m", "+⌿m", "+/[2]m", "+\\[2]m", "-\\m"],
+        );
+        check_shaped(&mut s, &[2, 5000], ty, &["+/m", "⌈/m", "+⌿m", "+\\m"]);
+        check_shaped(&mut s, &[20000, 3], ty, &["+/m", "+⌿m", "⌈⌿m", "+⍀m"]);
+    }
+    // Few long rows: several workgroups per row, then a second pass.
+    check_shaped(&mut s, &[2, 1000000], ElemType::F32, &["+/m", "⌈/m"]);
+    check_shaped(&mut s, &[1000000, 2], ElemType::I32, &["+⌿m", "⌊⌿m"]);
+}
+
+/// Structural functions as gathers, alone and fused into their users; products.
+#[test]
+fn gathers_and_products() {
+    let mut s = gpu();
+    for ty in [ElemType::F32, ElemType::I32] {
+        check_shaped(
+            &mut s,
+            &[5, 7],
+            ty,
+            &[
+                "⌽m",
+                "⊖m",
+                "⍉m",
+                "2⌽m",
+                "¯3⊖m",
+                "+/⌽m",
+                "3↑m",
+                "¯2 9↑m",
+                "1 ¯2↓m",
+                "4 5⍴m",
+                ",m",
+                "⍪m",
+                "m,m",
+                "m⍪1",
+                "m,[1]m",
+                "m+.×⍉m",
+                "(⍉m)⌈.+m",
+                "(2↑,m)∘.×⍳3",
+                "-⍉-m",
+                "2 1⍉m",
+                "1 1⍉5 5↑m",
+                "+/,m",
+            ],
+        );
+        check_shaped(
+            &mut s,
+            &[2, 3, 4],
+            ty,
+            &["⍉m", "⌽[2]m", "3 1 2⍉m", "m+.×⍳4"],
+        );
+    }
 }
