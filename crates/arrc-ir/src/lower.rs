@@ -363,8 +363,11 @@ impl Lower {
     ) -> Result<Value> {
         let bin = self.operand_op(operand)?;
         let elem = self.f.ty(arg).elem;
-        // Comparisons fold to booleans: only boolean items keep one type throughout.
-        if !bin.on_gpu_for(elem, elem) || (bin.is_comparison() && elem != ElemType::Bool) {
+        // Items are converted to the fold's type r, and `r f r` must be an r again:
+        // comparisons fold only booleans, `⍲ ⍱` only booleans.
+        let r = bin.reduce_type(elem);
+        let keeps_type = elem.join(r) == r && bin.operand_type(r, r) == r;
+        if !bin.on_gpu_for(elem, elem) || !keeps_type {
             return Err(err::unsupported(
                 format!(
                     "{}{} is not supported on the GPU path yet for {elem}",
@@ -401,12 +404,12 @@ impl Lower {
         match &self.resolve(func)?.kind {
             FuncKind::Prim(p) if p.is_structural() => self.structural2(*p, l, r, None, fspan),
             FuncKind::Prim(p) => match BinOp::from_prim(*p) {
-                Some(op) if op.on_gpu_for(self.f.ty(l).elem, self.f.ty(r).elem) => {
-                    self.binary(op, l, r, fspan)
-                }
                 Some(BinOp::Power) if self.small_power(r).is_some() => {
                     let k = self.small_power(r).unwrap_or(1);
                     self.power(l, k, fspan)
+                }
+                Some(op) if op.on_gpu_for(self.f.ty(l).elem, self.f.ty(r).elem) => {
+                    self.binary(op, l, r, fspan)
                 }
                 _ => Err(err::unsupported(
                     format!("dyadic {} is not supported on the GPU path yet", p.glyph()),
@@ -450,9 +453,7 @@ impl Lower {
         let span = operand.span.clone();
         match &operand.kind {
             FuncKind::Prim(p) => BinOp::from_prim(*p)
-                .filter(|op| {
-                    op.on_gpu() || op.is_comparison() || matches!(op, BinOp::And | BinOp::Or)
-                })
+                .filter(|op| *op != BinOp::Binomial)
                 .ok_or_else(|| {
                     err::unsupported(
                         format!(
@@ -1125,7 +1126,7 @@ impl Lower {
     fn scalar_operand(&self, g: &Func, a: Value, b: Value) -> Result<BinOp> {
         let op = self.operand_op(g)?;
         let (ae, be) = (self.f.ty(a).elem, self.f.ty(b).elem);
-        if !op.on_gpu_for(ae, be) && op != BinOp::Power {
+        if !op.on_gpu_for(ae, be) {
             return Err(err::unsupported(
                 format!("{} is not supported on the GPU path yet here", op.glyph()),
                 g.span.clone(),
@@ -1137,11 +1138,9 @@ impl Lower {
     /// `l op r` with the same rules as a dyadic primitive (`*` only for small literal
     /// powers).
     fn apply_binary(&mut self, op: BinOp, l: Value, r: Value, span: Span) -> Result<Value> {
-        if op.on_gpu_for(self.f.ty(l).elem, self.f.ty(r).elem) {
-            return self.binary(op, l, r, span);
-        }
         match self.small_power(r) {
             Some(k) if op == BinOp::Power => self.power(l, k, span),
+            _ if op.on_gpu_for(self.f.ty(l).elem, self.f.ty(r).elem) => self.binary(op, l, r, span),
             _ => Err(err::unsupported(
                 format!("{} is not supported on the GPU path yet", op.glyph()),
                 span,

@@ -215,12 +215,14 @@ pub enum KExpr {
         to: ElemType,
         arg: Box<KExpr>,
     },
+    /// `error_bit` is set for functions that can raise an error (`÷x`, `⍟x`, …).
     Unary {
         op: UnOp,
         elem: ElemType,
         arg: Box<KExpr>,
+        error_bit: Option<u32>,
     },
-    /// `error_bit` is set for functions that can raise an error (`÷`).
+    /// `error_bit` is set for functions that can raise an error (`÷`, overflow, …).
     Binary {
         op: BinOp,
         elem: ElemType,
@@ -252,7 +254,8 @@ impl KExpr {
                 error_bit,
                 ..
             } => error_bit.is_some() || lhs.may_fail() || rhs.may_fail(),
-            KExpr::Cast { arg, .. } | KExpr::Unary { arg, .. } => arg.may_fail(),
+            KExpr::Unary { arg, error_bit, .. } => error_bit.is_some() || arg.may_fail(),
+            KExpr::Cast { arg, .. } => arg.may_fail(),
             KExpr::Select { then, els, .. } => then.may_fail() || els.may_fail(),
             _ => false,
         }
@@ -266,14 +269,14 @@ pub enum Fold {
     /// rounding), so it folds in parallel, keeping the items' order.
     Assoc(BinOp),
     /// Any other function: APL's right fold `x0 f (x1 f (… f xn))`, one row per
-    /// invocation.
-    Right(BinOp),
+    /// invocation; `error_bit` for the errors the function can raise.
+    Right { op: BinOp, error_bit: Option<u32> },
 }
 
 impl Fold {
     pub fn op(self) -> BinOp {
         match self {
-            Fold::Assoc(op) | Fold::Right(op) => op,
+            Fold::Assoc(op) | Fold::Right { op, .. } => op,
         }
     }
 }
@@ -553,12 +556,13 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
     Ok(p.plan)
 }
 
-/// Whether the device folds `op` with subgroup operations (in any grouping).
-fn parallel(op: BinOp) -> bool {
-    matches!(
-        op,
-        BinOp::Add | BinOp::Mul | BinOp::Max | BinOp::Min | BinOp::And | BinOp::Or
-    )
+/// Whether the device folds `op` on `elem` with subgroup operations (in any grouping).
+fn parallel(op: BinOp, elem: ElemType) -> bool {
+    match op {
+        BinOp::Add | BinOp::Mul | BinOp::Max | BinOp::Min => true,
+        BinOp::And | BinOp::Or => elem == ElemType::Bool,
+        _ => false,
+    }
 }
 
 fn known(dims: &[Dim]) -> Option<u64> {
@@ -651,19 +655,32 @@ impl Planner<'_> {
                 to: ty.elem,
                 arg: Box::new(self.expr(*x, idx, kb)),
             },
-            Inst::Unary { op, arg } => KExpr::Unary {
-                op: *op,
-                elem: ty.elem,
-                arg: Box::new(self.expr(*arg, idx, kb)),
-            },
+            // Error bits are numbered in evaluation order (operands first, the right
+            // one before the left), and the lowest bit set is reported: the error
+            // APL would meet first.
+            Inst::Unary { op, arg } => {
+                let arg = Box::new(self.expr(*arg, idx, kb));
+                let error_bit = op
+                    .device_error(arg.elem())
+                    .map(|m| self.error_bit(ErrorClass::Domain, m, f.span(v)));
+                KExpr::Unary {
+                    op: *op,
+                    elem: ty.elem,
+                    arg,
+                    error_bit,
+                }
+            }
             Inst::Binary { op, lhs, rhs } => {
-                let error_bit = (*op == BinOp::Div)
-                    .then(|| self.error_bit(ErrorClass::Domain, "division by zero", f.span(v)));
+                let rhs = Box::new(self.expr(*rhs, idx, kb));
+                let lhs = Box::new(self.expr(*lhs, idx, kb));
+                let error_bit = op
+                    .device_error(lhs.elem())
+                    .map(|m| self.error_bit(ErrorClass::Domain, m, f.span(v)));
                 KExpr::Binary {
                     op: *op,
                     elem: ty.elem,
-                    lhs: Box::new(self.expr(*lhs, idx, kb)),
-                    rhs: Box::new(self.expr(*rhs, idx, kb)),
+                    lhs,
+                    rhs,
                     error_bit,
                 }
             }
@@ -805,6 +822,29 @@ impl Planner<'_> {
         }
     }
 
+    fn bind_status_fold(&mut self, kb: &mut KernelBindings, expr: &KExpr, fold: Fold) {
+        let fails = KExpr::Const(Scalar::I32(0));
+        let fold_fails = matches!(
+            fold,
+            Fold::Right {
+                error_bit: Some(_),
+                ..
+            }
+        );
+        // A stand-in expression that may fail makes the status binding appear.
+        let marker = KExpr::Unary {
+            op: UnOp::Neg,
+            elem: ElemType::I32,
+            arg: Box::new(fails),
+            error_bit: Some(0),
+        };
+        if fold_fails {
+            self.bind_status(kb, &[&marker]);
+        } else {
+            self.bind_status(kb, &[expr]);
+        }
+    }
+
     fn push_kernel(
         &mut self,
         name: &str,
@@ -890,7 +930,7 @@ impl Planner<'_> {
         is_result: bool,
     ) -> Result<()> {
         let split = AxisSplit::new(&self.v.func.ty(arg).shape.clone(), axis);
-        if parallel(op) && known(&split.rows()) == Some(1) {
+        if parallel(op, self.v.func.ty(arg).elem) && known(&split.rows()) == Some(1) {
             self.reduce_vector(v, op, arg, is_result);
         } else {
             self.reduce_axis(v, op, arg, split, is_result);
@@ -927,6 +967,14 @@ impl Planner<'_> {
         self.buffer_of[v.index()] = Some(b);
     }
 
+    fn right_fold(&mut self, v: Value, op: BinOp, elem: ElemType) -> Fold {
+        let span = self.v.func.span(v);
+        let error_bit = op
+            .device_error(elem)
+            .map(|m| self.error_bit(ErrorClass::Domain, m, span));
+        Fold::Right { op, error_bit }
+    }
+
     /// Grid for `units` rows (or row pieces) handled by `unit`s.
     fn unit_groups(&self, unit: Unit, units: Count) -> Count {
         let per_group = match unit {
@@ -959,8 +1007,8 @@ impl Planner<'_> {
             self.opts.items_per_thread as u64,
         );
         let busy = self.opts.busy_groups as u64;
-        let (fold, unit, parts) = if !parallel(op) {
-            (Fold::Right(op), Unit::Thread, 1)
+        let (fold, unit, parts) = if !parallel(op, elem) {
+            (self.right_fold(v, op, elem), Unit::Thread, 1)
         } else if contiguous {
             match len_n {
                 Some(l) if l <= 8 => (Fold::Assoc(op), Unit::Thread, 1),
@@ -994,7 +1042,7 @@ impl Planner<'_> {
         let idx = split.index(&mut kb);
         let expr = self.expr(arg, &idx, &mut kb);
         let out = kb.bind(target, elem, true);
-        self.bind_status(&mut kb, &[&expr]);
+        self.bind_status_fold(&mut kb, &expr, fold);
         let groups = self.unit_groups(unit, units);
         let push = vec![
             ("rows", rows.clone()),
@@ -1048,14 +1096,15 @@ impl Planner<'_> {
         is_result: bool,
     ) -> Result<()> {
         let split = AxisSplit::new(&self.v.func.ty(arg).shape.clone(), axis);
-        if parallel(op) && known(&split.rows()) == Some(1) {
+        let elem = self.v.func.ty(v).elem;
+        if parallel(op, elem) && known(&split.rows()) == Some(1) {
             self.scan_vector(v, op, arg, is_result);
             return Ok(());
         }
         let contiguous = known(&split.post) == Some(1);
         let short = matches!(split.len, Dim::Known(l) if l <= 8);
-        let (fold, unit) = if !parallel(op) {
-            (Fold::Right(op), Unit::Thread)
+        let (fold, unit) = if !parallel(op, elem) {
+            (self.right_fold(v, op, elem), Unit::Thread)
         } else if contiguous && !short {
             (Fold::Assoc(op), Unit::Subgroup)
         } else {
@@ -1067,7 +1116,7 @@ impl Planner<'_> {
         let idx = split.index(&mut kb);
         let expr = self.expr(arg, &idx, &mut kb);
         let out = kb.bind(b, self.v.func.ty(v).elem, true);
-        self.bind_status(&mut kb, &[&expr]);
+        self.bind_status_fold(&mut kb, &expr, fold);
         let groups = self.unit_groups(unit, rows.clone());
         let push = vec![("rows", rows), ("len", Count::Product(vec![split.len]))];
         let kind = KernelKind::ScanAxis {

@@ -130,15 +130,32 @@ impl UnOp {
         }
     }
 
-    /// Whether the SPIR-V back end implements it.
+    /// Whether the SPIR-V back end implements it (every monadic scalar function).
     pub fn on_gpu(self) -> bool {
-        matches!(self, UnOp::Neg | UnOp::Conjugate | UnOp::Abs | UnOp::Signum)
+        true
     }
 
-    /// Whether the SPIR-V back end implements it for an argument of this type (`~` only
-    /// on booleans, where no DOMAIN ERROR can arise).
+    /// Whether the SPIR-V back end implements it for an argument of this type (`~` of
+    /// a number that is not 0 or 1 is a DOMAIN ERROR raised by the device).
     pub fn on_gpu_for(self, arg: ElemType) -> bool {
-        self.on_gpu() || (self == UnOp::Not && arg == ElemType::Bool)
+        self != UnOp::Not || arg != ElemType::F32
+    }
+
+    /// The DOMAIN ERROR the device may raise computing it on an argument of this type.
+    pub fn device_error(self, arg: ElemType) -> Option<&'static str> {
+        use ElemType::*;
+        match self {
+            UnOp::Recip => Some("division by zero"),
+            UnOp::Ln => Some("⍟ needs a positive argument"),
+            UnOp::Exp | UnOp::PiTimes => Some("the result is not a finite f32 number"),
+            UnOp::Factorial => Some("! of a negative integer, or a result beyond f32"),
+            UnOp::Not if arg != Bool => Some("~ needs booleans (0 or 1)"),
+            UnOp::Neg | UnOp::Abs if arg == I64 => Some("integer result does not fit in 64 bits"),
+            UnOp::Ceil | UnOp::Floor if arg == F32 => {
+                Some("the result is too large for an integer")
+            }
+            _ => None,
+        }
     }
 
     /// Element type of the result. Integers negate in 64 bits (`-¯2147483648` leaves
@@ -345,22 +362,45 @@ impl BinOp {
         }
     }
 
-    /// Whether the SPIR-V back end implements it.
+    /// Whether the SPIR-V back end implements it for arithmetic arguments.
     pub fn on_gpu(self) -> bool {
-        matches!(
+        !matches!(
             self,
-            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Max | BinOp::Min
-        )
+            BinOp::Binomial | BinOp::And | BinOp::Or | BinOp::Nand | BinOp::Nor
+        ) && !self.is_comparison()
     }
 
     /// Whether the SPIR-V back end implements it for arguments of these types:
-    /// comparisons on any numbers, `∧ ∨` on booleans (not as LCM and GCD).
+    /// comparisons on any numbers; `∧ ∨` on booleans and integers (LCM and GCD) and
+    /// `⍲ ⍱` on booleans and integers (a DOMAIN ERROR unless 0 or 1), not on floats.
     pub fn on_gpu_for(self, a: ElemType, b: ElemType) -> bool {
-        self.on_gpu()
-            || self.is_comparison()
-            || (matches!(self, BinOp::And | BinOp::Or)
-                && a == ElemType::Bool
-                && b == ElemType::Bool)
+        let j = a.join(b);
+        match self {
+            BinOp::And | BinOp::Or | BinOp::Nand | BinOp::Nor => j != ElemType::F32,
+            BinOp::Binomial => false,
+            _ => true,
+        }
+    }
+
+    /// The DOMAIN ERROR the device may raise computing it on operands of type
+    /// `operand` (after conversion).
+    pub fn device_error(self, operand: ElemType) -> Option<&'static str> {
+        use ElemType::*;
+        match self {
+            BinOp::Div => Some("division by zero"),
+            BinOp::Add | BinOp::Sub | BinOp::Mul if operand == F32 => {
+                Some("the result is not a finite f32 number")
+            }
+            BinOp::Add | BinOp::Sub | BinOp::Mul => Some("integer result does not fit in 64 bits"),
+            BinOp::Power => Some("⍺*⍵ has no finite real result here"),
+            BinOp::Log => Some("⍟ needs positive arguments (and a base other than 1)"),
+            BinOp::Circle => Some("⍺○⍵ outside its domain"),
+            BinOp::And | BinOp::Or if operand != Bool => {
+                Some("integer result does not fit in 64 bits")
+            }
+            BinOp::Nand | BinOp::Nor if operand != Bool => Some("needs booleans (0 or 1)"),
+            _ => None,
+        }
     }
 
     pub fn is_comparison(self) -> bool {

@@ -5,7 +5,7 @@
 
 use crate::SpirvError;
 use arrc_ir::plan::{Fold, IExpr, KExpr, Kernel, KernelKind, Unit};
-use arrc_ir::scalar::{BinOp, UnOp};
+use arrc_ir::scalar::BinOp;
 use arrc_ir::{ElemType, Scalar};
 use rspirv::dr::{Builder, Operand};
 use rspirv::spirv::{
@@ -13,6 +13,8 @@ use rspirv::spirv::{
     FunctionControl, GroupOperation, MemoryModel, SelectionControl, StorageClass, Word,
 };
 use std::collections::HashMap;
+
+mod scalars;
 
 type R<T> = Result<T, SpirvError>;
 
@@ -63,6 +65,8 @@ struct Emitter {
     spin: Word,
     uses_i64: bool,
     uses_ballot: bool,
+    /// The GLSL.std.450 extended instruction set.
+    glsl: Word,
 }
 
 /// Per-kernel state: binding variables, builtins already loaded, interface.
@@ -113,6 +117,7 @@ impl Emitter {
         let u32_t = b.type_int(32, 0);
         let v3u32 = b.type_vector(u32_t, 3);
         // The workgroup size: specialization constant 0 inside the WorkgroupSize built-in.
+        let glsl = b.ext_inst_import("GLSL.std.450");
         let wg_size = b.spec_constant_bit32(u32_t, workgroup_size);
         b.decorate(wg_size, Decoration::SpecId, [Operand::LiteralBit32(0)]);
         let items = b.spec_constant_bit32(u32_t, items_per_thread.max(1));
@@ -137,6 +142,7 @@ impl Emitter {
             spin,
             uses_i64: false,
             uses_ballot: false,
+            glsl,
         };
         let one = e.c_u32(1);
         let wgv = e.b.spec_constant_composite(v3u32, [wg_size, one, one]);
@@ -572,7 +578,8 @@ impl Emitter {
     }
 
     fn convert(&mut self, v: Word, from: ElemType, to: ElemType) -> R<Word> {
-        if from == to {
+        // Booleans are i32 words already.
+        if from == to || self.ty(from) == self.ty(to) {
             return Ok(v);
         }
         let ty = self.ty(to);
@@ -721,65 +728,14 @@ impl Emitter {
                 let v = self.expr(cx, arg, ix)?;
                 self.convert(v, arg.elem(), *to)
             }
-            KExpr::Unary { op, elem, arg } => {
+            KExpr::Unary {
+                op,
+                elem,
+                arg,
+                error_bit,
+            } => {
                 let raw = self.expr(cx, arg, ix)?;
-                let at = arg.elem();
-                let bt = self.bool_t;
-                if *op == UnOp::Signum {
-                    // ¯1, 0 or 1 (i32), from the argument as it is.
-                    let z = self.scalar(Scalar::I32(0).cast(at));
-                    let (gt, lt) = if at == ElemType::F32 {
-                        (
-                            self.b.f_ord_greater_than(bt, None, raw, z).map_err(be)?,
-                            self.b.f_ord_less_than(bt, None, raw, z).map_err(be)?,
-                        )
-                    } else {
-                        (
-                            self.b.s_greater_than(bt, None, raw, z).map_err(be)?,
-                            self.b.s_less_than(bt, None, raw, z).map_err(be)?,
-                        )
-                    };
-                    let it = self.ty(ElemType::I32);
-                    let (one, zero, minus) = (
-                        self.scalar(Scalar::I32(1)),
-                        self.scalar(Scalar::I32(0)),
-                        self.scalar(Scalar::I32(-1)),
-                    );
-                    let neg = self.b.select(it, None, lt, minus, zero).map_err(be)?;
-                    return self.b.select(it, None, gt, one, neg).map_err(be);
-                }
-                let v = self.convert(raw, at, *elem)?;
-                let ty = self.ty(*elem);
-                match (op, elem) {
-                    (UnOp::Conjugate, _) | (UnOp::Abs, ElemType::Bool) => Ok(v),
-                    (UnOp::Not, ElemType::Bool) => {
-                        let one = self.scalar(Scalar::Bool(true));
-                        self.b.i_sub(ty, None, one, v).map_err(be)
-                    }
-                    (UnOp::Abs, ElemType::F32) => {
-                        let z = self.scalar(Scalar::F32(0.0));
-                        let lt = self.b.f_ord_less_than(bt, None, v, z).map_err(be)?;
-                        let n = self.b.f_negate(ty, None, v).map_err(be)?;
-                        self.b.select(ty, None, lt, n, v).map_err(be)
-                    }
-                    (UnOp::Abs, _) => {
-                        // (v ^ s) - s with s the sign mask. (lavapipe turns the
-                        // compare-and-select form into a 64-bit iabs that gets it wrong.)
-                        let bits = self.scalar(Scalar::I32(elem.size() as i32 * 8 - 1).cast(*elem));
-                        let sign = self
-                            .b
-                            .shift_right_arithmetic(ty, None, v, bits)
-                            .map_err(be)?;
-                        let x = self.b.bitwise_xor(ty, None, v, sign).map_err(be)?;
-                        self.b.i_sub(ty, None, x, sign).map_err(be)
-                    }
-                    (UnOp::Neg, ElemType::F32) => self.b.f_negate(ty, None, v).map_err(be),
-                    (UnOp::Neg, _) => self.b.s_negate(ty, None, v).map_err(be),
-                    (op, _) => Err(SpirvError::Build(format!(
-                        "{} has no device form yet",
-                        op.name()
-                    ))),
-                }
+                self.unary(cx, *op, arg.elem(), *elem, raw, *error_bit)
             }
             KExpr::Binary {
                 op,
@@ -790,54 +746,13 @@ impl Emitter {
             } => {
                 let a = self.expr(cx, lhs, ix)?;
                 let b = self.expr(cx, rhs, ix)?;
-                if op.is_comparison() {
-                    return self.compare(*op, lhs.elem(), a, b);
-                }
-                let r = self.binop(*op, *elem, a, b)?;
-                match (op, error_bit, cx.status) {
-                    (BinOp::Div, Some(bit), Some(status)) => {
-                        self.checked_div(cx, status, *bit, a, b, r)
-                    }
-                    _ => Ok(r),
-                }
+                let circle = match **lhs {
+                    KExpr::Const(s) => s.as_i64(),
+                    _ => None,
+                };
+                self.binary(cx, *op, lhs.elem(), *elem, a, b, circle, *error_bit)
             }
         }
-    }
-
-    /// APL division: `0÷0` is 1, and `x÷0` raises DOMAIN ERROR through the status word.
-    fn checked_div(
-        &mut self,
-        _cx: &Cx,
-        status: Word,
-        bit: u32,
-        a: Word,
-        b: Word,
-        q: Word,
-    ) -> R<Word> {
-        let f = self.ty(ElemType::F32);
-        let zero = self.scalar(Scalar::F32(0.0));
-        let one = self.scalar(Scalar::F32(1.0));
-        let bt = self.bool_t;
-        let bz = self.b.f_ord_equal(bt, None, b, zero).map_err(be)?;
-        let az = self.b.f_ord_equal(bt, None, a, zero).map_err(be)?;
-        let anz = self.b.logical_not(bt, None, az).map_err(be)?;
-        let bad = self.b.logical_and(bt, None, bz, anz).map_err(be)?;
-        self.if_then(bad, |e| {
-            let ut = e.u32_t;
-            let p = e.ptr(StorageClass::StorageBuffer, ut);
-            let zero = e.c_u32(0);
-            let ptr =
-                e.b.access_chain(p, None, status, [zero, zero])
-                    .map_err(be)?;
-            let dev = e.c_u32(SCOPE_DEVICE);
-            let relaxed = e.c_u32(0);
-            let mask = e.c_u32(1 << bit);
-            e.b.atomic_or(ut, None, ptr, dev, relaxed, mask)
-                .map_err(be)?;
-            Ok(())
-        })?;
-        let both = self.b.logical_and(bt, None, bz, az).map_err(be)?;
-        self.b.select(f, None, both, one, q).map_err(be)
     }
 
     // ---- kernels ----
@@ -1073,13 +988,13 @@ impl Emitter {
         })
     }
 
-    /// `a op b`, comparisons included (booleans).
-    fn apply2(&mut self, op: BinOp, t: ElemType, a: Word, b: Word) -> R<Word> {
-        if op.is_comparison() {
-            self.compare(op, t, a, b)
-        } else {
-            self.binop(op, t, a, b)
-        }
+    /// `a f b` for a right fold's function, its errors raised.
+    fn apply2(&mut self, cx: &Cx, fold: Fold, t: ElemType, a: Word, b: Word) -> R<Word> {
+        let (op, bit) = match fold {
+            Fold::Right { op, error_bit } => (op, error_bit),
+            Fold::Assoc(op) => (op, None),
+        };
+        self.binary(cx, op, t, op.result_type(t, t), a, b, None, bit)
     }
 
     fn umin(&mut self, a: Word, b: Word) -> R<Word> {
@@ -1228,7 +1143,7 @@ impl Emitter {
                     },
                 )
             };
-            if let Fold::Right(_) = fold {
+            if let Fold::Right { .. } = fold {
                 // x0 f (x1 f (… f x[len-1])), from the right.
                 let zero = e.c_u32(0);
                 let empty = e.b.i_equal(e.bool_t, None, len, zero).map_err(be)?;
@@ -1257,7 +1172,7 @@ impl Emitter {
                                 e.store(kvar, k)?;
                                 let x = x_at(e, k)?;
                                 let a = e.load(tt, acc)?;
-                                let r = e.apply2(op, t, x, a)?;
+                                let r = e.apply2(cx, fold, t, x, a)?;
                                 e.store(acc, r)
                             },
                             |_| Ok(()),
@@ -1362,7 +1277,7 @@ impl Emitter {
             let zero = e.c_u32(0);
             let one = e.c_u32(1);
             match (fold, unit) {
-                (Fold::Right(_), _) => e.count_loop(kvar, zero, len, one, |e, k| {
+                (Fold::Right { .. }, _) => e.count_loop(kvar, zero, len, one, |e, k| {
                     // Element k is x0 f (x1 f (… f xk)).
                     let xk = e.expr(cx, expr, at(k))?;
                     e.store(acc, xk)?;
@@ -1380,7 +1295,7 @@ impl Emitter {
                             e.store(jvar, j)?;
                             let x = e.expr(cx, expr, at(j))?;
                             let a = e.load(tt, acc)?;
-                            let r = e.apply2(op, t, x, a)?;
+                            let r = e.apply2(cx, fold, t, x, a)?;
                             e.store(acc, r)
                         },
                         |_| Ok(()),

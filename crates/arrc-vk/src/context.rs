@@ -627,12 +627,12 @@ impl Context {
 
     /// Records a dispatch sequence once, to submit as often as needed: zero `zero`,
     /// a timestamp, the dispatches with barriers, a timestamp, then the copies
-    /// `readback` (source, destination, bytes) for the host.
+    /// `readback` (source, destination, bytes, offset in the destination) for the host.
     pub fn record(
         &mut self,
         zero: &[&Buffer],
         dispatches: &[Dispatch<'_>],
-        readback: &[(&Buffer, &Buffer, u64)],
+        readback: &[(&Buffer, &Buffer, u64, u64)],
     ) -> Result<Recording> {
         let max_groups = self.info.max_workgroup_count[0];
         for disp in dispatches {
@@ -682,7 +682,7 @@ impl Context {
         rec: &mut Recording,
         zero: &[&Buffer],
         dispatches: &[Dispatch<'_>],
-        readback: &[(&Buffer, &Buffer, u64)],
+        readback: &[(&Buffer, &Buffer, u64, u64)],
     ) -> Result<()> {
         let d = &self.device;
         let layouts: Vec<_> = dispatches
@@ -797,13 +797,13 @@ impl Context {
             if ts {
                 d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, 1);
             }
-            for (src, dst, bytes) in readback {
+            for (src, dst, bytes, offset) in readback {
                 if *bytes > 0 {
                     d.cmd_copy_buffer(
                         cb,
                         src.raw,
                         dst.raw,
-                        &[vk::BufferCopy::default().size(*bytes)],
+                        &[vk::BufferCopy::default().size(*bytes).dst_offset(*offset)],
                     );
                 }
             }
@@ -867,12 +867,16 @@ impl Context {
         )
     }
 
-    /// The first `len` bytes of a readback buffer, after the submission that filled it.
-    pub fn read_mapped(&self, b: &Buffer, len: u64) -> Vec<u8> {
+    /// `len` bytes from `offset` of a readback buffer, after the submission that
+    /// filled it.
+    pub fn read_mapped(&self, b: &Buffer, offset: u64, len: u64) -> Vec<u8> {
         b.alloc
             .as_ref()
             .and_then(|a| a.mapped_slice())
-            .map(|m| m[..(len as usize).min(m.len())].to_vec())
+            .map(|m| {
+                let start = (offset as usize).min(m.len());
+                m[start..(start + len as usize).min(m.len())].to_vec()
+            })
             .unwrap_or_default()
     }
 

@@ -260,13 +260,13 @@ impl Gpu {
                 Dim::Sym(s) => syms[s.0 as usize] as usize,
             })
             .collect();
-        // Record once: the dispatches, then copies of the result (and status word) into
-        // host-visible memory, so that a run is one submission and no extra transfer.
+        // Record once: the dispatches, then copies of the result and the status word
+        // (after the result, 4-byte aligned) into one host-visible buffer, so that a
+        // run is one submission and one readback.
         let result_bytes = out.result_len * out.result_elem.size() as u64;
-        out.result_stage = Some(self.ctx.create_readback(result_bytes).map_err(dev)?);
-        if out.status.is_some() {
-            out.status_stage = Some(self.ctx.create_readback(4).map_err(dev)?);
-        }
+        out.status_offset = result_bytes.next_multiple_of(4);
+        let stage_bytes = out.status_offset + if out.status.is_some() { 4 } else { 0 };
+        out.result_stage = Some(self.ctx.create_readback(stage_bytes.max(4)).map_err(dev)?);
         let dispatches: Vec<Dispatch> = out
             .dispatches
             .iter()
@@ -286,10 +286,10 @@ impl Gpu {
             .collect();
         let mut readback = Vec::new();
         if let Some(stage) = &out.result_stage {
-            readback.push((&out.buffers[plan.result], stage, result_bytes));
-        }
-        if let (Some(s), Some(stage)) = (out.status, &out.status_stage) {
-            readback.push((&out.buffers[s], stage, 4));
+            readback.push((&out.buffers[plan.result], stage, result_bytes, 0));
+            if let Some(s) = out.status {
+                readback.push((&out.buffers[s], stage, 4, out.status_offset));
+            }
         }
         out.recording = Some(
             self.ctx
@@ -311,28 +311,28 @@ impl Gpu {
     }
 
     /// Checks the status word and reads the result (copied by the last submission).
-    pub fn finish(&mut self, _c: &CompiledStatement, p: &Prepared) -> Result<Array, Error> {
-        if let Some(stage) = &p.status_stage {
-            let bytes = self.ctx.read_mapped(stage, 4);
-            self.stats.readbacks += 1;
+    pub fn finish(&mut self, c: &CompiledStatement, p: &Prepared) -> Result<Array, Error> {
+        let stage = p
+            .result_stage
+            .as_ref()
+            .ok_or_else(|| Error::new(ErrorClass::Device, "statement not prepared", 0..0))?;
+        // One readback: the status word after the result.
+        self.stats.readbacks += 1;
+        if p.status.is_some() {
+            let bytes = self.ctx.read_mapped(stage, p.status_offset, 4);
             let word = u32::from_le_bytes(
                 bytes
                     .get(..4)
                     .and_then(|b| b.try_into().ok())
                     .unwrap_or([0; 4]),
             );
-            if let Some(e) = _c.plan.error_for(word) {
+            if let Some(e) = c.plan.error_for(word) {
                 return Err(e);
             }
         }
-        let stage = p
-            .result_stage
-            .as_ref()
-            .ok_or_else(|| Error::new(ErrorClass::Device, "statement not prepared", 0..0))?;
         let bytes = self
             .ctx
-            .read_mapped(stage, p.result_len * p.result_elem.size() as u64);
-        self.stats.readbacks += 1;
+            .read_mapped(stage, 0, p.result_len * p.result_elem.size() as u64);
         let data = Data::from_bytes(p.result_elem, &bytes, p.result_len as usize);
         Ok(Array::new(p.result_shape.clone(), data))
     }
@@ -368,12 +368,7 @@ impl Gpu {
         if let Some(r) = p.recording {
             self.ctx.free_recording(r);
         }
-        for b in p
-            .buffers
-            .into_iter()
-            .chain(p.result_stage)
-            .chain(p.status_stage)
-        {
+        for b in p.buffers.into_iter().chain(p.result_stage) {
             self.ctx.free_buffer(b);
         }
     }
@@ -389,6 +384,7 @@ pub struct Prepared {
     result_elem: ElemType,
     result_shape: Vec<usize>,
     result_stage: Option<Buffer>,
-    status_stage: Option<Buffer>,
+    /// Where the status word lies in `result_stage`.
+    status_offset: u64,
     recording: Option<Recording>,
 }

@@ -56,6 +56,35 @@ fn cases() -> Vec<Case> {
     out
 }
 
+/// Whether two displays agree: exactly, or (`rounding`, for device results) number by
+/// number within f32 rounding (the device's `*`, `⍟`, `○` may differ from the
+/// reference's correctly rounded values in the last digits, which changes column
+/// widths too).
+fn same_display(actual: &str, expected: &str, rounding: bool) -> bool {
+    if actual == expected {
+        return true;
+    }
+    if !rounding {
+        return false;
+    }
+    let num = |t: &str| t.replace('¯', "-").parse::<f64>().ok();
+    let a_lines: Vec<&str> = actual.lines().collect();
+    let e_lines: Vec<&str> = expected.lines().collect();
+    a_lines.len() == e_lines.len()
+        && a_lines.iter().zip(&e_lines).all(|(a, e)| {
+            let (at, et): (Vec<&str>, Vec<&str>) = (
+                a.split_whitespace().collect(),
+                e.split_whitespace().collect(),
+            );
+            at.len() == et.len()
+                && at.iter().zip(&et).all(|(x, y)| {
+                    x == y
+                        || matches!((num(x), num(y)), (Some(p), Some(q))
+                            if (p - q).abs() <= 4e-6 * q.abs().max(1e-30))
+                })
+        })
+}
+
 /// Runs the corpus; returns the number of cases, the failures, and the cases the
 /// device path did not run (computed on the CPU reference instead).
 fn run(backend: arrc::Backend) -> (usize, Vec<String>, Vec<String>) {
@@ -84,7 +113,7 @@ fn run(backend: arrc::Backend) -> (usize, Vec<String>, Vec<String>) {
         };
         let actual: Vec<&str> = actual.lines().map(|l| l.trim_end()).collect();
         let actual = actual.join("\n");
-        if actual != c.expected {
+        if !same_display(&actual, &c.expected, backend != arrc::Backend::Cpu) {
             failures.push(format!(
                 "{}:{}: {}\n  expected: {:?}\n  actual:   {:?}",
                 c.file, c.line, c.input, c.expected, actual
@@ -95,7 +124,7 @@ fn run(backend: arrc::Backend) -> (usize, Vec<String>, Vec<String>) {
 }
 
 /// Corpus cases known to run on the device (see `corpus_on_the_device_with_fallback`).
-const GPU_COVERAGE_FLOOR: usize = 320;
+const GPU_COVERAGE_FLOOR: usize = 367;
 
 #[test]
 fn corpus_on_the_cpu_reference() {

@@ -1,0 +1,724 @@
+//! Scalar functions on the device: every monadic and dyadic scalar function as SPIR-V
+//! (GLSL.std.450 for the transcendental ones), with the DOMAIN ERROR conditions of the
+//! CPU reference raised through the status word. Integer results that leave 64 bits
+//! and float results that leave f32 (infinities, NaN) are errors, as on the reference.
+
+use super::{be, Cx, Emitter, R, SCOPE_DEVICE};
+use crate::SpirvError;
+use arrc_ir::scalar::{BinOp, UnOp};
+use arrc_ir::{ElemType, Scalar};
+use rspirv::dr::Operand;
+use rspirv::spirv::{StorageClass, Word};
+
+// GLSL.std.450 instruction numbers.
+const FLOOR: u32 = 8;
+const CEIL: u32 = 9;
+const SIN: u32 = 13;
+const COS: u32 = 14;
+const TAN: u32 = 15;
+const ASIN: u32 = 16;
+const ACOS: u32 = 17;
+const ATAN: u32 = 18;
+const SINH: u32 = 19;
+const COSH: u32 = 20;
+const TANH: u32 = 21;
+const ASINH: u32 = 22;
+const ACOSH: u32 = 23;
+const ATANH: u32 = 24;
+const POW: u32 = 26;
+const EXP: u32 = 27;
+const LOG: u32 = 28;
+const SQRT: u32 = 31;
+
+/// Lanczos coefficients (g = 7, n = 9) for the gamma function.
+const LANCZOS: [f64; 9] = [
+    0.999_999_999_999_809_9,
+    676.520_368_121_885_1,
+    -1_259.139_216_722_402_8,
+    771.323_428_777_653_1,
+    -176.615_029_162_140_6,
+    12.507_343_278_686_905,
+    -0.138_571_095_265_720_12,
+    9.984_369_578_019_572e-6,
+    1.505_632_735_149_311_6e-7,
+];
+
+impl Emitter {
+    fn glsl(&mut self, inst: u32, args: &[Word]) -> R<Word> {
+        let f = self.ty(ElemType::F32);
+        let ops: Vec<Operand> = args.iter().map(|&a| Operand::IdRef(a)).collect();
+        self.b.ext_inst(f, None, self.glsl, inst, ops).map_err(be)
+    }
+
+    fn f32c(&mut self, v: f64) -> Word {
+        self.scalar(Scalar::F32(v as f32))
+    }
+
+    fn fop(&mut self, op: BinOp, a: Word, b: Word) -> R<Word> {
+        self.binop(op, ElemType::F32, a, b)
+    }
+
+    fn flt(&mut self, a: Word, b: Word) -> R<Word> {
+        self.b.f_ord_less_than(self.bool_t, None, a, b).map_err(be)
+    }
+
+    fn feq(&mut self, a: Word, b: Word) -> R<Word> {
+        self.b.f_ord_equal(self.bool_t, None, a, b).map_err(be)
+    }
+
+    fn or(&mut self, a: Word, b: Word) -> R<Word> {
+        self.b.logical_or(self.bool_t, None, a, b).map_err(be)
+    }
+
+    fn and(&mut self, a: Word, b: Word) -> R<Word> {
+        self.b.logical_and(self.bool_t, None, a, b).map_err(be)
+    }
+
+    fn not(&mut self, a: Word) -> R<Word> {
+        self.b.logical_not(self.bool_t, None, a).map_err(be)
+    }
+
+    fn sel(&mut self, t: ElemType, c: Word, a: Word, b: Word) -> R<Word> {
+        let ty = self.ty(t);
+        self.b.select(ty, None, c, a, b).map_err(be)
+    }
+
+    /// Infinity or NaN.
+    fn not_finite(&mut self, r: Word) -> R<Word> {
+        let bt = self.bool_t;
+        let inf = self.b.is_inf(bt, None, r).map_err(be)?;
+        let nan = self.b.is_nan(bt, None, r).map_err(be)?;
+        self.or(inf, nan)
+    }
+
+    /// Sets `bit` of the status word when `bad` holds.
+    pub(super) fn raise(&mut self, cx: &Cx, bit: Option<u32>, bad: Word) -> R<()> {
+        let (Some(bit), Some(status)) = (bit, cx.status) else {
+            return Ok(());
+        };
+        self.if_then(bad, |e| {
+            let ut = e.u32_t;
+            let p = e.ptr(StorageClass::StorageBuffer, ut);
+            let zero = e.c_u32(0);
+            let ptr =
+                e.b.access_chain(p, None, status, [zero, zero])
+                    .map_err(be)?;
+            let dev = e.c_u32(SCOPE_DEVICE);
+            let relaxed = e.c_u32(0);
+            let mask = e.c_u32(1 << bit);
+            e.b.atomic_or(ut, None, ptr, dev, relaxed, mask)
+                .map_err(be)?;
+            Ok(())
+        })
+    }
+
+    /// `|v|` of an integer: `(v ^ s) - s` with `s` the sign mask. (lavapipe turns the
+    /// compare-and-select form into a 64-bit iabs that gets it wrong.)
+    fn iabs(&mut self, t: ElemType, v: Word) -> R<Word> {
+        let ty = self.ty(t);
+        let bits = self.scalar(Scalar::I32(t.size() as i32 * 8 - 1).cast(t));
+        let sign = self
+            .b
+            .shift_right_arithmetic(ty, None, v, bits)
+            .map_err(be)?;
+        let x = self.b.bitwise_xor(ty, None, v, sign).map_err(be)?;
+        self.b.i_sub(ty, None, x, sign).map_err(be)
+    }
+
+    /// A monadic scalar function of `raw` (of type `at`), giving type `elem`.
+    pub(super) fn unary(
+        &mut self,
+        cx: &Cx,
+        op: UnOp,
+        at: ElemType,
+        elem: ElemType,
+        raw: Word,
+        bit: Option<u32>,
+    ) -> R<Word> {
+        let bt = self.bool_t;
+        let float = at == ElemType::F32;
+        if op == UnOp::Signum {
+            // ¯1, 0 or 1 (i32), from the argument as it is.
+            let z = self.scalar(Scalar::I32(0).cast(at));
+            let (gt, lt) = if float {
+                (
+                    self.b.f_ord_greater_than(bt, None, raw, z).map_err(be)?,
+                    self.b.f_ord_less_than(bt, None, raw, z).map_err(be)?,
+                )
+            } else {
+                (
+                    self.b.s_greater_than(bt, None, raw, z).map_err(be)?,
+                    self.b.s_less_than(bt, None, raw, z).map_err(be)?,
+                )
+            };
+            let (one, zero, minus) = (
+                self.scalar(Scalar::I32(1)),
+                self.scalar(Scalar::I32(0)),
+                self.scalar(Scalar::I32(-1)),
+            );
+            let neg = self.sel(ElemType::I32, lt, minus, zero)?;
+            return self.sel(ElemType::I32, gt, one, neg);
+        }
+        if let (UnOp::Ceil | UnOp::Floor, true) = (op, float) {
+            let f = self.glsl(if op == UnOp::Floor { FLOOR } else { CEIL }, &[raw])?;
+            let af = self.glsl(4, &[f])?; // FAbs
+            let lim = self.f32c(9.2e18);
+            let big = self.flt(lim, af)?;
+            self.raise(cx, bit, big)?;
+            return self.convert(f, ElemType::F32, elem);
+        }
+        if op == UnOp::Not && at != ElemType::Bool {
+            // 0 → 1, 1 → 0, anything else a DOMAIN ERROR.
+            let ty = self.ty(at);
+            let one = self.scalar(Scalar::I32(1).cast(at));
+            let zero = self.scalar(Scalar::I32(0).cast(at));
+            let is1 = self.b.i_equal(bt, None, raw, one).map_err(be)?;
+            let is0 = self.b.i_equal(bt, None, raw, zero).map_err(be)?;
+            let ok = self.or(is0, is1)?;
+            let bad = self.not(ok)?;
+            self.raise(cx, bit, bad)?;
+            let _ = ty;
+            let (t, f) = (
+                self.scalar(Scalar::Bool(true)),
+                self.scalar(Scalar::Bool(false)),
+            );
+            return self.sel(ElemType::Bool, is0, t, f);
+        }
+        let v = self.convert(raw, at, elem)?;
+        let ty = self.ty(elem);
+        match (op, elem) {
+            (UnOp::Conjugate, _) | (UnOp::Abs, ElemType::Bool) | (UnOp::Ceil | UnOp::Floor, _) => {
+                Ok(v)
+            }
+            (UnOp::Not, _) => {
+                let one = self.scalar(Scalar::Bool(true));
+                self.b.i_sub(ty, None, one, v).map_err(be)
+            }
+            (UnOp::Abs, ElemType::F32) => {
+                let z = self.f32c(0.0);
+                let lt = self.flt(v, z)?;
+                let n = self.b.f_negate(ty, None, v).map_err(be)?;
+                self.b.select(ty, None, lt, n, v).map_err(be)
+            }
+            (UnOp::Neg | UnOp::Abs, _) => {
+                if at == ElemType::I64 {
+                    let min = self.scalar(Scalar::I64(i64::MIN));
+                    let bad = self.b.i_equal(bt, None, v, min).map_err(be)?;
+                    self.raise(cx, bit, bad)?;
+                }
+                if op == UnOp::Abs {
+                    self.iabs(elem, v)
+                } else if elem == ElemType::F32 {
+                    self.b.f_negate(ty, None, v).map_err(be)
+                } else {
+                    self.b.s_negate(ty, None, v).map_err(be)
+                }
+            }
+            (UnOp::Recip, _) => {
+                let z = self.f32c(0.0);
+                let bad = self.feq(v, z)?;
+                self.raise(cx, bit, bad)?;
+                let one = self.f32c(1.0);
+                self.fop(BinOp::Div, one, v)
+            }
+            (UnOp::Exp, _) => {
+                let r = self.glsl(EXP, &[v])?;
+                let bad = self.not_finite(r)?;
+                self.raise(cx, bit, bad)?;
+                Ok(r)
+            }
+            (UnOp::Ln, _) => {
+                let z = self.f32c(0.0);
+                let nonpos = self.b.f_ord_less_than_equal(bt, None, v, z).map_err(be)?;
+                self.raise(cx, bit, nonpos)?;
+                self.glsl(LOG, &[v])
+            }
+            (UnOp::PiTimes, _) => {
+                let pi = self.f32c(std::f64::consts::PI);
+                let r = self.fop(BinOp::Mul, pi, v)?;
+                let bad = self.not_finite(r)?;
+                self.raise(cx, bit, bad)?;
+                Ok(r)
+            }
+            (UnOp::Factorial, _) => self.factorial(cx, v, bit),
+            (UnOp::Signum, _) => Err(SpirvError::Build("signum".into())),
+        }
+    }
+
+    /// `!v` = Γ(v+1): an exact product for small non-negative integers, Lanczos
+    /// (with the reflection formula below ½) otherwise; negative integers are errors.
+    fn factorial(&mut self, cx: &Cx, v: Word, bit: Option<u32>) -> R<Word> {
+        let f = self.ty(ElemType::F32);
+        let u = self.u32_t;
+        let out = self.local(f);
+        let fl = self.glsl(FLOOR, &[v])?;
+        let isint = self.feq(fl, v)?;
+        let zero = self.f32c(0.0);
+        let neg = self.flt(v, zero)?;
+        let negint = self.and(isint, neg)?;
+        let lim = self.f32c(34.0);
+        let small = self
+            .b
+            .f_ord_less_than_equal(self.bool_t, None, v, lim)
+            .map_err(be)?;
+        let nonneg = self.not(neg)?;
+        let exact = self.and(isint, nonneg)?;
+        let exact = self.and(exact, small)?;
+        self.if_else(
+            exact,
+            |e| {
+                let n = e.b.convert_f_to_u(u, None, v).map_err(be)?;
+                let one = e.f32c(1.0);
+                e.store(out, one)?;
+                let k = e.local(u);
+                let two = e.c_u32(2);
+                let one_u = e.c_u32(1);
+                let end = e.uadd(n, one_u)?;
+                e.count_loop(k, two, end, one_u, |e, kv| {
+                    let kf = e.b.convert_u_to_f(f, None, kv).map_err(be)?;
+                    let acc = e.load(f, out)?;
+                    let r = e.fop(BinOp::Mul, acc, kf)?;
+                    e.store(out, r)
+                })
+            },
+            |e| {
+                let one = e.f32c(1.0);
+                let z = e.fop(BinOp::Add, v, one)?;
+                let half = e.f32c(0.5);
+                let reflect = e.flt(z, half)?;
+                let omz = e.fop(BinOp::Sub, one, z)?;
+                let w = e.sel(ElemType::F32, reflect, omz, z)?;
+                // Lanczos: Γ(w) = √(2π) t^(x+½) e^(-t) a, x = w-1, t = x+7.5.
+                let x = e.fop(BinOp::Sub, w, one)?;
+                let mut a = e.f32c(LANCZOS[0]);
+                for (i, g) in LANCZOS.iter().enumerate().skip(1) {
+                    let gi = e.f32c(*g);
+                    let fi = e.f32c(i as f64);
+                    let d = e.fop(BinOp::Add, x, fi)?;
+                    let q = e.fop(BinOp::Div, gi, d)?;
+                    a = e.fop(BinOp::Add, a, q)?;
+                }
+                let t = {
+                    let c = e.f32c(7.5);
+                    e.fop(BinOp::Add, x, c)?
+                };
+                let lt = e.glsl(LOG, &[t])?;
+                let xh = e.fop(BinOp::Add, x, half)?;
+                let p = e.fop(BinOp::Mul, xh, lt)?;
+                let p = e.fop(BinOp::Sub, p, t)?;
+                let ex = e.glsl(EXP, &[p])?;
+                let s2pi = e.f32c((2.0 * std::f64::consts::PI).sqrt());
+                let g = e.fop(BinOp::Mul, s2pi, ex)?;
+                let g = e.fop(BinOp::Mul, g, a)?;
+                // Γ(z) = π / (sin(πz) Γ(1-z)) below ½.
+                let pi = e.f32c(std::f64::consts::PI);
+                let pz = e.fop(BinOp::Mul, pi, z)?;
+                let s = e.glsl(SIN, &[pz])?;
+                let sg = e.fop(BinOp::Mul, s, g)?;
+                let refl = e.fop(BinOp::Div, pi, sg)?;
+                let r = e.sel(ElemType::F32, reflect, refl, g)?;
+                e.store(out, r)
+            },
+        )?;
+        let r = self.load(f, out)?;
+        let nf = self.not_finite(r)?;
+        let bad = self.or(nf, negint)?;
+        self.raise(cx, bit, bad)?;
+        Ok(r)
+    }
+
+    /// A dyadic scalar function of `a` and `b` (both of type `t`), giving `elem`.
+    /// `circle` is the left argument of `○` when it is a literal.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn binary(
+        &mut self,
+        cx: &Cx,
+        op: BinOp,
+        t: ElemType,
+        elem: ElemType,
+        a: Word,
+        b: Word,
+        circle: Option<i64>,
+        bit: Option<u32>,
+    ) -> R<Word> {
+        let bt = self.bool_t;
+        if op.is_comparison() {
+            return self.compare(op, t, a, b);
+        }
+        let float = t == ElemType::F32;
+        match op {
+            BinOp::Add | BinOp::Sub | BinOp::Mul if float => {
+                let r = self.binop(op, t, a, b)?;
+                let bad = self.not_finite(r)?;
+                self.raise(cx, bit, bad)?;
+                Ok(r)
+            }
+            BinOp::Add | BinOp::Sub | BinOp::Mul if t == ElemType::I64 => {
+                let r = self.binop(op, t, a, b)?;
+                let bad = self.overflow(op, a, b, r)?;
+                self.raise(cx, bit, bad)?;
+                Ok(r)
+            }
+            BinOp::Div => {
+                let q = self.binop(op, t, a, b)?;
+                // 0÷0 is 1; x÷0 a DOMAIN ERROR.
+                let zero = self.f32c(0.0);
+                let one = self.f32c(1.0);
+                let bz = self.feq(b, zero)?;
+                let az = self.feq(a, zero)?;
+                let anz = self.not(az)?;
+                let bad = self.and(bz, anz)?;
+                self.raise(cx, bit, bad)?;
+                let both = self.and(bz, az)?;
+                self.sel(ElemType::F32, both, one, q)
+            }
+            BinOp::Residue => {
+                // ⍵ - ⍺×⌊⍵÷⍺, with the sign of ⍺; 0|⍵ is ⍵.
+                let zero = self.scalar(Scalar::I32(0).cast(t));
+                let one = self.scalar(Scalar::I32(1).cast(t));
+                let az = if float {
+                    self.feq(a, zero)?
+                } else {
+                    self.b.i_equal(bt, None, a, zero).map_err(be)?
+                };
+                let safe = self.sel(t, az, one, a)?;
+                let ty = self.ty(t);
+                let r = if float {
+                    let q = self.fop(BinOp::Div, b, safe)?;
+                    let fq = self.glsl(FLOOR, &[q])?;
+                    let m = self.fop(BinOp::Mul, safe, fq)?;
+                    self.fop(BinOp::Sub, b, m)?
+                } else {
+                    // The remainder with the sign of the divisor (OpSRem, then one
+                    // correction; lavapipe's OpSMod gives the remainder's sign).
+                    let r = self.b.s_rem(ty, None, b, safe).map_err(be)?;
+                    let rn = self.b.s_less_than(bt, None, r, zero).map_err(be)?;
+                    let an = self.b.s_less_than(bt, None, safe, zero).map_err(be)?;
+                    let rz = self.b.i_equal(bt, None, r, zero).map_err(be)?;
+                    let differ = self.b.logical_not_equal(bt, None, rn, an).map_err(be)?;
+                    let nz = self.not(rz)?;
+                    let fix = self.and(differ, nz)?;
+                    let ra = self.b.i_add(ty, None, r, safe).map_err(be)?;
+                    self.sel(t, fix, ra, r)?
+                };
+                let r = self.sel(t, az, b, r)?;
+                self.convert(r, t, elem)
+            }
+            BinOp::Power => self.power(cx, a, b, bit),
+            BinOp::Log => {
+                let zero = self.f32c(0.0);
+                let one = self.f32c(1.0);
+                let le = |e: &mut Self, x: Word| {
+                    e.b.f_ord_less_than_equal(e.bool_t, None, x, zero)
+                        .map_err(be)
+                };
+                let an = le(self, a)?;
+                let bn = le(self, b)?;
+                let a1 = self.feq(a, one)?;
+                let b1 = self.feq(b, one)?;
+                let nb1 = self.not(b1)?;
+                let base1 = self.and(a1, nb1)?;
+                let bad = self.or(an, bn)?;
+                let bad = self.or(bad, base1)?;
+                self.raise(cx, bit, bad)?;
+                let lb = self.glsl(LOG, &[b])?;
+                let la = self.glsl(LOG, &[a])?;
+                let r = self.fop(BinOp::Div, lb, la)?;
+                self.sel(ElemType::F32, a1, one, r)
+            }
+            BinOp::Circle => self.circle(cx, a, b, circle, bit),
+            BinOp::And | BinOp::Or if t == ElemType::Bool => self.binop(op, t, a, b),
+            BinOp::And | BinOp::Or => self.gcd_lcm(cx, op, t, a, b, bit),
+            BinOp::Nand | BinOp::Nor => {
+                let (a, b) = if t == ElemType::Bool {
+                    (a, b)
+                } else {
+                    let check = |e: &mut Self, x: Word| -> R<Word> {
+                        let z = e.scalar(Scalar::I32(0).cast(t));
+                        let o = e.scalar(Scalar::I32(1).cast(t));
+                        let x0 = e.b.i_equal(e.bool_t, None, x, z).map_err(be)?;
+                        let x1 = e.b.i_equal(e.bool_t, None, x, o).map_err(be)?;
+                        let ok = e.or(x0, x1)?;
+                        e.not(ok)
+                    };
+                    let ba = check(self, a)?;
+                    let bb = check(self, b)?;
+                    let bad = self.or(ba, bb)?;
+                    self.raise(cx, bit, bad)?;
+                    (
+                        self.convert(a, t, ElemType::I32)?,
+                        self.convert(b, t, ElemType::I32)?,
+                    )
+                };
+                let inner = if op == BinOp::Nand {
+                    BinOp::And
+                } else {
+                    BinOp::Or
+                };
+                let r = self.binop(inner, ElemType::Bool, a, b)?;
+                let one = self.scalar(Scalar::Bool(true));
+                let ty = self.ty(ElemType::Bool);
+                self.b.i_sub(ty, None, one, r).map_err(be)
+            }
+            _ => self.binop(op, t, a, b),
+        }
+    }
+
+    /// Whether `r = a op b` (i64) overflowed.
+    fn overflow(&mut self, op: BinOp, a: Word, b: Word, r: Word) -> R<Word> {
+        let ty = self.ty(ElemType::I64);
+        let bt = self.bool_t;
+        let zero = self.scalar(Scalar::I64(0));
+        match op {
+            BinOp::Add | BinOp::Sub => {
+                // Add: a and b agree in sign and r does not; sub: a and b differ and r
+                // differs from a.
+                let ar = self.b.bitwise_xor(ty, None, a, r).map_err(be)?;
+                let other = if op == BinOp::Add {
+                    self.b.bitwise_xor(ty, None, b, r).map_err(be)?
+                } else {
+                    self.b.bitwise_xor(ty, None, a, b).map_err(be)?
+                };
+                let both = self.b.bitwise_and(ty, None, ar, other).map_err(be)?;
+                self.b.s_less_than(bt, None, both, zero).map_err(be)
+            }
+            _ => {
+                // r ÷ a ≠ b (a ≠ 0), or ¯1 × the most negative integer.
+                let one = self.scalar(Scalar::I64(1));
+                let minus = self.scalar(Scalar::I64(-1));
+                let min = self.scalar(Scalar::I64(i64::MIN));
+                let az = self.b.i_equal(bt, None, a, zero).map_err(be)?;
+                let safe = self.sel(ElemType::I64, az, one, a)?;
+                let q = self.b.s_div(ty, None, r, safe).map_err(be)?;
+                let differs = self.b.i_not_equal(bt, None, q, b).map_err(be)?;
+                let anz = self.not(az)?;
+                let d = self.and(anz, differs)?;
+                let am = self.b.i_equal(bt, None, a, minus).map_err(be)?;
+                let bm = self.b.i_equal(bt, None, b, min).map_err(be)?;
+                let e1 = self.and(am, bm)?;
+                let bm2 = self.b.i_equal(bt, None, a, min).map_err(be)?;
+                let am2 = self.b.i_equal(bt, None, b, minus).map_err(be)?;
+                let e2 = self.and(am2, bm2)?;
+                let e = self.or(e1, e2)?;
+                self.or(d, e)
+            }
+        }
+    }
+
+    /// `a*b` in f32: exact repeated squaring for integer exponents, `pow` otherwise;
+    /// a negative base needs an integer exponent.
+    fn power(&mut self, cx: &Cx, a: Word, b: Word, bit: Option<u32>) -> R<Word> {
+        let f = self.ty(ElemType::F32);
+        let u = self.u32_t;
+        let out = self.local(f);
+        let zero = self.f32c(0.0);
+        let one = self.f32c(1.0);
+        let aa = self.glsl(4, &[a])?; // FAbs
+        let ab = self.glsl(4, &[b])?;
+        let fl = self.glsl(FLOOR, &[b])?;
+        let isint = self.feq(fl, b)?;
+        let lim = self.f32c(16777216.0);
+        let small = self.flt(ab, lim)?;
+        let by_squares = self.and(isint, small)?;
+        self.if_else(
+            by_squares,
+            |e| {
+                let n = e.local(u);
+                let base = e.local(f);
+                let nv = e.b.convert_f_to_u(u, None, ab).map_err(be)?;
+                e.store(n, nv)?;
+                e.store(base, aa)?;
+                e.store(out, one)?;
+                e.while_loop(
+                    |e| {
+                        let nv = e.load(u, n)?;
+                        let z = e.c_u32(0);
+                        e.ult(z, nv)
+                    },
+                    |e| {
+                        let nv = e.load(u, n)?;
+                        let one_u = e.c_u32(1);
+                        let low = e.b.bitwise_and(u, None, nv, one_u).map_err(be)?;
+                        let odd = e.b.i_equal(e.bool_t, None, low, one_u).map_err(be)?;
+                        e.if_then(odd, |e| {
+                            let r = e.load(f, out)?;
+                            let bv = e.load(f, base)?;
+                            let m = e.fop(BinOp::Mul, r, bv)?;
+                            e.store(out, m)
+                        })?;
+                        let bv = e.load(f, base)?;
+                        let sq = e.fop(BinOp::Mul, bv, bv)?;
+                        e.store(base, sq)?;
+                        let half = e.b.shift_right_logical(u, None, nv, one_u).map_err(be)?;
+                        e.store(n, half)
+                    },
+                    |_| Ok(()),
+                )?;
+                let neg = e.flt(b, zero)?;
+                e.if_then(neg, |e| {
+                    let r = e.load(f, out)?;
+                    let q = e.fop(BinOp::Div, one, r)?;
+                    e.store(out, q)
+                })
+            },
+            |e| {
+                // pow(|a|, b); pow(0, b) is 0 for b > 0 (b is not an integer here).
+                let p = e.glsl(POW, &[aa, b])?;
+                let az = e.feq(aa, zero)?;
+                let r = e.sel(ElemType::F32, az, zero, p)?;
+                e.store(out, r)
+            },
+        )?;
+        // The sign: a negative base to an odd power is negative; to a fractional power
+        // it has no real result.
+        let r = self.load(f, out)?;
+        let aneg = self.flt(a, zero)?;
+        let half = self.f32c(0.5);
+        let hb = self.fop(BinOp::Mul, b, half)?;
+        let hfl = self.glsl(FLOOR, &[hb])?;
+        let even = self.feq(hfl, hb)?;
+        let odd = self.not(even)?;
+        let flip = self.and(aneg, odd)?;
+        let nr = self.b.f_negate(f, None, r).map_err(be)?;
+        let r = self.sel(ElemType::F32, flip, nr, r)?;
+        let frac = self.not(isint)?;
+        let bad1 = self.and(aneg, frac)?;
+        let nf = self.not_finite(r)?;
+        let bad = self.or(bad1, nf)?;
+        self.raise(cx, bit, bad)?;
+        Ok(r)
+    }
+
+    fn circle_fn(&mut self, k: i64, y: Word) -> R<Option<Word>> {
+        let one = self.f32c(1.0);
+        if (1..=3).contains(&k) {
+            // Vulkan bounds the error of sin, cos and tan only near 0: beyond 2^16
+            // radians the device's result is not trusted (NaN: a DOMAIN ERROR).
+            let ay = self.glsl(4, &[y])?;
+            let lim = self.f32c(65536.0);
+            let big = self.flt(lim, ay)?;
+            let nan = self.f32c(f64::NAN);
+            let v = self.glsl([SIN, COS, TAN][k as usize - 1], &[y])?;
+            return Ok(Some(self.sel(ElemType::F32, big, nan, v)?));
+        }
+        let yy = self.fop(BinOp::Mul, y, y)?;
+        Ok(Some(match k {
+            0 => {
+                let d = self.fop(BinOp::Sub, one, yy)?;
+                self.glsl(SQRT, &[d])?
+            }
+            4 => {
+                let d = self.fop(BinOp::Add, one, yy)?;
+                self.glsl(SQRT, &[d])?
+            }
+            5 => self.glsl(SINH, &[y])?,
+            6 => self.glsl(COSH, &[y])?,
+            7 => self.glsl(TANH, &[y])?,
+            -1 => self.glsl(ASIN, &[y])?,
+            -2 => self.glsl(ACOS, &[y])?,
+            -3 => self.glsl(ATAN, &[y])?,
+            -4 => {
+                // (y+1)×√((y-1)÷(y+1)), for |y| ≥ 1 (else NaN, an error).
+                let yp = self.fop(BinOp::Add, y, one)?;
+                let ym = self.fop(BinOp::Sub, y, one)?;
+                let q = self.fop(BinOp::Div, ym, yp)?;
+                let s = self.glsl(SQRT, &[q])?;
+                let r = self.fop(BinOp::Mul, yp, s)?;
+                let ay = self.glsl(4, &[y])?;
+                let lt1 = self.flt(ay, one)?;
+                let nan = self.f32c(f64::NAN);
+                self.sel(ElemType::F32, lt1, nan, r)?
+            }
+            -5 => self.glsl(ASINH, &[y])?,
+            -6 => self.glsl(ACOSH, &[y])?,
+            -7 => self.glsl(ATANH, &[y])?,
+            _ => return Ok(None),
+        }))
+    }
+
+    /// `k○y`: one function when `k` is a literal, else every one selected by `k`.
+    /// Results outside the reals (NaN) and infinities are DOMAIN ERRORs, as is a `k`
+    /// outside ¯7…7.
+    fn circle(
+        &mut self,
+        cx: &Cx,
+        k: Word,
+        y: Word,
+        literal: Option<i64>,
+        bit: Option<u32>,
+    ) -> R<Word> {
+        let r = match literal {
+            Some(kk) => match self.circle_fn(kk, y)? {
+                Some(r) => r,
+                None => {
+                    let t = self.b.constant_true(self.bool_t);
+                    self.raise(cx, bit, t)?;
+                    return Ok(self.f32c(0.0));
+                }
+            },
+            None => {
+                let mut r = self.f32c(f64::NAN);
+                for kk in -7..=7 {
+                    let v = self.circle_fn(kk, y)?.unwrap_or(r);
+                    let kc = self.f32c(kk as f64);
+                    let is = self.feq(k, kc)?;
+                    r = self.sel(ElemType::F32, is, v, r)?;
+                }
+                r
+            }
+        };
+        let bad = self.not_finite(r)?;
+        self.raise(cx, bit, bad)?;
+        Ok(r)
+    }
+
+    /// `a∨b` (greatest common divisor) and `a∧b` (least common multiple) of integers,
+    /// as i64.
+    fn gcd_lcm(
+        &mut self,
+        cx: &Cx,
+        op: BinOp,
+        t: ElemType,
+        a: Word,
+        b: Word,
+        bit: Option<u32>,
+    ) -> R<Word> {
+        let i = ElemType::I64;
+        let ty = self.ty(i);
+        let a = self.convert(a, t, i)?;
+        let b = self.convert(b, t, i)?;
+        let x = self.local(ty);
+        let y = self.local(ty);
+        let ax = self.iabs(i, a)?;
+        let by = self.iabs(i, b)?;
+        self.store(x, ax)?;
+        self.store(y, by)?;
+        let zero = self.scalar(Scalar::I64(0));
+        self.while_loop(
+            |e| {
+                let yv = e.load(ty, y)?;
+                e.b.i_not_equal(e.bool_t, None, yv, zero).map_err(be)
+            },
+            |e| {
+                let xv = e.load(ty, x)?;
+                let yv = e.load(ty, y)?;
+                let r = e.b.s_rem(ty, None, xv, yv).map_err(be)?;
+                e.store(x, yv)?;
+                e.store(y, r)
+            },
+            |_| Ok(()),
+        )?;
+        let g = self.load(ty, x)?;
+        if op == BinOp::Or {
+            return Ok(g);
+        }
+        let gz = self.b.i_equal(self.bool_t, None, g, zero).map_err(be)?;
+        let one = self.scalar(Scalar::I64(1));
+        let safe = self.sel(i, gz, one, g)?;
+        let q = self.b.s_div(ty, None, a, safe).map_err(be)?;
+        let m = self.b.i_mul(ty, None, q, b).map_err(be)?;
+        let bad = self.overflow(BinOp::Mul, q, b, m)?;
+        self.raise(cx, bit, bad)?;
+        self.sel(i, gz, zero, m)
+    }
+}
