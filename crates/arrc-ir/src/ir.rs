@@ -146,6 +146,11 @@ pub enum Inst {
         rhs: Value,
         axis: usize,
     },
+    /// `lhs+.×rhs` of two matrices (already of the result's element type).
+    MatMul {
+        lhs: Value,
+        rhs: Value,
+    },
 }
 
 /// How a [`Inst::Gather`] finds, for a result element, the argument element it copies.
@@ -178,7 +183,9 @@ impl Inst {
             | Inst::Scan { arg: v, .. } => {
                 vec![*v]
             }
-            Inst::Binary { lhs, rhs, .. } | Inst::Catenate { lhs, rhs, .. } => vec![*lhs, *rhs],
+            Inst::Binary { lhs, rhs, .. }
+            | Inst::Catenate { lhs, rhs, .. }
+            | Inst::MatMul { lhs, rhs } => vec![*lhs, *rhs],
             Inst::Gather { arg, .. } => vec![*arg],
         }
     }
@@ -297,6 +304,7 @@ impl fmt::Display for Function {
                 Inst::Scan { op, arg, axis } => write!(f, "scan[{axis}] {} {arg}", op.name())?,
                 Inst::Gather { arg, map } => write!(f, "gather {map:?} {arg}")?,
                 Inst::Catenate { lhs, rhs, axis } => write!(f, "catenate[{axis}] {lhs}, {rhs}")?,
+                Inst::MatMul { lhs, rhs } => write!(f, "matmul {lhs}, {rhs}")?,
             }
             writeln!(f, " : {}", self.types[i])?;
         }

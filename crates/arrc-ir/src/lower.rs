@@ -1108,6 +1108,17 @@ impl Lower {
             }),
             _ => {}
         }
+        let plus = matches!(f.kind, FuncKind::Prim(Prim::Plus));
+        let t = BinOp::Mul.result_type(at.elem, bt.elem);
+        if plus && gop == BinOp::Mul && ra == 2 && rb == 2 && k != Dim::Known(0) {
+            // A tiled matrix multiply.
+            let (a, b) = (self.cast(a, t), self.cast(b, t));
+            let ty = Type {
+                elem: t,
+                shape: vec![at.shape[0], bt.shape[1]],
+            };
+            return Ok(self.f.push(Inst::MatMul { lhs: a, rhs: b }, ty, span));
+        }
         let mut shape: Vec<Dim> = at.shape[..ra - 1].to_vec();
         shape.extend(bt.shape[1..].iter().copied());
         shape.push(k);

@@ -73,6 +73,8 @@ pub enum Count {
     },
     /// `of × times`.
     Scaled { of: Box<Count>, times: u32 },
+    /// The product of these counts.
+    Times(Vec<Count>),
 }
 
 impl Count {
@@ -91,6 +93,7 @@ impl Count {
                 })
                 .product(),
             Count::Scaled { of, times } => of.eval(syms) * *times as u64,
+            Count::Times(cs) => cs.iter().map(|c| c.eval(syms)).product(),
             Count::Groups { of, per_group, max } => of
                 .eval(syms)
                 .div_ceil(*per_group as u64)
@@ -327,6 +330,10 @@ pub enum KernelKind {
         out: u32,
         unit: Unit,
     },
+    /// Push constants `m, n, k`: `out = a+.×b` for `a` m×k and `b` k×n (elements by
+    /// ravel index), in tiles of 64×64 per workgroup of 256 invocations, 4×4 per
+    /// invocation, through workgroup memory 16 steps of `k` at a time.
+    MatMul { a: KExpr, b: KExpr, out: u32 },
     /// Push constants `rows, len`: inclusive scan of each row, element `(Row, Pos)`
     /// stored at `out_index`.
     ScanAxis {
@@ -342,7 +349,7 @@ impl KernelKind {
     /// Push constants the kind itself uses, before the expression's extra lengths.
     pub fn fixed_push(&self) -> u32 {
         match self {
-            KernelKind::ReduceAxis { .. } => 3,
+            KernelKind::ReduceAxis { .. } | KernelKind::MatMul { .. } => 3,
             KernelKind::ScanAxis { .. } => 2,
             _ => 1,
         }
@@ -542,6 +549,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
             }
             Inst::Reduce { op, arg, axis } => p.reduce(val, *op, *arg, *axis, is_result)?,
             Inst::Scan { op, arg, axis } => p.scan(val, *op, *arg, *axis, is_result)?,
+            Inst::MatMul { lhs, rhs } => p.matmul(val, *lhs, *rhs, is_result),
             inst if inst.is_elementwise() && (is_result || v.uses[i] > 1) => p.map(val, is_result),
             _ => {}
         }
@@ -1129,6 +1137,39 @@ impl Planner<'_> {
         self.push_kernel("scan_axis", kind, kb, push, groups);
         self.buffer_of[v.index()] = Some(b);
         Ok(())
+    }
+
+    fn matmul(&mut self, v: Value, lhs: Value, rhs: Value, is_result: bool) {
+        let f = self.v.func;
+        let (m, k) = (f.ty(lhs).shape[0], f.ty(lhs).shape[1]);
+        let n = f.ty(rhs).shape[1];
+        let mut kb = KernelBindings::default();
+        let a = self.expr(lhs, &IExpr::Index, &mut kb);
+        let b = self.expr(rhs, &IExpr::Index, &mut kb);
+        let out_b = self.result_or_temp(v, is_result);
+        let out = kb.bind(out_b, f.ty(v).elem, true);
+        self.bind_status(&mut kb, &[&a, &b]);
+        let tiles = |d: Dim| Count::Groups {
+            of: Box::new(Count::Product(vec![d])),
+            per_group: 64,
+            max: u32::MAX,
+        };
+        let groups = Count::Groups {
+            of: Box::new(Count::Times(vec![tiles(m), tiles(n)])),
+            per_group: 1,
+            max: self.opts.map_groups,
+        };
+        let push = vec![
+            ("m", Count::Product(vec![m])),
+            ("n", Count::Product(vec![n])),
+            ("k", Count::Product(vec![k])),
+        ];
+        self.push_kernel("matmul", KernelKind::MatMul { a, b, out }, kb, push, groups);
+        // The tile shape needs exactly 256 invocations.
+        if let Some(kernel) = self.plan.kernels.last_mut() {
+            kernel.workgroup_size = 256;
+        }
+        self.buffer_of[v.index()] = Some(out_b);
     }
 
     fn scan_vector(&mut self, v: Value, op: BinOp, arg: Value, is_result: bool) {

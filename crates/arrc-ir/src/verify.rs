@@ -118,6 +118,14 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                         Gather::Cycle { fill } => fill.elem_type() == ty.elem,
                     }
             }
+            Inst::MatMul { lhs, rhs } => {
+                let (lt, rt) = (f.ty(*lhs), f.ty(*rhs));
+                lt.rank() == 2
+                    && rt.rank() == 2
+                    && lt.elem == ty.elem
+                    && rt.elem == ty.elem
+                    && ty.shape == vec![lt.shape[0], rt.shape[1]]
+            }
             Inst::Catenate { lhs, rhs, axis } => {
                 let (lt, rt) = (f.ty(*lhs), f.ty(*rhs));
                 lt.elem == ty.elem

@@ -181,13 +181,13 @@ impl Gpu {
                 0..0,
             ));
         }
-        let spec = [
-            (0u32, plan.kernels.first().map_or(256, |k| k.workgroup_size)),
-            (1u32, plan.kernels.first().map_or(8, |k| k.items_per_thread)),
-            (2u32, plan.kernels.first().map_or(2048, |k| k.spin_limit)),
-        ];
         let mut pipelines: Vec<PipelineId> = Vec::new();
         for (k, words) in plan.kernels.iter().zip(&c.modules) {
+            let spec = [
+                (0u32, k.workgroup_size),
+                (1u32, k.items_per_thread),
+                (2u32, k.spin_limit),
+            ];
             let p = self
                 .ctx
                 .pipeline(

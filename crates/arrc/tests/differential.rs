@@ -452,3 +452,43 @@ fn device_domain_errors() {
         );
     }
 }
+
+/// `+.×` as a tiled matrix multiply: shapes that are not multiples of the tile, with
+/// fused operands, against the reference.
+#[test]
+fn matrix_products() {
+    let mut s = gpu();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x3a7);
+    for ty in [ElemType::F32, ElemType::I32] {
+        for (m, k, n) in [
+            (1, 1, 1),
+            (5, 7, 3),
+            (65, 130, 63),
+            (200, 17, 300),
+            (64, 64, 64),
+        ] {
+            let a = random_shaped(&mut rng, ty, &[m, k]);
+            let b = random_shaped(&mut rng, ty, &[k, n]);
+            s.set("a", a.clone());
+            s.set("b", b.clone());
+            let mut cpu = arrc_ref::Env::default();
+            cpu.arrays.insert("a".into(), a.clone());
+            cpu.arrays.insert("b".into(), b.clone());
+            for expr in ["a+.×b", "(a×2)+.×b-1", "(⍉b)+.×⍉a"] {
+                let g = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+                assert!(g.notes.is_empty(), "{expr}: {:?}", g.notes);
+                let g = g.value.unwrap();
+                let c = arrc_ref::eval_program(&arrc_syntax::parse_str(expr).unwrap(), &mut cpu)
+                    .unwrap()
+                    .unwrap();
+                let scale = (sum_abs(&a) + sum_abs(&b)) * 100.0;
+                assert_close(&format!("{expr} {m}×{k}×{n}"), m * n, &g, &c, scale);
+            }
+        }
+    }
+    let c = s.compile("(70 33⍴⍳7)+.×33 65⍴1.5").unwrap();
+    assert!(matches!(
+        c.plan.kernels[0].kind,
+        arrc_ir::plan::KernelKind::MatMul { .. }
+    ));
+}
