@@ -1016,7 +1016,14 @@ impl Planner<'_> {
         );
         let busy = self.opts.busy_groups as u64;
         let (fold, unit, parts) = if !parallel(op, elem) {
-            (self.right_fold(v, op, elem), Unit::Thread, 1)
+            (
+                Fold::Right {
+                    op,
+                    error_bit: None,
+                },
+                Unit::Thread,
+                1,
+            )
         } else if contiguous {
             match len_n {
                 Some(l) if l <= 8 => (Fold::Assoc(op), Unit::Thread, 1),
@@ -1049,6 +1056,11 @@ impl Planner<'_> {
         let mut kb = KernelBindings::default();
         let idx = split.index(&mut kb);
         let expr = self.expr(arg, &idx, &mut kb);
+        // The fold's own errors come after its items' (bits in evaluation order).
+        let fold = match fold {
+            Fold::Right { op, .. } => self.right_fold(v, op, elem),
+            f => f,
+        };
         let out = kb.bind(target, elem, true);
         self.bind_status_fold(&mut kb, &expr, fold);
         let groups = self.unit_groups(unit, units);
@@ -1112,7 +1124,13 @@ impl Planner<'_> {
         let contiguous = known(&split.post) == Some(1);
         let short = matches!(split.len, Dim::Known(l) if l <= 8);
         let (fold, unit) = if !parallel(op, elem) {
-            (self.right_fold(v, op, elem), Unit::Thread)
+            (
+                Fold::Right {
+                    op,
+                    error_bit: None,
+                },
+                Unit::Thread,
+            )
         } else if contiguous && !short {
             (Fold::Assoc(op), Unit::Subgroup)
         } else {
@@ -1123,6 +1141,10 @@ impl Planner<'_> {
         let mut kb = KernelBindings::default();
         let idx = split.index(&mut kb);
         let expr = self.expr(arg, &idx, &mut kb);
+        let fold = match fold {
+            Fold::Right { op, .. } => self.right_fold(v, op, elem),
+            f => f,
+        };
         let out = kb.bind(b, self.v.func.ty(v).elem, true);
         self.bind_status_fold(&mut kb, &expr, fold);
         let groups = self.unit_groups(unit, rows.clone());

@@ -112,6 +112,21 @@ impl Emitter {
         })
     }
 
+    /// `a mod b` of non-negative integers of type `t` (through the unsigned type of
+    /// its width).
+    fn umod(&mut self, t: ElemType, a: Word, b: Word) -> R<Word> {
+        let ty = self.ty(t);
+        let ut = if t == ElemType::I64 {
+            self.b.type_int(64, 0)
+        } else {
+            self.u32_t
+        };
+        let ua = self.b.bitcast(ut, None, a).map_err(be)?;
+        let ub = self.b.bitcast(ut, None, b).map_err(be)?;
+        let r = self.b.u_mod(ut, None, ua, ub).map_err(be)?;
+        self.b.bitcast(ty, None, r).map_err(be)
+    }
+
     /// `|v|` of an integer: `(v ^ s) - s` with `s` the sign mask. (lavapipe turns the
     /// compare-and-select form into a 64-bit iabs that gets it wrong.)
     fn iabs(&mut self, t: ElemType, v: Word) -> R<Word> {
@@ -389,17 +404,25 @@ impl Emitter {
                     let m = self.fop(BinOp::Mul, safe, fq)?;
                     self.fop(BinOp::Sub, b, m)?
                 } else {
-                    // The remainder with the sign of the divisor (OpSRem, then one
-                    // correction; lavapipe's OpSMod gives the remainder's sign).
-                    let r = self.b.s_rem(ty, None, b, safe).map_err(be)?;
-                    let rn = self.b.s_less_than(bt, None, r, zero).map_err(be)?;
+                    // On magnitudes, then the signs: lavapipe's OpSMod takes the
+                    // dividend's sign and NVIDIA's 32-bit OpSRem acts unsigned, so
+                    // only OpUMod of non-negative values is trusted.
+                    let m = self.iabs(t, safe)?;
+                    let bm = self.iabs(t, b)?;
+                    let r0 = self.umod(t, bm, m)?;
+                    let r0z = self.b.i_equal(bt, None, r0, zero).map_err(be)?;
+                    let r0nz = self.not(r0z)?;
+                    let bn = self.b.s_less_than(bt, None, b, zero).map_err(be)?;
+                    let flip = self.and(bn, r0nz)?;
+                    let mr = self.b.i_sub(ty, None, m, r0).map_err(be)?;
+                    // b mod |a|, in [0, |a|).
+                    let r1 = self.sel(t, flip, mr, r0)?;
+                    let r1z = self.b.i_equal(bt, None, r1, zero).map_err(be)?;
+                    let r1nz = self.not(r1z)?;
                     let an = self.b.s_less_than(bt, None, safe, zero).map_err(be)?;
-                    let rz = self.b.i_equal(bt, None, r, zero).map_err(be)?;
-                    let differ = self.b.logical_not_equal(bt, None, rn, an).map_err(be)?;
-                    let nz = self.not(rz)?;
-                    let fix = self.and(differ, nz)?;
-                    let ra = self.b.i_add(ty, None, r, safe).map_err(be)?;
-                    self.sel(t, fix, ra, r)?
+                    let neg = self.and(an, r1nz)?;
+                    let r1m = self.b.i_sub(ty, None, r1, m).map_err(be)?;
+                    self.sel(t, neg, r1m, r1)?
                 };
                 let r = self.sel(t, az, b, r)?;
                 self.convert(r, t, elem)
