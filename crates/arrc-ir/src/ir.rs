@@ -151,6 +151,12 @@ pub enum Inst {
         lhs: Value,
         rhs: Value,
     },
+    /// `arg[i;j;…]`: one entry per axis of `arg`, an integer array of indices (⎕IO=1)
+    /// or `None` for the whole axis. The result's axes are the indices' axes in order.
+    Index {
+        arg: Value,
+        axes: Vec<Option<Value>>,
+    },
 }
 
 /// How a [`Inst::Gather`] finds, for a result element, the argument element it copies.
@@ -187,6 +193,9 @@ impl Inst {
             | Inst::Catenate { lhs, rhs, .. }
             | Inst::MatMul { lhs, rhs } => vec![*lhs, *rhs],
             Inst::Gather { arg, .. } => vec![*arg],
+            Inst::Index { arg, axes } => std::iter::once(*arg)
+                .chain(axes.iter().flatten().copied())
+                .collect(),
         }
     }
 
@@ -200,6 +209,7 @@ impl Inst {
                 | Inst::Iota { .. }
                 | Inst::Gather { .. }
                 | Inst::Catenate { .. }
+                | Inst::Index { .. }
         )
     }
 }
@@ -305,6 +315,18 @@ impl fmt::Display for Function {
                 Inst::Gather { arg, map } => write!(f, "gather {map:?} {arg}")?,
                 Inst::Catenate { lhs, rhs, axis } => write!(f, "catenate[{axis}] {lhs}, {rhs}")?,
                 Inst::MatMul { lhs, rhs } => write!(f, "matmul {lhs}, {rhs}")?,
+                Inst::Index { arg, axes } => {
+                    write!(f, "index {arg}[")?;
+                    for (i, a) in axes.iter().enumerate() {
+                        if i > 0 {
+                            write!(f, ";")?;
+                        }
+                        if let Some(a) = a {
+                            write!(f, "{a}")?;
+                        }
+                    }
+                    write!(f, "]")?
+                }
             }
             writeln!(f, " : {}", self.types[i])?;
         }

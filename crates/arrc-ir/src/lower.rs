@@ -275,10 +275,18 @@ impl Lower {
                 self.bind(name, Binding::Array(v));
                 Ok(v)
             }
-            ExprKind::Index { .. } => Err(err::unsupported(
-                "indexing is not supported on the GPU path yet",
-                span,
-            )),
+            ExprKind::Index { array, axes } => {
+                let mut ix = Vec::with_capacity(axes.len());
+                for a in axes.iter().rev() {
+                    ix.push(match a {
+                        Some(e) => Some(self.expr(e)?),
+                        None => None,
+                    });
+                }
+                ix.reverse();
+                let x = self.expr(array)?;
+                self.index(x, ix, span)
+            }
         }
     }
 
@@ -313,6 +321,14 @@ impl Lower {
                 )),
             },
             FuncKind::Dfn(body) => self.call_dfn(body, None, arg, span),
+            FuncKind::Derived {
+                op: Op1::Commute,
+                operand,
+            } => self.dyadic(operand, arg, arg, span),
+            FuncKind::Derived {
+                op: Op1::Each,
+                operand,
+            } => self.each(operand, None, arg, span),
             FuncKind::Derived { op, operand } => {
                 let operand = self.resolve(operand)?;
                 let rank = self.f.ty(arg).rank();
@@ -402,6 +418,29 @@ impl Lower {
     fn dyadic(&mut self, func: &Func, l: Value, r: Value, span: &Span) -> Result<Value> {
         let fspan = func.span.clone();
         match &self.resolve(func)?.kind {
+            FuncKind::Prim(Prim::Squad) => {
+                // `i⌷x`: scalar indices for the leading axes.
+                let Some(ix) = self.const_ints(l) else {
+                    return Err(err::unsupported(
+                        "⌷ with a computed left argument is not supported on the GPU path yet",
+                        fspan,
+                    ));
+                };
+                let rank = self.f.ty(r).rank();
+                if ix.len() > rank {
+                    return Err(err::rank(
+                        format!("{} indices for an array of rank {rank}", ix.len()),
+                        fspan,
+                    ));
+                }
+                let mut axes = vec![];
+                for &i in &ix {
+                    let c = self.konst(Array::scalar(Scalar::I32(i as i32)), fspan.clone());
+                    axes.push(Some(c));
+                }
+                axes.resize(rank, None);
+                self.index(r, axes, fspan)
+            }
             FuncKind::Prim(p) if p.is_structural() => self.structural2(*p, l, r, None, fspan),
             FuncKind::Prim(p) => match BinOp::from_prim(*p) {
                 Some(BinOp::Power) if self.small_power(r).is_some() => {
@@ -418,6 +457,14 @@ impl Lower {
             },
             FuncKind::Dfn(body) => self.call_dfn(body, Some(l), r, span),
             FuncKind::Name(_) => unreachable_name(fspan),
+            FuncKind::Derived {
+                op: Op1::Commute,
+                operand,
+            } => self.dyadic(operand, r, l, span),
+            FuncKind::Derived {
+                op: Op1::Each,
+                operand,
+            } => self.each(operand, Some(l), r, span),
             FuncKind::Outer(g) => {
                 let g = self.resolve(g)?;
                 self.outer(&g, l, r, fspan)
@@ -1057,6 +1104,124 @@ impl Lower {
             Type { elem, shape },
             span,
         ))
+    }
+
+    /// `x[i;j;…]`, with one entry per axis of `x`.
+    fn index(&mut self, x: Value, axes: Vec<Option<Value>>, span: Span) -> Result<Value> {
+        let xt = self.f.ty(x).clone();
+        if axes.len() != xt.rank() {
+            return Err(err::rank(
+                format!("{} indices for an array of rank {}", axes.len(), xt.rank()),
+                span,
+            ));
+        }
+        let mut shape = vec![];
+        for (a, ix) in axes.iter().enumerate() {
+            match ix {
+                Some(i) => {
+                    let it = self.f.ty(*i);
+                    if it.elem == ElemType::F32 {
+                        return Err(err::unsupported(
+                            "float indices are not supported on the GPU path",
+                            span,
+                        ));
+                    }
+                    shape.extend(it.shape.iter().copied());
+                }
+                None => shape.push(xt.shape[a]),
+            }
+        }
+        Ok(self.f.push(
+            Inst::Index { arg: x, axes },
+            Type {
+                elem: xt.elem,
+                shape,
+            },
+            span,
+        ))
+    }
+
+    /// `f¨`: a function made of scalar functions applies to whole arrays as it would
+    /// to each element.
+    fn each(&mut self, g: &Func, a: Option<Value>, x: Value, span: &Span) -> Result<Value> {
+        let g = self.resolve(g)?;
+        let shape = match a {
+            Some(a) => {
+                let (at, xt) = (self.f.ty(a).clone(), self.f.ty(x).clone());
+                self.extend(&at, &xt, span)?
+            }
+            None => self.f.ty(x).shape.clone(),
+        };
+        // Try f on scalar stand-ins first: it must give a scalar through scalar
+        // functions only. The trial is then undone (the IR only grows at its end).
+        let (start, checks) = (self.f.insts.len(), self.f.checks.len());
+        let stand_in = |l: &mut Self, v: Value| {
+            let t = Type::scalar(l.f.ty(v).elem);
+            l.f.push(Inst::Param { index: 0 }, t, span.clone())
+        };
+        let tx = stand_in(self, x);
+        let ta = a.map(|a| stand_in(self, a));
+        let trial = match ta {
+            Some(ta) => self.dyadic(&g, ta, tx, span),
+            None => self.monadic(&g, tx, span),
+        };
+        let scalar_only = trial.as_ref().is_ok_and(|r| self.f.ty(*r).rank() == 0)
+            && self.f.insts[start..].iter().all(|i| match i {
+                Inst::Cast(_) | Inst::Unary { .. } | Inst::Binary { .. } | Inst::Param { .. } => {
+                    true
+                }
+                Inst::Const(c) => c.len() == 1,
+                _ => false,
+            });
+        self.f.insts.truncate(start);
+        self.f.types.truncate(start);
+        self.f.spans.truncate(start);
+        self.f.checks.truncate(checks);
+        if let Err(e) = trial {
+            if e.class != crate::ErrorClass::Unsupported {
+                return Err(e);
+            }
+        }
+        if !scalar_only {
+            return Err(err::unsupported(
+                "f¨ where f is more than scalar functions is not supported on the GPU path yet",
+                g.span.clone(),
+            ));
+        }
+        // And on the arrays, only scalar functions again (`+/` is the identity on a
+        // scalar but not on a vector); literal arguments may be converted.
+        let literal_args: Vec<Array> = [Some(x), a]
+            .into_iter()
+            .flatten()
+            .filter_map(|v| self.as_const(v).cloned())
+            .collect();
+        let start = self.f.insts.len();
+        let r = match a {
+            Some(a) => self.dyadic(&g, a, x, span)?,
+            None => self.monadic(&g, x, span)?,
+        };
+        let elementwise = self.f.insts[start..].iter().all(|i| match i {
+            Inst::Cast(_) | Inst::Unary { .. } | Inst::Binary { .. } => true,
+            Inst::Const(c) => c.len() == 1 || literal_args.iter().any(|l| l.cast(c.elem) == *c),
+            _ => false,
+        });
+        if !elementwise {
+            return Err(err::unsupported(
+                "f¨ where f is more than scalar functions is not supported on the GPU path yet",
+                g.span.clone(),
+            ));
+        }
+        let rt = self.f.ty(r).clone();
+        if rt.shape == shape {
+            Ok(r)
+        } else if rt.is_singleton() {
+            Ok(self.reshape(r, shape, span.clone()))
+        } else {
+            Err(err::unsupported(
+                "f¨ whose results are not scalars is not supported",
+                g.span.clone(),
+            ))
+        }
     }
 
     /// `a ∘.g b`: both arguments spread over the result's axes, then `g`.

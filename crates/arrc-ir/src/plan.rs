@@ -130,7 +130,7 @@ pub struct Buffer {
 
 /// Index arithmetic inside a kernel: u32, wrapping (a coordinate below zero becomes
 /// huge, so one unsigned comparison checks both ends of a range).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum IExpr {
     /// The element the kernel computes, in ravel order (maps, and the argument of
     /// vector reductions and scans).
@@ -147,9 +147,25 @@ pub enum IExpr {
     Mul(Box<IExpr>, Box<IExpr>),
     Div(Box<IExpr>, Box<IExpr>),
     Rem(Box<IExpr>, Box<IExpr>),
+    /// An integer computed per element (an index read from an array), as u32;
+    /// negative and too large values become `u32::MAX`, outside every array.
+    Data(Box<KExpr>),
 }
 
 impl IExpr {
+    /// Whether evaluating it may set a status bit.
+    pub fn may_fail(&self) -> bool {
+        match self {
+            IExpr::Data(k) => k.may_fail(),
+            IExpr::Add(a, b)
+            | IExpr::Sub(a, b)
+            | IExpr::Mul(a, b)
+            | IExpr::Div(a, b)
+            | IExpr::Rem(a, b) => a.may_fail() || b.may_fail(),
+            _ => false,
+        }
+    }
+
     pub fn plus(a: IExpr, b: IExpr) -> IExpr {
         match (a, b) {
             (IExpr::Const(0), x) | (x, IExpr::Const(0)) => x,
@@ -214,6 +230,11 @@ pub enum KExpr {
         els: Box<KExpr>,
     },
     Const(Scalar),
+    /// Raises error `bit` and gives 0 of type `elem` (an index out of range).
+    Fail {
+        elem: ElemType,
+        bit: u32,
+    },
     Cast {
         to: ElemType,
         arg: Box<KExpr>,
@@ -243,6 +264,7 @@ impl KExpr {
             }
             KExpr::Cast { to, .. } => *to,
             KExpr::Select { then, .. } => then.elem(),
+            KExpr::Fail { elem, .. } => *elem,
             KExpr::Iota { .. } => ElemType::I32,
             KExpr::Const(s) => s.elem_type(),
         }
@@ -259,7 +281,14 @@ impl KExpr {
             } => error_bit.is_some() || lhs.may_fail() || rhs.may_fail(),
             KExpr::Unary { arg, error_bit, .. } => error_bit.is_some() || arg.may_fail(),
             KExpr::Cast { arg, .. } => arg.may_fail(),
-            KExpr::Select { then, els, .. } => then.may_fail() || els.may_fail(),
+            KExpr::Select {
+                when, then, els, ..
+            } => {
+                then.may_fail()
+                    || els.may_fail()
+                    || when.iter().any(|(a, b)| a.may_fail() || b.may_fail())
+            }
+            KExpr::Fail { .. } => true,
             _ => false,
         }
     }
@@ -693,6 +722,44 @@ impl Planner<'_> {
                 }
             }
             Inst::Gather { arg, map } => self.gather(v, *arg, map, idx, kb),
+            Inst::Index { arg, axes } => {
+                let c = kb.coords(idx, &ty.shape.clone());
+                let at = f.ty(*arg).shape.clone();
+                let mut pos = 0;
+                let mut ci = vec![];
+                let mut when = vec![];
+                for (a, ix) in axes.iter().enumerate() {
+                    match ix {
+                        None => {
+                            ci.push(c[pos].clone());
+                            pos += 1;
+                        }
+                        Some(iv) => {
+                            let ishape = f.ty(*iv).shape.clone();
+                            let r = ishape.len();
+                            let lin = kb.linear(&c[pos..pos + r], &ishape);
+                            let val = self.expr(*iv, &lin, kb);
+                            // ⎕IO=1: index 0 wraps to u32::MAX, out of range.
+                            let at_a = IExpr::minus(IExpr::Data(Box::new(val)), IExpr::Const(1));
+                            when.push((at_a.clone(), kb.dim(at[a])));
+                            ci.push(at_a);
+                            pos += r;
+                        }
+                    }
+                }
+                let i = kb.linear(&ci, &at);
+                let then = self.expr(*arg, &i, kb);
+                if when.is_empty() {
+                    then
+                } else {
+                    let bit = self.error_bit(ErrorClass::Index, "index out of range", f.span(v));
+                    KExpr::Select {
+                        when,
+                        then: Box::new(then),
+                        els: Box::new(KExpr::Fail { elem: ty.elem, bit }),
+                    }
+                }
+            }
             Inst::Catenate { lhs, rhs, axis } => {
                 let out = ty.shape.clone();
                 let c = kb.coords(idx, &out);

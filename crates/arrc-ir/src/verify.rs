@@ -118,6 +118,23 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                         Gather::Cycle { fill } => fill.elem_type() == ty.elem,
                     }
             }
+            Inst::Index { arg, axes } => {
+                let at = f.ty(*arg);
+                let mut shape = vec![];
+                for (a, ix) in axes.iter().enumerate() {
+                    match ix {
+                        Some(i) => shape.extend(f.ty(*i).shape.iter().copied()),
+                        None => shape.extend(at.shape.get(a).copied()),
+                    }
+                }
+                at.rank() == axes.len()
+                    && at.elem == ty.elem
+                    && shape == ty.shape
+                    && axes
+                        .iter()
+                        .flatten()
+                        .all(|i| f.ty(*i).elem != crate::ElemType::F32)
+            }
             Inst::MatMul { lhs, rhs } => {
                 let (lt, rt) = (f.ty(*lhs), f.ty(*rhs));
                 lt.rank() == 2

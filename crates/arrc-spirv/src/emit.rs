@@ -670,6 +670,26 @@ impl Emitter {
                 let (a, b) = two(self, a, b)?;
                 self.b.u_mod(u, None, a, b).map_err(be)
             }
+            IExpr::Data(k) => {
+                let v = self.expr(cx, k, ix)?;
+                let bt = self.bool_t;
+                match k.elem() {
+                    ElemType::I64 => {
+                        // Beyond u32 (negative ones too, as unsigned) is out of range.
+                        let u64t = self.b.type_int(64, 0);
+                        let uv = self.b.bitcast(u64t, None, v).map_err(be)?;
+                        let lim = self.constant(u64t, u32::MAX as u64, true);
+                        let big = self.b.u_greater_than(bt, None, uv, lim).map_err(be)?;
+                        let low = self.b.u_convert(u, None, uv).map_err(be)?;
+                        let max = self.c_u32(u32::MAX);
+                        self.b.select(u, None, big, max, low).map_err(be)
+                    }
+                    _ => {
+                        // i32 (booleans are i32 words): negative ones wrap to huge.
+                        self.b.bitcast(u, None, v).map_err(be)
+                    }
+                }
+            }
         }
     }
 
@@ -724,6 +744,11 @@ impl Emitter {
                 self.load(t, var)
             }
             KExpr::Const(s) => Ok(self.scalar(*s)),
+            KExpr::Fail { elem, bit } => {
+                let t = self.b.constant_true(self.bool_t);
+                self.raise(cx, Some(*bit), t)?;
+                Ok(self.scalar(Scalar::I32(0).cast(*elem)))
+            }
             KExpr::Cast { to, arg } => {
                 let v = self.expr(cx, arg, ix)?;
                 self.convert(v, arg.elem(), *to)
