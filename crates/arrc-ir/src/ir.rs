@@ -36,6 +36,9 @@ pub struct Sym(pub u32);
 pub enum Dim {
     Known(u64),
     Sym(Sym),
+    /// A length computed on the device (the result of a compress), entry `i` of
+    /// [`Function::dyn_bounds`] bounding it; it stays on the device.
+    Dyn(u32),
 }
 
 /// In manifests a known length is a number and a symbol is a string `"n0"`.
@@ -43,7 +46,7 @@ impl serde::Serialize for Dim {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Dim::Known(n) => s.serialize_u64(*n),
-            Dim::Sym(_) => s.serialize_str(&self.to_string()),
+            Dim::Sym(_) | Dim::Dyn(_) => s.serialize_str(&self.to_string()),
         }
     }
 }
@@ -53,6 +56,7 @@ impl fmt::Display for Dim {
         match self {
             Dim::Known(n) => write!(f, "{n}"),
             Dim::Sym(s) => write!(f, "n{}", s.0),
+            Dim::Dyn(i) => write!(f, "d{i}"),
         }
     }
 }
@@ -157,6 +161,12 @@ pub enum Inst {
         arg: Value,
         axes: Vec<Option<Value>>,
     },
+    /// `mask/arg` of a vector by a boolean vector of its length: the result's length
+    /// is computed on the device.
+    Compress {
+        mask: Value,
+        arg: Value,
+    },
 }
 
 /// How a [`Inst::Gather`] finds, for a result element, the argument element it copies.
@@ -192,6 +202,7 @@ impl Inst {
             Inst::Binary { lhs, rhs, .. }
             | Inst::Catenate { lhs, rhs, .. }
             | Inst::MatMul { lhs, rhs } => vec![*lhs, *rhs],
+            Inst::Compress { mask, arg } => vec![*mask, *arg],
             Inst::Gather { arg, .. } => vec![*arg],
             Inst::Index { arg, axes } => std::iter::once(*arg)
                 .chain(axes.iter().flatten().copied())
@@ -240,6 +251,8 @@ pub struct Function {
     pub checks: Vec<LengthCheck>,
     /// Which parameter axis each length symbol stands for.
     pub syms: Vec<(u32, u32)>,
+    /// An upper bound of each device-computed length (`Dim::Dyn`).
+    pub dyn_bounds: Vec<Dim>,
     pub result: Option<Value>,
 }
 
@@ -315,6 +328,7 @@ impl fmt::Display for Function {
                 Inst::Gather { arg, map } => write!(f, "gather {map:?} {arg}")?,
                 Inst::Catenate { lhs, rhs, axis } => write!(f, "catenate[{axis}] {lhs}, {rhs}")?,
                 Inst::MatMul { lhs, rhs } => write!(f, "matmul {lhs}, {rhs}")?,
+                Inst::Compress { mask, arg } => write!(f, "compress {mask}, {arg}")?,
                 Inst::Index { arg, axes } => {
                     write!(f, "index {arg}[")?;
                     for (i, a) in axes.iter().enumerate() {

@@ -441,6 +441,9 @@ impl Lower {
                 axes.resize(rank, None);
                 self.index(r, axes, fspan)
             }
+            FuncKind::Prim(p @ (Prim::Slash | Prim::SlashBar)) => {
+                self.compress(l, r, *p == Prim::SlashBar, None, fspan)
+            }
             FuncKind::Prim(p) if p.is_structural() => self.structural2(*p, l, r, None, fspan),
             FuncKind::Prim(p) => match BinOp::from_prim(*p) {
                 Some(BinOp::Power) if self.small_power(r).is_some() => {
@@ -651,6 +654,13 @@ impl Lower {
         let mut out = Vec::new();
         for (a, b) in lt.shape.iter().zip(&rt.shape) {
             out.push(match (a, b) {
+                (Dim::Dyn(_), _) | (_, Dim::Dyn(_)) if a != b => {
+                    return Err(err::unsupported(
+                        "arrays whose lengths are computed on the device combine only with themselves on the GPU path yet",
+                        span.clone(),
+                    ))
+                }
+                (Dim::Dyn(_), _) | (_, Dim::Dyn(_)) => *a,
                 (Dim::Known(x), Dim::Known(y)) if x != y => {
                     return Err(err::length(
                         format!("lengths {x} and {y} do not match"),
@@ -1013,9 +1023,14 @@ impl Lower {
                 let mut start = vec![0i64; r];
                 let mut shape = ty.shape.clone();
                 for (&c, &ax) in counts.iter().zip(&axes) {
+                    if p == Prim::Take && c >= 0 {
+                        // Overtake fills: the argument's length is checked per element.
+                        shape[ax] = Dim::Known(c as u64);
+                        continue;
+                    }
                     let Dim::Known(n) = ty.shape[ax] else {
                         return Err(err::unsupported(
-                            "take and drop on run-time lengths are not supported yet",
+                            "take from the end and drop on run-time lengths are not supported yet",
                             span,
                         ));
                     };
@@ -1102,6 +1117,109 @@ impl Lower {
                 axis,
             },
             Type { elem, shape },
+            span,
+        ))
+    }
+
+    /// `a/x` (`a⌿x` with `first`): literal counts become a gather; a computed boolean
+    /// mask of a vector compresses on the device, its result's length staying there.
+    fn compress(
+        &mut self,
+        a: Value,
+        x: Value,
+        first: bool,
+        axis: Option<usize>,
+        span: Span,
+    ) -> Result<Value> {
+        let x = if self.f.ty(x).rank() == 0 {
+            let n = match self.f.ty(a).shape.first() {
+                Some(d) => *d,
+                None => Dim::Known(1),
+            };
+            self.reshape(x, vec![n], span.clone())
+        } else {
+            x
+        };
+        let xt = self.f.ty(x).clone();
+        let ax = axis.unwrap_or(if first { 0 } else { xt.rank() - 1 });
+        let len = xt.shape[ax];
+        let at = self.f.ty(a).clone();
+        if let Some(counts) = self.const_ints(a) {
+            let Dim::Known(n) = len else {
+                return Err(err::unsupported(
+                    "replicate along a run-time length is not supported yet",
+                    span,
+                ));
+            };
+            let counts = if counts.len() == 1 {
+                vec![counts[0]; n as usize]
+            } else {
+                counts
+            };
+            if counts.len() as u64 != n {
+                return Err(err::length(
+                    format!("{} counts for an axis of length {n}", counts.len()),
+                    span,
+                ));
+            }
+            if counts.iter().any(|&c| c < 0) {
+                return Err(err::unsupported(
+                    "negative replicate counts are not supported on the GPU path yet",
+                    span,
+                ));
+            }
+            let idx: Vec<i32> = counts
+                .iter()
+                .enumerate()
+                .flat_map(|(k, &c)| std::iter::repeat_n(k as i32 + 1, c as usize))
+                .collect();
+            if idx.len() > i32::MAX as usize {
+                return Err(err::domain("the result has too many elements", span));
+            }
+            let iv = self.konst(Array::vector(Data::I32(idx)), span.clone());
+            let axes = (0..xt.rank()).map(|k| (k == ax).then_some(iv)).collect();
+            return self.index(x, axes, span);
+        }
+        if at.elem != ElemType::Bool || at.rank() != 1 || xt.rank() != 1 {
+            return Err(err::unsupported(
+                "on the GPU path, computed replicate counts must be a boolean vector compressing a vector",
+                span,
+            ));
+        }
+        match (at.shape[0], len) {
+            (Dim::Dyn(_), _) | (_, Dim::Dyn(_)) if at.shape[0] != len => {
+                return Err(err::unsupported(
+                    "a mask and an array whose lengths are computed on the device in different ways are not supported on the GPU path yet",
+                    span,
+                ))
+            }
+            (Dim::Known(p), Dim::Known(q)) if p != q => {
+                return Err(err::length(
+                    format!("lengths {p} and {q} do not match"),
+                    span,
+                ))
+            }
+            (p, q) if p != q => self.f.checks.push(LengthCheck {
+                a: p,
+                b: q,
+                span: span.clone(),
+            }),
+            _ => {}
+        }
+        let id = self.f.dyn_bounds.len() as u32;
+        // Bounds are lengths known on the host (a compress of a compress is bounded
+        // by the first one's bound).
+        let bound = match len {
+            Dim::Dyn(i) => self.f.dyn_bounds[i as usize],
+            d => d,
+        };
+        self.f.dyn_bounds.push(bound);
+        Ok(self.f.push(
+            Inst::Compress { mask: a, arg: x },
+            Type {
+                elem: xt.elem,
+                shape: vec![Dim::Dyn(id)],
+            },
             span,
         ))
     }
@@ -1330,7 +1448,7 @@ fn known_dims(shape: &[Dim]) -> Option<Vec<usize>> {
         .iter()
         .map(|d| match d {
             Dim::Known(n) => Some(*n as usize),
-            Dim::Sym(_) => None,
+            Dim::Sym(_) | Dim::Dyn(_) => None,
         })
         .collect()
 }

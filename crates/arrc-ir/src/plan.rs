@@ -90,6 +90,8 @@ impl Count {
                 .map(|d| match d {
                     Dim::Known(n) => *n,
                     Dim::Sym(s) => syms.get(s.0 as usize).copied().unwrap_or(0),
+                    // The planner bounds these before they reach a count.
+                    Dim::Dyn(_) => 0,
                 })
                 .product(),
             Count::Scaled { of, times } => of.eval(syms) * *times as u64,
@@ -363,6 +365,15 @@ pub enum KernelKind {
     /// ravel index), in tiles of 64×64 per workgroup of 256 invocations, 4×4 per
     /// invocation, through workgroup memory 16 steps of `k` at a time.
     MatMul { a: KExpr, b: KExpr, out: u32 },
+    /// `out[positions[i]-1] = value(i)` where `mask(i)`, for `i < n`; the last
+    /// invocation stores `positions[n-1]` (the kept count) in `len`.
+    Compress {
+        mask: KExpr,
+        value: KExpr,
+        positions: u32,
+        out: u32,
+        len: u32,
+    },
     /// Push constants `rows, len`: inclusive scan of each row, element `(Row, Pos)`
     /// stored at `out_index`.
     ScanAxis {
@@ -413,6 +424,10 @@ pub struct Kernel {
     pub items_per_thread: u32,
     /// Default of specialization constant 2, the scan lookback's spin limit.
     pub spin_limit: u32,
+    /// When the element count is computed on the device: how to find it (the
+    /// kernel then ignores push constant 0, which holds an upper bound).
+    #[serde(skip)]
+    pub n_from: Option<IExpr>,
 }
 
 /// One dispatch: a kernel, the buffers bound to its bindings in order, its push
@@ -445,6 +460,13 @@ pub struct Plan {
     pub errors: Vec<DeviceError>,
     /// Which parameter axis each length symbol stands for.
     pub syms: Vec<(u32, u32)>,
+    /// The buffer (one i32) holding each device-computed length, read back with the
+    /// result.
+    pub dyn_lengths: Vec<(u32, usize)>,
+    /// `⌈/` and `⌊/` of integers over an axis whose length is computed on the device:
+    /// when that length is 0 the result is APL's float identity instead (a type the
+    /// kernel cannot know).
+    pub empty_identity: Option<(u32, Scalar)>,
 }
 
 impl Plan {
@@ -462,6 +484,8 @@ struct Planner<'a> {
     plan: Plan,
     /// The buffer holding each value, once materialized.
     buffer_of: Vec<Option<usize>>,
+    /// The buffer holding each device-computed length, once planned.
+    dyn_buffers: Vec<Option<usize>>,
 }
 
 /// Bindings of a kernel being built, from plan buffers, and the run-time lengths its
@@ -471,6 +495,8 @@ struct KernelBindings {
     buffers: Vec<usize>,
     bindings: Vec<Binding>,
     lengths: Vec<Dim>,
+    /// The buffer holding each device-computed length (`Dim::Dyn`) planned so far.
+    dyns: Vec<Option<usize>>,
 }
 
 impl KernelBindings {
@@ -487,6 +513,16 @@ impl KernelBindings {
                     }
                 };
                 IExpr::Push(slot as u32)
+            }
+            Dim::Dyn(i) => {
+                // Read from the device, where the kernel that computed it left it.
+                let buffer = self.dyns.get(i as usize).copied().flatten().unwrap_or(0);
+                let binding = self.bind(buffer, ElemType::I32, false);
+                IExpr::Data(Box::new(KExpr::Load {
+                    binding,
+                    elem: ElemType::I32,
+                    index: IExpr::Const(0),
+                }))
             }
         }
     }
@@ -556,8 +592,11 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
             status: None,
             errors: vec![],
             syms: f.syms.clone(),
+            dyn_lengths: vec![],
+            empty_identity: None,
         },
         buffer_of: vec![None; f.insts.len()],
+        dyn_buffers: vec![None; f.dyn_bounds.len()],
     };
     let result = f.result.expect("verified");
     for i in 0..f.insts.len() {
@@ -579,6 +618,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
             Inst::Reduce { op, arg, axis } => p.reduce(val, *op, *arg, *axis, is_result)?,
             Inst::Scan { op, arg, axis } => p.scan(val, *op, *arg, *axis, is_result)?,
             Inst::MatMul { lhs, rhs } => p.matmul(val, *lhs, *rhs, is_result),
+            Inst::Compress { mask, arg } => p.compress(val, *mask, *arg, is_result),
             inst if inst.is_elementwise() && (is_result || v.uses[i] > 1) => p.map(val, is_result),
             _ => {}
         }
@@ -590,6 +630,12 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
         p.map(result, true);
     }
     p.plan.result_shape = f.ty(result).shape.clone();
+    p.plan.dyn_lengths = p
+        .dyn_buffers
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| b.map(|b| (i as u32, b)))
+        .collect();
     Ok(p.plan)
 }
 
@@ -606,7 +652,7 @@ fn known(dims: &[Dim]) -> Option<u64> {
     dims.iter()
         .map(|d| match d {
             Dim::Known(n) => Some(*n),
-            Dim::Sym(_) => None,
+            Dim::Sym(_) | Dim::Dyn(_) => None,
         })
         .product()
 }
@@ -650,15 +696,50 @@ impl AxisSplit {
 }
 
 impl Planner<'_> {
+    fn kb(&self) -> KernelBindings {
+        KernelBindings {
+            dyns: self.dyn_buffers.clone(),
+            ..Default::default()
+        }
+    }
+
+    /// A shape with each device-computed length replaced by its bound.
+    fn bounded(&self, shape: &[Dim]) -> Vec<Dim> {
+        shape
+            .iter()
+            .map(|d| match d {
+                Dim::Dyn(i) => self.v.func.dyn_bounds[*i as usize],
+                d => *d,
+            })
+            .collect()
+    }
+
+    fn has_dyn(&self, v: Value) -> bool {
+        self.v
+            .func
+            .ty(v)
+            .shape
+            .iter()
+            .any(|d| matches!(d, Dim::Dyn(_)))
+    }
+
+    /// An upper bound of the element count of `v` (exact without device lengths).
     fn len_of(&self, v: Value) -> Count {
-        Count::Product(self.v.func.ty(v).shape.clone())
+        Count::Product(self.bounded(&self.v.func.ty(v).shape))
+    }
+
+    /// How a kernel over the elements of `v` finds their count when it is computed
+    /// on the device.
+    fn n_from(&self, v: Value, kb: &mut KernelBindings) -> Option<IExpr> {
+        self.has_dyn(v)
+            .then(|| kb.product(&self.v.func.ty(v).shape.clone()))
     }
 
     fn buffer(&mut self, v: Value, role: BufferRole) -> usize {
         let ty = self.v.func.ty(v);
         self.plan.buffers.push(Buffer {
             elem: ty.elem,
-            len: Count::Product(ty.shape.clone()),
+            len: Count::Product(self.bounded(&ty.shape)),
             role,
         });
         self.plan.buffers.len() - 1
@@ -944,6 +1025,7 @@ impl Planner<'_> {
             workgroup_size: self.opts.workgroup_size,
             items_per_thread: self.opts.items_per_thread,
             spin_limit: self.opts.spin_limit,
+            n_from: None,
         });
         self.plan.dispatches.push(Dispatch {
             kernel: k,
@@ -979,12 +1061,13 @@ impl Planner<'_> {
     }
 
     fn map(&mut self, v: Value, is_result: bool) {
-        let mut kb = KernelBindings::default();
+        let mut kb = self.kb();
         let expr = self.expr(v, &IExpr::Index, &mut kb);
         let b = self.result_or_temp(v, is_result);
         let out = kb.bind(b, self.v.func.ty(v).elem, true);
         self.bind_status(&mut kb, &[&expr]);
         let n = self.len_of(v);
+        let n_from = self.n_from(v, &mut kb);
         let groups = self.grid(&n, self.opts.map_groups);
         self.push_kernel(
             "map",
@@ -993,6 +1076,7 @@ impl Planner<'_> {
             vec![("n", n)],
             groups,
         );
+        self.set_n_from(n_from);
         self.buffer_of[v.index()] = Some(b);
     }
 
@@ -1005,8 +1089,17 @@ impl Planner<'_> {
         is_result: bool,
     ) -> Result<()> {
         let split = AxisSplit::new(&self.v.func.ty(arg).shape.clone(), axis);
+        let at = self.v.func.ty(arg);
+        if let (Dim::Dyn(id), BinOp::Max | BinOp::Min, true) = (split.len, op, at.elem.is_int()) {
+            match (is_result, op.identity(at.elem)) {
+                (true, Some(id_value)) => self.plan.empty_identity = Some((id, id_value)),
+                _ => return Err(dyn_unsupported(self.v.func.span(v))),
+            }
+        }
         if parallel(op, self.v.func.ty(arg).elem) && known(&split.rows()) == Some(1) {
             self.reduce_vector(v, op, arg, is_result);
+        } else if self.has_dyn(arg) {
+            return Err(dyn_unsupported(self.v.func.span(v)));
         } else {
             self.reduce_axis(v, op, arg, split, is_result);
         }
@@ -1020,16 +1113,18 @@ impl Planner<'_> {
         let groups = self.grid(&n, self.opts.reduce_groups);
         // Pass 1: each workgroup folds its grid-stride share into partials[g].
         let partials = self.new_buffer(elem, groups.clone(), BufferRole::Temp);
-        let mut kb = KernelBindings::default();
+        let mut kb = self.kb();
         let expr = self.expr(arg, &IExpr::Index, &mut kb);
         let out = kb.bind(partials, elem, true);
         self.bind_status(&mut kb, &[&expr]);
+        let n_from = self.n_from(arg, &mut kb);
         let kind = KernelKind::Reduce { op, expr, out };
         self.push_kernel("reduce", kind, kb, vec![("n", n)], groups.clone());
+        self.set_n_from(n_from);
         // Pass 2: one workgroup folds the partials, in a fixed order: the same input
         // gives the same bits on every run.
         let b = self.result_or_temp(v, is_result);
-        let mut kb = KernelBindings::default();
+        let mut kb = self.kb();
         let pin = kb.bind(partials, elem, false);
         let out = kb.bind(b, elem, true);
         let expr = KExpr::Load {
@@ -1120,7 +1215,7 @@ impl Planner<'_> {
         } else {
             self.new_buffer(elem, units.clone(), BufferRole::Temp)
         };
-        let mut kb = KernelBindings::default();
+        let mut kb = self.kb();
         let idx = split.index(&mut kb);
         let expr = self.expr(arg, &idx, &mut kb);
         // The fold's own errors come after its items' (bits in evaluation order).
@@ -1146,7 +1241,7 @@ impl Planner<'_> {
         if parts > 1 {
             // Pass 2: fold each row's pieces (stored piece-major: a column fold).
             let b = self.result_or_temp(v, is_result);
-            let mut kb = KernelBindings::default();
+            let mut kb = self.kb();
             let pin = kb.bind(target, elem, false);
             let r = kb.product(&rows_dims);
             let expr = KExpr::Load {
@@ -1188,6 +1283,9 @@ impl Planner<'_> {
             self.scan_vector(v, op, arg, is_result);
             return Ok(());
         }
+        if self.has_dyn(arg) {
+            return Err(dyn_unsupported(self.v.func.span(v)));
+        }
         let contiguous = known(&split.post) == Some(1);
         let short = matches!(split.len, Dim::Known(l) if l <= 8);
         let (fold, unit) = if !parallel(op, elem) {
@@ -1205,7 +1303,7 @@ impl Planner<'_> {
         };
         let rows = Count::Product(split.rows());
         let b = self.result_or_temp(v, is_result);
-        let mut kb = KernelBindings::default();
+        let mut kb = self.kb();
         let idx = split.index(&mut kb);
         let expr = self.expr(arg, &idx, &mut kb);
         let fold = match fold {
@@ -1232,7 +1330,7 @@ impl Planner<'_> {
         let f = self.v.func;
         let (m, k) = (f.ty(lhs).shape[0], f.ty(lhs).shape[1]);
         let n = f.ty(rhs).shape[1];
-        let mut kb = KernelBindings::default();
+        let mut kb = self.kb();
         let a = self.expr(lhs, &IExpr::Index, &mut kb);
         let b = self.expr(rhs, &IExpr::Index, &mut kb);
         let out_b = self.result_or_temp(v, is_result);
@@ -1264,6 +1362,26 @@ impl Planner<'_> {
     fn scan_vector(&mut self, v: Value, op: BinOp, arg: Value, is_result: bool) {
         let elem = self.v.func.ty(v).elem;
         let n = self.len_of(arg);
+        let b = self.result_or_temp(v, is_result);
+        let mut kb = self.kb();
+        let expr = self.expr(arg, &IExpr::Index, &mut kb);
+        let n_from = self.n_from(arg, &mut kb);
+        self.chained_scan(op, kb, expr, b, elem, n, n_from);
+        self.buffer_of[v.index()] = Some(b);
+    }
+
+    /// A single-pass chained scan of `expr` (bindings in `kb`) into buffer `out_b`.
+    #[allow(clippy::too_many_arguments)]
+    fn chained_scan(
+        &mut self,
+        op: BinOp,
+        mut kb: KernelBindings,
+        expr: KExpr,
+        out_b: usize,
+        elem: ElemType,
+        n: Count,
+        n_from: Option<IExpr>,
+    ) {
         let tile = self.opts.workgroup_size * self.opts.items_per_thread;
         let tiles = Count::Groups {
             of: Box::new(n.clone()),
@@ -1281,10 +1399,7 @@ impl Planner<'_> {
         };
         let aggregates = self.new_buffer(ElemType::I32, words.clone(), BufferRole::Temp);
         let inclusive = self.new_buffer(ElemType::I32, words, BufferRole::Temp);
-        let b = self.result_or_temp(v, is_result);
-        let mut kb = KernelBindings::default();
-        let expr = self.expr(arg, &IExpr::Index, &mut kb);
-        let out = kb.bind(b, elem, true);
+        let out = kb.bind(out_b, elem, true);
         let shared = |kb: &mut KernelBindings, buf: usize, elem: ElemType, atomic: bool| {
             let i = kb.bind(buf, elem, true);
             kb.bindings[i as usize].shared_between_groups = true;
@@ -1306,8 +1421,74 @@ impl Planner<'_> {
             counter,
         };
         self.push_kernel("scan", kind, kb, vec![("n", n)], groups);
-        self.buffer_of[v.index()] = Some(b);
+        self.set_n_from(n_from);
     }
+
+    fn set_n_from(&mut self, n_from: Option<IExpr>) {
+        if let Some(k) = self.plan.kernels.last_mut() {
+            k.n_from = n_from;
+        }
+    }
+
+    /// `mask/arg` with the result's length left on the device: an inclusive `+\` of
+    /// the mask gives each kept element its position (plus one), then one pass
+    /// scatters the kept elements and its last invocation stores the count, which
+    /// later kernels read instead of a push constant.
+    fn compress(&mut self, v: Value, mask: Value, arg: Value, is_result: bool) {
+        let f = self.v.func;
+        let Dim::Dyn(id) = f.ty(v).shape[0] else {
+            return;
+        };
+        let elem = f.ty(v).elem;
+        let n = self.len_of(arg);
+        let positions = self.new_buffer(ElemType::I32, n.clone(), BufferRole::Temp);
+        let mut kb = self.kb();
+        let m = self.expr(mask, &IExpr::Index, &mut kb);
+        let counts = KExpr::Cast {
+            to: ElemType::I32,
+            arg: Box::new(m),
+        };
+        let n_from = self.n_from(arg, &mut kb);
+        self.chained_scan(
+            BinOp::Add,
+            kb,
+            counts,
+            positions,
+            ElemType::I32,
+            n.clone(),
+            n_from,
+        );
+        let len = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
+        let out_b = self.result_or_temp(v, is_result);
+        let mut kb = self.kb();
+        let m = self.expr(mask, &IExpr::Index, &mut kb);
+        let value = self.expr(arg, &IExpr::Index, &mut kb);
+        let positions = kb.bind(positions, ElemType::I32, false);
+        let out = kb.bind(out_b, elem, true);
+        let len_binding = kb.bind(len, ElemType::I32, true);
+        self.bind_status(&mut kb, &[&m, &value]);
+        let n_from = self.n_from(arg, &mut kb);
+        let groups = self.grid(&n, self.opts.map_groups);
+        let kind = KernelKind::Compress {
+            mask: m,
+            value,
+            positions,
+            out,
+            len: len_binding,
+        };
+        self.push_kernel("compress", kind, kb, vec![("n", n)], groups);
+        self.set_n_from(n_from);
+        self.dyn_buffers[id as usize] = Some(len);
+        self.buffer_of[v.index()] = Some(out_b);
+    }
+}
+
+fn dyn_unsupported(span: Span) -> Error {
+    Error::new(
+        ErrorClass::Unsupported,
+        "this function of an array whose length is computed on the device (a compress) is not supported on the GPU path yet",
+        span,
+    )
 }
 
 fn unreachable_materialized(inst: &Inst) -> KExpr {

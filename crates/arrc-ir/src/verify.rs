@@ -135,6 +135,14 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                         .flatten()
                         .all(|i| f.ty(*i).elem != crate::ElemType::F32)
             }
+            Inst::Compress { mask, arg } => {
+                let (mt, at) = (f.ty(*mask), f.ty(*arg));
+                mt.elem == crate::ElemType::Bool
+                    && mt.rank() == 1
+                    && at.rank() == 1
+                    && at.elem == ty.elem
+                    && matches!(ty.shape.as_slice(), [Dim::Dyn(i)] if (*i as usize) < f.dyn_bounds.len())
+            }
             Inst::MatMul { lhs, rhs } => {
                 let (lt, rt) = (f.ty(*lhs), f.ty(*rhs));
                 lt.rank() == 2

@@ -854,6 +854,10 @@ impl Emitter {
         let zero = self.c_u32(0);
         let np = self.b.access_chain(up, None, pc, [zero]).map_err(be)?;
         cx.n = self.load(self.u32_t, np)?;
+        if let Some(n) = &k.n_from {
+            // The element count was computed on the device.
+            cx.n = self.iexpr(&cx, n, Ix::flat(zero))?;
+        }
         cx.lid = self.load_builtin(&mut cx, BuiltIn::LocalInvocationId)?;
         cx.group = self.load_builtin(&mut cx, BuiltIn::WorkgroupId)?;
         cx.groups = self.load_builtin(&mut cx, BuiltIn::NumWorkgroups)?;
@@ -890,6 +894,13 @@ impl Emitter {
                 unit,
             } => self.scan_axis_kernel(&mut cx, *fold, expr, *out, out_index, *unit)?,
             KernelKind::MatMul { a, b, out } => self.matmul_kernel(&mut cx, a, b, *out)?,
+            KernelKind::Compress {
+                mask,
+                value,
+                positions,
+                out,
+                len,
+            } => self.compress_kernel(&mut cx, mask, value, *positions, *out, *len)?,
         }
         self.b.ret().map_err(be)?;
         self.b.end_function().map_err(be)?;
@@ -1260,6 +1271,44 @@ impl Emitter {
             }
         };
         self.units_loop(cx, unit, units, &body)
+    }
+
+    /// Stream compaction's scatter: kept elements go to their scanned positions; the
+    /// last invocation stores the count.
+    fn compress_kernel(
+        &mut self,
+        cx: &mut Cx,
+        mask: &KExpr,
+        value: &KExpr,
+        positions: u32,
+        out: u32,
+        len: u32,
+    ) -> R<()> {
+        let i = self.local(self.u32_t);
+        let k = self.local(self.u32_t);
+        let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
+            let m = e.expr(cx, mask, Ix::flat(j))?;
+            let zero = e.scalar(Scalar::I32(0));
+            let keep = e.b.i_not_equal(e.bool_t, None, m, zero).map_err(be)?;
+            e.if_then(keep, |e| {
+                let p = e.load_elem(cx, positions, j)?;
+                let one = e.scalar(Scalar::I32(1));
+                let it = e.ty(ElemType::I32);
+                let p1 = e.b.i_sub(it, None, p, one).map_err(be)?;
+                let at = e.b.bitcast(e.u32_t, None, p1).map_err(be)?;
+                let v = e.expr(cx, value, Ix::flat(j))?;
+                e.store_elem(cx, out, at, v)
+            })?;
+            let one = e.c_u32(1);
+            let last = e.b.i_sub(e.u32_t, None, cx.n, one).map_err(be)?;
+            let is_last = e.b.i_equal(e.bool_t, None, j, last).map_err(be)?;
+            e.if_then(is_last, |e| {
+                let p = e.load_elem(cx, positions, j)?;
+                let zero = e.c_u32(0);
+                e.store_elem(cx, len, zero, p)
+            })
+        };
+        self.unrolled_share(cx, &per, i, k)
     }
 
     /// A workgroup array of `len` elements of type `t`.

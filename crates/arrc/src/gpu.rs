@@ -161,6 +161,8 @@ impl Gpu {
             let v = |d: &Dim| match d {
                 Dim::Known(n) => *n,
                 Dim::Sym(s) => syms[s.0 as usize],
+                // Lowering never checks device-computed lengths on the host.
+                Dim::Dyn(_) => 0,
             };
             if v(&check.a) != v(&check.b) {
                 return Err(err::length(
@@ -252,20 +254,23 @@ impl Gpu {
         out.status = plan.status;
         out.result_len = plan.buffers[plan.result].len.eval(&syms);
         out.result_elem = plan.buffers[plan.result].elem;
-        out.result_shape = plan
+        out.result_dims = plan
             .result_shape
             .iter()
             .map(|d| match d {
-                Dim::Known(n) => *n as usize,
-                Dim::Sym(s) => syms[s.0 as usize] as usize,
+                Dim::Known(n) => Ok(*n as usize),
+                Dim::Sym(s) => Ok(syms[s.0 as usize] as usize),
+                Dim::Dyn(i) => Err(*i),
             })
             .collect();
-        // Record once: the dispatches, then copies of the result and the status word
-        // (after the result, 4-byte aligned) into one host-visible buffer, so that a
-        // run is one submission and one readback.
+        // Record once: the dispatches, then copies of the result (its capacity when
+        // its length is computed on the device), the status word and the device
+        // lengths (after the result, 4-byte aligned) into one host-visible buffer, so
+        // that a run is one submission and one readback.
         let result_bytes = out.result_len * out.result_elem.size() as u64;
         out.status_offset = result_bytes.next_multiple_of(4);
-        let stage_bytes = out.status_offset + if out.status.is_some() { 4 } else { 0 };
+        out.dyn_lengths = plan.dyn_lengths.iter().map(|(i, _)| *i).collect();
+        let stage_bytes = out.status_offset + 4 + 4 * plan.dyn_lengths.len() as u64;
         out.result_stage = Some(self.ctx.create_readback(stage_bytes.max(4)).map_err(dev)?);
         let dispatches: Vec<Dispatch> = out
             .dispatches
@@ -289,6 +294,10 @@ impl Gpu {
             readback.push((&out.buffers[plan.result], stage, result_bytes, 0));
             if let Some(s) = out.status {
                 readback.push((&out.buffers[s], stage, 4, out.status_offset));
+            }
+            for (k, (_, b)) in plan.dyn_lengths.iter().enumerate() {
+                let at = out.status_offset + 4 + 4 * k as u64;
+                readback.push((&out.buffers[*b], stage, 4, at));
             }
         }
         out.recording = Some(
@@ -330,11 +339,39 @@ impl Gpu {
                 return Err(e);
             }
         }
+        // Lengths computed on the device.
+        let word = |at: u64| {
+            let b = self.ctx.read_mapped(stage, at, 4);
+            u32::from_le_bytes(b.get(..4).and_then(|b| b.try_into().ok()).unwrap_or([0; 4]))
+        };
+        let dyns: Vec<(u32, usize)> = p
+            .dyn_lengths
+            .iter()
+            .enumerate()
+            .map(|(k, id)| (*id, word(p.status_offset + 4 + 4 * k as u64) as usize))
+            .collect();
+        let shape: Vec<usize> = p
+            .result_dims
+            .iter()
+            .map(|d| match d {
+                Ok(n) => *n,
+                Err(id) => dyns.iter().find(|(i, _)| i == id).map_or(0, |(_, n)| *n),
+            })
+            .collect();
+        if let Some((id, s)) = c.plan.empty_identity {
+            if dyns.iter().any(|(i, n)| *i == id && *n == 0) {
+                let n = shape.iter().product();
+                let mut d = Data::with_capacity(s.elem_type(), n);
+                (0..n).for_each(|_| d.push(s));
+                return Ok(Array::new(shape, d));
+            }
+        }
+        let len = (shape.iter().product::<usize>() as u64).min(p.result_len);
         let bytes = self
             .ctx
-            .read_mapped(stage, 0, p.result_len * p.result_elem.size() as u64);
-        let data = Data::from_bytes(p.result_elem, &bytes, p.result_len as usize);
-        Ok(Array::new(p.result_shape.clone(), data))
+            .read_mapped(stage, 0, len * p.result_elem.size() as u64);
+        let data = Data::from_bytes(p.result_elem, &bytes, len as usize);
+        Ok(Array::new(shape, data))
     }
 
     /// Times `runs` device copies of `bytes` bytes after `warmup` untimed ones (ns).
@@ -382,7 +419,10 @@ pub struct Prepared {
     status: Option<usize>,
     result_len: u64,
     result_elem: ElemType,
-    result_shape: Vec<usize>,
+    /// The result's shape: lengths, or the ids of lengths computed on the device.
+    result_dims: Vec<Result<usize, u32>>,
+    /// Ids of the device lengths read back after the status word.
+    dyn_lengths: Vec<u32>,
     result_stage: Option<Buffer>,
     /// Where the status word lies in `result_stage`.
     status_offset: u64,

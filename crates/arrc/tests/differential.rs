@@ -503,3 +503,36 @@ fn matrix_products() {
         arrc_ir::plan::KernelKind::MatMul { .. }
     ));
 }
+
+/// Compress with the result's length left on the device: later kernels read it there,
+/// and the statement reads back once (result, status and length together).
+#[test]
+fn compress_on_the_device() {
+    let mut s = gpu();
+    const EXPRS: &[&str] = &[
+        "(x>0)/x",
+        "+/(x>0)/x",
+        "+\\(x>0)/x",
+        "⌽(x>0)/x",
+        "2×(x<y)/x-y",
+        "⌈/(x>50)/x",
+        "{(⍵>10)/⍵}(x>0)/x",
+        "3↑(x>0)/x",
+        "(x=x)/x",
+        "(x>1000)/x",
+        "1 0 1/3↑x",
+    ];
+    // Sizes around the scan's tile (4096 by default) and a grid of several tiles.
+    let sizes = &[0, 1, 7, 33, 257, 4095, 4097, 100003];
+    check_at(&mut s, sizes, EXPRS, ElemType::F32, false);
+    check_at(&mut s, sizes, EXPRS, ElemType::I32, false);
+    s.set("x", Array::vector(Data::F32(vec![-1.0, 2.0, 3.0, -4.0])));
+    let before = s.stats().readbacks;
+    let r = s.eval("+\\(x>0)/x").unwrap().value.unwrap();
+    assert_eq!(r.data, Data::F32(vec![2.0, 5.0]));
+    assert_eq!(
+        s.stats().readbacks - before,
+        1,
+        "no host round trip before the final result"
+    );
+}
