@@ -365,6 +365,14 @@ pub enum KernelKind {
     /// ravel index), in tiles of 64×64 per workgroup of 256 invocations, 4×4 per
     /// invocation, through workgroup memory 16 steps of `k` at a time.
     MatMul { a: KExpr, b: KExpr, out: u32 },
+    /// One invocation writes `clamp(ceil(n / per_group), 1, max), 1, 1` to `out`: the
+    /// workgroup count of the next dispatch, from a length computed on the device.
+    IndirectArgs {
+        n: IExpr,
+        per_group: u32,
+        max: u32,
+        out: u32,
+    },
     /// `out[positions[i]-1] = value(i)` where `mask(i)`, for `i < n`; the last
     /// invocation stores `positions[n-1]` (the kept count) in `len`.
     Compress {
@@ -437,7 +445,11 @@ pub struct Dispatch {
     pub kernel: usize,
     pub buffers: Vec<usize>,
     pub push: Vec<Count>,
+    /// The workgroup count (an upper bound when `indirect` is set).
     pub groups: Count,
+    /// vkCmdDispatchIndirect: the workgroup count is read from this buffer (three
+    /// u32), written by an earlier `IndirectArgs` kernel from a length on the device.
+    pub indirect: Option<usize>,
 }
 
 /// An error a kernel can raise at run time.
@@ -1032,6 +1044,7 @@ impl Planner<'_> {
             buffers: kb.buffers,
             push: counts,
             groups,
+            indirect: None,
         });
     }
 
@@ -1120,7 +1133,7 @@ impl Planner<'_> {
         let n_from = self.n_from(arg, &mut kb);
         let kind = KernelKind::Reduce { op, expr, out };
         self.push_kernel("reduce", kind, kb, vec![("n", n)], groups.clone());
-        self.set_n_from(n_from);
+        let args = self.set_n_from(n_from);
         // Pass 2: one workgroup folds the partials, in a fixed order: the same input
         // gives the same bits on every run.
         let b = self.result_or_temp(v, is_result);
@@ -1132,8 +1145,20 @@ impl Planner<'_> {
             elem,
             index: IExpr::Index,
         };
+        // With an indirect first pass, its workgroup count is the first argument word.
+        let n_from = args.map(|a| {
+            let binding = kb.bind(a, ElemType::I32, false);
+            IExpr::Data(Box::new(KExpr::Load {
+                binding,
+                elem: ElemType::I32,
+                index: IExpr::Const(0),
+            }))
+        });
         let kind = KernelKind::Reduce { op, expr, out };
         self.push_kernel("reduce", kind, kb, vec![("n", groups)], Count::known(1));
+        if let Some(k) = self.plan.kernels.last_mut() {
+            k.n_from = n_from;
+        }
         self.buffer_of[v.index()] = Some(b);
     }
 
@@ -1424,10 +1449,63 @@ impl Planner<'_> {
         self.set_n_from(n_from);
     }
 
-    fn set_n_from(&mut self, n_from: Option<IExpr>) {
-        if let Some(k) = self.plan.kernels.last_mut() {
-            k.n_from = n_from;
+    /// Makes the last kernel read its element count `n_from` on the device (when
+    /// given), and sizes its grid with an indirect dispatch whose arguments a small
+    /// kernel computes just before it. Returns the arguments' buffer, whose first word
+    /// is that workgroup count.
+    fn set_n_from(&mut self, n_from: Option<IExpr>) -> Option<usize> {
+        let n_from = n_from?;
+        let last = self.plan.dispatches.len().checked_sub(1)?;
+        let (per_group, max) = match &self.plan.dispatches[last].groups {
+            Count::Groups { per_group, max, .. } => (*per_group, *max),
+            _ => (1, self.opts.map_groups),
+        };
+        let max = max.min(self.opts.map_groups);
+        let consumer = self.plan.dispatches.pop()?;
+        let ck = self.plan.kernels.pop()?;
+        let args = self.new_buffer(ElemType::I32, Count::known(3), BufferRole::Temp);
+        // The arguments kernel reads the length where the consumer would.
+        let mut kb = self.kb();
+        for (b, binding) in consumer.buffers.iter().zip(&ck.bindings) {
+            kb.bind(*b, binding.elem, binding.writable);
         }
+        // And the same run-time lengths in the same push-constant slots.
+        for c in &consumer.push[ck.kind.fixed_push() as usize..] {
+            if let Count::Product(d) = c {
+                kb.lengths.extend(d.iter().copied());
+            }
+        }
+        let n = n_from.clone();
+        let out = kb.bind(args, ElemType::I32, true);
+        let bound = consumer.push.first().cloned().unwrap_or(Count::known(0));
+        let kind = KernelKind::IndirectArgs {
+            n,
+            per_group,
+            max,
+            out,
+        };
+        self.push_kernel(
+            "indirect_args",
+            kind,
+            kb,
+            vec![("n", bound)],
+            Count::known(1),
+        );
+        let ci = self.plan.kernels.len();
+        self.plan.kernels.push(Kernel {
+            n_from: Some(n_from),
+            name: format!(
+                "{}_{ci}",
+                ck.name.rsplit_once('_').map_or(&*ck.name, |x| x.0)
+            ),
+            ..ck
+        });
+        self.plan.dispatches.push(Dispatch {
+            kernel: ci,
+            indirect: Some(args),
+            ..consumer
+        });
+        Some(args)
     }
 
     /// `mask/arg` with the result's length left on the device: an inclusive `+\` of

@@ -894,6 +894,39 @@ impl Emitter {
                 unit,
             } => self.scan_axis_kernel(&mut cx, *fold, expr, *out, out_index, *unit)?,
             KernelKind::MatMul { a, b, out } => self.matmul_kernel(&mut cx, a, b, *out)?,
+            KernelKind::IndirectArgs {
+                n,
+                per_group,
+                max,
+                out,
+            } => {
+                let zero = self.c_u32(0);
+                let first = self
+                    .b
+                    .i_equal(self.bool_t, None, cx.lid, zero)
+                    .map_err(be)?;
+                let cxr = &cx;
+                self.if_then(first, |e| {
+                    let n = e.iexpr(cxr, n, Ix::flat(zero))?;
+                    let per = e.c_u32(*per_group);
+                    let pm1 = e.c_u32(per_group - 1);
+                    let up = e.uadd(n, pm1)?;
+                    let g = e.b.u_div(e.u32_t, None, up, per).map_err(be)?;
+                    let mx = e.c_u32(*max);
+                    let g = e.umin(g, mx)?;
+                    let one = e.c_u32(1);
+                    let is0 = e.b.i_equal(e.bool_t, None, g, zero).map_err(be)?;
+                    let g = e.b.select(e.u32_t, None, is0, one, g).map_err(be)?;
+                    let it = e.ty(ElemType::I32);
+                    let gi = e.b.bitcast(it, None, g).map_err(be)?;
+                    let onei = e.scalar(Scalar::I32(1));
+                    e.store_elem(cxr, *out, zero, gi)?;
+                    let c1 = e.c_u32(1);
+                    e.store_elem(cxr, *out, c1, onei)?;
+                    let c2 = e.c_u32(2);
+                    e.store_elem(cxr, *out, c2, onei)
+                })?;
+            }
             KernelKind::Compress {
                 mask,
                 value,

@@ -72,7 +72,11 @@ pub struct Dispatch<'a> {
     pub pipeline: PipelineId,
     pub buffers: Vec<&'a Buffer>,
     pub push: Vec<u32>,
+    /// The workgroup count; with `indirect`, only an upper bound.
     pub groups: u32,
+    /// vkCmdDispatchIndirect from this buffer's first three u32 (written by an earlier
+    /// dispatch of the same recording).
+    pub indirect: Option<&'a Buffer>,
 }
 
 /// A recorded command buffer with its descriptor sets and fence, submitted as often as
@@ -421,7 +425,8 @@ impl Context {
             class,
             vk::BufferUsageFlags::STORAGE_BUFFER
                 | vk::BufferUsageFlags::TRANSFER_SRC
-                | vk::BufferUsageFlags::TRANSFER_DST,
+                | vk::BufferUsageFlags::TRANSFER_DST
+                | vk::BufferUsageFlags::INDIRECT_BUFFER,
             MemoryLocation::GpuOnly,
         )?;
         b.size = size;
@@ -744,7 +749,8 @@ impl Context {
             .dst_access_mask(
                 vk::AccessFlags::SHADER_READ
                     | vk::AccessFlags::SHADER_WRITE
-                    | vk::AccessFlags::TRANSFER_READ,
+                    | vk::AccessFlags::TRANSFER_READ
+                    | vk::AccessFlags::INDIRECT_COMMAND_READ,
             );
         // SAFETY: every handle below belongs to this device and outlives the recording.
         unsafe {
@@ -783,11 +789,18 @@ impl Context {
                     let bytes: Vec<u8> = disp.push.iter().flat_map(|w| w.to_le_bytes()).collect();
                     d.cmd_push_constants(cb, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes);
                 }
-                d.cmd_dispatch(cb, disp.groups, 1, 1);
+                match disp.indirect {
+                    Some(args) => d.cmd_dispatch_indirect(cb, args.raw, 0),
+                    None => d.cmd_dispatch(cb, disp.groups, 1, 1),
+                }
+                // Later dispatches may read what this one wrote, as data or as the
+                // arguments of an indirect dispatch.
                 d.cmd_pipeline_barrier(
                     cb,
                     vk::PipelineStageFlags::COMPUTE_SHADER,
-                    vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::COMPUTE_SHADER
+                        | vk::PipelineStageFlags::TRANSFER
+                        | vk::PipelineStageFlags::DRAW_INDIRECT,
                     vk::DependencyFlags::empty(),
                     &[write_barrier],
                     &[],

@@ -8,6 +8,9 @@ use arrc_syntax::{Expr, Func, Program, Stmt};
 use arrc_vk::{Buffer, Context, Dispatch, PipelineId, Recording, RunStats, VkError};
 use std::collections::HashMap;
 
+/// Pipeline, buffers, push constants, workgroups, indirect-arguments buffer.
+type PreparedDispatch = (PipelineId, Vec<usize>, Vec<u32>, u32, Option<usize>);
+
 /// One statement compiled for the device.
 #[derive(Clone, Debug)]
 pub struct CompiledStatement {
@@ -51,8 +54,9 @@ pub struct ModuleCache(std::cell::RefCell<HashMap<String, Vec<u32>>>);
 impl ModuleCache {
     fn get(&self, k: &arrc_ir::plan::Kernel) -> Result<Vec<u32>, arrc_spirv::SpirvError> {
         let key = format!(
-            "{:?}|{:?}|{:?}|{}|{}|{}",
+            "{:?}|{:?}|{:?}|{:?}|{}|{}|{}",
             k.kind,
+            k.n_from,
             k.bindings,
             k.push_constants,
             k.workgroup_size,
@@ -243,13 +247,20 @@ impl Gpu {
                 && !matches!(
                     plan.kernels[d.kernel].kind,
                     arrc_ir::plan::KernelKind::Reduce { .. }
+                        | arrc_ir::plan::KernelKind::IndirectArgs { .. }
                 )
             {
-                // Nothing to do for an empty array, except reductions (which write the identity).
+                // Nothing to do for an empty array, except reductions (which write the identity)
+                // and the arguments of indirect dispatches (which a reduction may read).
                 continue;
             }
-            out.dispatches
-                .push((pipelines[d.kernel], d.buffers.clone(), push, groups as u32));
+            out.dispatches.push((
+                pipelines[d.kernel],
+                d.buffers.clone(),
+                push,
+                groups as u32,
+                d.indirect,
+            ));
         }
         out.status = plan.status;
         out.result_len = plan.buffers[plan.result].len.eval(&syms);
@@ -275,11 +286,12 @@ impl Gpu {
         let dispatches: Vec<Dispatch> = out
             .dispatches
             .iter()
-            .map(|(pipe, bufs, push, groups)| Dispatch {
+            .map(|(pipe, bufs, push, groups, indirect)| Dispatch {
                 pipeline: *pipe,
                 buffers: bufs.iter().map(|&b| &out.buffers[b]).collect(),
                 push: push.clone(),
                 groups: *groups,
+                indirect: indirect.map(|b| &out.buffers[b]),
             })
             .collect();
         let zero: Vec<&Buffer> = plan
@@ -415,7 +427,8 @@ impl Gpu {
 #[derive(Default)]
 pub struct Prepared {
     buffers: Vec<Buffer>,
-    dispatches: Vec<(PipelineId, Vec<usize>, Vec<u32>, u32)>,
+    /// Pipeline, buffers, push constants, workgroups, indirect-arguments buffer.
+    dispatches: Vec<PreparedDispatch>,
     status: Option<usize>,
     result_len: u64,
     result_elem: ElemType,

@@ -88,6 +88,9 @@ fn check_at(s: &mut Session, sizes: &[usize], exprs: &[&str], ty: ElemType, nonz
         cpu.arrays.insert("x".into(), x.clone());
         cpu.arrays.insert("y".into(), y.clone());
         for expr in exprs {
+            if std::env::var("ARRC_TRACE").is_ok() {
+                eprintln!("{expr} n={n} {ty}");
+            }
             let g = s
                 .eval(expr)
                 .unwrap_or_else(|e| panic!("{expr} n={n} on the GPU: {e}"));
@@ -535,4 +538,11 @@ fn compress_on_the_device() {
         1,
         "no host round trip before the final result"
     );
+    // The scan after the compress is sized on the device: an indirect dispatch.
+    let plan = s.compile("+\\((⍳10)>3)/⍳10").unwrap().plan;
+    assert!(plan.dispatches.iter().any(|d| d.indirect.is_some()));
+    assert!(plan
+        .kernels
+        .iter()
+        .any(|k| matches!(k.kind, arrc_ir::plan::KernelKind::IndirectArgs { .. })));
 }
