@@ -13,9 +13,6 @@ use rspirv::spirv::{StorageClass, Word};
 // GLSL.std.450 instruction numbers.
 const FLOOR: u32 = 8;
 const CEIL: u32 = 9;
-const SIN: u32 = 13;
-const COS: u32 = 14;
-const TAN: u32 = 15;
 const ASIN: u32 = 16;
 const ACOS: u32 = 17;
 const ATAN: u32 = 18;
@@ -83,12 +80,13 @@ impl Emitter {
         self.b.select(ty, None, c, a, b).map_err(be)
     }
 
-    /// Infinity or NaN.
+    /// Infinity or NaN: `|r| > MAX` or unordered, one comparison.
     fn not_finite(&mut self, r: Word) -> R<Word> {
-        let bt = self.bool_t;
-        let inf = self.b.is_inf(bt, None, r).map_err(be)?;
-        let nan = self.b.is_nan(bt, None, r).map_err(be)?;
-        self.or(inf, nan)
+        let a = self.glsl(4, &[r])?; // FAbs
+        let max = self.scalar(Scalar::F32(f32::MAX));
+        self.b
+            .f_unord_greater_than(self.bool_t, None, a, max)
+            .map_err(be)
     }
 
     /// Sets `bit` of the status word when `bad` holds.
@@ -328,7 +326,7 @@ impl Emitter {
                 // Γ(z) = π / (sin(πz) Γ(1-z)) below ½.
                 let pi = e.f32c(std::f64::consts::PI);
                 let pz = e.fop(BinOp::Mul, pi, z)?;
-                let s = e.glsl(SIN, &[pz])?;
+                let (s, _) = e.sin_cos(pz)?;
                 let sg = e.fop(BinOp::Mul, s, g)?;
                 let refl = e.fop(BinOp::Div, pi, sg)?;
                 let r = e.sel(ElemType::F32, reflect, refl, g)?;
@@ -612,6 +610,73 @@ impl Emitter {
         Ok(r)
     }
 
+    /// sin and cos of `y` to about an ulp, not trusting the device's (Vulkan lets
+    /// `sin`/`cos` err by 2^-11, and NVIDIA's do): `y = q·π/2 + r` with π/2 in three
+    /// parts (Cody–Waite), polynomials on |r| ≤ π/4, the quadrant `q mod 4` choosing
+    /// signs and which one is which.
+    fn sin_cos(&mut self, y: Word) -> R<(Word, Word)> {
+        let c = |e: &mut Self, v: f64| e.f32c(v);
+        let two_over_pi = c(self, std::f64::consts::FRAC_2_PI);
+        let t = self.fop(BinOp::Mul, y, two_over_pi)?;
+        let q = self.glsl(1, &[t])?; // Round
+        let mut r = y;
+        for part in [1.5703125, 4.837512969970703125e-4, 7.54978995489188216e-8] {
+            let p = c(self, part);
+            let qp = self.fop(BinOp::Mul, q, p)?;
+            r = self.fop(BinOp::Sub, r, qp)?;
+        }
+        let r2 = self.fop(BinOp::Mul, r, r)?;
+        let poly = |e: &mut Self, coefs: &[f64]| -> R<Word> {
+            let mut acc = e.f32c(coefs[0]);
+            for &k in &coefs[1..] {
+                let m = e.fop(BinOp::Mul, acc, r2)?;
+                let kk = e.f32c(k);
+                acc = e.fop(BinOp::Add, m, kk)?;
+            }
+            Ok(acc)
+        };
+        // sin r = r + r³·P(r²); cos r = 1 - r²/2 + r⁴·Q(r²).
+        let p = poly(self, &[-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1])?;
+        let r3 = self.fop(BinOp::Mul, r2, r)?;
+        let sp = self.fop(BinOp::Mul, r3, p)?;
+        let sn = self.fop(BinOp::Add, r, sp)?;
+        let qc = poly(
+            self,
+            &[
+                2.443315711809948e-5,
+                -1.388731625493765e-3,
+                4.166664568298827e-2,
+            ],
+        )?;
+        let r4 = self.fop(BinOp::Mul, r2, r2)?;
+        let cq = self.fop(BinOp::Mul, r4, qc)?;
+        let half = c(self, 0.5);
+        let hr2 = self.fop(BinOp::Mul, half, r2)?;
+        let one = c(self, 1.0);
+        let cs = self.fop(BinOp::Sub, one, hr2)?;
+        let cs = self.fop(BinOp::Add, cs, cq)?;
+        // Quadrant.
+        let it = self.ty(ElemType::I32);
+        let qi = self.b.convert_f_to_s(it, None, q).map_err(be)?;
+        let three = self.scalar(Scalar::I32(3));
+        let k = self.b.bitwise_and(it, None, qi, three).map_err(be)?;
+        let f = self.ty(ElemType::F32);
+        let nsn = self.b.f_negate(f, None, sn).map_err(be)?;
+        let ncs = self.b.f_negate(f, None, cs).map_err(be)?;
+        let pick = |e: &mut Self, vals: [Word; 4]| -> R<Word> {
+            let mut out = vals[3];
+            for i in (0..3).rev() {
+                let ki = e.scalar(Scalar::I32(i as i32));
+                let is = e.b.i_equal(e.bool_t, None, k, ki).map_err(be)?;
+                out = e.sel(ElemType::F32, is, vals[i], out)?;
+            }
+            Ok(out)
+        };
+        let s = pick(self, [sn, cs, nsn, ncs])?;
+        let co = pick(self, [cs, nsn, ncs, sn])?;
+        Ok((s, co))
+    }
+
     fn circle_fn(&mut self, k: i64, y: Word) -> R<Option<Word>> {
         let one = self.f32c(1.0);
         if (1..=3).contains(&k) {
@@ -621,7 +686,12 @@ impl Emitter {
             let lim = self.f32c(65536.0);
             let big = self.flt(lim, ay)?;
             let nan = self.f32c(f64::NAN);
-            let v = self.glsl([SIN, COS, TAN][k as usize - 1], &[y])?;
+            let (sn, cs) = self.sin_cos(y)?;
+            let v = match k {
+                1 => sn,
+                2 => cs,
+                _ => self.fop(BinOp::Div, sn, cs)?,
+            };
             return Ok(Some(self.sel(ElemType::F32, big, nan, v)?));
         }
         let yy = self.fop(BinOp::Mul, y, y)?;
