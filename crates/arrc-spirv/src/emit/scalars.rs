@@ -620,8 +620,8 @@ impl Emitter {
         let t = self.fop(BinOp::Mul, y, two_over_pi)?;
         let q = self.glsl(1, &[t])?; // Round
         let mut r = y;
-        for part in [1.5703125, 4.837512969970703125e-4, 7.54978995489188216e-8] {
-            let p = c(self, part);
+        for part in [1.570_312_5_f32, 4.837_513e-4, 7.549_79e-8] {
+            let p = c(self, part as f64);
             let qp = self.fop(BinOp::Mul, q, p)?;
             r = self.fop(BinOp::Sub, r, qp)?;
         }
