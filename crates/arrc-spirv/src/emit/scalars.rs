@@ -26,6 +26,7 @@ const POW: u32 = 26;
 const EXP: u32 = 27;
 const LOG: u32 = 28;
 const SQRT: u32 = 31;
+const FMA: u32 = 50;
 
 /// Lanczos coefficients (g = 7, n = 9) for the gamma function.
 const LANCZOS: [f64; 9] = [
@@ -232,7 +233,8 @@ impl Emitter {
                 let bad = self.feq(v, z)?;
                 self.raise(cx, bit, bad)?;
                 let one = self.f32c(1.0);
-                self.fop(BinOp::Div, one, v)
+                let f = ElemType::F32;
+                self.binary(cx, BinOp::Div, f, f, one, v, None, None)
             }
             (UnOp::Exp, _) => {
                 let r = self.glsl(EXP, &[v])?;
@@ -373,7 +375,19 @@ impl Emitter {
                 Ok(r)
             }
             BinOp::Div => {
-                let q = self.binop(op, t, a, b)?;
+                // One refinement of the device's quotient (Vulkan lets OpFDiv err by
+                // 2.5 ulp; NVIDIA's 301÷7 is not 43): the residual a - q·b is exact
+                // with a fused multiply-add.
+                let q0 = self.binop(op, t, a, b)?;
+                let ft = self.ty(t);
+                let nq = self.b.f_negate(ft, None, q0).map_err(be)?;
+                let r = self.glsl(FMA, &[nq, b, a])?;
+                let c = self.binop(op, t, r, b)?;
+                let q1 = self.fop(BinOp::Add, q0, c)?;
+                // x÷0 leaves the first quotient (the refinement would give NaN).
+                let zero0 = self.f32c(0.0);
+                let bz0 = self.feq(b, zero0)?;
+                let q = self.sel(ElemType::F32, bz0, q0, q1)?;
                 // 0÷0 is 1; x÷0 a DOMAIN ERROR.
                 let zero = self.f32c(0.0);
                 let one = self.f32c(1.0);
