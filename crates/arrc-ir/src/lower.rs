@@ -312,6 +312,11 @@ impl Lower {
         match &self.resolve(func)?.kind {
             FuncKind::Prim(Prim::Iota) => self.iota(arg, fspan),
             FuncKind::Prim(Prim::Plus) => Ok(arg),
+            // ≡ of a simple array: its depth, 0 for a scalar and 1 otherwise.
+            FuncKind::Prim(Prim::Match) => {
+                let depth = (self.f.ty(arg).rank() > 0) as i32;
+                Ok(self.konst(Array::scalar(Scalar::I32(depth)), fspan))
+            }
             FuncKind::Prim(p) if p.is_structural() => self.structural1(*p, arg, None, fspan),
             FuncKind::Prim(p) => match UnOp::from_prim(*p) {
                 Some(op) if op.on_gpu_for(self.f.ty(arg).elem) => self.unary(op, arg, fspan),
@@ -440,6 +445,14 @@ impl Lower {
                 }
                 axes.resize(rank, None);
                 self.index(r, axes, fspan)
+            }
+            FuncKind::Prim(p @ (Prim::Match | Prim::Tally)) => {
+                let m = self.matches(l, r, fspan.clone())?;
+                if *p == Prim::Match {
+                    Ok(m)
+                } else {
+                    self.unary(UnOp::Not, m, fspan)
+                }
             }
             FuncKind::Prim(p @ (Prim::Slash | Prim::SlashBar)) => {
                 self.compress(l, r, *p == Prim::SlashBar, None, fspan)
@@ -1222,6 +1235,24 @@ impl Lower {
             },
             span,
         ))
+    }
+
+    /// `a≡b` of simple arrays: same shape and equal elements (numbers by value).
+    fn matches(&mut self, a: Value, b: Value, span: Span) -> Result<Value> {
+        let (at, bt) = (self.f.ty(a).clone(), self.f.ty(b).clone());
+        let (Some(sa), Some(sb)) = (known_dims(&at.shape), known_dims(&bt.shape)) else {
+            return Err(err::unsupported(
+                "≡ of arrays whose shapes are known only at run time is not supported yet",
+                span,
+            ));
+        };
+        if sa != sb {
+            return Ok(self.konst(Array::scalar(Scalar::Bool(false)), span));
+        }
+        let eq = self.binary(BinOp::Equal, a, b, span.clone())?;
+        let n = sa.iter().product::<usize>() as u64;
+        let flat = self.reshape(eq, vec![Dim::Known(n)], span.clone());
+        self.reduce(BinOp::And, flat, 0, span)
     }
 
     /// `x[i;j;…]`, with one entry per axis of `x`.
