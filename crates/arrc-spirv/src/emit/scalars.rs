@@ -384,6 +384,12 @@ impl Emitter {
                 let r = self.glsl(FMA, &[nq, b, a])?;
                 let c = self.binop(op, t, r, b)?;
                 let q1 = self.fop(BinOp::Add, q0, c)?;
+                // `precise`: NVIDIA's compiler otherwise rewrites a÷7 as a×(÷7) and
+                // folds the residual to 0 (7×(÷7) rounds to 1).
+                for id in [q0, nq, r, c, q1] {
+                    self.b
+                        .decorate(id, rspirv::spirv::Decoration::NoContraction, []);
+                }
                 // x÷0 leaves the first quotient (the refinement would give NaN).
                 let zero0 = self.f32c(0.0);
                 let bz0 = self.feq(b, zero0)?;
