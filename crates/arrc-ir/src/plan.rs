@@ -975,8 +975,8 @@ impl Planner<'_> {
     }
 
     /// Adds the status binding to a kernel whose expressions may fail.
-    fn bind_status(&mut self, kb: &mut KernelBindings, exprs: &[&KExpr]) {
-        if exprs.iter().any(|e| e.may_fail()) {
+    fn bind_status(&mut self, kb: &mut KernelBindings, may_fail: bool) {
+        if may_fail {
             let s = match self.plan.status {
                 Some(s) => s,
                 None => {
@@ -987,29 +987,6 @@ impl Planner<'_> {
             };
             let i = kb.bind(s, ElemType::I32, true);
             kb.bindings[i as usize].status = true;
-        }
-    }
-
-    fn bind_status_fold(&mut self, kb: &mut KernelBindings, expr: &KExpr, fold: Fold) {
-        let fails = KExpr::Const(Scalar::I32(0));
-        let fold_fails = matches!(
-            fold,
-            Fold::Right {
-                error_bit: Some(_),
-                ..
-            }
-        );
-        // A stand-in expression that may fail makes the status binding appear.
-        let marker = KExpr::Unary {
-            op: UnOp::Neg,
-            elem: ElemType::I32,
-            arg: Box::new(fails),
-            error_bit: Some(0),
-        };
-        if fold_fails {
-            self.bind_status(kb, &[&marker]);
-        } else {
-            self.bind_status(kb, &[expr]);
         }
     }
 
@@ -1078,7 +1055,7 @@ impl Planner<'_> {
         let expr = self.expr(v, &IExpr::Index, &mut kb);
         let b = self.result_or_temp(v, is_result);
         let out = kb.bind(b, self.v.func.ty(v).elem, true);
-        self.bind_status(&mut kb, &[&expr]);
+        self.bind_status(&mut kb, expr.may_fail());
         let n = self.len_of(v);
         let n_from = self.n_from(v, &mut kb);
         let groups = self.grid(&n, self.opts.map_groups);
@@ -1129,7 +1106,7 @@ impl Planner<'_> {
         let mut kb = self.kb();
         let expr = self.expr(arg, &IExpr::Index, &mut kb);
         let out = kb.bind(partials, elem, true);
-        self.bind_status(&mut kb, &[&expr]);
+        self.bind_status(&mut kb, expr.may_fail());
         let n_from = self.n_from(arg, &mut kb);
         let kind = KernelKind::Reduce { op, expr, out };
         self.push_kernel("reduce", kind, kb, vec![("n", n)], groups.clone());
@@ -1249,7 +1226,14 @@ impl Planner<'_> {
             f => f,
         };
         let out = kb.bind(target, elem, true);
-        self.bind_status_fold(&mut kb, &expr, fold);
+        let fold_fails = matches!(
+            fold,
+            Fold::Right {
+                error_bit: Some(_),
+                ..
+            }
+        );
+        self.bind_status(&mut kb, fold_fails || expr.may_fail());
         let groups = self.unit_groups(unit, units);
         let push = vec![
             ("rows", rows.clone()),
@@ -1336,7 +1320,14 @@ impl Planner<'_> {
             f => f,
         };
         let out = kb.bind(b, self.v.func.ty(v).elem, true);
-        self.bind_status_fold(&mut kb, &expr, fold);
+        let fold_fails = matches!(
+            fold,
+            Fold::Right {
+                error_bit: Some(_),
+                ..
+            }
+        );
+        self.bind_status(&mut kb, fold_fails || expr.may_fail());
         let groups = self.unit_groups(unit, rows.clone());
         let push = vec![("rows", rows), ("len", Count::Product(vec![split.len]))];
         let kind = KernelKind::ScanAxis {
@@ -1360,7 +1351,7 @@ impl Planner<'_> {
         let b = self.expr(rhs, &IExpr::Index, &mut kb);
         let out_b = self.result_or_temp(v, is_result);
         let out = kb.bind(out_b, f.ty(v).elem, true);
-        self.bind_status(&mut kb, &[&a, &b]);
+        self.bind_status(&mut kb, a.may_fail() || b.may_fail());
         let tiles = |d: Dim| Count::Groups {
             of: Box::new(Count::Product(vec![d])),
             per_group: 64,
@@ -1435,7 +1426,7 @@ impl Planner<'_> {
         let aggregates = shared(&mut kb, aggregates, ElemType::I32, true);
         let inclusive = shared(&mut kb, inclusive, ElemType::I32, true);
         let counter = shared(&mut kb, counter, ElemType::I32, true);
-        self.bind_status(&mut kb, &[&expr]);
+        self.bind_status(&mut kb, expr.may_fail());
         let kind = KernelKind::ScanChained {
             op,
             expr,
@@ -1544,7 +1535,7 @@ impl Planner<'_> {
         let positions = kb.bind(positions, ElemType::I32, false);
         let out = kb.bind(out_b, elem, true);
         let len_binding = kb.bind(len, ElemType::I32, true);
-        self.bind_status(&mut kb, &[&m, &value]);
+        self.bind_status(&mut kb, m.may_fail() || value.may_fail());
         let n_from = self.n_from(arg, &mut kb);
         let groups = self.grid(&n, self.opts.map_groups);
         let kind = KernelKind::Compress {

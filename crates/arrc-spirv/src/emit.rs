@@ -1397,54 +1397,48 @@ impl Emitter {
             let zero = e.c_u32(0);
             let step = e.c_u32(TK);
             e.count_loop(k0_var, zero, k, step, |e, k0| {
-                // Stage the tiles: 4 elements of each per invocation.
-                for r in 0..R4 {
-                    let el = e.c_u32(r * 256);
-                    let eid = e.uadd(lid, el)?;
-                    // a: 64 rows × 16 columns, stored column-major (as[col][row]).
-                    let c16 = e.c_u32(TK);
-                    let arow = e.b.u_div(u, None, eid, c16).map_err(be)?;
-                    let acol = e.b.u_mod(u, None, eid, c16).map_err(be)?;
-                    let gi = e.uadd(row0, arow)?;
-                    let gk = e.uadd(k0, acol)?;
-                    let in_i = e.ult(gi, m)?;
-                    let in_k = e.ult(gk, k)?;
-                    let ok = e.b.logical_and(e.bool_t, None, in_i, in_k).map_err(be)?;
+                // Stage the tiles: 4 elements of each per invocation. Element `eid` of
+                // a tile `width` wide is (eid / width, eid mod width) from (r0, c0) of
+                // an operand of `rows`×`cols`; outside it reads 0.
+                let stage = |e: &mut Self,
+                             operand: &KExpr,
+                             eid: Word,
+                             width: u32,
+                             (r0, c0): (Word, Word),
+                             (rows, cols): (Word, Word)|
+                 -> R<(Word, Word, Word)> {
+                    let w = e.c_u32(width);
+                    let row = e.b.u_div(u, None, eid, w).map_err(be)?;
+                    let col = e.b.u_mod(u, None, eid, w).map_err(be)?;
+                    let gr = e.uadd(r0, row)?;
+                    let gc = e.uadd(c0, col)?;
+                    let in_r = e.ult(gr, rows)?;
+                    let in_c = e.ult(gc, cols)?;
+                    let ok = e.b.logical_and(e.bool_t, None, in_r, in_c).map_err(be)?;
                     e.if_else(
                         ok,
                         |e| {
-                            let rowk = e.umul(gi, k)?;
-                            let idx = e.uadd(rowk, gk)?;
-                            let v = e.expr(cxr, a, Ix::flat(idx))?;
+                            let base = e.umul(gr, cols)?;
+                            let idx = e.uadd(base, gc)?;
+                            let v = e.expr(cxr, operand, Ix::flat(idx))?;
                             e.store(tmp, v)
                         },
                         |e| e.store(tmp, zero_t),
                     )?;
-                    let v = e.load(tt, tmp)?;
+                    Ok((e.load(tt, tmp)?, row, col))
+                };
+                for r in 0..R4 {
+                    let el = e.c_u32(r * 256);
+                    let eid = e.uadd(lid, el)?;
+                    // a: 64 rows × 16 columns, stored column-major (as[col][row]).
+                    let (v, arow, acol) = stage(e, a, eid, TK, (row0, k0), (m, k))?;
                     let c64 = e.c_u32(T);
                     let s = e.umul(acol, c64)?;
                     let s = e.uadd(s, arow)?;
                     let p = e.shared_ptr(as_, t, s)?;
                     e.store(p, v)?;
                     // b: 16 rows × 64 columns (bs[row][col]).
-                    let brow = e.b.u_div(u, None, eid, c64).map_err(be)?;
-                    let bcol = e.b.u_mod(u, None, eid, c64).map_err(be)?;
-                    let gk = e.uadd(k0, brow)?;
-                    let gj = e.uadd(col0, bcol)?;
-                    let in_k = e.ult(gk, k)?;
-                    let in_j = e.ult(gj, n)?;
-                    let ok = e.b.logical_and(e.bool_t, None, in_k, in_j).map_err(be)?;
-                    e.if_else(
-                        ok,
-                        |e| {
-                            let rown = e.umul(gk, n)?;
-                            let idx = e.uadd(rown, gj)?;
-                            let v = e.expr(cxr, b, Ix::flat(idx))?;
-                            e.store(tmp, v)
-                        },
-                        |e| e.store(tmp, zero_t),
-                    )?;
-                    let v = e.load(tt, tmp)?;
+                    let (v, _, _) = stage(e, b, eid, T, (k0, col0), (k, n))?;
                     let p = e.shared_ptr(bs, t, eid)?;
                     e.store(p, v)?;
                 }

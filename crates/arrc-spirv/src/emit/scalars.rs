@@ -5,7 +5,7 @@
 
 use super::{be, Cx, Emitter, R, SCOPE_DEVICE};
 use crate::SpirvError;
-use arrc_ir::scalar::{BinOp, UnOp};
+use arrc_ir::scalar::{BinOp, UnOp, LANCZOS};
 use arrc_ir::{ElemType, Scalar};
 use rspirv::dr::Operand;
 use rspirv::spirv::{StorageClass, Word};
@@ -27,19 +27,6 @@ const EXP: u32 = 27;
 const LOG: u32 = 28;
 const SQRT: u32 = 31;
 const FMA: u32 = 50;
-
-/// Lanczos coefficients (g = 7, n = 9) for the gamma function.
-const LANCZOS: [f64; 9] = [
-    0.999_999_999_999_809_9,
-    676.520_368_121_885_1,
-    -1_259.139_216_722_402_8,
-    771.323_428_777_653_1,
-    -176.615_029_162_140_6,
-    12.507_343_278_686_905,
-    -0.138_571_095_265_720_12,
-    9.984_369_578_019_572e-6,
-    1.505_632_735_149_311_6e-7,
-];
 
 impl Emitter {
     fn glsl(&mut self, inst: u32, args: &[Word]) -> R<Word> {
@@ -183,7 +170,6 @@ impl Emitter {
         }
         if op == UnOp::Not && at != ElemType::Bool {
             // 0 → 1, 1 → 0, anything else a DOMAIN ERROR.
-            let ty = self.ty(at);
             let one = self.scalar(Scalar::I32(1).cast(at));
             let zero = self.scalar(Scalar::I32(0).cast(at));
             let is1 = self.b.i_equal(bt, None, raw, one).map_err(be)?;
@@ -191,7 +177,6 @@ impl Emitter {
             let ok = self.or(is0, is1)?;
             let bad = self.not(ok)?;
             self.raise(cx, bit, bad)?;
-            let _ = ty;
             let (t, f) = (
                 self.scalar(Scalar::Bool(true)),
                 self.scalar(Scalar::Bool(false)),
