@@ -19,11 +19,13 @@
 0
       ×/⍬
 1
-⍝ the most negative f32 (Dyalog: ¯1.797693135E308, the most negative f64)
+⍝ the most negative f32 (Dyalog: ¯1.797693135E308, the most negative f64, as arrc in f64)
       ⌈/⍬
 ¯3.4028235E38
+⍝f64: ¯1.797693135E308
       ⌊/⍬
 3.4028235E38
+⍝f64: 1.797693135E308
       -/⍬
 0
       ÷/⍬

@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-/// Element type of an array. The numeric tower is bool → i32 → i64 → f32.
+/// Element type of an array. The numeric tower is bool → i32 → i64 → f32 → f64; a
+/// program's floats are f32 unless it asks for f64 (`⎕FR←645`, `--float f64`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum ElemType {
@@ -11,6 +12,7 @@ pub enum ElemType {
     I32,
     I64,
     F32,
+    F64,
 }
 
 impl ElemType {
@@ -20,6 +22,7 @@ impl ElemType {
             ElemType::I32 => "i32",
             ElemType::I64 => "i64",
             ElemType::F32 => "f32",
+            ElemType::F64 => "f64",
         }
     }
 
@@ -29,6 +32,7 @@ impl ElemType {
             "i32" => Some(ElemType::I32),
             "i64" => Some(ElemType::I64),
             "f32" => Some(ElemType::F32),
+            "f64" => Some(ElemType::F64),
             _ => None,
         }
     }
@@ -37,12 +41,34 @@ impl ElemType {
     pub fn size(self) -> usize {
         match self {
             ElemType::Bool | ElemType::I32 | ElemType::F32 => 4,
-            ElemType::I64 => 8,
+            ElemType::I64 | ElemType::F64 => 8,
         }
     }
 
     pub fn is_int(self) -> bool {
-        !matches!(self, ElemType::F32)
+        !self.is_float()
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, ElemType::F32 | ElemType::F64)
+    }
+
+    /// The float type `⎕FR←fr` selects: 645 (Dyalog's binary64) or 32 (arrc's f32).
+    pub fn from_fr(fr: i64) -> Option<ElemType> {
+        match fr {
+            645 => Some(ElemType::F64),
+            32 => Some(ElemType::F32),
+            _ => None,
+        }
+    }
+
+    /// The value of `⎕FR` when this is the float type.
+    pub fn fr(self) -> i32 {
+        if self == ElemType::F64 {
+            645
+        } else {
+            32
+        }
     }
 
     /// The smallest type that holds both (up the tower).
@@ -65,6 +91,7 @@ pub enum Scalar {
     I32(i32),
     I64(i64),
     F32(f32),
+    F64(f64),
 }
 
 impl Scalar {
@@ -74,6 +101,7 @@ impl Scalar {
             Scalar::I32(_) => ElemType::I32,
             Scalar::I64(_) => ElemType::I64,
             Scalar::F32(_) => ElemType::F32,
+            Scalar::F64(_) => ElemType::F64,
         }
     }
 
@@ -83,6 +111,7 @@ impl Scalar {
             Scalar::I32(v) => v as f64,
             Scalar::I64(v) => v as f64,
             Scalar::F32(v) => v as f64,
+            Scalar::F64(v) => v,
         }
     }
 
@@ -93,7 +122,8 @@ impl Scalar {
             Scalar::I32(v) => Some(v as i64),
             Scalar::I64(v) => Some(v),
             Scalar::F32(v) if v.fract() == 0.0 && v.abs() < 9.0e18 => Some(v as i64),
-            Scalar::F32(_) => None,
+            Scalar::F64(v) if v.fract() == 0.0 && v.abs() < 9.0e18 => Some(v as i64),
+            Scalar::F32(_) | Scalar::F64(_) => None,
         }
     }
 
@@ -111,19 +141,31 @@ impl Scalar {
             (Scalar::I64(v), ElemType::I32) => Scalar::I32(v as i32),
             (Scalar::F32(v), ElemType::I32) => Scalar::I32(v as i32),
             (Scalar::F32(v), ElemType::I64) => Scalar::I64(v as i64),
+            (Scalar::F64(v), ElemType::I32) => Scalar::I32(v as i32),
+            (Scalar::F64(v), ElemType::I64) => Scalar::I64(v as i64),
             (s, ElemType::F32) => Scalar::F32(s.as_f64() as f32),
+            (s, ElemType::F64) => Scalar::F64(s.as_f64()),
+        }
+    }
+
+    /// A float of type `ty` (f32 or f64).
+    pub fn float(v: f64, ty: ElemType) -> Scalar {
+        if ty == ElemType::F64 {
+            Scalar::F64(v)
+        } else {
+            Scalar::F32(v as f32)
         }
     }
 
     /// The number a literal denotes, typed as APL would store it: integral values that
-    /// fit are integers.
-    pub fn from_literal(v: f64) -> Scalar {
+    /// fit are integers, others floats of the program's float type `float`.
+    pub fn from_literal(v: f64, float: ElemType) -> Scalar {
         if v.fract() == 0.0 && v >= i32::MIN as f64 && v <= i32::MAX as f64 {
             Scalar::I32(v as i32)
         } else if v.fract() == 0.0 && v.abs() < 9.0e15 {
             Scalar::I64(v as i64)
         } else {
-            Scalar::F32(v as f32)
+            Scalar::float(v, float)
         }
     }
 }
@@ -135,6 +177,7 @@ pub enum Data {
     I32(Vec<i32>),
     I64(Vec<i64>),
     F32(Vec<f32>),
+    F64(Vec<f64>),
 }
 
 /// Serialized as a plain list of numbers (booleans as 0 and 1).
@@ -145,6 +188,7 @@ impl Serialize for Data {
             Data::I32(v) => s.collect_seq(v),
             Data::I64(v) => s.collect_seq(v),
             Data::F32(v) => s.collect_seq(v),
+            Data::F64(v) => s.collect_seq(v),
         }
     }
 }
@@ -156,6 +200,7 @@ impl Data {
             Data::I32(v) => v.len(),
             Data::I64(v) => v.len(),
             Data::F32(v) => v.len(),
+            Data::F64(v) => v.len(),
         }
     }
 
@@ -169,6 +214,7 @@ impl Data {
             Data::I32(_) => ElemType::I32,
             Data::I64(_) => ElemType::I64,
             Data::F32(_) => ElemType::F32,
+            Data::F64(_) => ElemType::F64,
         }
     }
 
@@ -178,6 +224,7 @@ impl Data {
             Data::I32(v) => Scalar::I32(v[i]),
             Data::I64(v) => Scalar::I64(v[i]),
             Data::F32(v) => Scalar::F32(v[i]),
+            Data::F64(v) => Scalar::F64(v[i]),
         }
     }
 
@@ -191,6 +238,7 @@ impl Data {
             ElemType::I32 => Data::I32(Vec::with_capacity(n)),
             ElemType::I64 => Data::I64(Vec::with_capacity(n)),
             ElemType::F32 => Data::F32(Vec::with_capacity(n)),
+            ElemType::F64 => Data::F64(Vec::with_capacity(n)),
         }
     }
 
@@ -207,6 +255,7 @@ impl Data {
                 _ => 0,
             }),
             (Data::F32(v), s) => v.push(s.as_f64() as f32),
+            (Data::F64(v), s) => v.push(s.as_f64()),
         }
     }
 
@@ -217,6 +266,7 @@ impl Data {
             Data::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Data::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Data::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Data::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         }
     }
 
@@ -239,6 +289,11 @@ impl Data {
             ElemType::F32 => Data::F32(
                 chunks
                     .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            ElemType::F64 => Data::F64(
+                chunks
+                    .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
                     .collect(),
             ),
         }

@@ -14,6 +14,7 @@ pub fn format_scalar(s: Scalar) -> String {
         Scalar::I32(v) => format_int(v as i64),
         Scalar::I64(v) => format_int(v),
         Scalar::F32(v) => format_float(v),
+        Scalar::F64(v) => format_f64(v),
     }
 }
 
@@ -28,6 +29,16 @@ fn format_int(v: i64) -> String {
 /// Formats a float with at most ⎕PP significant digits, using the shortest digits that
 /// read back as the same f32 (so `0.1` shows as `0.1`, not its binary expansion).
 pub fn format_float(v: f32) -> String {
+    format_real(v as f64, || format!("{:e}", v.abs()))
+}
+
+/// Formats an f64 rounded to ⎕PP significant digits (`÷3` shows as `0.3333333333`).
+pub fn format_f64(v: f64) -> String {
+    format_real(v, || format!("{:.*e}", PRINT_PRECISION - 1, v.abs()))
+}
+
+/// `sci` gives |v| as `d.ddde±x` with at most ⎕PP significant digits that matter.
+fn format_real(v: f64, sci: impl FnOnce() -> String) -> String {
     if v.is_nan() {
         return "NaN".into();
     }
@@ -43,7 +54,7 @@ pub fn format_float(v: f32) -> String {
     }
     let neg = v < 0.0;
     // Shortest round-trip digits and decimal exponent: d.ddddde±x
-    let sci = format!("{:e}", v.abs());
+    let sci = sci();
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let mut digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();

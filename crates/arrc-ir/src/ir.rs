@@ -254,6 +254,9 @@ pub struct Function {
     /// An upper bound of each device-computed length (`Dim::Dyn`).
     pub dyn_bounds: Vec<Dim>,
     pub result: Option<Value>,
+    /// The program's float type (f32, or f64 when asked for): the type of `÷`, `*`…
+    /// of integers and of non-integral literals.
+    pub float: ElemType,
 }
 
 impl Function {

@@ -32,8 +32,9 @@ pub fn lower_program(
     prog: &Program,
     params: &[Param],
     functions: &[(String, Func)],
+    float: ElemType,
 ) -> Result<Function> {
-    let mut l = Lower::new(functions);
+    let mut l = Lower::new(functions, float);
     for (i, p) in params.iter().enumerate() {
         let v = l.param(i as u32, p);
         l.bind(&p.name, Binding::Array(v));
@@ -45,9 +46,15 @@ pub fn lower_program(
 }
 
 /// Lowers a program that denotes a function (such as `{+/⍵×⍵}`, or statements ending in
-/// `f←{…}`) applied to `⍵` of type `omega` and, if given, `⍺` of type `alpha`.
-pub fn lower_function(prog: &Program, omega: Type, alpha: Option<Type>) -> Result<Function> {
-    let mut l = Lower::new(&[]);
+/// `f←{…}`) applied to `⍵` of type `omega` and, if given, `⍺` of type `alpha`; its floats
+/// are `float`.
+pub fn lower_function(
+    prog: &Program,
+    omega: Type,
+    alpha: Option<Type>,
+    float: ElemType,
+) -> Result<Function> {
+    let mut l = Lower::new(&[], float);
     let mut func = None;
     for s in &prog.stmts {
         match s {
@@ -109,13 +116,16 @@ pub fn lower_function(prog: &Program, omega: Type, alpha: Option<Type>) -> Resul
 }
 
 impl Lower {
-    fn new(functions: &[(String, Func)]) -> Lower {
+    fn new(functions: &[(String, Func)], float: ElemType) -> Lower {
         let mut global = HashMap::new();
         for (n, f) in functions {
             global.insert(n.clone(), Binding::Func(f.clone()));
         }
         Lower {
-            f: Function::default(),
+            f: Function {
+                float,
+                ..Function::default()
+            },
             scopes: vec![global],
             depth: 0,
         }
@@ -196,7 +206,9 @@ impl Lower {
     fn expr_inner(&mut self, e: &Expr) -> Result<Value> {
         let span = e.span.clone();
         match &e.kind {
-            ExprKind::Number(n) => Ok(self.konst(Array::scalar(Scalar::from_literal(*n)), span)),
+            ExprKind::Number(n) => {
+                Ok(self.konst(Array::scalar(Scalar::from_literal(*n, self.f.float)), span))
+            }
             ExprKind::Zilde => Ok(self.konst(Array::vector(Data::I32(vec![])), span)),
             ExprKind::Str(_) => Err(err::domain(
                 "character data is not supported: arrc arrays are numeric",
@@ -238,10 +250,21 @@ impl Lower {
                 )),
                 None => Err(err::value(format!("undefined name: {n}"), span)),
             },
-            ExprKind::SysName(n) => Err(err::unsupported(
-                format!("{n} is not supported on the GPU path"),
-                span,
-            )),
+            // The GPU path runs only with ⎕IO=1 (the session checks).
+            ExprKind::SysName(n) => {
+                let v = match n.as_str() {
+                    "⎕IO" => 1,
+                    "⎕FR" => self.f.float.fr(),
+                    "⎕PP" => crate::display::PRINT_PRECISION as i32,
+                    _ => {
+                        return Err(err::unsupported(
+                            format!("{n} is not supported on the GPU path"),
+                            span,
+                        ))
+                    }
+                };
+                Ok(self.konst(Array::scalar(Scalar::I32(v)), span))
+            }
             ExprKind::Alpha => match self.lookup("⍺") {
                 Some(Binding::Array(v)) => Ok(*v),
                 _ => Err(err::value(
@@ -319,7 +342,9 @@ impl Lower {
             }
             FuncKind::Prim(p) if p.is_structural() => self.structural1(*p, arg, None, fspan),
             FuncKind::Prim(p) => match UnOp::from_prim(*p) {
-                Some(op) if op.on_gpu_for(self.f.ty(arg).elem) => self.unary(op, arg, fspan),
+                Some(op) if op.on_gpu_for(self.f.ty(arg).elem, self.f.float) => {
+                    self.unary(op, arg, fspan)
+                }
                 _ => Err(err::unsupported(
                     format!("monadic {} is not supported on the GPU path yet", p.glyph()),
                     fspan,
@@ -386,9 +411,9 @@ impl Lower {
         let elem = self.f.ty(arg).elem;
         // Items are converted to the fold's type r, and `r f r` must be an r again:
         // comparisons fold only booleans, `⍲ ⍱` only booleans.
-        let r = bin.reduce_type(elem);
-        let keeps_type = elem.join(r) == r && bin.operand_type(r, r) == r;
-        if !bin.on_gpu_for(elem, elem) || !keeps_type {
+        let r = bin.reduce_type(elem, self.f.float);
+        let keeps_type = elem.join(r) == r && bin.operand_type(r, r, self.f.float) == r;
+        if !bin.on_gpu_for(elem, elem, self.f.float) || !keeps_type {
             return Err(err::unsupported(
                 format!(
                     "{}{} is not supported on the GPU path yet for {elem}",
@@ -463,7 +488,7 @@ impl Lower {
                     let k = self.small_power(r).unwrap_or(1);
                     self.power(l, k, fspan)
                 }
-                Some(op) if op.on_gpu_for(self.f.ty(l).elem, self.f.ty(r).elem) => {
+                Some(op) if op.on_gpu_for(self.f.ty(l).elem, self.f.ty(r).elem, self.f.float) => {
                     self.binary(op, l, r, fspan)
                 }
                 _ => Err(err::unsupported(
@@ -593,13 +618,13 @@ impl Lower {
 
     fn unary(&mut self, op: UnOp, arg: Value, span: Span) -> Result<Value> {
         let ty = self.f.ty(arg).clone();
-        let elem = op.result_type(ty.elem);
+        let elem = op.result_type(ty.elem, self.f.float);
         if let Some(a) = self.as_const(arg).filter(|a| a.len() <= 1) {
             let a = a.clone();
             let mut d = Data::with_capacity(elem, a.len());
             for i in 0..a.len() {
                 d.push(
-                    op.apply(a.data.get(i))
+                    op.apply(a.data.get(i), self.f.float)
                         .map_err(|e| scalar_error(e, span.clone()))?,
                 );
             }
@@ -618,13 +643,13 @@ impl Lower {
     fn binary(&mut self, op: BinOp, l: Value, r: Value, span: Span) -> Result<Value> {
         let (lt, rt) = (self.f.ty(l).clone(), self.f.ty(r).clone());
         let shape = self.extend(&lt, &rt, &span)?;
-        let t = op.operand_type(lt.elem, rt.elem);
-        let elem = op.result_type(lt.elem, rt.elem);
+        let t = op.operand_type(lt.elem, rt.elem, self.f.float);
+        let elem = op.result_type(lt.elem, rt.elem, self.f.float);
         let (l, r) = (self.cast(l, t), self.cast(r, t));
         if let (Some(a), Some(b)) = (self.as_const(l), self.as_const(r)) {
             if a.len() == 1 && b.len() == 1 {
                 let s = op
-                    .apply(a.data.get(0), b.data.get(0))
+                    .apply(a.data.get(0), b.data.get(0), self.f.float)
                     .map_err(|e| scalar_error(e, span.clone()))?;
                 let shape: Vec<usize> = shape
                     .iter()
@@ -748,14 +773,15 @@ impl Lower {
         a.data.get(0).as_i64().filter(|k| (0..=4).contains(k))
     }
 
-    /// `x*k` for a small literal integer `k`, as multiplications (f32, like `*`).
+    /// `x*k` for a small literal integer `k`, as multiplications (in `*`'s float type).
     fn power(&mut self, x: Value, k: i64, span: Span) -> Result<Value> {
-        let xf = self.cast(x, ElemType::F32);
-        let one = self.konst(Array::scalar(Scalar::F32(1.0)), span.clone());
+        let ft = self.f.ty(x).elem.join(self.f.float);
+        let xf = self.cast(x, ft);
+        let one = self.konst(Array::scalar(Scalar::float(1.0, ft)), span.clone());
         Ok(match k {
             0 => {
                 // x*0 is 1 with x's shape.
-                let zero = self.konst(Array::scalar(Scalar::F32(0.0)), span.clone());
+                let zero = self.konst(Array::scalar(Scalar::float(0.0, ft)), span.clone());
                 let z = self.binary(BinOp::Mul, xf, zero, span.clone())?;
                 self.binary(BinOp::Add, z, one, span)?
             }
@@ -777,12 +803,14 @@ impl Lower {
         if aty.rank() == 0 {
             return Ok(arg);
         }
-        let elem = op.reduce_type(aty.elem);
+        let elem = op.reduce_type(aty.elem, self.f.float);
         let mut shape = aty.shape.clone();
         shape.remove(axis);
         if aty.shape[axis] == Dim::Known(0) {
             // The identity's type: `⌈/⍬` is the most negative float.
-            if let (Some(id), Some(dims)) = (op.identity(aty.elem), known_dims(&shape)) {
+            if let (Some(id), Some(dims)) =
+                (op.identity(aty.elem, self.f.float), known_dims(&shape))
+            {
                 let n = dims.iter().product();
                 let mut d = Data::with_capacity(id.elem_type(), n);
                 (0..n).for_each(|_| d.push(id));
@@ -804,7 +832,7 @@ impl Lower {
         if aty.rank() == 0 {
             return Ok(arg);
         }
-        let elem = op.reduce_type(aty.elem);
+        let elem = op.reduce_type(aty.elem, self.f.float);
         let arg = self.cast(arg, elem);
         let ty = Type {
             elem,
@@ -1269,7 +1297,7 @@ impl Lower {
             match ix {
                 Some(i) => {
                     let it = self.f.ty(*i);
-                    if it.elem == ElemType::F32 {
+                    if it.elem.is_float() {
                         return Err(err::unsupported(
                             "float indices are not supported on the GPU path",
                             span,
@@ -1423,7 +1451,7 @@ impl Lower {
             _ => {}
         }
         let plus = matches!(f.kind, FuncKind::Prim(Prim::Plus));
-        let t = BinOp::Mul.result_type(at.elem, bt.elem);
+        let t = BinOp::Mul.result_type(at.elem, bt.elem, self.f.float);
         if plus && gop == BinOp::Mul && ra == 2 && rb == 2 && k != Dim::Known(0) {
             // A tiled matrix multiply.
             let (a, b) = (self.cast(a, t), self.cast(b, t));
@@ -1451,7 +1479,7 @@ impl Lower {
     fn scalar_operand(&self, g: &Func, a: Value, b: Value) -> Result<BinOp> {
         let op = self.operand_op(g)?;
         let (ae, be) = (self.f.ty(a).elem, self.f.ty(b).elem);
-        if !op.on_gpu_for(ae, be) {
+        if !op.on_gpu_for(ae, be, self.f.float) {
             return Err(err::unsupported(
                 format!("{} is not supported on the GPU path yet here", op.glyph()),
                 g.span.clone(),
@@ -1465,7 +1493,9 @@ impl Lower {
     fn apply_binary(&mut self, op: BinOp, l: Value, r: Value, span: Span) -> Result<Value> {
         match self.small_power(r) {
             Some(k) if op == BinOp::Power => self.power(l, k, span),
-            _ if op.on_gpu_for(self.f.ty(l).elem, self.f.ty(r).elem) => self.binary(op, l, r, span),
+            _ if op.on_gpu_for(self.f.ty(l).elem, self.f.ty(r).elem, self.f.float) => {
+                self.binary(op, l, r, span)
+            }
             _ => Err(err::unsupported(
                 format!("{} is not supported on the GPU path yet", op.glyph()),
                 span,

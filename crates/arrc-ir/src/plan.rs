@@ -14,7 +14,7 @@
 //! a specialization constant (id 0).
 
 use crate::array::{Array, ElemType, Scalar};
-use crate::error::{Error, ErrorClass, Result};
+use crate::error::{err, Error, ErrorClass, Result};
 use crate::ir::{Dim, Gather, Inst, Value};
 use crate::scalar::{BinOp, UnOp};
 use crate::verify::Verified;
@@ -43,6 +43,8 @@ pub struct PlanOptions {
     /// Workgroups that keep the device busy (chooses how many pieces long rows are
     /// split into).
     pub busy_groups: u32,
+    /// Whether the device has shaderFloat64 (f64 arrays need it).
+    pub float64: bool,
 }
 
 impl Default for PlanOptions {
@@ -55,6 +57,7 @@ impl Default for PlanOptions {
             spin_limit: 2048,
             subgroup_size: 32,
             busy_groups: 2048,
+            float64: true,
         }
     }
 }
@@ -592,6 +595,14 @@ impl KernelBindings {
 /// Plans the kernels of a verified function.
 pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
     let f = v.func;
+    if !opts.float64 {
+        if let Some(i) = f.types.iter().position(|t| t.elem == ElemType::F64) {
+            return Err(err::unsupported(
+                "f64 needs shaderFloat64, which this Vulkan device lacks: use f32 (⎕FR←32, --float f32) or --backend cpu",
+                f.spans[i].clone(),
+            ));
+        }
+    }
     let mut p = Planner {
         v,
         opts: opts.clone(),
@@ -791,7 +802,7 @@ impl Planner<'_> {
             Inst::Unary { op, arg } => {
                 let arg = Box::new(self.expr(*arg, idx, kb));
                 let error_bit = op
-                    .device_error(arg.elem())
+                    .device_error(arg.elem(), ty.elem)
                     .map(|m| self.error_bit(ErrorClass::Domain, m, f.span(v)));
                 KExpr::Unary {
                     op: *op,
@@ -1081,7 +1092,7 @@ impl Planner<'_> {
         let split = AxisSplit::new(&self.v.func.ty(arg).shape.clone(), axis);
         let at = self.v.func.ty(arg);
         if let (Dim::Dyn(id), BinOp::Max | BinOp::Min, true) = (split.len, op, at.elem.is_int()) {
-            match (is_result, op.identity(at.elem)) {
+            match (is_result, op.identity(at.elem, self.v.func.float)) {
                 (true, Some(id_value)) => self.plan.empty_identity = Some((id, id_value)),
                 _ => return Err(dyn_unsupported(self.v.func.span(v))),
             }

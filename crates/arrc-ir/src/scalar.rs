@@ -83,14 +83,43 @@ fn domain(why: &'static str) -> ScalarError {
     ScalarError::Domain(why)
 }
 
-/// A float result as f32; beyond f32's range (or not a number) it is a DOMAIN ERROR,
-/// as APL has no infinities.
-fn f32r(v: f64) -> Result<Scalar, ScalarError> {
-    let f = v as f32;
-    if f.is_finite() {
-        Ok(Scalar::F32(f))
+/// A float result of type `ty` (f32 or f64); beyond its range (or not a number) it is
+/// a DOMAIN ERROR, as APL has no infinities.
+fn fr(v: f64, ty: ElemType) -> Result<Scalar, ScalarError> {
+    let s = Scalar::float(v, ty);
+    if s.as_f64().is_finite() {
+        Ok(s)
     } else {
-        Err(domain("the result is not a finite f32 number"))
+        Err(domain(not_finite(ty)))
+    }
+}
+
+/// The DOMAIN ERROR message of a float result beyond the range of `ty`.
+pub fn not_finite(ty: ElemType) -> &'static str {
+    if ty == ElemType::F64 {
+        "the result is not a finite f64 number"
+    } else {
+        "the result is not a finite f32 number"
+    }
+}
+
+/// Dyalog's comparison tolerance ⎕CT, applied to f64 comparisons, floors and ceilings.
+/// (For f32 it is below one rounding step and comparisons are exact.)
+pub const COMPARISON_TOLERANCE: f64 = 1e-14;
+
+/// `x = y` within ⎕CT: |x-y| ≤ ⎕CT × (|x| ⌈ |y|).
+pub fn tolerant_eq(x: f64, y: f64) -> bool {
+    x == y || (x - y).abs() <= COMPARISON_TOLERANCE * x.abs().max(y.abs())
+}
+
+/// Dyalog's tolerant floor: the nearest integer, less one when that is above `x` by
+/// more than ⎕CT relative to `x` (so `⌊2.99999999999999996` is 3).
+pub fn tolerant_floor(x: f64) -> f64 {
+    let n = (x + 0.5).floor();
+    if n - x > COMPARISON_TOLERANCE * x.abs().max(1.0) {
+        n - 1.0
+    } else {
+        n
     }
 }
 
@@ -135,48 +164,56 @@ impl UnOp {
         true
     }
 
-    /// Whether the SPIR-V back end implements it for an argument of this type (`~` of
-    /// a number that is not 0 or 1 is a DOMAIN ERROR raised by the device).
-    pub fn on_gpu_for(self, arg: ElemType) -> bool {
-        self != UnOp::Not || arg != ElemType::F32
+    /// Whether the SPIR-V back end implements it for an argument of this type in a
+    /// program whose floats are `float` (`~` of floats and the f64 transcendental
+    /// functions are not on the device yet).
+    pub fn on_gpu_for(self, arg: ElemType, float: ElemType) -> bool {
+        let f64_result = self.result_type(arg, float) == ElemType::F64;
+        match self {
+            UnOp::Not => !arg.is_float(),
+            UnOp::Exp | UnOp::Ln | UnOp::Factorial => !f64_result,
+            _ => true,
+        }
     }
 
     /// The DOMAIN ERROR the device may raise computing it on an argument of this type.
-    pub fn device_error(self, arg: ElemType) -> Option<&'static str> {
+    /// (`result` is the result's type).
+    pub fn device_error(self, arg: ElemType, result: ElemType) -> Option<&'static str> {
         use ElemType::*;
         match self {
             UnOp::Recip => Some("division by zero"),
             UnOp::Ln => Some("⍟ needs a positive argument"),
-            UnOp::Exp | UnOp::PiTimes => Some("the result is not a finite f32 number"),
+            UnOp::Exp | UnOp::PiTimes => Some(not_finite(result)),
             UnOp::Factorial => Some("! of a negative integer, or a result beyond f32"),
             UnOp::Not if arg != Bool => Some("~ needs booleans (0 or 1)"),
             UnOp::Neg | UnOp::Abs if arg == I64 => Some("integer result does not fit in 64 bits"),
-            UnOp::Ceil | UnOp::Floor if arg == F32 => {
+            UnOp::Ceil | UnOp::Floor if arg.is_float() => {
                 Some("the result is too large for an integer")
             }
             _ => None,
         }
     }
 
-    /// Element type of the result. Integers negate in 64 bits (`-¯2147483648` leaves
-    /// i32's range); floors and ceilings of floats are integers.
-    pub fn result_type(self, arg: ElemType) -> ElemType {
+    /// Element type of the result in a program whose floats are `float`. Integers
+    /// negate in 64 bits (`-¯2147483648` leaves i32's range); floors and ceilings of
+    /// floats are integers.
+    pub fn result_type(self, arg: ElemType, float: ElemType) -> ElemType {
         use ElemType::*;
         match self {
             UnOp::Conjugate => arg,
-            UnOp::Neg | UnOp::Abs if arg == F32 => F32,
+            UnOp::Neg | UnOp::Abs if arg.is_float() => arg,
             UnOp::Abs if arg == Bool => Bool,
             UnOp::Neg | UnOp::Abs => I64,
             UnOp::Signum => I32,
-            UnOp::Ceil | UnOp::Floor if arg == F32 => I64,
+            UnOp::Ceil | UnOp::Floor if arg.is_float() => I64,
             UnOp::Ceil | UnOp::Floor => arg,
-            UnOp::Recip | UnOp::Exp | UnOp::Ln | UnOp::PiTimes | UnOp::Factorial => F32,
+            UnOp::Recip | UnOp::Exp | UnOp::Ln | UnOp::PiTimes | UnOp::Factorial => arg.join(float),
             UnOp::Not => Bool,
         }
     }
 
-    pub fn apply(self, x: Scalar) -> Result<Scalar, ScalarError> {
-        let ty = self.result_type(x.elem_type());
+    pub fn apply(self, x: Scalar, float: ElemType) -> Result<Scalar, ScalarError> {
+        let ty = self.result_type(x.elem_type(), float);
         let f = x.as_f64();
         let int = x.elem_type().is_int();
         Ok(match self {
@@ -187,7 +224,7 @@ impl UnOp {
                     .checked_neg()
                     .ok_or(ScalarError::Overflow)?,
             ),
-            UnOp::Neg => Scalar::F32(-(f as f32)),
+            UnOp::Neg => Scalar::float(-f, ty),
             UnOp::Abs if ty == ElemType::Bool => x,
             UnOp::Abs if int => Scalar::I64(
                 x.as_i64()
@@ -195,7 +232,7 @@ impl UnOp {
                     .checked_abs()
                     .ok_or(ScalarError::Overflow)?,
             ),
-            UnOp::Abs => Scalar::F32((f as f32).abs()),
+            UnOp::Abs => Scalar::float(f.abs(), ty),
             UnOp::Signum => Scalar::I32(if f > 0.0 {
                 1
             } else if f < 0.0 {
@@ -205,10 +242,11 @@ impl UnOp {
             }),
             UnOp::Ceil | UnOp::Floor if int => x.cast(ty),
             UnOp::Ceil | UnOp::Floor => {
-                let r = if self == UnOp::Floor {
-                    f.floor()
-                } else {
-                    f.ceil()
+                let r = match (self, x.elem_type()) {
+                    (UnOp::Floor, ElemType::F64) => tolerant_floor(f),
+                    (_, ElemType::F64) => -tolerant_floor(-f),
+                    (UnOp::Floor, _) => f.floor(),
+                    _ => f.ceil(),
                 };
                 if r.abs() >= 9.2e18 {
                     return Err(domain("the result is too large for an integer"));
@@ -219,21 +257,21 @@ impl UnOp {
                 if f == 0.0 {
                     return Err(ScalarError::DivideByZero);
                 }
-                f32r(1.0 / f)?
+                fr(1.0 / f, ty)?
             }
-            UnOp::Exp => f32r(f.exp())?,
+            UnOp::Exp => fr(f.exp(), ty)?,
             UnOp::Ln => {
                 if f <= 0.0 {
                     return Err(domain("⍟ needs a positive argument"));
                 }
-                f32r(f.ln())?
+                fr(f.ln(), ty)?
             }
-            UnOp::PiTimes => f32r(std::f64::consts::PI * f)?,
+            UnOp::PiTimes => fr(std::f64::consts::PI * f, ty)?,
             UnOp::Factorial => {
                 if f < 0.0 && f.fract() == 0.0 {
                     return Err(domain("! of a negative integer"));
                 }
-                f32r(gamma(f + 1.0))?
+                fr(gamma(f + 1.0), ty)?
             }
             UnOp::Not => match x.as_i64() {
                 Some(0) => Scalar::Bool(true),
@@ -377,11 +415,14 @@ impl BinOp {
     /// Whether the SPIR-V back end implements it for arguments of these types:
     /// comparisons on any numbers; `∧ ∨` on booleans and integers (LCM and GCD) and
     /// `⍲ ⍱` on booleans and integers (a DOMAIN ERROR unless 0 or 1), not on floats.
-    pub fn on_gpu_for(self, a: ElemType, b: ElemType) -> bool {
+    /// In a program whose floats are f64, `* ⍟ ○` of f64 are not on the device yet.
+    pub fn on_gpu_for(self, a: ElemType, b: ElemType, float: ElemType) -> bool {
         let j = a.join(b);
+        let f64_result = self.result_type(a, b, float) == ElemType::F64;
         match self {
-            BinOp::And | BinOp::Or | BinOp::Nand | BinOp::Nor => j != ElemType::F32,
+            BinOp::And | BinOp::Or | BinOp::Nand | BinOp::Nor => !j.is_float(),
             BinOp::Binomial => false,
+            BinOp::Power | BinOp::Log | BinOp::Circle => !f64_result,
             _ => true,
         }
     }
@@ -392,9 +433,7 @@ impl BinOp {
         use ElemType::*;
         match self {
             BinOp::Div => Some("division by zero"),
-            BinOp::Add | BinOp::Sub | BinOp::Mul if operand == F32 => {
-                Some("the result is not a finite f32 number")
-            }
+            BinOp::Add | BinOp::Sub | BinOp::Mul if operand.is_float() => Some(not_finite(operand)),
             BinOp::Add | BinOp::Sub | BinOp::Mul => Some("integer result does not fit in 64 bits"),
             BinOp::Power => Some("⍺*⍵ has no finite real result here"),
             BinOp::Log => Some("⍟ needs positive arguments (and a base other than 1)"),
@@ -412,13 +451,15 @@ impl BinOp {
         matches!(self, Less | LessEq | Equal | GreaterEq | Greater | NotEqual)
     }
 
-    /// Element type of `a f b`.
-    pub fn result_type(self, a: ElemType, b: ElemType) -> ElemType {
+    /// Element type of `a f b` in a program whose floats are `float`.
+    pub fn result_type(self, a: ElemType, b: ElemType, float: ElemType) -> ElemType {
         use ElemType::*;
         let j = a.join(b);
         match self {
             _ if self.is_comparison() => Bool,
-            BinOp::Div | BinOp::Power | BinOp::Log | BinOp::Circle | BinOp::Binomial => F32,
+            BinOp::Div | BinOp::Power | BinOp::Log | BinOp::Circle | BinOp::Binomial => {
+                j.join(float)
+            }
             BinOp::Add | BinOp::Sub | BinOp::Mul if j.is_int() => I64,
             BinOp::And | BinOp::Or if j == Bool => Bool,
             BinOp::And | BinOp::Or if j.is_int() => I64,
@@ -428,7 +469,7 @@ impl BinOp {
     }
 
     /// The type both arguments are converted to before the function applies.
-    pub fn operand_type(self, a: ElemType, b: ElemType) -> ElemType {
+    pub fn operand_type(self, a: ElemType, b: ElemType, float: ElemType) -> ElemType {
         let j = a.join(b);
         match self {
             _ if self.is_comparison() => j,
@@ -439,7 +480,7 @@ impl BinOp {
             | BinOp::Residue
             | BinOp::Max
             | BinOp::Min => j,
-            _ => self.result_type(a, b),
+            _ => self.result_type(a, b, float),
         }
     }
 
@@ -450,33 +491,47 @@ impl BinOp {
     }
 
     /// Type of `f/x` and `f\x` for elements of type `elem`.
-    pub fn reduce_type(self, elem: ElemType) -> ElemType {
-        self.result_type(elem, elem)
+    pub fn reduce_type(self, elem: ElemType, float: ElemType) -> ElemType {
+        self.result_type(elem, elem, float)
     }
 
     /// The identity element: the value of a reduction over an empty axis, `None` when
     /// the function has none (DOMAIN ERROR). `⌈/⍬` is the most negative float.
-    pub fn identity(self, elem: ElemType) -> Option<Scalar> {
+    pub fn identity(self, elem: ElemType, float: ElemType) -> Option<Scalar> {
         use BinOp::*;
-        let ty = self.reduce_type(elem);
+        let ty = self.reduce_type(elem, float);
+        let ft = if elem.is_float() { elem } else { float };
+        let max = if ft == ElemType::F64 {
+            f64::MAX
+        } else {
+            f32::MAX as f64
+        };
         Some(match self {
             Add | Sub | Residue | Or | Less | Greater | NotEqual => Scalar::I32(0).cast(ty),
             Mul | Div | Power | Binomial | And | LessEq | Equal | GreaterEq => {
                 Scalar::I32(1).cast(ty)
             }
-            Max => Scalar::F32(-f32::MAX),
-            Min => Scalar::F32(f32::MAX),
+            Max => Scalar::float(-max, ft),
+            Min => Scalar::float(max, ft),
             Log | Circle | Nand | Nor => return None,
         })
     }
 
     /// Applies the function (arguments of any types; they are converted here).
-    pub fn apply(self, a: Scalar, b: Scalar) -> Result<Scalar, ScalarError> {
+    pub fn apply(self, a: Scalar, b: Scalar, float: ElemType) -> Result<Scalar, ScalarError> {
         use BinOp::*;
-        let ot = self.operand_type(a.elem_type(), b.elem_type());
-        let rt = self.result_type(a.elem_type(), b.elem_type());
+        let ot = self.operand_type(a.elem_type(), b.elem_type(), float);
+        let rt = self.result_type(a.elem_type(), b.elem_type(), float);
         let int = ot.is_int();
-        let (x, y) = (a.as_f64(), b.as_f64());
+        // Floats are converted to the operand type first; f32 results computed in f64
+        // and rounded once are the correctly rounded f32 results of + - × ÷.
+        let (x, y) = if int {
+            (a.as_f64(), b.as_f64())
+        } else {
+            (a.cast(ot).as_f64(), b.cast(ot).as_f64())
+        };
+        let f64_ops = ot == ElemType::F64;
+        let eq = |x: f64, y: f64| if f64_ops { tolerant_eq(x, y) } else { x == y };
         let (i, j) = (a.as_i64().unwrap_or(0), b.as_i64().unwrap_or(0));
         let ovf = ScalarError::Overflow;
         let boolean = |v: i64| -> Result<bool, ScalarError> {
@@ -490,18 +545,18 @@ impl BinOp {
             Add if int => Scalar::I64(i.checked_add(j).ok_or(ovf)?),
             Sub if int => Scalar::I64(i.checked_sub(j).ok_or(ovf)?),
             Mul if int => Scalar::I64(i.checked_mul(j).ok_or(ovf)?),
-            Add => f32r((x as f32 + y as f32) as f64)?,
-            Sub => f32r((x as f32 - y as f32) as f64)?,
-            Mul => f32r((x as f32 * y as f32) as f64)?,
+            Add => fr(x + y, rt)?,
+            Sub => fr(x - y, rt)?,
+            Mul => fr(x * y, rt)?,
             Div => {
                 if y == 0.0 {
                     if x == 0.0 {
-                        Scalar::F32(1.0)
+                        Scalar::float(1.0, rt)
                     } else {
                         return Err(ScalarError::DivideByZero);
                     }
                 } else {
-                    f32r((x as f32 / y as f32) as f64)?
+                    fr(x / y, rt)?
                 }
             }
             Residue if int => {
@@ -515,10 +570,10 @@ impl BinOp {
             }
             Residue => {
                 if x == 0.0 {
-                    Scalar::F32(y as f32)
+                    Scalar::float(y, rt)
                 } else {
                     let r = y - x * (y / x).floor();
-                    Scalar::F32(r as f32)
+                    Scalar::float(r, rt)
                 }
             }
             Max | Min => {
@@ -541,7 +596,7 @@ impl BinOp {
                 if x < 0.0 && y.fract() != 0.0 {
                     return Err(domain("a negative number to a fractional power"));
                 }
-                f32r(x.powf(y))?
+                fr(x.powf(y), rt)?
             }
             Log => {
                 if x <= 0.0 || y <= 0.0 {
@@ -549,11 +604,11 @@ impl BinOp {
                 }
                 if x == 1.0 {
                     if y == 1.0 {
-                        return Ok(Scalar::F32(1.0));
+                        return Ok(Scalar::float(1.0, rt));
                     }
                     return Err(domain("logarithm in base 1"));
                 }
-                f32r(y.ln() / x.ln())?
+                fr(y.ln() / x.ln(), rt)?
             }
             Circle => {
                 let k = a
@@ -582,7 +637,7 @@ impl BinOp {
                     -6 => y.acosh(),
                     _ => y.atanh(),
                 };
-                f32r(v)?
+                fr(v, rt)?
             }
             Binomial => {
                 if a.elem_type().is_int() && b.elem_type().is_int()
@@ -593,28 +648,28 @@ impl BinOp {
                         if n < 0.0 && k >= 0.0 {
                             // (¯1*k)×(k-n-1)!k
                             let s = if (k as i64) % 2 == 0 { 1.0 } else { -1.0 };
-                            return f32r(s * binomial(k, k - n - 1.0));
+                            return fr(s * binomial(k, k - n - 1.0), rt);
                         }
                         if n < 0.0 && k < 0.0 && k <= n {
                             let s = if ((n - k) as i64) % 2 == 0 { 1.0 } else { -1.0 };
-                            return f32r(s * binomial(n - k, -k - 1.0));
+                            return fr(s * binomial(n - k, -k - 1.0), rt);
                         }
-                        return Ok(Scalar::F32(0.0));
+                        return Ok(Scalar::float(0.0, rt));
                     }
                     if k > n {
-                        return Ok(Scalar::F32(0.0));
+                        return Ok(Scalar::float(0.0, rt));
                     }
-                    f32r(binomial(k, n))?
+                    fr(binomial(k, n), rt)?
                 } else {
-                    f32r(gamma(y + 1.0) / (gamma(x + 1.0) * gamma(y - x + 1.0)))?
+                    fr(gamma(y + 1.0) / (gamma(x + 1.0) * gamma(y - x + 1.0)), rt)?
                 }
             }
-            Less => Scalar::Bool(x < y),
-            LessEq => Scalar::Bool(x <= y),
-            Equal => Scalar::Bool(if int { i == j } else { x as f32 == y as f32 }),
-            GreaterEq => Scalar::Bool(x >= y),
-            Greater => Scalar::Bool(x > y),
-            NotEqual => Scalar::Bool(if int { i != j } else { x as f32 != y as f32 }),
+            Less => Scalar::Bool(x < y && !eq(x, y)),
+            LessEq => Scalar::Bool(x <= y || eq(x, y)),
+            Equal => Scalar::Bool(if int { i == j } else { eq(x, y) }),
+            GreaterEq => Scalar::Bool(x >= y || eq(x, y)),
+            Greater => Scalar::Bool(x > y && !eq(x, y)),
+            NotEqual => Scalar::Bool(if int { i != j } else { !eq(x, y) }),
             And | Or if rt == ElemType::Bool => {
                 let (p, q) = (boolean(i)?, boolean(j)?);
                 Scalar::Bool(if self == And { p && q } else { p || q })
@@ -635,11 +690,11 @@ impl BinOp {
                 }
                 let g = gcd(x as i64, y as i64);
                 if self == Or {
-                    Scalar::F32(g as f32)
+                    Scalar::float(g as f64, rt)
                 } else if g == 0 {
-                    Scalar::F32(0.0)
+                    Scalar::float(0.0, rt)
                 } else {
-                    Scalar::F32(((x as i64 / g) as f64 * y) as f32)
+                    Scalar::float((x as i64 / g) as f64 * y, rt)
                 }
             }
             Nand => Scalar::Bool(!(boolean(i)? && boolean(j)?)),
@@ -652,7 +707,7 @@ impl BinOp {
 fn binomial(k: f64, n: f64) -> f64 {
     let k = k.min(n - k);
     if k > 200.0 {
-        // C(n, k) ≥ C(400, 200) ≈ 1e119: beyond f32; f32r turns this into DOMAIN ERROR.
+        // C(n, k) ≥ C(400, 200) ≈ 1e119: beyond f32 (and near f64's end); `fr` turns this into DOMAIN ERROR.
         return f64::INFINITY;
     }
     let mut r = 1.0f64;

@@ -77,14 +77,14 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
             Inst::Cast(x) => f.ty(*x).shape == ty.shape,
             Inst::Unary { op, arg } => {
                 let at = f.ty(*arg);
-                op.result_type(at.elem) == ty.elem && at.shape == ty.shape
+                op.result_type(at.elem, f.float) == ty.elem && at.shape == ty.shape
             }
             Inst::Binary { op, lhs, rhs } => {
                 let (lt, rt) = (f.ty(*lhs), f.ty(*rhs));
-                let t = op.operand_type(lt.elem, rt.elem);
+                let t = op.operand_type(lt.elem, rt.elem, f.float);
                 lt.elem == t
                     && rt.elem == t
-                    && op.result_type(lt.elem, rt.elem) == ty.elem
+                    && op.result_type(lt.elem, rt.elem, f.float) == ty.elem
                     && conforms(lt, ty)
                     && conforms(rt, ty)
             }
@@ -130,10 +130,7 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                 at.rank() == axes.len()
                     && at.elem == ty.elem
                     && shape == ty.shape
-                    && axes
-                        .iter()
-                        .flatten()
-                        .all(|i| f.ty(*i).elem != crate::ElemType::F32)
+                    && axes.iter().flatten().all(|i| !f.ty(*i).elem.is_float())
             }
             Inst::Compress { mask, arg } => {
                 let (mt, at) = (f.ty(*mask), f.ty(*arg));

@@ -31,6 +31,8 @@ pub struct Env {
     pub functions: HashMap<String, Func>,
     /// ⎕IO: 1 (default) or 0.
     pub io: i64,
+    /// The float type: f32 (default, `⎕FR←32`) or f64 (`⎕FR←645`).
+    pub float: ElemType,
 }
 
 impl Default for Env {
@@ -39,6 +41,7 @@ impl Default for Env {
             arrays: HashMap::new(),
             functions: HashMap::new(),
             io: 1,
+            float: ElemType::F32,
         }
     }
 }
@@ -138,6 +141,21 @@ impl Interp<'_> {
                     }
                     _ => Err(err::domain("⎕IO must be 0 or 1", span.clone())),
                 },
+                "⎕FR" => match v.as_singleton().and_then(|s| s.as_i64()) {
+                    Some(fr) => {
+                        self.env.float = ElemType::from_fr(fr).ok_or_else(|| {
+                            err::domain(
+                                "⎕FR must be 645 (f64) or 32 (f32); decimal floats (1287) are not supported",
+                                span.clone(),
+                            )
+                        })?;
+                        Ok(())
+                    }
+                    None => Err(err::domain(
+                        "⎕FR must be 645 (f64) or 32 (f32)",
+                        span.clone(),
+                    )),
+                },
                 _ => Err(err::unsupported(
                     format!("assigning {name} is not supported"),
                     span.clone(),
@@ -165,7 +183,7 @@ impl Interp<'_> {
     fn expr_inner(&mut self, e: &Expr) -> Result<Array> {
         let span = e.span.clone();
         match &e.kind {
-            ExprKind::Number(n) => Ok(Array::scalar(Scalar::from_literal(*n))),
+            ExprKind::Number(n) => Ok(Array::scalar(Scalar::from_literal(*n, self.env.float))),
             ExprKind::Zilde => Ok(Array::vector(Data::I32(vec![]))),
             ExprKind::Str(_) => Err(err::domain(
                 "character data is not supported: arrc arrays are numeric",
@@ -194,6 +212,7 @@ impl Interp<'_> {
                 .ok_or_else(|| err::value(format!("undefined name: {n}"), span)),
             ExprKind::SysName(n) => match n.as_str() {
                 "⎕IO" => Ok(Array::scalar(Scalar::I32(self.io() as i32))),
+                "⎕FR" => Ok(Array::scalar(Scalar::I32(self.env.float.fr()))),
                 "⎕PP" => Ok(Array::scalar(Scalar::I32(
                     arrc_ir::display::PRINT_PRECISION as i32,
                 ))),
@@ -287,7 +306,7 @@ impl Interp<'_> {
                 Prim::Take | Prim::Squad => Ok(x),
                 Prim::Drop => Err(err::unsupported("↓⍵ (split) makes a nested array", s)),
                 p => match UnOp::from_prim(*p) {
-                    Some(op) => unary(op, &x, s),
+                    Some(op) => unary(op, &x, self.env.float, s),
                     None => Err(err::syntax_like(
                         format!("{} needs a left argument", p.glyph()),
                         s,
@@ -386,7 +405,7 @@ impl Interp<'_> {
                 Prim::Match => Ok(Array::scalar(Scalar::Bool(prims::matches(&a, &b)))),
                 Prim::Tally => Ok(Array::scalar(Scalar::Bool(!prims::matches(&a, &b)))),
                 p => match BinOp::from_prim(*p) {
-                    Some(op) => binary(op, &a, &b, s),
+                    Some(op) => binary(op, &a, &b, self.env.float, s),
                     None => Err(err::unsupported(
                         format!("dyadic {} is not implemented yet", p.glyph()),
                         s,
@@ -504,7 +523,9 @@ impl Interp<'_> {
         span: &Span,
     ) -> Result<Scalar> {
         if let Some(op) = prim {
-            return op.apply(a, b).map_err(|e| scalar_error(e, span.clone()));
+            return op
+                .apply(a, b, self.env.float)
+                .map_err(|e| scalar_error(e, span.clone()));
         }
         let r = self.dyadic(f, Array::scalar(a), Array::scalar(b), span)?;
         match (r.rank(), r.as_singleton()) {
@@ -572,7 +593,7 @@ impl Interp<'_> {
             shape.remove(axis);
         }
         let elem = match prim {
-            Some(op) => op.reduce_type(x.elem),
+            Some(op) => op.reduce_type(x.elem, self.env.float),
             None => x.elem,
         };
         let mut out: Vec<Scalar> = vec![Scalar::I32(0); if scan { x.len() } else { outer * inner }];
@@ -583,7 +604,9 @@ impl Interp<'_> {
                     .collect();
                 if scan {
                     let vals = match prim {
-                        Some(op) if op.is_associative() => scan_associative(op, &row, elem, &span)?,
+                        Some(op) if op.is_associative() => {
+                            scan_associative(op, &row, elem, self.env.float, &span)?
+                        }
                         _ => {
                             let mut v = Vec::with_capacity(n);
                             for k in 0..n {
@@ -596,8 +619,9 @@ impl Interp<'_> {
                         out[(o * n + k) * inner + i] = v;
                     }
                 } else if n == 0 {
-                    out[o * inner + i] =
-                        prim.and_then(|op| op.identity(x.elem)).ok_or_else(|| {
+                    out[o * inner + i] = prim
+                        .and_then(|op| op.identity(x.elem, self.env.float))
+                        .ok_or_else(|| {
                             err::domain(
                                 "this function has no identity element for an empty reduction",
                                 span.clone(),
@@ -609,7 +633,7 @@ impl Interp<'_> {
             }
         }
         let ty = if n == 0 && !scan {
-            prim.and_then(|op| op.identity(x.elem))
+            prim.and_then(|op| op.identity(x.elem, self.env.float))
                 .map_or(elem, |s| s.elem_type())
         } else {
             elem
@@ -691,7 +715,9 @@ impl Interp<'_> {
                 out.push(self.scalar_call(&g, prim, a.data.get(i), b.data.get(j), span)?);
             }
         }
-        let ty = prim.map_or(a.elem.join(b.elem), |op| op.result_type(a.elem, b.elem));
+        let ty = prim.map_or(a.elem.join(b.elem), |op| {
+            op.result_type(a.elem, b.elem, self.env.float)
+        });
         Ok(typed(shape, out, ty))
     }
 
@@ -729,8 +755,11 @@ impl Interp<'_> {
         if b.rank() > 0 {
             shape.extend(b.shape[1..].iter().copied());
         }
-        let gty = gp.map_or(a.elem.join(b.elem), |op| op.result_type(a.elem, b.elem));
-        let elem = fp.map_or(gty, |op| op.reduce_type(gty));
+        let float = self.env.float;
+        let gty = gp.map_or(a.elem.join(b.elem), |op| {
+            op.result_type(a.elem, b.elem, float)
+        });
+        let elem = fp.map_or(gty, |op| op.reduce_type(gty, float));
         let mut out = Vec::with_capacity(rows * cols);
         for r in 0..rows {
             for c in 0..cols {
@@ -749,7 +778,7 @@ impl Interp<'_> {
                     prods.push(self.scalar_call(&g, gp, ak, bk, span)?);
                 }
                 out.push(if n == 0 {
-                    fp.and_then(|op| op.identity(gty)).ok_or_else(|| {
+                    fp.and_then(|op| op.identity(gty, float)).ok_or_else(|| {
                         err::domain(
                             "this function has no identity element for an empty reduction",
                             span.clone(),
@@ -789,7 +818,13 @@ fn f64_running(op: BinOp, row: &[Scalar]) -> Vec<f32> {
 }
 
 /// A running scan of an associative function; float sums and products accumulate in f64.
-fn scan_associative(op: BinOp, row: &[Scalar], elem: ElemType, span: &Span) -> Result<Vec<Scalar>> {
+fn scan_associative(
+    op: BinOp,
+    row: &[Scalar],
+    elem: ElemType,
+    float: ElemType,
+    span: &Span,
+) -> Result<Vec<Scalar>> {
     let mut out = Vec::with_capacity(row.len());
     if elem == ElemType::F32 && matches!(op, BinOp::Add | BinOp::Mul) {
         return Ok(f64_running(op, row).into_iter().map(Scalar::F32).collect());
@@ -799,7 +834,7 @@ fn scan_associative(op: BinOp, row: &[Scalar], elem: ElemType, span: &Span) -> R
         let next = match acc {
             None => s.cast(elem),
             Some(a) => op
-                .apply(a, *s)
+                .apply(a, *s, float)
                 .map_err(|e| scalar_error(e, span.clone()))?
                 .cast(elem),
         };
@@ -809,12 +844,12 @@ fn scan_associative(op: BinOp, row: &[Scalar], elem: ElemType, span: &Span) -> R
     Ok(out)
 }
 
-fn unary(op: UnOp, x: &Array, span: Span) -> Result<Array> {
-    let elem = op.result_type(x.elem);
+fn unary(op: UnOp, x: &Array, float: ElemType, span: Span) -> Result<Array> {
+    let elem = op.result_type(x.elem, float);
     let mut d = Data::with_capacity(elem, x.len());
     for i in 0..x.len() {
         d.push(
-            op.apply(x.data.get(i))
+            op.apply(x.data.get(i), float)
                 .map_err(|e| scalar_error(e, span.clone()))?,
         );
     }
@@ -865,15 +900,19 @@ fn extension(a: &Array, b: &Array, span: &Span) -> Result<(Vec<usize>, bool, boo
 }
 
 /// A dyadic scalar function with scalar and singleton extension.
-pub fn binary(op: BinOp, a: &Array, b: &Array, span: Span) -> Result<Array> {
+/// `float` is the program's float type.
+pub fn binary(op: BinOp, a: &Array, b: &Array, float: ElemType, span: Span) -> Result<Array> {
     let (shape, a_ext, b_ext) = extension(a, b, &span)?;
-    let elem = op.result_type(a.elem, b.elem);
+    let elem = op.result_type(a.elem, b.elem, float);
     let n: usize = shape.iter().product();
     let mut d = Data::with_capacity(elem, n);
     for i in 0..n {
         let x = a.data.get(if a_ext { 0 } else { i });
         let y = b.data.get(if b_ext { 0 } else { i });
-        d.push(op.apply(x, y).map_err(|e| scalar_error(e, span.clone()))?);
+        d.push(
+            op.apply(x, y, float)
+                .map_err(|e| scalar_error(e, span.clone()))?,
+        );
     }
     Ok(Array::new(shape, d))
 }

@@ -374,6 +374,9 @@ pub(crate) fn take_drop(a: &Array, x: &Array, drop: bool, span: &Span) -> Result
 fn same(a: Scalar, b: Scalar) -> bool {
     match (a.as_i64(), b.as_i64()) {
         (Some(x), Some(y)) if a.elem_type().is_int() && b.elem_type().is_int() => x == y,
+        _ if a.elem_type() == ElemType::F64 || b.elem_type() == ElemType::F64 => {
+            arrc_ir::scalar::tolerant_eq(a.as_f64(), b.as_f64())
+        }
         _ => (a.as_f64() as f32) == (b.as_f64() as f32),
     }
 }

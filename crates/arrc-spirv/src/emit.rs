@@ -64,6 +64,7 @@ struct Emitter {
     /// Specialization constant 2: polls before a scan's lookback falls back.
     spin: Word,
     uses_i64: bool,
+    uses_f64: bool,
     uses_ballot: bool,
     /// The GLSL.std.450 extended instruction set.
     glsl: Word,
@@ -141,6 +142,7 @@ impl Emitter {
             items,
             spin,
             uses_i64: false,
+            uses_f64: false,
             uses_ballot: false,
             glsl,
         };
@@ -170,6 +172,9 @@ impl Emitter {
         if self.uses_i64 {
             self.b.capability(Capability::Int64);
         }
+        if self.uses_f64 {
+            self.b.capability(Capability::Float64);
+        }
         if self.uses_ballot {
             self.b.capability(Capability::GroupNonUniformBallot);
         }
@@ -191,6 +196,10 @@ impl Emitter {
                 self.b.type_int(64, 1)
             }
             ElemType::F32 => self.b.type_float(32, None),
+            ElemType::F64 => {
+                self.uses_f64 = true;
+                self.b.type_float(64, None)
+            }
         };
         self.scalar_types.insert(t, id);
         id
@@ -230,6 +239,7 @@ impl Emitter {
             Scalar::I32(v) => self.constant(t, v as u32 as u64, false),
             Scalar::I64(v) => self.constant(t, v as u64, true),
             Scalar::F32(v) => self.constant(t, v.to_bits() as u64, false),
+            Scalar::F64(v) => self.constant(t, v.to_bits(), true),
         }
     }
 
@@ -244,7 +254,12 @@ impl Emitter {
             (BinOp::Min, ElemType::I32) => Scalar::I32(i32::MAX),
             (BinOp::Min, ElemType::I64) => Scalar::I64(i64::MAX),
             (BinOp::Min, ElemType::F32) => Scalar::F32(f32::MAX),
-            (op, t) => op.identity(t).unwrap_or(Scalar::I32(0)).cast(t),
+            (BinOp::Max, ElemType::F64) => Scalar::F64(-f64::MAX),
+            (BinOp::Min, ElemType::F64) => Scalar::F64(f64::MAX),
+            (op, t) => op
+                .identity(t, t.join(ElemType::F32))
+                .unwrap_or(Scalar::I32(0))
+                .cast(t),
         };
         self.scalar(s)
     }
@@ -465,7 +480,10 @@ impl Emitter {
     /// A comparison of two values of type `t`, as a boolean (i32 0 or 1).
     fn compare(&mut self, op: BinOp, t: ElemType, a: Word, c: Word) -> R<Word> {
         let bt = self.bool_t;
-        let float = t == ElemType::F32;
+        let float = t.is_float();
+        if t == ElemType::F64 {
+            return self.tolerant_compare(op, a, c);
+        }
         let b = &mut self.b;
         let r = match (op, float) {
             (BinOp::Less, false) => b.s_less_than(bt, None, a, c),
@@ -496,6 +514,41 @@ impl Emitter {
         self.b.select(it, None, r, one, zero).map_err(be)
     }
 
+    /// A comparison of f64s within ⎕CT: `x<y` is `(x<y) ∧ x≠y` tolerantly, and so on.
+    fn tolerant_compare(&mut self, op: BinOp, a: Word, c: Word) -> R<Word> {
+        let bt = self.bool_t;
+        let eq = self.tolerant_eq(a, c)?;
+        let neq = self.b.logical_not(bt, None, eq).map_err(be)?;
+        let r = match op {
+            BinOp::Equal => eq,
+            BinOp::NotEqual => neq,
+            BinOp::Less | BinOp::Greater => {
+                let strict = if op == BinOp::Less {
+                    self.b.f_ord_less_than(bt, None, a, c)
+                } else {
+                    self.b.f_ord_greater_than(bt, None, a, c)
+                }
+                .map_err(be)?;
+                self.b.logical_and(bt, None, strict, neq).map_err(be)?
+            }
+            _ => {
+                let strict = if op == BinOp::LessEq {
+                    self.b.f_ord_less_than(bt, None, a, c)
+                } else {
+                    self.b.f_ord_greater_than(bt, None, a, c)
+                }
+                .map_err(be)?;
+                self.b.logical_or(bt, None, strict, eq).map_err(be)?
+            }
+        };
+        let it = self.ty(ElemType::Bool);
+        let (one, zero) = (
+            self.scalar(Scalar::Bool(true)),
+            self.scalar(Scalar::Bool(false)),
+        );
+        self.b.select(it, None, r, one, zero).map_err(be)
+    }
+
     fn binop(&mut self, op: BinOp, t: ElemType, a: Word, c: Word) -> R<Word> {
         // On booleans (0 and 1), and is the minimum and or the maximum.
         let op = match (op, t) {
@@ -510,7 +563,7 @@ impl Emitter {
             )));
         }
         let ty = self.ty(t);
-        let float = t == ElemType::F32;
+        let float = t.is_float();
         let b = &mut self.b;
         let r = match (op, float) {
             (BinOp::Add, false) => b.i_add(ty, None, a, c),
@@ -550,7 +603,7 @@ impl Emitter {
         };
         let ty = self.ty(t);
         let sg = self.c_u32(SCOPE_SUBGROUP);
-        let float = t == ElemType::F32;
+        let float = t.is_float();
         let b = &mut self.b;
         match (op, float) {
             (BinOp::Add, false) => b.group_non_uniform_i_add(ty, None, sg, gop, v, None),
@@ -583,9 +636,10 @@ impl Emitter {
             return Ok(v);
         }
         let ty = self.ty(to);
-        match (from, to) {
-            (ElemType::F32, _) => self.b.convert_f_to_s(ty, None, v),
-            (_, ElemType::F32) => self.b.convert_s_to_f(ty, None, v),
+        match (from.is_float(), to.is_float()) {
+            (true, true) => self.b.f_convert(ty, None, v),
+            (true, false) => self.b.convert_f_to_s(ty, None, v),
+            (false, true) => self.b.convert_s_to_f(ty, None, v),
             _ => self.b.s_convert(ty, None, v),
         }
         .map_err(be)
@@ -1064,7 +1118,17 @@ impl Emitter {
             Fold::Right { op, error_bit } => (op, error_bit),
             Fold::Assoc(op) => (op, None),
         };
-        self.binary(cx, op, t, op.result_type(t, t), a, b, None, bit)
+        // A right fold keeps its type (`t` is already the fold's float type if any).
+        self.binary(
+            cx,
+            op,
+            t,
+            op.result_type(t, t, t.join(ElemType::F32)),
+            a,
+            b,
+            None,
+            bit,
+        )
     }
 
     fn umin(&mut self, a: Word, b: Word) -> R<Word> {
@@ -1950,7 +2014,7 @@ impl Emitter {
     fn store_words(&mut self, cx: &Cx, binding: u32, tile: Word, v: Word, t: ElemType) -> R<()> {
         let (u, dev, relaxed) = (self.u32_t, self.c_u32(SCOPE_DEVICE), self.c_u32(0));
         let (lo, hi) = match t {
-            ElemType::I64 => {
+            ElemType::I64 | ElemType::F64 => {
                 self.uses_i64 = true;
                 let u64t = self.b.type_int(64, 0);
                 let bits = self.b.bitcast(u64t, None, v).map_err(be)?;
@@ -1994,7 +2058,8 @@ impl Emitter {
         }
         let tt = self.ty(t);
         match t {
-            ElemType::I64 => {
+            ElemType::I64 | ElemType::F64 => {
+                self.uses_i64 = true;
                 let u64t = self.b.type_int(64, 0);
                 let lo = self.b.u_convert(u64t, None, w[0]).map_err(be)?;
                 let hi = self.b.u_convert(u64t, None, w[1]).map_err(be)?;

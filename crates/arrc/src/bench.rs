@@ -138,6 +138,7 @@ fn random(rng: &mut rand::rngs::StdRng, ty: ElemType, shape: Vec<usize>) -> Arra
     let n: usize = shape.iter().product();
     let data = match ty {
         ElemType::F32 => Data::F32((0..n).map(|_| rng.random::<f32>()).collect()),
+        ElemType::F64 => Data::F64((0..n).map(|_| rng.random::<f64>()).collect()),
         ElemType::I64 => Data::I64((0..n).map(|_| rng.random_range(0..100)).collect()),
         ElemType::Bool => Data::Bool((0..n).map(|_| rng.random_bool(0.5)).collect()),
         ElemType::I32 => Data::I32((0..n).map(|_| rng.random_range(0..100)).collect()),
@@ -255,7 +256,10 @@ fn measure(
         return Err(err::domain("a workload must be an expression", 0..0));
     };
     let plan_opts = opts.plan.clone().unwrap_or_else(|| g.plan_options());
-    let compiled = match gpu::compile(e, &arrays, &[], &plan_opts, &gpu::ModuleCache::default()) {
+    // f64 workloads compute in f64 throughout.
+    let float = ty.join(ElemType::F32);
+    let cache = gpu::ModuleCache::default();
+    let compiled = match gpu::compile(e, &arrays, &[], float, &plan_opts, &cache) {
         Ok(c) => c,
         Err(e) => {
             result.note = Some(format!("{}: {}", e.class.name(), e.message));

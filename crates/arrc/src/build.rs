@@ -95,10 +95,11 @@ pub fn build(
     src: &str,
     omega: Type,
     alpha: Option<Type>,
+    float: ElemType,
     opts: &PlanOptions,
 ) -> Result<Built, Error> {
     let prog = arrc_syntax::parse_str(src)?;
-    let ir = arrc_ir::lower::lower_function(&prog, omega, alpha)?;
+    let ir = arrc_ir::lower::lower_function(&prog, omega, alpha, float)?;
     let verified = arrc_ir::verify::verify(&ir)?;
     let plan = arrc_ir::plan::plan(&verified, opts)?;
     let kernels: Vec<_> = plan.kernels.iter().map(|k| (k, k.name.as_str())).collect();

@@ -77,6 +77,7 @@ pub(crate) fn compile(
     e: &Expr,
     arrays: &HashMap<String, Array>,
     functions: &[(String, Func)],
+    float: ElemType,
     opts: &PlanOptions,
     cache: &ModuleCache,
 ) -> Result<CompiledStatement, Error> {
@@ -98,7 +99,7 @@ pub(crate) fn compile(
     let prog = Program {
         stmts: vec![Stmt::Expr(e.clone())],
     };
-    let ir = arrc_ir::lower::lower_program(&prog, &params, functions)?;
+    let ir = arrc_ir::lower::lower_program(&prog, &params, functions, float)?;
     let verified = arrc_ir::verify::verify(&ir)?;
     let plan = arrc_ir::plan::plan(&verified, opts)?;
     let mut modules = Vec::new();
@@ -124,6 +125,7 @@ impl Gpu {
         let info = &self.ctx.info;
         o.map_groups = o.map_groups.min(info.max_workgroup_count[0]);
         o.workgroup_size = o.workgroup_size.min(info.max_workgroup_invocations);
+        o.float64 = info.shader_float64;
         o
     }
 

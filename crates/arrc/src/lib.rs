@@ -127,6 +127,19 @@ impl Session {
         self.env.arrays.insert(name.to_string(), value);
     }
 
+    /// Chooses the float type (as `⎕FR` does): f32 (the default) or f64, which needs
+    /// shaderFloat64 on the device. Any other type is ignored.
+    pub fn set_float(&mut self, float: ElemType) {
+        if float.is_float() {
+            self.env.float = float;
+        }
+    }
+
+    /// The float type in use.
+    pub fn float(&self) -> ElemType {
+        self.env.float
+    }
+
     pub fn get(&self, name: &str) -> Option<&Array> {
         self.env.arrays.get(name)
     }
@@ -248,7 +261,14 @@ impl Session {
             .as_ref()
             .map(|g| g.plan_options())
             .unwrap_or_default();
-        gpu::compile(e, &self.env.arrays, &functions, &opts, &self.modules)
+        gpu::compile(
+            e,
+            &self.env.arrays,
+            &functions,
+            self.env.float,
+            &opts,
+            &self.modules,
+        )
     }
 
     /// Compiles one expression without running it: its IR, kernel plan and SPIR-V.

@@ -23,6 +23,24 @@ enum BackendArg {
     Cpu,
 }
 
+/// The float type of a program (`⎕FR`).
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum FloatArg {
+    /// 32-bit floats (the default; every Vulkan device has them).
+    F32,
+    /// 64-bit floats, as Dyalog computes (needs shaderFloat64 on the device).
+    F64,
+}
+
+impl FloatArg {
+    fn elem(self) -> arrc::ElemType {
+        match self {
+            FloatArg::F32 => arrc::ElemType::F32,
+            FloatArg::F64 => arrc::ElemType::F64,
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
 enum Format {
     Apl,
@@ -75,6 +93,9 @@ enum Cmd {
         /// Print kernel, dispatch and readback counts on stderr.
         #[arg(long)]
         stats: bool,
+        /// Float type of results such as `÷` and of non-integral literals (`⎕FR`).
+        #[arg(long, value_enum, default_value = "f32")]
+        float: FloatArg,
     },
     /// Compile a function to a SPIR-V module and a JSON manifest.
     Build {
@@ -94,6 +115,9 @@ enum Cmd {
         /// Workgroup size (default of specialization constant 0).
         #[arg(long, default_value_t = 256)]
         workgroup_size: u32,
+        /// Float type of results such as `÷` and of non-integral literals (`⎕FR`).
+        #[arg(long, value_enum, default_value = "f32")]
+        float: FloatArg,
     },
     /// List the Vulkan devices with API version and subgroup size.
     Devices,
@@ -146,6 +170,9 @@ enum Cmd {
         /// Load the standard library.
         #[arg(long)]
         stdlib: bool,
+        /// Float type of results such as `÷` and of non-integral literals (`⎕FR`).
+        #[arg(long, value_enum, default_value = "f32")]
+        float: FloatArg,
     },
 }
 
@@ -200,6 +227,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             load,
             stdlib,
             stats,
+            float,
         } => {
             let src = match (expr, file) {
                 (Some(e), None) => e,
@@ -210,6 +238,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 }
             };
             let mut s = Session::with_device(backend(b), device).map_err(|e| fail("", &e))?;
+            s.set_float(float.elem());
             if stdlib {
                 s.load_stdlib().map_err(|e| fail("", &e))?;
             }
@@ -258,6 +287,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             alpha,
             emit,
             workgroup_size,
+            float,
         } => {
             let src = read(&input)?;
             let omega_t = arrc::build::parse_arg_type(&omega, 0).map_err(|m| {
@@ -281,8 +311,8 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 workgroup_size,
                 ..Default::default()
             };
-            let built =
-                arrc::build::build(&src, omega_t, alpha_t, &opts).map_err(|e| fail(&src, &e))?;
+            let built = arrc::build::build(&src, omega_t, alpha_t, float.elem(), &opts)
+                .map_err(|e| fail(&src, &e))?;
             match emit {
                 Some(BuildEmit::Ir) => println!("{}", built.ir),
                 Some(BuildEmit::Spvasm) => println!(
@@ -408,8 +438,10 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             device,
             load,
             stdlib,
+            float,
         } => {
             let mut s = Session::with_device(backend(b), device).map_err(|e| fail("", &e))?;
+            s.set_float(float.elem());
             if stdlib {
                 s.load_stdlib().map_err(|e| fail("", &e))?;
             }

@@ -1,8 +1,10 @@
 //! The language corpus: `tests/corpus/*.apl` in the workspace, written as APL session
 //! transcripts. A line indented by six spaces is input; the lines after it, up to the
 //! next input, are the expected display (trailing blanks ignored), or an error class
-//! such as `LENGTH ERROR`. Lines starting with `⍝` are comments. Each file is one
-//! session, so names persist from line to line. Expected values follow Dyalog APL.
+//! such as `LENGTH ERROR`. Lines starting with `⍝` are comments, except `⍝f64: …`,
+//! the display when floats are f64 (`⎕FR←645`), where it differs from f32's. Each
+//! file is one session, so names persist from line to line. Expected values follow
+//! Dyalog APL (whose floats are f64).
 
 use std::path::Path;
 
@@ -12,6 +14,8 @@ struct Case {
     line: usize,
     input: String,
     expected: String,
+    /// The display with f64 floats, when it differs (one line).
+    expected_f64: Option<String>,
 }
 
 fn cases() -> Vec<Case> {
@@ -40,7 +44,12 @@ fn cases() -> Vec<Case> {
                     line: i + 1,
                     input: input.to_string(),
                     expected: String::new(),
+                    expected_f64: None,
                 });
+            } else if let Some(f64_display) = line.strip_prefix("⍝f64: ") {
+                if let Some(c) = current.as_mut() {
+                    c.expected_f64 = Some(f64_display.trim_end().to_string());
+                }
             } else if line.starts_with('⍝') {
                 continue;
             } else if let Some(c) = current.as_mut() {
@@ -87,7 +96,7 @@ fn same_display(actual: &str, expected: &str, rounding: bool) -> bool {
 
 /// Runs the corpus; returns the number of cases, the failures, and the cases the
 /// device path did not run (computed on the CPU reference instead).
-fn run(backend: arrc::Backend) -> (usize, Vec<String>, Vec<String>) {
+fn run(backend: arrc::Backend, float: arrc::ElemType) -> (usize, Vec<String>, Vec<String>) {
     let cases = cases();
     let mut failures = Vec::new();
     let mut fallbacks = Vec::new();
@@ -95,6 +104,7 @@ fn run(backend: arrc::Backend) -> (usize, Vec<String>, Vec<String>) {
     for c in &cases {
         if session.as_ref().is_none_or(|(f, _)| *f != c.file) {
             let mut s = arrc::Session::new(backend).expect("session");
+            s.set_float(float);
             if c.stdlib {
                 s.load_stdlib().expect("stdlib loads");
             }
@@ -113,10 +123,14 @@ fn run(backend: arrc::Backend) -> (usize, Vec<String>, Vec<String>) {
         };
         let actual: Vec<&str> = actual.lines().map(|l| l.trim_end()).collect();
         let actual = actual.join("\n");
-        if !same_display(&actual, &c.expected, backend != arrc::Backend::Cpu) {
+        let expected = match (&c.expected_f64, float) {
+            (Some(e), arrc::ElemType::F64) => e,
+            _ => &c.expected,
+        };
+        if !same_display(&actual, expected, backend != arrc::Backend::Cpu) {
             failures.push(format!(
                 "{}:{}: {}\n  expected: {:?}\n  actual:   {:?}",
-                c.file, c.line, c.input, c.expected, actual
+                c.file, c.line, c.input, expected, actual
             ));
         }
     }
@@ -124,11 +138,11 @@ fn run(backend: arrc::Backend) -> (usize, Vec<String>, Vec<String>) {
 }
 
 /// Corpus cases known to run on the device (see `corpus_on_the_device_with_fallback`).
-const GPU_COVERAGE_FLOOR: usize = 431;
+const GPU_COVERAGE_FLOOR: usize = 450;
 
 #[test]
 fn corpus_on_the_cpu_reference() {
-    let (n, failures, _) = run(arrc::Backend::Cpu);
+    let (n, failures, _) = run(arrc::Backend::Cpu, arrc::ElemType::F32);
     assert!(
         n >= 300,
         "the corpus should hold at least 300 expressions, has {n}"
@@ -145,7 +159,7 @@ fn corpus_on_the_cpu_reference() {
 fn corpus_on_the_device_with_fallback() {
     // Every statement the GPU path supports runs on the Vulkan device; the rest falls
     // back to the reference. The displays must not change.
-    let (n, failures, fallbacks) = run(arrc::Backend::Auto);
+    let (n, failures, fallbacks) = run(arrc::Backend::Auto, arrc::ElemType::F32);
     assert!(
         failures.is_empty(),
         "{} of {n} corpus cases failed on Vulkan:\n{}",
@@ -162,5 +176,34 @@ fn corpus_on_the_device_with_fallback() {
     assert!(
         on_device >= GPU_COVERAGE_FLOOR,
         "only {on_device} of {n} corpus cases ran on the device (floor {GPU_COVERAGE_FLOOR})"
+    );
+}
+
+/// Corpus cases known to run on the device with f64 floats (`⎕FR←645`).
+const GPU_F64_COVERAGE_FLOOR: usize = 432;
+
+#[test]
+fn corpus_in_f64_on_the_reference_and_the_device() {
+    // With f64 floats (Dyalog's own precision) the same transcripts hold, on the CPU
+    // reference and on the device (which has shaderFloat64 on lavapipe and NVIDIA).
+    let (n, failures, _) = run(arrc::Backend::Cpu, arrc::ElemType::F64);
+    assert!(
+        failures.is_empty(),
+        "{} of {n} corpus cases failed on the reference in f64:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    let (n, failures, fallbacks) = run(arrc::Backend::Auto, arrc::ElemType::F64);
+    assert!(
+        failures.is_empty(),
+        "{} of {n} corpus cases failed on Vulkan in f64:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    let on_device = n - fallbacks.len();
+    println!("{on_device} of {n} corpus cases ran on the device in f64");
+    assert!(
+        on_device >= GPU_F64_COVERAGE_FLOOR,
+        "only {on_device} of {n} corpus cases ran on the device in f64 (floor {GPU_F64_COVERAGE_FLOOR})"
     );
 }

@@ -1,5 +1,5 @@
 //! Differential tests: every GPU result equals the CPU reference (integers exactly,
-//! floats within f32 rounding) on fresh random inputs at awkward sizes. They run on the
+//! floats within f32 or f64 rounding) on fresh random inputs at awkward sizes. They run on the
 //! real Vulkan device (lavapipe on machines without a GPU) and fail when none exists.
 
 use arrc::{Array, Backend, Data, ElemType, Session};
@@ -46,6 +46,18 @@ fn random(rng: &mut impl Rng, ty: ElemType, n: usize, nonzero: bool) -> Array {
                 })
                 .collect(),
         ),
+        ElemType::F64 => Data::F64(
+            (0..n)
+                .map(|_| {
+                    let v: f64 = rng.random_range(-100.0..100.0);
+                    if nonzero && v.abs() < 1e-3 {
+                        1.0
+                    } else {
+                        v
+                    }
+                })
+                .collect(),
+        ),
     };
     Array::vector(data)
 }
@@ -65,8 +77,23 @@ fn assert_close(expr: &str, n: usize, gpu: &Array, cpu: &Array, scale: f64) {
                 );
             }
         }
+        (Data::F64(g), Data::F64(c)) => {
+            for (i, (a, b)) in g.iter().zip(c).enumerate() {
+                let tol = 1e-13 * scale.max(b.abs()) + 1e-15;
+                assert!(
+                    (a - b).abs() <= tol,
+                    "{expr} n={n}: element {i}: gpu {a} cpu {b} (tolerance {tol})"
+                );
+            }
+        }
         (g, c) => assert_eq!(g, c, "{expr} n={n}"),
     }
+}
+
+/// A session and a reference environment whose floats are those of `ty` (f64 for
+/// f64 data, f32 otherwise).
+fn float_of(ty: ElemType) -> ElemType {
+    ty.join(ElemType::F32)
 }
 
 fn sum_abs(a: &Array) -> f64 {
@@ -84,7 +111,11 @@ fn check_at(s: &mut Session, sizes: &[usize], exprs: &[&str], ty: ElemType, nonz
         let y = random(&mut rng, ty, n, nonzero_y);
         s.set("x", x.clone());
         s.set("y", y.clone());
-        let mut cpu = arrc_ref::Env::default();
+        s.set_float(float_of(ty));
+        let mut cpu = arrc_ref::Env {
+            float: float_of(ty),
+            ..Default::default()
+        };
         cpu.arrays.insert("x".into(), x.clone());
         cpu.arrays.insert("y".into(), y.clone());
         for expr in exprs {
@@ -166,6 +197,20 @@ fn folds_i32() {
 #[test]
 fn maps_f32() {
     check(&mut gpu(), MAPS, ElemType::F32, true);
+}
+
+#[test]
+fn folds_and_maps_f64() {
+    // f64 on request (`⎕FR←645`): the same kernels in double precision.
+    let mut s = gpu();
+    check(&mut s, FOLDS, ElemType::F64, false);
+    check(&mut s, MAPS, ElemType::F64, true);
+    check_shaped(
+        &mut s,
+        &[33, 1000],
+        ElemType::F64,
+        &["+/m", "+⌿m", "⌈\\m", "+⍀m"],
+    );
 }
 
 #[test]
@@ -285,7 +330,11 @@ fn check_shaped(s: &mut Session, shape: &[usize], ty: ElemType, exprs: &[&str]) 
     let mut rng = rand::rngs::StdRng::seed_from_u64(0xa715 ^ shape.iter().sum::<usize>() as u64);
     let m = random_shaped(&mut rng, ty, shape);
     s.set("m", m.clone());
-    let mut cpu = arrc_ref::Env::default();
+    s.set_float(float_of(ty));
+    let mut cpu = arrc_ref::Env {
+        float: float_of(ty),
+        ..Default::default()
+    };
     cpu.arrays.insert("m".into(), m.clone());
     let n = m.len();
     for expr in exprs {
@@ -548,4 +597,54 @@ fn compress_on_the_device() {
         .kernels
         .iter()
         .any(|k| matches!(k.kind, arrc_ir::plan::KernelKind::IndirectArgs { .. })));
+}
+
+#[test]
+fn f64_on_request() {
+    // `⎕FR←645` switches the session to f64, as Dyalog computes; the device then
+    // compares within ⎕CT and floors tolerantly, as the reference does.
+    let mut s = gpu();
+    s.eval("⎕FR←645").expect("⎕FR←645");
+    assert_eq!(s.float(), ElemType::F64);
+    for (expr, shown) in [
+        ("÷3", "0.3333333333"),
+        ("(0.1+0.2)=0.3", "1"),
+        ("(0.1+0.2)-0.3", "5.551115123E¯17"),
+        ("⌊0.1×30", "3"),
+        ("⌈¯0.1×30", "¯3"),
+        ("+/÷⍳100", "5.187377518"),
+        ("⌈/⍬", "¯1.797693135E308"),
+        ("2×1E300", "2E300"),
+        ("⎕FR", "645"),
+    ] {
+        let o = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        if expr != "⎕FR" {
+            assert!(o.notes.is_empty(), "{expr} left the device: {:?}", o.notes);
+        }
+        assert_eq!(arrc::display(&o.value.expect("a value")), shown, "{expr}");
+    }
+    let e = s.eval("1E300×1E10").expect_err("beyond f64");
+    assert_eq!(e.message, "the result is not a finite f64 number");
+    // Back to f32.
+    s.eval("⎕FR←32").expect("⎕FR←32");
+    let o = s.eval("÷3").expect("÷3");
+    assert_eq!(o.value.expect("a value").elem, ElemType::F32);
+    assert!(s.eval("⎕FR←1287").is_err(), "decimal floats are refused");
+}
+
+#[test]
+fn f64_needs_shader_float64() {
+    // On a device without shaderFloat64 an f64 program is refused with a way out.
+    let opts = arrc_ir::plan::PlanOptions {
+        float64: false,
+        ..Default::default()
+    };
+    let omega = arrc::build::parse_arg_type("f64", 0).expect("type");
+    let e = arrc::build::build("{+/⍵}", omega, None, ElemType::F64, &opts)
+        .err()
+        .expect("refused");
+    assert_eq!(e.class, arrc::ErrorClass::Unsupported);
+    assert!(e.message.contains("shaderFloat64"), "{}", e.message);
+    let omega = arrc::build::parse_arg_type("f32", 0).expect("type");
+    assert!(arrc::build::build("{+/⍵}", omega, None, ElemType::F32, &opts).is_ok());
 }

@@ -70,7 +70,7 @@ fn ir() {
             .to_string();
         let ty = arrc::build::parse_arg_type(&omega, 0).unwrap();
         let prog = arrc_syntax::parse_str(src).unwrap();
-        match arrc_ir::lower::lower_function(&prog, ty, None) {
+        match arrc_ir::lower::lower_function(&prog, ty, None, arrc::ElemType::F32) {
             Ok(f) => format!("{f}\n"),
             Err(e) => format!("{e}\n"),
         }

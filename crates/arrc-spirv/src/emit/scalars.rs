@@ -5,10 +5,11 @@
 
 use super::{be, Cx, Emitter, R, SCOPE_DEVICE};
 use crate::SpirvError;
-use arrc_ir::scalar::{BinOp, UnOp, LANCZOS};
+use arrc_ir::scalar::{BinOp, UnOp, COMPARISON_TOLERANCE, LANCZOS};
 use arrc_ir::{ElemType, Scalar};
 use rspirv::dr::Operand;
 use rspirv::spirv::{StorageClass, Word};
+use ElemType::F32;
 
 // GLSL.std.450 instruction numbers.
 const FLOOR: u32 = 8;
@@ -29,18 +30,21 @@ const SQRT: u32 = 31;
 const FMA: u32 = 50;
 
 impl Emitter {
-    fn glsl(&mut self, inst: u32, args: &[Word]) -> R<Word> {
-        let f = self.ty(ElemType::F32);
+    /// A GLSL.std.450 instruction on floats of type `t` (Vulkan allows only the
+    /// non-transcendental ones on f64).
+    fn glsl(&mut self, t: ElemType, inst: u32, args: &[Word]) -> R<Word> {
+        let f = self.ty(t);
         let ops: Vec<Operand> = args.iter().map(|&a| Operand::IdRef(a)).collect();
         self.b.ext_inst(f, None, self.glsl, inst, ops).map_err(be)
     }
 
-    fn f32c(&mut self, v: f64) -> Word {
-        self.scalar(Scalar::F32(v as f32))
+    /// A float constant of type `t`.
+    fn fc(&mut self, t: ElemType, v: f64) -> Word {
+        self.scalar(Scalar::float(v, t))
     }
 
-    fn fop(&mut self, op: BinOp, a: Word, b: Word) -> R<Word> {
-        self.binop(op, ElemType::F32, a, b)
+    fn fop(&mut self, t: ElemType, op: BinOp, a: Word, b: Word) -> R<Word> {
+        self.binop(op, t, a, b)
     }
 
     fn flt(&mut self, a: Word, b: Word) -> R<Word> {
@@ -69,9 +73,13 @@ impl Emitter {
     }
 
     /// Infinity or NaN: `|r| > MAX` or unordered, one comparison.
-    fn not_finite(&mut self, r: Word) -> R<Word> {
-        let a = self.glsl(4, &[r])?; // FAbs
-        let max = self.scalar(Scalar::F32(f32::MAX));
+    fn not_finite(&mut self, t: ElemType, r: Word) -> R<Word> {
+        let a = self.glsl(t, 4, &[r])?; // FAbs
+        let max = if t == ElemType::F64 {
+            self.scalar(Scalar::F64(f64::MAX))
+        } else {
+            self.scalar(Scalar::F32(f32::MAX))
+        };
         self.b
             .f_unord_greater_than(self.bool_t, None, a, max)
             .map_err(be)
@@ -126,6 +134,54 @@ impl Emitter {
         self.b.i_sub(ty, None, x, sign).map_err(be)
     }
 
+    /// `x = y` within ⎕CT for f64: `|x-y| ≤ ⎕CT × (|x| ⌈ |y|)` (as the reference's
+    /// `tolerant_eq`), a boolean.
+    pub(super) fn tolerant_eq(&mut self, x: Word, y: Word) -> R<Word> {
+        let t = ElemType::F64;
+        let d = self.fop(t, BinOp::Sub, x, y)?;
+        let ad = self.glsl(t, 4, &[d])?; // FAbs
+        let ax = self.glsl(t, 4, &[x])?;
+        let ay = self.glsl(t, 4, &[y])?;
+        let m = self.binop(BinOp::Max, t, ax, ay)?;
+        let ct = self.fc(t, COMPARISON_TOLERANCE);
+        let lim = self.fop(t, BinOp::Mul, ct, m)?;
+        let near = self
+            .b
+            .f_ord_less_than_equal(self.bool_t, None, ad, lim)
+            .map_err(be)?;
+        let same = self.feq(x, y)?;
+        self.or(same, near)
+    }
+
+    /// Dyalog's tolerant `⌊x` of an f64 (as the reference's `tolerant_floor`); `⌈x` is
+    /// `-⌊-x`. The result is still a float.
+    fn tolerant_floor(&mut self, op: UnOp, raw: Word) -> R<Word> {
+        let t = ElemType::F64;
+        let ty = self.ty(t);
+        let x = if op == UnOp::Ceil {
+            self.b.f_negate(ty, None, raw).map_err(be)?
+        } else {
+            raw
+        };
+        let half = self.fc(t, 0.5);
+        let xh = self.fop(t, BinOp::Add, x, half)?;
+        let n = self.glsl(t, FLOOR, &[xh])?;
+        let above = self.fop(t, BinOp::Sub, n, x)?;
+        let ax = self.glsl(t, 4, &[x])?;
+        let one = self.fc(t, 1.0);
+        let m = self.binop(BinOp::Max, t, ax, one)?;
+        let ct = self.fc(t, COMPARISON_TOLERANCE);
+        let lim = self.fop(t, BinOp::Mul, ct, m)?;
+        let too_high = self.flt(lim, above)?;
+        let n1 = self.fop(t, BinOp::Sub, n, one)?;
+        let f = self.sel(t, too_high, n1, n)?;
+        if op == UnOp::Ceil {
+            self.b.f_negate(ty, None, f).map_err(be)
+        } else {
+            Ok(f)
+        }
+    }
+
     /// A monadic scalar function of `raw` (of type `at`), giving type `elem`.
     pub(super) fn unary(
         &mut self,
@@ -137,7 +193,7 @@ impl Emitter {
         bit: Option<u32>,
     ) -> R<Word> {
         let bt = self.bool_t;
-        let float = at == ElemType::F32;
+        let float = at.is_float();
         if op == UnOp::Signum {
             // ¯1, 0 or 1 (i32), from the argument as it is.
             let z = self.scalar(Scalar::I32(0).cast(at));
@@ -161,12 +217,16 @@ impl Emitter {
             return self.sel(ElemType::I32, gt, one, neg);
         }
         if let (UnOp::Ceil | UnOp::Floor, true) = (op, float) {
-            let f = self.glsl(if op == UnOp::Floor { FLOOR } else { CEIL }, &[raw])?;
-            let af = self.glsl(4, &[f])?; // FAbs
-            let lim = self.f32c(9.2e18);
+            let f = if at == ElemType::F64 {
+                self.tolerant_floor(op, raw)?
+            } else {
+                self.glsl(at, if op == UnOp::Floor { FLOOR } else { CEIL }, &[raw])?
+            };
+            let af = self.glsl(at, 4, &[f])?; // FAbs
+            let lim = self.fc(at, 9.2e18);
             let big = self.flt(lim, af)?;
             self.raise(cx, bit, big)?;
-            return self.convert(f, ElemType::F32, elem);
+            return self.convert(f, at, elem);
         }
         if op == UnOp::Not && at != ElemType::Bool {
             // 0 → 1, 1 → 0, anything else a DOMAIN ERROR.
@@ -193,8 +253,8 @@ impl Emitter {
                 let one = self.scalar(Scalar::Bool(true));
                 self.b.i_sub(ty, None, one, v).map_err(be)
             }
-            (UnOp::Abs, ElemType::F32) => {
-                let z = self.f32c(0.0);
+            (UnOp::Abs, ElemType::F32 | ElemType::F64) => {
+                let z = self.fc(elem, 0.0);
                 let lt = self.flt(v, z)?;
                 let n = self.b.f_negate(ty, None, v).map_err(be)?;
                 self.b.select(ty, None, lt, n, v).map_err(be)
@@ -207,36 +267,35 @@ impl Emitter {
                 }
                 if op == UnOp::Abs {
                     self.iabs(elem, v)
-                } else if elem == ElemType::F32 {
+                } else if elem.is_float() {
                     self.b.f_negate(ty, None, v).map_err(be)
                 } else {
                     self.b.s_negate(ty, None, v).map_err(be)
                 }
             }
             (UnOp::Recip, _) => {
-                let z = self.f32c(0.0);
+                let z = self.fc(elem, 0.0);
                 let bad = self.feq(v, z)?;
                 self.raise(cx, bit, bad)?;
-                let one = self.f32c(1.0);
-                let f = ElemType::F32;
-                self.binary(cx, BinOp::Div, f, f, one, v, None, None)
+                let one = self.fc(elem, 1.0);
+                self.binary(cx, BinOp::Div, elem, elem, one, v, None, None)
             }
             (UnOp::Exp, _) => {
-                let r = self.glsl(EXP, &[v])?;
-                let bad = self.not_finite(r)?;
+                let r = self.glsl(F32, EXP, &[v])?;
+                let bad = self.not_finite(F32, r)?;
                 self.raise(cx, bit, bad)?;
                 Ok(r)
             }
             (UnOp::Ln, _) => {
-                let z = self.f32c(0.0);
+                let z = self.fc(F32, 0.0);
                 let nonpos = self.b.f_ord_less_than_equal(bt, None, v, z).map_err(be)?;
                 self.raise(cx, bit, nonpos)?;
-                self.glsl(LOG, &[v])
+                self.glsl(F32, LOG, &[v])
             }
             (UnOp::PiTimes, _) => {
-                let pi = self.f32c(std::f64::consts::PI);
-                let r = self.fop(BinOp::Mul, pi, v)?;
-                let bad = self.not_finite(r)?;
+                let pi = self.fc(elem, std::f64::consts::PI);
+                let r = self.fop(elem, BinOp::Mul, pi, v)?;
+                let bad = self.not_finite(elem, r)?;
                 self.raise(cx, bit, bad)?;
                 Ok(r)
             }
@@ -251,12 +310,12 @@ impl Emitter {
         let f = self.ty(ElemType::F32);
         let u = self.u32_t;
         let out = self.local(f);
-        let fl = self.glsl(FLOOR, &[v])?;
+        let fl = self.glsl(F32, FLOOR, &[v])?;
         let isint = self.feq(fl, v)?;
-        let zero = self.f32c(0.0);
+        let zero = self.fc(F32, 0.0);
         let neg = self.flt(v, zero)?;
         let negint = self.and(isint, neg)?;
-        let lim = self.f32c(34.0);
+        let lim = self.fc(F32, 34.0);
         let small = self
             .b
             .f_ord_less_than_equal(self.bool_t, None, v, lim)
@@ -268,7 +327,7 @@ impl Emitter {
             exact,
             |e| {
                 let n = e.b.convert_f_to_u(u, None, v).map_err(be)?;
-                let one = e.f32c(1.0);
+                let one = e.fc(F32, 1.0);
                 e.store(out, one)?;
                 let k = e.local(u);
                 let two = e.c_u32(2);
@@ -277,51 +336,51 @@ impl Emitter {
                 e.count_loop(k, two, end, one_u, |e, kv| {
                     let kf = e.b.convert_u_to_f(f, None, kv).map_err(be)?;
                     let acc = e.load(f, out)?;
-                    let r = e.fop(BinOp::Mul, acc, kf)?;
+                    let r = e.fop(F32, BinOp::Mul, acc, kf)?;
                     e.store(out, r)
                 })
             },
             |e| {
-                let one = e.f32c(1.0);
-                let z = e.fop(BinOp::Add, v, one)?;
-                let half = e.f32c(0.5);
+                let one = e.fc(F32, 1.0);
+                let z = e.fop(F32, BinOp::Add, v, one)?;
+                let half = e.fc(F32, 0.5);
                 let reflect = e.flt(z, half)?;
-                let omz = e.fop(BinOp::Sub, one, z)?;
+                let omz = e.fop(F32, BinOp::Sub, one, z)?;
                 let w = e.sel(ElemType::F32, reflect, omz, z)?;
                 // Lanczos: Γ(w) = √(2π) t^(x+½) e^(-t) a, x = w-1, t = x+7.5.
-                let x = e.fop(BinOp::Sub, w, one)?;
-                let mut a = e.f32c(LANCZOS[0]);
+                let x = e.fop(F32, BinOp::Sub, w, one)?;
+                let mut a = e.fc(F32, LANCZOS[0]);
                 for (i, g) in LANCZOS.iter().enumerate().skip(1) {
-                    let gi = e.f32c(*g);
-                    let fi = e.f32c(i as f64);
-                    let d = e.fop(BinOp::Add, x, fi)?;
-                    let q = e.fop(BinOp::Div, gi, d)?;
-                    a = e.fop(BinOp::Add, a, q)?;
+                    let gi = e.fc(F32, *g);
+                    let fi = e.fc(F32, i as f64);
+                    let d = e.fop(F32, BinOp::Add, x, fi)?;
+                    let q = e.fop(F32, BinOp::Div, gi, d)?;
+                    a = e.fop(F32, BinOp::Add, a, q)?;
                 }
                 let t = {
-                    let c = e.f32c(7.5);
-                    e.fop(BinOp::Add, x, c)?
+                    let c = e.fc(F32, 7.5);
+                    e.fop(F32, BinOp::Add, x, c)?
                 };
-                let lt = e.glsl(LOG, &[t])?;
-                let xh = e.fop(BinOp::Add, x, half)?;
-                let p = e.fop(BinOp::Mul, xh, lt)?;
-                let p = e.fop(BinOp::Sub, p, t)?;
-                let ex = e.glsl(EXP, &[p])?;
-                let s2pi = e.f32c((2.0 * std::f64::consts::PI).sqrt());
-                let g = e.fop(BinOp::Mul, s2pi, ex)?;
-                let g = e.fop(BinOp::Mul, g, a)?;
+                let lt = e.glsl(F32, LOG, &[t])?;
+                let xh = e.fop(F32, BinOp::Add, x, half)?;
+                let p = e.fop(F32, BinOp::Mul, xh, lt)?;
+                let p = e.fop(F32, BinOp::Sub, p, t)?;
+                let ex = e.glsl(F32, EXP, &[p])?;
+                let s2pi = e.fc(F32, (2.0 * std::f64::consts::PI).sqrt());
+                let g = e.fop(F32, BinOp::Mul, s2pi, ex)?;
+                let g = e.fop(F32, BinOp::Mul, g, a)?;
                 // Γ(z) = π / (sin(πz) Γ(1-z)) below ½.
-                let pi = e.f32c(std::f64::consts::PI);
-                let pz = e.fop(BinOp::Mul, pi, z)?;
+                let pi = e.fc(F32, std::f64::consts::PI);
+                let pz = e.fop(F32, BinOp::Mul, pi, z)?;
                 let (s, _) = e.sin_cos(pz)?;
-                let sg = e.fop(BinOp::Mul, s, g)?;
-                let refl = e.fop(BinOp::Div, pi, sg)?;
+                let sg = e.fop(F32, BinOp::Mul, s, g)?;
+                let refl = e.fop(F32, BinOp::Div, pi, sg)?;
                 let r = e.sel(ElemType::F32, reflect, refl, g)?;
                 e.store(out, r)
             },
         )?;
         let r = self.load(f, out)?;
-        let nf = self.not_finite(r)?;
+        let nf = self.not_finite(F32, r)?;
         let bad = self.or(nf, negint)?;
         self.raise(cx, bit, bad)?;
         Ok(r)
@@ -345,11 +404,11 @@ impl Emitter {
         if op.is_comparison() {
             return self.compare(op, t, a, b);
         }
-        let float = t == ElemType::F32;
+        let float = t.is_float();
         match op {
             BinOp::Add | BinOp::Sub | BinOp::Mul if float => {
                 let r = self.binop(op, t, a, b)?;
-                let bad = self.not_finite(r)?;
+                let bad = self.not_finite(t, r)?;
                 self.raise(cx, bit, bad)?;
                 Ok(r)
             }
@@ -366,9 +425,9 @@ impl Emitter {
                 let q0 = self.binop(op, t, a, b)?;
                 let ft = self.ty(t);
                 let nq = self.b.f_negate(ft, None, q0).map_err(be)?;
-                let r = self.glsl(FMA, &[nq, b, a])?;
+                let r = self.glsl(t, FMA, &[nq, b, a])?;
                 let c = self.binop(op, t, r, b)?;
-                let q1 = self.fop(BinOp::Add, q0, c)?;
+                let q1 = self.fop(t, BinOp::Add, q0, c)?;
                 // `precise`: NVIDIA's compiler otherwise rewrites a÷7 as a×(÷7) and
                 // folds the residual to 0 (7×(÷7) rounds to 1).
                 for id in [q0, nq, r, c, q1] {
@@ -376,19 +435,19 @@ impl Emitter {
                         .decorate(id, rspirv::spirv::Decoration::NoContraction, []);
                 }
                 // x÷0 leaves the first quotient (the refinement would give NaN).
-                let zero0 = self.f32c(0.0);
+                let zero0 = self.fc(t, 0.0);
                 let bz0 = self.feq(b, zero0)?;
-                let q = self.sel(ElemType::F32, bz0, q0, q1)?;
+                let q = self.sel(t, bz0, q0, q1)?;
                 // 0÷0 is 1; x÷0 a DOMAIN ERROR.
-                let zero = self.f32c(0.0);
-                let one = self.f32c(1.0);
+                let zero = self.fc(t, 0.0);
+                let one = self.fc(t, 1.0);
                 let bz = self.feq(b, zero)?;
                 let az = self.feq(a, zero)?;
                 let anz = self.not(az)?;
                 let bad = self.and(bz, anz)?;
                 self.raise(cx, bit, bad)?;
                 let both = self.and(bz, az)?;
-                self.sel(ElemType::F32, both, one, q)
+                self.sel(t, both, one, q)
             }
             BinOp::Residue => {
                 // ⍵ - ⍺×⌊⍵÷⍺, with the sign of ⍺; 0|⍵ is ⍵.
@@ -402,10 +461,10 @@ impl Emitter {
                 let safe = self.sel(t, az, one, a)?;
                 let ty = self.ty(t);
                 let r = if float {
-                    let q = self.fop(BinOp::Div, b, safe)?;
-                    let fq = self.glsl(FLOOR, &[q])?;
-                    let m = self.fop(BinOp::Mul, safe, fq)?;
-                    self.fop(BinOp::Sub, b, m)?
+                    let q = self.fop(t, BinOp::Div, b, safe)?;
+                    let fq = self.glsl(t, FLOOR, &[q])?;
+                    let m = self.fop(t, BinOp::Mul, safe, fq)?;
+                    self.fop(t, BinOp::Sub, b, m)?
                 } else {
                     // On magnitudes, then the signs: lavapipe's OpSMod takes the
                     // dividend's sign and NVIDIA's 32-bit OpSRem acts unsigned, so
@@ -432,8 +491,8 @@ impl Emitter {
             }
             BinOp::Power => self.power(cx, a, b, bit),
             BinOp::Log => {
-                let zero = self.f32c(0.0);
-                let one = self.f32c(1.0);
+                let zero = self.fc(F32, 0.0);
+                let one = self.fc(F32, 1.0);
                 let le = |e: &mut Self, x: Word| {
                     e.b.f_ord_less_than_equal(e.bool_t, None, x, zero)
                         .map_err(be)
@@ -447,9 +506,9 @@ impl Emitter {
                 let bad = self.or(an, bn)?;
                 let bad = self.or(bad, base1)?;
                 self.raise(cx, bit, bad)?;
-                let lb = self.glsl(LOG, &[b])?;
-                let la = self.glsl(LOG, &[a])?;
-                let r = self.fop(BinOp::Div, lb, la)?;
+                let lb = self.glsl(F32, LOG, &[b])?;
+                let la = self.glsl(F32, LOG, &[a])?;
+                let r = self.fop(F32, BinOp::Div, lb, la)?;
                 self.sel(ElemType::F32, a1, one, r)
             }
             BinOp::Circle => self.circle(cx, a, b, circle, bit),
@@ -537,13 +596,13 @@ impl Emitter {
         let f = self.ty(ElemType::F32);
         let u = self.u32_t;
         let out = self.local(f);
-        let zero = self.f32c(0.0);
-        let one = self.f32c(1.0);
-        let aa = self.glsl(4, &[a])?; // FAbs
-        let ab = self.glsl(4, &[b])?;
-        let fl = self.glsl(FLOOR, &[b])?;
+        let zero = self.fc(F32, 0.0);
+        let one = self.fc(F32, 1.0);
+        let aa = self.glsl(F32, 4, &[a])?; // FAbs
+        let ab = self.glsl(F32, 4, &[b])?;
+        let fl = self.glsl(F32, FLOOR, &[b])?;
         let isint = self.feq(fl, b)?;
-        let lim = self.f32c(16777216.0);
+        let lim = self.fc(F32, 16777216.0);
         let small = self.flt(ab, lim)?;
         let by_squares = self.and(isint, small)?;
         self.if_else(
@@ -569,11 +628,11 @@ impl Emitter {
                         e.if_then(odd, |e| {
                             let r = e.load(f, out)?;
                             let bv = e.load(f, base)?;
-                            let m = e.fop(BinOp::Mul, r, bv)?;
+                            let m = e.fop(F32, BinOp::Mul, r, bv)?;
                             e.store(out, m)
                         })?;
                         let bv = e.load(f, base)?;
-                        let sq = e.fop(BinOp::Mul, bv, bv)?;
+                        let sq = e.fop(F32, BinOp::Mul, bv, bv)?;
                         e.store(base, sq)?;
                         let half = e.b.shift_right_logical(u, None, nv, one_u).map_err(be)?;
                         e.store(n, half)
@@ -583,13 +642,13 @@ impl Emitter {
                 let neg = e.flt(b, zero)?;
                 e.if_then(neg, |e| {
                     let r = e.load(f, out)?;
-                    let q = e.fop(BinOp::Div, one, r)?;
+                    let q = e.fop(F32, BinOp::Div, one, r)?;
                     e.store(out, q)
                 })
             },
             |e| {
                 // pow(|a|, b); pow(0, b) is 0 for b > 0 (b is not an integer here).
-                let p = e.glsl(POW, &[aa, b])?;
+                let p = e.glsl(F32, POW, &[aa, b])?;
                 let az = e.feq(aa, zero)?;
                 let r = e.sel(ElemType::F32, az, zero, p)?;
                 e.store(out, r)
@@ -599,9 +658,9 @@ impl Emitter {
         // it has no real result.
         let r = self.load(f, out)?;
         let aneg = self.flt(a, zero)?;
-        let half = self.f32c(0.5);
-        let hb = self.fop(BinOp::Mul, b, half)?;
-        let hfl = self.glsl(FLOOR, &[hb])?;
+        let half = self.fc(F32, 0.5);
+        let hb = self.fop(F32, BinOp::Mul, b, half)?;
+        let hfl = self.glsl(F32, FLOOR, &[hb])?;
         let even = self.feq(hfl, hb)?;
         let odd = self.not(even)?;
         let flip = self.and(aneg, odd)?;
@@ -609,7 +668,7 @@ impl Emitter {
         let r = self.sel(ElemType::F32, flip, nr, r)?;
         let frac = self.not(isint)?;
         let bad1 = self.and(aneg, frac)?;
-        let nf = self.not_finite(r)?;
+        let nf = self.not_finite(F32, r)?;
         let bad = self.or(bad1, nf)?;
         self.raise(cx, bit, bad)?;
         Ok(r)
@@ -620,31 +679,31 @@ impl Emitter {
     /// parts (Cody–Waite), polynomials on |r| ≤ π/4, the quadrant `q mod 4` choosing
     /// signs and which one is which.
     fn sin_cos(&mut self, y: Word) -> R<(Word, Word)> {
-        let c = |e: &mut Self, v: f64| e.f32c(v);
+        let c = |e: &mut Self, v: f64| e.fc(F32, v);
         let two_over_pi = c(self, std::f64::consts::FRAC_2_PI);
-        let t = self.fop(BinOp::Mul, y, two_over_pi)?;
-        let q = self.glsl(1, &[t])?; // Round
+        let t = self.fop(F32, BinOp::Mul, y, two_over_pi)?;
+        let q = self.glsl(F32, 1, &[t])?; // Round
         let mut r = y;
         for part in [1.570_312_5_f32, 4.837_513e-4, 7.549_79e-8] {
             let p = c(self, part as f64);
-            let qp = self.fop(BinOp::Mul, q, p)?;
-            r = self.fop(BinOp::Sub, r, qp)?;
+            let qp = self.fop(F32, BinOp::Mul, q, p)?;
+            r = self.fop(F32, BinOp::Sub, r, qp)?;
         }
-        let r2 = self.fop(BinOp::Mul, r, r)?;
+        let r2 = self.fop(F32, BinOp::Mul, r, r)?;
         let poly = |e: &mut Self, coefs: &[f64]| -> R<Word> {
-            let mut acc = e.f32c(coefs[0]);
+            let mut acc = e.fc(F32, coefs[0]);
             for &k in &coefs[1..] {
-                let m = e.fop(BinOp::Mul, acc, r2)?;
-                let kk = e.f32c(k);
-                acc = e.fop(BinOp::Add, m, kk)?;
+                let m = e.fop(F32, BinOp::Mul, acc, r2)?;
+                let kk = e.fc(F32, k);
+                acc = e.fop(F32, BinOp::Add, m, kk)?;
             }
             Ok(acc)
         };
         // sin r = r + r³·P(r²); cos r = 1 - r²/2 + r⁴·Q(r²).
         let p = poly(self, &[-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1])?;
-        let r3 = self.fop(BinOp::Mul, r2, r)?;
-        let sp = self.fop(BinOp::Mul, r3, p)?;
-        let sn = self.fop(BinOp::Add, r, sp)?;
+        let r3 = self.fop(F32, BinOp::Mul, r2, r)?;
+        let sp = self.fop(F32, BinOp::Mul, r3, p)?;
+        let sn = self.fop(F32, BinOp::Add, r, sp)?;
         let qc = poly(
             self,
             &[
@@ -653,13 +712,13 @@ impl Emitter {
                 4.166664568298827e-2,
             ],
         )?;
-        let r4 = self.fop(BinOp::Mul, r2, r2)?;
-        let cq = self.fop(BinOp::Mul, r4, qc)?;
+        let r4 = self.fop(F32, BinOp::Mul, r2, r2)?;
+        let cq = self.fop(F32, BinOp::Mul, r4, qc)?;
         let half = c(self, 0.5);
-        let hr2 = self.fop(BinOp::Mul, half, r2)?;
+        let hr2 = self.fop(F32, BinOp::Mul, half, r2)?;
         let one = c(self, 1.0);
-        let cs = self.fop(BinOp::Sub, one, hr2)?;
-        let cs = self.fop(BinOp::Add, cs, cq)?;
+        let cs = self.fop(F32, BinOp::Sub, one, hr2)?;
+        let cs = self.fop(F32, BinOp::Add, cs, cq)?;
         // Quadrant.
         let it = self.ty(ElemType::I32);
         let qi = self.b.convert_f_to_s(it, None, q).map_err(be)?;
@@ -683,53 +742,53 @@ impl Emitter {
     }
 
     fn circle_fn(&mut self, k: i64, y: Word) -> R<Option<Word>> {
-        let one = self.f32c(1.0);
+        let one = self.fc(F32, 1.0);
         if (1..=3).contains(&k) {
             // Vulkan bounds the error of sin, cos and tan only near 0: beyond 2^16
             // radians the device's result is not trusted (NaN: a DOMAIN ERROR).
-            let ay = self.glsl(4, &[y])?;
-            let lim = self.f32c(65536.0);
+            let ay = self.glsl(F32, 4, &[y])?;
+            let lim = self.fc(F32, 65536.0);
             let big = self.flt(lim, ay)?;
-            let nan = self.f32c(f64::NAN);
+            let nan = self.fc(F32, f64::NAN);
             let (sn, cs) = self.sin_cos(y)?;
             let v = match k {
                 1 => sn,
                 2 => cs,
-                _ => self.fop(BinOp::Div, sn, cs)?,
+                _ => self.fop(F32, BinOp::Div, sn, cs)?,
             };
             return Ok(Some(self.sel(ElemType::F32, big, nan, v)?));
         }
-        let yy = self.fop(BinOp::Mul, y, y)?;
+        let yy = self.fop(F32, BinOp::Mul, y, y)?;
         Ok(Some(match k {
             0 => {
-                let d = self.fop(BinOp::Sub, one, yy)?;
-                self.glsl(SQRT, &[d])?
+                let d = self.fop(F32, BinOp::Sub, one, yy)?;
+                self.glsl(F32, SQRT, &[d])?
             }
             4 => {
-                let d = self.fop(BinOp::Add, one, yy)?;
-                self.glsl(SQRT, &[d])?
+                let d = self.fop(F32, BinOp::Add, one, yy)?;
+                self.glsl(F32, SQRT, &[d])?
             }
-            5 => self.glsl(SINH, &[y])?,
-            6 => self.glsl(COSH, &[y])?,
-            7 => self.glsl(TANH, &[y])?,
-            -1 => self.glsl(ASIN, &[y])?,
-            -2 => self.glsl(ACOS, &[y])?,
-            -3 => self.glsl(ATAN, &[y])?,
+            5 => self.glsl(F32, SINH, &[y])?,
+            6 => self.glsl(F32, COSH, &[y])?,
+            7 => self.glsl(F32, TANH, &[y])?,
+            -1 => self.glsl(F32, ASIN, &[y])?,
+            -2 => self.glsl(F32, ACOS, &[y])?,
+            -3 => self.glsl(F32, ATAN, &[y])?,
             -4 => {
                 // (y+1)×√((y-1)÷(y+1)), for |y| ≥ 1 (else NaN, an error).
-                let yp = self.fop(BinOp::Add, y, one)?;
-                let ym = self.fop(BinOp::Sub, y, one)?;
-                let q = self.fop(BinOp::Div, ym, yp)?;
-                let s = self.glsl(SQRT, &[q])?;
-                let r = self.fop(BinOp::Mul, yp, s)?;
-                let ay = self.glsl(4, &[y])?;
+                let yp = self.fop(F32, BinOp::Add, y, one)?;
+                let ym = self.fop(F32, BinOp::Sub, y, one)?;
+                let q = self.fop(F32, BinOp::Div, ym, yp)?;
+                let s = self.glsl(F32, SQRT, &[q])?;
+                let r = self.fop(F32, BinOp::Mul, yp, s)?;
+                let ay = self.glsl(F32, 4, &[y])?;
                 let lt1 = self.flt(ay, one)?;
-                let nan = self.f32c(f64::NAN);
+                let nan = self.fc(F32, f64::NAN);
                 self.sel(ElemType::F32, lt1, nan, r)?
             }
-            -5 => self.glsl(ASINH, &[y])?,
-            -6 => self.glsl(ACOSH, &[y])?,
-            -7 => self.glsl(ATANH, &[y])?,
+            -5 => self.glsl(F32, ASINH, &[y])?,
+            -6 => self.glsl(F32, ACOSH, &[y])?,
+            -7 => self.glsl(F32, ATANH, &[y])?,
             _ => return Ok(None),
         }))
     }
@@ -751,21 +810,21 @@ impl Emitter {
                 None => {
                     let t = self.b.constant_true(self.bool_t);
                     self.raise(cx, bit, t)?;
-                    return Ok(self.f32c(0.0));
+                    return Ok(self.fc(F32, 0.0));
                 }
             },
             None => {
-                let mut r = self.f32c(f64::NAN);
+                let mut r = self.fc(F32, f64::NAN);
                 for kk in -7..=7 {
                     let v = self.circle_fn(kk, y)?.unwrap_or(r);
-                    let kc = self.f32c(kk as f64);
+                    let kc = self.fc(F32, kk as f64);
                     let is = self.feq(k, kc)?;
                     r = self.sel(ElemType::F32, is, v, r)?;
                 }
                 r
             }
         };
-        let bad = self.not_finite(r)?;
+        let bad = self.not_finite(F32, r)?;
         self.raise(cx, bit, bad)?;
         Ok(r)
     }
