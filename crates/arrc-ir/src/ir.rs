@@ -108,9 +108,10 @@ pub enum Inst {
     },
     /// A literal array.
     Const(Array),
-    /// `⍳len`: the integers 1…len (⎕IO=1), i32.
+    /// `⍳len`: the integers origin…origin+len-1 (origin is ⎕IO), i32.
     Iota {
         len: Dim,
+        origin: i32,
     },
     /// Element-type conversion to the instruction's result type.
     Cast(Value),
@@ -322,7 +323,8 @@ impl fmt::Display for Function {
                     "const {}",
                     crate::display::display(a).replace('\n', "; ")
                 )?,
-                Inst::Iota { len } => write!(f, "iota {len}")?,
+                Inst::Iota { len, origin: 1 } => write!(f, "iota {len}")?,
+                Inst::Iota { len, origin } => write!(f, "iota {len} from {origin}")?,
                 Inst::Cast(x) => write!(f, "cast {x}")?,
                 Inst::Unary { op, arg } => write!(f, "{} {arg}", op.name())?,
                 Inst::Binary { op, lhs, rhs } => write!(f, "{} {lhs}, {rhs}", op.name())?,

@@ -22,6 +22,9 @@ enum Binding {
 
 struct Lower {
     f: Function,
+    /// ⎕IO: indices the program writes and reads start here (0 or 1). Inside the IR,
+    /// `Index` takes 1-based indices.
+    io: i64,
     scopes: Vec<HashMap<String, Binding>>,
     depth: usize,
 }
@@ -33,8 +36,10 @@ pub fn lower_program(
     params: &[Param],
     functions: &[(String, Func)],
     float: ElemType,
+    io: i64,
 ) -> Result<Function> {
     let mut l = Lower::new(functions, float);
+    l.io = io;
     for (i, p) in params.iter().enumerate() {
         let v = l.param(i as u32, p);
         l.bind(&p.name, Binding::Array(v));
@@ -126,6 +131,7 @@ impl Lower {
                 float,
                 ..Function::default()
             },
+            io: 1,
             scopes: vec![global],
             depth: 0,
         }
@@ -250,10 +256,9 @@ impl Lower {
                 )),
                 None => Err(err::value(format!("undefined name: {n}"), span)),
             },
-            // The GPU path runs only with ⎕IO=1 (the session checks).
             ExprKind::SysName(n) => {
                 let v = match n.as_str() {
-                    "⎕IO" => 1,
+                    "⎕IO" => self.io as i32,
                     "⎕FR" => self.f.float.fr(),
                     "⎕PP" => crate::display::PRINT_PRECISION as i32,
                     _ => {
@@ -308,6 +313,10 @@ impl Lower {
                 }
                 ix.reverse();
                 let x = self.expr(array)?;
+                let ix = ix
+                    .into_iter()
+                    .map(|i| i.map(|i| self.one_based(i, span.clone())).transpose())
+                    .collect::<Result<Vec<_>>>()?;
                 self.index(x, ix, span)
             }
         }
@@ -334,6 +343,7 @@ impl Lower {
         let fspan = func.span.clone();
         match &self.resolve(func)?.kind {
             FuncKind::Prim(Prim::Iota) => self.iota(arg, fspan),
+            FuncKind::Prim(Prim::Where) => self.where_(arg, fspan),
             FuncKind::Prim(Prim::Plus) => Ok(arg),
             // ≡ of a simple array: its depth, 0 for a scalar and 1 otherwise.
             FuncKind::Prim(Prim::Match) => {
@@ -465,7 +475,8 @@ impl Lower {
                 }
                 let mut axes = vec![];
                 for &i in &ix {
-                    let c = self.konst(Array::scalar(Scalar::I32(i as i32)), fspan.clone());
+                    let one_based = Scalar::from_literal((i + 1 - self.io) as f64, self.f.float);
+                    let c = self.konst(Array::scalar(one_based), fspan.clone());
                     axes.push(Some(c));
                 }
                 axes.resize(rank, None);
@@ -540,17 +551,15 @@ impl Lower {
     fn operand_op(&self, operand: &Func) -> Result<BinOp> {
         let span = operand.span.clone();
         match &operand.kind {
-            FuncKind::Prim(p) => BinOp::from_prim(*p)
-                .filter(|op| *op != BinOp::Binomial)
-                .ok_or_else(|| {
-                    err::unsupported(
-                        format!(
-                            "{} as an operand is not supported on the GPU path yet",
-                            p.glyph()
-                        ),
-                        span,
-                    )
-                }),
+            FuncKind::Prim(p) => BinOp::from_prim(*p).ok_or_else(|| {
+                err::unsupported(
+                    format!(
+                        "{} as an operand is not supported on the GPU path yet",
+                        p.glyph()
+                    ),
+                    span,
+                )
+            }),
             FuncKind::Dfn(body) => match body.stmts.as_slice() {
                 [Stmt::Expr(Expr {
                     kind: ExprKind::Dyadic { func, left, right },
@@ -755,6 +764,7 @@ impl Lower {
         Ok(self.f.push(
             Inst::Iota {
                 len: Dim::Known(n as u64),
+                origin: self.io as i32,
             },
             Type {
                 elem: ElemType::I32,
@@ -762,6 +772,47 @@ impl Lower {
             },
             span,
         ))
+    }
+
+    /// `⍸b`: the indices of the 1s of a boolean vector, as a compress of `⍳≢b` (its
+    /// length stays on the device); literal counts are expanded here.
+    fn where_(&mut self, b: Value, span: Span) -> Result<Value> {
+        let bt = self.f.ty(b).clone();
+        if let Some(counts) = self.const_ints(b) {
+            if counts.iter().any(|&c| c < 0) {
+                return Err(err::domain("⍸ needs non-negative integers", span));
+            }
+            let idx: Vec<i32> = counts
+                .iter()
+                .enumerate()
+                .flat_map(|(k, &c)| std::iter::repeat_n(k as i32 + self.io as i32, c as usize))
+                .collect();
+            if idx.len() > i32::MAX as usize {
+                return Err(err::domain("the result has too many elements", span));
+            }
+            return Ok(self.konst(Array::vector(Data::I32(idx)), span));
+        }
+        let n = match bt.shape.as_slice() {
+            [n @ (Dim::Known(_) | Dim::Sym(_))] if bt.elem == ElemType::Bool => *n,
+            _ => {
+                return Err(err::unsupported(
+                    "⍸ on the GPU path takes a boolean vector whose length is known before the program runs",
+                    span,
+                ))
+            }
+        };
+        let iota = self.f.push(
+            Inst::Iota {
+                len: n,
+                origin: self.io as i32,
+            },
+            Type {
+                elem: ElemType::I32,
+                shape: vec![n],
+            },
+            span.clone(),
+        );
+        self.compress(b, iota, false, None, span)
     }
 
     /// The exponent of `x*k` when `k` is a literal integer from 0 to 4.
@@ -844,10 +895,14 @@ impl Lower {
     /// The axis of `f[k]`: a literal integer from 1 to `rank` (⎕IO=1).
     fn axis(&mut self, k: &Expr, rank: usize) -> Result<usize> {
         let v = self.expr(k)?;
+        let io = self.io;
         match self.const_ints(v).as_deref() {
-            Some([a]) if *a >= 1 && (*a as usize) <= rank.max(1) => Ok(*a as usize - 1),
+            Some([a]) if *a >= io && ((*a - io) as usize) < rank.max(1) => Ok((*a - io) as usize),
             Some(_) => Err(err::axis(
-                format!("the axis must be an integer from 1 to {}", rank.max(1)),
+                format!(
+                    "the axis must be an integer from {io} to {}",
+                    rank.max(1) as i64 - 1 + io
+                ),
                 k.span.clone(),
             )),
             None => Err(err::unsupported(
@@ -1007,9 +1062,10 @@ impl Lower {
                         span,
                     ));
                 }
-                let axes: Vec<usize> = perm.iter().map(|&k| (k - 1).max(0) as usize).collect();
+                let io = self.io;
+                let axes: Vec<usize> = perm.iter().map(|&k| (k - io).max(0) as usize).collect();
                 let out_rank = axes.iter().max().map_or(0, |m| m + 1);
-                if perm.iter().any(|&k| k < 1 || k as usize > r)
+                if perm.iter().any(|&k| k < io || (k - io) as usize >= r)
                     || (0..out_rank).any(|j| !axes.contains(&j))
                 {
                     return Err(err::axis(
@@ -1283,7 +1339,19 @@ impl Lower {
         self.reduce(BinOp::And, flat, 0, span)
     }
 
-    /// `x[i;j;…]`, with one entry per axis of `x`.
+    /// Indices the program wrote (in ⎕IO) as the IR's 1-based ones.
+    fn one_based(&mut self, i: Value, span: Span) -> Result<Value> {
+        if self.io == 1 || self.f.ty(i).elem.is_float() {
+            return Ok(i);
+        }
+        let d = self.konst(
+            Array::scalar(Scalar::I32((1 - self.io) as i32)),
+            span.clone(),
+        );
+        self.binary(BinOp::Add, i, d, span)
+    }
+
+    /// `x[i;j;…]`, with one entry per axis of `x` (1-based indices).
     fn index(&mut self, x: Value, axes: Vec<Option<Value>>, span: Span) -> Result<Value> {
         let xt = self.f.ty(x).clone();
         if axes.len() != xt.rank() {

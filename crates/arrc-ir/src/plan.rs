@@ -223,9 +223,10 @@ pub enum KExpr {
         elem: ElemType,
         index: IExpr,
     },
-    /// `index + 1` as i32: a fused `⍳`.
+    /// `index + origin` as i32: a fused `⍳`.
     Iota {
         index: IExpr,
+        origin: i32,
     },
     /// `then` when every `a < b` (unsigned) holds, else `els`; only the chosen side is
     /// evaluated (so an index outside an argument is never loaded).
@@ -791,7 +792,10 @@ impl Planner<'_> {
         }
         match f.inst(v) {
             Inst::Const(a) => KExpr::Const(a.data.get(0)),
-            Inst::Iota { .. } => KExpr::Iota { index: idx.clone() },
+            Inst::Iota { origin, .. } => KExpr::Iota {
+                index: idx.clone(),
+                origin: *origin,
+            },
             Inst::Cast(x) => KExpr::Cast {
                 to: ty.elem,
                 arg: Box::new(self.expr(*x, idx, kb)),

@@ -421,8 +421,7 @@ impl BinOp {
         let f64_result = self.result_type(a, b, float) == ElemType::F64;
         match self {
             BinOp::And | BinOp::Or | BinOp::Nand | BinOp::Nor => !j.is_float(),
-            BinOp::Binomial => false,
-            BinOp::Power | BinOp::Log | BinOp::Circle => !f64_result,
+            BinOp::Power | BinOp::Log | BinOp::Circle | BinOp::Binomial => !f64_result,
             _ => true,
         }
     }
@@ -438,6 +437,7 @@ impl BinOp {
             BinOp::Power => Some("⍺*⍵ has no finite real result here"),
             BinOp::Log => Some("⍟ needs positive arguments (and a base other than 1)"),
             BinOp::Circle => Some("⍺○⍵ outside its domain"),
+            BinOp::Binomial => Some("⍺!⍵ beyond f32, or ⍵ a negative integer and ⍺ not"),
             BinOp::And | BinOp::Or if operand != Bool => {
                 Some("integer result does not fit in 64 bits")
             }
@@ -661,6 +661,15 @@ impl BinOp {
                     }
                     fr(binomial(k, n), rt)?
                 } else {
+                    // Γ(⍵+1) ÷ Γ(⍺+1) × Γ(⍵-⍺+1): a pole above is a DOMAIN ERROR, a
+                    // pole below makes the result 0.
+                    let pole = |v: f64| v < 0.0 && v.fract() == 0.0;
+                    if pole(y) {
+                        return Err(domain("⍺!⍵ with ⍵ a negative integer and ⍺ not"));
+                    }
+                    if pole(x) || pole(y - x) {
+                        return Ok(Scalar::float(0.0, rt));
+                    }
                     fr(gamma(y + 1.0) / (gamma(x + 1.0) * gamma(y - x + 1.0)), rt)?
                 }
             }

@@ -73,7 +73,7 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                         .zip(&ty.shape)
                         .all(|(x, d)| *d == Dim::Known(*x as u64))
             }
-            Inst::Iota { len } => ty.elem == crate::ElemType::I32 && ty.shape == vec![*len],
+            Inst::Iota { len, .. } => ty.elem == crate::ElemType::I32 && ty.shape == vec![*len],
             Inst::Cast(x) => f.ty(*x).shape == ty.shape,
             Inst::Unary { op, arg } => {
                 let at = f.ty(*arg);

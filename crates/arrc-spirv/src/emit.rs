@@ -760,10 +760,10 @@ impl Emitter {
                 let idx = self.iexpr(cx, index, ix)?;
                 self.load_elem(cx, *binding, idx)
             }
-            KExpr::Iota { index } => {
+            KExpr::Iota { index, origin } => {
                 let i = self.iexpr(cx, index, ix)?;
-                let one = self.c_u32(1);
-                let u = self.uadd(i, one)?;
+                let o = self.c_u32(*origin as u32);
+                let u = self.uadd(i, o)?;
                 let it = self.ty(ElemType::I32);
                 self.b.bitcast(it, None, u).map_err(be)
             }

@@ -259,7 +259,7 @@ fn measure(
     // f64 workloads compute in f64 throughout.
     let float = ty.join(ElemType::F32);
     let cache = gpu::ModuleCache::default();
-    let compiled = match gpu::compile(e, &arrays, &[], float, &plan_opts, &cache) {
+    let compiled = match gpu::compile(e, &arrays, &[], float, 1, &plan_opts, &cache) {
         Ok(c) => c,
         Err(e) => {
             result.note = Some(format!("{}: {}", e.class.name(), e.message));

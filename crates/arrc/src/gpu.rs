@@ -78,6 +78,7 @@ pub(crate) fn compile(
     arrays: &HashMap<String, Array>,
     functions: &[(String, Func)],
     float: ElemType,
+    io: i64,
     opts: &PlanOptions,
     cache: &ModuleCache,
 ) -> Result<CompiledStatement, Error> {
@@ -99,7 +100,7 @@ pub(crate) fn compile(
     let prog = Program {
         stmts: vec![Stmt::Expr(e.clone())],
     };
-    let ir = arrc_ir::lower::lower_program(&prog, &params, functions, float)?;
+    let ir = arrc_ir::lower::lower_program(&prog, &params, functions, float, io)?;
     let verified = arrc_ir::verify::verify(&ir)?;
     let plan = arrc_ir::plan::plan(&verified, opts)?;
     let mut modules = Vec::new();

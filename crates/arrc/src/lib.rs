@@ -196,12 +196,7 @@ impl Session {
         if names.iter().any(|n| n.starts_with('⎕')) {
             return self.cpu(stmt);
         }
-        let result = if self.env.io != 1 {
-            Err(err::unsupported(
-                "⎕IO←0 is not supported on the GPU path yet",
-                e.span.clone(),
-            ))
-        } else if let Some(span) = inner_assignment(value) {
+        let result = if let Some(span) = inner_assignment(value) {
             Err(err::unsupported(
                 "assignment inside an expression is not supported on the GPU path yet",
                 span,
@@ -266,6 +261,7 @@ impl Session {
             &self.env.arrays,
             &functions,
             self.env.float,
+            self.env.io,
             &opts,
             &self.modules,
         )

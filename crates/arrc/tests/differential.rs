@@ -482,6 +482,9 @@ fn scalar_functions() {
         "~x>0",
         "+/1○x",
         "⌈/⍟1+|x",
+        "(⌊x÷300)!⌊y÷100",
+        "(|x÷1000)!|y÷250",
+        "(⌊|x÷100)!⌊|y÷50",
     ];
     const INTS: &[&str] = &["x∧y", "x∨y", "12∧x", "~x>0", "(x>0)∧1", "+/x∨6"];
     // Elementwise code has no size-dependent paths beyond the grid loop's bounds.
@@ -647,4 +650,28 @@ fn f64_needs_shader_float64() {
     assert!(e.message.contains("shaderFloat64"), "{}", e.message);
     let omega = arrc::build::parse_arg_type("f32", 0).expect("type");
     assert!(arrc::build::build("{+/⍵}", omega, None, ElemType::F32, &opts).is_ok());
+}
+
+#[test]
+fn where_and_index_origin() {
+    // `⍸` is a compress of `⍳`; `⎕IO←0` shifts `⍳ ⍸`, indexing and axes on the device.
+    let mut s = gpu();
+    let shows = |s: &mut Session, expr: &str, want: &str| {
+        let o = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        assert!(o.notes.is_empty(), "{expr} left the device: {:?}", o.notes);
+        let got = o.value.map(|v| arrc::display(&v)).unwrap_or_default();
+        assert_eq!(got, want, "{expr}");
+    };
+    shows(&mut s, "x←¯3+⍳10 ⋄ ⍸x>0", "4 5 6 7 8 9 10");
+    shows(&mut s, "x[⍸x>4]", "5 6 7");
+    shows(&mut s, "⍸0 2 1", "2 2 3");
+    s.eval("⎕IO←0").expect("⎕IO←0");
+    shows(&mut s, "⍳5", "0 1 2 3 4");
+    shows(&mut s, "(⍳5)[0 4]", "0 4");
+    shows(&mut s, "+/[0]2 3⍴⍳6", "3 5 7");
+    shows(&mut s, "⍸(⍳6)>2", "3 4 5");
+    shows(&mut s, "1⌷10 20 30", "20");
+    shows(&mut s, "1 0⍉2 3⍴⍳6", "0 3\n1 4\n2 5");
+    let e = s.eval("(⍳5)[5]").expect_err("out of range");
+    assert_eq!(e.class, arrc::ErrorClass::Index);
 }

@@ -12,6 +12,7 @@ use rspirv::spirv::{StorageClass, Word};
 use ElemType::F32;
 
 // GLSL.std.450 instruction numbers.
+const ROUND_EVEN: u32 = 2;
 const FLOOR: u32 = 8;
 const CEIL: u32 = 9;
 const ASIN: u32 = 16;
@@ -304,6 +305,116 @@ impl Emitter {
         }
     }
 
+    /// `k!n` in f32, as the reference computes it: for integers the multiplicative
+    /// formula (with Dyalog's extension to negative integers), otherwise
+    /// Γ(n+1) ÷ Γ(k+1) × Γ(n-k+1) with a pole above a DOMAIN ERROR and one below 0.
+    fn binomial(&mut self, cx: &Cx, k: Word, n: Word, bit: Option<u32>) -> R<Word> {
+        let f = self.ty(F32);
+        let out = self.local(f);
+        let zero = self.fc(F32, 0.0);
+        let one = self.fc(F32, 1.0);
+        let is_int = |e: &mut Self, v: Word| -> R<Word> {
+            let fl = e.glsl(F32, FLOOR, &[v])?;
+            e.feq(fl, v)
+        };
+        let neg_int = |e: &mut Self, v: Word| -> R<Word> {
+            let i = is_int(e, v)?;
+            let z = e.fc(F32, 0.0);
+            let neg = e.flt(v, z)?;
+            e.and(i, neg)
+        };
+        let ki = is_int(self, k)?;
+        let ni = is_int(self, n)?;
+        let ints = self.and(ki, ni)?;
+        let n_pole = neg_int(self, n)?;
+        let nk = self.fop(F32, BinOp::Sub, n, k)?;
+        self.if_else(
+            ints,
+            |e| {
+                let bt = e.bool_t;
+                let kneg = e.flt(k, zero)?;
+                let nneg = e.flt(n, zero)?;
+                let knn = e.not(kneg)?;
+                let nnn = e.not(nneg)?;
+                // n<0≤k: (¯1*k)×(k-n-1)!k; k≤n<0: (¯1*n-k)×(n-k)!(-k-1); 0≤k≤n: k!n.
+                let case1 = e.and(nneg, knn)?;
+                let kle = e.b.f_ord_less_than_equal(bt, None, k, n).map_err(be)?;
+                let case2 = e.and(nneg, kneg)?;
+                let case2 = e.and(case2, kle)?;
+                let pos = e.and(knn, nnn)?;
+                let pos = e.and(pos, kle)?;
+                let kmn = e.fop(F32, BinOp::Sub, k, n)?;
+                let n1 = e.fop(F32, BinOp::Sub, kmn, one)?; // k-n-1
+                let nk2 = e.b.f_negate(f, None, k).map_err(be)?;
+                let n2 = e.fop(F32, BinOp::Sub, nk2, one)?; // -k-1
+                let kk = e.sel(F32, case2, nk, k)?;
+                let nn = e.sel(F32, case1, n1, n)?;
+                let nn = e.sel(F32, case2, n2, nn)?;
+                let parity = e.sel(F32, case1, k, nk)?;
+                let half = e.fc(F32, 0.5);
+                let hp = e.fop(F32, BinOp::Mul, parity, half)?;
+                let fhp = e.glsl(F32, FLOOR, &[hp])?;
+                let even = e.feq(fhp, hp)?;
+                let any_neg = e.or(case1, case2)?;
+                let odd = e.not(even)?;
+                let flip = e.and(any_neg, odd)?;
+                // C(nn, kk) = Π (nn-m+i)/i over i ≤ m = kk ⌊ nn-kk; beyond 200 steps
+                // the value is beyond f32 anyway.
+                let rest = e.fop(F32, BinOp::Sub, nn, kk)?;
+                let m = e.binop(BinOp::Min, F32, kk, rest)?;
+                let cap = e.fc(F32, 201.0);
+                let m = e.binop(BinOp::Min, F32, m, cap)?;
+                let m = e.binop(BinOp::Max, F32, m, zero)?;
+                let u = e.u32_t;
+                let mu = e.b.convert_f_to_u(u, None, m).map_err(be)?;
+                let base = e.fop(F32, BinOp::Sub, nn, m)?;
+                e.store(out, one)?;
+                let i = e.local(u);
+                let one_u = e.c_u32(1);
+                let end = e.uadd(mu, one_u)?;
+                e.count_loop(i, one_u, end, one_u, |e, iv| {
+                    let fi = e.b.convert_u_to_f(f, None, iv).map_err(be)?;
+                    let acc = e.load(f, out)?;
+                    let num = e.fop(F32, BinOp::Add, base, fi)?;
+                    let p = e.fop(F32, BinOp::Mul, acc, num)?;
+                    let q = e.fop(F32, BinOp::Div, p, fi)?;
+                    e.store(out, q)
+                })?;
+                let r = e.load(f, out)?;
+                let big = e.fc(F32, 200.0);
+                let over = e.flt(big, m)?;
+                let inf = e.fc(F32, f64::INFINITY);
+                let r = e.glsl(F32, ROUND_EVEN, &[r])?;
+                let r = e.sel(F32, over, inf, r)?;
+                let nr = e.b.f_negate(f, None, r).map_err(be)?;
+                let r = e.sel(F32, flip, nr, r)?;
+                let valid = e.or(any_neg, pos)?;
+                let r = e.sel(F32, valid, r, zero)?;
+                e.store(out, r)
+            },
+            |e| {
+                let g = |e: &mut Self, v: Word| e.factorial(cx, v, None);
+                let gn = g(e, n)?;
+                let gk = g(e, k)?;
+                let gnk = g(e, nk)?;
+                let d = e.fop(F32, BinOp::Mul, gk, gnk)?;
+                let r = e.fop(F32, BinOp::Div, gn, d)?;
+                let kp = neg_int(e, k)?;
+                let nkp = neg_int(e, nk)?;
+                let below = e.or(kp, nkp)?;
+                let r = e.sel(F32, below, zero, r)?;
+                e.store(out, r)
+            },
+        )?;
+        let r = self.load(f, out)?;
+        let nf = self.not_finite(F32, r)?;
+        let not_ints = self.not(ints)?;
+        let above = self.and(not_ints, n_pole)?;
+        let bad = self.or(nf, above)?;
+        self.raise(cx, bit, bad)?;
+        Ok(r)
+    }
+
     /// `!v` = Γ(v+1): an exact product for small non-negative integers, Lanczos
     /// (with the reflection formula below ½) otherwise; negative integers are errors.
     fn factorial(&mut self, cx: &Cx, v: Word, bit: Option<u32>) -> R<Word> {
@@ -512,6 +623,7 @@ impl Emitter {
                 self.sel(ElemType::F32, a1, one, r)
             }
             BinOp::Circle => self.circle(cx, a, b, circle, bit),
+            BinOp::Binomial => self.binomial(cx, a, b, bit),
             BinOp::And | BinOp::Or if t == ElemType::Bool => self.binop(op, t, a, b),
             BinOp::And | BinOp::Or => self.gcd_lcm(cx, op, t, a, b, bit),
             BinOp::Nand | BinOp::Nor => {
