@@ -168,6 +168,32 @@ pub enum Inst {
         mask: Value,
         arg: Value,
     },
+    /// `⍋arg` (or `⍒arg` when `down`) of a vector: the permutation that sorts it,
+    /// stable, as indices from `origin`.
+    Grade {
+        arg: Value,
+        down: bool,
+        origin: i32,
+    },
+    /// For each element of `needles`, where it first occurs in the vector `hay`
+    /// (`hay⍳needles`, from `origin`, `origin+≢hay` when absent) or whether it occurs
+    /// (`needles∊hay`). `order` is `⍋hay` from 0; `hay` and `needles` have one type,
+    /// compared exactly (f64 within ⎕CT).
+    Search {
+        hay: Value,
+        order: Value,
+        needles: Value,
+        kind: SearchKind,
+    },
+}
+
+/// What [`Inst::Search`] gives for each needle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SearchKind {
+    /// The index of its first occurrence (i32).
+    IndexOf { origin: i32 },
+    /// Whether it occurs (bool).
+    Member,
 }
 
 /// How a [`Inst::Gather`] finds, for a result element, the argument element it copies.
@@ -204,6 +230,13 @@ impl Inst {
             | Inst::Catenate { lhs, rhs, .. }
             | Inst::MatMul { lhs, rhs } => vec![*lhs, *rhs],
             Inst::Compress { mask, arg } => vec![*mask, *arg],
+            Inst::Grade { arg, .. } => vec![*arg],
+            Inst::Search {
+                hay,
+                order,
+                needles,
+                ..
+            } => vec![*hay, *order, *needles],
             Inst::Gather { arg, .. } => vec![*arg],
             Inst::Index { arg, axes } => std::iter::once(*arg)
                 .chain(axes.iter().flatten().copied())
@@ -334,6 +367,17 @@ impl fmt::Display for Function {
                 Inst::Catenate { lhs, rhs, axis } => write!(f, "catenate[{axis}] {lhs}, {rhs}")?,
                 Inst::MatMul { lhs, rhs } => write!(f, "matmul {lhs}, {rhs}")?,
                 Inst::Compress { mask, arg } => write!(f, "compress {mask}, {arg}")?,
+                Inst::Grade { arg, down, origin } => write!(
+                    f,
+                    "grade {} {arg} from {origin}",
+                    if *down { "down" } else { "up" }
+                )?,
+                Inst::Search {
+                    hay,
+                    order,
+                    needles,
+                    kind,
+                } => write!(f, "search {kind:?} {needles} in {hay} by {order}")?,
                 Inst::Index { arg, axes } => {
                     write!(f, "index {arg}[")?;
                     for (i, a) in axes.iter().enumerate() {

@@ -5,7 +5,7 @@
 
 use crate::array::{Array, Data, ElemType, Scalar};
 use crate::error::{err, Result};
-use crate::ir::{Dim, Function, Gather, Inst, LengthCheck, Param, Type, Value};
+use crate::ir::{Dim, Function, Gather, Inst, LengthCheck, Param, SearchKind, Type, Value};
 use crate::scalar::{BinOp, ScalarError, UnOp};
 use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Op1, Prim, Program, Span, Stmt};
 use std::collections::HashMap;
@@ -344,6 +344,10 @@ impl Lower {
         match &self.resolve(func)?.kind {
             FuncKind::Prim(Prim::Iota) => self.iota(arg, fspan),
             FuncKind::Prim(Prim::Where) => self.where_(arg, fspan),
+            FuncKind::Prim(p @ (Prim::GradeUp | Prim::GradeDown)) => {
+                let origin = self.io as i32;
+                self.grade(arg, *p == Prim::GradeDown, origin, fspan)
+            }
             FuncKind::Prim(Prim::Plus) => Ok(arg),
             // ≡ of a simple array: its depth, 0 for a scalar and 1 otherwise.
             FuncKind::Prim(Prim::Match) => {
@@ -493,6 +497,13 @@ impl Lower {
             FuncKind::Prim(p @ (Prim::Slash | Prim::SlashBar)) => {
                 self.compress(l, r, *p == Prim::SlashBar, None, fspan)
             }
+            FuncKind::Prim(Prim::Iota) => {
+                let kind = SearchKind::IndexOf {
+                    origin: self.io as i32,
+                };
+                self.search(l, r, kind, fspan)
+            }
+            FuncKind::Prim(Prim::Epsilon) => self.search(r, l, SearchKind::Member, fspan),
             FuncKind::Prim(p) if p.is_structural() => self.structural2(*p, l, r, None, fspan),
             FuncKind::Prim(p) => match BinOp::from_prim(*p) {
                 Some(BinOp::Power) if self.small_power(r).is_some() => {
@@ -813,6 +824,86 @@ impl Lower {
             span.clone(),
         );
         self.compress(b, iota, false, None, span)
+    }
+
+    /// `⍋x` / `⍒x` of a vector whose length is known before the program runs.
+    fn grade(&mut self, x: Value, down: bool, origin: i32, span: Span) -> Result<Value> {
+        let xt = self.f.ty(x).clone();
+        let n =
+            match xt.shape.as_slice() {
+                [n @ Dim::Known(_)] => *n,
+                [_] => return Err(err::unsupported(
+                    "grading a vector whose length is computed on the device is not supported yet",
+                    span,
+                )),
+                [] => return Err(err::rank("⍋ and ⍒ need an array of rank 1 or more", span)),
+                _ => {
+                    return Err(err::unsupported(
+                        "grading a matrix (rows in order) is not supported on the GPU path yet",
+                        span,
+                    ))
+                }
+            };
+        Ok(self.f.push(
+            Inst::Grade {
+                arg: x,
+                down,
+                origin,
+            },
+            Type {
+                elem: ElemType::I32,
+                shape: vec![n],
+            },
+            span,
+        ))
+    }
+
+    /// `hay⍳needles` or `needles∊hay`: a binary search of each needle in `hay` sorted
+    /// by its grade.
+    fn search(
+        &mut self,
+        hay: Value,
+        needles: Value,
+        kind: SearchKind,
+        span: Span,
+    ) -> Result<Value> {
+        let ht = self.f.ty(hay).clone();
+        let hay = match ht.rank() {
+            0 if kind == SearchKind::Member => self.reshape(hay, vec![Dim::Known(1)], span.clone()),
+            1 => hay,
+            _ => {
+                return Err(err::unsupported(
+                    if kind == SearchKind::Member {
+                        "∊ of a matrix right argument is not supported on the GPU path yet"
+                    } else {
+                        "⍳ of a matrix (searching rows) is not supported on the GPU path yet"
+                    },
+                    span,
+                ))
+            }
+        };
+        let nt = self.f.ty(needles).clone();
+        let t = ht.elem.join(nt.elem);
+        let hay = self.cast(hay, t);
+        let needles = self.cast(needles, t);
+        let order = self.grade(hay, false, 0, span.clone())?;
+        let elem = match kind {
+            SearchKind::IndexOf { .. } => ElemType::I32,
+            SearchKind::Member => ElemType::Bool,
+        };
+        Ok(self.f.push(
+            Inst::Search {
+                hay,
+                order,
+                needles,
+                kind,
+            },
+            Type {
+                elem,
+                shape: nt.shape,
+            },
+            span,
+        ))
     }
 
     /// The exponent of `x*k` when `k` is a literal integer from 0 to 4.

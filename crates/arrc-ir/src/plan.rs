@@ -15,7 +15,7 @@
 
 use crate::array::{Array, ElemType, Scalar};
 use crate::error::{err, Error, ErrorClass, Result};
-use crate::ir::{Dim, Gather, Inst, Value};
+use crate::ir::{Dim, Gather, Inst, SearchKind, Value};
 use crate::scalar::{BinOp, UnOp};
 use crate::verify::Verified;
 use arrc_syntax::Span;
@@ -386,6 +386,30 @@ pub enum KernelKind {
         out: u32,
         len: u32,
     },
+    /// One step of a bitonic sorting network over the index array `idx` (a power of
+    /// two long, entries `origin…`; entries at or beyond `len` after subtracting
+    /// `origin` sort last). Push constants `pairs, len, k, j`: pair `t` compares
+    /// positions `i = 2j·(t div j) + t mod j` and `i+j` by `keys` (ascending, or
+    /// descending when `down`, ties by index, so the result is stable), ascending
+    /// where `i & k` is 0.
+    SortStep {
+        keys: u32,
+        idx: u32,
+        down: bool,
+        origin: i32,
+    },
+    /// Push constants `m, n`: for each of `m` needles, a binary search among the `n`
+    /// keys in the order `order` (a 0-based grade of `keys`); `tolerant` for f64
+    /// (⎕CT). Stores the first index (from `origin`; `origin+n` when absent) or
+    /// whether it was found.
+    Search {
+        keys: u32,
+        order: u32,
+        needle: KExpr,
+        out: u32,
+        kind: SearchKind,
+        tolerant: bool,
+    },
     /// Push constants `rows, len`: inclusive scan of each row, element `(Row, Pos)`
     /// stored at `out_index`.
     ScanAxis {
@@ -402,7 +426,8 @@ impl KernelKind {
     pub fn fixed_push(&self) -> u32 {
         match self {
             KernelKind::ReduceAxis { .. } | KernelKind::MatMul { .. } => 3,
-            KernelKind::ScanAxis { .. } => 2,
+            KernelKind::ScanAxis { .. } | KernelKind::Search { .. } => 2,
+            KernelKind::SortStep { .. } => 4,
             _ => 1,
         }
     }
@@ -643,6 +668,13 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
             Inst::Scan { op, arg, axis } => p.scan(val, *op, *arg, *axis, is_result)?,
             Inst::MatMul { lhs, rhs } => p.matmul(val, *lhs, *rhs, is_result),
             Inst::Compress { mask, arg } => p.compress(val, *mask, *arg, is_result),
+            Inst::Grade { arg, down, origin } => p.grade(val, *arg, *down, *origin, is_result)?,
+            Inst::Search {
+                hay,
+                order,
+                needles,
+                kind,
+            } => p.search(val, *hay, *order, *needles, *kind, is_result),
             inst if inst.is_elementwise() && (is_result || v.uses[i] > 1) => p.map(val, is_result),
             _ => {}
         }
@@ -1518,6 +1550,138 @@ impl Planner<'_> {
     /// the mask gives each kept element its position (plus one), then one pass
     /// scatters the kept elements and its last invocation stores the count, which
     /// later kernels read instead of a push constant.
+    /// The buffer holding `v`, computing it into one first if it is fused so far.
+    fn materialize(&mut self, v: Value) -> usize {
+        if let Some(b) = self.buffer_of[v.index()] {
+            return b;
+        }
+        self.map(v, false);
+        self.buffer_of[v.index()].unwrap_or(0)
+    }
+
+    /// `⍋`/`⍒` of a vector: its keys in a buffer, an index array padded to a power of
+    /// two, and a bitonic sorting network over it (log₂P·(log₂P+1)/2 dispatches).
+    fn grade(
+        &mut self,
+        v: Value,
+        arg: Value,
+        down: bool,
+        origin: i32,
+        is_result: bool,
+    ) -> Result<()> {
+        let f = self.v.func;
+        let Some(n) = known(&f.ty(arg).shape) else {
+            return Err(err::unsupported(
+                "grading a vector whose length is known only at run time is not supported yet",
+                f.span(v),
+            ));
+        };
+        let p = n.next_power_of_two().max(1);
+        let keys = self.materialize(arg);
+        let role = if is_result {
+            BufferRole::Result
+        } else {
+            BufferRole::Temp
+        };
+        let idx = self.new_buffer(ElemType::I32, Count::known(p), role);
+        if is_result {
+            self.plan.result = idx;
+        }
+        // idx[i] = i + origin over the padded length.
+        let mut kb = self.kb();
+        let out = kb.bind(idx, ElemType::I32, true);
+        let expr = KExpr::Iota {
+            index: IExpr::Index,
+            origin,
+        };
+        let pc = Count::known(p);
+        let groups = self.grid(&pc, self.opts.map_groups);
+        self.push_kernel(
+            "grade_init",
+            KernelKind::Map { expr, out },
+            kb,
+            vec![("n", pc)],
+            groups,
+        );
+        if n >= 2 {
+            let key_elem = f.ty(arg).elem;
+            let mut kb = self.kb();
+            let keys = kb.bind(keys, key_elem, false);
+            let idx_b = kb.bind(idx, ElemType::I32, true);
+            let kind = KernelKind::SortStep {
+                keys,
+                idx: idx_b,
+                down,
+                origin,
+            };
+            let pairs = Count::known(p / 2);
+            let groups = self.grid(&pairs, self.opts.map_groups);
+            let step = |k: u64, j: u64| {
+                vec![
+                    ("pairs", pairs.clone()),
+                    ("len", Count::known(n)),
+                    ("k", Count::known(k)),
+                    ("j", Count::known(j)),
+                ]
+            };
+            self.push_kernel("sort_step", kind, kb, step(2, 1), groups.clone());
+            let last = self.plan.dispatches.len() - 1;
+            let mut k = 2;
+            while k <= p {
+                let mut j = k / 2;
+                while j >= 1 {
+                    if (k, j) != (2, 1) {
+                        let mut d = self.plan.dispatches[last].clone();
+                        d.push = step(k, j).into_iter().map(|(_, c)| c).collect();
+                        self.plan.dispatches.push(d);
+                    }
+                    j /= 2;
+                }
+                k *= 2;
+            }
+        }
+        self.buffer_of[v.index()] = Some(idx);
+        Ok(())
+    }
+
+    /// `hay⍳needles` / `needles∊hay` by binary search in `hay` sorted by `order`.
+    fn search(
+        &mut self,
+        v: Value,
+        hay: Value,
+        order: Value,
+        needles: Value,
+        kind: SearchKind,
+        is_result: bool,
+    ) {
+        let f = self.v.func;
+        let elem = f.ty(hay).elem;
+        let keys_b = self.materialize(hay);
+        let order_b = self.materialize(order);
+        let mut kb = self.kb();
+        let needle = self.expr(needles, &IExpr::Index, &mut kb);
+        let keys = kb.bind(keys_b, elem, false);
+        let order = kb.bind(order_b, ElemType::I32, false);
+        let out_b = self.result_or_temp(v, is_result);
+        let out = kb.bind(out_b, f.ty(v).elem, true);
+        self.bind_status(&mut kb, needle.may_fail());
+        let m = self.len_of(v);
+        let n_from = self.n_from(v, &mut kb);
+        let groups = self.grid(&m, self.opts.map_groups);
+        let kind = KernelKind::Search {
+            keys,
+            order,
+            needle,
+            out,
+            kind,
+            tolerant: elem == ElemType::F64,
+        };
+        let n = self.len_of(hay);
+        self.push_kernel("search", kind, kb, vec![("m", m), ("n", n)], groups);
+        self.set_n_from(n_from);
+        self.buffer_of[v.index()] = Some(out_b);
+    }
+
     fn compress(&mut self, v: Value, mask: Value, arg: Value, is_result: bool) {
         let f = self.v.func;
         let Dim::Dyn(id) = f.ty(v).shape[0] else {

@@ -140,6 +140,28 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                     && at.elem == ty.elem
                     && matches!(ty.shape.as_slice(), [Dim::Dyn(i)] if (*i as usize) < f.dyn_bounds.len())
             }
+            Inst::Grade { arg, .. } => {
+                let at = f.ty(*arg);
+                at.rank() == 1 && ty.elem == crate::ElemType::I32 && ty.shape == at.shape
+            }
+            Inst::Search {
+                hay,
+                order,
+                needles,
+                kind,
+            } => {
+                let (ht, ot, nt) = (f.ty(*hay), f.ty(*order), f.ty(*needles));
+                let want = match kind {
+                    crate::ir::SearchKind::IndexOf { .. } => crate::ElemType::I32,
+                    crate::ir::SearchKind::Member => crate::ElemType::Bool,
+                };
+                ht.rank() == 1
+                    && ot.shape == ht.shape
+                    && matches!(f.inst(*order), Inst::Grade { arg, down: false, origin: 0 } if arg == hay)
+                    && nt.elem == ht.elem
+                    && ty.elem == want
+                    && ty.shape == nt.shape
+            }
             Inst::MatMul { lhs, rhs } => {
                 let (lt, rt) = (f.ty(*lhs), f.ty(*rhs));
                 lt.rank() == 2

@@ -15,6 +15,7 @@ use rspirv::spirv::{
 use std::collections::HashMap;
 
 mod scalars;
+mod sort;
 
 type R<T> = Result<T, SpirvError>;
 
@@ -988,6 +989,20 @@ impl Emitter {
                 out,
                 len,
             } => self.compress_kernel(&mut cx, mask, value, *positions, *out, *len)?,
+            KernelKind::SortStep {
+                keys,
+                idx,
+                down,
+                origin,
+            } => self.sort_step_kernel(&mut cx, *keys, *idx, *down, *origin)?,
+            KernelKind::Search {
+                keys,
+                order,
+                needle,
+                out,
+                kind,
+                tolerant,
+            } => self.search_kernel(&mut cx, *keys, *order, needle, *out, *kind, *tolerant)?,
         }
         self.b.ret().map_err(be)?;
         self.b.end_function().map_err(be)?;

@@ -675,3 +675,30 @@ fn where_and_index_origin() {
     let e = s.eval("(⍳5)[5]").expect_err("out of range");
     assert_eq!(e.class, arrc::ErrorClass::Index);
 }
+
+#[test]
+fn sorting_and_searching() {
+    // `⍋ ⍒` by a bitonic network over an index array (stable: ties by index), `⍳ ∊`
+    // by binary search in grade order; padding to a power of two at odd sizes.
+    let mut s = gpu();
+    const EXPRS: &[&str] = &[
+        "⍋x",
+        "⍒x",
+        "x[⍋x]",
+        "⍋⌊x÷10",
+        "⍒⌊x÷10",
+        "(⌊x÷10)⍳⌊y÷10",
+        "(⌊y÷10)∊⌊x÷10",
+        "x⍳y",
+        "x⍳x",
+        "+/x∊y",
+        "((⌊x÷10)∊7 ¯3 12)/x",
+    ];
+    // (The reference searches in O(n·m), so the sizes stay small; one grade at 70001
+    // takes the network through 17 merge levels.)
+    let sizes = &[0, 1, 2, 3, 7, 33, 1000, 4097];
+    check_at(&mut s, sizes, EXPRS, ElemType::I32, false);
+    check_at(&mut s, sizes, EXPRS, ElemType::F32, false);
+    check_at(&mut s, &[0, 1, 33, 1000], EXPRS, ElemType::F64, false);
+    check_at(&mut s, &[70001], &["⍋x", "⍒⌊x÷10"], ElemType::I32, false);
+}

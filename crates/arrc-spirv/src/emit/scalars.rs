@@ -33,14 +33,14 @@ const FMA: u32 = 50;
 impl Emitter {
     /// A GLSL.std.450 instruction on floats of type `t` (Vulkan allows only the
     /// non-transcendental ones on f64).
-    fn glsl(&mut self, t: ElemType, inst: u32, args: &[Word]) -> R<Word> {
+    pub(super) fn glsl(&mut self, t: ElemType, inst: u32, args: &[Word]) -> R<Word> {
         let f = self.ty(t);
         let ops: Vec<Operand> = args.iter().map(|&a| Operand::IdRef(a)).collect();
         self.b.ext_inst(f, None, self.glsl, inst, ops).map_err(be)
     }
 
     /// A float constant of type `t`.
-    fn fc(&mut self, t: ElemType, v: f64) -> Word {
+    pub(super) fn fc(&mut self, t: ElemType, v: f64) -> Word {
         self.scalar(Scalar::float(v, t))
     }
 

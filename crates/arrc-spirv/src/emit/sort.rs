@@ -1,0 +1,229 @@
+//! Sorting and searching: one step of a bitonic sorting network over an index array
+//! (`⍋ ⍒`), and a binary search of needles among sorted keys (`⍳ ∊`).
+
+use super::{be, Cx, Emitter, R};
+use arrc_ir::ir::SearchKind;
+use arrc_ir::plan::KExpr;
+use arrc_ir::scalar::{BinOp, COMPARISON_TOLERANCE};
+use arrc_ir::{ElemType, Scalar};
+use rspirv::spirv::Word;
+
+impl Emitter {
+    /// `a < b` (or `a > b` when `greater`) of two keys of type `t`, exactly (a boolean).
+    fn key_before(&mut self, t: ElemType, a: Word, b: Word, greater: bool) -> R<Word> {
+        let bt = self.bool_t;
+        let (x, y) = if greater { (b, a) } else { (a, b) };
+        if t.is_float() {
+            self.b.f_ord_less_than(bt, None, x, y)
+        } else {
+            self.b.s_less_than(bt, None, x, y)
+        }
+        .map_err(be)
+    }
+
+    fn key_equal(&mut self, t: ElemType, a: Word, b: Word) -> R<Word> {
+        let bt = self.bool_t;
+        if t.is_float() {
+            self.b.f_ord_equal(bt, None, a, b)
+        } else {
+            self.b.i_equal(bt, None, a, b)
+        }
+        .map_err(be)
+    }
+
+    /// One compare-and-exchange step of the bitonic network (`KernelKind::SortStep`).
+    pub(super) fn sort_step_kernel(
+        &mut self,
+        cx: &mut Cx,
+        keys: u32,
+        idx: u32,
+        down: bool,
+        origin: i32,
+    ) -> R<()> {
+        let key_t = cx.bindings[keys as usize].1;
+        let i = self.local(self.u32_t);
+        let k = self.local(self.u32_t);
+        let per = |e: &mut Self, cx: &Cx, t: Word| -> R<()> {
+            let u = e.u32_t;
+            let bt = e.bool_t;
+            let len = e.push_constant(cx, 1)?;
+            let kk = e.push_constant(cx, 2)?;
+            let jj = e.push_constant(cx, 3)?;
+            let q = e.b.u_div(u, None, t, jj).map_err(be)?;
+            let r = e.b.u_mod(u, None, t, jj).map_err(be)?;
+            let two_j = e.uadd(jj, jj)?;
+            let base = e.umul(q, two_j)?;
+            let lo = e.uadd(base, r)?;
+            let hi = e.uadd(lo, jj)?;
+            let masked = e.b.bitwise_and(u, None, lo, kk).map_err(be)?;
+            let zero = e.c_u32(0);
+            let ascending = e.b.i_equal(bt, None, masked, zero).map_err(be)?;
+            let a_raw = e.load_elem(cx, idx, lo)?;
+            let b_raw = e.load_elem(cx, idx, hi)?;
+            let o = e.c_u32(origin as u32);
+            let a_u = e.b.bitcast(u, None, a_raw).map_err(be)?;
+            let b_u = e.b.bitcast(u, None, b_raw).map_err(be)?;
+            let a = e.b.i_sub(u, None, a_u, o).map_err(be)?;
+            let b = e.b.i_sub(u, None, b_u, o).map_err(be)?;
+            // `x` sorts before `y`: x is a real entry and (y is padding, or x's key
+            // comes first, or the keys tie and x's index is smaller).
+            let before = |e: &mut Self, x: Word, y: Word| -> R<Word> {
+                let one = e.c_u32(1);
+                let last = e.b.i_sub(u, None, len, one).map_err(be)?;
+                let xs = e.umin(x, last)?;
+                let ys = e.umin(y, last)?;
+                let kx = e.load_elem(cx, keys, xs)?;
+                let ky = e.load_elem(cx, keys, ys)?;
+                let first = e.key_before(key_t, kx, ky, down)?;
+                let tie = e.key_equal(key_t, kx, ky)?;
+                let xy = e.ult(x, y)?;
+                let tie_first = e.b.logical_and(bt, None, tie, xy).map_err(be)?;
+                let better = e.b.logical_or(bt, None, first, tie_first).map_err(be)?;
+                let x_real = e.ult(x, len)?;
+                let y_real = e.ult(y, len)?;
+                let y_pad = e.b.logical_not(bt, None, y_real).map_err(be)?;
+                let wins = e.b.logical_or(bt, None, y_pad, better).map_err(be)?;
+                e.b.logical_and(bt, None, x_real, wins).map_err(be)
+            };
+            let b_first = before(e, b, a)?;
+            let a_first = before(e, a, b)?;
+            let swap =
+                e.b.select(bt, None, ascending, b_first, a_first)
+                    .map_err(be)?;
+            e.if_then(swap, |e| {
+                e.store_elem(cx, idx, lo, b_raw)?;
+                e.store_elem(cx, idx, hi, a_raw)
+            })
+        };
+        self.unrolled_share(cx, &per, i, k)
+    }
+
+    /// A binary search of each needle among the keys in grade order
+    /// (`KernelKind::Search`).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn search_kernel(
+        &mut self,
+        cx: &mut Cx,
+        keys: u32,
+        order: u32,
+        needle: &KExpr,
+        out: u32,
+        kind: SearchKind,
+        tolerant: bool,
+    ) -> R<()> {
+        let t = cx.bindings[keys as usize].1;
+        let u = self.u32_t;
+        let i = self.local(u);
+        let k = self.local(u);
+        let lo = self.local(u);
+        let hi = self.local(u);
+        let best = self.local(u);
+        let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
+            let bt = e.bool_t;
+            let n = e.push_constant(cx, 1)?;
+            let y = e.expr(cx, needle, super::Ix::flat(j))?;
+            e.store(best, n)?;
+            let zero = e.c_u32(0);
+            let any = e.ult(zero, n)?;
+            e.if_then(any, |e| {
+                let one = e.c_u32(1);
+                let last = e.b.i_sub(u, None, n, one).map_err(be)?;
+                // The key at sorted position `p` (clamped inside the array).
+                let key_at = |e: &mut Self, p: Word| -> R<(Word, Word)> {
+                    let p = e.umin(p, last)?;
+                    let ix = e.load_elem(cx, order, p)?;
+                    let ix = e.b.bitcast(u, None, ix).map_err(be)?;
+                    Ok((e.load_elem(cx, keys, ix)?, ix))
+                };
+                // f64 needles match keys within ⎕CT: search from y - 2⎕CT|y| and look
+                // at every key up to y + 2⎕CT|y|.
+                let (from, to) = if tolerant {
+                    let ay = e.glsl(t, 4, &[y])?; // FAbs
+                    let c = e.fc(t, 2.0 * COMPARISON_TOLERANCE);
+                    let d = e.binop(BinOp::Mul, t, ay, c)?;
+                    (e.binop(BinOp::Sub, t, y, d)?, e.binop(BinOp::Add, t, y, d)?)
+                } else {
+                    (y, y)
+                };
+                e.store(lo, zero)?;
+                e.store(hi, n)?;
+                e.while_loop(
+                    |e| {
+                        let l = e.load(u, lo)?;
+                        let h = e.load(u, hi)?;
+                        e.ult(l, h)
+                    },
+                    |e| {
+                        let l = e.load(u, lo)?;
+                        let h = e.load(u, hi)?;
+                        let s = e.uadd(l, h)?;
+                        let one = e.c_u32(1);
+                        let mid = e.b.shift_right_logical(u, None, s, one).map_err(be)?;
+                        let (km, _) = key_at(e, mid)?;
+                        let below = e.key_before(t, km, from, false)?;
+                        let m1 = e.uadd(mid, one)?;
+                        let nl = e.b.select(u, None, below, m1, l).map_err(be)?;
+                        let nh = e.b.select(u, None, below, h, mid).map_err(be)?;
+                        e.store(lo, nl)?;
+                        e.store(hi, nh)
+                    },
+                    |_| Ok(()),
+                )?;
+                if tolerant {
+                    // Every key in the window; the smallest index among equal ones.
+                    e.while_loop(
+                        |e| {
+                            let l = e.load(u, lo)?;
+                            let inside = e.ult(l, n)?;
+                            let (kl, _) = key_at(e, l)?;
+                            let past = e.key_before(t, to, kl, false)?;
+                            let within = e.b.logical_not(bt, None, past).map_err(be)?;
+                            e.b.logical_and(bt, None, inside, within).map_err(be)
+                        },
+                        |e| {
+                            let l = e.load(u, lo)?;
+                            let (kl, ix) = key_at(e, l)?;
+                            let eq = e.tolerant_eq(kl, y)?;
+                            let b0 = e.load(u, best)?;
+                            let m = e.umin(b0, ix)?;
+                            let nb = e.b.select(u, None, eq, m, b0).map_err(be)?;
+                            e.store(best, nb)
+                        },
+                        |e| {
+                            let l = e.load(u, lo)?;
+                            let one = e.c_u32(1);
+                            let nl = e.uadd(l, one)?;
+                            e.store(lo, nl)
+                        },
+                    )
+                } else {
+                    // The first key not below y: equal ones are in index order.
+                    let l = e.load(u, lo)?;
+                    let inside = e.ult(l, n)?;
+                    let (kl, ix) = key_at(e, l)?;
+                    let eq = e.key_equal(t, kl, y)?;
+                    let found = e.b.logical_and(bt, None, inside, eq).map_err(be)?;
+                    let nb = e.b.select(u, None, found, ix, n).map_err(be)?;
+                    e.store(best, nb)
+                }
+            })?;
+            let b = e.load(u, best)?;
+            let v = match kind {
+                SearchKind::IndexOf { origin } => {
+                    let o = e.c_u32(origin as u32);
+                    let r = e.uadd(b, o)?;
+                    let it = e.ty(ElemType::I32);
+                    e.b.bitcast(it, None, r).map_err(be)?
+                }
+                SearchKind::Member => {
+                    let found = e.ult(b, n)?;
+                    let (one, zero) = (e.scalar(Scalar::Bool(true)), e.scalar(Scalar::Bool(false)));
+                    let it = e.ty(ElemType::Bool);
+                    e.b.select(it, None, found, one, zero).map_err(be)?
+                }
+            };
+            e.store_elem(cx, out, j, v)
+        };
+        self.unrolled_share(cx, &per, i, k)
+    }
+}
