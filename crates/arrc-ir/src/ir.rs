@@ -168,6 +168,15 @@ pub enum Inst {
         mask: Value,
         arg: Value,
     },
+    /// `f/[axis] arg` (or `f\[axis]` when `scan`) with `f` a dfn made of scalar
+    /// functions: an exact right fold, each step `comb` with ⍺ an item and ⍵ the
+    /// fold so far (both of the result's type, to which `arg` is already converted).
+    FoldDfn {
+        comb: Comb,
+        arg: Value,
+        axis: usize,
+        scan: bool,
+    },
     /// `⍋arg` (or `⍒arg` when `down`) of a vector: the permutation that sorts it,
     /// stable, as indices from `origin`.
     Grade {
@@ -184,6 +193,30 @@ pub enum Inst {
         order: Value,
         needles: Value,
         kind: SearchKind,
+    },
+}
+
+/// A scalar function of ⍺ and ⍵ built from scalar functions: a dfn operand of a fold.
+/// Each node carries its result type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Comb {
+    Alpha,
+    Omega,
+    Const(Scalar),
+    Cast {
+        to: ElemType,
+        arg: Box<Comb>,
+    },
+    Unary {
+        op: UnOp,
+        elem: ElemType,
+        arg: Box<Comb>,
+    },
+    Binary {
+        op: BinOp,
+        elem: ElemType,
+        lhs: Box<Comb>,
+        rhs: Box<Comb>,
     },
 }
 
@@ -230,7 +263,7 @@ impl Inst {
             | Inst::Catenate { lhs, rhs, .. }
             | Inst::MatMul { lhs, rhs } => vec![*lhs, *rhs],
             Inst::Compress { mask, arg } => vec![*mask, *arg],
-            Inst::Grade { arg, .. } => vec![*arg],
+            Inst::Grade { arg, .. } | Inst::FoldDfn { arg, .. } => vec![*arg],
             Inst::Search {
                 hay,
                 order,
@@ -367,6 +400,16 @@ impl fmt::Display for Function {
                 Inst::Catenate { lhs, rhs, axis } => write!(f, "catenate[{axis}] {lhs}, {rhs}")?,
                 Inst::MatMul { lhs, rhs } => write!(f, "matmul {lhs}, {rhs}")?,
                 Inst::Compress { mask, arg } => write!(f, "compress {mask}, {arg}")?,
+                Inst::FoldDfn {
+                    comb,
+                    arg,
+                    axis,
+                    scan,
+                } => write!(
+                    f,
+                    "{}[{axis}] {comb:?} {arg}",
+                    if *scan { "scan" } else { "reduce" }
+                )?,
                 Inst::Grade { arg, down, origin } => write!(
                     f,
                     "grade {} {arg} from {origin}",

@@ -5,7 +5,7 @@
 
 use crate::array::{Array, Data, ElemType, Scalar};
 use crate::error::{err, Result};
-use crate::ir::{Dim, Function, Gather, Inst, LengthCheck, Param, SearchKind, Type, Value};
+use crate::ir::{Comb, Dim, Function, Gather, Inst, LengthCheck, Param, SearchKind, Type, Value};
 use crate::scalar::{BinOp, ScalarError, UnOp};
 use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Op1, Prim, Program, Span, Stmt};
 use std::collections::HashMap;
@@ -421,7 +421,16 @@ impl Lower {
         axis: usize,
         fspan: Span,
     ) -> Result<Value> {
-        let bin = self.operand_op(operand)?;
+        let bin = match self.operand_op(operand) {
+            Ok(b) => b,
+            Err(e)
+                if e.class == crate::ErrorClass::Unsupported
+                    && matches!(operand.kind, FuncKind::Dfn(_)) =>
+            {
+                return self.fold_dfn(operand, op, arg, axis, fspan)
+            }
+            Err(e) => return Err(e),
+        };
         let elem = self.f.ty(arg).elem;
         // Items are converted to the fold's type r, and `r f r` must be an r again:
         // comparisons fold only booleans, `⍲ ⍱` only booleans.
@@ -555,6 +564,154 @@ impl Lower {
                 fspan,
             )),
         }
+    }
+
+    /// `f/` or `f\` with `f` a dfn of scalar functions (such as `{⍺+⍵×2}`): an exact
+    /// right fold whose step is the dfn, lowered once on scalar stand-ins for ⍺ and ⍵.
+    fn fold_dfn(
+        &mut self,
+        operand: &Func,
+        op: Op1,
+        arg: Value,
+        axis: usize,
+        fspan: Span,
+    ) -> Result<Value> {
+        let scan = match op {
+            Op1::Reduce | Op1::ReduceFirst => false,
+            Op1::Scan | Op1::ScanFirst => true,
+            other => {
+                return Err(err::unsupported(
+                    format!(
+                        "the operator {} is not supported on the GPU path yet",
+                        other.glyph()
+                    ),
+                    fspan,
+                ))
+            }
+        };
+        let at = self.f.ty(arg).clone();
+        if !scan && at.shape.get(axis) == Some(&Dim::Known(0)) {
+            return Err(err::domain(
+                "this function has no identity element for an empty reduction",
+                fspan,
+            ));
+        }
+        if at.shape.get(axis) == Some(&Dim::Known(1)) {
+            // A fold of one item is that item, as it is (the dfn never runs).
+            if scan {
+                return Ok(arg);
+            }
+            let mut shape = at.shape.clone();
+            shape.remove(axis);
+            return Ok(self.reshape(arg, shape, fspan));
+        }
+        // The fold's type: items and partial results alike, widened until the dfn of
+        // two of them gives that type again.
+        let mut r = at.elem;
+        let mut comb = None;
+        for _ in 0..4 {
+            let (c, t) = self.comb(operand, r, &fspan)?;
+            if t == r {
+                comb = Some(c);
+                break;
+            }
+            if r.join(t) != t {
+                break;
+            }
+            r = t;
+        }
+        let Some(comb) = comb else {
+            return Err(err::unsupported(
+                "a dfn operand whose result type keeps changing is not supported on the GPU path",
+                fspan,
+            ));
+        };
+        let arg = self.cast(arg, r);
+        let mut shape = at.shape.clone();
+        if !scan {
+            shape.remove(axis);
+        }
+        Ok(self.f.push(
+            Inst::FoldDfn {
+                comb,
+                arg,
+                axis,
+                scan,
+            },
+            Type { elem: r, shape },
+            fspan,
+        ))
+    }
+
+    /// The dfn `g` applied to scalar ⍺ and ⍵ of type `t`, as a [`Comb`] tree, and its
+    /// result type; NOT YET SUPPORTED unless it is made of scalar functions.
+    fn comb(&mut self, g: &Func, t: ElemType, span: &Span) -> Result<(Comb, ElemType)> {
+        let (start, checks) = (self.f.insts.len(), self.f.checks.len());
+        let a = self
+            .f
+            .push(Inst::Param { index: 1 }, Type::scalar(t), span.clone());
+        let w = self
+            .f
+            .push(Inst::Param { index: 0 }, Type::scalar(t), span.clone());
+        let trial = self.dyadic(g, a, w, span);
+        let result = trial.and_then(|r| {
+            if self.f.ty(r).rank() != 0 {
+                return Err(err::unsupported(
+                    "the operand must give a scalar",
+                    span.clone(),
+                ));
+            }
+            let c = self.comb_of(r, a, w, span)?;
+            Ok((c, self.f.ty(r).elem))
+        });
+        self.f.insts.truncate(start);
+        self.f.types.truncate(start);
+        self.f.spans.truncate(start);
+        self.f.checks.truncate(checks);
+        result.map_err(|e| {
+            if e.class == crate::ErrorClass::Unsupported {
+                err::unsupported(
+                    format!(
+                        "a dfn operand made of more than scalar functions is not supported on the GPU path yet ({})",
+                        e.message
+                    ),
+                    span.clone(),
+                )
+            } else {
+                e
+            }
+        })
+    }
+
+    fn comb_of(&self, v: Value, a: Value, w: Value, span: &Span) -> Result<Comb> {
+        let sub = |x: &Value| self.comb_of(*x, a, w, span).map(Box::new);
+        let elem = self.f.ty(v).elem;
+        Ok(match self.f.inst(v) {
+            _ if v == a => Comb::Alpha,
+            _ if v == w => Comb::Omega,
+            Inst::Const(c) if c.len() == 1 => Comb::Const(c.data.get(0)),
+            Inst::Cast(x) => Comb::Cast {
+                to: elem,
+                arg: sub(x)?,
+            },
+            Inst::Unary { op, arg } => Comb::Unary {
+                op: *op,
+                elem,
+                arg: sub(arg)?,
+            },
+            Inst::Binary { op, lhs, rhs } => Comb::Binary {
+                op: *op,
+                elem,
+                lhs: sub(lhs)?,
+                rhs: sub(rhs)?,
+            },
+            _ => {
+                return Err(err::unsupported(
+                    "only scalar functions of ⍺, ⍵ and literals",
+                    span.clone(),
+                ))
+            }
+        })
     }
 
     /// The scalar function an operator's operand denotes: a primitive, or a dfn whose
@@ -1562,7 +1719,7 @@ impl Lower {
 
     /// `a ∘.g b`: both arguments spread over the result's axes, then `g`.
     fn outer(&mut self, g: &Func, a: Value, b: Value, span: Span) -> Result<Value> {
-        let op = self.scalar_operand(g, a, b)?;
+        let op = self.scalar_operand(g, a, b);
         let (at, bt) = (self.f.ty(a).clone(), self.f.ty(b).clone());
         let mut shape = at.shape.clone();
         shape.extend(bt.shape.iter().copied());
@@ -1579,7 +1736,18 @@ impl Lower {
             shape,
             span.clone(),
         );
-        self.apply_binary(op, a2, b2, span)
+        match op {
+            Ok(op) => self.apply_binary(op, a2, b2, span),
+            // A dfn of scalar functions applies to the spread arguments as a whole.
+            Err(e) if e.class == crate::ErrorClass::Unsupported => {
+                let g = self.resolve(g)?;
+                if !matches!(g.kind, FuncKind::Dfn(_)) {
+                    return Err(e);
+                }
+                self.each(&g, Some(a2), b2, &span)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// `a f.g b`: `g` over a virtual array `(¯1↓⍴a),(1↓⍴b),k` of both arguments

@@ -15,7 +15,7 @@
 
 use crate::array::{Array, ElemType, Scalar};
 use crate::error::{err, Error, ErrorClass, Result};
-use crate::ir::{Dim, Gather, Inst, SearchKind, Value};
+use crate::ir::{Comb, Dim, Gather, Inst, SearchKind, Value};
 use crate::scalar::{BinOp, UnOp};
 use crate::verify::Verified;
 use arrc_syntax::Span;
@@ -223,6 +223,11 @@ pub enum KExpr {
         elem: ElemType,
         index: IExpr,
     },
+    /// Operand `k` (0: ⍺, 1: ⍵) of a dfn fold's step.
+    Operand {
+        k: u8,
+        elem: ElemType,
+    },
     /// `index + origin` as i32: a fused `⍳`.
     Iota {
         index: IExpr,
@@ -273,6 +278,7 @@ impl KExpr {
             KExpr::Fail { elem, .. } => *elem,
             KExpr::Iota { .. } => ElemType::I32,
             KExpr::Const(s) => s.elem_type(),
+            KExpr::Operand { elem, .. } => *elem,
         }
     }
 
@@ -309,13 +315,22 @@ pub enum Fold {
     /// Any other function: APL's right fold `x0 f (x1 f (… f xn))`, one row per
     /// invocation; `error_bit` for the errors the function can raise.
     Right { op: BinOp, error_bit: Option<u32> },
+    /// A right fold whose step is the kernel's `combine` expression (a dfn operand).
+    Dfn,
 }
 
 impl Fold {
+    /// The function (for `Dfn`, `-`: only associative folds use it, for identities).
     pub fn op(self) -> BinOp {
         match self {
             Fold::Assoc(op) | Fold::Right { op, .. } => op,
+            Fold::Dfn => BinOp::Sub,
         }
+    }
+
+    /// Whether it folds one item at a time from the right.
+    pub fn is_right(self) -> bool {
+        !matches!(self, Fold::Assoc(_))
     }
 }
 
@@ -465,6 +480,9 @@ pub struct Kernel {
     /// kernel then ignores push constant 0, which holds an upper bound).
     #[serde(skip)]
     pub n_from: Option<IExpr>,
+    /// The step of a `Fold::Dfn`: an expression of `Operand` 0 (⍺) and 1 (⍵).
+    #[serde(skip)]
+    pub combine: Option<KExpr>,
 }
 
 /// One dispatch: a kernel, the buffers bound to its bindings in order, its push
@@ -527,6 +545,8 @@ struct Planner<'a> {
     buffer_of: Vec<Option<usize>>,
     /// The buffer holding each device-computed length, once planned.
     dyn_buffers: Vec<Option<usize>>,
+    /// The step of the dfn fold being planned (`Fold::Dfn`).
+    dfn: Option<KExpr>,
 }
 
 /// Bindings of a kernel being built, from plan buffers, and the run-time lengths its
@@ -646,6 +666,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
         },
         buffer_of: vec![None; f.insts.len()],
         dyn_buffers: vec![None; f.dyn_bounds.len()],
+        dfn: None,
     };
     let result = f.result.expect("verified");
     for i in 0..f.insts.len() {
@@ -669,6 +690,23 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
             Inst::MatMul { lhs, rhs } => p.matmul(val, *lhs, *rhs, is_result),
             Inst::Compress { mask, arg } => p.compress(val, *mask, *arg, is_result),
             Inst::Grade { arg, down, origin } => p.grade(val, *arg, *down, *origin, is_result)?,
+            Inst::FoldDfn {
+                comb,
+                arg,
+                axis,
+                scan,
+            } => {
+                // A right fold (Sub stands for "not associative") whose step is `comb`.
+                let span = f.span(val);
+                p.dfn = Some(p.comb(comb, f.ty(val).elem, &span));
+                let r = if *scan {
+                    p.scan(val, BinOp::Sub, *arg, *axis, is_result)
+                } else {
+                    p.reduce(val, BinOp::Sub, *arg, *axis, is_result)
+                };
+                p.dfn = None;
+                r?
+            }
             Inst::Search {
                 hay,
                 order,
@@ -1062,6 +1100,7 @@ impl Planner<'_> {
             items_per_thread: self.opts.items_per_thread,
             spin_limit: self.opts.spin_limit,
             n_from: None,
+            combine: self.dfn.clone(),
         });
         self.plan.dispatches.push(Dispatch {
             kernel: k,
@@ -1186,6 +1225,49 @@ impl Planner<'_> {
         self.buffer_of[v.index()] = Some(b);
     }
 
+    /// A dfn fold's step as a kernel expression of `Operand`s 0 (⍺) and 1 (⍵), its
+    /// errors numbered after the items'.
+    /// `r` is the fold's type (⍺'s and ⍵'s).
+    fn comb(&mut self, c: &Comb, r: ElemType, span: &Span) -> KExpr {
+        match c {
+            Comb::Alpha | Comb::Omega => KExpr::Operand {
+                k: u8::from(matches!(c, Comb::Omega)),
+                elem: r,
+            },
+            Comb::Const(s) => KExpr::Const(*s),
+            Comb::Cast { to, arg } => KExpr::Cast {
+                to: *to,
+                arg: Box::new(self.comb(arg, r, span)),
+            },
+            Comb::Unary { op, elem, arg } => {
+                let arg = Box::new(self.comb(arg, r, span));
+                let error_bit = op
+                    .device_error(arg.elem(), *elem)
+                    .map(|m| self.error_bit(ErrorClass::Domain, m, span.clone()));
+                KExpr::Unary {
+                    op: *op,
+                    elem: *elem,
+                    arg,
+                    error_bit,
+                }
+            }
+            Comb::Binary { op, elem, lhs, rhs } => {
+                let rhs = Box::new(self.comb(rhs, r, span));
+                let lhs = Box::new(self.comb(lhs, r, span));
+                let error_bit = op
+                    .device_error(lhs.elem())
+                    .map(|m| self.error_bit(ErrorClass::Domain, m, span.clone()));
+                KExpr::Binary {
+                    op: *op,
+                    elem: *elem,
+                    lhs,
+                    rhs,
+                    error_bit,
+                }
+            }
+        }
+    }
+
     fn right_fold(&mut self, v: Value, op: BinOp, elem: ElemType) -> Fold {
         let span = self.v.func.span(v);
         let error_bit = op
@@ -1269,6 +1351,7 @@ impl Planner<'_> {
         let expr = self.expr(arg, &idx, &mut kb);
         // The fold's own errors come after its items' (bits in evaluation order).
         let fold = match fold {
+            Fold::Right { .. } if self.dfn.is_some() => Fold::Dfn,
             Fold::Right { op, .. } => self.right_fold(v, op, elem),
             f => f,
         };
@@ -1279,7 +1362,8 @@ impl Planner<'_> {
                 error_bit: Some(_),
                 ..
             }
-        );
+        ) || (fold == Fold::Dfn
+            && self.dfn.as_ref().is_some_and(|c| c.may_fail()));
         self.bind_status(&mut kb, fold_fails || expr.may_fail());
         let groups = self.unit_groups(unit, units);
         let push = vec![
@@ -1363,6 +1447,7 @@ impl Planner<'_> {
         let idx = split.index(&mut kb);
         let expr = self.expr(arg, &idx, &mut kb);
         let fold = match fold {
+            Fold::Right { .. } if self.dfn.is_some() => Fold::Dfn,
             Fold::Right { op, .. } => self.right_fold(v, op, elem),
             f => f,
         };
@@ -1373,7 +1458,8 @@ impl Planner<'_> {
                 error_bit: Some(_),
                 ..
             }
-        );
+        ) || (fold == Fold::Dfn
+            && self.dfn.as_ref().is_some_and(|c| c.may_fail()));
         self.bind_status(&mut kb, fold_fails || expr.may_fail());
         let groups = self.unit_groups(unit, rows.clone());
         let push = vec![("rows", rows), ("len", Count::Product(vec![split.len]))];

@@ -96,6 +96,20 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                     at.elem == ty.elem && kept == ty.shape
                 }
             }
+            Inst::FoldDfn {
+                arg, axis, scan, ..
+            } => {
+                let at = f.ty(*arg);
+                let mut kept = at.shape.clone();
+                *axis < at.rank()
+                    && at.elem == ty.elem
+                    && if *scan {
+                        at.shape == ty.shape
+                    } else {
+                        kept.remove(*axis);
+                        kept == ty.shape
+                    }
+            }
             Inst::Scan { arg, axis, .. } => {
                 let at = f.ty(*arg);
                 *axis < at.rank() && at.elem == ty.elem && at.shape == ty.shape

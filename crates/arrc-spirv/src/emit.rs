@@ -67,6 +67,8 @@ struct Emitter {
     uses_i64: bool,
     uses_f64: bool,
     uses_ballot: bool,
+    /// ⍺ and ⍵ of the dfn step being evaluated (`KExpr::Operand`).
+    operands: [Word; 2],
     /// The GLSL.std.450 extended instruction set.
     glsl: Word,
 }
@@ -85,6 +87,8 @@ struct Cx {
     /// The push-constant block and the slot of the first extra length in it.
     pc: Word,
     push_base: u32,
+    /// A dfn fold's step (`Fold::Dfn`).
+    combine: Option<KExpr>,
 }
 
 /// The indices an expression is evaluated at: the element (ravel order) for flat
@@ -145,6 +149,7 @@ impl Emitter {
             uses_i64: false,
             uses_f64: false,
             uses_ballot: false,
+            operands: [0; 2],
             glsl,
         };
         let one = e.c_u32(1);
@@ -761,6 +766,7 @@ impl Emitter {
                 let idx = self.iexpr(cx, index, ix)?;
                 self.load_elem(cx, *binding, idx)
             }
+            KExpr::Operand { k, .. } => Ok(self.operands[*k as usize & 1]),
             KExpr::Iota { index, origin } => {
                 let i = self.iexpr(cx, index, ix)?;
                 let o = self.c_u32(*origin as u32);
@@ -850,6 +856,7 @@ impl Emitter {
             groups: 0,
             pc: 0,
             push_base: k.kind.fixed_push(),
+            combine: k.combine.clone(),
         };
         for bnd in &k.bindings {
             let words = bnd.status || bnd.atomic;
@@ -1132,6 +1139,18 @@ impl Emitter {
         let (op, bit) = match fold {
             Fold::Right { op, error_bit } => (op, error_bit),
             Fold::Assoc(op) => (op, None),
+            Fold::Dfn => {
+                let step = cx
+                    .combine
+                    .as_ref()
+                    .ok_or_else(|| SpirvError::Build("a dfn fold without its step".into()))?;
+                let saved = self.operands;
+                self.operands = [a, b];
+                let zero = self.c_u32(0);
+                let r = self.expr(cx, step, Ix::flat(zero));
+                self.operands = saved;
+                return r;
+            }
         };
         // A right fold keeps its type (`t` is already the fold's float type if any).
         self.binary(
@@ -1292,7 +1311,7 @@ impl Emitter {
                     },
                 )
             };
-            if let Fold::Right { .. } = fold {
+            if fold.is_right() {
                 // x0 f (x1 f (… f x[len-1])), from the right.
                 let zero = e.c_u32(0);
                 let empty = e.b.i_equal(e.bool_t, None, len, zero).map_err(be)?;
@@ -1620,32 +1639,34 @@ impl Emitter {
             let zero = e.c_u32(0);
             let one = e.c_u32(1);
             match (fold, unit) {
-                (Fold::Right { .. }, _) => e.count_loop(kvar, zero, len, one, |e, k| {
-                    // Element k is x0 f (x1 f (… f xk)).
-                    let xk = e.expr(cx, expr, at(k))?;
-                    e.store(acc, xk)?;
-                    e.store(jvar, k)?;
-                    e.while_loop(
-                        |e| {
-                            let jv = e.load(u, jvar)?;
-                            let zero = e.c_u32(0);
-                            e.ult(zero, jv)
-                        },
-                        |e| {
-                            let jv = e.load(u, jvar)?;
-                            let one = e.c_u32(1);
-                            let j = e.b.i_sub(u, None, jv, one).map_err(be)?;
-                            e.store(jvar, j)?;
-                            let x = e.expr(cx, expr, at(j))?;
-                            let a = e.load(tt, acc)?;
-                            let r = e.apply2(cx, fold, t, x, a)?;
-                            e.store(acc, r)
-                        },
-                        |_| Ok(()),
-                    )?;
-                    let a = e.load(tt, acc)?;
-                    store_at(e, k, a)
-                }),
+                (Fold::Right { .. } | Fold::Dfn, _) => {
+                    e.count_loop(kvar, zero, len, one, |e, k| {
+                        // Element k is x0 f (x1 f (… f xk)).
+                        let xk = e.expr(cx, expr, at(k))?;
+                        e.store(acc, xk)?;
+                        e.store(jvar, k)?;
+                        e.while_loop(
+                            |e| {
+                                let jv = e.load(u, jvar)?;
+                                let zero = e.c_u32(0);
+                                e.ult(zero, jv)
+                            },
+                            |e| {
+                                let jv = e.load(u, jvar)?;
+                                let one = e.c_u32(1);
+                                let j = e.b.i_sub(u, None, jv, one).map_err(be)?;
+                                e.store(jvar, j)?;
+                                let x = e.expr(cx, expr, at(j))?;
+                                let a = e.load(tt, acc)?;
+                                let r = e.apply2(cx, fold, t, x, a)?;
+                                e.store(acc, r)
+                            },
+                            |_| Ok(()),
+                        )?;
+                        let a = e.load(tt, acc)?;
+                        store_at(e, k, a)
+                    })
+                }
                 (Fold::Assoc(_), Unit::Subgroup) => {
                     let id = e.identity(op, t);
                     e.store(carry, id)?;

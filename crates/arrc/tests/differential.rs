@@ -702,3 +702,35 @@ fn sorting_and_searching() {
     check_at(&mut s, &[0, 1, 33, 1000], EXPRS, ElemType::F64, false);
     check_at(&mut s, &[70001], &["⍋x", "⍒⌊x÷10"], ElemType::I32, false);
 }
+
+#[test]
+fn dfn_operands() {
+    // A dfn of scalar functions is the step of an exact right fold on the device
+    // (`{⍺+⍵×2}/` is not associative), along either axis and as a scan; `∘.{…}` applies
+    // it to the spread arguments.
+    let mut s = gpu();
+    const VECTORS: &[&str] = &[
+        "{⍺+⍵×0.5}/x",
+        "{⍺+⍵×2}/x÷1000",
+        "{⍺-⍵÷2}/x",
+        "{⍺⌈⍵-1}/x",
+        "{⍺-⍵÷2}\\x",
+        "{(⍺×2)+⍵}\\x÷1000",
+        "{⍵}/x",
+        "{⍺}/x",
+        "x∘.{⍺+2×⍵}y",
+    ];
+    // (`{⍺+⍵×2}` doubles per item: 33 items stay inside f32 and i64.)
+    check_at(&mut s, &[1, 2, 7, 33], VECTORS, ElemType::I32, false);
+    check_at(&mut s, &[1, 2, 7, 33], VECTORS, ElemType::F32, false);
+    check_at(&mut s, &[300], &VECTORS[..1], ElemType::F32, false);
+    check_at(&mut s, &[300], &VECTORS[2..], ElemType::I32, false);
+    check_shaped(
+        &mut s,
+        &[5, 7],
+        ElemType::I32,
+        &["{⍺-⍵÷2}/m", "{⍺-⍵÷2}⌿m", "{⍺⌈⍵-1}\\m", "{⍺+⍵}⍀m"],
+    );
+    let e = s.eval("{⍺+⍵×2}/⍬").expect_err("no identity");
+    assert_eq!(e.class, arrc::ErrorClass::Domain);
+}
