@@ -45,6 +45,9 @@ pub struct PlanOptions {
     pub busy_groups: u32,
     /// Whether the device has shaderFloat64 (f64 arrays need it).
     pub float64: bool,
+    /// The largest storage-buffer range a binding may have (a power of two); larger
+    /// arrays are bound as several windows of this size.
+    pub window_bytes: u64,
 }
 
 impl Default for PlanOptions {
@@ -58,9 +61,13 @@ impl Default for PlanOptions {
             subgroup_size: 32,
             busy_groups: 2048,
             float64: true,
+            window_bytes: 1 << 31,
         }
     }
 }
+
+/// Most windows one array may be split across (`Binding::windows`).
+pub const MAX_WINDOWS: u32 = 64;
 
 /// A length known at run time.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -460,6 +467,10 @@ pub struct Binding {
     pub shared_between_groups: bool,
     /// u32 words accessed with atomics (scan flags and tile counter).
     pub atomic: bool,
+    /// Descriptor bindings the array is split across: arrays larger than the device's
+    /// largest storage-buffer range are bound as consecutive windows of
+    /// `Kernel::window_bytes` each (descriptor bindings numbered on from this one's).
+    pub windows: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -483,6 +494,9 @@ pub struct Kernel {
     /// The step of a `Fold::Dfn`: an expression of `Operand` 0 (⍺) and 1 (⍵).
     #[serde(skip)]
     pub combine: Option<KExpr>,
+    /// The bytes of one window of a binding split across several (see
+    /// `Binding::windows`).
+    pub window_bytes: u64,
 }
 
 /// One dispatch: a kernel, the buffers bound to its bindings in order, its push
@@ -633,6 +647,7 @@ impl KernelBindings {
             status: false,
             shared_between_groups: false,
             atomic: false,
+            windows: 1,
         });
         i
     }
@@ -724,6 +739,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
         p.map(result, true);
     }
     p.plan.result_shape = f.ty(result).shape.clone();
+    p.split_large_bindings()?;
     p.plan.dyn_lengths = p
         .dyn_buffers
         .iter()
@@ -790,6 +806,41 @@ impl AxisSplit {
 }
 
 impl Planner<'_> {
+    /// Gives each binding of an array larger than one window as many windows as it
+    /// needs (the largest over the kernel's dispatches).
+    fn split_large_bindings(&mut self) -> Result<()> {
+        let window = self.opts.window_bytes.max(1 << 16);
+        for d in &self.plan.dispatches {
+            for (i, &b) in d.buffers.iter().enumerate() {
+                let buf = &self.plan.buffers[b];
+                let Count::Product(dims) = &buf.len else {
+                    continue;
+                };
+                let Some(n) = known(dims) else { continue };
+                let bytes = n.saturating_mul(buf.elem.size() as u64);
+                let w = bytes.div_ceil(window).max(1);
+                let k = &mut self.plan.kernels[d.kernel];
+                let bnd = &mut k.bindings[i];
+                if w > 1 && (bnd.status || bnd.atomic) {
+                    return Err(err::unsupported(
+                        "scan state larger than one storage binding",
+                        0..0,
+                    ));
+                }
+                if w > MAX_WINDOWS as u64 {
+                    return Err(err::unsupported(
+                        format!(
+                            "an array of {bytes} bytes needs more than {MAX_WINDOWS} bindings of {window} bytes on this device"
+                        ),
+                        0..0,
+                    ));
+                }
+                bnd.windows = bnd.windows.max(w as u32);
+            }
+        }
+        Ok(())
+    }
+
     fn kb(&self) -> KernelBindings {
         KernelBindings {
             dyns: self.dyn_buffers.clone(),
@@ -1101,6 +1152,7 @@ impl Planner<'_> {
             spin_limit: self.opts.spin_limit,
             n_from: None,
             combine: self.dfn.clone(),
+            window_bytes: self.opts.window_bytes,
         });
         self.plan.dispatches.push(Dispatch {
             kernel: k,

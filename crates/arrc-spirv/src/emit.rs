@@ -89,6 +89,9 @@ struct Cx {
     push_base: u32,
     /// A dfn fold's step (`Fold::Dfn`).
     combine: Option<KExpr>,
+    /// Each binding's variables, one per window (see `Binding::windows`).
+    windows: Vec<Vec<Word>>,
+    window_bytes: u64,
 }
 
 /// The indices an expression is evaluated at: the element (ravel order) for flat
@@ -663,14 +666,57 @@ impl Emitter {
     }
 
     fn load_elem(&mut self, cx: &Cx, binding: u32, idx: Word) -> R<Word> {
+        if cx.windows[binding as usize].len() > 1 {
+            let t = cx.bindings[binding as usize].1;
+            let ty = self.ty(t);
+            let out = self.local(ty);
+            self.in_window(cx, binding, idx, |e, ptr| {
+                let v = e.load(ty, ptr)?;
+                e.store(out, v)
+            })?;
+            return self.load(ty, out);
+        }
         let (ptr, t) = self.elem_ptr(cx, binding, idx)?;
         let ty = self.ty(t);
         self.load(ty, ptr)
     }
 
     fn store_elem(&mut self, cx: &Cx, binding: u32, idx: Word, v: Word) -> R<()> {
+        if cx.windows[binding as usize].len() > 1 {
+            return self.in_window(cx, binding, idx, |e, ptr| e.store(ptr, v));
+        }
         let (ptr, _) = self.elem_ptr(cx, binding, idx)?;
         self.store(ptr, v)
+    }
+
+    /// Runs `with` on a pointer to element `idx` of a binding split into windows: the
+    /// window is `idx / per_window`, chosen by a branch per window (each access then
+    /// names one variable, so no non-uniform descriptor indexing is needed).
+    fn in_window(
+        &mut self,
+        cx: &Cx,
+        binding: u32,
+        idx: Word,
+        with: impl Fn(&mut Self, Word) -> R<()>,
+    ) -> R<()> {
+        let t = cx.bindings[binding as usize].1;
+        let per = (cx.window_bytes / t.size() as u64).min(u32::MAX as u64) as u32;
+        let et = self.ty(t);
+        let p = self.ptr(StorageClass::StorageBuffer, et);
+        let perc = self.c_u32(per);
+        let u = self.u32_t;
+        let w = self.b.u_div(u, None, idx, perc).map_err(be)?;
+        let off = self.b.u_mod(u, None, idx, perc).map_err(be)?;
+        let zero = self.c_u32(0);
+        for (k, var) in cx.windows[binding as usize].clone().into_iter().enumerate() {
+            let kc = self.c_u32(k as u32);
+            let here = self.b.i_equal(self.bool_t, None, w, kc).map_err(be)?;
+            self.if_then(here, |e| {
+                let ptr = e.b.access_chain(p, None, var, [zero, off]).map_err(be)?;
+                with(e, ptr)
+            })?;
+        }
+        Ok(())
     }
 
     /// A module-level Workgroup variable, declared from inside a function.
@@ -857,7 +903,11 @@ impl Emitter {
             pc: 0,
             push_base: k.kind.fixed_push(),
             combine: k.combine.clone(),
+            windows: vec![],
+            window_bytes: k.window_bytes,
         };
+        // Descriptor bindings in order, a split array's windows consecutively.
+        let mut number = 0;
         for bnd in &k.bindings {
             let words = bnd.status || bnd.atomic;
             let elem = if words { ElemType::I32 } else { bnd.elem };
@@ -867,25 +917,28 @@ impl Emitter {
                 self.buffer_struct(elem)
             };
             let p = self.ptr(StorageClass::StorageBuffer, st);
-            let var = self.b.variable(p, None, StorageClass::StorageBuffer, None);
-            self.b
-                .decorate(var, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
-            self.b.decorate(
-                var,
-                Decoration::Binding,
-                [Operand::LiteralBit32(bnd.binding)],
-            );
-            if !bnd.writable {
-                self.b.decorate(var, Decoration::NonWritable, []);
-            }
-            if bnd.shared_between_groups {
-                // Written by one workgroup and read by another while the kernel runs.
-                self.b.decorate(var, Decoration::Coherent, []);
+            let mut vars = vec![];
+            for _ in 0..bnd.windows.max(1) {
+                let var = self.b.variable(p, None, StorageClass::StorageBuffer, None);
+                self.b
+                    .decorate(var, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
+                self.b
+                    .decorate(var, Decoration::Binding, [Operand::LiteralBit32(number)]);
+                number += 1;
+                if !bnd.writable {
+                    self.b.decorate(var, Decoration::NonWritable, []);
+                }
+                if bnd.shared_between_groups {
+                    // Written by one workgroup and read by another while the kernel runs.
+                    self.b.decorate(var, Decoration::Coherent, []);
+                }
+                vars.push(var);
             }
             if bnd.status {
-                cx.status = Some(var);
+                cx.status = Some(vars[0]);
             }
-            cx.bindings.push((var, elem));
+            cx.bindings.push((vars[0], elem));
+            cx.windows.push(vars);
         }
         let pc_t = self.push_struct(k.push_constants.len());
         let pc_p = self.ptr(StorageClass::PushConstant, pc_t);

@@ -70,13 +70,33 @@ struct Pipeline {
 /// One dispatch of a sequence.
 pub struct Dispatch<'a> {
     pub pipeline: PipelineId,
-    pub buffers: Vec<&'a Buffer>,
+    /// One per descriptor binding, in binding order.
+    pub buffers: Vec<View<'a>>,
     pub push: Vec<u32>,
     /// The workgroup count; with `indirect`, only an upper bound.
     pub groups: u32,
     /// vkCmdDispatchIndirect from this buffer's first three u32 (written by an earlier
     /// dispatch of the same recording).
     pub indirect: Option<&'a Buffer>,
+}
+
+/// The bytes of a buffer that one descriptor binding covers.
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    pub buffer: &'a Buffer,
+    pub offset: u64,
+    pub range: u64,
+}
+
+impl<'a> View<'a> {
+    /// The whole array.
+    pub fn all(buffer: &'a Buffer) -> View<'a> {
+        View {
+            buffer,
+            offset: 0,
+            range: buffer.size.max(16),
+        }
+    }
 }
 
 /// A recorded command buffer with its descriptor sets and fence, submitted as often as
@@ -409,9 +429,12 @@ impl Context {
 
     /// A device-local storage buffer of `size` bytes.
     pub fn create_buffer(&mut self, size: u64) -> Result<Buffer> {
-        if size > self.info.max_storage_buffer_range as u64 {
+        // Kernels bind a large array as up to 64 windows of the device's largest
+        // storage-buffer range.
+        let limit = (self.info.max_storage_buffer_range as u64).saturating_mul(64);
+        if size > limit {
             return Err(VkError::Limit(format!(
-                "an array of {size} bytes exceeds this device's largest storage buffer ({} bytes); split the data",
+                "an array of {size} bytes exceeds the {limit} bytes arrc can bind on this device (64 storage buffers of {} bytes); split the data",
                 self.info.max_storage_buffer_range
             )));
         }
@@ -710,12 +733,12 @@ impl Context {
             let infos: Vec<[vk::DescriptorBufferInfo; 1]> = disp
                 .buffers
                 .iter()
-                .map(|b| {
+                .map(|v| {
                     // The array's bytes, not the (larger) size class behind it.
                     [vk::DescriptorBufferInfo::default()
-                        .buffer(b.raw)
-                        .offset(0)
-                        .range(b.size.max(16))]
+                        .buffer(v.buffer.raw)
+                        .offset(v.offset)
+                        .range(v.range)]
                 })
                 .collect();
             let writes: Vec<_> = infos

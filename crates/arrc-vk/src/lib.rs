@@ -12,7 +12,7 @@
 mod context;
 
 pub use context::{
-    enumerate, Buffer, Context, DeviceInfo, Dispatch, PipelineId, Recording, RunStats,
+    enumerate, Buffer, Context, DeviceInfo, Dispatch, PipelineId, Recording, RunStats, View,
 };
 
 #[derive(Debug, thiserror::Error)]

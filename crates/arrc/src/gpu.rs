@@ -9,7 +9,15 @@ use arrc_vk::{Buffer, Context, Dispatch, PipelineId, Recording, RunStats, VkErro
 use std::collections::HashMap;
 
 /// Pipeline, buffers, push constants, workgroups, indirect-arguments buffer.
-type PreparedDispatch = (PipelineId, Vec<usize>, Vec<u32>, u32, Option<usize>);
+/// Pipeline, descriptor bindings (buffer, byte offset, byte range), push constants,
+/// workgroups, indirect-arguments buffer.
+type PreparedDispatch = (
+    PipelineId,
+    Vec<(usize, u64, u64)>,
+    Vec<u32>,
+    u32,
+    Option<usize>,
+);
 
 /// One statement compiled for the device.
 #[derive(Clone, Debug)]
@@ -128,6 +136,12 @@ impl Gpu {
         o.map_groups = o.map_groups.min(info.max_workgroup_count[0]);
         o.workgroup_size = o.workgroup_size.min(info.max_workgroup_invocations);
         o.float64 = info.shader_float64;
+        // The largest power of two a storage binding may span.
+        o.window_bytes = 1u64
+            << (63
+                - (info.max_storage_buffer_range as u64)
+                    .max(1 << 16)
+                    .leading_zeros());
         o
     }
 
@@ -203,7 +217,7 @@ impl Gpu {
                 .pipeline(
                     words,
                     "main",
-                    k.bindings.len() as u32,
+                    k.bindings.iter().map(|b| b.windows.max(1)).sum::<u32>(),
                     k.push_constants.len() as u32,
                     &spec,
                 )
@@ -217,16 +231,6 @@ impl Gpu {
             let bytes = len
                 .checked_mul(b.elem.size() as u64)
                 .ok_or_else(|| Error::new(ErrorClass::Device, "array too large", 0..0))?;
-            if bytes > info.max_storage_buffer_range as u64 {
-                return Err(Error::new(
-                    ErrorClass::Device,
-                    format!(
-                        "an array of {bytes} bytes exceeds this device's largest storage buffer ({} bytes)",
-                        info.max_storage_buffer_range
-                    ),
-                    0..0,
-                ));
-            }
             out.buffers
                 .push(self.ctx.create_buffer(bytes).map_err(dev)?);
             match &b.role {
@@ -258,13 +262,24 @@ impl Gpu {
                 // and the arguments of indirect dispatches (which a reduction may read).
                 continue;
             }
-            out.dispatches.push((
-                pipelines[d.kernel],
-                d.buffers.clone(),
-                push,
-                groups as u32,
-                d.indirect,
-            ));
+            // Each binding as its windows: arrays beyond the device's largest storage
+            // range are bound in consecutive pieces of `window_bytes`.
+            let k = &plan.kernels[d.kernel];
+            let mut views = Vec::with_capacity(d.buffers.len());
+            for (bnd, &b) in k.bindings.iter().zip(&d.buffers) {
+                let size = out.buffers[b].size.max(16);
+                for w in 0..bnd.windows.max(1) as u64 {
+                    let offset = w * k.window_bytes;
+                    views.push(if offset < size {
+                        (b, offset, (size - offset).min(k.window_bytes))
+                    } else {
+                        // A window past this array's end is never read.
+                        (b, 0, size.min(k.window_bytes))
+                    });
+                }
+            }
+            out.dispatches
+                .push((pipelines[d.kernel], views, push, groups as u32, d.indirect));
         }
         out.status = plan.status;
         out.result_len = plan.buffers[plan.result].len.eval(&syms);
@@ -292,7 +307,14 @@ impl Gpu {
             .iter()
             .map(|(pipe, bufs, push, groups, indirect)| Dispatch {
                 pipeline: *pipe,
-                buffers: bufs.iter().map(|&b| &out.buffers[b]).collect(),
+                buffers: bufs
+                    .iter()
+                    .map(|&(b, offset, range)| arrc_vk::View {
+                        buffer: &out.buffers[b],
+                        offset,
+                        range,
+                    })
+                    .collect(),
                 push: push.clone(),
                 groups: *groups,
                 indirect: indirect.map(|b| &out.buffers[b]),

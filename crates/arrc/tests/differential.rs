@@ -734,3 +734,36 @@ fn dfn_operands() {
     let e = s.eval("{⍺+⍵×2}/⍬").expect_err("no identity");
     assert_eq!(e.class, arrc::ErrorClass::Domain);
 }
+
+#[test]
+fn arrays_beyond_one_storage_binding() {
+    // 36 million f32 (144 MB) exceed lavapipe's 128 MiB maxStorageBufferRange (the
+    // H200's is 4 GiB): kernels bind such an array as several windows.
+    let mut s = gpu();
+    let n = 36_000_000;
+    let limit = s.device().expect("a device").max_storage_buffer_range as usize;
+    let x = Array::vector(Data::F32(
+        (0..n).map(|i| (i % 1000) as f32 - 500.0).collect(),
+    ));
+    assert!(
+        n * 4 > limit || limit >= 1 << 31,
+        "the test array should exceed the device's storage range"
+    );
+    s.set("x", x);
+    for (expr, want) in [
+        ("+/x", "¯18000000"),
+        ("⌈/x", "499"),
+        ("x[1 35999999 36000000]", "¯500 498 499"),
+        ("(⌽x)[1 2]", "499 498"),
+        ("+/(x>0)", "17964000"),
+        ("+/(x>498)/x", "17964000"),
+    ] {
+        let o = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        assert!(o.notes.is_empty(), "{expr} left the device: {:?}", o.notes);
+        assert_eq!(arrc::display(&o.value.expect("a value")), want, "{expr}");
+    }
+    // A result beyond one binding comes back whole.
+    let o = s.eval("x+1").expect("x+1").value.expect("a value");
+    assert_eq!(o.len(), n);
+    assert_eq!(o.data.get(n - 1), arrc::Scalar::F32(500.0));
+}
