@@ -983,23 +983,18 @@ impl Lower {
         self.compress(b, iota, false, None, span)
     }
 
-    /// `⍋x` / `⍒x` of a vector whose length is known before the program runs.
+    /// `⍋x` / `⍒x` of an array whose shape is known before the program runs.
     fn grade(&mut self, x: Value, down: bool, origin: i32, span: Span) -> Result<Value> {
         let xt = self.f.ty(x).clone();
+        // Major cells (rows of a matrix) are compared in ravel order.
         let n =
             match xt.shape.as_slice() {
-                [n @ Dim::Known(_)] => *n,
-                [_] => return Err(err::unsupported(
-                    "grading a vector whose length is computed on the device is not supported yet",
+                [] => return Err(err::rank("⍋ and ⍒ need an array of rank 1 or more", span)),
+                dims if known_dims(dims).is_some() => dims[0],
+                _ => return Err(err::unsupported(
+                    "grading an array whose shape is computed on the device is not supported yet",
                     span,
                 )),
-                [] => return Err(err::rank("⍋ and ⍒ need an array of rank 1 or more", span)),
-                _ => {
-                    return Err(err::unsupported(
-                        "grading a matrix (rows in order) is not supported on the GPU path yet",
-                        span,
-                    ))
-                }
             };
         Ok(self.f.push(
             Inst::Grade {

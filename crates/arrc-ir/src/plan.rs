@@ -410,10 +410,10 @@ pub enum KernelKind {
     },
     /// One step of a bitonic sorting network over the index array `idx` (a power of
     /// two long, entries `origin…`; entries at or beyond `len` after subtracting
-    /// `origin` sort last). Push constants `pairs, len, k, j`: pair `t` compares
-    /// positions `i = 2j·(t div j) + t mod j` and `i+j` by `keys` (ascending, or
-    /// descending when `down`, ties by index, so the result is stable), ascending
-    /// where `i & k` is 0.
+    /// `origin` sort last). Push constants `pairs, len, k, j, cols`: pair `t` compares
+    /// positions `i = 2j·(t div j) + t mod j` and `i+j` by their rows of `cols` keys
+    /// in ravel order (ascending, or descending when `down`, ties by index, so the
+    /// result is stable), ascending where `i & k` is 0.
     SortStep {
         keys: u32,
         idx: u32,
@@ -449,7 +449,7 @@ impl KernelKind {
         match self {
             KernelKind::ReduceAxis { .. } | KernelKind::MatMul { .. } => 3,
             KernelKind::ScanAxis { .. } | KernelKind::Search { .. } => 2,
-            KernelKind::SortStep { .. } => 4,
+            KernelKind::SortStep { .. } => 5,
             _ => 1,
         }
     }
@@ -1708,9 +1708,10 @@ impl Planner<'_> {
         is_result: bool,
     ) -> Result<()> {
         let f = self.v.func;
-        let Some(n) = known(&f.ty(arg).shape) else {
+        let shape = f.ty(arg).shape.clone();
+        let (Some(n), Some(cols)) = (known(&shape[..1]), known(&shape[1..])) else {
             return Err(err::unsupported(
-                "grading a vector whose length is known only at run time is not supported yet",
+                "grading an array whose shape is known only at run time is not supported yet",
                 f.span(v),
             ));
         };
@@ -1760,6 +1761,7 @@ impl Planner<'_> {
                     ("len", Count::known(n)),
                     ("k", Count::known(k)),
                     ("j", Count::known(j)),
+                    ("cols", Count::known(cols)),
                 ]
             };
             self.push_kernel("sort_step", kind, kb, step(2, 1), groups.clone());

@@ -701,6 +701,10 @@ fn sorting_and_searching() {
     check_at(&mut s, sizes, EXPRS, ElemType::F32, false);
     check_at(&mut s, &[0, 1, 33, 1000], EXPRS, ElemType::F64, false);
     check_at(&mut s, &[70001], &["⍋x", "⍒⌊x÷10"], ElemType::I32, false);
+    // Rows of a matrix (major cells) compare in ravel order.
+    for shape in [[33, 3], [1000, 2], [5, 1]] {
+        check_shaped(&mut s, &shape, ElemType::I32, &["⍋⌊m÷300", "⍒⌊m÷300", "⍋m"]);
+    }
 }
 
 #[test]

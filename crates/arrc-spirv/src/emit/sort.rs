@@ -49,6 +49,7 @@ impl Emitter {
             let len = e.push_constant(cx, 1)?;
             let kk = e.push_constant(cx, 2)?;
             let jj = e.push_constant(cx, 3)?;
+            let cols = e.push_constant(cx, 4)?;
             let q = e.b.u_div(u, None, t, jj).map_err(be)?;
             let r = e.b.u_mod(u, None, t, jj).map_err(be)?;
             let two_j = e.uadd(jj, jj)?;
@@ -72,10 +73,47 @@ impl Emitter {
                 let last = e.b.i_sub(u, None, len, one).map_err(be)?;
                 let xs = e.umin(x, last)?;
                 let ys = e.umin(y, last)?;
-                let kx = e.load_elem(cx, keys, xs)?;
-                let ky = e.load_elem(cx, keys, ys)?;
-                let first = e.key_before(key_t, kx, ky, down)?;
-                let tie = e.key_equal(key_t, kx, ky)?;
+                // Rows in ravel order: the first column that differs decides
+                // (0 undecided, 1 x first, 2 y first).
+                let xb = e.umul(xs, cols)?;
+                let yb = e.umul(ys, cols)?;
+                let c = e.local(u);
+                let state = e.local(u);
+                let zero = e.c_u32(0);
+                e.store(c, zero)?;
+                e.store(state, zero)?;
+                e.while_loop(
+                    |e| {
+                        let cv = e.load(u, c)?;
+                        let more = e.ult(cv, cols)?;
+                        let sv = e.load(u, state)?;
+                        let zero = e.c_u32(0);
+                        let open = e.b.i_equal(bt, None, sv, zero).map_err(be)?;
+                        e.b.logical_and(bt, None, more, open).map_err(be)
+                    },
+                    |e| {
+                        let cv = e.load(u, c)?;
+                        let xi = e.uadd(xb, cv)?;
+                        let yi = e.uadd(yb, cv)?;
+                        let kx = e.load_elem(cx, keys, xi)?;
+                        let ky = e.load_elem(cx, keys, yi)?;
+                        let xf = e.key_before(key_t, kx, ky, down)?;
+                        let yf = e.key_before(key_t, ky, kx, down)?;
+                        let (zero, one, two) = (e.c_u32(0), e.c_u32(1), e.c_u32(2));
+                        let s = e.b.select(u, None, yf, two, zero).map_err(be)?;
+                        let s = e.b.select(u, None, xf, one, s).map_err(be)?;
+                        e.store(state, s)
+                    },
+                    |e| {
+                        let cv = e.load(u, c)?;
+                        let one = e.c_u32(1);
+                        let nc = e.uadd(cv, one)?;
+                        e.store(c, nc)
+                    },
+                )?;
+                let sv = e.load(u, state)?;
+                let first = e.b.i_equal(bt, None, sv, one).map_err(be)?;
+                let tie = e.b.i_equal(bt, None, sv, zero).map_err(be)?;
                 let xy = e.ult(x, y)?;
                 let tie_first = e.b.logical_and(bt, None, tie, xy).map_err(be)?;
                 let better = e.b.logical_or(bt, None, first, tie_first).map_err(be)?;
