@@ -222,20 +222,19 @@ impl Lower {
             )),
             ExprKind::Strand(items) => {
                 let mut vals = Vec::new();
+                let mut values = Vec::new();
                 for it in items {
                     let v = self.expr(it)?;
-                    match self
+                    values.push(v);
+                    if let Some(s) = self
                         .as_const(v)
                         .and_then(|a| (a.rank() == 0).then(|| a.data.get(0)))
                     {
-                        Some(s) => vals.push(s),
-                        None => {
-                            return Err(err::unsupported(
-                                "a strand of computed values is not supported on the GPU path yet",
-                                it.span.clone(),
-                            ))
-                        }
+                        vals.push(s);
                     }
+                }
+                if vals.len() < values.len() {
+                    return self.strand(&values, items, span);
                 }
                 let ty = vals
                     .iter()
@@ -354,6 +353,9 @@ impl Lower {
                 let depth = (self.f.ty(arg).rank() > 0) as i32;
                 Ok(self.konst(Array::scalar(Scalar::I32(depth)), fspan))
             }
+            // ↑ (mix) of a simple array is the array; ∊ (enlist) its ravel.
+            FuncKind::Prim(Prim::Take) => Ok(arg),
+            FuncKind::Prim(Prim::Epsilon) => self.structural1(Prim::Comma, arg, None, fspan),
             FuncKind::Prim(p) if p.is_structural() => self.structural1(*p, arg, None, fspan),
             FuncKind::Prim(p) => match UnOp::from_prim(*p) {
                 Some(op) if op.on_gpu_for(self.f.ty(arg).elem, self.f.float) => {
@@ -1745,17 +1747,50 @@ impl Lower {
         }
     }
 
+    /// A strand with computed items (`x 1`): each a scalar, catenated.
+    fn strand(&mut self, values: &[Value], items: &[Expr], span: Span) -> Result<Value> {
+        let mut out: Option<Value> = None;
+        let elem = values
+            .iter()
+            .map(|v| self.f.ty(*v).elem)
+            .max()
+            .unwrap_or(ElemType::I32);
+        for (v, it) in values.iter().zip(items) {
+            if self.f.ty(*v).rank() != 0 {
+                return Err(err::domain(
+                    "nested arrays are not supported: each item of a strand must be a scalar",
+                    it.span.clone(),
+                ));
+            }
+            let c = self.cast(*v, elem);
+            let one = self.reshape(c, vec![Dim::Known(1)], it.span.clone());
+            out = Some(match out {
+                None => one,
+                Some(acc) => self.catenate(acc, one, 0, span.clone())?,
+            });
+        }
+        out.ok_or_else(|| err::unsupported("an empty strand", span))
+    }
+
     /// `a f.g b`: `g` over a virtual array `(¯1↓⍴a),(1↓⍴b),k` of both arguments
     /// spread, then `f/` along its last axis (fused: nothing of size m×n×k is stored).
     fn inner(&mut self, f: &Func, g: &Func, a: Value, b: Value, span: Span) -> Result<Value> {
         let gop = self.scalar_operand(g, a, b)?;
+        // A scalar argument extends along the inner axis (`2+.×1 2 3` is `+/2×1 2 3`).
+        let (at0, bt0) = (self.f.ty(a).clone(), self.f.ty(b).clone());
+        let a = if at0.rank() == 0 {
+            let k = bt0.shape.first().copied().unwrap_or(Dim::Known(1));
+            self.reshape(a, vec![k], span.clone())
+        } else {
+            a
+        };
+        let b = if bt0.rank() == 0 {
+            let k = self.f.ty(a).shape.last().copied().unwrap_or(Dim::Known(1));
+            self.reshape(b, vec![k], span.clone())
+        } else {
+            b
+        };
         let (at, bt) = (self.f.ty(a).clone(), self.f.ty(b).clone());
-        if at.rank() == 0 || bt.rank() == 0 {
-            return Err(err::unsupported(
-                "inner products of scalars are not supported on the GPU path yet",
-                span,
-            ));
-        }
         let (ra, rb) = (at.rank(), bt.rank());
         let k = at.shape[ra - 1];
         match (k, bt.shape[0]) {
