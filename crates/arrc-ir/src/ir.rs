@@ -168,6 +168,13 @@ pub enum Inst {
         mask: Value,
         arg: Value,
     },
+    /// `by⌽[axis] arg` with computed or per-row amounts: `by` (an integer scalar, or
+    /// an array of `arg`'s shape without `axis`) rotates each line along `axis`.
+    Rotate {
+        arg: Value,
+        by: Value,
+        axis: usize,
+    },
     /// `f/[axis] arg` (or `f\[axis]` when `scan`) with `f` a dfn made of scalar
     /// functions: an exact right fold, each step `comb` with ⍺ an item and ⍵ the
     /// fold so far (both of the result's type, to which `arg` is already converted).
@@ -263,6 +270,7 @@ impl Inst {
             | Inst::Catenate { lhs, rhs, .. }
             | Inst::MatMul { lhs, rhs } => vec![*lhs, *rhs],
             Inst::Compress { mask, arg } => vec![*mask, *arg],
+            Inst::Rotate { arg, by, .. } => vec![*arg, *by],
             Inst::Grade { arg, .. } | Inst::FoldDfn { arg, .. } => vec![*arg],
             Inst::Search {
                 hay,
@@ -288,6 +296,7 @@ impl Inst {
                 | Inst::Gather { .. }
                 | Inst::Catenate { .. }
                 | Inst::Index { .. }
+                | Inst::Rotate { .. }
         )
     }
 }
@@ -400,6 +409,7 @@ impl fmt::Display for Function {
                 Inst::Catenate { lhs, rhs, axis } => write!(f, "catenate[{axis}] {lhs}, {rhs}")?,
                 Inst::MatMul { lhs, rhs } => write!(f, "matmul {lhs}, {rhs}")?,
                 Inst::Compress { mask, arg } => write!(f, "compress {mask}, {arg}")?,
+                Inst::Rotate { arg, by, axis } => write!(f, "rotate[{axis}] {arg} by {by}")?,
                 Inst::FoldDfn {
                     comb,
                     arg,

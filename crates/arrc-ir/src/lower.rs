@@ -1292,12 +1292,55 @@ impl Lower {
                 if r == 0 {
                     return Ok(x);
                 }
-                let by = match self.const_ints(a).as_deref() {
-                    Some([b]) if self.f.ty(a).rank() == 0 || self.f.ty(a).is_singleton() => *b,
-                    _ => return Err(need_const("⌽ by a vector or computed amount")),
-                };
                 let ax = axis.unwrap_or(if p == Prim::Reverse { r - 1 } else { 0 });
-                Ok(self.gather(x, Gather::Rotate { axis: ax, by }, ty.shape, span))
+                let at = self.f.ty(a).clone();
+                if let Some([b]) = self.const_ints(a).as_deref() {
+                    if at.rank() == 0 || at.is_singleton() {
+                        return Ok(self.gather(
+                            x,
+                            Gather::Rotate { axis: ax, by: *b },
+                            ty.shape,
+                            span,
+                        ));
+                    }
+                }
+                // A computed amount, or one per line of the axis.
+                if at.elem.is_float() {
+                    return Err(err::unsupported(
+                        "⌽ by float amounts is not supported on the GPU path",
+                        span,
+                    ));
+                }
+                let mut lines = ty.shape.clone();
+                lines.remove(ax);
+                if at.rank() != 0 && at.rank() != lines.len() {
+                    return Err(err::rank(
+                        format!(
+                            "⌽ amounts of rank {} for lines of rank {}",
+                            at.rank(),
+                            lines.len()
+                        ),
+                        span,
+                    ));
+                }
+                if at.rank() != 0 && at.shape != lines {
+                    return Err(err::length("⌽ amounts do not match the lines", span));
+                }
+                if !matches!(ty.shape[ax], Dim::Known(_)) {
+                    return Err(err::unsupported(
+                        "⌽ by computed amounts along a run-time length is not supported yet",
+                        span,
+                    ));
+                }
+                Ok(self.f.push(
+                    Inst::Rotate {
+                        arg: x,
+                        by: a,
+                        axis: ax,
+                    },
+                    ty,
+                    span,
+                ))
             }
             Prim::Transpose => {
                 let perm = self.const_ints(a).ok_or_else(|| need_const("⍉"))?;

@@ -951,6 +951,48 @@ impl Planner<'_> {
                 }
             }
             Inst::Gather { arg, map } => self.gather(v, *arg, map, idx, kb),
+            Inst::Rotate { arg, by, axis } => {
+                // Coordinate c along the axis reads (c + (n|amount)) mod n, the amount
+                // that of c's line.
+                let shape = ty.shape.clone();
+                let mut c = kb.coords(idx, &shape);
+                let n = shape[*axis];
+                let mut line = c.clone();
+                line.remove(*axis);
+                let mut lines = shape.clone();
+                lines.remove(*axis);
+                let li = kb.linear(&line, &lines);
+                let amount = self.expr(*by, &li, kb);
+                let Dim::Known(len) = n else {
+                    // (Lowering only makes Rotate for known lengths.)
+                    return self.expr(*arg, idx, kb);
+                };
+                // In the amount's own integer type (booleans as i32): lavapipe
+                // miscompiles sign tests of an i32 widened to i64.
+                let t = amount.elem().join(ElemType::I32);
+                let amount = if amount.elem() == t {
+                    amount
+                } else {
+                    KExpr::Cast {
+                        to: t,
+                        arg: Box::new(amount),
+                    }
+                };
+                let shift = KExpr::Binary {
+                    op: BinOp::Residue,
+                    elem: t,
+                    lhs: Box::new(KExpr::Const(Scalar::I64(len.max(1) as i64).cast(t))),
+                    rhs: Box::new(amount),
+                    error_bit: None,
+                };
+                let d = kb.dim(n);
+                c[*axis] = IExpr::modulo(
+                    IExpr::plus(c[*axis].clone(), IExpr::Data(Box::new(shift))),
+                    d,
+                );
+                let i = kb.linear(&c, &shape);
+                self.expr(*arg, &i, kb)
+            }
             Inst::Index { arg, axes } => {
                 let c = kb.coords(idx, &ty.shape.clone());
                 let at = f.ty(*arg).shape.clone();

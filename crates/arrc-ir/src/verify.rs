@@ -154,6 +154,17 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                     && at.elem == ty.elem
                     && matches!(ty.shape.as_slice(), [Dim::Dyn(i)] if (*i as usize) < f.dyn_bounds.len())
             }
+            Inst::Rotate { arg, by, axis } => {
+                let (at, bt) = (f.ty(*arg), f.ty(*by));
+                let mut lines = at.shape.clone();
+                *axis < at.rank() && {
+                    lines.remove(*axis);
+                    at.elem == ty.elem
+                        && at.shape == ty.shape
+                        && !bt.elem.is_float()
+                        && (bt.rank() == 0 || bt.shape == lines)
+                }
+            }
             Inst::Grade { arg, .. } => {
                 let at = f.ty(*arg);
                 at.rank() >= 1 && ty.elem == crate::ElemType::I32 && ty.shape == at.shape[..1]

@@ -771,3 +771,22 @@ fn arrays_beyond_one_storage_binding() {
     assert_eq!(o.len(), n);
     assert_eq!(o.data.get(n - 1), arrc::Scalar::F32(500.0));
 }
+
+#[test]
+fn rotate_by_computed_amounts() {
+    // `a⌽x` with one amount per line (or a computed scalar), negative ones included.
+    let mut s = gpu();
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_shaped(
+            &mut s,
+            &[33, 7],
+            ty,
+            &[
+                "(⌊m[;1]÷100)⌽m",
+                "(⌊m[1;]÷100)⊖m",
+                "(⌊m[1;1]÷10)⌽m",
+                "+/(⌊m[;2]÷30)⌽m",
+            ],
+        );
+    }
+}
