@@ -967,8 +967,7 @@ impl Planner<'_> {
                     // (Lowering only makes Rotate for known lengths.)
                     return self.expr(*arg, idx, kb);
                 };
-                // In the amount's own integer type (booleans as i32): lavapipe
-                // miscompiles sign tests of an i32 widened to i64.
+                // In the amount's own integer type (booleans as i32).
                 let t = amount.elem().join(ElemType::I32);
                 let amount = if amount.elem() == t {
                     amount

@@ -645,6 +645,18 @@ impl Emitter {
             return Ok(v);
         }
         let ty = self.ty(to);
+        if to == ElemType::I64 && !from.is_float() {
+            // i32 → i64 as ((u64)(u32)v ^ 2^31) - 2^31, not OpSConvert: lavapipe then
+            // tests the sign of the widened value as if it were zero-extended
+            // (`k←¯2 ⋄ (k+0)<0` gave 0).
+            let u64t = self.b.type_int(64, 0);
+            let u = self.b.bitcast(self.u32_t, None, v).map_err(be)?;
+            let w = self.b.u_convert(u64t, None, u).map_err(be)?;
+            let bias = self.constant(u64t, 1 << 31, true);
+            let x = self.b.bitwise_xor(u64t, None, w, bias).map_err(be)?;
+            let d = self.b.i_sub(u64t, None, x, bias).map_err(be)?;
+            return self.b.bitcast(ty, None, d).map_err(be);
+        }
         match (from.is_float(), to.is_float()) {
             (true, true) => self.b.f_convert(ty, None, v),
             (true, false) => self.b.convert_f_to_s(ty, None, v),

@@ -182,6 +182,10 @@ const MAPS: &[&str] = &[
     "×x",
     "~x>0",
     "+/|x",
+    // Sign tests of values widened to i64 (lavapipe once got these wrong).
+    "(x+0)<0",
+    "0>x×1",
+    "7|x+0",
 ];
 
 #[test]
