@@ -165,13 +165,13 @@ impl UnOp {
     }
 
     /// Whether the SPIR-V back end implements it for an argument of this type in a
-    /// program whose floats are `float` (`~` of floats and the f64 transcendental
-    /// functions are not on the device yet).
+    /// program whose floats are `float` (`~` of floats and f64 `!` are not on the
+    /// device yet).
     pub fn on_gpu_for(self, arg: ElemType, float: ElemType) -> bool {
         let f64_result = self.result_type(arg, float) == ElemType::F64;
         match self {
             UnOp::Not => !arg.is_float(),
-            UnOp::Exp | UnOp::Ln | UnOp::Factorial => !f64_result,
+            UnOp::Factorial => !f64_result,
             _ => true,
         }
     }
@@ -415,13 +415,13 @@ impl BinOp {
     /// Whether the SPIR-V back end implements it for arguments of these types:
     /// comparisons on any numbers; `∧ ∨` on booleans and integers (LCM and GCD) and
     /// `⍲ ⍱` on booleans and integers (a DOMAIN ERROR unless 0 or 1), not on floats.
-    /// In a program whose floats are f64, `* ⍟ ○` of f64 are not on the device yet.
+    /// In a program whose floats are f64, `○` and `!` of f64 are not on the device yet.
     pub fn on_gpu_for(self, a: ElemType, b: ElemType, float: ElemType) -> bool {
         let j = a.join(b);
         let f64_result = self.result_type(a, b, float) == ElemType::F64;
         match self {
             BinOp::And | BinOp::Or | BinOp::Nand | BinOp::Nor => !j.is_float(),
-            BinOp::Power | BinOp::Log | BinOp::Circle | BinOp::Binomial => !f64_result,
+            BinOp::Circle | BinOp::Binomial => !f64_result,
             _ => true,
         }
     }

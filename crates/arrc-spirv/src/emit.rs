@@ -14,6 +14,7 @@ use rspirv::spirv::{
 };
 use std::collections::HashMap;
 
+mod f64;
 mod scalars;
 mod sort;
 

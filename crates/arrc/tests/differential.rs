@@ -215,6 +215,23 @@ fn folds_and_maps_f64() {
         ElemType::F64,
         &["+/m", "+⌿m", "⌈\\m", "+⍀m"],
     );
+    // exp and log are arrc's own in f64 (GLSL.std.450 has them for f32 only).
+    check_at(
+        &mut s,
+        &[1, 33, 4097],
+        &[
+            "*x÷10",
+            "⍟1+|x",
+            "(1+|x)*0.5",
+            "2*x÷10",
+            "2⍟1+|x",
+            "x*3",
+            "(|x)*¯1.5",
+            "*⍟1+|x",
+        ],
+        ElemType::F64,
+        false,
+    );
 }
 
 #[test]

@@ -282,16 +282,27 @@ impl Emitter {
                 self.binary(cx, BinOp::Div, elem, elem, one, v, None, None)
             }
             (UnOp::Exp, _) => {
-                let r = self.glsl(F32, EXP, &[v])?;
-                let bad = self.not_finite(F32, r)?;
+                let r = if elem == ElemType::F64 {
+                    self.exp64(v)?
+                } else {
+                    self.glsl(F32, EXP, &[v])?
+                };
+                let bad = self.not_finite(elem, r)?;
                 self.raise(cx, bit, bad)?;
                 Ok(r)
             }
             (UnOp::Ln, _) => {
-                let z = self.fc(F32, 0.0);
+                let z = self.fc(elem, 0.0);
                 let nonpos = self.b.f_ord_less_than_equal(bt, None, v, z).map_err(be)?;
                 self.raise(cx, bit, nonpos)?;
-                self.glsl(F32, LOG, &[v])
+                if elem == ElemType::F64 {
+                    // (A non-positive argument has raised its error; its value is moot.)
+                    let one = self.fc(elem, 1.0);
+                    let safe = self.sel(elem, nonpos, one, v)?;
+                    self.log64(safe)
+                } else {
+                    self.glsl(F32, LOG, &[v])
+                }
             }
             (UnOp::PiTimes, _) => {
                 let pi = self.fc(elem, std::f64::consts::PI);
@@ -600,10 +611,10 @@ impl Emitter {
                 let r = self.sel(t, az, b, r)?;
                 self.convert(r, t, elem)
             }
-            BinOp::Power => self.power(cx, a, b, bit),
+            BinOp::Power => self.power(cx, t, a, b, bit),
             BinOp::Log => {
-                let zero = self.fc(F32, 0.0);
-                let one = self.fc(F32, 1.0);
+                let zero = self.fc(t, 0.0);
+                let one = self.fc(t, 1.0);
                 let le = |e: &mut Self, x: Word| {
                     e.b.f_ord_less_than_equal(e.bool_t, None, x, zero)
                         .map_err(be)
@@ -617,10 +628,15 @@ impl Emitter {
                 let bad = self.or(an, bn)?;
                 let bad = self.or(bad, base1)?;
                 self.raise(cx, bit, bad)?;
-                let lb = self.glsl(F32, LOG, &[b])?;
-                let la = self.glsl(F32, LOG, &[a])?;
-                let r = self.fop(F32, BinOp::Div, lb, la)?;
-                self.sel(ElemType::F32, a1, one, r)
+                let (lb, la) = if t == ElemType::F64 {
+                    let sa = self.sel(t, an, one, a)?;
+                    let sb = self.sel(t, bn, one, b)?;
+                    (self.log64(sb)?, self.log64(sa)?)
+                } else {
+                    (self.glsl(F32, LOG, &[b])?, self.glsl(F32, LOG, &[a])?)
+                };
+                let r = self.binary(cx, BinOp::Div, t, t, lb, la, None, None)?;
+                self.sel(t, a1, one, r)
             }
             BinOp::Circle => self.circle(cx, a, b, circle, bit),
             BinOp::Binomial => self.binomial(cx, a, b, bit),
@@ -704,17 +720,25 @@ impl Emitter {
 
     /// `a*b` in f32: exact repeated squaring for integer exponents, `pow` otherwise;
     /// a negative base needs an integer exponent.
-    fn power(&mut self, cx: &Cx, a: Word, b: Word, bit: Option<u32>) -> R<Word> {
-        let f = self.ty(ElemType::F32);
+    fn power(&mut self, cx: &Cx, t: ElemType, a: Word, b: Word, bit: Option<u32>) -> R<Word> {
+        let f = self.ty(t);
         let u = self.u32_t;
         let out = self.local(f);
-        let zero = self.fc(F32, 0.0);
-        let one = self.fc(F32, 1.0);
-        let aa = self.glsl(F32, 4, &[a])?; // FAbs
-        let ab = self.glsl(F32, 4, &[b])?;
-        let fl = self.glsl(F32, FLOOR, &[b])?;
+        let zero = self.fc(t, 0.0);
+        let one = self.fc(t, 1.0);
+        let aa = self.glsl(t, 4, &[a])?; // FAbs
+        let ab = self.glsl(t, 4, &[b])?;
+        let fl = self.glsl(t, FLOOR, &[b])?;
         let isint = self.feq(fl, b)?;
-        let lim = self.fc(F32, 16777216.0);
+        // Integral exponents below 2^24 (f32) or 2^32 (f64) by repeated squaring.
+        let lim = self.fc(
+            t,
+            if t == ElemType::F64 {
+                4294967295.0
+            } else {
+                16777216.0
+            },
+        );
         let small = self.flt(ab, lim)?;
         let by_squares = self.and(isint, small)?;
         self.if_else(
@@ -740,11 +764,11 @@ impl Emitter {
                         e.if_then(odd, |e| {
                             let r = e.load(f, out)?;
                             let bv = e.load(f, base)?;
-                            let m = e.fop(F32, BinOp::Mul, r, bv)?;
+                            let m = e.fop(t, BinOp::Mul, r, bv)?;
                             e.store(out, m)
                         })?;
                         let bv = e.load(f, base)?;
-                        let sq = e.fop(F32, BinOp::Mul, bv, bv)?;
+                        let sq = e.fop(t, BinOp::Mul, bv, bv)?;
                         e.store(base, sq)?;
                         let half = e.b.shift_right_logical(u, None, nv, one_u).map_err(be)?;
                         e.store(n, half)
@@ -754,15 +778,25 @@ impl Emitter {
                 let neg = e.flt(b, zero)?;
                 e.if_then(neg, |e| {
                     let r = e.load(f, out)?;
-                    let q = e.fop(F32, BinOp::Div, one, r)?;
+                    let q = e.fop(t, BinOp::Div, one, r)?;
                     e.store(out, q)
                 })
             },
             |e| {
                 // pow(|a|, b); pow(0, b) is 0 for b > 0 (b is not an integer here).
-                let p = e.glsl(F32, POW, &[aa, b])?;
+                let p = if t == ElemType::F64 {
+                    // e^(b·ln|a|); |a| = 0 is replaced below.
+                    let one = e.fc(t, 1.0);
+                    let az = e.feq(aa, zero)?;
+                    let sa = e.sel(t, az, one, aa)?;
+                    let l = e.log64(sa)?;
+                    let bl = e.fop(t, BinOp::Mul, b, l)?;
+                    e.exp64(bl)?
+                } else {
+                    e.glsl(F32, POW, &[aa, b])?
+                };
                 let az = e.feq(aa, zero)?;
-                let r = e.sel(ElemType::F32, az, zero, p)?;
+                let r = e.sel(t, az, zero, p)?;
                 e.store(out, r)
             },
         )?;
@@ -770,17 +804,17 @@ impl Emitter {
         // it has no real result.
         let r = self.load(f, out)?;
         let aneg = self.flt(a, zero)?;
-        let half = self.fc(F32, 0.5);
-        let hb = self.fop(F32, BinOp::Mul, b, half)?;
-        let hfl = self.glsl(F32, FLOOR, &[hb])?;
+        let half = self.fc(t, 0.5);
+        let hb = self.fop(t, BinOp::Mul, b, half)?;
+        let hfl = self.glsl(t, FLOOR, &[hb])?;
         let even = self.feq(hfl, hb)?;
         let odd = self.not(even)?;
         let flip = self.and(aneg, odd)?;
         let nr = self.b.f_negate(f, None, r).map_err(be)?;
-        let r = self.sel(ElemType::F32, flip, nr, r)?;
+        let r = self.sel(t, flip, nr, r)?;
         let frac = self.not(isint)?;
         let bad1 = self.and(aneg, frac)?;
-        let nf = self.not_finite(F32, r)?;
+        let nf = self.not_finite(t, r)?;
         let bad = self.or(bad1, nf)?;
         self.raise(cx, bit, bad)?;
         Ok(r)
