@@ -223,7 +223,8 @@ impl Lower {
             ExprKind::Strand(items) => {
                 let mut vals = Vec::new();
                 let mut values = Vec::new();
-                for it in items {
+                // Right to left, as APL evaluates (the first error met is the same).
+                for it in items.iter().rev() {
                     let v = self.expr(it)?;
                     values.push(v);
                     if let Some(s) = self
@@ -233,6 +234,8 @@ impl Lower {
                         vals.push(s);
                     }
                 }
+                values.reverse();
+                vals.reverse();
                 if vals.len() < values.len() {
                     return self.strand(&values, items, span);
                 }
@@ -952,6 +955,10 @@ impl Lower {
             if counts.iter().any(|&c| c < 0) {
                 return Err(err::domain("⍸ needs non-negative integers", span));
             }
+            let total: i64 = counts.iter().fold(0i64, |a, &c| a.saturating_add(c));
+            if total > i32::MAX as i64 {
+                return Err(err::ws_full(format!("⍸ would give {total} elements"), span));
+            }
             let idx: Vec<i32> = counts
                 .iter()
                 .enumerate()
@@ -1137,7 +1144,7 @@ impl Lower {
         Ok(self.f.push(Inst::Scan { op, arg, axis }, ty, span))
     }
 
-    /// The axis of `f[k]`: a literal integer from 1 to `rank` (⎕IO=1).
+    /// The axis of `f[k]`: a literal integer from ⎕IO to `rank-1+⎕IO`, 0-based.
     fn axis(&mut self, k: &Expr, rank: usize) -> Result<usize> {
         let v = self.expr(k)?;
         let io = self.io;
@@ -1304,7 +1311,14 @@ impl Lower {
                         ));
                     }
                 }
-                // A computed amount, or one per line of the axis.
+                // A computed amount, or one per line of the axis; one element of any
+                // rank extends to every line.
+                let (a, at) = if at.rank() > 0 && at.is_singleton() {
+                    let s = self.reshape(a, vec![], span.clone());
+                    (s, self.f.ty(s).clone())
+                } else {
+                    (a, at)
+                };
                 if at.elem.is_float() {
                     return Err(err::unsupported(
                         "⌽ by float amounts is not supported on the GPU path",

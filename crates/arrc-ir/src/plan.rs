@@ -327,7 +327,8 @@ pub enum Fold {
 }
 
 impl Fold {
-    /// The function (for `Dfn`, `-`: only associative folds use it, for identities).
+    /// The function (for `Dfn`, `-`: used for identities, which a right fold needs only
+    /// for an empty row, and a dfn fold over an empty axis is refused at lowering).
     pub fn op(self) -> BinOp {
         match self {
             Fold::Assoc(op) | Fold::Right { op, .. } => op,
@@ -559,6 +560,9 @@ struct Planner<'a> {
     buffer_of: Vec<Option<usize>>,
     /// The buffer holding each device-computed length, once planned.
     dyn_buffers: Vec<Option<usize>>,
+    /// The dfn fold being planned: its step (with the fold's type and span), turned
+    /// into `dfn` once the items' expression is built (error bits in evaluation order).
+    dfn_src: Option<(Comb, ElemType, Span)>,
     /// The step of the dfn fold being planned (`Fold::Dfn`).
     dfn: Option<KExpr>,
 }
@@ -681,6 +685,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
         },
         buffer_of: vec![None; f.insts.len()],
         dyn_buffers: vec![None; f.dyn_bounds.len()],
+        dfn_src: None,
         dfn: None,
     };
     let result = f.result.expect("verified");
@@ -712,13 +717,13 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
                 scan,
             } => {
                 // A right fold (Sub stands for "not associative") whose step is `comb`.
-                let span = f.span(val);
-                p.dfn = Some(p.comb(comb, f.ty(val).elem, &span));
+                p.dfn_src = Some((comb.clone(), f.ty(val).elem, f.span(val)));
                 let r = if *scan {
                     p.scan(val, BinOp::Sub, *arg, *axis, is_result)
                 } else {
                     p.reduce(val, BinOp::Sub, *arg, *axis, is_result)
                 };
+                p.dfn_src = None;
                 p.dfn = None;
                 r?
             }
@@ -817,6 +822,16 @@ impl Planner<'_> {
                     continue;
                 };
                 let Some(n) = known(dims) else { continue };
+                if n >= u32::MAX as u64 {
+                    // Element indices are u32 in kernels (u32::MAX marks "outside").
+                    return Err(err::ws_full(
+                        format!(
+                            "an array of {n} elements: at most {} fit one kernel's indices",
+                            u32::MAX - 1
+                        ),
+                        0..0,
+                    ));
+                }
                 let bytes = n.saturating_mul(buf.elem.size() as u64);
                 let w = bytes.div_ceil(window).max(1);
                 let k = &mut self.plan.kernels[d.kernel];
@@ -1193,7 +1208,7 @@ impl Planner<'_> {
             spin_limit: self.opts.spin_limit,
             n_from: None,
             combine: self.dfn.clone(),
-            window_bytes: self.opts.window_bytes,
+            window_bytes: self.opts.window_bytes.max(1 << 16),
         });
         self.plan.dispatches.push(Dispatch {
             kernel: k,
@@ -1320,6 +1335,21 @@ impl Planner<'_> {
 
     /// A dfn fold's step as a kernel expression of `Operand`s 0 (⍺) and 1 (⍵), its
     /// errors numbered after the items'.
+    /// A fold's final form once its items' expression exists: a dfn fold's step, or a
+    /// right fold's error bit, is numbered after the items' errors.
+    fn fold_after_items(&mut self, v: Value, fold: Fold, elem: ElemType) -> Fold {
+        match fold {
+            Fold::Right { .. } if self.dfn_src.is_some() => {
+                if let Some((c, r, span)) = self.dfn_src.take() {
+                    self.dfn = Some(self.comb(&c, r, &span));
+                }
+                Fold::Dfn
+            }
+            Fold::Right { op, .. } => self.right_fold(v, op, elem),
+            f => f,
+        }
+    }
+
     /// `r` is the fold's type (⍺'s and ⍵'s).
     fn comb(&mut self, c: &Comb, r: ElemType, span: &Span) -> KExpr {
         match c {
@@ -1443,11 +1473,7 @@ impl Planner<'_> {
         let idx = split.index(&mut kb);
         let expr = self.expr(arg, &idx, &mut kb);
         // The fold's own errors come after its items' (bits in evaluation order).
-        let fold = match fold {
-            Fold::Right { .. } if self.dfn.is_some() => Fold::Dfn,
-            Fold::Right { op, .. } => self.right_fold(v, op, elem),
-            f => f,
-        };
+        let fold = self.fold_after_items(v, fold, elem);
         let out = kb.bind(target, elem, true);
         let fold_fails = matches!(
             fold,
@@ -1539,11 +1565,7 @@ impl Planner<'_> {
         let mut kb = self.kb();
         let idx = split.index(&mut kb);
         let expr = self.expr(arg, &idx, &mut kb);
-        let fold = match fold {
-            Fold::Right { .. } if self.dfn.is_some() => Fold::Dfn,
-            Fold::Right { op, .. } => self.right_fold(v, op, elem),
-            f => f,
-        };
+        let fold = self.fold_after_items(v, fold, elem);
         let out = kb.bind(b, self.v.func.ty(v).elem, true);
         let fold_fails = matches!(
             fold,

@@ -115,6 +115,10 @@ pub fn tolerant_eq(x: f64, y: f64) -> bool {
 /// Dyalog's tolerant floor: the nearest integer, less one when that is above `x` by
 /// more than ⎕CT relative to `x` (so `⌊2.99999999999999996` is 3).
 pub fn tolerant_floor(x: f64) -> f64 {
+    if x.floor() == x {
+        // (Also keeps odd integers beyond 2^52, where x + 0.5 rounds up.)
+        return x;
+    }
     let n = (x + 0.5).floor();
     if n - x > COMPARISON_TOLERANCE * x.abs().max(1.0) {
         n - 1.0

@@ -88,17 +88,6 @@ pub struct View<'a> {
     pub range: u64,
 }
 
-impl<'a> View<'a> {
-    /// The whole array.
-    pub fn all(buffer: &'a Buffer) -> View<'a> {
-        View {
-            buffer,
-            offset: 0,
-            range: buffer.size.max(16),
-        }
-    }
-}
-
 /// A recorded command buffer with its descriptor sets and fence, submitted as often as
 /// needed (see [`Context::record`]).
 pub struct Recording {
@@ -431,11 +420,12 @@ impl Context {
     pub fn create_buffer(&mut self, size: u64) -> Result<Buffer> {
         // Kernels bind a large array as up to 64 windows of the device's largest
         // storage-buffer range.
-        let limit = (self.info.max_storage_buffer_range as u64).saturating_mul(64);
+        let range = self.info.max_storage_buffer_range.max(1 << 16);
+        let window = 1u64 << (31 - range.leading_zeros());
+        let limit = window.saturating_mul(64);
         if size > limit {
             return Err(VkError::Limit(format!(
-                "an array of {size} bytes exceeds the {limit} bytes arrc can bind on this device (64 storage buffers of {} bytes); split the data",
-                self.info.max_storage_buffer_range
+                "an array of {size} bytes exceeds the {limit} bytes arrc can bind on this device (64 storage buffers of {window} bytes); split the data"
             )));
         }
         let class = size_class(size);

@@ -62,10 +62,11 @@ pub struct ModuleCache(std::cell::RefCell<HashMap<String, Vec<u32>>>);
 impl ModuleCache {
     fn get(&self, k: &arrc_ir::plan::Kernel) -> Result<Vec<u32>, arrc_spirv::SpirvError> {
         let key = format!(
-            "{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}|{}",
+            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}|{}",
             k.kind,
             k.n_from,
             k.combine,
+            k.window_bytes,
             k.bindings,
             k.push_constants,
             k.workgroup_size,

@@ -811,3 +811,16 @@ fn rotate_by_computed_amounts() {
         );
     }
 }
+
+#[test]
+fn exact_binomials() {
+    // Integral `⍺!⍵` is exact while it fits i64 (an f32 product drifted: 13!26 gave
+    // 10400601), then correctly rounded to f32 like the reference's.
+    let mut s = gpu();
+    let o = s
+        .eval("a←13 12 20 ⋄ b←26 28 40 ⋄ a!b")
+        .expect("binomials")
+        .value
+        .expect("a value");
+    assert_eq!(arrc::display(&o), "10400600 30421756 1.3784652E11");
+}

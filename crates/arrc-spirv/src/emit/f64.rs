@@ -51,8 +51,22 @@ impl Emitter {
             let c = self.fc(F64, 1.0 / fact[i]);
             p = self.fma64(p, r, c)?;
         }
-        let ki = self.b.convert_f_to_s(it, None, k).map_err(be)?;
-        self.glsl(F64, LDEXP, &[p, ki])
+        // 2^k as 2^(k-1)·2, so that Ldexp never needs an exponent above 1023; beyond
+        // the range of f64 the result is ∞ or 0 outright.
+        let one = self.fc(F64, 1.0);
+        let k1 = self.binop(BinOp::Sub, F64, k, one)?;
+        let ki = self.b.convert_f_to_s(it, None, k1).map_err(be)?;
+        let half_up = self.glsl(F64, LDEXP, &[p, ki])?;
+        let r = self.binop(BinOp::Add, F64, half_up, half_up)?;
+        let bt = self.bool_t;
+        let over = self.fc(F64, 709.782_712_893_384);
+        let under = self.fc(F64, -745.2);
+        let big = self.b.f_ord_greater_than(bt, None, x, over).map_err(be)?;
+        let small = self.b.f_ord_less_than(bt, None, x, under).map_err(be)?;
+        let inf = self.fc(F64, f64::INFINITY);
+        let zero = self.fc(F64, 0.0);
+        let r = self.b.select(ft, None, big, inf, r).map_err(be)?;
+        self.b.select(ft, None, small, zero, r).map_err(be)
     }
 
     /// ln x for x > 0: x = m·2^e with m in [√½, √2), then

@@ -176,6 +176,10 @@ impl Emitter {
         let too_high = self.flt(lim, above)?;
         let n1 = self.fop(t, BinOp::Sub, n, one)?;
         let f = self.sel(t, too_high, n1, n)?;
+        // An integral x is itself (x + 0.5 rounds up for odd x beyond 2^52).
+        let fx = self.glsl(t, FLOOR, &[x])?;
+        let integral = self.feq(fx, x)?;
+        let f = self.sel(t, integral, x, f)?;
         if op == UnOp::Ceil {
             self.b.f_negate(ty, None, f).map_err(be)
         } else {
@@ -380,6 +384,16 @@ impl Emitter {
                 let mu = e.b.convert_f_to_u(u, None, m).map_err(be)?;
                 let base = e.fop(F32, BinOp::Sub, nn, m)?;
                 e.store(out, one)?;
+                // The same product exactly in i64 while it fits (each step's
+                // r·(base+i) is divisible by i), in f32 beyond.
+                let i64t = e.ty(ElemType::I64);
+                let exact = e.local(i64t);
+                let spilled = e.local(bt);
+                let one64 = e.scalar(Scalar::I64(1));
+                e.store(exact, one64)?;
+                let no = e.b.constant_false(bt);
+                e.store(spilled, no)?;
+                let base64 = e.b.convert_f_to_s(i64t, None, base).map_err(be)?;
                 let i = e.local(u);
                 let one_u = e.c_u32(1);
                 let end = e.uadd(mu, one_u)?;
@@ -389,9 +403,25 @@ impl Emitter {
                     let num = e.fop(F32, BinOp::Add, base, fi)?;
                     let p = e.fop(F32, BinOp::Mul, acc, num)?;
                     let q = e.fop(F32, BinOp::Div, p, fi)?;
-                    e.store(out, q)
+                    e.store(out, q)?;
+                    let u64t = e.b.type_int(64, 0);
+                    let w = e.b.u_convert(u64t, None, iv).map_err(be)?;
+                    let i64v = e.b.bitcast(i64t, None, w).map_err(be)?;
+                    let n64 = e.b.i_add(i64t, None, base64, i64v).map_err(be)?;
+                    let r64 = e.load(i64t, exact)?;
+                    let p64 = e.b.i_mul(i64t, None, r64, n64).map_err(be)?;
+                    let ov = e.overflow(BinOp::Mul, r64, n64, p64)?;
+                    let sp = e.load(bt, spilled)?;
+                    let sp = e.or(sp, ov)?;
+                    e.store(spilled, sp)?;
+                    let q64 = e.b.s_div(i64t, None, p64, i64v).map_err(be)?;
+                    e.store(exact, q64)
                 })?;
-                let r = e.load(f, out)?;
+                let rf = e.load(f, out)?;
+                let r64 = e.load(i64t, exact)?;
+                let re = e.b.convert_s_to_f(f, None, r64).map_err(be)?;
+                let sp = e.load(bt, spilled)?;
+                let r = e.sel(F32, sp, rf, re)?;
                 let big = e.fc(F32, 200.0);
                 let over = e.flt(big, m)?;
                 let inf = e.fc(F32, f64::INFINITY);
@@ -718,7 +748,8 @@ impl Emitter {
         }
     }
 
-    /// `a*b` in f32: exact repeated squaring for integer exponents, `pow` otherwise;
+    /// `a*b` in f32 or f64: repeated squaring for integer exponents, otherwise `pow`
+    /// (f32) or `e^(b·ln|a|)` (f64);
     /// a negative base needs an integer exponent.
     fn power(&mut self, cx: &Cx, t: ElemType, a: Word, b: Word, bit: Option<u32>) -> R<Word> {
         let f = self.ty(t);
