@@ -1031,6 +1031,7 @@ impl Lower {
         let ht = self.f.ty(hay).clone();
         let hay = match ht.rank() {
             0 if kind == SearchKind::Member => self.reshape(hay, vec![Dim::Known(1)], span.clone()),
+            0 => return Err(err::rank("the left argument of ⍳ must be a vector", span)),
             1 => hay,
             _ => {
                 return Err(err::unsupported(

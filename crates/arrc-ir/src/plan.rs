@@ -1747,10 +1747,6 @@ impl Planner<'_> {
         Some(args)
     }
 
-    /// `mask/arg` with the result's length left on the device: an inclusive `+\` of
-    /// the mask gives each kept element its position (plus one), then one pass
-    /// scatters the kept elements and its last invocation stores the count, which
-    /// later kernels read instead of a push constant.
     /// The buffer holding `v`, computing it into one first if it is fused so far.
     fn materialize(&mut self, v: Value) -> usize {
         if let Some(b) = self.buffer_of[v.index()] {
@@ -1885,6 +1881,10 @@ impl Planner<'_> {
         self.buffer_of[v.index()] = Some(out_b);
     }
 
+    /// `mask/arg` with the result's length left on the device: an inclusive `+\` of
+    /// the mask gives each kept element its position (plus one), then one pass
+    /// scatters the kept elements and its last invocation stores the count, which
+    /// later kernels read instead of a push constant.
     fn compress(&mut self, v: Value, mask: Value, arg: Value, is_result: bool) {
         let f = self.v.func;
         let Dim::Dyn(id) = f.ty(v).shape[0] else {

@@ -516,6 +516,11 @@ impl Emitter {
             }
         }
         .map_err(be)?;
+        self.bool_word(r)
+    }
+
+    /// A SPIR-V boolean as an APL boolean (an i32 word, 0 or 1).
+    fn bool_word(&mut self, r: Word) -> R<Word> {
         let it = self.ty(ElemType::Bool);
         let (one, zero) = (
             self.scalar(Scalar::Bool(true)),
@@ -551,12 +556,7 @@ impl Emitter {
                 self.b.logical_or(bt, None, strict, eq).map_err(be)?
             }
         };
-        let it = self.ty(ElemType::Bool);
-        let (one, zero) = (
-            self.scalar(Scalar::Bool(true)),
-            self.scalar(Scalar::Bool(false)),
-        );
-        self.b.select(it, None, r, one, zero).map_err(be)
+        self.bool_word(r)
     }
 
     fn binop(&mut self, op: BinOp, t: ElemType, a: Word, c: Word) -> R<Word> {
