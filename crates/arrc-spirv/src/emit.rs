@@ -54,6 +54,8 @@ struct Emitter {
     builtins: HashMap<BuiltIn, Word>,
     ptr_types: HashMap<(StorageClass, Word), Word>,
     buffer_structs: HashMap<ElemType, Word>,
+    /// `struct { T4 data[]; }` per element type (`vec4_view`).
+    vec4_structs: HashMap<ElemType, Word>,
     status_struct: Option<Word>,
     push_structs: HashMap<usize, Word>,
     void: Word,
@@ -92,6 +94,8 @@ struct Cx {
     combine: Option<KExpr>,
     /// Each binding's variables, one per window (see `Binding::windows`).
     windows: Vec<Vec<Word>>,
+    /// Each binding's first descriptor binding number.
+    numbers: Vec<u32>,
     window_bytes: u64,
 }
 
@@ -141,6 +145,7 @@ impl Emitter {
             builtins: HashMap::new(),
             ptr_types: HashMap::new(),
             buffer_structs: HashMap::new(),
+            vec4_structs: HashMap::new(),
             status_struct: None,
             push_structs: HashMap::new(),
             void,
@@ -272,6 +277,42 @@ impl Emitter {
                 .cast(t),
         };
         self.scalar(s)
+    }
+
+    /// A second, read-only view of a 4-byte-element binding as `struct { T4 data[]; }`
+    /// (the same descriptor: storage-buffer variables may alias).
+    fn vec4_view(&mut self, cx: &Cx, binding: u32, t: ElemType) -> R<Word> {
+        // One struct type per element type in a module (types are declared once).
+        let st = match self.vec4_structs.get(&t) {
+            Some(&st) => st,
+            None => {
+                let et = self.ty(t);
+                let vt = self.b.type_vector(et, 4);
+                let rt = self.b.type_runtime_array(vt);
+                self.b
+                    .decorate(rt, Decoration::ArrayStride, [Operand::LiteralBit32(16)]);
+                let st = self.b.type_struct([rt]);
+                self.b.decorate(st, Decoration::Block, []);
+                self.b
+                    .member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+                self.vec4_structs.insert(t, st);
+                st
+            }
+        };
+        let p = self.ptr(StorageClass::StorageBuffer, st);
+        let current = self.b.selected_block();
+        let _ = self.b.select_block(None);
+        let var = self.b.variable(p, None, StorageClass::StorageBuffer, None);
+        let _ = self.b.select_block(current);
+        self.b
+            .decorate(var, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
+        self.b.decorate(
+            var,
+            Decoration::Binding,
+            [Operand::LiteralBit32(cx.numbers[binding as usize])],
+        );
+        self.b.decorate(var, Decoration::NonWritable, []);
+        Ok(var)
     }
 
     /// `struct { T data[]; }` decorated as a storage-buffer block.
@@ -917,6 +958,7 @@ impl Emitter {
             push_base: k.kind.fixed_push(),
             combine: k.combine.clone(),
             windows: vec![],
+            numbers: vec![],
             window_bytes: k.window_bytes,
         };
         // Descriptor bindings in order, a split array's windows consecutively.
@@ -930,6 +972,7 @@ impl Emitter {
                 self.buffer_struct(elem)
             };
             let p = self.ptr(StorageClass::StorageBuffer, st);
+            cx.numbers.push(number);
             let mut vars = vec![];
             for _ in 0..bnd.windows.max(1) {
                 let var = self.b.variable(p, None, StorageClass::StorageBuffer, None);
@@ -1146,13 +1189,66 @@ impl Emitter {
         let shared = cx.shared;
         let id = self.identity(op, t);
         self.store(acc, id)?;
-        let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
-            let x = e.expr(cx, expr, Ix::flat(j))?;
-            let a = e.load(tt, acc)?;
-            let r = e.binop(op, t, a, x)?;
-            e.store(acc, r)
+        // A plain 4-byte array is read 16 bytes at a time (four elements per load).
+        let vec_src = match expr {
+            KExpr::Load {
+                binding,
+                elem: ElemType::F32 | ElemType::I32,
+                index: IExpr::Index,
+            } if cx.windows[*binding as usize].len() == 1 => Some(*binding),
+            _ => None,
         };
-        self.unrolled_share(cx, &per, i, k)?;
+        if let Some(binding) = vec_src {
+            let v4 = self.vec4_view(cx, binding, t)?;
+            let vt = self.b.type_vector(tt, 4);
+            let pv = self.ptr(StorageClass::StorageBuffer, vt);
+            let u = self.u32_t;
+            let two = self.c_u32(2);
+            let n = cx.n;
+            let n4 = self.b.shift_right_logical(u, None, n, two).map_err(be)?;
+            cx.n = n4;
+            let per4 = |e: &mut Self, _cx: &Cx, j: Word| -> R<()> {
+                let zero = e.c_u32(0);
+                let p = e.b.access_chain(pv, None, v4, [zero, j]).map_err(be)?;
+                let v = e.load(vt, p)?;
+                let mut a = e.load(tt, acc)?;
+                for c in 0..4 {
+                    let x = e.b.composite_extract(tt, None, v, [c]).map_err(be)?;
+                    a = e.binop(op, t, a, x)?;
+                }
+                e.store(acc, a)
+            };
+            let r = self.unrolled_share(cx, &per4, i, k);
+            cx.n = n;
+            r?;
+            // The last n mod 4 elements, by the first invocations of workgroup 0.
+            let three = self.c_u32(3);
+            let tail = self.b.bitwise_and(u, None, n, three).map_err(be)?;
+            let zero = self.c_u32(0);
+            let g0 = self
+                .b
+                .i_equal(self.bool_t, None, cx.group, zero)
+                .map_err(be)?;
+            let lt = self.ult(cx.lid, tail)?;
+            let mine = self.b.logical_and(self.bool_t, None, g0, lt).map_err(be)?;
+            let cxr = &*cx;
+            self.if_then(mine, |e| {
+                let base = e.b.shift_left_logical(u, None, n4, two).map_err(be)?;
+                let j = e.uadd(base, cxr.lid)?;
+                let x = e.load_elem(cxr, binding, j)?;
+                let a = e.load(tt, acc)?;
+                let r = e.binop(op, t, a, x)?;
+                e.store(acc, r)
+            })?;
+        } else {
+            let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
+                let x = e.expr(cx, expr, Ix::flat(j))?;
+                let a = e.load(tt, acc)?;
+                let r = e.binop(op, t, a, x)?;
+                e.store(acc, r)
+            };
+            self.unrolled_share(cx, &per, i, k)?;
+        }
         let a = self.load(tt, acc)?;
         let s = self.group(op, t, GroupOperation::Reduce, a)?;
         let sid = self.load_builtin(cx, BuiltIn::SubgroupId)?;
