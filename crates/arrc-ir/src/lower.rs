@@ -648,31 +648,36 @@ impl Lower {
         ))
     }
 
+    /// Runs `f` as a trial on the IR and undoes every instruction and length check it
+    /// added (the IR only grows at its end).
+    fn undone<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let (start, checks) = (self.f.insts.len(), self.f.checks.len());
+        let r = f(self);
+        self.f.insts.truncate(start);
+        self.f.types.truncate(start);
+        self.f.spans.truncate(start);
+        self.f.checks.truncate(checks);
+        r
+    }
+
     /// The dfn `g` applied to scalar ⍺ and ⍵ of type `t`, as a [`Comb`] tree, and its
     /// result type; NOT YET SUPPORTED unless it is made of scalar functions.
     fn comb(&mut self, g: &Func, t: ElemType, span: &Span) -> Result<(Comb, ElemType)> {
-        let (start, checks) = (self.f.insts.len(), self.f.checks.len());
-        let a = self
-            .f
-            .push(Inst::Param { index: 1 }, Type::scalar(t), span.clone());
-        let w = self
-            .f
-            .push(Inst::Param { index: 0 }, Type::scalar(t), span.clone());
-        let trial = self.dyadic(g, a, w, span);
-        let result = trial.and_then(|r| {
-            if self.f.ty(r).rank() != 0 {
+        let result = self.undone(|l| {
+            let a =
+                l.f.push(Inst::Param { index: 1 }, Type::scalar(t), span.clone());
+            let w =
+                l.f.push(Inst::Param { index: 0 }, Type::scalar(t), span.clone());
+            let r = l.dyadic(g, a, w, span)?;
+            if l.f.ty(r).rank() != 0 {
                 return Err(err::unsupported(
                     "the operand must give a scalar",
                     span.clone(),
                 ));
             }
-            let c = self.comb_of(r, a, w, span)?;
-            Ok((c, self.f.ty(r).elem))
+            let c = l.comb_of(r, a, w, span)?;
+            Ok((c, l.f.ty(r).elem))
         });
-        self.f.insts.truncate(start);
-        self.f.types.truncate(start);
-        self.f.spans.truncate(start);
-        self.f.checks.truncate(checks);
         result.map_err(|e| {
             if e.class == crate::ErrorClass::Unsupported {
                 err::unsupported(
@@ -1702,29 +1707,29 @@ impl Lower {
         };
         // Try f on scalar stand-ins first: it must give a scalar through scalar
         // functions only. The trial is then undone (the IR only grows at its end).
-        let (start, checks) = (self.f.insts.len(), self.f.checks.len());
-        let stand_in = |l: &mut Self, v: Value| {
-            let t = Type::scalar(l.f.ty(v).elem);
-            l.f.push(Inst::Param { index: 0 }, t, span.clone())
-        };
-        let tx = stand_in(self, x);
-        let ta = a.map(|a| stand_in(self, a));
-        let trial = match ta {
-            Some(ta) => self.dyadic(&g, ta, tx, span),
-            None => self.monadic(&g, tx, span),
-        };
-        let scalar_only = trial.as_ref().is_ok_and(|r| self.f.ty(*r).rank() == 0)
-            && self.f.insts[start..].iter().all(|i| match i {
-                Inst::Cast(_) | Inst::Unary { .. } | Inst::Binary { .. } | Inst::Param { .. } => {
-                    true
-                }
-                Inst::Const(c) => c.len() == 1,
-                _ => false,
-            });
-        self.f.insts.truncate(start);
-        self.f.types.truncate(start);
-        self.f.spans.truncate(start);
-        self.f.checks.truncate(checks);
+        let (trial, scalar_only) = self.undone(|l| {
+            let start = l.f.insts.len();
+            let stand_in = |l: &mut Self, v: Value| {
+                let t = Type::scalar(l.f.ty(v).elem);
+                l.f.push(Inst::Param { index: 0 }, t, span.clone())
+            };
+            let tx = stand_in(l, x);
+            let ta = a.map(|a| stand_in(l, a));
+            let trial = match ta {
+                Some(ta) => l.dyadic(&g, ta, tx, span),
+                None => l.monadic(&g, tx, span),
+            };
+            let scalar_only = trial.as_ref().is_ok_and(|r| l.f.ty(*r).rank() == 0)
+                && l.f.insts[start..].iter().all(|i| match i {
+                    Inst::Cast(_)
+                    | Inst::Unary { .. }
+                    | Inst::Binary { .. }
+                    | Inst::Param { .. } => true,
+                    Inst::Const(c) => c.len() == 1,
+                    _ => false,
+                });
+            (trial, scalar_only)
+        });
         if let Err(e) = trial {
             if e.class != crate::ErrorClass::Unsupported {
                 return Err(e);

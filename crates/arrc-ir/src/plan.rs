@@ -1336,17 +1336,31 @@ impl Planner<'_> {
     /// A dfn fold's step as a kernel expression of `Operand`s 0 (⍺) and 1 (⍵), its
     /// errors numbered after the items'.
     /// A fold's final form once its items' expression exists: a dfn fold's step, or a
-    /// right fold's error bit, is numbered after the items' errors.
-    fn fold_after_items(&mut self, v: Value, fold: Fold, elem: ElemType) -> Fold {
+    /// right fold's error bit, is numbered after the items' errors. Also whether the
+    /// fold step itself can raise an error.
+    fn fold_after_items(&mut self, v: Value, fold: Fold, elem: ElemType) -> (Fold, bool) {
         match fold {
             Fold::Right { .. } if self.dfn_src.is_some() => {
                 if let Some((c, r, span)) = self.dfn_src.take() {
                     self.dfn = Some(self.comb(&c, r, &span));
                 }
-                Fold::Dfn
+                let fails = self.dfn.as_ref().is_some_and(|c| c.may_fail());
+                (Fold::Dfn, fails)
             }
-            Fold::Right { op, .. } => self.right_fold(v, op, elem),
-            f => f,
+            Fold::Right { op, .. } => {
+                let f = self.right_fold(v, op, elem);
+                (
+                    f,
+                    matches!(
+                        f,
+                        Fold::Right {
+                            error_bit: Some(_),
+                            ..
+                        }
+                    ),
+                )
+            }
+            f => (f, false),
         }
     }
 
@@ -1473,16 +1487,8 @@ impl Planner<'_> {
         let idx = split.index(&mut kb);
         let expr = self.expr(arg, &idx, &mut kb);
         // The fold's own errors come after its items' (bits in evaluation order).
-        let fold = self.fold_after_items(v, fold, elem);
+        let (fold, fold_fails) = self.fold_after_items(v, fold, elem);
         let out = kb.bind(target, elem, true);
-        let fold_fails = matches!(
-            fold,
-            Fold::Right {
-                error_bit: Some(_),
-                ..
-            }
-        ) || (fold == Fold::Dfn
-            && self.dfn.as_ref().is_some_and(|c| c.may_fail()));
         self.bind_status(&mut kb, fold_fails || expr.may_fail());
         let groups = self.unit_groups(unit, units);
         let push = vec![
@@ -1565,16 +1571,8 @@ impl Planner<'_> {
         let mut kb = self.kb();
         let idx = split.index(&mut kb);
         let expr = self.expr(arg, &idx, &mut kb);
-        let fold = self.fold_after_items(v, fold, elem);
+        let (fold, fold_fails) = self.fold_after_items(v, fold, elem);
         let out = kb.bind(b, self.v.func.ty(v).elem, true);
-        let fold_fails = matches!(
-            fold,
-            Fold::Right {
-                error_bit: Some(_),
-                ..
-            }
-        ) || (fold == Fold::Dfn
-            && self.dfn.as_ref().is_some_and(|c| c.may_fail()));
         self.bind_status(&mut kb, fold_fails || expr.may_fail());
         let groups = self.unit_groups(unit, rows.clone());
         let push = vec![("rows", rows), ("len", Count::Product(vec![split.len]))];

@@ -1296,6 +1296,44 @@ impl Emitter {
         })
     }
 
+    /// A right fold from position `from` down to 0: `acc ← x[from]`, then
+    /// `acc ← x[k] f acc` for k = from-1 … 0 (`kvar` counts down).
+    #[allow(clippy::too_many_arguments)]
+    fn fold_down(
+        &mut self,
+        cx: &Cx,
+        fold: Fold,
+        t: ElemType,
+        acc: Word,
+        kvar: Word,
+        from: Word,
+        x_at: &dyn Fn(&mut Self, Word) -> R<Word>,
+    ) -> R<()> {
+        let u = self.u32_t;
+        let tt = self.ty(t);
+        let first = x_at(self, from)?;
+        self.store(acc, first)?;
+        self.store(kvar, from)?;
+        self.while_loop(
+            |e| {
+                let kv = e.load(u, kvar)?;
+                let zero = e.c_u32(0);
+                e.ult(zero, kv)
+            },
+            |e| {
+                let kv = e.load(u, kvar)?;
+                let one = e.c_u32(1);
+                let k = e.b.i_sub(u, None, kv, one).map_err(be)?;
+                e.store(kvar, k)?;
+                let x = x_at(e, k)?;
+                let a = e.load(tt, acc)?;
+                let r = e.apply2(cx, fold, t, x, a)?;
+                e.store(acc, r)
+            },
+            |_| Ok(()),
+        )
+    }
+
     /// `a f b` for a right fold's function, its errors raised.
     fn apply2(&mut self, cx: &Cx, fold: Fold, t: ElemType, a: Word, b: Word) -> R<Word> {
         let (op, bit) = match fold {
@@ -1486,27 +1524,7 @@ impl Emitter {
                     |e| {
                         let one = e.c_u32(1);
                         let last = e.b.i_sub(u, None, len, one).map_err(be)?;
-                        let xl = x_at(e, last)?;
-                        e.store(acc, xl)?;
-                        e.store(kvar, last)?;
-                        e.while_loop(
-                            |e| {
-                                let kv = e.load(u, kvar)?;
-                                let zero = e.c_u32(0);
-                                e.ult(zero, kv)
-                            },
-                            |e| {
-                                let kv = e.load(u, kvar)?;
-                                let one = e.c_u32(1);
-                                let k = e.b.i_sub(u, None, kv, one).map_err(be)?;
-                                e.store(kvar, k)?;
-                                let x = x_at(e, k)?;
-                                let a = e.load(tt, acc)?;
-                                let r = e.apply2(cx, fold, t, x, a)?;
-                                e.store(acc, r)
-                            },
-                            |_| Ok(()),
-                        )
+                        e.fold_down(cx, fold, t, acc, kvar, last, &x_at)
                     },
                 )?;
                 let a = e.load(tt, acc)?;
@@ -1804,27 +1822,8 @@ impl Emitter {
                 (Fold::Right { .. } | Fold::Dfn, _) => {
                     e.count_loop(kvar, zero, len, one, |e, k| {
                         // Element k is x0 f (x1 f (… f xk)).
-                        let xk = e.expr(cx, expr, at(k))?;
-                        e.store(acc, xk)?;
-                        e.store(jvar, k)?;
-                        e.while_loop(
-                            |e| {
-                                let jv = e.load(u, jvar)?;
-                                let zero = e.c_u32(0);
-                                e.ult(zero, jv)
-                            },
-                            |e| {
-                                let jv = e.load(u, jvar)?;
-                                let one = e.c_u32(1);
-                                let j = e.b.i_sub(u, None, jv, one).map_err(be)?;
-                                e.store(jvar, j)?;
-                                let x = e.expr(cx, expr, at(j))?;
-                                let a = e.load(tt, acc)?;
-                                let r = e.apply2(cx, fold, t, x, a)?;
-                                e.store(acc, r)
-                            },
-                            |_| Ok(()),
-                        )?;
+                        let x_at = |e: &mut Self, j: Word| e.expr(cx, expr, at(j));
+                        e.fold_down(cx, fold, t, acc, jvar, k, &x_at)?;
                         let a = e.load(tt, acc)?;
                         store_at(e, k, a)
                     })
