@@ -601,6 +601,10 @@ impl Lower {
                 fspan,
             ));
         }
+        if at.rank() == 0 {
+            // f/ and f\ of a scalar are the scalar.
+            return Ok(arg);
+        }
         if at.shape.get(axis) == Some(&Dim::Known(1)) {
             // A fold of one item is that item, as it is (the dfn never runs).
             if scan {

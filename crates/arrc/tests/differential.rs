@@ -756,6 +756,10 @@ fn dfn_operands() {
         ElemType::I32,
         &["{⍺-⍵÷2}/m", "{⍺-⍵÷2}⌿m", "{⍺⌈⍵-1}\\m", "{⍺+⍵}⍀m"],
     );
+    for expr in ["{⍺+⍵×2}/5", "{⍺+⍵×2}\\5"] {
+        let o = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        assert_eq!(arrc::display(&o.value.expect("a value")), "5", "{expr}");
+    }
     let e = s.eval("{⍺+⍵×2}/⍬").expect_err("no identity");
     assert_eq!(e.class, arrc::ErrorClass::Domain);
 }
