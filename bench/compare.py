@@ -16,7 +16,7 @@ import sys
 import time
 
 
-def torch_times(torch, fn, runs, warmup):
+def torch_times(torch, fn, runs, warmup, batch=1):
     # Warm up for at least `warmup` calls and 200 ms, as arrc bench does.
     start = time.perf_counter()
     n = 0
@@ -28,6 +28,9 @@ def torch_times(torch, fn, runs, warmup):
     for _ in range(runs):
         a = torch.cuda.Event(enable_timing=True)
         b = torch.cuda.Event(enable_timing=True)
+        # With --batch, as arrc bench: runs queued back to back, the last one timed.
+        for _ in range(batch - 1):
+            fn()
         a.record()
         fn()
         b.record()
@@ -36,7 +39,7 @@ def torch_times(torch, fn, runs, warmup):
     return statistics.median(times)
 
 
-def torch_workload(torch, name, dtype, n, shape, runs, warmup):
+def torch_workload(torch, name, dtype, n, shape, runs, warmup, batch=1):
     dev = "cuda"
     tdt = {"f32": torch.float32, "f64": torch.float64, "i32": torch.int32}[dtype]
     g = torch.Generator(device=dev).manual_seed(1)
@@ -46,9 +49,12 @@ def torch_workload(torch, name, dtype, n, shape, runs, warmup):
             return torch.rand(*s, device=dev, generator=g, dtype=tdt)
         return torch.randint(0, 100, s, device=dev, generator=g, dtype=tdt)
 
+    def torch_times_b(torch, fn, runs, warmup):
+        return torch_times(torch, fn, runs, warmup, batch)
+
     if name == "copy":
         x, y = rand(n), torch.empty(n, device=dev, dtype=tdt)
-        return torch_times(torch, lambda: y.copy_(x), runs, warmup), None
+        return torch_times_b(torch, lambda: y.copy_(x), runs, warmup), None
     if name in ("sum", "max", "scan", "maxscan", "compress"):
         x = rand(n)
         fn = {
@@ -58,7 +64,7 @@ def torch_workload(torch, name, dtype, n, shape, runs, warmup):
             "maxscan": lambda: torch.cummax(x, 0).values,
             "compress": lambda: x[x > 0.5],  # as arrc bench: (x>0.5)/x
         }[name]
-        t = torch_times(torch, fn, runs, warmup)
+        t = torch_times_b(torch, fn, runs, warmup)
         e2e = None
         if name == "sum":
             for _ in range(warmup):
@@ -72,15 +78,15 @@ def torch_workload(torch, name, dtype, n, shape, runs, warmup):
         return t, e2e
     if name in ("rowsum", "colsum"):
         x = rand(*shape)
-        return torch_times(torch, (lambda: x.sum(1)) if name == "rowsum" else (lambda: x.sum(0)), runs, warmup), None
+        return torch_times_b(torch, (lambda: x.sum(1)) if name == "rowsum" else (lambda: x.sum(0)), runs, warmup), None
     if name == "sqdiff":
         x, y = rand(n // 2), rand(n // 2)
-        return torch_times(torch, lambda: ((x - y) ** 2).sum(), runs, warmup), None
+        return torch_times_b(torch, lambda: ((x - y) ** 2).sum(), runs, warmup), None
     if name == "matmul":
         if tdt != torch.float32 or n > (1 << 24):
             return None, None
         x, y = rand(*shape), rand(*shape)
-        return torch_times(torch, lambda: x @ y, runs, warmup), None
+        return torch_times_b(torch, lambda: x @ y, runs, warmup), None
     return None, None
 
 
@@ -92,6 +98,8 @@ def main():
     ap.add_argument("--workloads", default="copy,sum,max,scan,maxscan,rowsum,colsum,sqdiff,compress,matmul")
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--json-out", default=None, help="also write all rows as JSON here")
+    ap.add_argument("--batch", type=int, default=1,
+                    help="runs queued back to back per timed run (the last is timed), both sides")
     ap.add_argument("--one-process", action="store_true", help="run every workload in one arrc process")
     a = ap.parse_args()
 
@@ -103,7 +111,7 @@ def main():
     rows = []
     for w in groups:
         cmd = [a.arrc, "bench", "--json", "--sizes", a.sizes, "--types", a.types, "--workloads", w,
-               "--runs", str(a.runs), "--check-up-to", str(1 << 24)]
+               "--runs", str(a.runs), "--check-up-to", str(1 << 24), "--batch", str(a.batch)]
         print("running:", " ".join(cmd), file=sys.stderr, flush=True)
         p = subprocess.run(cmd, capture_output=True, text=True)
         sys.stderr.write(p.stderr)
@@ -116,7 +124,7 @@ def main():
     print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}", file=sys.stderr)
     out = []
     for r in rows:
-        t, e2e = torch_workload(torch, r["workload"], r["type"], r["n"], r["shape"], a.runs, 5)
+        t, e2e = torch_workload(torch, r["workload"], r["type"], r["n"], r["shape"], a.runs, 5, a.batch)
         r["torch_us"] = t
         r["torch_e2e_us"] = e2e
         r["ratio"] = (t / r["median_us"]) if (t and r.get("median_us")) else None

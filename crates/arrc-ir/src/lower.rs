@@ -441,6 +441,14 @@ impl Lower {
         // comparisons fold only booleans, `⍲ ⍱` only booleans.
         let r = bin.reduce_type(elem, self.f.float);
         let keeps_type = elem.join(r) == r && bin.operand_type(r, r, self.f.float) == r;
+        let empty_axis = self.f.ty(arg).shape.get(axis) == Some(&Dim::Known(0));
+        let reduce = matches!(op, Op1::Reduce | Op1::ReduceFirst);
+        if bin.on_gpu_for(elem, elem, self.f.float) && !keeps_type && !(empty_axis && reduce) {
+            // `=/` of integers: a comparison's booleans are integers again, so the fold
+            // runs in the items' type as a right fold whose step is the function
+            // followed by a conversion (as a dfn operand would).
+            return self.fold_dfn(operand, op, arg, axis, fspan);
+        }
         if !bin.on_gpu_for(elem, elem, self.f.float) || !keeps_type {
             return Err(err::unsupported(
                 format!(
@@ -451,8 +459,6 @@ impl Lower {
                 fspan,
             ));
         }
-        let empty_axis = self.f.ty(arg).shape.get(axis) == Some(&Dim::Known(0));
-        let reduce = matches!(op, Op1::Reduce | Op1::ReduceFirst);
         if matches!(operand.kind, FuncKind::Dfn(_)) && empty_axis && reduce {
             // A dfn has no identity element: reducing an empty axis is an error.
             return Err(err::domain(
@@ -622,6 +628,14 @@ impl Lower {
             let (c, t) = self.comb(operand, r, &fspan)?;
             if t == r {
                 comb = Some(c);
+                break;
+            }
+            if r.join(t) == r {
+                // A narrower result (booleans from integers) is exact in r.
+                comb = Some(Comb::Cast {
+                    to: r,
+                    arg: Box::new(c),
+                });
                 break;
             }
             if r.join(t) != t {
@@ -1571,16 +1585,23 @@ impl Lower {
                     span,
                 ));
             }
-            if counts.iter().any(|&c| c < 0) {
-                return Err(err::unsupported(
-                    "negative replicate counts are not supported on the GPU path yet",
-                    span,
-                ));
-            }
+            // A negative count inserts that many fill items (zeros): they are gathered
+            // from a fill item put after the last one.
+            let x = if counts.iter().any(|&c| c < 0) {
+                let zero = Array::scalar(Scalar::I32(0).cast(xt.elem));
+                let z = self.konst(zero, span.clone());
+                self.catenate(x, z, ax, span.clone())?
+            } else {
+                x
+            };
+            let fill = n as i32 + 1;
             let idx: Vec<i32> = counts
                 .iter()
                 .enumerate()
-                .flat_map(|(k, &c)| std::iter::repeat_n(k as i32 + 1, c as usize))
+                .flat_map(|(k, &c)| {
+                    let at = if c < 0 { fill } else { k as i32 + 1 };
+                    std::iter::repeat_n(at, c.unsigned_abs() as usize)
+                })
                 .collect();
             if idx.len() > i32::MAX as usize {
                 return Err(err::domain("the result has too many elements", span));
@@ -1709,65 +1730,36 @@ impl Lower {
             }
             None => self.f.ty(x).shape.clone(),
         };
-        // Try f on scalar stand-ins first: it must give a scalar through scalar
-        // functions only. The trial is then undone (the IR only grows at its end).
-        let (trial, scalar_only) = self.undone(|l| {
-            let start = l.f.insts.len();
+        // Try f on scalar stand-ins: it must give a scalar through scalar functions
+        // only, as a formula of the stand-ins (`+/¨x` is x itself: a fold of one
+        // item). The trial is then undone (the IR only grows at its end) and the
+        // formula applied to the arrays.
+        let trial = self.undone(|l| {
             let stand_in = |l: &mut Self, v: Value| {
                 let t = Type::scalar(l.f.ty(v).elem);
                 l.f.push(Inst::Param { index: 0 }, t, span.clone())
             };
             let tx = stand_in(l, x);
             let ta = a.map(|a| stand_in(l, a));
-            let trial = match ta {
-                Some(ta) => l.dyadic(&g, ta, tx, span),
-                None => l.monadic(&g, tx, span),
+            let r = match ta {
+                Some(ta) => l.dyadic(&g, ta, tx, span)?,
+                None => l.monadic(&g, tx, span)?,
             };
-            let scalar_only = trial.as_ref().is_ok_and(|r| l.f.ty(*r).rank() == 0)
-                && l.f.insts[start..].iter().all(|i| match i {
-                    Inst::Cast(_)
-                    | Inst::Unary { .. }
-                    | Inst::Binary { .. }
-                    | Inst::Param { .. } => true,
-                    Inst::Const(c) => c.len() == 1,
-                    _ => false,
-                });
-            (trial, scalar_only)
-        });
-        if let Err(e) = trial {
-            if e.class != crate::ErrorClass::Unsupported {
-                return Err(e);
+            if l.f.ty(r).rank() != 0 {
+                return Err(err::unsupported("", span.clone()));
             }
-        }
-        if !scalar_only {
-            return Err(err::unsupported(
-                "f¨ where f is more than scalar functions is not supported on the GPU path yet",
-                g.span.clone(),
-            ));
-        }
-        // And on the arrays, only scalar functions again (`+/` is the identity on a
-        // scalar but not on a vector); literal arguments may be converted.
-        let literal_args: Vec<Array> = [Some(x), a]
-            .into_iter()
-            .flatten()
-            .filter_map(|v| self.as_const(v).cloned())
-            .collect();
-        let start = self.f.insts.len();
-        let r = match a {
-            Some(a) => self.dyadic(&g, a, x, span)?,
-            None => self.monadic(&g, x, span)?,
-        };
-        let elementwise = self.f.insts[start..].iter().all(|i| match i {
-            Inst::Cast(_) | Inst::Unary { .. } | Inst::Binary { .. } => true,
-            Inst::Const(c) => c.len() == 1 || literal_args.iter().any(|l| l.cast(c.elem) == *c),
-            _ => false,
+            l.comb_of(r, ta.unwrap_or(tx), tx, span)
         });
-        if !elementwise {
-            return Err(err::unsupported(
-                "f¨ where f is more than scalar functions is not supported on the GPU path yet",
-                g.span.clone(),
-            ));
-        }
+        let comb =
+            match trial {
+                Ok(c) => c,
+                Err(e) if e.class != crate::ErrorClass::Unsupported => return Err(e),
+                Err(_) => return Err(err::unsupported(
+                    "f¨ where f is more than scalar functions is not supported on the GPU path yet",
+                    g.span.clone(),
+                )),
+            };
+        let r = self.apply_comb(&comb, a.unwrap_or(x), x, span)?;
         let rt = self.f.ty(r).clone();
         if rt.shape == shape {
             Ok(r)
@@ -1779,6 +1771,29 @@ impl Lower {
                 g.span.clone(),
             ))
         }
+    }
+
+    /// A scalar formula of ⍺ and ⍵ applied to arrays `a` and `x` (scalar extension
+    /// as for any scalar function).
+    fn apply_comb(&mut self, c: &Comb, a: Value, x: Value, span: &Span) -> Result<Value> {
+        Ok(match c {
+            Comb::Alpha => a,
+            Comb::Omega => x,
+            Comb::Const(s) => self.konst(Array::scalar(*s), span.clone()),
+            Comb::Cast { to, arg } => {
+                let v = self.apply_comb(arg, a, x, span)?;
+                self.cast(v, *to)
+            }
+            Comb::Unary { op, arg, .. } => {
+                let v = self.apply_comb(arg, a, x, span)?;
+                self.unary(*op, v, span.clone())?
+            }
+            Comb::Binary { op, lhs, rhs, .. } => {
+                let l = self.apply_comb(lhs, a, x, span)?;
+                let r = self.apply_comb(rhs, a, x, span)?;
+                self.apply_binary(*op, l, r, span.clone())?
+            }
+        })
     }
 
     /// `a ∘.g b`: both arguments spread over the result's axes, then `g`.

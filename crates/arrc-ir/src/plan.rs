@@ -48,6 +48,10 @@ pub struct PlanOptions {
     /// The largest storage-buffer range a binding may have (a power of two); larger
     /// arrays are bound as several windows of this size.
     pub window_bytes: u64,
+    /// Scans: every subgroup of a tile looks back itself. Needed on lavapipe (Mesa
+    /// 22.3), where the other subgroups, past the barrier that follows subgroup 0's
+    /// lookback, can still read the workgroup memory it wrote before that barrier.
+    pub every_subgroup_looks_back: bool,
 }
 
 impl Default for PlanOptions {
@@ -62,6 +66,7 @@ impl Default for PlanOptions {
             busy_groups: 2048,
             float64: true,
             window_bytes: 1 << 31,
+            every_subgroup_looks_back: false,
         }
     }
 }
@@ -378,6 +383,11 @@ pub enum KernelKind {
         aggregates: u32,
         inclusive: u32,
         counter: u32,
+        /// Every subgroup looks back on its own and finds the same prefix (subgroup 0
+        /// publishes), instead of subgroup 0 alone handing the prefix on through
+        /// workgroup memory: for devices where a workgroup barrier after one
+        /// subgroup's spin does not order its stores (`PlanOptions`).
+        every_subgroup_looks_back: bool,
     },
     /// Push constants `rows, len, parts`: for `u < rows×parts`, `out[u]` folds
     /// positions `[p·per, min(len, (p+1)·per))` of row `u mod rows`, with
@@ -1681,6 +1691,7 @@ impl Planner<'_> {
             aggregates,
             inclusive,
             counter,
+            every_subgroup_looks_back: self.opts.every_subgroup_looks_back,
         };
         self.push_kernel("scan", kind, kb, vec![("n", n)], groups);
         self.set_n_from(n_from);

@@ -592,8 +592,10 @@ impl Interp<'_> {
         if !scan {
             shape.remove(axis);
         }
+        // A fold of one item is that item (`=/,5` is 5), so a function whose results
+        // are narrower than its items (comparisons) folds in the items' type.
         let elem = match prim {
-            Some(op) => op.reduce_type(x.elem, self.env.float),
+            Some(op) => op.reduce_type(x.elem, self.env.float).join(x.elem),
             None => x.elem,
         };
         let mut out: Vec<Scalar> = vec![Scalar::I32(0); if scan { x.len() } else { outer * inner }];

@@ -65,6 +65,9 @@ struct Emitter {
     wg_size: Word,
     /// Specialization constant 1: elements per invocation per loop trip.
     items: Word,
+    /// Its default, which fixes the shape of a scan tile at emit time (a scan keeps
+    /// its tile's elements in registers, one variable each).
+    items_n: u32,
     /// Specialization constant 2: polls before a scan's lookback falls back.
     spin: Word,
     uses_i64: bool,
@@ -154,6 +157,7 @@ impl Emitter {
             v3u32,
             wg_size,
             items,
+            items_n: items_per_thread.max(1),
             spin,
             uses_i64: false,
             uses_f64: false,
@@ -279,9 +283,9 @@ impl Emitter {
         self.scalar(s)
     }
 
-    /// A second, read-only view of a 4-byte-element binding as `struct { T4 data[]; }`
+    /// A second view of a 4-byte-element binding as `struct { T4 data[]; }`
     /// (the same descriptor: storage-buffer variables may alias).
-    fn vec4_view(&mut self, cx: &Cx, binding: u32, t: ElemType) -> R<Word> {
+    fn vec4_view(&mut self, cx: &Cx, binding: u32, t: ElemType, writable: bool) -> R<Word> {
         // One struct type per element type in a module (types are declared once).
         let st = match self.vec4_structs.get(&t) {
             Some(&st) => st,
@@ -311,7 +315,9 @@ impl Emitter {
             Decoration::Binding,
             [Operand::LiteralBit32(cx.numbers[binding as usize])],
         );
-        self.b.decorate(var, Decoration::NonWritable, []);
+        if !writable {
+            self.b.decorate(var, Decoration::NonWritable, []);
+        }
         Ok(var)
     }
 
@@ -1044,12 +1050,14 @@ impl Emitter {
                 aggregates,
                 inclusive,
                 counter,
+                every_subgroup_looks_back,
             } => self.scan_kernel(
                 &mut cx,
                 *op,
                 expr,
                 *out,
                 [*flags, *aggregates, *inclusive, *counter],
+                *every_subgroup_looks_back,
             )?,
             KernelKind::ReduceAxis {
                 fold,
@@ -1199,7 +1207,7 @@ impl Emitter {
             _ => None,
         };
         if let Some(binding) = vec_src {
-            let v4 = self.vec4_view(cx, binding, t)?;
+            let v4 = self.vec4_view(cx, binding, t, false)?;
             let vt = self.b.type_vector(tt, 4);
             let pv = self.ptr(StorageClass::StorageBuffer, vt);
             let u = self.u32_t;
@@ -1944,17 +1952,21 @@ impl Emitter {
 
     /// Single-pass inclusive scan: chained scan with decoupled lookback.
     ///
-    /// Each workgroup takes tiles of `WG×items` elements in order from an atomic
-    /// counter. Per tile: `items` coalesced rounds of one element per invocation, each
-    /// scanned within its subgroup; the subgroup totals of all rounds go to workgroup
-    /// memory, where subgroup 0 turns them into an exclusive scan; the tile's
-    /// aggregate is published (flag 1); invocation 0 looks back over earlier tiles'
-    /// aggregates until it meets an inclusive prefix (flag 2), then publishes its own.
-    /// A spin is bounded: after `spin` (specialization constant 2) polls of a tile that has published
-    /// nothing, invocation 0 reduces that tile's input itself (decoupled fallback), so
-    /// a device with no forward-progress guarantee between workgroups cannot hang.
-    /// Positions follow (SubgroupId, SubgroupLocalInvocationId), so the result does not
-    /// depend on how the device lays subgroups out.
+    /// Each workgroup takes one tile of `WG×items` elements, in order, from an atomic
+    /// counter. An invocation owns `V` consecutive elements (`V` = 4 when `items` is a
+    /// multiple of 4, read as one 16-byte load from a plain f32/i32 array) in each of
+    /// `items/V` coalesced rounds, and scans them serially in registers; a subgroup
+    /// exclusive scan of the invocations' totals places them in their subgroup, and
+    /// each subgroup's last lane leaves the subgroup total in workgroup memory.
+    /// Subgroup 0 then scans those totals in (round, subgroup) order, publishes the
+    /// tile's aggregate (flag 1), looks back over earlier tiles until it meets an
+    /// inclusive prefix (flag 2), publishes its own, and hands the prefix to the other
+    /// subgroups through workgroup memory. A spin is bounded: after `spin`
+    /// (specialization constant 2) polls of a tile that has published nothing, the
+    /// subgroup reduces that tile's input itself (decoupled fallback), so a device
+    /// with no forward-progress guarantee between workgroups cannot hang. Positions
+    /// follow (SubgroupId, SubgroupLocalInvocationId), so the result does not depend
+    /// on how the device lays subgroups out.
     fn scan_kernel(
         &mut self,
         cx: &mut Cx,
@@ -1962,25 +1974,34 @@ impl Emitter {
         expr: &KExpr,
         out: u32,
         state: [u32; 4],
+        every_subgroup: bool,
     ) -> R<()> {
-        let [flags, aggs, incls, counter] = state;
+        let counter = state[3];
         let t = expr.elem();
         let tt = self.ty(t);
         let u = self.u32_t;
         let bt = self.bool_t;
-        // Function-local state (registers after the driver unrolls the item loops).
-        let arr_t = self.b.type_array(tt, self.items);
-        let xs = self.local(arr_t);
-        let ss = self.local(arr_t);
-        let r = self.local(u);
+        let (width, rounds) = if self.items_n.is_multiple_of(4) {
+            (4u32, self.items_n / 4)
+        } else {
+            (1, self.items_n)
+        };
+        // One function variable per element of the tile an invocation holds (the
+        // driver keeps them in registers), and one exclusive prefix per round.
+        let mut xs = vec![];
+        for _ in 0..rounds {
+            let row: Vec<Word> = (0..width).map(|_| self.local(tt)).collect();
+            xs.push(row);
+        }
+        let exs: Vec<Word> = (0..rounds).map(|_| self.local(tt)).collect();
         let j = self.local(u);
         let spins = self.local(u);
         let carry = self.local(tt);
         let prefix = self.local(tt);
         let fb = self.local(tt);
         let e2 = self.local(u);
-        let tile_v = self.local(u);
-        // Workgroup memory: subgroup totals of every round, and three scalars.
+        let looking = self.local(bt);
+        let lookback_vars = [j, spins, prefix, fb, looking];
         let max_totals = self.c_u32(SCAN_TOTALS);
         let tot_arr = self.b.type_array(tt, max_totals);
         let pt = self.ptr(StorageClass::Workgroup, tot_arr);
@@ -1988,11 +2009,11 @@ impl Emitter {
         let pu = self.ptr(StorageClass::Workgroup, u);
         let ptt = self.ptr(StorageClass::Workgroup, tt);
         let sh_tile = self.workgroup_var(pu);
+        let sh_prefix = self.workgroup_var(ptt);
         let sh_agg = self.workgroup_var(ptt);
         let id = self.identity(op, t);
         let zero = self.c_u32(0);
         let one = self.c_u32(1);
-        let two = self.c_u32(2);
         let dev = self.c_u32(SCOPE_DEVICE);
         let relaxed = self.c_u32(0);
         let sid = self.load_builtin(cx, BuiltIn::SubgroupId)?;
@@ -2001,69 +2022,128 @@ impl Emitter {
         let lane = self.load_builtin(cx, BuiltIn::SubgroupLocalInvocationId)?;
         let off0 = self.umul(sid, sgs)?;
         let pos = self.uadd(off0, lane)?;
-        let blk = self.umul(self.wg_size, self.items)?;
+        let per_tile = self.c_u32(rounds * width);
+        let blk = self.umul(self.wg_size, per_tile)?;
         let first = self.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
-        let m = self.umul(self.items, nsg)?;
-        let cxr = &*cx;
-        let word_ptr = |e: &mut Self, binding: u32, idx: Word| -> R<Word> {
-            let (var, _) = cxr.bindings[binding as usize];
-            let p = e.ptr(StorageClass::StorageBuffer, u);
-            let z = e.c_u32(0);
-            e.b.access_chain(p, None, var, [z, idx]).map_err(be)
+        let rounds_c = self.c_u32(rounds);
+        let m = self.umul(rounds_c, nsg)?;
+        // 16-byte loads and stores where both sides are plain 4-byte arrays.
+        let plain4 = |cx: &Cx, b: u32| {
+            cx.windows[b as usize].len() == 1
+                && matches!(cx.bindings[b as usize].1, ElemType::F32 | ElemType::I32)
         };
+        let vec_in = match expr {
+            KExpr::Load {
+                binding,
+                index: IExpr::Index,
+                ..
+            } if width == 4 && plain4(cx, *binding) => {
+                Some(self.vec4_view(cx, *binding, t, false)?)
+            }
+            _ => None,
+        };
+        let vec_out = if width == 4 && plain4(cx, out) && cx.bindings[out as usize].1 == t {
+            Some(self.vec4_view(cx, out, t, true)?)
+        } else {
+            None
+        };
+        let vt = self.b.type_vector(tt, 4);
+        let pvt = self.ptr(StorageClass::StorageBuffer, vt);
+        // Whole vectors end at n/V: a vector index below that is in bounds throughout.
+        let wc = self.c_u32(width);
+        let n_whole = self.b.u_div(u, None, cx.n, wc).map_err(be)?;
+        let cxr = &*cx;
         // The tile is claimed by invocation 0 from the counter, so tiles start in order:
         // a tile's predecessors were claimed by workgroups already running.
-        let claim = |e: &mut Self| -> R<()> {
-            e.if_then(first, |e| {
-                let cp = word_ptr(e, counter, zero)?;
-                let t =
-                    e.b.atomic_i_add(u, None, cp, dev, relaxed, one)
-                        .map_err(be)?;
-                e.store(sh_tile, t)
-            })?;
-            e.barrier()?;
-            let tile = e.load(u, sh_tile)?;
-            e.store(tile_v, tile)?;
-            e.barrier()
-        };
-        claim(self)?;
+        self.if_then(first, |e| {
+            let (var, _) = cxr.bindings[counter as usize];
+            let p = e.ptr(StorageClass::StorageBuffer, u);
+            let cp = e.b.access_chain(p, None, var, [zero, zero]).map_err(be)?;
+            let t =
+                e.b.atomic_i_add(u, None, cp, dev, relaxed, one)
+                    .map_err(be)?;
+            e.store(sh_tile, t)
+        })?;
+        self.barrier()?;
         // One tile per workgroup (the dispatch has exactly one workgroup per tile), so
         // every barrier below is in the function's top-level control flow.
         let e = self;
-        let tile = e.load(u, tile_v)?;
-        let base = e.umul(tile, blk)?;
-        // Rounds: load, subgroup scan, subgroup totals to workgroup memory.
-        let items = e.items;
-        e.count_loop(r, zero, items, one, |e, rv| {
-            let ro = e.umul(rv, e.wg_size)?;
+        let tile = e.load(u, sh_tile)?;
+        let rc = e.c_u32(rounds);
+        let per_wg = e.umul(e.wg_size, rc)?;
+        let base = e.umul(tile, per_wg)?;
+        let mut vidx = vec![];
+        for (r, row) in xs.iter().enumerate() {
+            let ro = e.c_u32(r as u32);
+            let ro = e.umul(ro, e.wg_size)?;
             let b0 = e.uadd(base, ro)?;
-            let i = e.uadd(b0, pos)?;
-            let inb = e.ult(i, cxr.n)?;
-            let pf = e.ptr(StorageClass::Function, tt);
-            let xp = e.b.access_chain(pf, None, xs, [rv]).map_err(be)?;
+            let v = e.uadd(b0, pos)?;
+            vidx.push(v);
+            let whole = e.ult(v, n_whole)?;
+            let elem_at = |e: &mut Self, c: u32| -> R<Word> {
+                let vw = e.umul(v, wc)?;
+                let cc = e.c_u32(c);
+                e.uadd(vw, cc)
+            };
             e.if_else(
-                inb,
+                whole,
                 |e| {
-                    let v = e.expr(cxr, expr, Ix::flat(i))?;
-                    e.store(xp, v)
+                    if let Some(v4) = vec_in {
+                        let p = e.b.access_chain(pvt, None, v4, [zero, v]).map_err(be)?;
+                        let x = e.load(vt, p)?;
+                        for (c, &var) in row.iter().enumerate() {
+                            let xc = e.b.composite_extract(tt, None, x, [c as u32]).map_err(be)?;
+                            e.store(var, xc)?;
+                        }
+                    } else {
+                        for (c, &var) in row.iter().enumerate() {
+                            let i = elem_at(e, c as u32)?;
+                            let x = e.expr(cxr, expr, Ix::flat(i))?;
+                            e.store(var, x)?;
+                        }
+                    }
+                    Ok(())
                 },
-                |e| e.store(xp, id),
+                |e| {
+                    for (c, &var) in row.iter().enumerate() {
+                        let i = elem_at(e, c as u32)?;
+                        let inb = e.ult(i, cxr.n)?;
+                        e.store(var, id)?;
+                        e.if_then(inb, |e| {
+                            let x = e.expr(cxr, expr, Ix::flat(i))?;
+                            e.store(var, x)
+                        })?;
+                    }
+                    Ok(())
+                },
             )?;
-            let xv = e.load(tt, xp)?;
-            let sc = e.group(op, t, GroupOperation::InclusiveScan, xv)?;
-            let sp = e.b.access_chain(pf, None, ss, [rv]).map_err(be)?;
-            e.store(sp, sc)?;
-            let tot = e.group(op, t, GroupOperation::Reduce, xv)?;
-            let el = e.elect()?;
-            e.if_then(el, |e| {
-                let ro = e.umul(rv, nsg)?;
-                let k = e.uadd(ro, sid)?;
+            // Serial inclusive scan of this invocation's elements.
+            let mut acc = e.load(tt, row[0])?;
+            for &var in &row[1..] {
+                let x = e.load(tt, var)?;
+                acc = e.binop(op, t, acc, x)?;
+                e.store(var, acc)?;
+            }
+            let ex = e.group(op, t, GroupOperation::ExclusiveScan, acc)?;
+            e.store(exs[r], ex)?;
+            // The subgroup's last invocation holds its total.
+            let sm1 = e.b.i_sub(u, None, sgs, one).map_err(be)?;
+            let wm1 = e.b.i_sub(u, None, e.wg_size, one).map_err(be)?;
+            let l1 = e.b.i_equal(bt, None, lane, sm1).map_err(be)?;
+            let l2 = e.b.i_equal(bt, None, pos, wm1).map_err(be)?;
+            let last = e.b.logical_or(bt, None, l1, l2).map_err(be)?;
+            e.if_then(last, |e| {
+                let tot = e.binop(op, t, ex, acc)?;
+                let rk = e.c_u32(r as u32);
+                let rn = e.umul(rk, nsg)?;
+                let k = e.uadd(rn, sid)?;
                 let p = e.shared_ptr(totals, t, k)?;
                 e.store(p, tot)
-            })
-        })?;
+            })?;
+        }
         e.barrier()?;
-        // Subgroup 0: exclusive scan of the totals, in (round, subgroup) order.
+        // Subgroup 0: exclusive scan of the totals in (round, subgroup) order, then the
+        // tile's publication and lookback.
         let sg0 = e.b.i_equal(bt, None, sid, zero).map_err(be)?;
         e.if_then(sg0, |e| {
             e.store(carry, id)?;
@@ -2105,71 +2185,128 @@ impl Emitter {
             e.if_then(el, |e| {
                 let c = e.load(tt, carry)?;
                 e.store(sh_agg, c)
-            })
+            })?;
+            if !every_subgroup {
+                let agg = e.load(tt, carry)?;
+                e.look_back(cxr, op, expr, state, agg, tile, lookback_vars, blk)?;
+                let el = e.elect()?;
+                e.if_then(el, |e| {
+                    let pv = e.load(tt, prefix)?;
+                    e.store(sh_prefix, pv)
+                })?;
+            }
+            Ok(())
         })?;
         e.barrier()?;
-        // Every subgroup looks back on its own (values broadcast from its first lane,
-        // so control flow stays uniform within it) and finds the same prefix; subgroup
-        // 0 publishes. No subgroup waits at a barrier while another spins.
-        let sg0 = e.b.i_equal(bt, None, sid, zero).map_err(be)?;
-        {
+        if every_subgroup {
+            // Each subgroup looks back itself (values broadcast from its first lane,
+            // so control flow stays uniform within it) and finds the same prefix;
+            // subgroup 0 publishes. No subgroup waits at a barrier while another spins.
             let agg = e.load(tt, sh_agg)?;
-            let tile = e.load(u, tile_v)?;
-            let is0 = e.b.i_equal(bt, None, tile, zero).map_err(be)?;
-            e.store(prefix, id)?;
+            e.look_back(cxr, op, expr, state, agg, tile, lookback_vars, blk)?;
+        } else {
+            let pv = e.load(tt, sh_prefix)?;
+            e.store(prefix, pv)?;
+        }
+        // Output: prefix ⊕ earlier subgroups of the tile ⊕ earlier lanes ⊕ own elements.
+        let pv = e.load(tt, prefix)?;
+        for (r, row) in xs.iter().enumerate() {
+            let rk = e.c_u32(r as u32);
+            let rn = e.umul(rk, nsg)?;
+            let k = e.uadd(rn, sid)?;
+            let p = e.shared_ptr(totals, t, k)?;
+            let before = e.load(tt, p)?;
+            let a = e.binop(op, t, pv, before)?;
+            let exv = e.load(tt, exs[r])?;
+            let a = e.binop(op, t, a, exv)?;
+            let mut ys = vec![];
+            for &var in row {
+                let x = e.load(tt, var)?;
+                ys.push(e.binop(op, t, a, x)?);
+            }
+            let v = vidx[r];
+            let whole = e.ult(v, n_whole)?;
+            let each = |e: &mut Self, checked: bool| -> R<()> {
+                for (c, &y) in ys.iter().enumerate() {
+                    let vw = e.umul(v, wc)?;
+                    let cc = e.c_u32(c as u32);
+                    let i = e.uadd(vw, cc)?;
+                    if checked {
+                        let inb = e.ult(i, cxr.n)?;
+                        e.if_then(inb, |e| e.store_elem(cxr, out, i, y))?;
+                    } else {
+                        e.store_elem(cxr, out, i, y)?;
+                    }
+                }
+                Ok(())
+            };
             e.if_else(
-                is0,
-                |e| e.publish(cxr, sg0, [incls, flags], zero, agg, t, two),
-                |e| {
-                    e.publish(cxr, sg0, [aggs, flags], tile, agg, t, one)?;
-                    let jm = e.b.i_sub(u, None, tile, one).map_err(be)?;
-                    e.store(j, jm)?;
-                    e.store(spins, zero)?;
-                    let looking = e.local(bt);
-                    let tru = e.b.constant_true(bt);
-                    e.store(looking, tru)?;
-                    e.while_loop(
-                        |e| e.load(bt, looking),
-                        |e| {
-                            e.lookback_step(
-                                cxr,
-                                op,
-                                expr,
-                                [flags, aggs, incls],
-                                [j, spins, prefix, fb, looking],
-                                blk,
-                                e.spin,
-                            )
-                        },
-                        |_| Ok(()),
-                    )?;
-                    let pv = e.load(tt, prefix)?;
-                    let inc = e.binop(op, t, pv, agg)?;
-                    e.publish(cxr, sg0, [incls, flags], tile, inc, t, two)
+                whole,
+                |e| match vec_out {
+                    Some(v4) => {
+                        let y =
+                            e.b.composite_construct(vt, None, ys.iter().copied())
+                                .map_err(be)?;
+                        let p = e.b.access_chain(pvt, None, v4, [zero, v]).map_err(be)?;
+                        e.store(p, y)
+                    }
+                    None => each(e, false),
                 },
+                |e| each(e, true),
             )?;
         }
-        // Output: prefix ⊕ earlier subgroups of the tile ⊕ this subgroup's scan.
-        let pv = e.load(tt, prefix)?;
-        e.count_loop(r, zero, items, one, |e, rv| {
-            let ro = e.umul(rv, e.wg_size)?;
-            let b0 = e.uadd(base, ro)?;
-            let i = e.uadd(b0, pos)?;
-            let inb = e.ult(i, cxr.n)?;
-            e.if_then(inb, |e| {
-                let rn = e.umul(rv, nsg)?;
-                let k = e.uadd(rn, sid)?;
-                let p = e.shared_ptr(totals, t, k)?;
-                let before = e.load(tt, p)?;
-                let pf = e.ptr(StorageClass::Function, tt);
-                let sp = e.b.access_chain(pf, None, ss, [rv]).map_err(be)?;
-                let sv = e.load(tt, sp)?;
-                let a = e.binop(op, t, pv, before)?;
-                let y = e.binop(op, t, a, sv)?;
-                e.store_elem(cxr, out, i, y)
-            })
-        })?;
         Ok(())
+    }
+
+    /// A subgroup's part in a tile's publication: the aggregate (flag 1) or, for
+    /// tile 0, the inclusive prefix (flag 2); then, past tile 0, the lookback into
+    /// `prefix` and the inclusive prefix. Only subgroup 0 publishes.
+    #[allow(clippy::too_many_arguments)]
+    fn look_back(
+        &mut self,
+        cx: &Cx,
+        op: BinOp,
+        expr: &KExpr,
+        state: [u32; 4],
+        agg: Word,
+        tile: Word,
+        vars: [Word; 5],
+        blk: Word,
+    ) -> R<()> {
+        let [flags, aggs, incls, _] = state;
+        let [j, spins, prefix, _, looking] = vars;
+        let t = expr.elem();
+        let tt = self.ty(t);
+        let (u, bt) = (self.u32_t, self.bool_t);
+        let zero = self.c_u32(0);
+        let one = self.c_u32(1);
+        let two = self.c_u32(2);
+        let id = self.identity(op, t);
+        let sid = self.load_builtin_cx(BuiltIn::SubgroupId)?;
+        let sg0 = self.b.i_equal(bt, None, sid, zero).map_err(be)?;
+        let is0 = self.b.i_equal(bt, None, tile, zero).map_err(be)?;
+        self.store(prefix, id)?;
+        self.if_else(
+            is0,
+            |e| e.publish(cx, sg0, [incls, flags], zero, agg, t, two),
+            |e| {
+                e.publish(cx, sg0, [aggs, flags], tile, agg, t, one)?;
+                let jm = e.b.i_sub(u, None, tile, one).map_err(be)?;
+                e.store(j, jm)?;
+                e.store(spins, zero)?;
+                let tru = e.b.constant_true(bt);
+                e.store(looking, tru)?;
+                let limit = e.spin;
+                e.while_loop(
+                    |e| e.load(bt, looking),
+                    |e| e.lookback_step(cx, op, expr, [flags, aggs, incls], vars, blk, limit),
+                    |_| Ok(()),
+                )?;
+                let pv = e.load(tt, prefix)?;
+                let inc = e.binop(op, t, pv, agg)?;
+                e.publish(cx, sg0, [incls, flags], tile, inc, t, two)
+            },
+        )
     }
 
     /// One elected lane of subgroup 0 stores a tile's value words, then its flag with release

@@ -767,7 +767,10 @@ impl Context {
             );
         // SAFETY: every handle below belongs to this device and outlives the recording.
         unsafe {
-            d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
+            // Simultaneous use: `submit_repeated` lists the buffer several times.
+            let begin = vk::CommandBufferBeginInfo::default()
+                .flags(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE);
+            d.begin_command_buffer(cb, &begin)
                 .what("vkBeginCommandBuffer")?;
             if ts {
                 d.cmd_reset_query_pool(cb, qp, 0, 2);
@@ -854,7 +857,13 @@ impl Context {
 
     /// Submits a recording and waits for it; the device time between its timestamps.
     pub fn submit(&mut self, rec: &Recording) -> Result<RunStats> {
-        let cbs = [rec.cb];
+        self.submit_repeated(rec, 1)
+    }
+
+    /// Submits a recording `times` times back to back in one submission (the device
+    /// never idles between them) and waits; the timestamps are the last run's.
+    pub fn submit_repeated(&mut self, rec: &Recording, times: usize) -> Result<RunStats> {
+        let cbs = vec![rec.cb; times.max(1)];
         let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
         // SAFETY: the recording is complete and not in flight (every submit is waited on).
         unsafe {

@@ -97,11 +97,14 @@ pub struct BenchOptions {
     pub types: Vec<ElemType>,
     pub runs: usize,
     pub warmup: usize,
+    /// Runs per submission, back to back (the last one is timed): with more than one
+    /// the device does not idle between timed runs.
+    pub batch: usize,
     /// Check results against the CPU reference up to this size.
     pub check_up_to: usize,
     pub progress: bool,
-    /// Kernel tuning (workgroup size, items per invocation, reduction grid).
-    pub plan: Option<arrc_ir::plan::PlanOptions>,
+    /// Kernel tuning over the device's defaults.
+    pub tune: crate::Tuning,
 }
 
 /// One measurement.
@@ -255,7 +258,8 @@ fn measure(
     let arrc_syntax::Stmt::Expr(e) = &prog.stmts[0] else {
         return Err(err::domain("a workload must be an expression", 0..0));
     };
-    let plan_opts = opts.plan.clone().unwrap_or_else(|| g.plan_options());
+    let mut plan_opts = g.plan_options();
+    opts.tune.apply(&mut plan_opts);
     // f64 workloads compute in f64 throughout.
     let float = ty.join(ElemType::F32);
     let cache = gpu::ModuleCache::default();
@@ -279,7 +283,7 @@ fn measure(
         }
         let mut times = Vec::with_capacity(opts.runs);
         for _ in 0..opts.runs {
-            if let Some(ns) = g.execute(&prepared)?.device_ns {
+            if let Some(ns) = g.execute_repeated(&prepared, opts.batch)?.device_ns {
                 times.push(ns);
             }
         }
@@ -329,23 +333,28 @@ fn measure(
 }
 
 fn check(name: &str, got: &Array, want: &Array) -> Result<(), Error> {
-    let bad = || {
+    let bad = |at: String| {
         err::domain(
-            format!("benchmark {name}: the device result differs from the CPU reference"),
+            format!("benchmark {name}: the device result differs from the CPU reference{at}"),
             0..0,
         )
     };
     if got.shape != want.shape || got.len() != want.len() {
-        return Err(bad());
+        return Err(bad(" in shape".into()));
     }
     let scale: f64 = (0..want.len())
         .map(|i| want.data.get(i).as_f64().abs())
         .fold(1.0, f64::max);
-    for i in 0..got.len() {
+    let wrong = |i: usize| {
         let (a, b) = (got.data.get(i).as_f64(), want.data.get(i).as_f64());
-        if (a - b).abs() > 1e-4 * scale.max(b.abs()) {
-            return Err(bad());
-        }
+        (a - b).abs() > 1e-4 * scale.max(b.abs())
+    };
+    if let Some(i) = (0..got.len()).find(|&i| wrong(i)) {
+        let count = (i..got.len()).filter(|&i| wrong(i)).count();
+        let (a, b) = (got.data.get(i).as_f64(), want.data.get(i).as_f64());
+        return Err(bad(format!(
+            " in {count} elements, the first at {i}: {a} (device) vs {b}"
+        )));
     }
     Ok(())
 }

@@ -137,6 +137,7 @@ impl Gpu {
         o.map_groups = o.map_groups.min(info.max_workgroup_count[0]);
         o.workgroup_size = o.workgroup_size.min(info.max_workgroup_invocations);
         o.float64 = info.shader_float64;
+        o.every_subgroup_looks_back = info.device_type == "CPU";
         // The largest power of two a storage binding may span.
         o.window_bytes = 1u64
             << (63
@@ -349,12 +350,18 @@ impl Gpu {
 
     /// Runs the recorded dispatches once (one submission, waited on).
     pub fn execute(&mut self, p: &Prepared) -> Result<RunStats, Error> {
+        self.execute_repeated(p, 1)
+    }
+
+    /// Runs the recorded dispatches `times` times back to back in one submission;
+    /// the device time is the last run's.
+    pub fn execute_repeated(&mut self, p: &Prepared, times: usize) -> Result<RunStats, Error> {
         let rec = p
             .recording
             .as_ref()
             .ok_or_else(|| Error::new(ErrorClass::Device, "statement not prepared", 0..0))?;
-        let stats = self.ctx.submit(rec).map_err(dev)?;
-        self.stats.dispatches += p.dispatches.len() as u64;
+        let stats = self.ctx.submit_repeated(rec, times).map_err(dev)?;
+        self.stats.dispatches += (times.max(1) * p.dispatches.len()) as u64;
         Ok(stats)
     }
 

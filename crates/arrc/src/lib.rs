@@ -19,6 +19,7 @@ pub mod bench;
 pub mod build;
 pub mod diagnostics;
 pub mod gpu;
+mod hosted;
 pub mod keymap;
 
 pub use arrc_ir::display::display;
@@ -28,6 +29,7 @@ pub use gpu::CompiledStatement;
 
 use arrc_ir::error::err;
 use arrc_syntax::{Expr, ExprKind, Program, Stmt};
+use std::collections::HashMap;
 
 /// The standard library: (file name, APL source), compiled into the crate.
 pub const STDLIB: &[(&str, &str)] = &[
@@ -64,6 +66,32 @@ pub struct Outcome {
     pub notes: Vec<String>,
 }
 
+/// Overrides of the device's kernel parameters (`None` keeps the device's choice).
+#[derive(Clone, Debug, Default)]
+pub struct Tuning {
+    pub workgroup_size: Option<u32>,
+    pub items_per_thread: Option<u32>,
+    pub reduce_groups: Option<u32>,
+    pub spin_limit: Option<u32>,
+}
+
+impl Tuning {
+    pub fn apply(&self, o: &mut arrc_ir::plan::PlanOptions) {
+        if let Some(v) = self.workgroup_size {
+            o.workgroup_size = v.clamp(32, 1024);
+        }
+        if let Some(v) = self.items_per_thread {
+            o.items_per_thread = v.clamp(1, 64);
+        }
+        if let Some(v) = self.reduce_groups {
+            o.reduce_groups = v.clamp(1, 65535);
+        }
+        if let Some(v) = self.spin_limit {
+            o.spin_limit = v.clamp(1, 60000);
+        }
+    }
+}
+
 /// An evaluation session: names defined so far and the device.
 pub struct Session {
     env: arrc_ref::Env,
@@ -73,6 +101,7 @@ pub struct Session {
     pub no_device: Option<String>,
     /// Kernels already emitted and validated, so a repeated statement skips both.
     modules: gpu::ModuleCache,
+    tune: Tuning,
 }
 
 impl Session {
@@ -89,6 +118,7 @@ impl Session {
             gpu: None,
             no_device: None,
             modules: gpu::ModuleCache::default(),
+            tune: Tuning::default(),
         };
         if backend != Backend::Cpu {
             match gpu::Gpu::new(index) {
@@ -136,6 +166,12 @@ impl Session {
     }
 
     /// The float type in use.
+    /// Overrides the device's kernel parameters for later statements (for tuning, and
+    /// for tests: a spin limit of 1 makes every scan tile take the decoupled fallback).
+    pub fn tune(&mut self, t: Tuning) {
+        self.tune = t;
+    }
+
     pub fn float(&self) -> ElemType {
         self.env.float
     }
@@ -236,29 +272,47 @@ impl Session {
     }
 
     fn gpu_expr(&mut self, e: &Expr) -> Result<Array, Error> {
-        let compiled = self.compile_expr(e)?;
+        self.device_eval(e, &mut hosted::Calls::default())
+    }
+
+    /// Compiles `e` (free names from `arrays` and `functions`) and runs it.
+    fn run_on_device(
+        &mut self,
+        e: &Expr,
+        arrays: &HashMap<String, Array>,
+        functions: &HashMap<String, arrc_syntax::Func>,
+    ) -> Result<Array, Error> {
+        let compiled = self.compile_with(e, arrays, functions)?;
         let gpu = self
             .gpu
             .as_mut()
             .ok_or_else(|| err::unsupported("no Vulkan device", e.span.clone()))?;
-        gpu.run(&compiled, &self.env.arrays)
+        gpu.run(&compiled, arrays)
     }
 
     fn compile_expr(&self, e: &Expr) -> Result<CompiledStatement, Error> {
-        let functions: Vec<_> = self
-            .env
-            .functions
+        self.compile_with(e, &self.env.arrays, &self.env.functions)
+    }
+
+    fn compile_with(
+        &self,
+        e: &Expr,
+        arrays: &HashMap<String, Array>,
+        functions: &HashMap<String, arrc_syntax::Func>,
+    ) -> Result<CompiledStatement, Error> {
+        let functions: Vec<_> = functions
             .iter()
             .map(|(n, f)| (n.clone(), f.clone()))
             .collect();
-        let opts = self
+        let mut opts = self
             .gpu
             .as_ref()
             .map(|g| g.plan_options())
             .unwrap_or_default();
+        self.tune.apply(&mut opts);
         gpu::compile(
             e,
-            &self.env.arrays,
+            arrays,
             &functions,
             self.env.float,
             self.env.io,

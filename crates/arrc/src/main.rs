@@ -137,6 +137,10 @@ enum Cmd {
         runs: usize,
         #[arg(long, default_value_t = 5)]
         warmup: usize,
+        /// Runs per submission, back to back; the last is timed (the device does not
+        /// idle between timed runs, so its clocks stay up).
+        #[arg(long, default_value_t = 1)]
+        batch: usize,
         /// Print one JSON object per result instead of the table.
         #[arg(long)]
         json: bool,
@@ -346,6 +350,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             types,
             runs,
             warmup,
+            batch,
             json,
             check_up_to,
             device,
@@ -377,22 +382,15 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 types,
                 runs: runs.max(20),
                 warmup,
+                batch: batch.clamp(1, 1000),
                 check_up_to,
                 progress: !json && std::io::stderr().is_terminal(),
-                plan: (workgroup_size.is_some()
-                    || items.is_some()
-                    || reduce_groups.is_some()
-                    || spin.is_some())
-                .then(|| {
-                    let d = arrc_ir::plan::PlanOptions::default();
-                    arrc_ir::plan::PlanOptions {
-                        workgroup_size: workgroup_size.unwrap_or(d.workgroup_size).clamp(32, 1024),
-                        items_per_thread: items.unwrap_or(d.items_per_thread).clamp(1, 64),
-                        reduce_groups: reduce_groups.unwrap_or(d.reduce_groups).clamp(1, 65535),
-                        spin_limit: spin.unwrap_or(d.spin_limit).clamp(1, 60000),
-                        ..d
-                    }
-                }),
+                tune: arrc::Tuning {
+                    workgroup_size,
+                    items_per_thread: items,
+                    reduce_groups,
+                    spin_limit: spin,
+                },
             };
             if let Some(d) = s.device() {
                 eprintln!(

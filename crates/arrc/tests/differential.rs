@@ -199,6 +199,22 @@ fn folds_i32() {
 }
 
 #[test]
+fn scans_through_the_decoupled_fallback() {
+    // With a spin limit of 1 a tile that finds a predecessor unpublished reduces that
+    // tile's input itself at once: the fallback path, which a device with
+    // forward-progress guarantees rarely takes, must give the same answers.
+    let mut s = gpu();
+    s.tune(arrc::Tuning {
+        spin_limit: Some(1),
+        ..Default::default()
+    });
+    let scans = ["+\\x", "⌈\\x", "+\\2×x-1", "+\\x≤y", "(x>0)/x"];
+    for ty in [ElemType::I32, ElemType::F32, ElemType::F64] {
+        check_at(&mut s, &[4097, 65536 + 7, 1 << 20], &scans, ty, false);
+    }
+}
+
+#[test]
 fn maps_f32() {
     check(&mut gpu(), MAPS, ElemType::F32, true);
 }
@@ -762,6 +778,43 @@ fn dfn_operands() {
     }
     let e = s.eval("{⍺+⍵×2}/⍬").expect_err("no identity");
     assert_eq!(e.class, arrc::ErrorClass::Domain);
+}
+
+#[test]
+fn guards_and_recursion_on_the_device() {
+    // A dfn with guards or ∇ runs from the host: every value (conditions included) is
+    // computed on the device, and the host reads back one number per guard.
+    let mut s = gpu();
+    s.eval("fact←{⍵≤1:1 ⋄ ⍵×∇ ⍵-1} ⋄ fib←{⍵≤2:1 ⋄ (∇ ⍵-1)+∇ ⍵-2}")
+        .expect("definitions");
+    for (expr, want) in [
+        ("fact 10", "3628800"),
+        ("fib 12", "144"),
+        ("fact¨⍳5", "1 2 6 24 120"),
+        ("1 2 3{⍺>⍵:⍺ ⋄ ⍵}¨3 2 1", "3 2 3"),
+        ("+/fib¨1+⍳6", "32"),
+        ("{⍵>0:1 ⋄ ⍵<0:¯1 ⋄ 0}¯2.5", "¯1"),
+        ("{a←⍵×2 ⋄ a>5:a ⋄ ∇ a}1", "8"),
+        ("x←fact 4 ⋄ x+1", "25"),
+    ] {
+        let before = s.stats();
+        let o = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        assert!(o.notes.is_empty(), "{expr}: {:?}", o.notes);
+        assert_eq!(arrc::display(&o.value.expect("a value")), want, "{expr}");
+        assert!(
+            s.stats().dispatches > before.dispatches,
+            "{expr} ran no kernel"
+        );
+    }
+    let e = s
+        .eval("{⍵:1 ⋄ 0}1 0")
+        .expect_err("a guard needs one boolean");
+    assert_eq!(e.class, arrc::ErrorClass::Domain);
+    assert_eq!(e.span, 1..4, "the error points at the condition (⍵)");
+    // Recursion deeper than the device path follows is a clear error, not a crash.
+    let e = s.eval("{⍵≤0:0 ⋄ ∇ ⍵-1}5000").expect_err("too deep");
+    assert_eq!(e.class, arrc::ErrorClass::Unsupported);
+    assert!(e.message.contains("deeper"), "{}", e.message);
 }
 
 #[test]

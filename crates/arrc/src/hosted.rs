@@ -1,0 +1,385 @@
+//! Dfn calls whose control flow needs values on the host: guards (`⍵≤1:1`) and `∇`
+//! recursion. The device computes every value; the host only decides which statement
+//! runs next. A statement is split at such calls: their arguments are computed first
+//! (right to left, as APL evaluates), each call runs its body statement by statement
+//! (a guard's condition is read back to choose), and its result enters the rest of the
+//! statement as a named array. A statement without such calls compiles as one piece.
+
+use crate::{Array, Data, Error, Session};
+use arrc_ir::error::err;
+use arrc_syntax::ast::{Expr, ExprKind, Func, FuncKind, Op1, Program, Stmt};
+use arrc_syntax::Span;
+use std::collections::{HashMap, HashSet};
+
+/// Nesting of host-driven calls beyond which the device path gives up (the CPU
+/// reference allows deeper recursion).
+const MAX_DEPTH: usize = 1000;
+/// Host-driven calls in one statement (each costs device submissions).
+const MAX_CALLS: u64 = 20_000;
+
+/// One active dfn call: its arrays (`⍵`, `⍺`, locals), local functions, and itself
+/// (for `∇`).
+#[derive(Default)]
+pub(crate) struct Frame {
+    arrays: HashMap<String, Array>,
+    functions: HashMap<String, Func>,
+    this: Option<Func>,
+}
+
+/// The state of one statement's host-driven evaluation.
+#[derive(Default)]
+pub(crate) struct Calls {
+    frames: Vec<Frame>,
+    calls: u64,
+    temps: u64,
+}
+
+impl Session {
+    /// Evaluates `e` on the device, running calls of dfns with guards or `∇` from the
+    /// host.
+    pub(crate) fn device_eval(&mut self, e: &Expr, st: &mut Calls) -> Result<Array, Error> {
+        // Recursion through `∇` nests these calls: grow the stack as it deepens.
+        stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.device_eval_inner(e, st))
+    }
+
+    fn device_eval_inner(&mut self, e: &Expr, st: &mut Calls) -> Result<Array, Error> {
+        let mut temps = HashMap::new();
+        let e = self.hoist(e, st, &mut temps)?;
+        if let ExprKind::Name(n) = &e.kind {
+            if let Some(a) = temps.remove(n) {
+                return Ok(a);
+            }
+        }
+        let mut arrays = self.env.arrays.clone();
+        let mut functions = self.env.functions.clone();
+        for f in &st.frames {
+            arrays.extend(f.arrays.iter().map(|(k, v)| (k.clone(), v.clone())));
+            functions.extend(f.functions.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        arrays.extend(temps);
+        self.run_on_device(&e, &arrays, &functions)
+    }
+
+    /// `e` with every host-driven call replaced by a name bound in `temps` to its
+    /// computed value.
+    fn hoist(
+        &mut self,
+        e: &Expr,
+        st: &mut Calls,
+        temps: &mut HashMap<String, Array>,
+    ) -> Result<Expr, Error> {
+        let span = e.span.clone();
+        let kind = match &e.kind {
+            ExprKind::Monadic { func, arg } => {
+                let arg = self.hoist(arg, st, temps)?;
+                if self.needs_host(func, st) {
+                    let w = self.device_eval(&arg, st)?;
+                    let r = self.call(func, None, w, st, &span)?;
+                    return Ok(temp(r, st, temps, span));
+                }
+                ExprKind::Monadic {
+                    func: func.clone(),
+                    arg: Box::new(arg),
+                }
+            }
+            ExprKind::Dyadic { func, left, right } => {
+                let right = self.hoist(right, st, temps)?;
+                if self.needs_host(func, st) {
+                    let w = self.device_eval(&right, st)?;
+                    let a = self.device_eval(left, st)?;
+                    let r = self.call(func, Some(a), w, st, &span)?;
+                    return Ok(temp(r, st, temps, span));
+                }
+                let left = self.hoist(left, st, temps)?;
+                ExprKind::Dyadic {
+                    func: func.clone(),
+                    left: Box::new(left),
+                    right: Box::new(right),
+                }
+            }
+            ExprKind::Strand(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for x in items.iter().rev() {
+                    out.push(self.hoist(x, st, temps)?);
+                }
+                out.reverse();
+                ExprKind::Strand(out)
+            }
+            ExprKind::Index { array, axes } => {
+                let mut out = Vec::with_capacity(axes.len());
+                for a in axes.iter().rev() {
+                    out.push(match a {
+                        Some(x) => Some(self.hoist(x, st, temps)?),
+                        None => None,
+                    });
+                }
+                out.reverse();
+                ExprKind::Index {
+                    array: Box::new(self.hoist(array, st, temps)?),
+                    axes: out,
+                }
+            }
+            ExprKind::Assign {
+                name,
+                name_span,
+                value,
+            } => ExprKind::Assign {
+                name: name.clone(),
+                name_span: name_span.clone(),
+                value: Box::new(self.hoist(value, st, temps)?),
+            },
+            other => other.clone(),
+        };
+        Ok(Expr::new(kind, span))
+    }
+
+    /// Applies a host-driven function: a dfn (by value, by name, or `∇`), or `f¨` of
+    /// one.
+    fn call(
+        &mut self,
+        f: &Func,
+        alpha: Option<Array>,
+        omega: Array,
+        st: &mut Calls,
+        span: &Span,
+    ) -> Result<Array, Error> {
+        match &f.kind {
+            FuncKind::Dfn(body) => self.call_dfn(f, body, alpha, omega, st, span),
+            FuncKind::Name(_) | FuncKind::SelfRef => {
+                let g = self.resolve(f, st).ok_or_else(|| match f.kind {
+                    FuncKind::SelfRef => err::syntax_like("∇ outside a dfn", f.span.clone()),
+                    _ => err::value("no such function", f.span.clone()),
+                })?;
+                self.call(&g, alpha, omega, st, span)
+            }
+            FuncKind::Derived {
+                op: Op1::Each,
+                operand,
+            } => self.each(operand, alpha, omega, st, span),
+            _ => Err(err::unsupported(
+                "an operator whose operand has guards or ∇ is not supported on the GPU path yet",
+                f.span.clone(),
+            )),
+        }
+    }
+
+    fn call_dfn(
+        &mut self,
+        f: &Func,
+        body: &Program,
+        alpha: Option<Array>,
+        omega: Array,
+        st: &mut Calls,
+        span: &Span,
+    ) -> Result<Array, Error> {
+        if st.frames.len() >= MAX_DEPTH {
+            return Err(err::unsupported(
+                format!("dfn calls nest deeper than {MAX_DEPTH} on the GPU path"),
+                span.clone(),
+            ));
+        }
+        st.calls += 1;
+        if st.calls > MAX_CALLS {
+            return Err(err::unsupported(
+                format!("more than {MAX_CALLS} dfn calls with guards or ∇ on the GPU path"),
+                span.clone(),
+            ));
+        }
+        let mut frame = Frame {
+            this: Some(f.clone()),
+            ..Frame::default()
+        };
+        frame.arrays.insert("⍵".into(), omega);
+        let has_alpha = alpha.is_some();
+        if let Some(a) = alpha {
+            frame.arrays.insert("⍺".into(), a);
+        }
+        st.frames.push(frame);
+        let r = self.body(&body.stmts, has_alpha, st, span);
+        st.frames.pop();
+        r
+    }
+
+    fn body(
+        &mut self,
+        stmts: &[Stmt],
+        has_alpha: bool,
+        st: &mut Calls,
+        span: &Span,
+    ) -> Result<Array, Error> {
+        let mut last = None;
+        for s in stmts {
+            match s {
+                Stmt::Guard { cond, value } => {
+                    let c = self.device_eval(cond, st)?;
+                    match c.as_singleton().and_then(|s| s.as_i64()) {
+                        Some(1) => return self.device_eval(value, st),
+                        Some(0) => {}
+                        _ => {
+                            return Err(err::domain(
+                                "a guard's condition must be a single 0 or 1",
+                                cond.span.clone(),
+                            ))
+                        }
+                    }
+                }
+                Stmt::Expr(Expr {
+                    kind: ExprKind::Assign { name, value, .. },
+                    ..
+                }) => {
+                    // `⍺←default` applies only when the call has no left argument.
+                    if name == "⍺" && has_alpha {
+                        continue;
+                    }
+                    let v = self.device_eval(value, st)?;
+                    if let Some(f) = st.frames.last_mut() {
+                        f.arrays.insert(name.clone(), v.clone());
+                    }
+                    last = Some(v);
+                }
+                // The first expression that is not an assignment is the result.
+                Stmt::Expr(e) => return self.device_eval(e, st),
+                Stmt::FnDef { name, func, .. } => {
+                    if let Some(f) = st.frames.last_mut() {
+                        f.functions.insert(name.clone(), func.clone());
+                    }
+                }
+                Stmt::Func(f) => {
+                    return Err(err::domain(
+                        "a function on its own has no array value",
+                        f.span.clone(),
+                    ))
+                }
+            }
+        }
+        last.ok_or_else(|| err::value("the function body gives no result", span.clone()))
+    }
+
+    /// `f¨` (or `⍺ f¨ ⍵`) with a host-driven `f`: one call per item, each giving a
+    /// scalar.
+    fn each(
+        &mut self,
+        f: &Func,
+        alpha: Option<Array>,
+        omega: Array,
+        st: &mut Calls,
+        span: &Span,
+    ) -> Result<Array, Error> {
+        let shape = match &alpha {
+            None => omega.shape.clone(),
+            Some(a) if a.shape == omega.shape || a.len() == 1 => omega.shape.clone(),
+            Some(a) if omega.len() == 1 => a.shape.clone(),
+            Some(a) if a.shape.len() != omega.shape.len() => {
+                return Err(err::rank("the arguments' ranks differ", span.clone()))
+            }
+            Some(_) => return Err(err::length("the arguments' shapes differ", span.clone())),
+        };
+        let n: usize = shape.iter().product();
+        let item =
+            |x: &Array, i: usize| Array::scalar(x.data.get(if x.len() == 1 { 0 } else { i }));
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let a = alpha.as_ref().map(|a| item(a, i));
+            let r = self.call(f, a, item(&omega, i), st, span)?;
+            match (r.rank(), r.as_singleton()) {
+                (0, Some(s)) => out.push(s),
+                _ => {
+                    return Err(err::domain(
+                        "each must return scalars here: nested arrays are not supported",
+                        span.clone(),
+                    ))
+                }
+            }
+        }
+        let elem = out
+            .iter()
+            .map(|s| s.elem_type())
+            .reduce(|a, b| a.join(b))
+            .unwrap_or(omega.elem);
+        let mut d = Data::with_capacity(elem, n);
+        for s in out {
+            d.push(s.cast(elem));
+        }
+        Ok(Array::new(shape, d))
+    }
+
+    /// The function a name or `∇` stands for in the current call.
+    fn resolve(&self, f: &Func, st: &Calls) -> Option<Func> {
+        match &f.kind {
+            FuncKind::SelfRef => st.frames.last().and_then(|fr| fr.this.clone()),
+            FuncKind::Name(n) => st
+                .frames
+                .iter()
+                .rev()
+                .find_map(|fr| fr.functions.get(n))
+                .or_else(|| self.env.functions.get(n))
+                .cloned(),
+            _ => Some(f.clone()),
+        }
+    }
+
+    /// Whether applying `f` needs the host: `∇`, or a dfn (or `f¨` of one) whose
+    /// body has a guard or `∇` or calls such a function.
+    fn needs_host(&self, f: &Func, st: &Calls) -> bool {
+        let mut seen = HashSet::new();
+        match &f.kind {
+            FuncKind::Derived {
+                op: Op1::Each,
+                operand,
+            } => self.host_func(operand, st, &mut seen),
+            _ => self.host_func(f, st, &mut seen),
+        }
+    }
+
+    fn host_func(&self, f: &Func, st: &Calls, seen: &mut HashSet<String>) -> bool {
+        match &f.kind {
+            FuncKind::SelfRef => true,
+            FuncKind::Name(n) => {
+                if !seen.insert(n.clone()) {
+                    return false;
+                }
+                self.resolve(f, st)
+                    .is_some_and(|g| self.host_func(&g, st, seen))
+            }
+            FuncKind::Dfn(body) => body.stmts.iter().any(|s| match s {
+                Stmt::Guard { .. } => true,
+                Stmt::Expr(e) => self.host_expr(e, st, seen),
+                Stmt::FnDef { func, .. } | Stmt::Func(func) => self.host_func(func, st, seen),
+            }),
+            FuncKind::Prim(_) => false,
+            FuncKind::Derived { operand, .. } | FuncKind::Outer(operand) => {
+                self.host_func(operand, st, seen)
+            }
+            FuncKind::Inner(a, b) => self.host_func(a, st, seen) || self.host_func(b, st, seen),
+            FuncKind::Axis(g, k) => self.host_func(g, st, seen) || self.host_expr(k, st, seen),
+        }
+    }
+
+    fn host_expr(&self, e: &Expr, st: &Calls, seen: &mut HashSet<String>) -> bool {
+        match &e.kind {
+            ExprKind::Monadic { func, arg } => {
+                self.host_func(func, st, seen) || self.host_expr(arg, st, seen)
+            }
+            ExprKind::Dyadic { func, left, right } => {
+                self.host_func(func, st, seen)
+                    || self.host_expr(left, st, seen)
+                    || self.host_expr(right, st, seen)
+            }
+            ExprKind::Strand(xs) => xs.iter().any(|x| self.host_expr(x, st, seen)),
+            ExprKind::Assign { value, .. } => self.host_expr(value, st, seen),
+            ExprKind::Index { array, axes } => {
+                self.host_expr(array, st, seen)
+                    || axes.iter().flatten().any(|x| self.host_expr(x, st, seen))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Binds `a` to a fresh name in `temps` and returns that name as an expression.
+fn temp(a: Array, st: &mut Calls, temps: &mut HashMap<String, Array>, span: Span) -> Expr {
+    let name = format!("⍙{}", st.temps);
+    st.temps += 1;
+    temps.insert(name.clone(), a);
+    Expr::new(ExprKind::Name(name), span)
+}
