@@ -52,6 +52,12 @@ pub struct PlanOptions {
     /// 22.3), where the other subgroups, past the barrier that follows subgroup 0's
     /// lookback, can still read the workgroup memory it wrote before that barrier.
     pub every_subgroup_looks_back: bool,
+    /// The device has 64-bit storage-buffer atomics: a scan of 4-byte values packs
+    /// each tile's flag and value into one word.
+    pub int64_atomics: bool,
+    /// Invocations per workgroup of a chained scan (its tile is this × items): larger
+    /// tiles mean fewer links in the lookback chain.
+    pub scan_workgroup_size: u32,
 }
 
 impl Default for PlanOptions {
@@ -67,6 +73,8 @@ impl Default for PlanOptions {
             float64: true,
             window_bytes: 1 << 31,
             every_subgroup_looks_back: false,
+            int64_atomics: false,
+            scan_workgroup_size: 256,
         }
     }
 }
@@ -388,6 +396,10 @@ pub enum KernelKind {
         /// workgroup memory: for devices where a workgroup barrier after one
         /// subgroup's spin does not order its stores (`PlanOptions`).
         every_subgroup_looks_back: bool,
+        /// A 4-byte fold's tile status is one 64-bit word per tile in `flags` (the
+        /// value in the high half, the flag in the low half), published and read with
+        /// one 64-bit atomic each, as in CUB; `aggregates` and `inclusive` go unused.
+        packed: bool,
     },
     /// Push constants `rows, len, parts`: for `u < rows×parts`, `out[u]` folds
     /// positions `[p·per, min(len, (p+1)·per))` of row `u mod rows`, with
@@ -1654,7 +1666,8 @@ impl Planner<'_> {
         n: Count,
         n_from: Option<IExpr>,
     ) {
-        let tile = self.opts.workgroup_size * self.opts.items_per_thread;
+        let wg = self.opts.scan_workgroup_size;
+        let tile = wg * self.opts.items_per_thread;
         let tiles = Count::Groups {
             of: Box::new(n.clone()),
             per_group: tile,
@@ -1662,7 +1675,16 @@ impl Planner<'_> {
         };
         // One workgroup per tile.
         let groups = tiles.clone();
-        let flags = self.new_buffer(ElemType::I32, tiles.clone(), BufferRole::Zeroed);
+        let packed = self.opts.int64_atomics && elem.size() == 4;
+        let flag_words = if packed {
+            Count::Scaled {
+                of: Box::new(tiles.clone()),
+                times: 2,
+            }
+        } else {
+            tiles.clone()
+        };
+        let flags = self.new_buffer(ElemType::I32, flag_words, BufferRole::Zeroed);
         let counter = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
         // Tile values travel as two u32 words each, written and read with atomics.
         let words = Count::Scaled {
@@ -1692,8 +1714,12 @@ impl Planner<'_> {
             inclusive,
             counter,
             every_subgroup_looks_back: self.opts.every_subgroup_looks_back,
+            packed,
         };
         self.push_kernel("scan", kind, kb, vec![("n", n)], groups);
+        if let Some(k) = self.plan.kernels.last_mut() {
+            k.workgroup_size = wg;
+        }
         self.set_n_from(n_from);
     }
 

@@ -73,6 +73,7 @@ struct Emitter {
     uses_i64: bool,
     uses_f64: bool,
     uses_ballot: bool,
+    uses_i64_atomics: bool,
     /// ⍺ and ⍵ of the dfn step being evaluated (`KExpr::Operand`).
     operands: [Word; 2],
     /// The GLSL.std.450 extended instruction set.
@@ -100,6 +101,9 @@ struct Cx {
     /// Each binding's first descriptor binding number.
     numbers: Vec<u32>,
     window_bytes: u64,
+    /// A scan's tile status as `struct { u64 data[]; }` over the flags binding, when
+    /// flag and value are packed into one word per tile.
+    packed_status: Option<Word>,
 }
 
 /// The indices an expression is evaluated at: the element (ravel order) for flat
@@ -162,6 +166,7 @@ impl Emitter {
             uses_i64: false,
             uses_f64: false,
             uses_ballot: false,
+            uses_i64_atomics: false,
             operands: [0; 2],
             glsl,
         };
@@ -196,6 +201,9 @@ impl Emitter {
         }
         if self.uses_ballot {
             self.b.capability(Capability::GroupNonUniformBallot);
+        }
+        if self.uses_i64_atomics {
+            self.b.capability(Capability::Int64Atomics);
         }
         use rspirv::binary::Assemble;
         self.b.module().assemble()
@@ -318,6 +326,32 @@ impl Emitter {
         if !writable {
             self.b.decorate(var, Decoration::NonWritable, []);
         }
+        Ok(var)
+    }
+
+    /// A coherent view of a words binding as `struct { u64 data[]; }` (64-bit atomics).
+    fn u64_view(&mut self, cx: &Cx, binding: u32) -> R<Word> {
+        self.uses_i64 = true;
+        self.uses_i64_atomics = true;
+        let u64t = self.b.type_int(64, 0);
+        let rt = self.b.type_runtime_array(u64t);
+        self.b
+            .decorate(rt, Decoration::ArrayStride, [Operand::LiteralBit32(8)]);
+        let st = self.b.type_struct([rt]);
+        self.b.decorate(st, Decoration::Block, []);
+        self.b
+            .member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+        let p = self.ptr(StorageClass::StorageBuffer, st);
+        let current = self.b.selected_block();
+        let _ = self.b.select_block(None);
+        let var = self.b.variable(p, None, StorageClass::StorageBuffer, None);
+        let _ = self.b.select_block(current);
+        let n = cx.numbers[binding as usize];
+        self.b
+            .decorate(var, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
+        self.b
+            .decorate(var, Decoration::Binding, [Operand::LiteralBit32(n)]);
+        self.b.decorate(var, Decoration::Coherent, []);
         Ok(var)
     }
 
@@ -966,6 +1000,7 @@ impl Emitter {
             windows: vec![],
             numbers: vec![],
             window_bytes: k.window_bytes,
+            packed_status: None,
         };
         // Descriptor bindings in order, a split array's windows consecutively.
         let mut number = 0;
@@ -1051,14 +1086,20 @@ impl Emitter {
                 inclusive,
                 counter,
                 every_subgroup_looks_back,
-            } => self.scan_kernel(
-                &mut cx,
-                *op,
-                expr,
-                *out,
-                [*flags, *aggregates, *inclusive, *counter],
-                *every_subgroup_looks_back,
-            )?,
+                packed,
+            } => {
+                if *packed {
+                    cx.packed_status = Some(self.u64_view(&cx, *flags)?);
+                }
+                self.scan_kernel(
+                    &mut cx,
+                    *op,
+                    expr,
+                    *out,
+                    [*flags, *aggregates, *inclusive, *counter],
+                    *every_subgroup_looks_back,
+                )?
+            }
             KernelKind::ReduceAxis {
                 fold,
                 expr,
@@ -2327,12 +2368,34 @@ impl Emitter {
         let bt = self.bool_t;
         let me = self.b.logical_and(bt, None, sg0, el).map_err(be)?;
         self.if_then(me, |e| {
-            e.store_words(cx, values, tile, v, t)?;
             let dev = e.c_u32(SCOPE_DEVICE);
+            if let Some(view) = cx.packed_status {
+                // (value bits << 32) | flag, in one atomic store.
+                let relaxed = e.c_u32(0);
+                let u64t = e.b.type_int(64, 0);
+                let u = e.u32_t;
+                let bits = e.b.bitcast(u, None, v).map_err(be)?;
+                let hi = e.b.u_convert(u64t, None, bits).map_err(be)?;
+                let c32 = e.constant(u64t, 32, true);
+                let hi = e.b.shift_left_logical(u64t, None, hi, c32).map_err(be)?;
+                let lo = e.b.u_convert(u64t, None, flag).map_err(be)?;
+                let w = e.b.bitwise_or(u64t, None, hi, lo).map_err(be)?;
+                let p = e.packed_ptr(view, tile)?;
+                return e.b.atomic_store(p, dev, relaxed, w).map_err(be);
+            }
+            e.store_words(cx, values, tile, v, t)?;
             let release = e.c_u32(SEM_RELEASE_UNIFORM);
             let fp = e.flag_ptr(cx, flags, tile)?;
             e.b.atomic_store(fp, dev, release, flag).map_err(be)
         })
+    }
+
+    /// The packed status word of `tile`.
+    fn packed_ptr(&mut self, view: Word, tile: Word) -> R<Word> {
+        let u64t = self.b.type_int(64, 0);
+        let p = self.ptr(StorageClass::StorageBuffer, u64t);
+        let z = self.c_u32(0);
+        self.b.access_chain(p, None, view, [z, tile]).map_err(be)
     }
 
     /// The flag word of `tile` (flags are one word per tile, not two).
@@ -2448,6 +2511,21 @@ impl Emitter {
         self.store(fl, two)?;
         self.store(val, id)?;
         self.if_then(valid, |e| {
+            if let Some(view) = cx.packed_status {
+                // One load: the flag in the low half, the value in the high half.
+                let relaxed = e.c_u32(0);
+                let u64t = e.b.type_int(64, 0);
+                let p = e.packed_ptr(view, tj)?;
+                let w = e.b.atomic_load(u64t, None, p, dev, relaxed).map_err(be)?;
+                let f = e.b.u_convert(u, None, w).map_err(be)?;
+                let c32 = e.constant(u64t, 32, true);
+                let hi = e.b.shift_right_logical(u64t, None, w, c32).map_err(be)?;
+                let hi = e.b.u_convert(u, None, hi).map_err(be)?;
+                let v = e.b.bitcast(tt, None, hi).map_err(be)?;
+                e.store(fl, f)?;
+                let any = e.ult(zero, f)?;
+                return e.if_then(any, |e| e.store(val, v));
+            }
             let fp = e.flag_ptr(cx, flags, tj)?;
             let f = e.b.atomic_load(u, None, fp, dev, acquire).map_err(be)?;
             e.store(fl, f)?;

@@ -24,6 +24,8 @@ pub struct DeviceInfo {
     pub shader_int64: bool,
     pub shader_float64: bool,
     pub subgroup_extended_types: bool,
+    /// 64-bit integer atomics on storage buffers (shaderBufferInt64Atomics).
+    pub int64_atomics: bool,
     pub full_subgroups: bool,
     pub max_storage_buffer_range: u32,
     pub max_workgroup_count: [u32; 3],
@@ -188,6 +190,8 @@ fn query_info(instance: &ash::Instance, pdev: vk::PhysicalDevice, index: usize) 
         shader_int64: feats.shader_int64 == vk::TRUE,
         shader_float64: feats.shader_float64 == vk::TRUE,
         subgroup_extended_types: f12.shader_subgroup_extended_types == vk::TRUE,
+        int64_atomics: feats.shader_int64 == vk::TRUE
+            && f12.shader_buffer_int64_atomics == vk::TRUE,
         full_subgroups: api >= vk::API_VERSION_1_3
             && f13.subgroup_size_control == vk::TRUE
             && f13.compute_full_subgroups == vk::TRUE,
@@ -293,7 +297,8 @@ impl Context {
             .queue_family_index(qfi)
             .queue_priorities(&prio)];
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
-            .shader_subgroup_extended_types(info.subgroup_extended_types);
+            .shader_subgroup_extended_types(info.subgroup_extended_types)
+            .shader_buffer_int64_atomics(info.int64_atomics);
         let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
             .subgroup_size_control(info.full_subgroups)
             .compute_full_subgroups(info.full_subgroups);

@@ -138,6 +138,16 @@ impl Gpu {
         o.workgroup_size = o.workgroup_size.min(info.max_workgroup_invocations);
         o.float64 = info.shader_float64;
         o.every_subgroup_looks_back = info.device_type == "CPU";
+        o.int64_atomics = info.int64_atomics;
+        // Discrete GPUs keep thousands of invocations per multiprocessor: their scans
+        // take 1024-invocation tiles (on the H200 2^28 f32: 949 µs against 1362 µs
+        // with 256).
+        o.scan_workgroup_size = if info.device_type == "DISCRETE_GPU" {
+            1024
+        } else {
+            256
+        }
+        .min(info.max_workgroup_invocations);
         // The largest power of two a storage binding may span.
         o.window_bytes = 1u64
             << (63
@@ -195,7 +205,12 @@ impl Gpu {
                 ));
             }
         }
-        let wg = plan.kernels.first().map_or(256, |k| k.workgroup_size);
+        let wg = plan
+            .kernels
+            .iter()
+            .map(|k| k.workgroup_size)
+            .max()
+            .unwrap_or(256);
         let items = plan.kernels.first().map_or(8, |k| k.items_per_thread);
         if items * wg.div_ceil(info.subgroup_size.max(1)) > arrc_spirv::SCAN_TOTALS {
             return Err(Error::new(

@@ -70,6 +70,7 @@ pub struct Outcome {
 #[derive(Clone, Debug, Default)]
 pub struct Tuning {
     pub workgroup_size: Option<u32>,
+    pub scan_workgroup_size: Option<u32>,
     pub items_per_thread: Option<u32>,
     pub reduce_groups: Option<u32>,
     pub spin_limit: Option<u32>,
@@ -79,6 +80,9 @@ impl Tuning {
     pub fn apply(&self, o: &mut arrc_ir::plan::PlanOptions) {
         if let Some(v) = self.workgroup_size {
             o.workgroup_size = v.clamp(32, 1024);
+        }
+        if let Some(v) = self.scan_workgroup_size {
+            o.scan_workgroup_size = v.clamp(32, 1024);
         }
         if let Some(v) = self.items_per_thread {
             o.items_per_thread = v.clamp(1, 64);

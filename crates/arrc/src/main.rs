@@ -155,6 +155,9 @@ enum Cmd {
         /// Tuning: elements per invocation per loop trip in reductions (specialization constant 1).
         #[arg(long)]
         items: Option<u32>,
+        /// Tuning: invocations per workgroup of chained scans (a tile is this × items).
+        #[arg(long)]
+        scan_workgroup_size: Option<u32>,
         /// Tuning: most workgroups in a reduction's first pass.
         #[arg(long)]
         reduce_groups: Option<u32>,
@@ -356,6 +359,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             device,
             workgroup_size,
             items,
+            scan_workgroup_size,
             reduce_groups,
             spin,
         } => {
@@ -387,6 +391,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 progress: !json && std::io::stderr().is_terminal(),
                 tune: arrc::Tuning {
                     workgroup_size,
+                    scan_workgroup_size,
                     items_per_thread: items,
                     reduce_groups,
                     spin_limit: spin,
