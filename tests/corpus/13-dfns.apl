@@ -59,3 +59,16 @@ DOMAIN ERROR
 VALUE ERROR
       {(⍺⍺)⍵}1
 SYNTAX ERROR
+      3{{⍺←1 ⋄ ⍺+⍵}⍵}4
+5
+      lexa←5
+      lexf←{lexa+⍵}
+      {lexa←100 ⋄ lexf ⍵}1
+6
+      {lexa←100 ⋄ {lexa+⍵}⍵}1
+101
+      lexg←{⍵:lexa ⋄ 0}
+      {lexa←100 ⋄ lexg ⍵}1
+5
+      {lexb←7 ⋄ {⍵:lexb ⋄ 0}⍵}1
+7

@@ -26,6 +26,9 @@ struct Lower {
     /// `Index` takes 1-based indices.
     io: i64,
     scopes: Vec<HashMap<String, Binding>>,
+    /// Per scope past the first (the workspace's): the dfn body it runs and the scope
+    /// of the dfn whose text encloses it (names resolve lexically, as in Dyalog).
+    frames: Vec<(Program, usize)>,
     depth: usize,
 }
 
@@ -133,6 +136,7 @@ impl Lower {
             },
             io: 1,
             scopes: vec![global],
+            frames: vec![],
             depth: 0,
         }
     }
@@ -159,7 +163,21 @@ impl Lower {
     }
 
     fn lookup(&self, name: &str) -> Option<&Binding> {
-        self.scopes.iter().rev().find_map(|s| s.get(name))
+        let top = self.scopes.len() - 1;
+        // ⍺ and ⍵ belong to the running dfn alone.
+        if name == "⍺" || name == "⍵" {
+            return self.scopes[top].get(name);
+        }
+        let mut k = top;
+        loop {
+            if let Some(b) = self.scopes[k].get(name) {
+                return Some(b);
+            }
+            if k == 0 {
+                return None;
+            }
+            k = self.frames[k - 1].1;
+        }
     }
 
     fn stmts(&mut self, stmts: &[Stmt], span: &Span) -> Result<Value> {
@@ -793,8 +811,15 @@ impl Lower {
         if let Some(a) = alpha {
             scope.insert("⍺".to_string(), Binding::Array(a));
         }
+        // The innermost running dfn whose text holds this one, else the workspace.
+        let parent = (0..self.frames.len())
+            .rev()
+            .find(|&k| self.frames[k].0.encloses(body))
+            .map_or(0, |k| k + 1);
         self.scopes.push(scope);
+        self.frames.push((body.clone(), parent));
         let r = self.stmts(&body.stmts, span);
+        self.frames.pop();
         self.scopes.pop();
         self.depth -= 1;
         r

@@ -50,6 +50,31 @@ struct Frame {
     arrays: HashMap<String, Array>,
     functions: HashMap<String, Func>,
     dfn: Option<Func>,
+    /// The frame of the dfn whose text encloses this one's (its names are visible
+    /// here); `None`: only the workspace's.
+    parent: Option<usize>,
+}
+
+/// The frame a call of `f` (`body`) sees names through: for `∇`, the caller's own
+/// parent; else the innermost frame whose dfn's text holds `body` (a literal written
+/// there); else none (a function defined in the workspace sees only its names).
+fn lexical_parent(frames: &[Frame], f: &Func, body: &Program) -> Option<usize> {
+    if let Some(top) = frames.last() {
+        if top.dfn.as_ref() == Some(f) {
+            return top.parent;
+        }
+    }
+    frames
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(k, fr)| match &fr.dfn {
+            Some(Func {
+                kind: FuncKind::Dfn(p),
+                ..
+            }) if p.encloses(body) => Some(k),
+            _ => None,
+        })
 }
 
 struct Interp<'e> {
@@ -113,8 +138,25 @@ impl Interp<'_> {
         self.env.io
     }
 
+    /// The running frame, then the frames whose dfns enclose its text.
+    fn scope_chain(&self) -> impl Iterator<Item = &Frame> {
+        let mut next = self.frames.len().checked_sub(1);
+        std::iter::from_fn(move || {
+            let f = &self.frames[next?];
+            next = f.parent;
+            Some(f)
+        })
+    }
+
     fn lookup_array(&self, name: &str) -> Option<&Array> {
-        for f in self.frames.iter().rev() {
+        // ⍺ and ⍵ belong to the running dfn alone.
+        if name == "⍺" || name == "⍵" {
+            return match self.frames.last() {
+                Some(f) => f.arrays.get(name),
+                None => self.env.arrays.get(name),
+            };
+        }
+        for f in self.scope_chain() {
             if let Some(a) = f.arrays.get(name) {
                 return Some(a);
             }
@@ -123,7 +165,7 @@ impl Interp<'_> {
     }
 
     fn lookup_fn(&self, name: &str) -> Option<Func> {
-        for f in self.frames.iter().rev() {
+        for f in self.scope_chain() {
             if let Some(g) = f.functions.get(name) {
                 return Some(g.clone());
             }
@@ -459,10 +501,12 @@ impl Interp<'_> {
         if let Some(a) = alpha {
             arrays.insert("⍺".to_string(), a);
         }
+        let parent = lexical_parent(&self.frames, f, body);
         self.frames.push(Frame {
             arrays,
             functions: HashMap::new(),
             dfn: Some(f.clone()),
+            parent,
         });
         let r = self.body(&body.stmts, span);
         self.frames.pop();

@@ -104,6 +104,49 @@ impl Expr {
     }
 }
 
+impl Program {
+    /// Whether `body` is the body of a dfn written somewhere inside this program:
+    /// dfns see the names of the dfns whose text encloses them (lexical scope), so a
+    /// call's enclosing frame is the innermost running dfn whose text holds the
+    /// callee.
+    pub fn encloses(&self, body: &Program) -> bool {
+        self.stmts.iter().any(|s| match s {
+            Stmt::Expr(e) => e.encloses(body),
+            Stmt::Guard { cond, value } => cond.encloses(body) || value.encloses(body),
+            Stmt::Func(f) | Stmt::FnDef { func: f, .. } => f.encloses(body),
+        })
+    }
+}
+
+impl Expr {
+    fn encloses(&self, body: &Program) -> bool {
+        match &self.kind {
+            ExprKind::Strand(xs) => xs.iter().any(|x| x.encloses(body)),
+            ExprKind::Monadic { func, arg } => func.encloses(body) || arg.encloses(body),
+            ExprKind::Dyadic { func, left, right } => {
+                func.encloses(body) || left.encloses(body) || right.encloses(body)
+            }
+            ExprKind::Assign { value, .. } => value.encloses(body),
+            ExprKind::Index { array, axes } => {
+                array.encloses(body) || axes.iter().flatten().any(|x| x.encloses(body))
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Func {
+    fn encloses(&self, body: &Program) -> bool {
+        match &self.kind {
+            FuncKind::Dfn(p) => **p == *body || p.encloses(body),
+            FuncKind::Derived { operand, .. } | FuncKind::Outer(operand) => operand.encloses(body),
+            FuncKind::Inner(a, b) => a.encloses(body) || b.encloses(body),
+            FuncKind::Axis(g, k) => g.encloses(body) || k.encloses(body),
+            _ => false,
+        }
+    }
+}
+
 impl Func {
     pub fn new(kind: FuncKind, span: Span) -> Self {
         Func { kind, span }

@@ -17,13 +17,14 @@ const MAX_DEPTH: usize = 1000;
 /// Host-driven calls in one statement (each costs device submissions).
 const MAX_CALLS: u64 = 20_000;
 
-/// One active dfn call: its arrays (`⍵`, `⍺`, locals), local functions, and itself
-/// (for `∇`).
+/// One active dfn call: its arrays (`⍵`, `⍺`, locals), local functions, itself (for
+/// `∇`), and the frame of the dfn whose text encloses it (names resolve lexically).
 #[derive(Default)]
 pub(crate) struct Frame {
     arrays: HashMap<String, Array>,
     functions: HashMap<String, Func>,
     this: Option<Func>,
+    parent: Option<usize>,
 }
 
 /// The state of one statement's host-driven evaluation.
@@ -50,11 +51,56 @@ impl Session {
                 return Ok(a);
             }
         }
+        // The running frame and the frames enclosing it, outermost first; ⍺ and ⍵
+        // only from the running one.
+        let mut chain = vec![];
+        let mut next = st.frames.len().checked_sub(1);
+        while let Some(k) = next {
+            chain.push(k);
+            next = st.frames[k].parent;
+        }
         let mut arrays = self.env.arrays.clone();
         let mut functions = self.env.functions.clone();
-        for f in &st.frames {
-            arrays.extend(f.arrays.iter().map(|(k, v)| (k.clone(), v.clone())));
-            functions.extend(f.functions.iter().map(|(k, v)| (k.clone(), v.clone())));
+        // Only a workspace function called from here could see a shadowing local.
+        let local_fn = |n: &str| {
+            chain
+                .iter()
+                .any(|&k| st.frames[k].functions.contains_key(n))
+        };
+        let mut named = HashSet::new();
+        names_called(&e, &mut named);
+        let calls_workspace = named
+            .iter()
+            .any(|n| !local_fn(n) && self.env.functions.contains_key(n));
+        for (depth, &k) in chain.iter().enumerate().rev() {
+            let f = &st.frames[k];
+            for (n, a) in &f.arrays {
+                if depth == 0 || (n != "⍺" && n != "⍵") {
+                    // The statement is compiled with every visible name in one scope,
+                    // so a workspace function it calls would see a local that shadows
+                    // a workspace name: not run here rather than answered wrongly.
+                    if calls_workspace
+                        && (self.env.arrays.contains_key(n) || self.env.functions.contains_key(n))
+                    {
+                        return Err(err::unsupported(
+                            format!("the dfn local {n} shadows a workspace name: in a dfn with guards or ∇ this is not supported on the GPU path yet"),
+                            e.span.clone(),
+                        ));
+                    }
+                    arrays.insert(n.clone(), a.clone());
+                }
+            }
+            for (n, g) in &f.functions {
+                if calls_workspace
+                    && (self.env.arrays.contains_key(n) || self.env.functions.contains_key(n))
+                {
+                    return Err(err::unsupported(
+                        format!("the dfn local {n} shadows a workspace name: in a dfn with guards or ∇ this is not supported on the GPU path yet"),
+                        e.span.clone(),
+                    ));
+                }
+                functions.insert(n.clone(), g.clone());
+            }
         }
         arrays.extend(temps);
         self.run_on_device(&e, &arrays, &functions)
@@ -185,8 +231,26 @@ impl Session {
                 span.clone(),
             ));
         }
+        // `∇` runs in its caller's enclosing frame; a literal in the innermost running
+        // dfn whose text holds it; a workspace function in none.
+        let parent = match st.frames.last() {
+            Some(top) if top.this.as_ref() == Some(f) => top.parent,
+            _ => st
+                .frames
+                .iter()
+                .enumerate()
+                .rev()
+                .find_map(|(k, fr)| match &fr.this {
+                    Some(Func {
+                        kind: FuncKind::Dfn(p),
+                        ..
+                    }) if p.encloses(body) => Some(k),
+                    _ => None,
+                }),
+        };
         let mut frame = Frame {
             this: Some(f.clone()),
+            parent,
             ..Frame::default()
         };
         frame.arrays.insert("⍵".into(), omega);
@@ -307,13 +371,16 @@ impl Session {
     fn resolve(&self, f: &Func, st: &Calls) -> Option<Func> {
         match &f.kind {
             FuncKind::SelfRef => st.frames.last().and_then(|fr| fr.this.clone()),
-            FuncKind::Name(n) => st
-                .frames
-                .iter()
-                .rev()
-                .find_map(|fr| fr.functions.get(n))
-                .or_else(|| self.env.functions.get(n))
-                .cloned(),
+            FuncKind::Name(n) => {
+                let mut next = st.frames.len().checked_sub(1);
+                while let Some(k) = next {
+                    if let Some(g) = st.frames[k].functions.get(n) {
+                        return Some(g.clone());
+                    }
+                    next = st.frames[k].parent;
+                }
+                self.env.functions.get(n).cloned()
+            }
             _ => Some(f.clone()),
         }
     }
@@ -382,4 +449,59 @@ fn temp(a: Array, st: &mut Calls, temps: &mut HashMap<String, Array>, span: Span
     st.temps += 1;
     temps.insert(name.clone(), a);
     Expr::new(ExprKind::Name(name), span)
+}
+
+/// The function names `e` applies, at any depth of its expressions and operands.
+fn names_called(e: &Expr, out: &mut HashSet<String>) {
+    fn func(f: &Func, out: &mut HashSet<String>) {
+        match &f.kind {
+            FuncKind::Name(n) => {
+                out.insert(n.clone());
+            }
+            FuncKind::Dfn(p) => {
+                for s in &p.stmts {
+                    match s {
+                        Stmt::Expr(x) => names_called(x, out),
+                        Stmt::Guard { cond, value } => {
+                            names_called(cond, out);
+                            names_called(value, out);
+                        }
+                        Stmt::Func(g) | Stmt::FnDef { func: g, .. } => func(g, out),
+                    }
+                }
+            }
+            FuncKind::Derived { operand, .. } | FuncKind::Outer(operand) => func(operand, out),
+            FuncKind::Inner(a, b) => {
+                func(a, out);
+                func(b, out);
+            }
+            FuncKind::Axis(g, k) => {
+                func(g, out);
+                names_called(k, out);
+            }
+            FuncKind::Prim(_) | FuncKind::SelfRef => {}
+        }
+    }
+    match &e.kind {
+        ExprKind::Monadic { func: f, arg } => {
+            func(f, out);
+            names_called(arg, out);
+        }
+        ExprKind::Dyadic {
+            func: f,
+            left,
+            right,
+        } => {
+            func(f, out);
+            names_called(left, out);
+            names_called(right, out);
+        }
+        ExprKind::Strand(xs) => xs.iter().for_each(|x| names_called(x, out)),
+        ExprKind::Assign { value, .. } => names_called(value, out),
+        ExprKind::Index { array, axes } => {
+            names_called(array, out);
+            axes.iter().flatten().for_each(|x| names_called(x, out));
+        }
+        _ => {}
+    }
 }
