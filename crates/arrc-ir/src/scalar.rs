@@ -419,13 +419,13 @@ impl BinOp {
     /// Whether the SPIR-V back end implements it for arguments of these types:
     /// comparisons on any numbers; `∧ ∨` on booleans and integers (LCM and GCD) and
     /// `⍲ ⍱` on booleans and integers (a DOMAIN ERROR unless 0 or 1), not on floats.
-    /// In a program whose floats are f64, `○` and `!` of f64 are not on the device yet.
+    /// In a program whose floats are f64, `!` of f64 is not on the device yet.
     pub fn on_gpu_for(self, a: ElemType, b: ElemType, float: ElemType) -> bool {
         let j = a.join(b);
         let f64_result = self.result_type(a, b, float) == ElemType::F64;
         match self {
             BinOp::And | BinOp::Or | BinOp::Nand | BinOp::Nor => !j.is_float(),
-            BinOp::Circle | BinOp::Binomial => !f64_result,
+            BinOp::Binomial => !f64_result,
             _ => true,
         }
     }

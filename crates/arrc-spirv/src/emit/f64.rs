@@ -1,6 +1,7 @@
-//! `exp` and `log` in f64. Vulkan's GLSL.std.450 has them for 16- and 32-bit floats
-//! only, so f64 programs get these: range reduction by powers of two (exact, through
-//! the exponent bits and `Ldexp`) and polynomials accurate to a few ulps.
+//! `exp`, `log` and the circle functions in f64. Vulkan's GLSL.std.450 has them for
+//! 16- and 32-bit floats only, so f64 programs get these: range reduction (by powers
+//! of two for exp and log, by π/2 in three parts for sin and cos, by argument halving
+//! for atan) and polynomials accurate to a few ulps.
 
 use super::{be, Emitter, R};
 use arrc_ir::scalar::BinOp;
@@ -12,6 +13,34 @@ const F64: ElemType = ElemType::F64;
 const ROUND_EVEN: u32 = 2;
 const LDEXP: u32 = 53;
 const FMA: u32 = 50;
+const FABS: u32 = 4;
+const FSIGN: u32 = 6;
+const SQRT: u32 = 31;
+
+/// π/2 in three parts of 33 bits each (fdlibm's pio2_1, pio2_2, pio2_3).
+const PIO2: [f64; 3] = [
+    1.570_796_326_734_125_6,
+    6.077_100_506_303_966e-11,
+    2.022_266_248_711_166_5e-21,
+];
+/// fdlibm's minimax coefficients of sin r = r + r³·S(r²) and
+/// cos r = 1 - r²/2 + r⁴·C(r²) on |r| ≤ π/4, highest degree first.
+const SIN_C: [f64; 6] = [
+    1.589_690_995_211_55e-10,
+    -2.505_076_025_340_686_3e-8,
+    2.755_731_370_707_006_8e-6,
+    -1.984_126_982_985_795e-4,
+    8.333_333_333_322_49e-3,
+    -1.666_666_666_666_663_2e-1,
+];
+const COS_C: [f64; 6] = [
+    -1.135_964_755_778_819_5e-11,
+    2.087_572_321_298_175e-9,
+    -2.755_731_435_139_066_3e-7,
+    2.480_158_728_947_673e-5,
+    -1.388_888_888_887_411e-3,
+    4.166_666_666_666_66e-2,
+];
 
 /// ln 2 split so that `k·LN2_HI` is exact for |k| < 2^11 (its low 32 bits are 0).
 const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
@@ -138,5 +167,270 @@ impl Emitter {
         let hi_c = self.fc(F64, LN2_HI);
         let t = self.fma64(e, lo_c, lnm)?;
         self.fma64(e, hi_c, t)
+    }
+
+    /// Horner's rule with fused steps: coefficients highest degree first.
+    fn poly64(&mut self, x: Word, coefs: &[f64]) -> R<Word> {
+        let mut acc = self.fc(F64, coefs[0]);
+        for &k in &coefs[1..] {
+            let c = self.fc(F64, k);
+            acc = self.fma64(acc, x, c)?;
+        }
+        Ok(acc)
+    }
+
+    /// sin and cos: `y = q·π/2 + r` (π/2 in three parts, fused steps), fdlibm's
+    /// polynomials on |r| ≤ π/4, the quadrant `q mod 4` choosing signs and roles.
+    /// Each part has 33 significant bits, so `q·part` is exact while q < 2^20 even
+    /// where the device does not fuse `Fma` (lavapipe): beyond |y| = 1.5e6 the
+    /// reduction is not trusted: NaN, a DOMAIN ERROR.
+    fn sin_cos64(&mut self, y: Word) -> R<(Word, Word)> {
+        let ft = self.ty(F64);
+        let two_over_pi = self.fc(F64, std::f64::consts::FRAC_2_PI);
+        let t = self.binop(BinOp::Mul, F64, y, two_over_pi)?;
+        let q = self.glsl(F64, ROUND_EVEN, &[t])?;
+        let nq = self.b.f_negate(ft, None, q).map_err(be)?;
+        let mut r = y;
+        for part in PIO2 {
+            let p = self.fc(F64, part);
+            r = self.fma64(nq, p, r)?;
+        }
+        let r2 = self.binop(BinOp::Mul, F64, r, r)?;
+        let sp = self.poly64(r2, &SIN_C)?;
+        let r3 = self.binop(BinOp::Mul, F64, r2, r)?;
+        let sn = self.fma64(r3, sp, r)?;
+        let cp = self.poly64(r2, &COS_C)?;
+        let r4 = self.binop(BinOp::Mul, F64, r2, r2)?;
+        let mhalf = self.fc(F64, -0.5);
+        let one = self.fc(F64, 1.0);
+        let c0 = self.fma64(mhalf, r2, one)?;
+        let cs = self.fma64(r4, cp, c0)?;
+        let it = self.ty(ElemType::I64);
+        self.uses_i64 = true;
+        let qi = self.b.convert_f_to_s(it, None, q).map_err(be)?;
+        let three = self.scalar(arrc_ir::Scalar::I64(3));
+        let k = self.b.bitwise_and(it, None, qi, three).map_err(be)?;
+        let nsn = self.b.f_negate(ft, None, sn).map_err(be)?;
+        let ncs = self.b.f_negate(ft, None, cs).map_err(be)?;
+        let bt = self.bool_t;
+        let pick = |e: &mut Self, vals: [Word; 4]| -> R<Word> {
+            let mut out = vals[3];
+            for i in (0..3).rev() {
+                let ki = e.scalar(arrc_ir::Scalar::I64(i as i64));
+                let is = e.b.i_equal(bt, None, k, ki).map_err(be)?;
+                out = e.b.select(ft, None, is, vals[i], out).map_err(be)?;
+            }
+            Ok(out)
+        };
+        let s = pick(self, [sn, cs, nsn, ncs])?;
+        let c = pick(self, [cs, nsn, ncs, sn])?;
+        let ay = self.glsl(F64, FABS, &[y])?;
+        let lim = self.fc(F64, 1_500_000.0);
+        let big = self.b.f_ord_less_than(bt, None, lim, ay).map_err(be)?;
+        let nan = self.fc(F64, f64::NAN);
+        let s = self.b.select(ft, None, big, nan, s).map_err(be)?;
+        let c = self.b.select(ft, None, big, nan, c).map_err(be)?;
+        Ok((s, c))
+    }
+
+    /// atan: |x| > 1 through π/2 - atan(1/|x|); two halvings
+    /// `a → a/(1+√(1+a²))` bring the argument under tan(π/16) ≈ 0.2, where the
+    /// series to degree 41 is exact to double precision.
+    fn atan64(&mut self, x: Word) -> R<Word> {
+        let ft = self.ty(F64);
+        let bt = self.bool_t;
+        let one = self.fc(F64, 1.0);
+        let a = self.glsl(F64, FABS, &[x])?;
+        let big = self.b.f_ord_greater_than(bt, None, a, one).map_err(be)?;
+        let inv = self.binop(BinOp::Div, F64, one, a)?;
+        let mut a = self.b.select(ft, None, big, inv, a).map_err(be)?;
+        for _ in 0..2 {
+            let a2 = self.binop(BinOp::Mul, F64, a, a)?;
+            let s = self.binop(BinOp::Add, F64, one, a2)?;
+            let s = self.glsl(F64, SQRT, &[s])?;
+            let d = self.binop(BinOp::Add, F64, one, s)?;
+            a = self.binop(BinOp::Div, F64, a, d)?;
+        }
+        let z = self.binop(BinOp::Mul, F64, a, a)?;
+        let coefs: Vec<f64> = (0..21)
+            .rev()
+            .map(|k| {
+                let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+                sign / (2 * k + 1) as f64
+            })
+            .collect();
+        let p = self.poly64(z, &coefs)?;
+        let t = self.binop(BinOp::Mul, F64, a, p)?;
+        let four = self.fc(F64, 4.0);
+        let t = self.binop(BinOp::Mul, F64, four, t)?;
+        let hp = self.fc(F64, std::f64::consts::FRAC_PI_2);
+        let comp = self.binop(BinOp::Sub, F64, hp, t)?;
+        let t = self.b.select(ft, None, big, comp, t).map_err(be)?;
+        let zero = self.fc(F64, 0.0);
+        let neg = self.b.f_ord_less_than(bt, None, x, zero).map_err(be)?;
+        let nt = self.b.f_negate(ft, None, t).map_err(be)?;
+        self.b.select(ft, None, neg, nt, t).map_err(be)
+    }
+
+    /// An odd series `x·Σ c_k x^{2k}` for small |x|, else `general`, by |x| < `lim`.
+    fn small_odd64(&mut self, x: Word, lim: f64, coefs: &[f64], general: Word) -> R<Word> {
+        let ft = self.ty(F64);
+        let z = self.binop(BinOp::Mul, F64, x, x)?;
+        let p = self.poly64(z, coefs)?;
+        let s = self.binop(BinOp::Mul, F64, x, p)?;
+        let a = self.glsl(F64, FABS, &[x])?;
+        let l = self.fc(F64, lim);
+        let small = self
+            .b
+            .f_ord_less_than(self.bool_t, None, a, l)
+            .map_err(be)?;
+        self.b.select(ft, None, small, s, general).map_err(be)
+    }
+
+    /// `k○y` in f64 (`None` for a `k` outside ¯7…7). Out-of-domain arguments give NaN.
+    pub(super) fn circle64_fn(&mut self, k: i64, y: Word) -> R<Option<Word>> {
+        let ft = self.ty(F64);
+        let bt = self.bool_t;
+        let one = self.fc(F64, 1.0);
+        let half = self.fc(F64, 0.5);
+        let sqrt = |e: &mut Self, v: Word| e.glsl(F64, SQRT, &[v]);
+        let fact = |n: u32| (1..=n).map(f64::from).product::<f64>();
+        Ok(Some(match k {
+            0 => {
+                // √((1-y)(1+y)): no cancellation near |y| = 1.
+                let a = self.binop(BinOp::Sub, F64, one, y)?;
+                let b = self.binop(BinOp::Add, F64, one, y)?;
+                let p = self.binop(BinOp::Mul, F64, a, b)?;
+                sqrt(self, p)?
+            }
+            1..=3 => {
+                let (s, c) = self.sin_cos64(y)?;
+                match k {
+                    1 => s,
+                    2 => c,
+                    _ => self.binop(BinOp::Div, F64, s, c)?,
+                }
+            }
+            4 => {
+                let y2 = self.binop(BinOp::Mul, F64, y, y)?;
+                let d = self.binop(BinOp::Add, F64, one, y2)?;
+                sqrt(self, d)?
+            }
+            5..=7 => {
+                let ep = self.exp64(y)?;
+                let ny = self.b.f_negate(ft, None, y).map_err(be)?;
+                let en = self.exp64(ny)?;
+                let sum = self.binop(BinOp::Add, F64, ep, en)?;
+                let cosh = self.binop(BinOp::Mul, F64, half, sum)?;
+                // sinh: the series x + x³/3! + … + x²³/23! below 1 (no cancellation).
+                let diff = self.binop(BinOp::Sub, F64, ep, en)?;
+                let sinh_g = self.binop(BinOp::Mul, F64, half, diff)?;
+                let sc: Vec<f64> = (0..12).rev().map(|k| 1.0 / fact(2 * k + 1)).collect();
+                let sinh = self.small_odd64(y, 1.0, &sc, sinh_g)?;
+                match k {
+                    5 => sinh,
+                    6 => cosh,
+                    _ => {
+                        // sinh/cosh, and ±1 once cosh overflows.
+                        let t = self.binop(BinOp::Div, F64, sinh, cosh)?;
+                        let a = self.glsl(F64, FABS, &[y])?;
+                        let l = self.fc(F64, 40.0);
+                        let far = self.b.f_ord_less_than(bt, None, l, a).map_err(be)?;
+                        let sg = self.glsl(F64, FSIGN, &[y])?;
+                        self.b.select(ft, None, far, sg, t).map_err(be)?
+                    }
+                }
+            }
+            -1 => {
+                // atan(y / √((1-y)(1+y))).
+                let a = self.binop(BinOp::Sub, F64, one, y)?;
+                let b = self.binop(BinOp::Add, F64, one, y)?;
+                let p = self.binop(BinOp::Mul, F64, a, b)?;
+                let d = sqrt(self, p)?;
+                let q = self.binop(BinOp::Div, F64, y, d)?;
+                let r = self.atan64(q)?;
+                // |y| > 1 is outside the domain (√ of a negative: NaN).
+                let zero = self.fc(F64, 0.0);
+                let nan_in = self.b.f_ord_less_than(bt, None, p, zero).map_err(be)?;
+                let nan = self.fc(F64, f64::NAN);
+                self.b.select(ft, None, nan_in, nan, r).map_err(be)?
+            }
+            -2 => {
+                // 2·atan(√((1-y)/(1+y))).
+                let a = self.binop(BinOp::Sub, F64, one, y)?;
+                let b = self.binop(BinOp::Add, F64, one, y)?;
+                let q = self.binop(BinOp::Div, F64, a, b)?;
+                let s = sqrt(self, q)?;
+                let t = self.atan64(s)?;
+                let r = self.binop(BinOp::Add, F64, t, t)?;
+                let ay = self.glsl(F64, FABS, &[y])?;
+                let out = self.b.f_ord_less_than(bt, None, one, ay).map_err(be)?;
+                let nan = self.fc(F64, f64::NAN);
+                self.b.select(ft, None, out, nan, r).map_err(be)?
+            }
+            -3 => self.atan64(y)?,
+            -4 => {
+                // (y+1)×√((y-1)÷(y+1)), for |y| ≥ 1 (else NaN).
+                let yp = self.binop(BinOp::Add, F64, y, one)?;
+                let ym = self.binop(BinOp::Sub, F64, y, one)?;
+                let q = self.binop(BinOp::Div, F64, ym, yp)?;
+                let s = sqrt(self, q)?;
+                let r = self.binop(BinOp::Mul, F64, yp, s)?;
+                let ay = self.glsl(F64, FABS, &[y])?;
+                let lt1 = self.b.f_ord_less_than(bt, None, ay, one).map_err(be)?;
+                let nan = self.fc(F64, f64::NAN);
+                self.b.select(ft, None, lt1, nan, r).map_err(be)?
+            }
+            -5 => {
+                // sign(y)·ln(|y| + √(y²+1)); the series below 1/8.
+                let a = self.glsl(F64, FABS, &[y])?;
+                let y2 = self.binop(BinOp::Mul, F64, y, y)?;
+                let d = self.binop(BinOp::Add, F64, y2, one)?;
+                let s = sqrt(self, d)?;
+                let w = self.binop(BinOp::Add, F64, a, s)?;
+                let l = self.log64(w)?;
+                let sg = self.glsl(F64, FSIGN, &[y])?;
+                let g = self.binop(BinOp::Mul, F64, sg, l)?;
+                // asinh x = Σ (-1)^n (2n)! / (4^n (n!)² (2n+1)) x^{2n+1}.
+                let sc: Vec<f64> = (0..10)
+                    .rev()
+                    .map(|n: u32| {
+                        let sign = if n.is_multiple_of(2) { 1.0 } else { -1.0 };
+                        sign * fact(2 * n)
+                            / (4f64.powi(n as i32) * fact(n) * fact(n) * f64::from(2 * n + 1))
+                    })
+                    .collect();
+                self.small_odd64(y, 0.125, &sc, g)?
+            }
+            -6 => {
+                // ln(y + √(y²-1)) for y ≥ 1 (else NaN).
+                let y2 = self.binop(BinOp::Mul, F64, y, y)?;
+                let d = self.binop(BinOp::Sub, F64, y2, one)?;
+                let s = sqrt(self, d)?;
+                let w = self.binop(BinOp::Add, F64, y, s)?;
+                let safe = self.b.f_ord_less_than(bt, None, w, one).map_err(be)?;
+                let w1 = self.b.select(ft, None, safe, one, w).map_err(be)?;
+                let l = self.log64(w1)?;
+                let lt1 = self.b.f_ord_less_than(bt, None, y, one).map_err(be)?;
+                let nan = self.fc(F64, f64::NAN);
+                self.b.select(ft, None, lt1, nan, l).map_err(be)?
+            }
+            -7 => {
+                // ½·ln((1+y)/(1-y)) for |y| < 1; the series below 1/8; ±1 is ±∞.
+                let a = self.binop(BinOp::Add, F64, one, y)?;
+                let b = self.binop(BinOp::Sub, F64, one, y)?;
+                let q = self.binop(BinOp::Div, F64, a, b)?;
+                let zero = self.fc(F64, 0.0);
+                let pos = self.b.f_ord_less_than(bt, None, zero, q).map_err(be)?;
+                let q1 = self.b.select(ft, None, pos, q, one).map_err(be)?;
+                let l = self.log64(q1)?;
+                let g = self.binop(BinOp::Mul, F64, half, l)?;
+                let nan = self.fc(F64, f64::NAN);
+                let g = self.b.select(ft, None, pos, g, nan).map_err(be)?;
+                let sc: Vec<f64> = (0..10).rev().map(|n| 1.0 / f64::from(2 * n + 1)).collect();
+                self.small_odd64(y, 0.125, &sc, g)?
+            }
+            _ => return Ok(None),
+        }))
     }
 }

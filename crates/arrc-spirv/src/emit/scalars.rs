@@ -668,7 +668,7 @@ impl Emitter {
                 let r = self.binary(cx, BinOp::Div, t, t, lb, la, None, None)?;
                 self.sel(t, a1, one, r)
             }
-            BinOp::Circle => self.circle(cx, a, b, circle, bit),
+            BinOp::Circle => self.circle(cx, t, a, b, circle, bit),
             BinOp::Binomial => self.binomial(cx, a, b, bit),
             BinOp::And | BinOp::Or if t == ElemType::Bool => self.binop(op, t, a, b),
             BinOp::And | BinOp::Or => self.gcd_lcm(cx, op, t, a, b, bit),
@@ -918,7 +918,10 @@ impl Emitter {
         Ok((s, co))
     }
 
-    fn circle_fn(&mut self, k: i64, y: Word) -> R<Option<Word>> {
+    fn circle_fn(&mut self, t: ElemType, k: i64, y: Word) -> R<Option<Word>> {
+        if t == ElemType::F64 {
+            return self.circle64_fn(k, y);
+        }
         let one = self.fc(F32, 1.0);
         if (1..=3).contains(&k) {
             // Vulkan bounds the error of sin, cos and tan only near 0: beyond 2^16
@@ -973,35 +976,37 @@ impl Emitter {
     /// `k○y`: one function when `k` is a literal, else every one selected by `k`.
     /// Results outside the reals (NaN) and infinities are DOMAIN ERRORs, as is a `k`
     /// outside ¯7…7.
+    #[allow(clippy::too_many_arguments)]
     fn circle(
         &mut self,
         cx: &Cx,
+        t: ElemType,
         k: Word,
         y: Word,
         literal: Option<i64>,
         bit: Option<u32>,
     ) -> R<Word> {
         let r = match literal {
-            Some(kk) => match self.circle_fn(kk, y)? {
+            Some(kk) => match self.circle_fn(t, kk, y)? {
                 Some(r) => r,
                 None => {
-                    let t = self.b.constant_true(self.bool_t);
-                    self.raise(cx, bit, t)?;
-                    return Ok(self.fc(F32, 0.0));
+                    let tr = self.b.constant_true(self.bool_t);
+                    self.raise(cx, bit, tr)?;
+                    return Ok(self.fc(t, 0.0));
                 }
             },
             None => {
-                let mut r = self.fc(F32, f64::NAN);
+                let mut r = self.fc(t, f64::NAN);
                 for kk in -7..=7 {
-                    let v = self.circle_fn(kk, y)?.unwrap_or(r);
-                    let kc = self.fc(F32, kk as f64);
+                    let v = self.circle_fn(t, kk, y)?.unwrap_or(r);
+                    let kc = self.fc(t, kk as f64);
                     let is = self.feq(k, kc)?;
-                    r = self.sel(ElemType::F32, is, v, r)?;
+                    r = self.sel(t, is, v, r)?;
                 }
                 r
             }
         };
-        let bad = self.not_finite(F32, r)?;
+        let bad = self.not_finite(t, r)?;
         self.raise(cx, bit, bad)?;
         Ok(r)
     }
