@@ -169,15 +169,9 @@ impl UnOp {
     }
 
     /// Whether the SPIR-V back end implements it for an argument of this type in a
-    /// program whose floats are `float` (`~` of floats and f64 `!` are not on the
-    /// device yet).
-    pub fn on_gpu_for(self, arg: ElemType, float: ElemType) -> bool {
-        let f64_result = self.result_type(arg, float) == ElemType::F64;
-        match self {
-            UnOp::Not => !arg.is_float(),
-            UnOp::Factorial => !f64_result,
-            _ => true,
-        }
+    /// program whose floats are `float` (`~` of floats is a DOMAIN ERROR there).
+    pub fn on_gpu_for(self, arg: ElemType, _float: ElemType) -> bool {
+        !matches!(self, UnOp::Not if arg.is_float())
     }
 
     /// The DOMAIN ERROR the device may raise computing it on an argument of this type.
@@ -188,7 +182,11 @@ impl UnOp {
             UnOp::Recip => Some("division by zero"),
             UnOp::Ln => Some("⍟ needs a positive argument"),
             UnOp::Exp | UnOp::PiTimes => Some(not_finite(result)),
-            UnOp::Factorial => Some("! of a negative integer, or a result beyond f32"),
+            UnOp::Factorial => Some(if result == F64 {
+                "! of a negative integer, or a result beyond f64"
+            } else {
+                "! of a negative integer, or a result beyond f32"
+            }),
             UnOp::Not if arg != Bool => Some("~ needs booleans (0 or 1)"),
             UnOp::Neg | UnOp::Abs if arg == I64 => Some("integer result does not fit in 64 bits"),
             UnOp::Ceil | UnOp::Floor if arg.is_float() => {
@@ -419,13 +417,10 @@ impl BinOp {
     /// Whether the SPIR-V back end implements it for arguments of these types:
     /// comparisons on any numbers; `∧ ∨` on booleans and integers (LCM and GCD) and
     /// `⍲ ⍱` on booleans and integers (a DOMAIN ERROR unless 0 or 1), not on floats.
-    /// In a program whose floats are f64, `!` of f64 is not on the device yet.
-    pub fn on_gpu_for(self, a: ElemType, b: ElemType, float: ElemType) -> bool {
+    pub fn on_gpu_for(self, a: ElemType, b: ElemType, _float: ElemType) -> bool {
         let j = a.join(b);
-        let f64_result = self.result_type(a, b, float) == ElemType::F64;
         match self {
             BinOp::And | BinOp::Or | BinOp::Nand | BinOp::Nor => !j.is_float(),
-            BinOp::Binomial => !f64_result,
             _ => true,
         }
     }

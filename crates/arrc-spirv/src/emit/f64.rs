@@ -184,7 +184,7 @@ impl Emitter {
     /// Each part has 33 significant bits, so `q·part` is exact while q < 2^20 even
     /// where the device does not fuse `Fma` (lavapipe): beyond |y| = 1.5e6 the
     /// reduction is not trusted: NaN, a DOMAIN ERROR.
-    fn sin_cos64(&mut self, y: Word) -> R<(Word, Word)> {
+    pub(super) fn sin_cos64(&mut self, y: Word) -> R<(Word, Word)> {
         let ft = self.ty(F64);
         let two_over_pi = self.fc(F64, std::f64::consts::FRAC_2_PI);
         let t = self.binop(BinOp::Mul, F64, y, two_over_pi)?;

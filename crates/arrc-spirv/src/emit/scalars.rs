@@ -39,6 +39,31 @@ impl Emitter {
         self.b.ext_inst(f, None, self.glsl, inst, ops).map_err(be)
     }
 
+    /// ln, e^ and sin in f32 (GLSL.std.450) or f64 (arrc's own).
+    fn flog(&mut self, t: ElemType, v: Word) -> R<Word> {
+        if t == ElemType::F64 {
+            self.log64(v)
+        } else {
+            self.glsl(F32, LOG, &[v])
+        }
+    }
+
+    fn fexp(&mut self, t: ElemType, v: Word) -> R<Word> {
+        if t == ElemType::F64 {
+            self.exp64(v)
+        } else {
+            self.glsl(F32, EXP, &[v])
+        }
+    }
+
+    fn fsin(&mut self, t: ElemType, v: Word) -> R<Word> {
+        Ok(if t == ElemType::F64 {
+            self.sin_cos64(v)?.0
+        } else {
+            self.sin_cos(v)?.0
+        })
+    }
+
     /// A float constant of type `t`.
     pub(super) fn fc(&mut self, t: ElemType, v: f64) -> Word {
         self.scalar(Scalar::float(v, t))
@@ -315,26 +340,26 @@ impl Emitter {
                 self.raise(cx, bit, bad)?;
                 Ok(r)
             }
-            (UnOp::Factorial, _) => self.factorial(cx, v, bit),
+            (UnOp::Factorial, _) => self.factorial(cx, elem, v, bit),
             (UnOp::Signum, _) => Err(SpirvError::Build("signum".into())),
         }
     }
 
-    /// `k!n` in f32, as the reference computes it: for integers the multiplicative
+    /// `k!n` in f32 or f64 (`t`), as the reference computes it: for integers the multiplicative
     /// formula (with Dyalog's extension to negative integers), otherwise
     /// Γ(n+1) ÷ Γ(k+1) × Γ(n-k+1) with a pole above a DOMAIN ERROR and one below 0.
-    fn binomial(&mut self, cx: &Cx, k: Word, n: Word, bit: Option<u32>) -> R<Word> {
-        let f = self.ty(F32);
+    fn binomial(&mut self, cx: &Cx, t: ElemType, k: Word, n: Word, bit: Option<u32>) -> R<Word> {
+        let f = self.ty(t);
         let out = self.local(f);
-        let zero = self.fc(F32, 0.0);
-        let one = self.fc(F32, 1.0);
+        let zero = self.fc(t, 0.0);
+        let one = self.fc(t, 1.0);
         let is_int = |e: &mut Self, v: Word| -> R<Word> {
-            let fl = e.glsl(F32, FLOOR, &[v])?;
+            let fl = e.glsl(t, FLOOR, &[v])?;
             e.feq(fl, v)
         };
         let neg_int = |e: &mut Self, v: Word| -> R<Word> {
             let i = is_int(e, v)?;
-            let z = e.fc(F32, 0.0);
+            let z = e.fc(t, 0.0);
             let neg = e.flt(v, z)?;
             e.and(i, neg)
         };
@@ -342,7 +367,7 @@ impl Emitter {
         let ni = is_int(self, n)?;
         let ints = self.and(ki, ni)?;
         let n_pole = neg_int(self, n)?;
-        let nk = self.fop(F32, BinOp::Sub, n, k)?;
+        let nk = self.fop(t, BinOp::Sub, n, k)?;
         self.if_else(
             ints,
             |e| {
@@ -358,31 +383,31 @@ impl Emitter {
                 let case2 = e.and(case2, kle)?;
                 let pos = e.and(knn, nnn)?;
                 let pos = e.and(pos, kle)?;
-                let kmn = e.fop(F32, BinOp::Sub, k, n)?;
-                let n1 = e.fop(F32, BinOp::Sub, kmn, one)?; // k-n-1
+                let kmn = e.fop(t, BinOp::Sub, k, n)?;
+                let n1 = e.fop(t, BinOp::Sub, kmn, one)?; // k-n-1
                 let nk2 = e.b.f_negate(f, None, k).map_err(be)?;
-                let n2 = e.fop(F32, BinOp::Sub, nk2, one)?; // -k-1
-                let kk = e.sel(F32, case2, nk, k)?;
-                let nn = e.sel(F32, case1, n1, n)?;
-                let nn = e.sel(F32, case2, n2, nn)?;
-                let parity = e.sel(F32, case1, k, nk)?;
-                let half = e.fc(F32, 0.5);
-                let hp = e.fop(F32, BinOp::Mul, parity, half)?;
-                let fhp = e.glsl(F32, FLOOR, &[hp])?;
+                let n2 = e.fop(t, BinOp::Sub, nk2, one)?; // -k-1
+                let kk = e.sel(t, case2, nk, k)?;
+                let nn = e.sel(t, case1, n1, n)?;
+                let nn = e.sel(t, case2, n2, nn)?;
+                let parity = e.sel(t, case1, k, nk)?;
+                let half = e.fc(t, 0.5);
+                let hp = e.fop(t, BinOp::Mul, parity, half)?;
+                let fhp = e.glsl(t, FLOOR, &[hp])?;
                 let even = e.feq(fhp, hp)?;
                 let any_neg = e.or(case1, case2)?;
                 let odd = e.not(even)?;
                 let flip = e.and(any_neg, odd)?;
                 // C(nn, kk) = Π (nn-m+i)/i over i ≤ m = kk ⌊ nn-kk; beyond 200 steps
                 // the value is beyond f32 anyway.
-                let rest = e.fop(F32, BinOp::Sub, nn, kk)?;
-                let m = e.binop(BinOp::Min, F32, kk, rest)?;
-                let cap = e.fc(F32, 201.0);
-                let m = e.binop(BinOp::Min, F32, m, cap)?;
-                let m = e.binop(BinOp::Max, F32, m, zero)?;
+                let rest = e.fop(t, BinOp::Sub, nn, kk)?;
+                let m = e.binop(BinOp::Min, t, kk, rest)?;
+                let cap = e.fc(t, if t == ElemType::F64 { 1101.0 } else { 201.0 });
+                let m = e.binop(BinOp::Min, t, m, cap)?;
+                let m = e.binop(BinOp::Max, t, m, zero)?;
                 let u = e.u32_t;
                 let mu = e.b.convert_f_to_u(u, None, m).map_err(be)?;
-                let base = e.fop(F32, BinOp::Sub, nn, m)?;
+                let base = e.fop(t, BinOp::Sub, nn, m)?;
                 e.store(out, one)?;
                 // The same product exactly in i64 while it fits (each step's
                 // r·(base+i) is divisible by i), in f32 beyond.
@@ -400,9 +425,9 @@ impl Emitter {
                 e.count_loop(i, one_u, end, one_u, |e, iv| {
                     let fi = e.b.convert_u_to_f(f, None, iv).map_err(be)?;
                     let acc = e.load(f, out)?;
-                    let num = e.fop(F32, BinOp::Add, base, fi)?;
-                    let p = e.fop(F32, BinOp::Mul, acc, num)?;
-                    let q = e.fop(F32, BinOp::Div, p, fi)?;
+                    let num = e.fop(t, BinOp::Add, base, fi)?;
+                    let p = e.fop(t, BinOp::Mul, acc, num)?;
+                    let q = e.fop(t, BinOp::Div, p, fi)?;
                     e.store(out, q)?;
                     let u64t = e.b.type_int(64, 0);
                     let w = e.b.u_convert(u64t, None, iv).map_err(be)?;
@@ -421,34 +446,34 @@ impl Emitter {
                 let r64 = e.load(i64t, exact)?;
                 let re = e.b.convert_s_to_f(f, None, r64).map_err(be)?;
                 let sp = e.load(bt, spilled)?;
-                let r = e.sel(F32, sp, rf, re)?;
-                let big = e.fc(F32, 200.0);
+                let r = e.sel(t, sp, rf, re)?;
+                let big = e.fc(t, if t == ElemType::F64 { 1100.0 } else { 200.0 });
                 let over = e.flt(big, m)?;
-                let inf = e.fc(F32, f64::INFINITY);
-                let r = e.glsl(F32, ROUND_EVEN, &[r])?;
-                let r = e.sel(F32, over, inf, r)?;
+                let inf = e.fc(t, f64::INFINITY);
+                let r = e.glsl(t, ROUND_EVEN, &[r])?;
+                let r = e.sel(t, over, inf, r)?;
                 let nr = e.b.f_negate(f, None, r).map_err(be)?;
-                let r = e.sel(F32, flip, nr, r)?;
+                let r = e.sel(t, flip, nr, r)?;
                 let valid = e.or(any_neg, pos)?;
-                let r = e.sel(F32, valid, r, zero)?;
+                let r = e.sel(t, valid, r, zero)?;
                 e.store(out, r)
             },
             |e| {
-                let g = |e: &mut Self, v: Word| e.factorial(cx, v, None);
+                let g = |e: &mut Self, v: Word| e.factorial(cx, t, v, None);
                 let gn = g(e, n)?;
                 let gk = g(e, k)?;
                 let gnk = g(e, nk)?;
-                let d = e.fop(F32, BinOp::Mul, gk, gnk)?;
-                let r = e.fop(F32, BinOp::Div, gn, d)?;
+                let d = e.fop(t, BinOp::Mul, gk, gnk)?;
+                let r = e.fop(t, BinOp::Div, gn, d)?;
                 let kp = neg_int(e, k)?;
                 let nkp = neg_int(e, nk)?;
                 let below = e.or(kp, nkp)?;
-                let r = e.sel(F32, below, zero, r)?;
+                let r = e.sel(t, below, zero, r)?;
                 e.store(out, r)
             },
         )?;
         let r = self.load(f, out)?;
-        let nf = self.not_finite(F32, r)?;
+        let nf = self.not_finite(t, r)?;
         let not_ints = self.not(ints)?;
         let above = self.and(not_ints, n_pole)?;
         let bad = self.or(nf, above)?;
@@ -458,16 +483,16 @@ impl Emitter {
 
     /// `!v` = Γ(v+1): an exact product for small non-negative integers, Lanczos
     /// (with the reflection formula below ½) otherwise; negative integers are errors.
-    fn factorial(&mut self, cx: &Cx, v: Word, bit: Option<u32>) -> R<Word> {
-        let f = self.ty(ElemType::F32);
+    fn factorial(&mut self, cx: &Cx, t: ElemType, v: Word, bit: Option<u32>) -> R<Word> {
+        let f = self.ty(t);
         let u = self.u32_t;
         let out = self.local(f);
-        let fl = self.glsl(F32, FLOOR, &[v])?;
+        let fl = self.glsl(t, FLOOR, &[v])?;
         let isint = self.feq(fl, v)?;
-        let zero = self.fc(F32, 0.0);
+        let zero = self.fc(t, 0.0);
         let neg = self.flt(v, zero)?;
         let negint = self.and(isint, neg)?;
-        let lim = self.fc(F32, 34.0);
+        let lim = self.fc(t, if t == ElemType::F64 { 170.0 } else { 34.0 });
         let small = self
             .b
             .f_ord_less_than_equal(self.bool_t, None, v, lim)
@@ -479,7 +504,7 @@ impl Emitter {
             exact,
             |e| {
                 let n = e.b.convert_f_to_u(u, None, v).map_err(be)?;
-                let one = e.fc(F32, 1.0);
+                let one = e.fc(t, 1.0);
                 e.store(out, one)?;
                 let k = e.local(u);
                 let two = e.c_u32(2);
@@ -488,51 +513,51 @@ impl Emitter {
                 e.count_loop(k, two, end, one_u, |e, kv| {
                     let kf = e.b.convert_u_to_f(f, None, kv).map_err(be)?;
                     let acc = e.load(f, out)?;
-                    let r = e.fop(F32, BinOp::Mul, acc, kf)?;
+                    let r = e.fop(t, BinOp::Mul, acc, kf)?;
                     e.store(out, r)
                 })
             },
             |e| {
-                let one = e.fc(F32, 1.0);
-                let z = e.fop(F32, BinOp::Add, v, one)?;
-                let half = e.fc(F32, 0.5);
+                let one = e.fc(t, 1.0);
+                let z = e.fop(t, BinOp::Add, v, one)?;
+                let half = e.fc(t, 0.5);
                 let reflect = e.flt(z, half)?;
-                let omz = e.fop(F32, BinOp::Sub, one, z)?;
-                let w = e.sel(ElemType::F32, reflect, omz, z)?;
+                let omz = e.fop(t, BinOp::Sub, one, z)?;
+                let w = e.sel(t, reflect, omz, z)?;
                 // Lanczos: Γ(w) = √(2π) t^(x+½) e^(-t) a, x = w-1, t = x+7.5.
-                let x = e.fop(F32, BinOp::Sub, w, one)?;
-                let mut a = e.fc(F32, LANCZOS[0]);
+                let x = e.fop(t, BinOp::Sub, w, one)?;
+                let mut a = e.fc(t, LANCZOS[0]);
                 for (i, g) in LANCZOS.iter().enumerate().skip(1) {
-                    let gi = e.fc(F32, *g);
-                    let fi = e.fc(F32, i as f64);
-                    let d = e.fop(F32, BinOp::Add, x, fi)?;
-                    let q = e.fop(F32, BinOp::Div, gi, d)?;
-                    a = e.fop(F32, BinOp::Add, a, q)?;
+                    let gi = e.fc(t, *g);
+                    let fi = e.fc(t, i as f64);
+                    let d = e.fop(t, BinOp::Add, x, fi)?;
+                    let q = e.fop(t, BinOp::Div, gi, d)?;
+                    a = e.fop(t, BinOp::Add, a, q)?;
                 }
-                let t = {
-                    let c = e.fc(F32, 7.5);
-                    e.fop(F32, BinOp::Add, x, c)?
+                let tt = {
+                    let c = e.fc(t, 7.5);
+                    e.fop(t, BinOp::Add, x, c)?
                 };
-                let lt = e.glsl(F32, LOG, &[t])?;
-                let xh = e.fop(F32, BinOp::Add, x, half)?;
-                let p = e.fop(F32, BinOp::Mul, xh, lt)?;
-                let p = e.fop(F32, BinOp::Sub, p, t)?;
-                let ex = e.glsl(F32, EXP, &[p])?;
-                let s2pi = e.fc(F32, (2.0 * std::f64::consts::PI).sqrt());
-                let g = e.fop(F32, BinOp::Mul, s2pi, ex)?;
-                let g = e.fop(F32, BinOp::Mul, g, a)?;
+                let lt = e.flog(t, tt)?;
+                let xh = e.fop(t, BinOp::Add, x, half)?;
+                let p = e.fop(t, BinOp::Mul, xh, lt)?;
+                let p = e.fop(t, BinOp::Sub, p, tt)?;
+                let ex = e.fexp(t, p)?;
+                let s2pi = e.fc(t, (2.0 * std::f64::consts::PI).sqrt());
+                let g = e.fop(t, BinOp::Mul, s2pi, ex)?;
+                let g = e.fop(t, BinOp::Mul, g, a)?;
                 // Γ(z) = π / (sin(πz) Γ(1-z)) below ½.
-                let pi = e.fc(F32, std::f64::consts::PI);
-                let pz = e.fop(F32, BinOp::Mul, pi, z)?;
-                let (s, _) = e.sin_cos(pz)?;
-                let sg = e.fop(F32, BinOp::Mul, s, g)?;
-                let refl = e.fop(F32, BinOp::Div, pi, sg)?;
-                let r = e.sel(ElemType::F32, reflect, refl, g)?;
+                let pi = e.fc(t, std::f64::consts::PI);
+                let pz = e.fop(t, BinOp::Mul, pi, z)?;
+                let s = e.fsin(t, pz)?;
+                let sg = e.fop(t, BinOp::Mul, s, g)?;
+                let refl = e.fop(t, BinOp::Div, pi, sg)?;
+                let r = e.sel(t, reflect, refl, g)?;
                 e.store(out, r)
             },
         )?;
         let r = self.load(f, out)?;
-        let nf = self.not_finite(F32, r)?;
+        let nf = self.not_finite(t, r)?;
         let bad = self.or(nf, negint)?;
         self.raise(cx, bit, bad)?;
         Ok(r)
@@ -669,7 +694,7 @@ impl Emitter {
                 self.sel(t, a1, one, r)
             }
             BinOp::Circle => self.circle(cx, t, a, b, circle, bit),
-            BinOp::Binomial => self.binomial(cx, a, b, bit),
+            BinOp::Binomial => self.binomial(cx, t, a, b, bit),
             BinOp::And | BinOp::Or if t == ElemType::Bool => self.binop(op, t, a, b),
             BinOp::And | BinOp::Or => self.gcd_lcm(cx, op, t, a, b, bit),
             BinOp::Nand | BinOp::Nor => {
