@@ -113,6 +113,12 @@ pub enum Inst {
         len: Dim,
         origin: i32,
     },
+    /// The length of `of` along `axis` as an i32 scalar, also one computed on the
+    /// device (`≢` of a compress).
+    Length {
+        of: Value,
+        axis: usize,
+    },
     /// Element-type conversion to the instruction's result type.
     Cast(Value),
     Unary {
@@ -260,6 +266,7 @@ impl Inst {
     pub fn operands(&self) -> Vec<Value> {
         match self {
             Inst::Param { .. } | Inst::Const(_) | Inst::Iota { .. } => vec![],
+            Inst::Length { of, .. } => vec![*of],
             Inst::Cast(v)
             | Inst::Unary { arg: v, .. }
             | Inst::Reduce { arg: v, .. }
@@ -293,6 +300,7 @@ impl Inst {
                 | Inst::Unary { .. }
                 | Inst::Binary { .. }
                 | Inst::Iota { .. }
+                | Inst::Length { .. }
                 | Inst::Gather { .. }
                 | Inst::Catenate { .. }
                 | Inst::Index { .. }
@@ -398,6 +406,7 @@ impl fmt::Display for Function {
                     "const {}",
                     crate::display::display(a).replace('\n', "; ")
                 )?,
+                Inst::Length { of, axis } => write!(f, "length {of} axis {axis}")?,
                 Inst::Iota { len, origin: 1 } => write!(f, "iota {len}")?,
                 Inst::Iota { len, origin } => write!(f, "iota {len} from {origin}")?,
                 Inst::Cast(x) => write!(f, "cast {x}")?,

@@ -1246,17 +1246,30 @@ impl Lower {
             let d = Data::I32(dims.iter().map(|&n| n as i32).collect());
             Some(l.konst(Array::vector(d), span.clone()))
         };
+        // A length known only at run time (a compress's) is read on the device.
+        let length = |l: &mut Self, axis: usize| match ty.shape[axis] {
+            Dim::Known(n) => l.konst(Array::scalar(Scalar::I32(n as i32)), span.clone()),
+            _ => l.f.push(
+                Inst::Length { of: x, axis },
+                Type::scalar(ElemType::I32),
+                span.clone(),
+            ),
+        };
         match p {
-            Prim::Rho => shape_const(self, &ty.shape).ok_or_else(|| {
-                err::unsupported("⍴ of a run-time shape is not supported yet", span.clone())
-            }),
+            Prim::Rho => match shape_const(self, &ty.shape) {
+                Some(v) => Ok(v),
+                None if r == 1 => {
+                    let n = length(self, 0);
+                    Ok(self.reshape(n, vec![Dim::Known(1)], span))
+                }
+                None => Err(err::unsupported(
+                    "⍴ of a run-time shape is not supported yet",
+                    span.clone(),
+                )),
+            },
             Prim::Tally => match ty.shape.first() {
                 None => Ok(self.konst(Array::scalar(Scalar::I32(1)), span)),
-                Some(Dim::Known(n)) => Ok(self.konst(Array::scalar(Scalar::I32(*n as i32)), span)),
-                Some(_) => Err(err::unsupported(
-                    "≢ of a run-time length is not supported yet",
-                    span,
-                )),
+                Some(_) => Ok(length(self, 0)),
             },
             Prim::Comma => {
                 let n = match known_dims(&ty.shape) {

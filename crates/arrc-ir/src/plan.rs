@@ -954,6 +954,10 @@ impl Planner<'_> {
                 index: idx.clone(),
                 origin: *origin,
             },
+            Inst::Length { of, axis } => KExpr::Iota {
+                index: kb.product(&[f.ty(*of).shape[*axis]]),
+                origin: 0,
+            },
             Inst::Cast(x) => KExpr::Cast {
                 to: ty.elem,
                 arg: Box::new(self.expr(*x, idx, kb)),

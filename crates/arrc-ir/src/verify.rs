@@ -74,6 +74,9 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                         .all(|(x, d)| *d == Dim::Known(*x as u64))
             }
             Inst::Iota { len, .. } => ty.elem == crate::ElemType::I32 && ty.shape == vec![*len],
+            Inst::Length { of, axis } => {
+                ty.elem == crate::ElemType::I32 && ty.rank() == 0 && *axis < f.ty(*of).rank()
+            }
             Inst::Cast(x) => f.ty(*x).shape == ty.shape,
             Inst::Unary { op, arg } => {
                 let at = f.ty(*arg);
