@@ -224,6 +224,16 @@ pub(crate) fn rotate_axis(a: Option<&Array>, x: &Array, axis: usize, span: &Span
         Some(a) => {
             let mut want = x.shape.clone();
             want.remove(axis);
+            if a.shape.len() != want.len() {
+                return Err(err::rank(
+                    format!(
+                        "⌽ amounts of rank {} for lines of rank {}",
+                        a.shape.len(),
+                        want.len()
+                    ),
+                    span.clone(),
+                ));
+            }
             if a.shape != want {
                 return Err(err::length(
                     "the rotation amounts do not match the other axes",
