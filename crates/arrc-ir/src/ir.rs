@@ -215,6 +215,9 @@ pub enum Inst {
 pub enum Comb {
     Alpha,
     Omega,
+    /// A scalar from outside the operand (a name it reads, such as `k` in
+    /// `{⍺+⍵×k}/x`): the same value at every step.
+    Outer(Value),
     Const(Scalar),
     Cast {
         to: ElemType,
@@ -231,6 +234,21 @@ pub enum Comb {
         lhs: Box<Comb>,
         rhs: Box<Comb>,
     },
+}
+
+impl Comb {
+    /// The outside values it reads.
+    pub fn outer_values(&self, out: &mut Vec<Value>) {
+        match self {
+            Comb::Outer(v) => out.push(*v),
+            Comb::Cast { arg, .. } | Comb::Unary { arg, .. } => arg.outer_values(out),
+            Comb::Binary { lhs, rhs, .. } => {
+                lhs.outer_values(out);
+                rhs.outer_values(out);
+            }
+            Comb::Alpha | Comb::Omega | Comb::Const(_) => {}
+        }
+    }
 }
 
 /// What [`Inst::Search`] gives for each needle.
@@ -278,7 +296,12 @@ impl Inst {
             | Inst::MatMul { lhs, rhs } => vec![*lhs, *rhs],
             Inst::Compress { mask, arg } => vec![*mask, *arg],
             Inst::Rotate { arg, by, .. } => vec![*arg, *by],
-            Inst::Grade { arg, .. } | Inst::FoldDfn { arg, .. } => vec![*arg],
+            Inst::Grade { arg, .. } => vec![*arg],
+            Inst::FoldDfn { arg, comb, .. } => {
+                let mut v = vec![*arg];
+                comb.outer_values(&mut v);
+                v
+            }
             Inst::Search {
                 hay,
                 order,

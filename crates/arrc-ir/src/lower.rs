@@ -736,6 +736,9 @@ impl Lower {
             _ if v == a => Comb::Alpha,
             _ if v == w => Comb::Omega,
             Inst::Const(c) if c.len() == 1 => Comb::Const(c.data.get(0)),
+            // A scalar computed before the trial began (the stand-ins are its first
+            // values): a name from outside the operand.
+            _ if v.index() < a.index().min(w.index()) && self.f.ty(v).rank() == 0 => Comb::Outer(v),
             Inst::Cast(x) => Comb::Cast {
                 to: elem,
                 arg: sub(x)?,
@@ -1817,6 +1820,7 @@ impl Lower {
         Ok(match c {
             Comb::Alpha => a,
             Comb::Omega => x,
+            Comb::Outer(v) => *v,
             Comb::Const(s) => self.konst(Array::scalar(*s), span.clone()),
             Comb::Cast { to, arg } => {
                 let v = self.apply_comb(arg, a, x, span)?;

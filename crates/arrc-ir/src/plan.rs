@@ -1364,11 +1364,17 @@ impl Planner<'_> {
     /// A fold's final form once its items' expression exists: a dfn fold's step, or a
     /// right fold's error bit, is numbered after the items' errors. Also whether the
     /// fold step itself can raise an error.
-    fn fold_after_items(&mut self, v: Value, fold: Fold, elem: ElemType) -> (Fold, bool) {
+    fn fold_after_items(
+        &mut self,
+        v: Value,
+        fold: Fold,
+        elem: ElemType,
+        kb: &mut KernelBindings,
+    ) -> (Fold, bool) {
         match fold {
             Fold::Right { .. } if self.dfn_src.is_some() => {
                 if let Some((c, r, span)) = self.dfn_src.take() {
-                    self.dfn = Some(self.comb(&c, r, &span));
+                    self.dfn = Some(self.comb(&c, r, &span, kb));
                 }
                 let fails = self.dfn.as_ref().is_some_and(|c| c.may_fail());
                 (Fold::Dfn, fails)
@@ -1391,8 +1397,9 @@ impl Planner<'_> {
     }
 
     /// `r` is the fold's type (⍺'s and ⍵'s).
-    fn comb(&mut self, c: &Comb, r: ElemType, span: &Span) -> KExpr {
+    fn comb(&mut self, c: &Comb, r: ElemType, span: &Span, kb: &mut KernelBindings) -> KExpr {
         match c {
+            Comb::Outer(v) => self.expr(*v, &IExpr::Const(0), kb),
             Comb::Alpha | Comb::Omega => KExpr::Operand {
                 k: u8::from(matches!(c, Comb::Omega)),
                 elem: r,
@@ -1400,10 +1407,10 @@ impl Planner<'_> {
             Comb::Const(s) => KExpr::Const(*s),
             Comb::Cast { to, arg } => KExpr::Cast {
                 to: *to,
-                arg: Box::new(self.comb(arg, r, span)),
+                arg: Box::new(self.comb(arg, r, span, kb)),
             },
             Comb::Unary { op, elem, arg } => {
-                let arg = Box::new(self.comb(arg, r, span));
+                let arg = Box::new(self.comb(arg, r, span, kb));
                 let error_bit = op
                     .device_error(arg.elem(), *elem)
                     .map(|m| self.error_bit(ErrorClass::Domain, m, span.clone()));
@@ -1415,8 +1422,8 @@ impl Planner<'_> {
                 }
             }
             Comb::Binary { op, elem, lhs, rhs } => {
-                let rhs = Box::new(self.comb(rhs, r, span));
-                let lhs = Box::new(self.comb(lhs, r, span));
+                let rhs = Box::new(self.comb(rhs, r, span, kb));
+                let lhs = Box::new(self.comb(lhs, r, span, kb));
                 let error_bit = op
                     .device_error(lhs.elem())
                     .map(|m| self.error_bit(ErrorClass::Domain, m, span.clone()));
@@ -1513,7 +1520,7 @@ impl Planner<'_> {
         let idx = split.index(&mut kb);
         let expr = self.expr(arg, &idx, &mut kb);
         // The fold's own errors come after its items' (bits in evaluation order).
-        let (fold, fold_fails) = self.fold_after_items(v, fold, elem);
+        let (fold, fold_fails) = self.fold_after_items(v, fold, elem, &mut kb);
         let out = kb.bind(target, elem, true);
         self.bind_status(&mut kb, fold_fails || expr.may_fail());
         let groups = self.unit_groups(unit, units);
@@ -1597,7 +1604,7 @@ impl Planner<'_> {
         let mut kb = self.kb();
         let idx = split.index(&mut kb);
         let expr = self.expr(arg, &idx, &mut kb);
-        let (fold, fold_fails) = self.fold_after_items(v, fold, elem);
+        let (fold, fold_fails) = self.fold_after_items(v, fold, elem, &mut kb);
         let out = kb.bind(b, self.v.func.ty(v).elem, true);
         self.bind_status(&mut kb, fold_fails || expr.may_fail());
         let groups = self.unit_groups(unit, rows.clone());
