@@ -55,28 +55,6 @@ struct Frame {
     parent: Option<usize>,
 }
 
-/// The frame a call of `f` (`body`) sees names through: for `∇`, the caller's own
-/// parent; else the innermost frame whose dfn's text holds `body` (a literal written
-/// there); else none (a function defined in the workspace sees only its names).
-fn lexical_parent(frames: &[Frame], f: &Func, body: &Program) -> Option<usize> {
-    if let Some(top) = frames.last() {
-        if top.dfn.as_ref() == Some(f) {
-            return top.parent;
-        }
-    }
-    frames
-        .iter()
-        .enumerate()
-        .rev()
-        .find_map(|(k, fr)| match &fr.dfn {
-            Some(Func {
-                kind: FuncKind::Dfn(p),
-                ..
-            }) if p.encloses(body) => Some(k),
-            _ => None,
-        })
-}
-
 struct Interp<'e> {
     env: &'e mut Env,
     frames: Vec<Frame>,
@@ -501,7 +479,12 @@ impl Interp<'_> {
         if let Some(a) = alpha {
             arrays.insert("⍺".to_string(), a);
         }
-        let parent = lexical_parent(&self.frames, f, body);
+        let running: Vec<_> = self
+            .frames
+            .iter()
+            .map(|fr| (fr.dfn.as_ref(), fr.parent))
+            .collect();
+        let parent = arrc_syntax::ast::lexical_parent(&running, f, body);
         self.frames.push(Frame {
             arrays,
             functions: HashMap::new(),

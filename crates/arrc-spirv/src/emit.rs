@@ -300,17 +300,21 @@ impl Emitter {
             None => {
                 let et = self.ty(t);
                 let vt = self.b.type_vector(et, 4);
-                let rt = self.b.type_runtime_array(vt);
-                self.b
-                    .decorate(rt, Decoration::ArrayStride, [Operand::LiteralBit32(16)]);
-                let st = self.b.type_struct([rt]);
-                self.b.decorate(st, Decoration::Block, []);
-                self.b
-                    .member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+                let st = self.block_of(vt, 16);
                 self.vec4_structs.insert(t, st);
                 st
             }
         };
+        let var = self.alias_var(cx, binding, st);
+        if !writable {
+            self.b.decorate(var, Decoration::NonWritable, []);
+        }
+        Ok(var)
+    }
+
+    /// A module-level variable of block type `st` on the descriptor of `binding`: a
+    /// second view of the same buffer (storage-buffer variables may alias).
+    fn alias_var(&mut self, cx: &Cx, binding: u32, st: Word) -> Word {
         let p = self.ptr(StorageClass::StorageBuffer, st);
         let current = self.b.selected_block();
         let _ = self.b.select_block(None);
@@ -323,10 +327,7 @@ impl Emitter {
             Decoration::Binding,
             [Operand::LiteralBit32(cx.numbers[binding as usize])],
         );
-        if !writable {
-            self.b.decorate(var, Decoration::NonWritable, []);
-        }
-        Ok(var)
+        var
     }
 
     /// A coherent view of a words binding as `struct { u64 data[]; }` (64-bit atomics).
@@ -334,25 +335,22 @@ impl Emitter {
         self.uses_i64 = true;
         self.uses_i64_atomics = true;
         let u64t = self.b.type_int(64, 0);
-        let rt = self.b.type_runtime_array(u64t);
+        let st = self.block_of(u64t, 8);
+        let var = self.alias_var(cx, binding, st);
+        self.b.decorate(var, Decoration::Coherent, []);
+        Ok(var)
+    }
+
+    /// `struct { E data[]; }` with elements `stride` bytes apart, a storage-buffer block.
+    fn block_of(&mut self, elem: Word, stride: u32) -> Word {
+        let rt = self.b.type_runtime_array(elem);
         self.b
-            .decorate(rt, Decoration::ArrayStride, [Operand::LiteralBit32(8)]);
+            .decorate(rt, Decoration::ArrayStride, [Operand::LiteralBit32(stride)]);
         let st = self.b.type_struct([rt]);
         self.b.decorate(st, Decoration::Block, []);
         self.b
             .member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
-        let p = self.ptr(StorageClass::StorageBuffer, st);
-        let current = self.b.selected_block();
-        let _ = self.b.select_block(None);
-        let var = self.b.variable(p, None, StorageClass::StorageBuffer, None);
-        let _ = self.b.select_block(current);
-        let n = cx.numbers[binding as usize];
-        self.b
-            .decorate(var, Decoration::DescriptorSet, [Operand::LiteralBit32(0)]);
-        self.b
-            .decorate(var, Decoration::Binding, [Operand::LiteralBit32(n)]);
-        self.b.decorate(var, Decoration::Coherent, []);
-        Ok(var)
+        st
     }
 
     /// `struct { T data[]; }` decorated as a storage-buffer block.
@@ -367,16 +365,7 @@ impl Emitter {
             return id;
         }
         let et = self.ty(t);
-        let rt = self.b.type_runtime_array(et);
-        self.b.decorate(
-            rt,
-            Decoration::ArrayStride,
-            [Operand::LiteralBit32(t.size() as u32)],
-        );
-        let st = self.b.type_struct([rt]);
-        self.b.decorate(st, Decoration::Block, []);
-        self.b
-            .member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+        let st = self.block_of(et, t.size() as u32);
         self.buffer_structs.insert(t, st);
         st
     }
@@ -1205,14 +1194,7 @@ impl Emitter {
             return id;
         }
         // A u32 runtime array; distinct from the i32 data struct so atomics see u32.
-        let ut = self.u32_t;
-        let rt = self.b.type_runtime_array(ut);
-        self.b
-            .decorate(rt, Decoration::ArrayStride, [Operand::LiteralBit32(4)]);
-        let st = self.b.type_struct([rt]);
-        self.b.decorate(st, Decoration::Block, []);
-        self.b
-            .member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+        let st = self.block_of(self.u32_t, 4);
         self.status_struct = Some(st);
         st
     }

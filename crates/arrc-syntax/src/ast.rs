@@ -118,6 +118,34 @@ impl Program {
     }
 }
 
+/// The frame a call of `f` (whose body is `body`) sees names through, given each
+/// running frame's dfn and enclosing frame, innermost last: for `∇` (the running dfn
+/// again), the caller's own enclosing frame; else the innermost frame whose dfn's text
+/// holds `body` (a literal written there); else none (a function defined in the
+/// workspace sees only its names).
+pub fn lexical_parent(
+    running: &[(Option<&Func>, Option<usize>)],
+    f: &Func,
+    body: &Program,
+) -> Option<usize> {
+    if let Some((top, parent)) = running.last() {
+        if *top == Some(f) {
+            return *parent;
+        }
+    }
+    running
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(k, (dfn, _))| match dfn {
+            Some(Func {
+                kind: FuncKind::Dfn(p),
+                ..
+            }) if p.encloses(body) => Some(k),
+            _ => None,
+        })
+}
+
 impl Expr {
     fn encloses(&self, body: &Program) -> bool {
         match &self.kind {

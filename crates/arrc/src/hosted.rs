@@ -72,33 +72,30 @@ impl Session {
         let calls_workspace = named
             .iter()
             .any(|n| !local_fn(n) && self.env.functions.contains_key(n));
+        // The statement is compiled with every visible name in one scope, so a
+        // workspace function it calls would see a local that shadows a workspace name:
+        // not run here rather than answered wrongly.
+        let shadows = |n: &str| -> Result<(), Error> {
+            if calls_workspace
+                && (self.env.arrays.contains_key(n) || self.env.functions.contains_key(n))
+            {
+                return Err(err::unsupported(
+                    format!("the dfn local {n} shadows a workspace name: in a dfn with guards or ∇ this is not supported on the GPU path yet"),
+                    e.span.clone(),
+                ));
+            }
+            Ok(())
+        };
         for (depth, &k) in chain.iter().enumerate().rev() {
             let f = &st.frames[k];
             for (n, a) in &f.arrays {
                 if depth == 0 || (n != "⍺" && n != "⍵") {
-                    // The statement is compiled with every visible name in one scope,
-                    // so a workspace function it calls would see a local that shadows
-                    // a workspace name: not run here rather than answered wrongly.
-                    if calls_workspace
-                        && (self.env.arrays.contains_key(n) || self.env.functions.contains_key(n))
-                    {
-                        return Err(err::unsupported(
-                            format!("the dfn local {n} shadows a workspace name: in a dfn with guards or ∇ this is not supported on the GPU path yet"),
-                            e.span.clone(),
-                        ));
-                    }
+                    shadows(n)?;
                     arrays.insert(n.clone(), a.clone());
                 }
             }
             for (n, g) in &f.functions {
-                if calls_workspace
-                    && (self.env.arrays.contains_key(n) || self.env.functions.contains_key(n))
-                {
-                    return Err(err::unsupported(
-                        format!("the dfn local {n} shadows a workspace name: in a dfn with guards or ∇ this is not supported on the GPU path yet"),
-                        e.span.clone(),
-                    ));
-                }
+                shadows(n)?;
                 functions.insert(n.clone(), g.clone());
             }
         }
@@ -233,21 +230,12 @@ impl Session {
         }
         // `∇` runs in its caller's enclosing frame; a literal in the innermost running
         // dfn whose text holds it; a workspace function in none.
-        let parent = match st.frames.last() {
-            Some(top) if top.this.as_ref() == Some(f) => top.parent,
-            _ => st
-                .frames
-                .iter()
-                .enumerate()
-                .rev()
-                .find_map(|(k, fr)| match &fr.this {
-                    Some(Func {
-                        kind: FuncKind::Dfn(p),
-                        ..
-                    }) if p.encloses(body) => Some(k),
-                    _ => None,
-                }),
-        };
+        let running: Vec<_> = st
+            .frames
+            .iter()
+            .map(|fr| (fr.this.as_ref(), fr.parent))
+            .collect();
+        let parent = arrc_syntax::ast::lexical_parent(&running, f, body);
         let mut frame = Frame {
             this: Some(f.clone()),
             parent,
