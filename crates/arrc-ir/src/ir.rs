@@ -337,6 +337,10 @@ impl Inst {
 pub struct Param {
     pub name: String,
     pub ty: Type,
+    /// Its value, when the host knows it while compiling (a session's small arrays):
+    /// lengths and shapes computed from it (`⍳n`, `n↑x`, `n⍴x`) are then known too.
+    /// Everything else still reads the parameter on the device.
+    pub value: Option<crate::Array>,
 }
 
 /// A run-time requirement that two lengths agree (checked by the host before any

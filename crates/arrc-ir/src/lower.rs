@@ -26,6 +26,8 @@ struct Lower {
     /// `Index` takes 1-based indices.
     io: i64,
     scopes: Vec<HashMap<String, Binding>>,
+    /// Host-known values of parameters (`Param::value`).
+    known: HashMap<Value, Array>,
     /// Per scope past the first (the workspace's): the dfn body it runs and the scope
     /// of the dfn whose text encloses it (names resolve lexically, as in Dyalog).
     frames: Vec<(Program, usize)>,
@@ -104,6 +106,7 @@ pub fn lower_function(
         &Param {
             name: "⍵".into(),
             ty: omega,
+            value: None,
         },
     );
     let result = match alpha {
@@ -113,6 +116,7 @@ pub fn lower_function(
                 &Param {
                     name: "⍺".into(),
                     ty: a,
+                    value: None,
                 },
             );
             l.dyadic(&func, a, w, &func.span.clone())?
@@ -136,6 +140,7 @@ impl Lower {
             },
             io: 1,
             scopes: vec![global],
+            known: HashMap::new(),
             frames: vec![],
             depth: 0,
         }
@@ -153,7 +158,11 @@ impl Lower {
             }
         }
         self.f.params.push(p.clone());
-        self.f.push(Inst::Param { index }, p.ty.clone(), 0..0)
+        let v = self.f.push(Inst::Param { index }, p.ty.clone(), 0..0);
+        if let Some(a) = &p.value {
+            self.known.insert(v, a.clone());
+        }
+        v
     }
 
     fn bind(&mut self, name: &str, b: Binding) {
@@ -963,7 +972,7 @@ impl Lower {
     }
 
     fn iota(&mut self, arg: Value, span: Span) -> Result<Value> {
-        let Some(a) = self.as_const(arg) else {
+        let Some(a) = self.known_value(arg) else {
             return Err(err::unsupported(
                 "⍳ of a value computed on the device is not supported yet: its length must be known before the program runs",
                 span,
@@ -1217,8 +1226,14 @@ impl Lower {
     }
 
     /// The integers of a literal scalar or vector.
+    /// A literal's value, or a parameter's that the host knows (for lengths and
+    /// shapes).
+    fn known_value(&self, v: Value) -> Option<&Array> {
+        self.as_const(v).or_else(|| self.known.get(&v))
+    }
+
     fn const_ints(&self, v: Value) -> Option<Vec<i64>> {
-        let a = self.as_const(v)?;
+        let a = self.known_value(v)?;
         if a.rank() > 1 {
             return None;
         }

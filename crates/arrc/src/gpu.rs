@@ -82,6 +82,9 @@ impl ModuleCache {
     }
 }
 
+/// Arrays up to this many elements are known to the compiler as well as passed.
+const KNOWN_PARAM_LIMIT: usize = 64;
+
 /// Compiles an expression whose free names are `arrays` (passed as parameters).
 pub(crate) fn compile(
     e: &Expr,
@@ -104,6 +107,8 @@ pub(crate) fn compile(
                     elem: a.elem,
                     shape: a.shape.iter().map(|&d| Dim::Known(d as u64)).collect(),
                 },
+                // Small arrays may give lengths and shapes (`n←3 ⋄ ⍳n`).
+                value: (a.len() <= KNOWN_PARAM_LIMIT).then(|| a.clone()),
             }
         })
         .collect();
