@@ -335,8 +335,10 @@ pub enum Fold {
     /// Any other function: APL's right fold `x0 f (x1 f (… f xn))`, one row per
     /// invocation; `error_bit` for the errors the function can raise.
     Right { op: BinOp, error_bit: Option<u32> },
-    /// A right fold whose step is the kernel's `combine` expression (a dfn operand).
-    Dfn,
+    /// A right fold whose step is the kernel's `combine` expression (a dfn operand);
+    /// `empty_error` for a reduction along a length known only at run time, which is a
+    /// DOMAIN ERROR when it is 0 (a dfn has no identity).
+    Dfn { empty_error: Option<u32> },
 }
 
 impl Fold {
@@ -345,7 +347,7 @@ impl Fold {
     pub fn op(self) -> BinOp {
         match self {
             Fold::Assoc(op) | Fold::Right { op, .. } => op,
-            Fold::Dfn => BinOp::Sub,
+            Fold::Dfn { .. } => BinOp::Sub,
         }
     }
 
@@ -1377,7 +1379,22 @@ impl Planner<'_> {
                     self.dfn = Some(self.comb(&c, r, &span, kb));
                 }
                 let fails = self.dfn.as_ref().is_some_and(|c| c.may_fail());
-                (Fold::Dfn, fails)
+                // Lowering refuses a known empty axis; a run-time one is checked here.
+                let f = self.v.func;
+                let empty_error = match f.inst(v) {
+                    Inst::FoldDfn {
+                        arg,
+                        axis,
+                        scan: false,
+                        ..
+                    } if !matches!(f.ty(*arg).shape[*axis], Dim::Known(_)) => Some(self.error_bit(
+                        ErrorClass::Domain,
+                        "this function has no identity element for an empty reduction",
+                        f.span(v),
+                    )),
+                    _ => None,
+                };
+                (Fold::Dfn { empty_error }, fails || empty_error.is_some())
             }
             Fold::Right { op, .. } => {
                 let f = self.right_fold(v, op, elem);

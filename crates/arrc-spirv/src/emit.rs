@@ -1370,7 +1370,7 @@ impl Emitter {
         let (op, bit) = match fold {
             Fold::Right { op, error_bit } => (op, error_bit),
             Fold::Assoc(op) => (op, None),
-            Fold::Dfn => {
+            Fold::Dfn { .. } => {
                 let step = cx
                     .combine
                     .as_ref()
@@ -1549,6 +1549,10 @@ impl Emitter {
                 e.if_else(
                     empty,
                     |e| {
+                        if let Fold::Dfn { empty_error } = fold {
+                            let tr = e.b.constant_true(e.bool_t);
+                            e.raise(cx, empty_error, tr)?;
+                        }
                         let id = e.identity(op, t);
                         e.store(acc, id)
                     },
@@ -1850,7 +1854,7 @@ impl Emitter {
             let zero = e.c_u32(0);
             let one = e.c_u32(1);
             match (fold, unit) {
-                (Fold::Right { .. } | Fold::Dfn, _) => {
+                (Fold::Right { .. } | Fold::Dfn { .. }, _) => {
                     e.count_loop(kvar, zero, len, one, |e, k| {
                         // Element k is x0 f (x1 f (… f xk)).
                         let x_at = |e: &mut Self, j: Word| e.expr(cx, expr, at(j));

@@ -96,6 +96,23 @@ fn build_writes_validated_spirv_and_manifest() {
             || out.contains("OpGroupNonUniformFAdd %float %uint_3 Reduce"),
         "{out}"
     );
+    // A dfn fold along a length known only at run time can be empty: the module then
+    // raises the DOMAIN ERROR the manifest lists (a dfn has no identity element).
+    let fold = dir.join("fold.apl");
+    std::fs::write(&fold, "{{⍺+⍵×2}/⍵}\n").unwrap();
+    let out = dir.join("fold.spv");
+    let (code, _, err) = arrc(&["build", fold.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("fold.json")).unwrap()).unwrap();
+    let errors = manifest["device_errors"].as_array().unwrap();
+    assert!(
+        errors.iter().any(|e| e["message"]
+            .as_str()
+            .unwrap()
+            .contains("no identity element")),
+        "{errors:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
