@@ -1228,8 +1228,28 @@ impl Lower {
     /// The integers of a literal scalar or vector.
     /// A literal's value, or a parameter's that the host knows (for lengths and
     /// shapes).
-    fn known_value(&self, v: Value) -> Option<&Array> {
-        self.as_const(v).or_else(|| self.known.get(&v))
+    /// A literal's value, a parameter's that the host knows, or a scalar function of
+    /// known scalars (`(-n)↓x`, `⍳n+1`), for lengths and shapes; the values themselves
+    /// are still computed on the device.
+    fn known_value(&self, v: Value) -> Option<Array> {
+        if let Some(a) = self.as_const(v).or_else(|| self.known.get(&v)) {
+            return Some(a.clone());
+        }
+        let elem = self.f.ty(v).elem;
+        let scalar = |x: Value| {
+            self.known_value(x)
+                .filter(|a| a.rank() == 0)
+                .and_then(|a| a.as_singleton())
+        };
+        let s = match self.f.inst(v) {
+            Inst::Cast(x) => scalar(*x)?.cast(elem),
+            Inst::Unary { op, arg } => op.apply(scalar(*arg)?, self.f.float).ok()?,
+            Inst::Binary { op, lhs, rhs } => {
+                op.apply(scalar(*lhs)?, scalar(*rhs)?, self.f.float).ok()?
+            }
+            _ => return None,
+        };
+        Some(Array::scalar(s.cast(elem)))
     }
 
     fn const_ints(&self, v: Value) -> Option<Vec<i64>> {
