@@ -1241,6 +1241,40 @@ impl Lower {
                 .filter(|a| a.rank() == 0)
                 .and_then(|a| a.as_singleton())
         };
+        // Vectors made of known scalars and vectors (`n,3`, `2 n`).
+        let ty = self.f.ty(v);
+        if let ([Dim::Known(len)], true) = (ty.shape.as_slice(), ty.rank() == 1) {
+            let items: Option<Vec<Scalar>> = match self.f.inst(v) {
+                Inst::Gather {
+                    arg,
+                    map: Gather::Cycle { .. },
+                } => {
+                    let a = self.known_value(*arg).filter(|a| !a.is_empty())?;
+                    Some(
+                        (0..*len as usize)
+                            .map(|i| a.data.get(i % a.len()))
+                            .collect(),
+                    )
+                }
+                Inst::Catenate { lhs, rhs, axis: 0 } => {
+                    let (a, b) = (self.known_value(*lhs)?, self.known_value(*rhs)?);
+                    (a.rank() <= 1 && b.rank() <= 1).then(|| {
+                        (0..a.len())
+                            .map(|i| a.data.get(i))
+                            .chain((0..b.len()).map(|i| b.data.get(i)))
+                            .collect()
+                    })
+                }
+                _ => None,
+            };
+            if let Some(items) = items.filter(|x| x.len() as u64 == *len) {
+                let mut d = Data::with_capacity(elem, items.len());
+                for x in items {
+                    d.push(x.cast(elem));
+                }
+                return Some(Array::vector(d));
+            }
+        }
         let s = match self.f.inst(v) {
             Inst::Cast(x) => scalar(*x)?.cast(elem),
             Inst::Unary { op, arg } => op.apply(scalar(*arg)?, self.f.float).ok()?,
