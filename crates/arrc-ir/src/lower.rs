@@ -1401,14 +1401,28 @@ impl Lower {
     ) -> Result<Value> {
         let ty = self.f.ty(x).clone();
         let r = ty.rank();
+        // A known left argument that is not made of integers is the APL error;
+        // an unknown one cannot give a shape here.
+        let known_a = self.known_value(a).map(|k| k.rank());
         let need_const = |what: &str| {
-            err::unsupported(
-                format!(
-                    "{}: the left argument must be known before the program runs on the GPU path",
-                    what
-                ),
-                span.clone(),
-            )
+            if known_a.is_some_and(|r| r > 1) {
+                err::rank(
+                    format!("{what}: the left argument must be a scalar or vector"),
+                    span.clone(),
+                )
+            } else if known_a.is_some() {
+                err::domain(
+                    format!("{what}: the left argument must be integers"),
+                    span.clone(),
+                )
+            } else {
+                err::unsupported(
+                    format!(
+                        "{what}: the left argument must be known before the program runs on the GPU path"
+                    ),
+                    span.clone(),
+                )
+            }
         };
         match p {
             Prim::Comma | Prim::CommaBar => {
