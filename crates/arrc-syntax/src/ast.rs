@@ -110,10 +110,16 @@ impl Program {
     /// call's enclosing frame is the innermost running dfn whose text holds the
     /// callee.
     pub fn encloses(&self, body: &Program) -> bool {
+        self.any_func(&mut |f| matches!(&f.kind, FuncKind::Dfn(p) if **p == *body))
+    }
+
+    /// Whether `p` holds for some function written in this body, at any depth
+    /// (`Func::any_func`).
+    pub fn any_func(&self, p: &mut dyn FnMut(&Func) -> bool) -> bool {
         self.stmts.iter().any(|s| match s {
-            Stmt::Expr(e) => e.encloses(body),
-            Stmt::Guard { cond, value } => cond.encloses(body) || value.encloses(body),
-            Stmt::Func(f) | Stmt::FnDef { func: f, .. } => f.encloses(body),
+            Stmt::Expr(e) => e.any_func(p),
+            Stmt::Guard { cond, value } => cond.any_func(p) || value.any_func(p),
+            Stmt::Func(f) | Stmt::FnDef { func: f, .. } => f.any_func(p),
         })
     }
 }
@@ -147,16 +153,18 @@ pub fn lexical_parent(
 }
 
 impl Expr {
-    fn encloses(&self, body: &Program) -> bool {
+    /// Whether `p` holds for some function in this expression, at any depth
+    /// (`Func::any_func`).
+    pub fn any_func(&self, p: &mut dyn FnMut(&Func) -> bool) -> bool {
         match &self.kind {
-            ExprKind::Strand(xs) => xs.iter().any(|x| x.encloses(body)),
-            ExprKind::Monadic { func, arg } => func.encloses(body) || arg.encloses(body),
+            ExprKind::Strand(xs) => xs.iter().any(|x| x.any_func(p)),
+            ExprKind::Monadic { func, arg } => func.any_func(p) || arg.any_func(p),
             ExprKind::Dyadic { func, left, right } => {
-                func.encloses(body) || left.encloses(body) || right.encloses(body)
+                func.any_func(p) || left.any_func(p) || right.any_func(p)
             }
-            ExprKind::Assign { value, .. } => value.encloses(body),
+            ExprKind::Assign { value, .. } => value.any_func(p),
             ExprKind::Index { array, axes } => {
-                array.encloses(body) || axes.iter().flatten().any(|x| x.encloses(body))
+                array.any_func(p) || axes.iter().flatten().any(|x| x.any_func(p))
             }
             _ => false,
         }
@@ -164,14 +172,17 @@ impl Expr {
 }
 
 impl Func {
-    fn encloses(&self, body: &Program) -> bool {
-        match &self.kind {
-            FuncKind::Dfn(p) => **p == *body || p.encloses(body),
-            FuncKind::Derived { operand, .. } | FuncKind::Outer(operand) => operand.encloses(body),
-            FuncKind::Inner(a, b) => a.encloses(body) || b.encloses(body),
-            FuncKind::Axis(g, k) => g.encloses(body) || k.encloses(body),
-            _ => false,
-        }
+    /// Whether `p` holds for this function or one inside it: its operands, and the
+    /// functions written in a dfn's body (`p` sees a dfn before its body).
+    pub fn any_func(&self, p: &mut dyn FnMut(&Func) -> bool) -> bool {
+        p(self)
+            || match &self.kind {
+                FuncKind::Dfn(b) => b.any_func(p),
+                FuncKind::Derived { operand, .. } | FuncKind::Outer(operand) => operand.any_func(p),
+                FuncKind::Inner(a, b) => a.any_func(p) || b.any_func(p),
+                FuncKind::Axis(g, k) => g.any_func(p) || k.any_func(p),
+                _ => false,
+            }
     }
 }
 

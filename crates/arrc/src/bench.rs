@@ -263,7 +263,8 @@ fn measure(
     // f64 workloads compute in f64 throughout.
     let float = ty.join(ElemType::F32);
     let cache = gpu::ModuleCache::default();
-    let compiled = match gpu::compile(e, &arrays, &[], float, 1, &plan_opts, &cache) {
+    let bound = gpu::names(&arrays);
+    let compiled = match gpu::compile(e, &bound, &[], float, 1, &plan_opts, &cache) {
         Ok(c) => c,
         Err(e) => {
             result.note = Some(format!("{}: {}", e.class.name(), e.message));
@@ -272,7 +273,7 @@ fn measure(
     };
     let mut prepared = Prepared::default();
     let r = (|| -> Result<(), Error> {
-        g.prepare(&compiled, &arrays, &mut prepared)?;
+        g.prepare(&compiled, &bound, &mut prepared)?;
         // Warm up for at least `warmup` runs and 200 ms, so that the GPU's clocks have
         // risen from idle before anything is timed.
         let start = Instant::now();

@@ -85,10 +85,18 @@ impl ModuleCache {
 /// Arrays up to this many elements are known to the compiler as well as passed.
 const KNOWN_PARAM_LIMIT: usize = 64;
 
+/// Arrays by name, borrowed (a statement's free names).
+pub type Names<'a> = HashMap<String, &'a Array>;
+
+/// The names of `arrays`, borrowed.
+pub fn names(arrays: &HashMap<String, Array>) -> Names<'_> {
+    arrays.iter().map(|(n, a)| (n.clone(), a)).collect()
+}
+
 /// Compiles an expression whose free names are `arrays` (passed as parameters).
 pub(crate) fn compile(
     e: &Expr,
-    arrays: &HashMap<String, Array>,
+    arrays: &Names,
     functions: &[(String, Func)],
     float: ElemType,
     io: i64,
@@ -100,7 +108,7 @@ pub(crate) fn compile(
     let params: Vec<Param> = names
         .iter()
         .map(|n| {
-            let a = &arrays[*n];
+            let a = arrays[*n];
             Param {
                 name: (*n).clone(),
                 ty: Type {
@@ -163,11 +171,7 @@ impl Gpu {
     }
 
     /// Runs a compiled statement with `arrays` as its parameters' values.
-    pub fn run(
-        &mut self,
-        c: &CompiledStatement,
-        arrays: &HashMap<String, Array>,
-    ) -> Result<Array, Error> {
+    pub fn run(&mut self, c: &CompiledStatement, arrays: &Names) -> Result<Array, Error> {
         let mut prepared = Prepared::default();
         let r = self
             .prepare(c, arrays, &mut prepared)
@@ -181,7 +185,7 @@ impl Gpu {
     pub fn prepare(
         &mut self,
         c: &CompiledStatement,
-        arrays: &HashMap<String, Array>,
+        arrays: &Names,
         out: &mut Prepared,
     ) -> Result<(), Error> {
         let plan = &c.plan;

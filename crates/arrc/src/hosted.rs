@@ -35,6 +35,19 @@ pub(crate) struct Calls {
     temps: u64,
 }
 
+impl Calls {
+    /// The running frame and the frames whose dfns enclose its text, innermost first.
+    fn chain(&self) -> Vec<usize> {
+        let mut chain = vec![];
+        let mut next = self.frames.len().checked_sub(1);
+        while let Some(k) = next {
+            chain.push(k);
+            next = self.frames[k].parent;
+        }
+        chain
+    }
+}
+
 impl Session {
     /// Evaluates `e` on the device, running calls of dfns with guards or `∇` from the
     /// host.
@@ -45,30 +58,32 @@ impl Session {
 
     fn device_eval_inner(&mut self, e: &Expr, st: &mut Calls) -> Result<Array, Error> {
         let mut temps = HashMap::new();
-        let e = self.hoist(e, st, &mut temps)?;
-        if let ExprKind::Name(n) = &e.kind {
-            if let Some(a) = temps.remove(n) {
-                return Ok(a);
+        let mut seen = HashSet::new();
+        // Most statements have no host-driven call: they compile as they are.
+        let hoisted;
+        let e = if e.any_func(&mut |f| self.host_func(f, st, &mut seen)) {
+            hoisted = self.hoist(e, st, &mut temps)?;
+            if let ExprKind::Name(n) = &hoisted.kind {
+                if let Some(a) = temps.remove(n) {
+                    return Ok(a);
+                }
             }
-        }
-        // The running frame and the frames enclosing it, outermost first; ⍺ and ⍵
-        // only from the running one.
-        let mut chain = vec![];
-        let mut next = st.frames.len().checked_sub(1);
-        while let Some(k) = next {
-            chain.push(k);
-            next = st.frames[k].parent;
-        }
-        let mut arrays = self.env.arrays.clone();
-        let mut functions = self.env.functions.clone();
-        // Only a workspace function called from here could see a shadowing local.
+            &hoisted
+        } else {
+            e
+        };
+        let chain = st.chain();
+        // Only a workspace function called from here could see a shadowing local
+        // (there is none at the top of a statement).
         let local_fn = |n: &str| {
             chain
                 .iter()
                 .any(|&k| st.frames[k].functions.contains_key(n))
         };
         let mut named = HashSet::new();
-        names_called(&e, &mut named);
+        if !chain.is_empty() {
+            names_called(e, &mut named);
+        }
         let calls_workspace = named
             .iter()
             .any(|n| !local_fn(n) && self.env.functions.contains_key(n));
@@ -86,12 +101,16 @@ impl Session {
             }
             Ok(())
         };
+        // The visible locals, outermost frame first so that inner ones win; ⍺ and ⍵
+        // only from the running frame.
+        let mut arrays: crate::gpu::Names = HashMap::new();
+        let mut functions = HashMap::new();
         for (depth, &k) in chain.iter().enumerate().rev() {
             let f = &st.frames[k];
             for (n, a) in &f.arrays {
                 if depth == 0 || (n != "⍺" && n != "⍵") {
                     shadows(n)?;
-                    arrays.insert(n.clone(), a.clone());
+                    arrays.insert(n.clone(), a);
                 }
             }
             for (n, g) in &f.functions {
@@ -99,8 +118,8 @@ impl Session {
                 functions.insert(n.clone(), g.clone());
             }
         }
-        arrays.extend(temps);
-        self.run_on_device(&e, &arrays, &functions)
+        arrays.extend(temps.iter().map(|(n, a)| (n.clone(), a)));
+        self.run_on_device(e, arrays, &functions)
     }
 
     /// `e` with every host-driven call replaced by a name bound in `temps` to its
@@ -359,16 +378,12 @@ impl Session {
     fn resolve(&self, f: &Func, st: &Calls) -> Option<Func> {
         match &f.kind {
             FuncKind::SelfRef => st.frames.last().and_then(|fr| fr.this.clone()),
-            FuncKind::Name(n) => {
-                let mut next = st.frames.len().checked_sub(1);
-                while let Some(k) = next {
-                    if let Some(g) = st.frames[k].functions.get(n) {
-                        return Some(g.clone());
-                    }
-                    next = st.frames[k].parent;
-                }
-                self.env.functions.get(n).cloned()
-            }
+            FuncKind::Name(n) => st
+                .chain()
+                .into_iter()
+                .find_map(|k| st.frames[k].functions.get(n))
+                .or_else(|| self.env.functions.get(n))
+                .cloned(),
             _ => Some(f.clone()),
         }
     }
@@ -386,48 +401,19 @@ impl Session {
         }
     }
 
+    /// Whether `f` or a function inside it needs the host.
     fn host_func(&self, f: &Func, st: &Calls, seen: &mut HashSet<String>) -> bool {
-        match &f.kind {
+        f.any_func(&mut |g| match &g.kind {
             FuncKind::SelfRef => true,
+            FuncKind::Dfn(body) => body.stmts.iter().any(|s| matches!(s, Stmt::Guard { .. })),
             FuncKind::Name(n) => {
-                if !seen.insert(n.clone()) {
-                    return false;
-                }
-                self.resolve(f, st)
-                    .is_some_and(|g| self.host_func(&g, st, seen))
-            }
-            FuncKind::Dfn(body) => body.stmts.iter().any(|s| match s {
-                Stmt::Guard { .. } => true,
-                Stmt::Expr(e) => self.host_expr(e, st, seen),
-                Stmt::FnDef { func, .. } | Stmt::Func(func) => self.host_func(func, st, seen),
-            }),
-            FuncKind::Prim(_) => false,
-            FuncKind::Derived { operand, .. } | FuncKind::Outer(operand) => {
-                self.host_func(operand, st, seen)
-            }
-            FuncKind::Inner(a, b) => self.host_func(a, st, seen) || self.host_func(b, st, seen),
-            FuncKind::Axis(g, k) => self.host_func(g, st, seen) || self.host_expr(k, st, seen),
-        }
-    }
-
-    fn host_expr(&self, e: &Expr, st: &Calls, seen: &mut HashSet<String>) -> bool {
-        match &e.kind {
-            ExprKind::Monadic { func, arg } => {
-                self.host_func(func, st, seen) || self.host_expr(arg, st, seen)
-            }
-            ExprKind::Dyadic { func, left, right } => {
-                self.host_func(func, st, seen)
-                    || self.host_expr(left, st, seen)
-                    || self.host_expr(right, st, seen)
-            }
-            ExprKind::Strand(xs) => xs.iter().any(|x| self.host_expr(x, st, seen)),
-            ExprKind::Assign { value, .. } => self.host_expr(value, st, seen),
-            ExprKind::Index { array, axes } => {
-                self.host_expr(array, st, seen)
-                    || axes.iter().flatten().any(|x| self.host_expr(x, st, seen))
+                seen.insert(n.clone())
+                    && self
+                        .resolve(g, st)
+                        .is_some_and(|h| self.host_func(&h, st, seen))
             }
             _ => false,
-        }
+        })
     }
 }
 
@@ -441,55 +427,10 @@ fn temp(a: Array, st: &mut Calls, temps: &mut HashMap<String, Array>, span: Span
 
 /// The function names `e` applies, at any depth of its expressions and operands.
 fn names_called(e: &Expr, out: &mut HashSet<String>) {
-    fn func(f: &Func, out: &mut HashSet<String>) {
-        match &f.kind {
-            FuncKind::Name(n) => {
-                out.insert(n.clone());
-            }
-            FuncKind::Dfn(p) => {
-                for s in &p.stmts {
-                    match s {
-                        Stmt::Expr(x) => names_called(x, out),
-                        Stmt::Guard { cond, value } => {
-                            names_called(cond, out);
-                            names_called(value, out);
-                        }
-                        Stmt::Func(g) | Stmt::FnDef { func: g, .. } => func(g, out),
-                    }
-                }
-            }
-            FuncKind::Derived { operand, .. } | FuncKind::Outer(operand) => func(operand, out),
-            FuncKind::Inner(a, b) => {
-                func(a, out);
-                func(b, out);
-            }
-            FuncKind::Axis(g, k) => {
-                func(g, out);
-                names_called(k, out);
-            }
-            FuncKind::Prim(_) | FuncKind::SelfRef => {}
+    e.any_func(&mut |f| {
+        if let FuncKind::Name(n) = &f.kind {
+            out.insert(n.clone());
         }
-    }
-    match &e.kind {
-        ExprKind::Monadic { func: f, arg } => {
-            func(f, out);
-            names_called(arg, out);
-        }
-        ExprKind::Dyadic {
-            func: f,
-            left,
-            right,
-        } => {
-            func(f, out);
-            names_called(left, out);
-            names_called(right, out);
-        }
-        ExprKind::Strand(xs) => xs.iter().for_each(|x| names_called(x, out)),
-        ExprKind::Assign { value, .. } => names_called(value, out),
-        ExprKind::Index { array, axes } => {
-            names_called(array, out);
-            axes.iter().flatten().for_each(|x| names_called(x, out));
-        }
-        _ => {}
-    }
+        false
+    });
 }

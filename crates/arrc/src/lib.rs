@@ -169,13 +169,13 @@ impl Session {
         }
     }
 
-    /// The float type in use.
     /// Overrides the device's kernel parameters for later statements (for tuning, and
     /// for tests: a spin limit of 1 makes every scan tile take the decoupled fallback).
     pub fn tune(&mut self, t: Tuning) {
         self.tune = t;
     }
 
+    /// The float type in use.
     pub fn float(&self) -> ElemType {
         self.env.float
     }
@@ -279,33 +279,42 @@ impl Session {
         self.device_eval(e, &mut hosted::Calls::default())
     }
 
-    /// Compiles `e` (free names from `arrays` and `functions`) and runs it.
+    /// Compiles `e` and runs it. Its free names are the workspace's, with `arrays`
+    /// and `functions` (a hosted dfn's locals) over them.
     fn run_on_device(
         &mut self,
         e: &Expr,
-        arrays: &HashMap<String, Array>,
+        arrays: gpu::Names,
         functions: &HashMap<String, arrc_syntax::Func>,
     ) -> Result<Array, Error> {
-        let compiled = self.compile_with(e, arrays, functions)?;
+        let mut names = gpu::names(&self.env.arrays);
+        names.extend(arrays);
+        let compiled = self.compile_with(e, &names, functions)?;
         let gpu = self
             .gpu
             .as_mut()
             .ok_or_else(|| err::unsupported("no Vulkan device", e.span.clone()))?;
-        gpu.run(&compiled, arrays)
+        gpu.run(&compiled, &names)
     }
 
     fn compile_expr(&self, e: &Expr) -> Result<CompiledStatement, Error> {
-        self.compile_with(e, &self.env.arrays, &self.env.functions)
+        self.compile_with(e, &gpu::names(&self.env.arrays), &HashMap::new())
     }
 
+    /// Compiles `e` with `arrays` as its free names, and the workspace's functions
+    /// with `functions` over them.
     fn compile_with(
         &self,
         e: &Expr,
-        arrays: &HashMap<String, Array>,
+        arrays: &gpu::Names,
         functions: &HashMap<String, arrc_syntax::Func>,
     ) -> Result<CompiledStatement, Error> {
-        let functions: Vec<_> = functions
+        // Later entries win: locals over the workspace.
+        let functions: Vec<_> = self
+            .env
+            .functions
             .iter()
+            .chain(functions)
             .map(|(n, f)| (n.clone(), f.clone()))
             .collect();
         let mut opts = self
