@@ -58,6 +58,13 @@ pub struct PlanOptions {
     /// Invocations per workgroup of a chained scan (its tile is this × items): larger
     /// tiles mean fewer links in the lookback chain.
     pub scan_workgroup_size: u32,
+    /// Elements per invocation of a chained scan (a multiple of 4 gives 16-byte
+    /// loads and stores).
+    pub scan_items_per_thread: u32,
+    /// A chained scan's tile is its workgroup's id instead of a number claimed from
+    /// a counter. Tiles may then start before their predecessors, which only the
+    /// decoupled fallback gets past: a test of it, not a speed-up (1% on the H200).
+    pub scan_tiles_by_workgroup: bool,
 }
 
 impl Default for PlanOptions {
@@ -75,6 +82,8 @@ impl Default for PlanOptions {
             every_subgroup_looks_back: false,
             int64_atomics: false,
             scan_workgroup_size: 256,
+            scan_items_per_thread: 16,
+            scan_tiles_by_workgroup: false,
         }
     }
 }
@@ -402,6 +411,8 @@ pub enum KernelKind {
         /// value in the high half, the flag in the low half), published and read with
         /// one 64-bit atomic each, as in CUB; `aggregates` and `inclusive` go unused.
         packed: bool,
+        /// The tile is the workgroup id, not claimed from `counter` (`PlanOptions`).
+        tiles_by_workgroup: bool,
     },
     /// Push constants `rows, len, parts`: for `u < rows×parts`, `out[u]` folds
     /// positions `[p·per, min(len, (p+1)·per))` of row `u mod rows`, with
@@ -1695,7 +1706,8 @@ impl Planner<'_> {
         n_from: Option<IExpr>,
     ) {
         let wg = self.opts.scan_workgroup_size;
-        let tile = wg * self.opts.items_per_thread;
+        let items = self.opts.scan_items_per_thread;
+        let tile = wg * items;
         let tiles = Count::Groups {
             of: Box::new(n.clone()),
             per_group: tile,
@@ -1743,10 +1755,12 @@ impl Planner<'_> {
             counter,
             every_subgroup_looks_back: self.opts.every_subgroup_looks_back,
             packed,
+            tiles_by_workgroup: self.opts.scan_tiles_by_workgroup,
         };
         self.push_kernel("scan", kind, kb, vec![("n", n)], groups);
         if let Some(k) = self.plan.kernels.last_mut() {
             k.workgroup_size = wg;
+            k.items_per_thread = items;
         }
         self.set_n_from(n_from);
     }

@@ -973,6 +973,8 @@ impl Emitter {
     // ---- kernels ----
 
     fn kernel(&mut self, k: &Kernel, name: &str) -> R<()> {
+        // A scan's tile shape is fixed here (one variable per element it holds).
+        self.items_n = k.items_per_thread.max(1);
         // Bindings: set 0, binding i.
         let mut cx = Cx {
             bindings: vec![],
@@ -1076,6 +1078,7 @@ impl Emitter {
                 counter,
                 every_subgroup_looks_back,
                 packed,
+                tiles_by_workgroup,
             } => {
                 if *packed {
                     cx.packed_status = Some(self.u64_view(&cx, *flags)?);
@@ -1087,6 +1090,7 @@ impl Emitter {
                     *out,
                     [*flags, *aggregates, *inclusive, *counter],
                     *every_subgroup_looks_back,
+                    *tiles_by_workgroup,
                 )?
             }
             KernelKind::ReduceAxis {
@@ -1994,6 +1998,7 @@ impl Emitter {
     /// with no forward-progress guarantee between workgroups cannot hang. Positions
     /// follow (SubgroupId, SubgroupLocalInvocationId), so the result does not depend
     /// on how the device lays subgroups out.
+    #[allow(clippy::too_many_arguments)]
     fn scan_kernel(
         &mut self,
         cx: &mut Cx,
@@ -2002,6 +2007,7 @@ impl Emitter {
         out: u32,
         state: [u32; 4],
         every_subgroup: bool,
+        tiles_by_workgroup: bool,
     ) -> R<()> {
         let counter = state[3];
         let t = expr.elem();
@@ -2095,26 +2101,34 @@ impl Emitter {
         // One tile per workgroup (the dispatch has exactly one workgroup per tile), so
         // every barrier below is in the function's top-level control flow.
         let e = self;
-        let tile = e.load(u, sh_tile)?;
+        let tile = if tiles_by_workgroup {
+            cxr.group
+        } else {
+            e.load(u, sh_tile)?
+        };
         let rc = e.c_u32(rounds);
         let per_wg = e.umul(e.wg_size, rc)?;
         let base = e.umul(tile, per_wg)?;
+        // Every load of the tile is issued before any is used, so an invocation keeps
+        // all its rounds in flight; only the last tile checks bounds.
         let mut vidx = vec![];
-        for (r, row) in xs.iter().enumerate() {
-            let ro = e.c_u32(r as u32);
+        for r in 0..rounds {
+            let ro = e.c_u32(r);
             let ro = e.umul(ro, e.wg_size)?;
             let b0 = e.uadd(base, ro)?;
-            let v = e.uadd(b0, pos)?;
-            vidx.push(v);
-            let whole = e.ult(v, n_whole)?;
-            let elem_at = |e: &mut Self, c: u32| -> R<Word> {
-                let vw = e.umul(v, wc)?;
-                let cc = e.c_u32(c);
-                e.uadd(vw, cc)
-            };
-            e.if_else(
-                whole,
-                |e| {
+            vidx.push(e.uadd(b0, pos)?);
+        }
+        let end = e.uadd(base, per_wg)?;
+        let whole = e.b.u_less_than_equal(bt, None, end, n_whole).map_err(be)?;
+        let elem_at = |e: &mut Self, v: Word, c: u32| -> R<Word> {
+            let vw = e.umul(v, wc)?;
+            let cc = e.c_u32(c);
+            e.uadd(vw, cc)
+        };
+        e.if_else(
+            whole,
+            |e| {
+                for (row, &v) in xs.iter().zip(&vidx) {
                     if let Some(v4) = vec_in {
                         let p = e.b.access_chain(pvt, None, v4, [zero, v]).map_err(be)?;
                         let x = e.load(vt, p)?;
@@ -2124,16 +2138,18 @@ impl Emitter {
                         }
                     } else {
                         for (c, &var) in row.iter().enumerate() {
-                            let i = elem_at(e, c as u32)?;
+                            let i = elem_at(e, v, c as u32)?;
                             let x = e.expr(cxr, expr, Ix::flat(i))?;
                             e.store(var, x)?;
                         }
                     }
-                    Ok(())
-                },
-                |e| {
+                }
+                Ok(())
+            },
+            |e| {
+                for (row, &v) in xs.iter().zip(&vidx) {
                     for (c, &var) in row.iter().enumerate() {
-                        let i = elem_at(e, c as u32)?;
+                        let i = elem_at(e, v, c as u32)?;
                         let inb = e.ult(i, cxr.n)?;
                         e.store(var, id)?;
                         e.if_then(inb, |e| {
@@ -2141,9 +2157,11 @@ impl Emitter {
                             e.store(var, x)
                         })?;
                     }
-                    Ok(())
-                },
-            )?;
+                }
+                Ok(())
+            },
+        )?;
+        for (r, row) in xs.iter().enumerate() {
             // Serial inclusive scan of this invocation's elements.
             let mut acc = e.load(tt, row[0])?;
             for &var in &row[1..] {
@@ -2252,12 +2270,9 @@ impl Emitter {
                 ys.push(e.binop(op, t, a, x)?);
             }
             let v = vidx[r];
-            let whole = e.ult(v, n_whole)?;
             let each = |e: &mut Self, checked: bool| -> R<()> {
                 for (c, &y) in ys.iter().enumerate() {
-                    let vw = e.umul(v, wc)?;
-                    let cc = e.c_u32(c as u32);
-                    let i = e.uadd(vw, cc)?;
+                    let i = elem_at(e, v, c as u32)?;
                     if checked {
                         let inb = e.ult(i, cxr.n)?;
                         e.if_then(inb, |e| e.store_elem(cxr, out, i, y))?;

@@ -71,9 +71,12 @@ pub struct Outcome {
 pub struct Tuning {
     pub workgroup_size: Option<u32>,
     pub scan_workgroup_size: Option<u32>,
+    pub scan_items_per_thread: Option<u32>,
     pub items_per_thread: Option<u32>,
     pub reduce_groups: Option<u32>,
     pub spin_limit: Option<u32>,
+    /// Scan tiles in workgroup-id order (`PlanOptions::scan_tiles_by_workgroup`).
+    pub scan_tiles_by_workgroup: Option<bool>,
 }
 
 impl Tuning {
@@ -84,6 +87,9 @@ impl Tuning {
         if let Some(v) = self.scan_workgroup_size {
             o.scan_workgroup_size = v.clamp(32, 1024);
         }
+        if let Some(v) = self.scan_items_per_thread {
+            o.scan_items_per_thread = v.clamp(1, 64);
+        }
         if let Some(v) = self.items_per_thread {
             o.items_per_thread = v.clamp(1, 64);
         }
@@ -92,6 +98,9 @@ impl Tuning {
         }
         if let Some(v) = self.spin_limit {
             o.spin_limit = v.clamp(1, 60000);
+        }
+        if let Some(v) = self.scan_tiles_by_workgroup {
+            o.scan_tiles_by_workgroup = v;
         }
     }
 }

@@ -155,9 +155,13 @@ enum Cmd {
         /// Tuning: elements per invocation per loop trip in reductions (specialization constant 1).
         #[arg(long)]
         items: Option<u32>,
-        /// Tuning: invocations per workgroup of chained scans (a tile is this × items).
+        /// Tuning: invocations per workgroup of chained scans (a tile is this × scan items).
         #[arg(long)]
         scan_workgroup_size: Option<u32>,
+        /// Tuning: elements per invocation of chained scans (multiples of 4 use 16-byte
+        /// loads).
+        #[arg(long)]
+        scan_items: Option<u32>,
         /// Tuning: most workgroups in a reduction's first pass.
         #[arg(long)]
         reduce_groups: Option<u32>,
@@ -360,6 +364,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             workgroup_size,
             items,
             scan_workgroup_size,
+            scan_items,
             reduce_groups,
             spin,
         } => {
@@ -392,9 +397,11 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 tune: arrc::Tuning {
                     workgroup_size,
                     scan_workgroup_size,
+                    scan_items_per_thread: scan_items,
                     items_per_thread: items,
                     reduce_groups,
                     spin_limit: spin,
+                    scan_tiles_by_workgroup: None,
                 },
             };
             if let Some(d) = s.device() {

@@ -215,6 +215,29 @@ fn scans_through_the_decoupled_fallback() {
 }
 
 #[test]
+fn scans_with_tiles_out_of_order() {
+    // Tiles numbered by workgroup id may start before their predecessors (lavapipe
+    // runs workgroups on a few threads, each from its own range of ids), so tiles
+    // reduce unstarted predecessors themselves: the case the decoupled fallback
+    // exists for. This found lavapipe reading packed 64-bit tile words torn.
+    let mut s = gpu();
+    s.tune(arrc::Tuning {
+        scan_tiles_by_workgroup: Some(true),
+        ..Default::default()
+    });
+    let scans = ["+\\x", "⌈\\x", "+\\x≤y"];
+    for ty in [ElemType::I32, ElemType::F32, ElemType::F64] {
+        check_at(
+            &mut s,
+            &[65536 + 7, 1 << 20, (1 << 21) + 3],
+            &scans,
+            ty,
+            false,
+        );
+    }
+}
+
+#[test]
 fn maps_f32() {
     check(&mut gpu(), MAPS, ElemType::F32, true);
 }
