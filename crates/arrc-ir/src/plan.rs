@@ -15,7 +15,7 @@
 
 use crate::array::{Array, ElemType, Scalar};
 use crate::error::{err, Error, ErrorClass, Result};
-use crate::ir::{Comb, Dim, Gather, Inst, SearchKind, Value};
+use crate::ir::{Comb, Dim, Function, Gather, Inst, SearchKind, Value};
 use crate::scalar::{BinOp, UnOp};
 use crate::verify::Verified;
 use arrc_syntax::Span;
@@ -724,11 +724,19 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
         dfn: None,
     };
     let result = f.result.expect("verified");
+    // Whether computing a value, with what it is computed from, can raise an error.
+    let mut fails = vec![false; f.insts.len()];
+    for i in 0..f.insts.len() {
+        let val = Value(i as u32);
+        fails[i] = can_fail(f, val) || f.inst(val).operands().iter().any(|o| fails[o.index()]);
+    }
     for i in 0..f.insts.len() {
         let val = Value(i as u32);
         let is_result = val == result;
-        if v.uses[i] == 0 {
-            // Dead values (an unused parameter, a literal replaced by its cast) cost nothing.
+        // Dead values (an unused parameter, a literal replaced by its cast) cost
+        // nothing, unless computing them can fail: `≢0*x` must still find `0*¯1`.
+        let dead = v.uses[i] == 0;
+        if dead && !fails[i] {
             continue;
         }
         match f.inst(val) {
@@ -768,7 +776,9 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
                 needles,
                 kind,
             } => p.search(val, *hay, *order, *needles, *kind, is_result),
-            inst if inst.is_elementwise() && (is_result || v.uses[i] > 1) => p.map(val, is_result),
+            inst if inst.is_elementwise() && (is_result || dead || v.uses[i] > 1) => {
+                p.map(val, is_result)
+            }
             _ => {}
         }
     }
@@ -787,6 +797,20 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
         .filter_map(|(i, b)| b.map(|b| (i as u32, b)))
         .collect();
     Ok(p.plan)
+}
+
+/// Whether the instruction itself can raise an APL error on the device (its operands
+/// aside): scalar functions with a domain, indexing, dfn folds, replicate counts.
+fn can_fail(f: &Function, v: Value) -> bool {
+    match f.inst(v) {
+        Inst::Unary { op, arg } => op.device_error(f.ty(*arg).elem, f.ty(v).elem).is_some(),
+        Inst::Binary { op, lhs, rhs } => {
+            let operand = f.ty(*lhs).elem.join(f.ty(*rhs).elem);
+            op.device_error(operand).is_some() || op.device_error(f.ty(*lhs).elem).is_some()
+        }
+        Inst::Index { .. } | Inst::FoldDfn { .. } | Inst::Compress { .. } => true,
+        _ => false,
+    }
 }
 
 /// Whether the device folds `op` on `elem` with subgroup operations (in any grouping).

@@ -275,6 +275,10 @@ impl Emitter {
         let s = match (op, t) {
             (BinOp::Add | BinOp::Sub, t) => Scalar::I32(0).cast(t),
             (BinOp::Mul | BinOp::Div, t) => Scalar::I32(1).cast(t),
+            // Booleans are 0 and 1: their identities are in range (the -∞ of ⌈/⍬
+            // cast to a boolean would be 1).
+            (BinOp::Max | BinOp::Or, ElemType::Bool) => Scalar::Bool(false),
+            (BinOp::Min | BinOp::And, ElemType::Bool) => Scalar::Bool(true),
             (BinOp::Max, ElemType::I32) => Scalar::I32(i32::MIN),
             (BinOp::Max, ElemType::I64) => Scalar::I64(i64::MIN),
             (BinOp::Max, ElemType::F32) => Scalar::F32(-f32::MAX),

@@ -162,6 +162,11 @@ const FOLDS: &[&str] = &[
     "∧/x>¯1000",
     "∨\\x>50",
     "+\\x≤y",
+    // Booleans folded with ⌈ ⌊: the identities must be booleans too.
+    "⌈/x=0",
+    "⌈\\x=0",
+    "⌊/x>¯1000",
+    "⌊\\x<50",
 ];
 const MAPS: &[&str] = &[
     "-x",
@@ -618,6 +623,11 @@ fn device_domain_errors() {
         ("x×1e38×1e10", 1..2),
         ("2○x×1e30", 0..1),
         ("-/x÷0", 3..4),
+        // Values only counted or reshaped are still computed when they can fail.
+        ("≢÷x", 1..2),
+        ("⍴⍉3 1⍴÷x", 7..8),
+        ("≢+\\÷x", 3..4),
+        ("0×≢(x=0)/÷x", 10..11),
     ] {
         let e = s.eval(expr).expect_err(expr);
         assert_eq!(e.class, arrc::ErrorClass::Domain, "{expr}: {e}");
