@@ -724,19 +724,25 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
         dfn: None,
     };
     let result = f.result.expect("verified");
-    // Whether computing a value, with what it is computed from, can raise an error.
+    // Whether computing a value, with what it is computed from, can raise an error,
+    // and whether some use reads only part of it. APL computes every element of an
+    // array before it is indexed or counted, so such a value is computed whole.
     let mut fails = vec![false; f.insts.len()];
-    for i in 0..f.insts.len() {
-        let val = Value(i as u32);
-        fails[i] = can_fail(f, val) || f.inst(val).operands().iter().any(|o| fails[o.index()]);
+    let mut partly_read = vec![false; f.insts.len()];
+    for (i, inst) in f.insts.iter().enumerate() {
+        let ops = inst.operands();
+        fails[i] = can_fail(f, Value(i as u32)) || ops.iter().any(|o| fails[o.index()]);
+        for o in reads_part_of(inst) {
+            partly_read[o.index()] = true;
+        }
     }
-    for i in 0..f.insts.len() {
+    for (i, &fails) in fails.iter().enumerate() {
         let val = Value(i as u32);
         let is_result = val == result;
         // Dead values (an unused parameter, a literal replaced by its cast) cost
         // nothing, unless computing them can fail: `≢0*x` must still find `0*¯1`.
         let dead = v.uses[i] == 0;
-        if dead && !fails[i] {
+        if dead && !fails {
             continue;
         }
         match f.inst(val) {
@@ -776,7 +782,9 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
                 needles,
                 kind,
             } => p.search(val, *hay, *order, *needles, *kind, is_result),
-            inst if inst.is_elementwise() && (is_result || dead || v.uses[i] > 1) => {
+            inst if inst.is_elementwise()
+                && (is_result || dead || v.uses[i] > 1 || fails && partly_read[i]) =>
+            {
                 p.map(val, is_result)
             }
             _ => {}
@@ -810,6 +818,21 @@ fn can_fail(f: &Function, v: Value) -> bool {
         }
         Inst::Index { .. } | Inst::FoldDfn { .. } | Inst::Compress { .. } => true,
         _ => false,
+    }
+}
+
+/// The operands of `inst` of which it may read only some elements (or none).
+fn reads_part_of(inst: &Inst) -> Vec<Value> {
+    match inst {
+        Inst::Gather { arg, map } => match map {
+            Gather::Reverse(_) | Gather::Rotate { .. } => vec![],
+            Gather::Axes(axes) if (0..axes.len()).all(|a| axes.contains(&a)) => vec![],
+            _ => vec![*arg],
+        },
+        Inst::Index { arg, .. } | Inst::Compress { arg, .. } => vec![*arg],
+        Inst::Length { of, .. } => vec![*of],
+        Inst::Search { hay, .. } => vec![*hay],
+        _ => vec![],
     }
 }
 

@@ -628,6 +628,11 @@ fn device_domain_errors() {
         ("⍴⍉3 1⍴÷x", 7..8),
         ("≢+\\÷x", 3..4),
         ("0×≢(x=0)/÷x", 10..11),
+        // … and so are values indexed or taken from: every element, not those read.
+        ("(÷x)[1]", 1..2),
+        ("1↑÷x", 2..3),
+        ("((÷x),0)[1]", 2..3),
+        ("2⍴÷x", 2..3),
     ] {
         let e = s.eval(expr).expect_err(expr);
         assert_eq!(e.class, arrc::ErrorClass::Domain, "{expr}: {e}");
