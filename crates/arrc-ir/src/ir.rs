@@ -277,6 +277,10 @@ pub enum Gather {
     /// Element `i` in ravel order reads `i mod n` with `n` the argument's element count
     /// (`⍴` reshape and `,` ravel), or `fill` when the argument is empty.
     Cycle { fill: Scalar },
+    /// The windows of n-wise reduction: the argument's `axis` becomes two result axes
+    /// `axis, axis+1` (window, position `k` in it, of `w` = the latter's length);
+    /// coordinates `(c, k)` read `c+k`, or `c+w-1-k` when `reverse`.
+    Windows { axis: usize, reverse: bool },
 }
 
 impl Inst {

@@ -583,8 +583,26 @@ impl Lower {
                 let (f, g) = (self.resolve(f)?, self.resolve(g)?);
                 self.inner(&f, &g, l, r, fspan)
             }
+            FuncKind::Derived {
+                op: op @ (Op1::Reduce | Op1::ReduceFirst),
+                operand,
+            } => {
+                let operand = self.resolve(operand)?;
+                let rank = self.f.ty(r).rank().max(1);
+                let axis = if *op == Op1::ReduceFirst { 0 } else { rank - 1 };
+                self.nwise(&operand, l, r, axis, fspan)
+            }
             FuncKind::Axis(g, k) => {
                 let g = self.resolve(g)?;
+                if let FuncKind::Derived {
+                    op: Op1::Reduce | Op1::ReduceFirst,
+                    operand,
+                } = &g.kind
+                {
+                    let axis = self.axis(k, self.f.ty(r).rank())?;
+                    let operand = self.resolve(operand)?;
+                    return self.nwise(&operand, l, r, axis, fspan);
+                }
                 let rank = self.f.ty(l).rank().max(self.f.ty(r).rank());
                 let axis = self.axis(k, rank)?;
                 match &g.kind {
@@ -602,6 +620,67 @@ impl Lower {
                 fspan,
             )),
         }
+    }
+
+    /// `n f/[axis] x`: `f/` of each window of `|n|` items along `axis` (reversed when
+    /// `n` is negative), as the reduction along a new axis of a gather of the windows.
+    /// `n` must be known before the program runs (it gives the result's shape).
+    fn nwise(
+        &mut self,
+        operand: &Func,
+        n: Value,
+        x: Value,
+        axis: usize,
+        span: Span,
+    ) -> Result<Value> {
+        let Some(known) = self.known_value(n) else {
+            return Err(err::unsupported(
+                "n-wise reduction: the window size must be known before the program runs on the GPU path",
+                span,
+            ));
+        };
+        let n = match known.as_singleton() {
+            Some(s) if known.rank() <= 1 => s.as_i64().ok_or_else(|| {
+                err::domain(
+                    "the window size of n-wise reduction must be an integer",
+                    span.clone(),
+                )
+            })?,
+            _ => {
+                return Err(err::length(
+                    "the window size of n-wise reduction must be a single integer",
+                    span,
+                ))
+            }
+        };
+        let x = if self.f.ty(x).rank() == 0 {
+            self.reshape(x, vec![Dim::Known(1)], span.clone())
+        } else {
+            x
+        };
+        let ty = self.f.ty(x).clone();
+        let Dim::Known(len) = ty.shape[axis] else {
+            return Err(err::unsupported(
+                "n-wise reduction along a length known only at run time is not supported yet",
+                span,
+            ));
+        };
+        let w = n.unsigned_abs();
+        if w > len + 1 {
+            return Err(err::length(
+                format!("a window of {w} is longer than the axis ({len}) plus one"),
+                span,
+            ));
+        }
+        let mut shape = ty.shape.clone();
+        shape[axis] = Dim::Known(len + 1 - w);
+        shape.insert(axis + 1, Dim::Known(w));
+        let map = Gather::Windows {
+            axis,
+            reverse: n < 0,
+        };
+        let windows = self.gather(x, map, shape, span.clone());
+        self.fold(operand, Op1::Reduce, windows, axis + 1, span)
     }
 
     /// `f/` or `f\` with `f` a dfn of scalar functions (such as `{⍺+⍵×2}`): an exact

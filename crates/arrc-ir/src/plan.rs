@@ -1209,6 +1209,21 @@ impl Planner<'_> {
                 let i = kb.linear(&ci, &inp);
                 self.expr(arg, &i, kb)
             }
+            Gather::Windows { axis, reverse } => {
+                let c = kb.coords(idx, &out);
+                let a = *axis;
+                let k = if *reverse {
+                    let w = kb.dim(out[a + 1]);
+                    IExpr::minus(IExpr::minus(w, IExpr::Const(1)), c[a + 1].clone())
+                } else {
+                    c[a + 1].clone()
+                };
+                let mut ci: Vec<IExpr> = c[..a].to_vec();
+                ci.push(IExpr::plus(c[a].clone(), k));
+                ci.extend(c[a + 2..].iter().cloned());
+                let i = kb.linear(&ci, &inp);
+                self.expr(arg, &i, kb)
+            }
             Gather::Window { start, fill } => {
                 let c = kb.coords(idx, &out);
                 let mut when = vec![];

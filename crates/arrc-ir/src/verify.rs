@@ -133,6 +133,9 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                                 && fill.elem_type() == ty.elem
                         }
                         Gather::Cycle { fill } => fill.elem_type() == ty.elem,
+                        Gather::Windows { axis, .. } => {
+                            *axis < at.rank() && ty.rank() == at.rank() + 1
+                        }
                     }
             }
             Inst::Index { arg, axes } => {

@@ -390,6 +390,13 @@ impl Interp<'_> {
                 let scan = matches!(op, Op1::Scan | Op1::ScanFirst);
                 self.fold_axis(operand, &x, span.clone(), scan, axis)
             }
+            (
+                FuncKind::Derived {
+                    op: Op1::Reduce | Op1::ReduceFirst,
+                    operand,
+                },
+                Some(n),
+            ) => self.nwise(operand, &n, &x, axis, span.clone()),
             (FuncKind::Prim(Prim::Reverse | Prim::ReverseFirst), a) => {
                 prims::rotate_axis(a.as_ref(), &x, axis, span)
             }
@@ -436,6 +443,14 @@ impl Interp<'_> {
             FuncKind::Derived { op, operand } => match op {
                 Op1::Commute => self.dyadic(operand, b, a, span),
                 Op1::Each => self.each(operand, Some(&a), &b, &s),
+                Op1::Reduce | Op1::ReduceFirst => {
+                    let axis = if *op == Op1::ReduceFirst {
+                        0
+                    } else {
+                        b.rank().max(1) - 1
+                    };
+                    self.nwise(operand, &a, &b, axis, s)
+                }
                 _ => Err(err::unsupported(
                     format!(
                         "{}{} with a left argument (n-wise) is not implemented yet",
@@ -585,6 +600,66 @@ impl Interp<'_> {
         }
         let axis = if first { 0 } else { x.rank() - 1 };
         self.fold_axis(operand, x, span, scan, axis)
+    }
+
+    /// `n f/[axis] x`: `f/` of each window of `|n|` consecutive items along the axis,
+    /// each window reversed when `n` is negative. It is the reduction, along a new
+    /// axis after `axis`, of the array of windows.
+    fn nwise(
+        &mut self,
+        operand: &Func,
+        n: &Array,
+        x: &Array,
+        axis: usize,
+        span: Span,
+    ) -> Result<Array> {
+        let n = match n.as_singleton() {
+            Some(s) if n.rank() <= 1 => s.as_i64().ok_or_else(|| {
+                err::domain(
+                    "the window size of n-wise reduction must be an integer",
+                    span.clone(),
+                )
+            })?,
+            _ => {
+                return Err(err::length(
+                    "the window size of n-wise reduction must be a single integer",
+                    span,
+                ))
+            }
+        };
+        // A scalar is a one-item vector here.
+        let x = if x.rank() == 0 {
+            Array::new(vec![1], x.data.clone())
+        } else {
+            x.clone()
+        };
+        let len = x.shape[axis] as i64;
+        let w = n.unsigned_abs() as i64;
+        if w > len + 1 {
+            return Err(err::length(
+                format!("a window of {w} is longer than the axis ({len}) plus one"),
+                span,
+            ));
+        }
+        let count = (len - w + 1) as usize;
+        let w = w as usize;
+        let outer: usize = x.shape[..axis].iter().product();
+        let inner: usize = x.shape[axis + 1..].iter().product();
+        let mut shape = x.shape.clone();
+        shape[axis] = count;
+        shape.insert(axis + 1, w);
+        let mut d = Data::with_capacity(x.elem, outer * count * w * inner);
+        for o in 0..outer {
+            for c in 0..count {
+                for k in 0..w {
+                    let at = c + if n < 0 { w - 1 - k } else { k };
+                    for i in 0..inner {
+                        d.push(x.data.get((o * len as usize + at) * inner + i));
+                    }
+                }
+            }
+        }
+        self.fold_axis(operand, &Array::new(shape, d), span, false, axis + 1)
     }
 
     /// Reduce or scan along `axis`.

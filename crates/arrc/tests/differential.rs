@@ -504,6 +504,31 @@ fn axis_folds() {
     check_shaped(&mut s, &[1000000, 2], ElemType::I32, &["+⌿m", "⌊⌿m"]);
 }
 
+/// N-wise reduction: each window's fold, windows gathered from the argument.
+#[test]
+fn nwise_folds() {
+    let mut s = gpu();
+    const EXPRS: &[&str] = &[
+        "2+/m",
+        "2-/m",
+        "¯2-/m",
+        "3⌈⌿m",
+        "¯3-⌿m",
+        "1+/m",
+        "0+/m",
+        "0⌊⌿m",
+        "2{⍺-⍵×2}/m",
+        "5+/[1]m",
+        "2=/m>500",
+    ];
+    for ty in [ElemType::F32, ElemType::I32] {
+        for shape in [[7usize, 9], [33, 5], [5, 1000], [1000, 6]] {
+            check_shaped(&mut s, &shape, ty, EXPRS);
+        }
+    }
+    check_shaped(&mut s, &[5000, 3], ElemType::F32, &["1000+⌿m", "¯99-⌿m"]);
+}
+
 /// Structural functions as gathers, alone and fused into their users; products.
 #[test]
 fn gathers_and_products() {
