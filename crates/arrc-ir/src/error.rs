@@ -46,6 +46,10 @@ pub struct Error {
     pub class: ErrorClass,
     pub message: String,
     pub span: Span,
+    /// The device path would run this if an array the program computes were known
+    /// on the host first (a shape argument, or an array whose length the device
+    /// computes): a caller may compute that part first and try again.
+    pub needs_known: bool,
 }
 
 impl Error {
@@ -54,6 +58,7 @@ impl Error {
             class,
             message: message.into(),
             span,
+            needs_known: false,
         }
     }
 }
@@ -93,5 +98,13 @@ pub mod err {
     }
     pub fn unsupported(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Unsupported, m, s)
+    }
+    /// Not supported while some computed array is unknown to the host
+    /// ([`Error::needs_known`]).
+    pub fn needs_known(m: impl Into<String>, s: Span) -> Error {
+        Error {
+            needs_known: true,
+            ..unsupported(m, s)
+        }
     }
 }

@@ -634,7 +634,7 @@ impl Lower {
         span: Span,
     ) -> Result<Value> {
         let Some(known) = self.known_value(n) else {
-            return Err(err::unsupported(
+            return Err(err::needs_known(
                 "n-wise reduction: the window size must be known before the program runs on the GPU path",
                 span,
             ));
@@ -660,7 +660,7 @@ impl Lower {
         };
         let ty = self.f.ty(x).clone();
         let Dim::Known(len) = ty.shape[axis] else {
-            return Err(err::unsupported(
+            return Err(err::needs_known(
                 "n-wise reduction along a length known only at run time is not supported yet",
                 span,
             ));
@@ -1014,7 +1014,7 @@ impl Lower {
         for (a, b) in lt.shape.iter().zip(&rt.shape) {
             out.push(match (a, b) {
                 (Dim::Dyn(_), _) | (_, Dim::Dyn(_)) if a != b => {
-                    return Err(err::unsupported(
+                    return Err(err::needs_known(
                         "arrays whose lengths are computed on the device combine only with themselves on the GPU path yet",
                         span.clone(),
                     ))
@@ -1052,7 +1052,7 @@ impl Lower {
 
     fn iota(&mut self, arg: Value, span: Span) -> Result<Value> {
         let Some(a) = self.known_value(arg) else {
-            return Err(err::unsupported(
+            return Err(err::needs_known(
                 "⍳ of a value computed on the device is not supported yet: its length must be known before the program runs",
                 span,
             ));
@@ -1111,7 +1111,7 @@ impl Lower {
         let n = match bt.shape.as_slice() {
             [n @ (Dim::Known(_) | Dim::Sym(_))] if bt.elem == ElemType::Bool => *n,
             _ => {
-                return Err(err::unsupported(
+                return Err(err::needs_known(
                     "⍸ on the GPU path takes a boolean vector whose length is known before the program runs",
                     span,
                 ))
@@ -1139,7 +1139,7 @@ impl Lower {
             match xt.shape.as_slice() {
                 [] => return Err(err::rank("⍋ and ⍒ need an array of rank 1 or more", span)),
                 dims if known_dims(dims).is_some() => dims[0],
-                _ => return Err(err::unsupported(
+                _ => return Err(err::needs_known(
                     "grading an array whose shape is computed on the device is not supported yet",
                     span,
                 )),
@@ -1297,7 +1297,7 @@ impl Lower {
                 ),
                 k.span.clone(),
             )),
-            None => Err(err::unsupported(
+            None => Err(err::needs_known(
                 "an axis computed on the device is not supported",
                 k.span.clone(),
             )),
@@ -1413,7 +1413,7 @@ impl Lower {
                     let n = length(self, 0);
                     Ok(self.reshape(n, vec![Dim::Known(1)], span))
                 }
-                None => Err(err::unsupported(
+                None => Err(err::needs_known(
                     "⍴ of a run-time shape is not supported yet",
                     span.clone(),
                 )),
@@ -1427,7 +1427,7 @@ impl Lower {
                     Some(d) => Dim::Known(d.iter().product::<usize>() as u64),
                     None if r == 1 => ty.shape[0],
                     None => {
-                        return Err(err::unsupported(
+                        return Err(err::needs_known(
                             "ravel of a run-time shape is not supported yet",
                             span,
                         ))
@@ -1444,7 +1444,7 @@ impl Lower {
                     }
                     _ if r == 2 => ty.shape.clone(),
                     _ => {
-                        return Err(err::unsupported(
+                        return Err(err::needs_known(
                             "table of a run-time shape is not supported yet",
                             span,
                         ))
@@ -1495,7 +1495,7 @@ impl Lower {
                     span.clone(),
                 )
             } else {
-                err::unsupported(
+                err::needs_known(
                     format!(
                         "{what}: the left argument must be known before the program runs on the GPU path"
                     ),
@@ -1568,7 +1568,7 @@ impl Lower {
                     return Err(err::length("⌽ amounts do not match the lines", span));
                 }
                 if !matches!(ty.shape[ax], Dim::Known(_)) {
-                    return Err(err::unsupported(
+                    return Err(err::needs_known(
                         "⌽ by computed amounts along a run-time length is not supported yet",
                         span,
                     ));
@@ -1612,7 +1612,7 @@ impl Lower {
                                 (Some(Dim::Known(m)), Dim::Known(n)) => Dim::Known(m.min(n)),
                                 (Some(p), x) if p == x => x,
                                 _ => {
-                                    return Err(err::unsupported(
+                                    return Err(err::needs_known(
                                         "a diagonal of run-time lengths is not supported yet",
                                         span,
                                     ))
@@ -1655,7 +1655,7 @@ impl Lower {
                         continue;
                     }
                     let Dim::Known(n) = ty.shape[ax] else {
-                        return Err(err::unsupported(
+                        return Err(err::needs_known(
                             "take from the end and drop on run-time lengths are not supported yet",
                             span,
                         ));
@@ -1723,7 +1723,7 @@ impl Lower {
                 *dim = match (at.shape[k], bt.shape[k]) {
                     (Dim::Known(x), Dim::Known(y)) => Dim::Known(x + y),
                     _ => {
-                        return Err(err::unsupported(
+                        return Err(err::needs_known(
                             "catenating along a run-time length is not supported yet",
                             span,
                         ))
@@ -1772,7 +1772,7 @@ impl Lower {
         let at = self.f.ty(a).clone();
         if let Some(counts) = self.const_ints(a) {
             let Dim::Known(n) = len else {
-                return Err(err::unsupported(
+                return Err(err::needs_known(
                     "replicate along a run-time length is not supported yet",
                     span,
                 ));
@@ -1814,14 +1814,14 @@ impl Lower {
             return self.index(x, axes, span);
         }
         if at.elem != ElemType::Bool || at.rank() != 1 || xt.rank() != 1 {
-            return Err(err::unsupported(
+            return Err(err::needs_known(
                 "on the GPU path, computed replicate counts must be a boolean vector compressing a vector",
                 span,
             ));
         }
         match (at.shape[0], len) {
             (Dim::Dyn(_), _) | (_, Dim::Dyn(_)) if at.shape[0] != len => {
-                return Err(err::unsupported(
+                return Err(err::needs_known(
                     "a mask and an array whose lengths are computed on the device in different ways are not supported on the GPU path yet",
                     span,
                 ))
@@ -1861,7 +1861,7 @@ impl Lower {
     fn matches(&mut self, a: Value, b: Value, span: Span) -> Result<Value> {
         let (at, bt) = (self.f.ty(a).clone(), self.f.ty(b).clone());
         let (Some(sa), Some(sb)) = (known_dims(&at.shape), known_dims(&bt.shape)) else {
-            return Err(err::unsupported(
+            return Err(err::needs_known(
                 "≡ of arrays whose shapes are known only at run time is not supported yet",
                 span,
             ));

@@ -2074,8 +2074,7 @@ impl Planner<'_> {
 }
 
 fn dyn_unsupported(span: Span) -> Error {
-    Error::new(
-        ErrorClass::Unsupported,
+    err::needs_known(
         "this function of an array whose length is computed on the device (a compress) is not supported on the GPU path yet",
         span,
     )

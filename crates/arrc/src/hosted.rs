@@ -8,6 +8,7 @@
 use crate::{Array, Data, Error, Session};
 use arrc_ir::error::err;
 use arrc_syntax::ast::{Expr, ExprKind, Func, FuncKind, Op1, Program, Stmt};
+use arrc_syntax::Prim;
 use arrc_syntax::Span;
 use std::collections::{HashMap, HashSet};
 
@@ -52,17 +53,34 @@ impl Session {
     /// Evaluates `e` on the device, running calls of dfns with guards or `∇` from the
     /// host.
     pub(crate) fn device_eval(&mut self, e: &Expr, st: &mut Calls) -> Result<Array, Error> {
-        // Recursion through `∇` nests these calls: grow the stack as it deepens.
-        stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.device_eval_inner(e, st))
+        self.device_eval_in(e, st, &mut HashMap::new())
     }
 
-    fn device_eval_inner(&mut self, e: &Expr, st: &mut Calls) -> Result<Array, Error> {
-        let mut temps = HashMap::new();
+    /// [`Self::device_eval`] where the names in `temps` (parts computed first) are
+    /// visible too.
+    fn device_eval_in(
+        &mut self,
+        e: &Expr,
+        st: &mut Calls,
+        temps: &mut HashMap<String, Array>,
+    ) -> Result<Array, Error> {
+        // Recursion through `∇` nests these calls: grow the stack as it deepens.
+        stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || {
+            self.device_eval_inner(e, st, temps)
+        })
+    }
+
+    fn device_eval_inner(
+        &mut self,
+        e: &Expr,
+        st: &mut Calls,
+        temps: &mut HashMap<String, Array>,
+    ) -> Result<Array, Error> {
         let mut seen = HashSet::new();
         // Most statements have no host-driven call: they compile as they are.
         let hoisted;
         let e = if e.any_func(&mut |f| self.host_func(f, st, &mut seen)) {
-            hoisted = self.hoist(e, st, &mut temps)?;
+            hoisted = self.hoist(e, st, temps)?;
             if let ExprKind::Name(n) = &hoisted.kind {
                 if let Some(a) = temps.remove(n) {
                     return Ok(a);
@@ -103,23 +121,199 @@ impl Session {
         };
         // The visible locals, outermost frame first so that inner ones win; ⍺ and ⍵
         // only from the running frame.
-        let mut arrays: crate::gpu::Names = HashMap::new();
         let mut functions = HashMap::new();
-        for (depth, &k) in chain.iter().enumerate().rev() {
-            let f = &st.frames[k];
-            for (n, a) in &f.arrays {
-                if depth == 0 || (n != "⍺" && n != "⍵") {
-                    shadows(n)?;
-                    arrays.insert(n.clone(), a);
-                }
-            }
-            for (n, g) in &f.functions {
+        for &k in chain.iter().rev() {
+            for (n, g) in &st.frames[k].functions {
                 shadows(n)?;
                 functions.insert(n.clone(), g.clone());
             }
         }
-        arrays.extend(temps.iter().map(|(n, a)| (n.clone(), a)));
-        self.run_on_device(e, arrays, &functions)
+        for &k in &chain {
+            for n in st.frames[k].arrays.keys() {
+                shadows(n)?;
+            }
+        }
+        // A statement the device cannot run until some array it computes is known on
+        // the host (`(+/x)⍴y`, `⍋(x>0)/x`) runs in stages: those parts first, their
+        // values read back and bound to names, then the rest.
+        let mut staged: Option<Expr> = None;
+        loop {
+            let cur = staged.as_ref().unwrap_or(e);
+            let mut arrays: crate::gpu::Names = HashMap::new();
+            for (depth, &k) in chain.iter().enumerate().rev() {
+                for (n, a) in &st.frames[k].arrays {
+                    if depth == 0 || (n != "⍺" && n != "⍵") {
+                        arrays.insert(n.clone(), a);
+                    }
+                }
+            }
+            arrays.extend(temps.iter().map(|(n, a)| (n.clone(), a)));
+            match self.run_on_device(cur, arrays, &functions) {
+                Err(why) if why.needs_known => {
+                    let cur = cur.clone();
+                    match self.stage(&cur, st, temps)? {
+                        Some(next) => staged = Some(next),
+                        None => return Err(why),
+                    }
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// `e` with the parts that the device path needs known on the host computed
+    /// first and bound to names: arguments that give shapes (`n⍴`, `n↑`, `n↓`, `⍳n`,
+    /// replicate counts, n-wise window sizes, axes) and arrays whose lengths the device
+    /// computes (compresses by computed masks, `⍸`). `None` when there is none left.
+    fn stage(
+        &mut self,
+        e: &Expr,
+        st: &mut Calls,
+        temps: &mut HashMap<String, Array>,
+    ) -> Result<Option<Expr>, Error> {
+        let mut any = false;
+        let out = self.stage_expr(e, st, temps, &mut any, true)?;
+        Ok(any.then_some(out))
+    }
+
+    /// `root`: `e` is the whole expression being staged, which is not computed first
+    /// as a whole (only its parts).
+    fn stage_expr(
+        &mut self,
+        e: &Expr,
+        st: &mut Calls,
+        temps: &mut HashMap<String, Array>,
+        any: &mut bool,
+        root: bool,
+    ) -> Result<Expr, Error> {
+        let span = e.span.clone();
+        // Right to left, as APL evaluates.
+        let kind = match &e.kind {
+            ExprKind::Monadic { func, arg } => {
+                let arg = self.stage_expr(arg, st, temps, any, false)?;
+                let func = self.stage_func(func, st, temps, any)?;
+                let prim = prim_of(&func);
+                let arg = if matches!(prim, Some(Prim::Iota | Prim::Where)) {
+                    self.stage_value(arg, st, temps, any)?
+                } else {
+                    arg
+                };
+                let node = Expr::new(
+                    ExprKind::Monadic {
+                        func,
+                        arg: Box::new(arg),
+                    },
+                    span.clone(),
+                );
+                if matches!(prim, Some(Prim::Where)) && !root {
+                    return self.stage_value(node, st, temps, any);
+                }
+                node.kind
+            }
+            ExprKind::Dyadic { func, left, right } => {
+                let right = self.stage_expr(right, st, temps, any, false)?;
+                let left = self.stage_expr(left, st, temps, any, false)?;
+                let func = self.stage_func(func, st, temps, any)?;
+                let prim = prim_of(&func);
+                // A compress inside the statement is computed first as a whole (its
+                // length is then known); the statement's own, by computed counts,
+                // has its counts computed first (a few counts are then known).
+                let compress = matches!(prim, Some(Prim::Slash | Prim::SlashBar));
+                let whole = compress && !root;
+                let left = match prim {
+                    Some(Prim::Rho | Prim::Take | Prim::Drop) => {
+                        self.stage_value(left, st, temps, any)?
+                    }
+                    Some(Prim::Slash | Prim::SlashBar) if root => {
+                        self.stage_value(left, st, temps, any)?
+                    }
+                    _ if nwise(&func) => self.stage_value(left, st, temps, any)?,
+                    _ => left,
+                };
+                let node = Expr::new(
+                    ExprKind::Dyadic {
+                        func,
+                        left: Box::new(left),
+                        right: Box::new(right),
+                    },
+                    span.clone(),
+                );
+                if whole {
+                    return self.stage_value(node, st, temps, any);
+                }
+                node.kind
+            }
+            ExprKind::Strand(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for x in items.iter().rev() {
+                    out.push(self.stage_expr(x, st, temps, any, false)?);
+                }
+                out.reverse();
+                ExprKind::Strand(out)
+            }
+            ExprKind::Index { array, axes } => {
+                let mut out = Vec::with_capacity(axes.len());
+                for a in axes.iter().rev() {
+                    out.push(match a {
+                        Some(x) => Some(self.stage_expr(x, st, temps, any, false)?),
+                        None => None,
+                    });
+                }
+                out.reverse();
+                ExprKind::Index {
+                    array: Box::new(self.stage_expr(array, st, temps, any, false)?),
+                    axes: out,
+                }
+            }
+            ExprKind::Assign {
+                name,
+                name_span,
+                value,
+            } => ExprKind::Assign {
+                name: name.clone(),
+                name_span: name_span.clone(),
+                value: Box::new(self.stage_expr(value, st, temps, any, false)?),
+            },
+            other => other.clone(),
+        };
+        Ok(Expr::new(kind, span))
+    }
+
+    /// `f` with a computed axis (`f[k]`) computed first.
+    fn stage_func(
+        &mut self,
+        f: &Func,
+        st: &mut Calls,
+        temps: &mut HashMap<String, Array>,
+        any: &mut bool,
+    ) -> Result<Func, Error> {
+        Ok(match &f.kind {
+            FuncKind::Axis(g, k) => {
+                let k = self.stage_value((**k).clone(), st, temps, any)?;
+                Func {
+                    kind: FuncKind::Axis(g.clone(), Box::new(k)),
+                    span: f.span.clone(),
+                }
+            }
+            _ => f.clone(),
+        })
+    }
+
+    /// `x` computed on the device and bound to a name, unless it is a literal or a
+    /// name already (or holds an assignment, which must stay in its statement).
+    fn stage_value(
+        &mut self,
+        x: Expr,
+        st: &mut Calls,
+        temps: &mut HashMap<String, Array>,
+        any: &mut bool,
+    ) -> Result<Expr, Error> {
+        if settled(&x) || has_assign(&x) {
+            return Ok(x);
+        }
+        let v = self.device_eval_in(&x, st, temps)?;
+        *any = true;
+        Ok(temp(v, st, temps, x.span.clone()))
     }
 
     /// `e` with every host-driven call replaced by a name bound in `temps` to its
@@ -414,6 +608,50 @@ impl Session {
             }
             _ => false,
         })
+    }
+}
+
+/// A literal or a name: nothing to compute first.
+fn settled(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Number(_) | ExprKind::Zilde | ExprKind::Str(_) | ExprKind::Name(_) => true,
+        ExprKind::Strand(items) => items.iter().all(settled),
+        _ => false,
+    }
+}
+
+/// Whether `e` assigns a name anywhere in its expressions (not inside dfns).
+fn has_assign(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Assign { .. } => true,
+        ExprKind::Monadic { arg, .. } => has_assign(arg),
+        ExprKind::Dyadic { left, right, .. } => has_assign(left) || has_assign(right),
+        ExprKind::Strand(items) => items.iter().any(has_assign),
+        ExprKind::Index { array, axes } => {
+            has_assign(array) || axes.iter().flatten().any(has_assign)
+        }
+        _ => false,
+    }
+}
+
+/// The primitive `f` is, seen through an axis (`⌽[1]`).
+fn prim_of(f: &Func) -> Option<Prim> {
+    match &f.kind {
+        FuncKind::Prim(p) => Some(*p),
+        FuncKind::Axis(g, _) => prim_of(g),
+        _ => None,
+    }
+}
+
+/// Whether `f` is a reduction (`f/`, `f⌿`, `f/[k]`), n-wise when given a left argument.
+fn nwise(f: &Func) -> bool {
+    match &f.kind {
+        FuncKind::Derived {
+            op: Op1::Reduce | Op1::ReduceFirst,
+            ..
+        } => true,
+        FuncKind::Axis(g, _) => nwise(g),
+        _ => false,
     }
 }
 

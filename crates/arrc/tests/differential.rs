@@ -991,3 +991,41 @@ fn exact_binomials() {
         .expect("a value");
     assert_eq!(arrc::display(&o), "10400600 30421756 1.3784652E11");
 }
+
+#[test]
+fn statements_in_stages() {
+    // Shapes computed on the device, and arrays whose lengths the device computes
+    // where a later function needs them known: those parts run first, their values
+    // are read back, and the rest runs with them known. Every value comes from the
+    // device; each stage is one more readback.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x57a6);
+    let mut s = gpu();
+    let x = random(&mut rng, ElemType::I32, 1000, false);
+    s.set("x", x.clone());
+    let mut cpu = arrc_ref::Env::default();
+    cpu.arrays.insert("x".into(), x);
+    for (expr, stages) in [
+        ("(+/x>500)⍴2", 2),
+        ("(⌈/x)↑⍳10", 2),
+        ("⍳+/x>900", 2),
+        ("⍋(x>100)/x", 2),
+        ("(2|10↑x)/10↑x", 2),
+        ("((x>0)/x)⍳x", 2),
+        ("(⌊/|x)+/x", 2),
+        ("⍸2|10↑x", 2),
+        ("+/[1+0×⌈/x]x", 2),
+    ] {
+        let prog = arrc_syntax::parse_str(expr).unwrap();
+        let want = arrc_ref::eval_program(&prog, &mut cpu).unwrap().unwrap();
+        let before = s.stats();
+        let o = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        assert!(o.notes.is_empty(), "{expr}: {:?}", o.notes);
+        assert_close(expr, 1000, &o.value.expect("a value"), &want, 1.0);
+        assert_eq!(s.stats().readbacks - before.readbacks, stages, "{expr}");
+    }
+    // A stage's own error is the statement's.
+    let e = s
+        .eval("(x>0)/(x>1)/x")
+        .expect_err("counts of the wrong length");
+    assert_eq!(e.class, arrc::ErrorClass::Length);
+}
