@@ -420,7 +420,7 @@ impl BinOp {
     pub fn on_gpu_for(self, a: ElemType, b: ElemType, _float: ElemType) -> bool {
         let j = a.join(b);
         match self {
-            BinOp::And | BinOp::Or | BinOp::Nand | BinOp::Nor => !j.is_float(),
+            BinOp::Nand | BinOp::Nor => !j.is_float(),
             _ => true,
         }
     }
@@ -437,6 +437,9 @@ impl BinOp {
             BinOp::Log => Some("⍟ needs positive arguments (and a base other than 1)"),
             BinOp::Circle => Some("⍺○⍵ outside its domain"),
             BinOp::Binomial => Some("⍺!⍵ beyond f32, or ⍵ a negative integer and ⍺ not"),
+            BinOp::And | BinOp::Or if operand.is_float() => {
+                Some("∧ and ∨ need booleans or integers")
+            }
             BinOp::And | BinOp::Or if operand != Bool => {
                 Some("integer result does not fit in 64 bits")
             }

@@ -624,11 +624,14 @@ fn scalar_functions() {
         "(⌊|x÷100)!⌊|y÷50",
     ];
     const INTS: &[&str] = &["x∧y", "x∨y", "12∧x", "~x>0", "(x>0)∧1", "+/x∨6"];
+    // ∧ ∨ of floats with integral values, in the floats' type.
+    const INTEGRAL: &[&str] = &["(x÷1)∧y", "(x÷1)∨y", "∨/(x÷1)", "12.0∧x"];
     // Elementwise code has no size-dependent paths beyond the grid loop's bounds.
     let sizes = &[0, 1, 33, 4097, 70001];
     check_at(&mut s, sizes, BOTH, ElemType::F32, true);
     check_at(&mut s, sizes, BOTH, ElemType::I32, true);
     check_at(&mut s, sizes, INTS, ElemType::I32, true);
+    check_at(&mut s, sizes, INTEGRAL, ElemType::I32, true);
 }
 
 /// DOMAIN ERRORs raised by the device carry the span of the function that raised them.
@@ -648,6 +651,7 @@ fn device_domain_errors() {
         ("x×1e38×1e10", 1..2),
         ("2○x×1e30", 0..1),
         ("-/x÷0", 3..4),
+        ("x∨1.5", 1..2),
         // Values only counted or reshaped are still computed when they can fail.
         ("≢÷x", 1..2),
         ("⍴⍉3 1⍴÷x", 7..8),

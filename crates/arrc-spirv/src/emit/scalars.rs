@@ -1037,7 +1037,8 @@ impl Emitter {
     }
 
     /// `a∨b` (greatest common divisor) and `a∧b` (least common multiple) of integers,
-    /// as i64.
+    /// as i64; of floats with integral values (others are a DOMAIN ERROR), in their
+    /// type.
     fn gcd_lcm(
         &mut self,
         cx: &Cx,
@@ -1049,6 +1050,18 @@ impl Emitter {
     ) -> R<Word> {
         let i = ElemType::I64;
         let ty = self.ty(i);
+        let fb = b;
+        if t.is_float() {
+            let fract = |e: &mut Self, v: Word| -> R<Word> {
+                let fl = e.glsl(t, FLOOR, &[v])?;
+                let same = e.feq(fl, v)?;
+                e.not(same)
+            };
+            let ba = fract(self, a)?;
+            let bb = fract(self, b)?;
+            let bad = self.or(ba, bb)?;
+            self.raise(cx, bit, bad)?;
+        }
         let a = self.convert(a, t, i)?;
         let b = self.convert(b, t, i)?;
         let x = self.local(ty);
@@ -1074,12 +1087,20 @@ impl Emitter {
         )?;
         let g = self.load(ty, x)?;
         if op == BinOp::Or {
-            return Ok(g);
+            let rt = if t.is_float() { t } else { i };
+            return self.convert(g, i, rt);
         }
         let gz = self.b.i_equal(self.bool_t, None, g, zero).map_err(be)?;
         let one = self.scalar(Scalar::I64(1));
         let safe = self.sel(i, gz, one, g)?;
         let q = self.b.s_div(ty, None, a, safe).map_err(be)?;
+        if t.is_float() {
+            // (a÷g)×b in the floats' type, as the reference computes it.
+            let qf = self.convert(q, i, t)?;
+            let m = self.binop(BinOp::Mul, t, qf, fb)?;
+            let z = self.scalar(Scalar::I32(0).cast(t));
+            return self.sel(t, gz, z, m);
+        }
         let m = self.b.i_mul(ty, None, q, b).map_err(be)?;
         let bad = self.overflow(BinOp::Mul, q, b, m)?;
         self.raise(cx, bit, bad)?;
