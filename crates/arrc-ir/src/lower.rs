@@ -1172,13 +1172,22 @@ impl Lower {
             0 if kind == SearchKind::Member => self.reshape(hay, vec![Dim::Known(1)], span.clone()),
             0 => return Err(err::rank("the left argument of ⍳ must be a vector", span)),
             1 => hay,
+            // Membership looks at every element of the right argument, in any order.
+            _ if kind == SearchKind::Member => match known_dims(&ht.shape) {
+                Some(d) => {
+                    let n = d.iter().product::<usize>() as u64;
+                    self.reshape(hay, vec![Dim::Known(n)], span.clone())
+                }
+                None => {
+                    return Err(err::needs_known(
+                        "∊ of a matrix right argument whose shape is known only at run time is not supported yet",
+                        span,
+                    ))
+                }
+            },
             _ => {
                 return Err(err::unsupported(
-                    if kind == SearchKind::Member {
-                        "∊ of a matrix right argument is not supported on the GPU path yet"
-                    } else {
-                        "⍳ of a matrix (searching rows) is not supported on the GPU path yet"
-                    },
+                    "⍳ of a matrix (searching rows) is not supported on the GPU path yet",
                     span,
                 ))
             }

@@ -854,7 +854,12 @@ fn sorting_and_searching() {
     check_at(&mut s, &[70001], &["⍋x", "⍒⌊x÷10"], ElemType::I32, false);
     // Rows of a matrix (major cells) compare in ravel order.
     for shape in [[33, 3], [1000, 2], [5, 1]] {
-        check_shaped(&mut s, &shape, ElemType::I32, &["⍋⌊m÷300", "⍒⌊m÷300", "⍋m"]);
+        check_shaped(
+            &mut s,
+            &shape,
+            ElemType::I32,
+            &["⍋⌊m÷300", "⍒⌊m÷300", "⍋m", "(⍳100)∊m", "m∊⌊m÷2"],
+        );
     }
 }
 
