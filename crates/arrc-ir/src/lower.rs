@@ -1547,6 +1547,18 @@ impl Lower {
                         ));
                     }
                 }
+                // Known amounts held as floats: integers, or a DOMAIN ERROR.
+                let (a, at) = match self.known_value(a) {
+                    Some(k) if at.elem.is_float() => {
+                        let Some(ints) = self.const_ints(a) else {
+                            return Err(err::domain("rotation amounts must be integers", span));
+                        };
+                        let ints = Data::I32(ints.iter().map(|&v| v as i32).collect());
+                        let v = self.konst(Array::new(k.shape.clone(), ints), span.clone());
+                        (v, self.f.ty(v).clone())
+                    }
+                    _ => (a, at),
+                };
                 // A computed amount, or one per line of the axis; one element of any
                 // rank extends to every line.
                 let (a, at) = if at.rank() > 0 && at.is_singleton() {
@@ -1556,7 +1568,7 @@ impl Lower {
                     (a, at)
                 };
                 if at.elem.is_float() {
-                    return Err(err::unsupported(
+                    return Err(err::needs_known(
                         "⌽ by float amounts is not supported on the GPU path",
                         span,
                     ));

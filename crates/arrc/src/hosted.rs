@@ -221,9 +221,9 @@ impl Session {
                 let compress = matches!(prim, Some(Prim::Slash | Prim::SlashBar));
                 let whole = compress && !root;
                 let left = match prim {
-                    Some(Prim::Rho | Prim::Take | Prim::Drop) => {
-                        self.stage_value(left, st, temps, any)?
-                    }
+                    Some(
+                        Prim::Rho | Prim::Take | Prim::Drop | Prim::Reverse | Prim::ReverseFirst,
+                    ) => self.stage_value(left, st, temps, any)?,
                     Some(Prim::Slash | Prim::SlashBar) if root => {
                         self.stage_value(left, st, temps, any)?
                     }

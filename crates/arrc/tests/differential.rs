@@ -1023,6 +1023,8 @@ fn statements_in_stages() {
         ("(⌊/|x)+/x", 2),
         ("⍸2|10↑x", 2),
         ("+/[1+0×⌈/x]x", 2),
+        ("((⍳3)÷1)⌽3 4⍴x", 2),
+        ("1.0 2 3⌽3 4⍴x", 1),
     ] {
         let prog = arrc_syntax::parse_str(expr).unwrap();
         let want = arrc_ref::eval_program(&prog, &mut cpu).unwrap().unwrap();
