@@ -1039,4 +1039,8 @@ fn statements_in_stages() {
         .eval("(x>0)/(x>1)/x")
         .expect_err("counts of the wrong length");
     assert_eq!(e.class, arrc::ErrorClass::Length);
+    for expr in ["((⍳3)÷2)⌽3 4⍴x", "1.5⌽x"] {
+        let e = s.eval(expr).expect_err(expr);
+        assert_eq!(e.class, arrc::ErrorClass::Domain, "{expr}");
+    }
 }
