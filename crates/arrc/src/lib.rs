@@ -29,7 +29,7 @@ pub use gpu::CompiledStatement;
 
 use arrc_ir::error::err;
 use arrc_syntax::{Expr, ExprKind, Program, Stmt};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The standard library: (file name, APL source), compiled into the crate.
 pub const STDLIB: &[(&str, &str)] = &[
@@ -245,29 +245,67 @@ impl Session {
         if names.iter().any(|n| n.starts_with('⎕')) {
             return self.cpu(stmt);
         }
-        let result = if let Some(span) = inner_assignment(value) {
-            Err(err::unsupported(
-                "assignment inside an expression is not supported on the GPU path yet",
-                span,
-            ))
-        } else {
-            self.gpu_expr(value)
+        // Assignments inside the statement run first, in the order APL meets them,
+        // where nothing evaluated before them could see the difference.
+        let mut first = vec![];
+        let split;
+        let value = match inner_assignment(value) {
+            None => value,
+            Some(span) => match hoist_assignments(value, &mut first, &mut HashSet::new()) {
+                Some(rest) => {
+                    split = rest;
+                    &split
+                }
+                None => {
+                    return self.fallback(
+                        stmt,
+                        notes,
+                        err::unsupported(
+                            "assignment inside an expression, after a use of its name or a function call, is not supported on the GPU path yet",
+                            span,
+                        ),
+                    )
+                }
+            },
         };
-        let result = match result {
-            Err(e) if e.class == ErrorClass::Unsupported && self.backend == Backend::Auto => {
-                notes.push(format!(
-                    "{}: {} — computed on the CPU reference",
-                    e.class.name(),
-                    e.message
-                ));
-                return self.cpu(stmt);
+        let mut result = Ok(Array::scalar(Scalar::I32(0)));
+        for (name, v) in &first {
+            result = self.gpu_expr(v);
+            match &result {
+                Ok(a) => self.set(name, a.clone()),
+                Err(_) => break,
             }
-            r => r?,
+        }
+        if result.is_ok() {
+            result = self.gpu_expr(value);
+        }
+        let result = match result {
+            Err(e) => return self.fallback(stmt, notes, e),
+            Ok(r) => r,
         };
         for n in &names {
             self.set(n, result.clone());
         }
         Ok(if names.is_empty() { Some(result) } else { None })
+    }
+
+    /// A statement the device path refused: on the CPU reference with `--backend
+    /// auto` (and a note saying so), otherwise the error.
+    fn fallback(
+        &mut self,
+        stmt: &Stmt,
+        notes: &mut Vec<String>,
+        e: Error,
+    ) -> Result<Option<Array>, Error> {
+        if e.class == ErrorClass::Unsupported && self.backend == Backend::Auto {
+            notes.push(format!(
+                "{}: {} — computed on the CPU reference",
+                e.class.name(),
+                e.message
+            ));
+            return self.cpu(stmt);
+        }
+        Err(e)
     }
 
     fn cpu(&mut self, stmt: &Stmt) -> Result<Option<Array>, Error> {
@@ -351,6 +389,88 @@ impl Session {
             _ => Err(err::domain("give one expression to compile", 0..src.len())),
         }
     }
+}
+
+/// `e` with its inner assignments taken out into `first` (name and value, in the
+/// order APL evaluates them: right to left) and replaced by their names; `None` when
+/// one of them follows, in that order, a use of its name or any function call that
+/// could read it. `seen` holds the names used so far.
+fn hoist_assignments(
+    e: &Expr,
+    first: &mut Vec<(String, Expr)>,
+    seen: &mut HashSet<String>,
+) -> Option<Expr> {
+    // A function that could read a name: anything but primitives and their derivations.
+    fn opaque(f: &arrc_syntax::Func) -> bool {
+        f.any_func(&mut |g| {
+            matches!(
+                g.kind,
+                arrc_syntax::ast::FuncKind::Name(_)
+                    | arrc_syntax::ast::FuncKind::Dfn(_)
+                    | arrc_syntax::ast::FuncKind::SelfRef
+            )
+        })
+    }
+    let kind = match &e.kind {
+        ExprKind::Assign { name, value, .. } => {
+            let value = hoist_assignments(value, first, seen)?;
+            if seen.contains(name) || seen.contains("") {
+                return None;
+            }
+            first.push((name.clone(), value));
+            return Some(Expr::new(ExprKind::Name(name.clone()), e.span.clone()));
+        }
+        ExprKind::Name(n) => {
+            seen.insert(n.clone());
+            return Some(e.clone());
+        }
+        ExprKind::Monadic { func, arg } => {
+            let arg = hoist_assignments(arg, first, seen)?;
+            if opaque(func) {
+                seen.insert(String::new());
+            }
+            ExprKind::Monadic {
+                func: func.clone(),
+                arg: Box::new(arg),
+            }
+        }
+        ExprKind::Dyadic { func, left, right } => {
+            let right = hoist_assignments(right, first, seen)?;
+            let left = hoist_assignments(left, first, seen)?;
+            if opaque(func) {
+                seen.insert(String::new());
+            }
+            ExprKind::Dyadic {
+                func: func.clone(),
+                left: Box::new(left),
+                right: Box::new(right),
+            }
+        }
+        ExprKind::Strand(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for x in items.iter().rev() {
+                out.push(hoist_assignments(x, first, seen)?);
+            }
+            out.reverse();
+            ExprKind::Strand(out)
+        }
+        ExprKind::Index { array, axes } => {
+            let mut out = Vec::with_capacity(axes.len());
+            for a in axes.iter().rev() {
+                out.push(match a {
+                    Some(x) => Some(hoist_assignments(x, first, seen)?),
+                    None => None,
+                });
+            }
+            out.reverse();
+            ExprKind::Index {
+                array: Box::new(hoist_assignments(array, first, seen)?),
+                axes: out,
+            }
+        }
+        _ => return Some(e.clone()),
+    };
+    Some(Expr::new(kind, e.span.clone()))
 }
 
 /// The first assignment that is not at the top of the statement, outside dfns.

@@ -1044,3 +1044,24 @@ fn statements_in_stages() {
         assert_eq!(e.class, arrc::ErrorClass::Domain, "{expr}");
     }
 }
+
+#[test]
+fn inner_assignments() {
+    // An assignment inside a statement runs first when nothing APL evaluates before
+    // it (to its right) reads its name: the name is bound, then the rest runs.
+    let mut s = gpu();
+    for (prog, want) in [
+        ("x←⍳5 ⋄ (n←2)⍴x", "1 2"),
+        ("x←⍳5 ⋄ z←(n←3)↑x ⋄ z,n", "1 2 3 3"),
+        ("n←1 ⋄ n+(n←2)×10", "22"),
+        ("y←(a←3)+b←4 ⋄ y,a,b", "7 3 4"),
+        ("+/v×(v←⍳4)", "30"),
+    ] {
+        let o = s.eval(prog).unwrap_or_else(|e| panic!("{prog}: {e}"));
+        assert!(o.notes.is_empty(), "{prog}: {:?}", o.notes);
+        assert_eq!(arrc::display(&o.value.expect("a value")), want, "{prog}");
+    }
+    // Read before it is assigned (to its right): not run out of order.
+    let e = s.eval("n←1 ⋄ (n←2)+n").expect_err("n is read first");
+    assert_eq!(e.class, arrc::ErrorClass::Unsupported);
+}
