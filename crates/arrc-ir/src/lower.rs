@@ -1158,6 +1158,98 @@ impl Lower {
         ))
     }
 
+    /// `hay⍳needles` for `hay` of rank 2 or more: for each cell of `needles` shaped like
+    /// a major cell of `hay`, the index of the first equal one. Every pair of cells is
+    /// compared (`needles∧.=⍉hay`, tolerant in f64) and `⌊/` picks the first match:
+    /// work proportional to the product of the two cell counts, like the reference.
+    fn search_cells(
+        &mut self,
+        hay: Value,
+        needles: Value,
+        origin: i32,
+        span: Span,
+    ) -> Result<Value> {
+        let (ht, nt) = (self.f.ty(hay).clone(), self.f.ty(needles).clone());
+        let cell = &ht.shape[1..];
+        let cr = cell.len();
+        if nt.rank() < cr {
+            return Err(err::rank(
+                "the right argument's rank is below the left argument's cells'",
+                span,
+            ));
+        }
+        if nt.shape[nt.rank() - cr..] != *cell {
+            return Err(err::length(
+                "the right argument's cells must have the shape of the left argument's major cells",
+                span,
+            ));
+        }
+        let lead = nt.shape[..nt.rank() - cr].to_vec();
+        let (Some(r), Some(k), Some(s)) = (
+            known_dims(&ht.shape[..1]),
+            known_dims(cell),
+            known_dims(&lead),
+        ) else {
+            return Err(err::needs_known(
+                "⍳ of cells whose shapes are known only at run time is not supported yet",
+                span,
+            ));
+        };
+        let (r, k, s) = (
+            r[0] as u64,
+            k.iter().product::<usize>() as u64,
+            s.iter().product::<usize>() as u64,
+        );
+        let miss = origin as i64 + r as i64;
+        if r == 0 {
+            let fill = Data::I32(vec![miss as i32; s as usize]);
+            let dims = lead
+                .iter()
+                .map(|d| known_dims(&[*d]).map_or(0, |v| v[0]))
+                .collect();
+            return Ok(self.konst(Array::new(dims, fill), span));
+        }
+        let t = ht.elem.join(nt.elem);
+        let h = self.cast(hay, t);
+        let h = self.reshape(h, vec![Dim::Known(r), Dim::Known(k)], span.clone());
+        let h = self.gather(
+            h,
+            Gather::Axes(vec![1, 0]),
+            vec![Dim::Known(k), Dim::Known(r)],
+            span.clone(),
+        );
+        let n = self.cast(needles, t);
+        let n = self.reshape(n, vec![Dim::Known(s), Dim::Known(k)], span.clone());
+        let and = Func::new(FuncKind::Prim(Prim::And), span.clone());
+        let eq = Func::new(FuncKind::Prim(Prim::Equal), span.clone());
+        let same = self.inner(&and, &eq, n, h, span.clone())?;
+        // miss - same×(miss - j): j where the cells match, miss elsewhere.
+        let j = self.f.push(
+            Inst::Iota {
+                len: Dim::Known(r),
+                origin,
+            },
+            Type {
+                elem: ElemType::I32,
+                shape: vec![Dim::Known(r)],
+            },
+            span.clone(),
+        );
+        let j = self.gather(
+            j,
+            Gather::Axes(vec![1]),
+            vec![Dim::Known(s), Dim::Known(r)],
+            span.clone(),
+        );
+        let m = self.konst(Array::scalar(Scalar::I32(miss as i32)), span.clone());
+        let d = self.binary(BinOp::Sub, m, j, span.clone())?;
+        let p = self.binary(BinOp::Mul, same, d, span.clone())?;
+        let v = self.binary(BinOp::Sub, m, p, span.clone())?;
+        let first = self.reduce(BinOp::Min, v, 1, span.clone())?;
+        let first = self.cast(first, ElemType::I32);
+        Ok(self.reshape(first, lead, span))
+    }
+
     /// `hay⍳needles` or `needles∊hay`: a binary search of each needle in `hay` sorted
     /// by its grade.
     fn search(
@@ -1186,10 +1278,10 @@ impl Lower {
                 }
             },
             _ => {
-                return Err(err::unsupported(
-                    "⍳ of a matrix (searching rows) is not supported on the GPU path yet",
-                    span,
-                ))
+                let SearchKind::IndexOf { origin } = kind else {
+                    unreachable!("membership is handled above")
+                };
+                return self.search_cells(hay, needles, origin, span);
             }
         };
         let nt = self.f.ty(needles).clone();

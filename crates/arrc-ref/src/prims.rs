@@ -393,8 +393,39 @@ fn same(a: Scalar, b: Scalar) -> bool {
 
 /// `⍺⍳⍵`: the index of the first occurrence in ⍺ of each item of ⍵ (1+≢⍺ if absent).
 pub(crate) fn index_of(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Array> {
-    if a.rank() != 1 {
-        return Err(err::rank("⍺⍳⍵ needs a vector ⍺", span.clone()));
+    if a.rank() == 0 {
+        return Err(err::rank(
+            "⍺⍳⍵ needs a vector ⍺, or an array of major cells",
+            span.clone(),
+        ));
+    }
+    if a.rank() > 1 {
+        // The first major cell of ⍺ equal to each cell of ⍵ of that shape.
+        let cr = a.rank() - 1;
+        if x.rank() < cr {
+            return Err(err::rank(
+                "the right argument's rank is below the left argument's cells'",
+                span.clone(),
+            ));
+        }
+        if x.shape[x.rank() - cr..] != a.shape[1..] {
+            return Err(err::length(
+                "the right argument's cells must have the shape of the left argument's major cells",
+                span.clone(),
+            ));
+        }
+        let k: usize = a.shape[1..].iter().product();
+        let r = a.shape[0];
+        let lead = x.shape[..x.rank() - cr].to_vec();
+        let s: usize = lead.iter().product();
+        let out = (0..s)
+            .map(|i| {
+                let hit = (0..r)
+                    .find(|&j| (0..k).all(|t| same(a.data.get(j * k + t), x.data.get(i * k + t))));
+                (hit.unwrap_or(r) as i64 + io) as i32
+            })
+            .collect();
+        return Ok(Array::new(lead, Data::I32(out)));
     }
     let hay = items(a);
     let out: Vec<i32> = (0..x.len())
