@@ -1172,6 +1172,12 @@ impl Lower {
         let (ht, nt) = (self.f.ty(hay).clone(), self.f.ty(needles).clone());
         let cell = &ht.shape[1..];
         let cr = cell.len();
+        if known_dims(&nt.shape).is_none() || known_dims(&ht.shape).is_none() {
+            return Err(err::needs_known(
+                "⍳ of cells whose shapes are known only at run time is not supported yet",
+                span,
+            ));
+        }
         if nt.rank() < cr {
             return Err(err::rank(
                 "the right argument's rank is below the left argument's cells'",

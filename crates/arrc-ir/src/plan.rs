@@ -533,6 +533,9 @@ pub struct Kernel {
     /// The bytes of one window of a binding split across several (see
     /// `Binding::windows`).
     pub window_bytes: u64,
+    /// The device has shaderFloat64: f32 functions whose intermediate values leave
+    /// f32's range (`⍺!⍵` through Γ) compute in f64 there.
+    pub float64: bool,
 }
 
 /// One dispatch: a kernel, the buffers bound to its bindings in order, its push
@@ -1310,6 +1313,7 @@ impl Planner<'_> {
             n_from: None,
             combine: self.dfn.clone(),
             window_bytes: self.opts.window_bytes.max(1 << 16),
+            float64: self.opts.float64,
         });
         self.plan.dispatches.push(Dispatch {
             kernel: k,

@@ -68,6 +68,8 @@ struct Emitter {
     /// Its default, which fixes the shape of a scan tile at emit time (a scan keeps
     /// its tile's elements in registers, one variable each).
     items_n: u32,
+    /// The kernel may use f64 for f32 intermediates (`Kernel::float64`).
+    float64: bool,
     /// Specialization constant 2: polls before a scan's lookback falls back.
     spin: Word,
     uses_i64: bool,
@@ -162,6 +164,7 @@ impl Emitter {
             wg_size,
             items,
             items_n: items_per_thread.max(1),
+            float64: false,
             spin,
             uses_i64: false,
             uses_f64: false,
@@ -979,6 +982,7 @@ impl Emitter {
     fn kernel(&mut self, k: &Kernel, name: &str) -> R<()> {
         // A scan's tile shape is fixed here (one variable per element it holds).
         self.items_n = k.items_per_thread.max(1);
+        self.float64 = k.float64;
         // Bindings: set 0, binding i.
         let mut cx = Cx {
             bindings: vec![],

@@ -459,12 +459,23 @@ impl Emitter {
                 e.store(out, r)
             },
             |e| {
-                let g = |e: &mut Self, v: Word| e.factorial(cx, t, v, None);
+                // Γ(n+1) leaves f32's range from n = 35 on while the quotient need
+                // not: in f64 where the device has it.
+                let w = if t == ElemType::F32 && e.float64 {
+                    ElemType::F64
+                } else {
+                    t
+                };
+                let g = |e: &mut Self, v: Word| {
+                    let v = e.convert(v, t, w)?;
+                    e.factorial(cx, w, v, None)
+                };
                 let gn = g(e, n)?;
                 let gk = g(e, k)?;
                 let gnk = g(e, nk)?;
-                let d = e.fop(t, BinOp::Mul, gk, gnk)?;
-                let r = e.fop(t, BinOp::Div, gn, d)?;
+                let d = e.fop(w, BinOp::Mul, gk, gnk)?;
+                let r = e.fop(w, BinOp::Div, gn, d)?;
+                let r = e.convert(r, w, t)?;
                 let kp = neg_int(e, k)?;
                 let nkp = neg_int(e, nk)?;
                 let below = e.or(kp, nkp)?;
