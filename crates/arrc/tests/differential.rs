@@ -1073,3 +1073,20 @@ fn inner_assignments() {
     let e = s.eval("n←1 ⋄ (n←2)+n").expect_err("n is read first");
     assert_eq!(e.class, arrc::ErrorClass::Unsupported);
 }
+
+#[test]
+fn binomials_beyond_f32_factorials() {
+    // Γ(121) is beyond f32 while 2.5!120 is not: the device computes the Γ quotient
+    // in f64 where it has it, as the reference does.
+    let mut s = gpu();
+    s.set("x", Array::vector(Data::I32(vec![6, 120, 40])));
+    let mut cpu = arrc_ref::Env::default();
+    cpu.arrays
+        .insert("x".into(), Array::vector(Data::I32(vec![6, 120, 40])));
+    for expr in ["2.5!x", "0.5!x+0", "(x÷8)!x"] {
+        let prog = arrc_syntax::parse_str(expr).unwrap();
+        let want = arrc_ref::eval_program(&prog, &mut cpu).unwrap().unwrap();
+        let got = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        assert_close(expr, 3, &got.value.expect("a value"), &want, 1.0);
+    }
+}
