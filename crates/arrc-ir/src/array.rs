@@ -342,6 +342,24 @@ impl Array {
         self.data.is_empty()
     }
 
+    /// The window size `n` of n-wise reduction `n f/x`: one integer, or a DOMAIN
+    /// (not an integer) or LENGTH (not one element) ERROR.
+    pub fn window_size(&self, span: &arrc_syntax::Span) -> crate::error::Result<i64> {
+        use crate::error::err;
+        match self.as_singleton() {
+            Some(s) if self.rank() <= 1 => s.as_i64().ok_or_else(|| {
+                err::domain(
+                    "the window size of n-wise reduction must be an integer",
+                    span.clone(),
+                )
+            }),
+            _ => Err(err::length(
+                "the window size of n-wise reduction must be a single integer",
+                span.clone(),
+            )),
+        }
+    }
+
     /// The one element of a scalar or one-element array.
     pub fn as_singleton(&self) -> Option<Scalar> {
         (self.len() == 1).then(|| self.data.get(0))

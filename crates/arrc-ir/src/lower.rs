@@ -639,20 +639,7 @@ impl Lower {
                 span,
             ));
         };
-        let n = match known.as_singleton() {
-            Some(s) if known.rank() <= 1 => s.as_i64().ok_or_else(|| {
-                err::domain(
-                    "the window size of n-wise reduction must be an integer",
-                    span.clone(),
-                )
-            })?,
-            _ => {
-                return Err(err::length(
-                    "the window size of n-wise reduction must be a single integer",
-                    span,
-                ))
-            }
-        };
+        let n = known.window_size(&span)?;
         let x = if self.f.ty(x).rank() == 0 {
             self.reshape(x, vec![Dim::Known(1)], span.clone())
         } else {

@@ -613,20 +613,7 @@ impl Interp<'_> {
         axis: usize,
         span: Span,
     ) -> Result<Array> {
-        let n = match n.as_singleton() {
-            Some(s) if n.rank() <= 1 => s.as_i64().ok_or_else(|| {
-                err::domain(
-                    "the window size of n-wise reduction must be an integer",
-                    span.clone(),
-                )
-            })?,
-            _ => {
-                return Err(err::length(
-                    "the window size of n-wise reduction must be a single integer",
-                    span,
-                ))
-            }
-        };
+        let n = n.window_size(&span)?;
         // A scalar is a one-item vector here.
         let x = if x.rank() == 0 {
             Array::new(vec![1], x.data.clone())

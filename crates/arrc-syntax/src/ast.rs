@@ -102,6 +102,60 @@ impl Expr {
     pub fn new(kind: ExprKind, span: Span) -> Self {
         Expr { kind, span }
     }
+
+    /// This expression with each direct sub-expression replaced by `f` of it, `f`
+    /// called in APL's order of evaluation: right to left (a dyadic call's right
+    /// argument before its left, a strand's last item first, an index's axes before
+    /// the array). Functions and their operands are kept as they are.
+    pub fn map_children<E>(&self, f: &mut dyn FnMut(&Expr) -> Result<Expr, E>) -> Result<Expr, E> {
+        let kind = match &self.kind {
+            ExprKind::Monadic { func, arg } => ExprKind::Monadic {
+                func: func.clone(),
+                arg: Box::new(f(arg)?),
+            },
+            ExprKind::Dyadic { func, left, right } => {
+                let right = f(right)?;
+                ExprKind::Dyadic {
+                    func: func.clone(),
+                    left: Box::new(f(left)?),
+                    right: Box::new(right),
+                }
+            }
+            ExprKind::Strand(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for x in items.iter().rev() {
+                    out.push(f(x)?);
+                }
+                out.reverse();
+                ExprKind::Strand(out)
+            }
+            ExprKind::Index { array, axes } => {
+                let mut out = Vec::with_capacity(axes.len());
+                for a in axes.iter().rev() {
+                    out.push(match a {
+                        Some(x) => Some(f(x)?),
+                        None => None,
+                    });
+                }
+                out.reverse();
+                ExprKind::Index {
+                    array: Box::new(f(array)?),
+                    axes: out,
+                }
+            }
+            ExprKind::Assign {
+                name,
+                name_span,
+                value,
+            } => ExprKind::Assign {
+                name: name.clone(),
+                name_span: name_span.clone(),
+                value: Box::new(f(value)?),
+            },
+            other => other.clone(),
+        };
+        Ok(Expr::new(kind, self.span.clone()))
+    }
 }
 
 impl Program {

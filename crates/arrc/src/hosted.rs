@@ -243,38 +243,7 @@ impl Session {
                 }
                 node.kind
             }
-            ExprKind::Strand(items) => {
-                let mut out = Vec::with_capacity(items.len());
-                for x in items.iter().rev() {
-                    out.push(self.stage_expr(x, st, temps, any, false)?);
-                }
-                out.reverse();
-                ExprKind::Strand(out)
-            }
-            ExprKind::Index { array, axes } => {
-                let mut out = Vec::with_capacity(axes.len());
-                for a in axes.iter().rev() {
-                    out.push(match a {
-                        Some(x) => Some(self.stage_expr(x, st, temps, any, false)?),
-                        None => None,
-                    });
-                }
-                out.reverse();
-                ExprKind::Index {
-                    array: Box::new(self.stage_expr(array, st, temps, any, false)?),
-                    axes: out,
-                }
-            }
-            ExprKind::Assign {
-                name,
-                name_span,
-                value,
-            } => ExprKind::Assign {
-                name: name.clone(),
-                name_span: name_span.clone(),
-                value: Box::new(self.stage_expr(value, st, temps, any, false)?),
-            },
-            other => other.clone(),
+            _ => return e.map_children(&mut |c| self.stage_expr(c, st, temps, any, false)),
         };
         Ok(Expr::new(kind, span))
     }
@@ -353,38 +322,7 @@ impl Session {
                     right: Box::new(right),
                 }
             }
-            ExprKind::Strand(items) => {
-                let mut out = Vec::with_capacity(items.len());
-                for x in items.iter().rev() {
-                    out.push(self.hoist(x, st, temps)?);
-                }
-                out.reverse();
-                ExprKind::Strand(out)
-            }
-            ExprKind::Index { array, axes } => {
-                let mut out = Vec::with_capacity(axes.len());
-                for a in axes.iter().rev() {
-                    out.push(match a {
-                        Some(x) => Some(self.hoist(x, st, temps)?),
-                        None => None,
-                    });
-                }
-                out.reverse();
-                ExprKind::Index {
-                    array: Box::new(self.hoist(array, st, temps)?),
-                    axes: out,
-                }
-            }
-            ExprKind::Assign {
-                name,
-                name_span,
-                value,
-            } => ExprKind::Assign {
-                name: name.clone(),
-                name_span: name_span.clone(),
-                value: Box::new(self.hoist(value, st, temps)?),
-            },
-            other => other.clone(),
+            _ => return e.map_children(&mut |c| self.hoist(c, st, temps)),
         };
         Ok(Expr::new(kind, span))
     }

@@ -446,29 +446,11 @@ fn hoist_assignments(
                 right: Box::new(right),
             }
         }
-        ExprKind::Strand(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            for x in items.iter().rev() {
-                out.push(hoist_assignments(x, first, seen)?);
-            }
-            out.reverse();
-            ExprKind::Strand(out)
+        _ => {
+            return e
+                .map_children(&mut |c| hoist_assignments(c, first, seen).ok_or(()))
+                .ok()
         }
-        ExprKind::Index { array, axes } => {
-            let mut out = Vec::with_capacity(axes.len());
-            for a in axes.iter().rev() {
-                out.push(match a {
-                    Some(x) => Some(hoist_assignments(x, first, seen)?),
-                    None => None,
-                });
-            }
-            out.reverse();
-            ExprKind::Index {
-                array: Box::new(hoist_assignments(array, first, seen)?),
-                axes: out,
-            }
-        }
-        _ => return Some(e.clone()),
     };
     Some(Expr::new(kind, e.span.clone()))
 }
