@@ -49,6 +49,28 @@ pub struct Buffer {
 /// (seen on an H200: a reused 1 GiB buffer read at 4.3 TB/s, a fresh one at 1.7).
 const BUFFER_CACHE_BYTES: u64 = 2 << 30;
 
+/// How long one submission may run before arrc gives up on it. The largest
+/// workloads take about a second on the H200 and a few on lavapipe; a kernel that
+/// does not terminate must not hang the caller.
+pub const FENCE_TIMEOUT_S: u64 = 120;
+
+/// Waits for `fence`, at most [`FENCE_TIMEOUT_S`]; on a timeout marks `stalled`.
+fn wait_fence(
+    device: &ash::Device,
+    fence: vk::Fence,
+    stalled: &std::cell::Cell<bool>,
+) -> Result<()> {
+    // SAFETY: the fence belongs to this device and was submitted with work.
+    match unsafe { device.wait_for_fences(&[fence], true, FENCE_TIMEOUT_S * 1_000_000_000) } {
+        Ok(()) => Ok(()),
+        Err(vk::Result::TIMEOUT) => {
+            stalled.set(true);
+            Err(VkError::Timeout(FENCE_TIMEOUT_S))
+        }
+        Err(e) => Err(e).what("vkWaitForFences"),
+    }
+}
+
 /// The size class of a storage buffer: 64 KiB granules.
 fn size_class(size: u64) -> u64 {
     size.max(16).div_ceil(1 << 16) << 16
@@ -112,6 +134,9 @@ pub struct Context {
     queue: vk::Queue,
     pool: vk::CommandPool,
     allocator: Option<Allocator>,
+    /// A submission outlasted [`FENCE_TIMEOUT_S`]: the queue may still be busy, so
+    /// nothing more is submitted.
+    stalled: std::cell::Cell<bool>,
     cache: vk::PipelineCache,
     pipelines: Vec<Pipeline>,
     by_key: HashMap<PipelineKey, PipelineId>,
@@ -361,6 +386,7 @@ impl Context {
             timestamps,
             buffer_cache: HashMap::new(),
             cached_bytes: 0,
+            stalled: std::cell::Cell::new(false),
             info,
         })
     }
@@ -463,6 +489,9 @@ impl Context {
     }
 
     fn destroy_buffer(&mut self, mut b: Buffer) {
+        if self.stalled.get() {
+            return;
+        }
         if let Some(a) = b.alloc.take() {
             let _ = self.allocator().free(a);
         }
@@ -471,6 +500,9 @@ impl Context {
     }
 
     fn one_shot(&self, record: impl FnOnce(&ash::Device, vk::CommandBuffer)) -> Result<()> {
+        if self.stalled.get() {
+            return Err(VkError::Timeout(FENCE_TIMEOUT_S));
+        }
         let cb = unsafe {
             self.device.allocate_command_buffers(
                 &vk::CommandBufferAllocateInfo::default()
@@ -501,14 +533,16 @@ impl Context {
             let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
             let r = unsafe { self.device.queue_submit(self.queue, &submit, fence) }
                 .what("vkQueueSubmit")
-                .and_then(|_| {
-                    unsafe { self.device.wait_for_fences(&[fence], true, u64::MAX) }
-                        .what("vkWaitForFences")
-                });
-            unsafe { self.device.destroy_fence(fence, None) };
+                .and_then(|_| wait_fence(&self.device, fence, &self.stalled));
+            // Work still in flight keeps its fence and command buffer (leaked).
+            if !self.stalled.get() {
+                unsafe { self.device.destroy_fence(fence, None) };
+            }
             r
         })();
-        unsafe { self.device.free_command_buffers(self.pool, &[cb]) };
+        if !self.stalled.get() {
+            unsafe { self.device.free_command_buffers(self.pool, &[cb]) };
+        }
         r
     }
 
@@ -868,6 +902,9 @@ impl Context {
     /// Submits a recording `times` times back to back in one submission (the device
     /// never idles between them) and waits; the timestamps are the last run's.
     pub fn submit_repeated(&mut self, rec: &Recording, times: usize) -> Result<RunStats> {
+        if self.stalled.get() {
+            return Err(VkError::Timeout(FENCE_TIMEOUT_S));
+        }
         let cbs = vec![rec.cb; times.max(1)];
         let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
         // SAFETY: the recording is complete and not in flight (every submit is waited on).
@@ -878,14 +915,15 @@ impl Context {
             self.device
                 .queue_submit(self.queue, &submit, rec.fence)
                 .what("vkQueueSubmit")?;
-            self.device
-                .wait_for_fences(&[rec.fence], true, u64::MAX)
-                .what("vkWaitForFences")?;
         }
+        wait_fence(&self.device, rec.fence, &self.stalled)?;
         self.read_timestamps()
     }
 
     pub fn free_recording(&mut self, rec: Recording) {
+        if self.stalled.get() {
+            return;
+        }
         // SAFETY: the recording is not in flight.
         unsafe {
             if rec.cb != vk::CommandBuffer::null() {
@@ -959,6 +997,11 @@ impl Context {
 
 impl Drop for Context {
     fn drop(&mut self) {
+        // After a stall the device may still run that work: everything is left to the
+        // process's exit rather than destroyed under it.
+        if self.stalled.get() {
+            return;
+        }
         // SAFETY: all submissions were waited on; objects are destroyed child-first.
         unsafe {
             let _ = self.device.device_wait_idle();

@@ -30,6 +30,8 @@ pub enum VkError {
     Limit(String),
     #[error("the device lacks a feature arrc needs: {0}")]
     Unsupported(String),
+    #[error("the device did not finish a submission within {0} s: a kernel may not terminate (please report the statement); this session's device is unusable now, start a new one")]
+    Timeout(u64),
 }
 
 pub(crate) trait VkContext<T> {
