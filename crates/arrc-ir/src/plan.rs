@@ -735,7 +735,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
     for (i, inst) in f.insts.iter().enumerate() {
         let ops = inst.operands();
         fails[i] = can_fail(f, Value(i as u32)) || ops.iter().any(|o| fails[o.index()]);
-        for o in reads_part_of(inst) {
+        for o in reads_part_of(f, inst, &f.types[i].shape) {
             partly_read[o.index()] = true;
         }
     }
@@ -824,12 +824,18 @@ fn can_fail(f: &Function, v: Value) -> bool {
     }
 }
 
-/// The operands of `inst` of which it may read only some elements (or none).
-fn reads_part_of(inst: &Inst) -> Vec<Value> {
+/// The operands of `inst` (whose shape is `shape`) of which it may read only some
+/// elements, or none.
+fn reads_part_of(f: &Function, inst: &Inst, shape: &[Dim]) -> Vec<Value> {
     match inst {
         Inst::Gather { arg, map } => match map {
             Gather::Reverse(_) | Gather::Rotate { .. } => vec![],
             Gather::Axes(axes) if (0..axes.len()).all(|a| axes.contains(&a)) => vec![],
+            // A reshape or ravel at least as long as its argument reads all of it.
+            Gather::Cycle { .. } if matches!((known(shape), known(&f.ty(*arg).shape)), (Some(o), Some(a)) if o >= a) =>
+            {
+                vec![]
+            }
             _ => vec![*arg],
         },
         Inst::Index { arg, .. } | Inst::Compress { arg, .. } => vec![*arg],
