@@ -54,3 +54,8 @@ LENGTH ERROR
 0
       1 2{⍺+⍵}.×3 4
 11
+⍝ an inner axis of length 1 extends to the other argument's
+      (1⍴3)+.×⍳7
+84
+      (⍳3)+.×1 2⍴5 6
+30 36

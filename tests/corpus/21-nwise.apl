@@ -45,3 +45,6 @@ DOMAIN ERROR
 DOMAIN ERROR
       n←3 ⋄ n×/⍳6
 6 24 60 120
+⍝ no windows to fold: no identity needed
+      ⍴0{⍺+⍵}/0 0⍴0
+0 1

@@ -486,8 +486,16 @@ impl Lower {
                 fspan,
             ));
         }
-        if matches!(operand.kind, FuncKind::Dfn(_)) && empty_axis && reduce {
-            // A dfn has no identity element: reducing an empty axis is an error.
+        let no_cells = self
+            .f
+            .ty(arg)
+            .shape
+            .iter()
+            .enumerate()
+            .any(|(k, d)| k != axis && *d == Dim::Known(0));
+        if matches!(operand.kind, FuncKind::Dfn(_)) && empty_axis && reduce && !no_cells {
+            // A dfn has no identity element: reducing an empty axis is an error (when
+            // the result has any element to give).
             return Err(err::domain(
                 "this function has no identity element for an empty reduction",
                 fspan,
@@ -694,7 +702,12 @@ impl Lower {
             }
         };
         let at = self.f.ty(arg).clone();
-        if !scan && at.shape.get(axis) == Some(&Dim::Known(0)) {
+        let no_cells = at
+            .shape
+            .iter()
+            .enumerate()
+            .any(|(k, d)| k != axis && *d == Dim::Known(0));
+        if !scan && at.shape.get(axis) == Some(&Dim::Known(0)) && !no_cells {
             return Err(err::domain(
                 "this function has no identity element for an empty reduction",
                 fspan,
@@ -2181,6 +2194,31 @@ impl Lower {
             self.reshape(b, vec![k], span.clone())
         } else {
             b
+        };
+        // An inner axis of length 1 extends to the other's (`(,3)+.×1 2 3` is 18).
+        let (at, bt) = (self.f.ty(a).clone(), self.f.ty(b).clone());
+        let (ka, kb) = (at.shape[at.rank() - 1], bt.shape[0]);
+        let one = Dim::Known(1);
+        let (a, b) = if ka == one && kb != one {
+            let r = at.rank() - 1;
+            let inner = self.reshape(a, at.shape[..r].to_vec(), span.clone());
+            let mut shape = at.shape[..r].to_vec();
+            shape.push(kb);
+            (
+                self.gather(inner, Gather::Axes((0..r).collect()), shape, span.clone()),
+                b,
+            )
+        } else if kb == one && ka != one {
+            let r = bt.rank() - 1;
+            let inner = self.reshape(b, bt.shape[1..].to_vec(), span.clone());
+            let mut shape = vec![ka];
+            shape.extend_from_slice(&bt.shape[1..]);
+            (
+                a,
+                self.gather(inner, Gather::Axes((1..=r).collect()), shape, span.clone()),
+            )
+        } else {
+            (a, b)
         };
         let (at, bt) = (self.f.ty(a).clone(), self.f.ty(b).clone());
         let (ra, rb) = (at.rank(), bt.rank());
