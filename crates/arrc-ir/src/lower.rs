@@ -2230,6 +2230,13 @@ impl Lower {
                     span,
                 ))
             }
+            // Lengths computed on the device are not checked on the host.
+            (Dim::Dyn(_), _) | (_, Dim::Dyn(_)) if k != bt.shape[0] => {
+                return Err(err::needs_known(
+                    "an inner product of an array whose length is computed on the device is not supported on the GPU path yet",
+                    span,
+                ))
+            }
             (x, y) if x != y => self.f.checks.push(LengthCheck {
                 a: x,
                 b: y,

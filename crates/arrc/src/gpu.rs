@@ -205,11 +205,17 @@ impl Gpu {
             })
             .collect();
         for check in &c.ir.checks {
+            if matches!(check.a, Dim::Dyn(_)) || matches!(check.b, Dim::Dyn(_)) {
+                // Lowering checks such lengths on the device or refuses; never here.
+                return Err(err::unsupported(
+                    "a length computed on the device cannot be checked before the program runs",
+                    check.span.clone(),
+                ));
+            }
             let v = |d: &Dim| match d {
                 Dim::Known(n) => *n,
                 Dim::Sym(s) => syms[s.0 as usize],
-                // Lowering never checks device-computed lengths on the host.
-                Dim::Dyn(_) => 0,
+                Dim::Dyn(_) => 0, // refused above
             };
             if v(&check.a) != v(&check.b) {
                 return Err(err::length(
