@@ -128,10 +128,15 @@ fn device_and_reference_agree_on_random_programs() {
     let x = Array::vector(Data::I32(vec![3, -1, 4, 1, -5, 9, 2]));
     let y = Array::vector(Data::F32(vec![0.5, 2.0, -1.5, 3.25, 0.0, 7.0, -2.0]));
     let m = Array::new(vec![2, 3], Data::I32(vec![1, 2, 3, 4, 5, 6]));
+    // ARRC_FUZZ_FLOAT=f64 runs the programs with f64 floats (`⎕FR←645`).
+    let f64_floats = std::env::var("ARRC_FUZZ_FLOAT").is_ok_and(|v| v == "f64");
     for s in [&mut dev, &mut cpu] {
         s.set("x", x.clone());
         s.set("y", y.clone());
         s.set("m", m.clone());
+        if f64_floats {
+            s.set_float(arrc::ElemType::F64);
+        }
     }
     // ARRC_FUZZ_SEED picks another deterministic sequence, ARRC_FUZZ_CASES a length.
     let seed: u64 = std::env::var("ARRC_FUZZ_SEED")
