@@ -909,6 +909,7 @@ impl Planner<'_> {
         for d in &self.plan.dispatches {
             for (i, &b) in d.buffers.iter().enumerate() {
                 let buf = &self.plan.buffers[b];
+                let span = self.span_of_buffer(b);
                 let Count::Product(dims) = &buf.len else {
                     continue;
                 };
@@ -920,7 +921,7 @@ impl Planner<'_> {
                             "an array of {n} elements: at most {} fit one kernel's indices",
                             u32::MAX - 1
                         ),
-                        0..0,
+                        span,
                     ));
                 }
                 let bytes = n.saturating_mul(buf.elem.size() as u64);
@@ -930,7 +931,7 @@ impl Planner<'_> {
                 if w > 1 && (bnd.status || bnd.atomic) {
                     return Err(err::unsupported(
                         "scan state larger than one storage binding",
-                        0..0,
+                        span,
                     ));
                 }
                 if w > MAX_WINDOWS as u64 {
@@ -938,13 +939,28 @@ impl Planner<'_> {
                         format!(
                             "an array of {bytes} bytes needs more than {MAX_WINDOWS} bindings of {window} bytes on this device"
                         ),
-                        0..0,
+                        span,
                     ));
                 }
                 bnd.windows = bnd.windows.max(w as u32);
             }
         }
         Ok(())
+    }
+
+    /// The span of the instruction whose value buffer `b` holds (for a parameter,
+    /// of its first use), else the result's.
+    fn span_of_buffer(&self, b: usize) -> Span {
+        let f = self.v.func;
+        let at = self.buffer_of.iter().position(|&x| x == Some(b));
+        let v = at.map_or_else(|| f.result.unwrap_or(Value(0)), |i| Value(i as u32));
+        if f.span(v).is_empty() {
+            let user = (0..f.insts.len()).find(|&i| f.insts[i].operands().contains(&v));
+            if let Some(i) = user {
+                return f.span(Value(i as u32)).clone();
+            }
+        }
+        f.span(v).clone()
     }
 
     fn kb(&self) -> KernelBindings {
