@@ -433,6 +433,10 @@ impl Lower {
                     }
                     FuncKind::Prim(Prim::Reverse | Prim::ReverseFirst) => {
                         let ty = self.f.ty(arg).clone();
+                        if ty.rank() == 0 {
+                            // A scalar reversed is itself.
+                            return Ok(arg);
+                        }
                         Ok(self.gather(arg, Gather::Reverse(axis), ty.shape, fspan))
                     }
                     _ => Err(err::unsupported(
