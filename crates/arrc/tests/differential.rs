@@ -652,6 +652,7 @@ fn device_domain_errors() {
         ("2○x×1e30", 0..1),
         ("-/x÷0", 3..4),
         ("x∨1.5", 1..2),
+        ("x*¯1.5", 1..2),
         // Values only counted or reshaped are still computed when they can fail.
         ("≢÷x", 1..2),
         ("⍴⍉3 1⍴÷x", 7..8),

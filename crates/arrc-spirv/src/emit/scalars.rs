@@ -850,7 +850,8 @@ impl Emitter {
                 })
             },
             |e| {
-                // pow(|a|, b); pow(0, b) is 0 for b > 0 (b is not an integer here).
+                // pow(|a|, b); pow(0, b) is 0 for b > 0 and ∞ (a DOMAIN ERROR below)
+                // for b < 0 (b is not an integer here).
                 let p = if t == ElemType::F64 {
                     // e^(b·ln|a|); |a| = 0 is replaced below.
                     let one = e.fc(t, 1.0);
@@ -863,7 +864,10 @@ impl Emitter {
                     e.glsl(F32, POW, &[aa, b])?
                 };
                 let az = e.feq(aa, zero)?;
-                let r = e.sel(t, az, zero, p)?;
+                let bneg = e.flt(b, zero)?;
+                let inf = e.fc(t, f64::INFINITY);
+                let at0 = e.sel(t, bneg, inf, zero)?;
+                let r = e.sel(t, az, at0, p)?;
                 e.store(out, r)
             },
         )?;
