@@ -53,3 +53,6 @@ RANK ERROR
 7
       ⍴(0<1 ¯2 3)/1 ¯2 3
 2
+⍝ a scalar extends to the counts' length, none included
+      ⍴⍬/5
+0

@@ -471,10 +471,11 @@ pub(crate) fn where_(x: &Array, io: i64, span: &Span) -> Result<Array> {
 /// insert fill elements.
 pub(crate) fn replicate(a: &Array, x: &Array, first: bool, span: &Span) -> Result<Array> {
     let counts = int_vector(a, span, "replicate counts")?;
+    // A scalar extends to the counts' length (`⍬/5` is empty).
     let x = if x.rank() == 0 {
-        Array::new(vec![counts.len().max(1)], {
-            let mut d = Data::with_capacity(x.elem, counts.len().max(1));
-            (0..counts.len().max(1)).for_each(|_| d.push(x.data.get(0)));
+        Array::new(vec![counts.len()], {
+            let mut d = Data::with_capacity(x.elem, counts.len());
+            (0..counts.len()).for_each(|_| d.push(x.data.get(0)));
             d
         })
     } else {
