@@ -330,6 +330,9 @@ impl KExpr {
                     || when.iter().any(|(a, b)| a.may_fail() || b.may_fail())
             }
             KExpr::Fail { .. } => true,
+            // An index computed from data (a rotation amount, an indexing vector) may
+            // fail too.
+            KExpr::Load { index, .. } | KExpr::Iota { index, .. } => index.may_fail(),
             _ => false,
         }
     }

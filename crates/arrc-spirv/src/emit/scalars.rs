@@ -113,8 +113,15 @@ impl Emitter {
 
     /// Sets `bit` of the status word when `bad` holds.
     pub(super) fn raise(&mut self, cx: &Cx, bit: Option<u32>, bad: Word) -> R<()> {
-        let (Some(bit), Some(status)) = (bit, cx.status) else {
+        let Some(bit) = bit else {
             return Ok(());
+        };
+        // An error the kernel could raise with nowhere to report it would be lost: a
+        // planning fault, not a silent success.
+        let Some(status) = cx.status else {
+            return Err(crate::SpirvError::Build(format!(
+                "error bit {bit} in a kernel without a status binding"
+            )));
         };
         self.if_then(bad, |e| {
             let ut = e.u32_t;
