@@ -1091,3 +1091,17 @@ fn binomials_beyond_f32_factorials() {
         assert_close(expr, 3, &got.value.expect("a value"), &want, 1.0);
     }
 }
+
+#[test]
+fn f32_circle_functions_of_large_arguments() {
+    // Beyond 2^16 radians f32 sin, cos and tan take arrc's f64 functions where the
+    // device has f64 (lavapipe does), as the reference computes them.
+    let mut s = gpu();
+    check_at(
+        &mut s,
+        &[1, 33, 4097],
+        &["1○x×1000", "2○x×997", "1○x×60"],
+        ElemType::F32,
+        false,
+    );
+}
