@@ -14,6 +14,13 @@ fn gpu() -> Session {
         .expect("a Vulkan device is required for these tests (install mesa-vulkan-drivers)")
 }
 
+/// `expr`'s value, computed on the device with no step left to the CPU.
+fn device_value(s: &mut Session, expr: &str) -> Array {
+    let o = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+    assert!(o.notes.is_empty(), "{expr} left the device: {:?}", o.notes);
+    o.value.unwrap_or_else(|| panic!("{expr}: no value"))
+}
+
 fn random(rng: &mut impl Rng, ty: ElemType, n: usize, nonzero: bool) -> Array {
     let data = match ty {
         ElemType::Bool => Data::Bool((0..n).map(|_| nonzero || rng.random_bool(0.5)).collect()),
@@ -926,9 +933,7 @@ fn guards_and_recursion_on_the_device() {
         ("x←fact 4 ⋄ x+1", "25"),
     ] {
         let before = s.stats();
-        let o = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
-        assert!(o.notes.is_empty(), "{expr}: {:?}", o.notes);
-        assert_eq!(arrc::display(&o.value.expect("a value")), want, "{expr}");
+        assert_eq!(arrc::display(&device_value(&mut s, expr)), want, "{expr}");
         assert!(
             s.stats().dispatches > before.dispatches,
             "{expr} ran no kernel"
@@ -968,9 +973,7 @@ fn arrays_beyond_one_storage_binding() {
         ("+/(x>0)", "17964000"),
         ("+/(x>498)/x", "17964000"),
     ] {
-        let o = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
-        assert!(o.notes.is_empty(), "{expr} left the device: {:?}", o.notes);
-        assert_eq!(arrc::display(&o.value.expect("a value")), want, "{expr}");
+        assert_eq!(arrc::display(&device_value(&mut s, expr)), want, "{expr}");
     }
     // A result beyond one binding comes back whole.
     let o = s.eval("x+1").expect("x+1").value.expect("a value");
@@ -1066,9 +1069,7 @@ fn inner_assignments() {
         ("y←(a←3)+b←4 ⋄ y,a,b", "7 3 4"),
         ("+/v×(v←⍳4)", "30"),
     ] {
-        let o = s.eval(prog).unwrap_or_else(|e| panic!("{prog}: {e}"));
-        assert!(o.notes.is_empty(), "{prog}: {:?}", o.notes);
-        assert_eq!(arrc::display(&o.value.expect("a value")), want, "{prog}");
+        assert_eq!(arrc::display(&device_value(&mut s, prog)), want, "{prog}");
     }
     // Read before it is assigned (to its right): not run out of order.
     let e = s.eval("n←1 ⋄ (n←2)+n").expect_err("n is read first");
