@@ -298,7 +298,7 @@ impl Session {
             ExprKind::Monadic { func, arg } => {
                 let arg = self.hoist(arg, st, temps)?;
                 if self.needs_host(func, st) {
-                    let w = self.device_eval(&arg, st)?;
+                    let w = self.device_eval_in(&arg, st, temps)?;
                     let r = self.call(func, None, w, st, &span)?;
                     return Ok(temp(r, st, temps, span));
                 }
@@ -310,8 +310,8 @@ impl Session {
             ExprKind::Dyadic { func, left, right } => {
                 let right = self.hoist(right, st, temps)?;
                 if self.needs_host(func, st) {
-                    let w = self.device_eval(&right, st)?;
-                    let a = self.device_eval(left, st)?;
+                    let w = self.device_eval_in(&right, st, temps)?;
+                    let a = self.device_eval_in(left, st, temps)?;
                     let r = self.call(func, Some(a), w, st, &span)?;
                     return Ok(temp(r, st, temps, span));
                 }

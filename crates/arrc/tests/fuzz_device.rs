@@ -20,6 +20,9 @@ fn atom() -> impl Strategy<Value = String> {
         Just("(⍳7)".to_string()),
         Just("(3 1 2)".to_string()),
         Just("(1 0 1 1 0 1 0)".to_string()),
+        Just("(⍳0)".to_string()),
+        Just("(2 0⍴0)".to_string()),
+        Just("(2 3⍴÷⍳6)".to_string()),
     ]
 }
 

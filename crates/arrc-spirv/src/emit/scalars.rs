@@ -999,6 +999,15 @@ impl Emitter {
             })?;
             return Ok(Some(self.load(f32t, out)?));
         }
+        if (-3..=-1).contains(&k) && self.float64 {
+            // The devices' asin, acos and atan may err by 1e-4 (lavapipe's do): arrc's
+            // own f64 ones, rounded once.
+            let y64 = self.convert(y, F32, ElemType::F64)?;
+            return match self.circle64_fn(k, y64)? {
+                Some(r) => Ok(Some(self.convert(r, ElemType::F64, F32)?)),
+                None => Ok(None),
+            };
+        }
         let yy = self.fop(F32, BinOp::Mul, y, y)?;
         Ok(Some(match k {
             0 => {
