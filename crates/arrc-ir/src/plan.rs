@@ -842,6 +842,12 @@ fn reads_part_of(f: &Function, inst: &Inst, shape: &[Dim]) -> Vec<Value> {
             _ => vec![*arg],
         },
         Inst::Index { arg, .. } | Inst::Compress { arg, .. } => vec![*arg],
+        // A scalar extended over a result that may be empty may never be read.
+        Inst::Binary { lhs, rhs, .. } if !matches!(known(shape), Some(n) if n > 0) => [lhs, rhs]
+            .into_iter()
+            .filter(|o| f.ty(**o).rank() == 0 && !shape.is_empty())
+            .copied()
+            .collect(),
         Inst::Length { of, .. } => vec![*of],
         Inst::Search { hay, .. } => vec![*hay],
         _ => vec![],

@@ -660,6 +660,8 @@ fn device_domain_errors() {
         ("-/x÷0", 3..4),
         ("x∨1.5", 1..2),
         ("x*¯1.5", 1..2),
+        // A failing scalar extended over an empty result is still computed.
+        ("(0↑x)+÷0", 5..6),
         // Values only counted or reshaped are still computed when they can fail.
         ("≢÷x", 1..2),
         ("⍴⍉3 1⍴÷x", 7..8),
