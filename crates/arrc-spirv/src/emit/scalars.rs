@@ -656,10 +656,19 @@ impl Emitter {
                 let safe = self.sel(t, az, one, a)?;
                 let ty = self.ty(t);
                 let r = if float {
-                    let q = self.fop(t, BinOp::Div, b, safe)?;
-                    let fq = self.glsl(t, FLOOR, &[q])?;
-                    let m = self.fop(t, BinOp::Mul, safe, fq)?;
-                    self.fop(t, BinOp::Sub, b, m)?
+                    // f32 in f64 where the device has it, as the reference computes:
+                    // in f32, (÷6)|0.5 rounds ⍵÷⍺ up to 3 and gives 0, not 0.16666666.
+                    let w = if t == ElemType::F32 && self.float64 {
+                        ElemType::F64
+                    } else {
+                        t
+                    };
+                    let (bw, aw) = (self.convert(b, t, w)?, self.convert(safe, t, w)?);
+                    let q = self.fop(w, BinOp::Div, bw, aw)?;
+                    let fq = self.glsl(w, FLOOR, &[q])?;
+                    let m = self.fop(w, BinOp::Mul, aw, fq)?;
+                    let r = self.fop(w, BinOp::Sub, bw, m)?;
+                    self.convert(r, w, t)?
                 } else {
                     // On magnitudes, then the signs: lavapipe's OpSMod takes the
                     // dividend's sign and NVIDIA's 32-bit OpSRem acts unsigned, so
