@@ -1099,7 +1099,7 @@ fn binomials_beyond_f32_factorials() {
 }
 
 #[test]
-fn f32_circle_functions_match_the_reference() {
+fn f32_functions_match_the_reference() {
     // Beyond 2^16 radians f32 sin, cos and tan take arrc's f64 functions where the
     // device has f64 (lavapipe does), as the reference computes them.
     let mut s = gpu();
