@@ -830,7 +830,10 @@ fn can_fail(f: &Function, v: Value) -> bool {
 /// The operands of `inst` (whose shape is `shape`) of which it may read only some
 /// elements, or none.
 fn reads_part_of(f: &Function, inst: &Inst, shape: &[Dim]) -> Vec<Value> {
+    let may_be_empty = !matches!(known(shape), Some(n) if n > 0);
     match inst {
+        // An empty result reads nothing (`(⍳0)∘.+s` never reads `s`).
+        Inst::Gather { arg, .. } if may_be_empty => vec![*arg],
         Inst::Gather { arg, map } => match map {
             Gather::Reverse(_) | Gather::Rotate { .. } => vec![],
             Gather::Axes(axes) if (0..axes.len()).all(|a| axes.contains(&a)) => vec![],
@@ -843,7 +846,7 @@ fn reads_part_of(f: &Function, inst: &Inst, shape: &[Dim]) -> Vec<Value> {
         },
         Inst::Index { arg, .. } | Inst::Compress { arg, .. } => vec![*arg],
         // A scalar extended over a result that may be empty may never be read.
-        Inst::Binary { lhs, rhs, .. } if !matches!(known(shape), Some(n) if n > 0) => [lhs, rhs]
+        Inst::Binary { lhs, rhs, .. } if may_be_empty => [lhs, rhs]
             .into_iter()
             .filter(|o| f.ty(**o).rank() == 0 && !shape.is_empty())
             .copied()
