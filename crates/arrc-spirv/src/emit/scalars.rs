@@ -992,21 +992,7 @@ impl Emitter {
                 2 => cs,
                 _ => self.fop(F32, BinOp::Div, sn, cs)?,
             };
-            if !self.float64 {
-                return Ok(Some(self.sel(ElemType::F32, big, nan, v)?));
-            }
-            // Where the device has f64, larger arguments take arrc's f64 functions
-            // (exact to 1.5e6 radians), as the reference computes them.
-            let f32t = self.ty(F32);
-            let out = self.local(f32t);
-            self.store(out, v)?;
-            self.if_then(big, |e| {
-                let y64 = e.convert(y, F32, ElemType::F64)?;
-                let r = e.circle64_fn(k, y64)?.unwrap_or(y64);
-                let r = e.convert(r, ElemType::F64, F32)?;
-                e.store(out, r)
-            })?;
-            return Ok(Some(self.load(f32t, out)?));
+            return Ok(Some(self.sel(ElemType::F32, big, nan, v)?));
         }
         if (-3..=-1).contains(&k) && self.float64 {
             // The devices' asin, acos and atan may err by 1e-4 (lavapipe's do): arrc's
