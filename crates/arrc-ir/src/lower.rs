@@ -490,20 +490,8 @@ impl Lower {
                 fspan,
             ));
         }
-        let no_cells = self
-            .f
-            .ty(arg)
-            .shape
-            .iter()
-            .enumerate()
-            .any(|(k, d)| k != axis && *d == Dim::Known(0));
-        if matches!(operand.kind, FuncKind::Dfn(_)) && empty_axis && reduce && !no_cells {
-            // A dfn has no identity element: reducing an empty axis is an error (when
-            // the result has any element to give).
-            return Err(err::domain(
-                "this function has no identity element for an empty reduction",
-                fspan,
-            ));
+        if matches!(operand.kind, FuncKind::Dfn(_)) && reduce {
+            self.check_empty_fold(arg, axis, &fspan)?;
         }
         match op {
             Op1::Reduce | Op1::ReduceFirst => self.reduce(bin, arg, axis, fspan),
@@ -682,6 +670,21 @@ impl Lower {
         self.fold(operand, Op1::Reduce, windows, axis + 1, span)
     }
 
+    /// A dfn has no identity element: reducing an empty axis of `arg` is a DOMAIN
+    /// ERROR, unless the result has no cells to give.
+    fn check_empty_fold(&self, arg: Value, axis: usize, span: &Span) -> Result<()> {
+        let shape = &self.f.ty(arg).shape;
+        let empty = shape.get(axis) == Some(&Dim::Known(0));
+        let no_cells = (0..shape.len()).any(|k| k != axis && shape[k] == Dim::Known(0));
+        if empty && !no_cells {
+            return Err(err::domain(
+                "this function has no identity element for an empty reduction",
+                span.clone(),
+            ));
+        }
+        Ok(())
+    }
+
     /// `f/` or `f\` with `f` a dfn of scalar functions (such as `{⍺+⍵×2}`): an exact
     /// right fold whose step is the dfn, lowered once on scalar stand-ins for ⍺ and ⍵.
     fn fold_dfn(
@@ -705,18 +708,10 @@ impl Lower {
                 ))
             }
         };
-        let at = self.f.ty(arg).clone();
-        let no_cells = at
-            .shape
-            .iter()
-            .enumerate()
-            .any(|(k, d)| k != axis && *d == Dim::Known(0));
-        if !scan && at.shape.get(axis) == Some(&Dim::Known(0)) && !no_cells {
-            return Err(err::domain(
-                "this function has no identity element for an empty reduction",
-                fspan,
-            ));
+        if !scan {
+            self.check_empty_fold(arg, axis, &fspan)?;
         }
+        let at = self.f.ty(arg).clone();
         if at.rank() == 0 {
             // f/ and f\ of a scalar are the scalar.
             return Ok(arg);

@@ -921,7 +921,6 @@ impl Planner<'_> {
         for d in &self.plan.dispatches {
             for (i, &b) in d.buffers.iter().enumerate() {
                 let buf = &self.plan.buffers[b];
-                let span = self.span_of_buffer(b);
                 let Count::Product(dims) = &buf.len else {
                     continue;
                 };
@@ -933,7 +932,7 @@ impl Planner<'_> {
                             "an array of {n} elements: at most {} fit one kernel's indices",
                             u32::MAX - 1
                         ),
-                        span,
+                        self.span_of_buffer(b),
                     ));
                 }
                 let bytes = n.saturating_mul(buf.elem.size() as u64);
@@ -943,7 +942,7 @@ impl Planner<'_> {
                 if w > 1 && (bnd.status || bnd.atomic) {
                     return Err(err::unsupported(
                         "scan state larger than one storage binding",
-                        span,
+                        self.span_of_buffer(b),
                     ));
                 }
                 if w > MAX_WINDOWS as u64 {
@@ -951,7 +950,7 @@ impl Planner<'_> {
                         format!(
                             "an array of {bytes} bytes needs more than {MAX_WINDOWS} bindings of {window} bytes on this device"
                         ),
-                        span,
+                        self.span_of_buffer(b),
                     ));
                 }
                 bnd.windows = bnd.windows.max(w as u32);
@@ -1328,6 +1327,21 @@ impl Planner<'_> {
         push: Vec<(&'static str, Count)>,
         groups: Count,
     ) {
+        let shape = (self.opts.workgroup_size, self.opts.items_per_thread);
+        self.push_kernel_shaped(name, kind, kb, push, groups, shape);
+    }
+
+    /// [`Self::push_kernel`] with its own workgroup size and items per invocation
+    /// (the defaults of specialization constants 0 and 1).
+    fn push_kernel_shaped(
+        &mut self,
+        name: &str,
+        kind: KernelKind,
+        kb: KernelBindings,
+        push: Vec<(&'static str, Count)>,
+        groups: Count,
+        (workgroup_size, items_per_thread): (u32, u32),
+    ) {
         let k = self.plan.kernels.len();
         debug_assert_eq!(push.len() as u32, kind.fixed_push());
         let mut names: Vec<String> = push.iter().map(|(n, _)| n.to_string()).collect();
@@ -1341,8 +1355,8 @@ impl Planner<'_> {
             kind,
             bindings: kb.bindings,
             push_constants: names,
-            workgroup_size: self.opts.workgroup_size,
-            items_per_thread: self.opts.items_per_thread,
+            workgroup_size,
+            items_per_thread,
             spin_limit: self.opts.spin_limit,
             n_from: None,
             combine: self.dfn.clone(),
@@ -1857,11 +1871,7 @@ impl Planner<'_> {
             packed,
             tiles_by_workgroup: self.opts.scan_tiles_by_workgroup,
         };
-        self.push_kernel("scan", kind, kb, vec![("n", n)], groups);
-        if let Some(k) = self.plan.kernels.last_mut() {
-            k.workgroup_size = wg;
-            k.items_per_thread = items;
-        }
+        self.push_kernel_shaped("scan", kind, kb, vec![("n", n)], groups, (wg, items));
         self.set_n_from(n_from);
     }
 

@@ -224,7 +224,12 @@ impl Gpu {
                 ));
             }
         }
-        for k in &plan.kernels {
+        // A scan tile's table of subgroup totals has a fixed size.
+        let scans = plan
+            .kernels
+            .iter()
+            .filter(|k| matches!(k.kind, arrc_ir::plan::KernelKind::ScanChained { .. }));
+        for k in scans {
             let items = k.items_per_thread;
             if items * k.workgroup_size.div_ceil(info.subgroup_size.max(1))
                 > arrc_spirv::SCAN_TOTALS

@@ -277,7 +277,7 @@ impl Session {
         temps: &mut HashMap<String, Array>,
         any: &mut bool,
     ) -> Result<Expr, Error> {
-        if settled(&x) || has_assign(&x) {
+        if settled(&x) || crate::inner_assignment(&x).is_some() {
             return Ok(x);
         }
         let v = self.device_eval_in(&x, st, temps)?;
@@ -554,20 +554,6 @@ fn settled(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Number(_) | ExprKind::Zilde | ExprKind::Str(_) | ExprKind::Name(_) => true,
         ExprKind::Strand(items) => items.iter().all(settled),
-        _ => false,
-    }
-}
-
-/// Whether `e` assigns a name anywhere in its expressions (not inside dfns).
-fn has_assign(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Assign { .. } => true,
-        ExprKind::Monadic { arg, .. } => has_assign(arg),
-        ExprKind::Dyadic { left, right, .. } => has_assign(left) || has_assign(right),
-        ExprKind::Strand(items) => items.iter().any(has_assign),
-        ExprKind::Index { array, axes } => {
-            has_assign(array) || axes.iter().flatten().any(has_assign)
-        }
         _ => false,
     }
 }

@@ -81,24 +81,28 @@ pub struct Tuning {
 
 impl Tuning {
     pub fn apply(&self, o: &mut arrc_ir::plan::PlanOptions) {
-        if let Some(v) = self.workgroup_size {
-            o.workgroup_size = v.clamp(32, 1024);
-        }
-        if let Some(v) = self.scan_workgroup_size {
-            o.scan_workgroup_size = v.clamp(32, 1024);
-        }
-        if let Some(v) = self.scan_items_per_thread {
-            o.scan_items_per_thread = v.clamp(1, 64);
-        }
-        if let Some(v) = self.items_per_thread {
-            o.items_per_thread = v.clamp(1, 64);
-        }
-        if let Some(v) = self.reduce_groups {
-            o.reduce_groups = v.clamp(1, 65535);
-        }
-        if let Some(v) = self.spin_limit {
-            o.spin_limit = v.clamp(1, 60000);
-        }
+        // Each override, clamped to what the kernels accept.
+        let set = |to: &mut u32, v: Option<u32>, lo: u32, hi: u32| {
+            if let Some(v) = v {
+                *to = v.clamp(lo, hi);
+            }
+        };
+        set(&mut o.workgroup_size, self.workgroup_size, 32, 1024);
+        set(
+            &mut o.scan_workgroup_size,
+            self.scan_workgroup_size,
+            32,
+            1024,
+        );
+        set(
+            &mut o.scan_items_per_thread,
+            self.scan_items_per_thread,
+            1,
+            64,
+        );
+        set(&mut o.items_per_thread, self.items_per_thread, 1, 64);
+        set(&mut o.reduce_groups, self.reduce_groups, 1, 65535);
+        set(&mut o.spin_limit, self.spin_limit, 1, 60000);
         if let Some(v) = self.scan_tiles_by_workgroup {
             o.scan_tiles_by_workgroup = v;
         }
@@ -268,18 +272,13 @@ impl Session {
                 }
             },
         };
-        let mut result = Ok(Array::scalar(Scalar::I32(0)));
         for (name, v) in &first {
-            result = self.gpu_expr(v);
-            match &result {
-                Ok(a) => self.set(name, a.clone()),
-                Err(_) => break,
+            match self.gpu_expr(v) {
+                Ok(a) => self.set(name, a),
+                Err(e) => return self.fallback(stmt, notes, e),
             }
         }
-        if result.is_ok() {
-            result = self.gpu_expr(value);
-        }
-        let result = match result {
+        let result = match self.gpu_expr(value) {
             Err(e) => return self.fallback(stmt, notes, e),
             Ok(r) => r,
         };
@@ -455,8 +454,8 @@ fn hoist_assignments(
     Some(Expr::new(kind, e.span.clone()))
 }
 
-/// The first assignment that is not at the top of the statement, outside dfns.
-fn inner_assignment(e: &Expr) -> Option<arrc_syntax::Span> {
+/// The first assignment in `e` (at any depth; dfns aside).
+pub(crate) fn inner_assignment(e: &Expr) -> Option<arrc_syntax::Span> {
     match &e.kind {
         ExprKind::Assign { .. } => Some(e.span.clone()),
         ExprKind::Strand(items) => items.iter().find_map(inner_assignment),
