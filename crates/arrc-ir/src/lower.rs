@@ -1102,9 +1102,6 @@ impl Lower {
                 .enumerate()
                 .flat_map(|(k, &c)| std::iter::repeat_n(k as i32 + self.io as i32, c as usize))
                 .collect();
-            if idx.len() > i32::MAX as usize {
-                return Err(err::domain("the result has too many elements", span));
-            }
             return Ok(self.konst(Array::vector(Data::I32(idx)), span));
         }
         let n = match bt.shape.as_slice() {
@@ -1915,6 +1912,15 @@ impl Lower {
             } else {
                 x
             };
+            let total = counts
+                .iter()
+                .fold(0u64, |t, &c| t.saturating_add(c.unsigned_abs()));
+            if total > i32::MAX as u64 {
+                return Err(err::ws_full(
+                    format!("replicate would give {total} items along its axis"),
+                    span,
+                ));
+            }
             let fill = n as i32 + 1;
             let idx: Vec<i32> = counts
                 .iter()
@@ -1924,9 +1930,6 @@ impl Lower {
                     std::iter::repeat_n(at, c.unsigned_abs() as usize)
                 })
                 .collect();
-            if idx.len() > i32::MAX as usize {
-                return Err(err::domain("the result has too many elements", span));
-            }
             let iv = self.konst(Array::vector(Data::I32(idx)), span.clone());
             let axes = (0..xt.rank()).map(|k| (k == ax).then_some(iv)).collect();
             return self.index(x, axes, span);

@@ -83,6 +83,8 @@ impl ModuleCache {
 }
 
 /// Arrays up to this many elements are known to the compiler as well as passed.
+/// Larger ones are known only when a statement cannot be lowered without them
+/// (see [`compile`]).
 const KNOWN_PARAM_LIMIT: usize = 64;
 
 /// Arrays by name, borrowed (a statement's free names).
@@ -105,25 +107,35 @@ pub(crate) fn compile(
 ) -> Result<CompiledStatement, Error> {
     let mut names: Vec<&String> = arrays.keys().collect();
     names.sort();
-    let params: Vec<Param> = names
-        .iter()
-        .map(|n| {
-            let a = arrays[*n];
-            Param {
-                name: (*n).clone(),
-                ty: Type {
-                    elem: a.elem,
-                    shape: a.shape.iter().map(|&d| Dim::Known(d as u64)).collect(),
-                },
-                // Small arrays may give lengths and shapes (`n←3 ⋄ ⍳n`).
-                value: (a.len() <= KNOWN_PARAM_LIMIT).then(|| a.clone()),
-            }
-        })
-        .collect();
+    let params = |known: &dyn Fn(&Array) -> bool| -> Vec<Param> {
+        names
+            .iter()
+            .map(|n| {
+                let a = arrays[*n];
+                Param {
+                    name: (*n).clone(),
+                    ty: Type {
+                        elem: a.elem,
+                        shape: a.shape.iter().map(|&d| Dim::Known(d as u64)).collect(),
+                    },
+                    value: known(a).then(|| a.clone()),
+                }
+            })
+            .collect()
+    };
     let prog = Program {
         stmts: vec![Stmt::Expr(e.clone())],
     };
-    let ir = arrc_ir::lower::lower_program(&prog, &params, functions, float, io)?;
+    // Small arrays may give lengths and shapes (`n←3 ⋄ ⍳n`). A statement that needs
+    // a larger array's value (replicate counts, `c/x` and `⍸c`, which then expand
+    // into gather indices here) is lowered again with every value known.
+    let small = params(&|a| a.len() <= KNOWN_PARAM_LIMIT);
+    let ir = match arrc_ir::lower::lower_program(&prog, &small, functions, float, io) {
+        Err(why) if why.needs_known && arrays.values().any(|a| a.len() > KNOWN_PARAM_LIMIT) => {
+            arrc_ir::lower::lower_program(&prog, &params(&|_| true), functions, float, io)?
+        }
+        r => r?,
+    };
     let verified = arrc_ir::verify::verify(&ir)?;
     let plan = arrc_ir::plan::plan(&verified, opts)?;
     let mut modules = Vec::new();
