@@ -56,3 +56,11 @@ RANK ERROR
 ⍝ a scalar extends to the counts' length, none included
       ⍴⍬/5
 0
+⍝ replicate by many computed counts (beyond the 64 the compiler knows at once)
+      rx←⍳70
+      +/(3|rx)/rx
+2462
+      ≢⍸3|rx
+70
+      ¯3↑((3|rx)-1)/rx
+0 68 0

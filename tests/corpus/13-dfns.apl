@@ -83,3 +83,9 @@ SYNTAX ERROR
 4 5 6
       {⍺+dk×⍵}⌿3 2⍴⍳6
 55 68
+⍝ an operand may compute from outside names: +/dv runs once, before the fold
+      dv←1 2 3
+      {⍺+⍵×+/dv}/1 2 3
+121
+      {⍵×⌈/dv}¨1 2 3
+3 6 9

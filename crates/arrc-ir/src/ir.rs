@@ -249,6 +249,19 @@ impl Comb {
             Comb::Alpha | Comb::Omega | Comb::Const(_) => {}
         }
     }
+
+    /// Applies `f` to each outside value it reads, in place.
+    pub fn map_outer(&mut self, f: &mut impl FnMut(Value) -> Value) {
+        match self {
+            Comb::Outer(v) => *v = f(*v),
+            Comb::Cast { arg, .. } | Comb::Unary { arg, .. } => arg.map_outer(f),
+            Comb::Binary { lhs, rhs, .. } => {
+                lhs.map_outer(f);
+                rhs.map_outer(f);
+            }
+            Comb::Alpha | Comb::Omega | Comb::Const(_) => {}
+        }
+    }
 }
 
 /// What [`Inst::Search`] gives for each needle.
@@ -284,6 +297,53 @@ pub enum Gather {
 }
 
 impl Inst {
+    /// Applies `f` to each value this instruction uses, in place.
+    pub fn map_operands(&mut self, f: &mut impl FnMut(Value) -> Value) {
+        match self {
+            Inst::Param { .. } | Inst::Const(_) | Inst::Iota { .. } => {}
+            Inst::Length { of, .. } => *of = f(*of),
+            Inst::Cast(v)
+            | Inst::Unary { arg: v, .. }
+            | Inst::Reduce { arg: v, .. }
+            | Inst::Scan { arg: v, .. }
+            | Inst::Grade { arg: v, .. }
+            | Inst::Gather { arg: v, .. } => *v = f(*v),
+            Inst::Binary { lhs, rhs, .. }
+            | Inst::Catenate { lhs, rhs, .. }
+            | Inst::MatMul { lhs, rhs }
+            | Inst::Compress {
+                mask: lhs,
+                arg: rhs,
+            }
+            | Inst::Rotate {
+                arg: lhs, by: rhs, ..
+            } => {
+                *lhs = f(*lhs);
+                *rhs = f(*rhs);
+            }
+            Inst::FoldDfn { arg, comb, .. } => {
+                *arg = f(*arg);
+                comb.map_outer(f);
+            }
+            Inst::Search {
+                hay,
+                order,
+                needles,
+                ..
+            } => {
+                *hay = f(*hay);
+                *order = f(*order);
+                *needles = f(*needles);
+            }
+            Inst::Index { arg, axes } => {
+                *arg = f(*arg);
+                for v in axes.iter_mut().flatten() {
+                    *v = f(*v);
+                }
+            }
+        }
+    }
+
     /// The values this instruction uses.
     pub fn operands(&self) -> Vec<Value> {
         match self {

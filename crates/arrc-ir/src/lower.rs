@@ -729,17 +729,21 @@ impl Lower {
         // two of them gives that type again.
         let mut r = at.elem;
         let mut comb = None;
+        // The operand certainly runs: at least one pair on every line, and a line.
+        let runs =
+            known_dims(&at.shape).is_some_and(|d| d[axis] >= 2 && d.iter().product::<usize>() > 0);
         for _ in 0..4 {
-            let (c, t) = self.comb(operand, r, &fspan)?;
+            let f = self.comb(operand, r, &fspan)?;
+            let t = f.elem;
             if t == r {
-                comb = Some(c);
+                comb = Some(self.settle(f, runs, &fspan)?);
                 break;
             }
             if r.join(t) == r {
                 // A narrower result (booleans from integers) is exact in r.
                 comb = Some(Comb::Cast {
                     to: r,
-                    arg: Box::new(c),
+                    arg: Box::new(self.settle(f, runs, &fspan)?),
                 });
                 break;
             }
@@ -783,23 +787,16 @@ impl Lower {
         r
     }
 
-    /// The dfn `g` applied to scalar ⍺ and ⍵ of type `t`, as a [`Comb`] tree, and its
-    /// result type; NOT YET SUPPORTED unless it is made of scalar functions.
-    fn comb(&mut self, g: &Func, t: ElemType, span: &Span) -> Result<(Comb, ElemType)> {
-        let result = self.undone(|l| {
+    /// The dfn `g` applied to scalar ⍺ and ⍵ of type `t`, as a [`Formula`]; NOT YET
+    /// SUPPORTED unless it is made of scalar functions.
+    fn comb(&mut self, g: &Func, t: ElemType, span: &Span) -> Result<Formula> {
+        let result = self.trial(span, |l| {
             let a =
                 l.f.push(Inst::Param { index: 1 }, Type::scalar(t), span.clone());
             let w =
                 l.f.push(Inst::Param { index: 0 }, Type::scalar(t), span.clone());
             let r = l.dyadic(g, a, w, span)?;
-            if l.f.ty(r).rank() != 0 {
-                return Err(err::unsupported(
-                    "the operand must give a scalar",
-                    span.clone(),
-                ));
-            }
-            let c = l.comb_of(r, a, w, span)?;
-            Ok((c, l.f.ty(r).elem))
+            Ok((r, a, w))
         });
         result.map_err(|e| {
             if e.class == crate::ErrorClass::Unsupported {
@@ -816,16 +813,110 @@ impl Lower {
         })
     }
 
-    fn comb_of(&self, v: Value, a: Value, w: Value, span: &Span) -> Result<Comb> {
-        let sub = |x: &Value| self.comb_of(*x, a, w, span).map(Box::new);
+    /// Runs `build` as a trial on scalar stand-ins for ⍺ and ⍵ (it gives the result
+    /// and the two stand-ins, which may be one) and undoes it. The result must be a
+    /// scalar computed from the stand-ins by scalar functions: a [`Comb`]. Scalars it
+    /// reads that do not depend on the stand-ins (`+/v` in `{⍺+⍵×+/v}`) are kept, with
+    /// what computes them, for [`Self::settle`].
+    fn trial(
+        &mut self,
+        span: &Span,
+        build: impl FnOnce(&mut Self) -> Result<(Value, Value, Value)>,
+    ) -> Result<Formula> {
+        let start = self.f.insts.len();
+        self.undone(|l| {
+            let checks = l.f.checks.len();
+            let (r, a, w) = build(l)?;
+            if l.f.ty(r).rank() != 0 {
+                return Err(err::unsupported(
+                    "the operand must give a scalar",
+                    span.clone(),
+                ));
+            }
+            let end = l.f.insts.len();
+            let mut varies = vec![false; end - start];
+            for i in start..end {
+                let v = Value(i as u32);
+                varies[i - start] = v == a
+                    || v == w
+                    || l.f
+                        .inst(v)
+                        .operands()
+                        .iter()
+                        .any(|o| o.index() >= start && varies[o.index() - start]);
+            }
+            let trial = Trial {
+                a,
+                w,
+                start,
+                varies,
+            };
+            let mut reads = Vec::new();
+            let comb = l.comb_of(r, &trial, &mut reads, span)?;
+            // What computes the scalars read, in order.
+            let mut need = vec![false; end - start];
+            while let Some(v) = reads.pop() {
+                if v.index() >= start && !need[v.index() - start] {
+                    need[v.index() - start] = true;
+                    reads.extend(l.f.inst(v).operands());
+                }
+            }
+            let hoisted = (start..end)
+                .filter(|&i| need[i - start])
+                .map(|i| {
+                    let v = Value(i as u32);
+                    (
+                        v,
+                        l.f.inst(v).clone(),
+                        l.f.ty(v).clone(),
+                        l.f.spans[i].clone(),
+                    )
+                })
+                .collect();
+            Ok(Formula {
+                comb,
+                elem: l.f.ty(r).elem,
+                hoisted,
+                checks: l.f.checks.len() > checks,
+            })
+        })
+    }
+
+    /// The formula's [`Comb`], after the scalars it reads from outside names are
+    /// computed again, once, outside the trial. They are computed whether or not
+    /// the operand ever runs, so `runs` must say that it certainly does (an error
+    /// they raise is then the operand's own).
+    fn settle(&mut self, f: Formula, runs: bool, span: &Span) -> Result<Comb> {
+        if f.hoisted.is_empty() {
+            return Ok(f.comb);
+        }
+        if f.checks || !runs {
+            return Err(err::unsupported(
+                "an operand that computes a value from outside names runs on the GPU path only where its arguments' lengths are known and not 0",
+                span.clone(),
+            ));
+        }
+        let mut map = HashMap::new();
+        for (old, mut inst, ty, at) in f.hoisted {
+            inst.map_operands(&mut |v| *map.get(&v).unwrap_or(&v));
+            map.insert(old, self.f.push(inst, ty, at));
+        }
+        let mut comb = f.comb;
+        comb.map_outer(&mut |v| *map.get(&v).unwrap_or(&v));
+        Ok(comb)
+    }
+
+    fn comb_of(&self, v: Value, t: &Trial, reads: &mut Vec<Value>, span: &Span) -> Result<Comb> {
+        let mut sub = |x: &Value| self.comb_of(*x, t, reads, span).map(Box::new);
         let elem = self.f.ty(v).elem;
+        let scalar = self.f.ty(v).rank() == 0;
         Ok(match self.f.inst(v) {
-            _ if v == a => Comb::Alpha,
-            _ if v == w => Comb::Omega,
+            _ if v == t.a => Comb::Alpha,
+            _ if v == t.w => Comb::Omega,
             Inst::Const(c) if c.len() == 1 => Comb::Const(c.data.get(0)),
-            // A scalar computed before the trial began (the stand-ins are its first
-            // values): a name from outside the operand.
-            _ if v.index() < a.index().min(w.index()) && self.f.ty(v).rank() == 0 => Comb::Outer(v),
+            // A scalar computed before the trial began: a name from outside the
+            // operand.
+            _ if v.index() < t.start && scalar => Comb::Outer(v),
             Inst::Cast(x) => Comb::Cast {
                 to: elem,
                 arg: sub(x)?,
@@ -841,6 +932,11 @@ impl Lower {
                 lhs: sub(lhs)?,
                 rhs: sub(rhs)?,
             },
+            // A scalar the trial computed without the stand-ins (`+/v`).
+            _ if scalar && !t.varies[v.index() - t.start] => {
+                reads.push(v);
+                Comb::Outer(v)
+            }
             _ => {
                 return Err(err::unsupported(
                     "only scalar functions of ⍺, ⍵ and literals",
@@ -1885,6 +1981,17 @@ impl Lower {
         let ax = axis.unwrap_or(if first { 0 } else { xt.rank() - 1 });
         let len = xt.shape[ax];
         let at = self.f.ty(a).clone();
+        if let Some(known) = self.known_value(a) {
+            if known.rank() > 1 {
+                return Err(err::rank(
+                    "replicate counts must be a scalar or vector",
+                    span,
+                ));
+            }
+            if self.const_ints(a).is_none() {
+                return Err(err::domain("replicate counts must be integers", span));
+            }
+        }
         if let Some(counts) = self.const_ints(a) {
             let Dim::Known(n) = len else {
                 return Err(err::needs_known(
@@ -2058,7 +2165,7 @@ impl Lower {
         // only, as a formula of the stand-ins (`+/¨x` is x itself: a fold of one
         // item). The trial is then undone (the IR only grows at its end) and the
         // formula applied to the arrays.
-        let trial = self.undone(|l| {
+        let trial = self.trial(span, |l| {
             let stand_in = |l: &mut Self, v: Value| {
                 let t = Type::scalar(l.f.ty(v).elem);
                 l.f.push(Inst::Param { index: 0 }, t, span.clone())
@@ -2069,13 +2176,17 @@ impl Lower {
                 Some(ta) => l.dyadic(&g, ta, tx, span)?,
                 None => l.monadic(&g, tx, span)?,
             };
-            if l.f.ty(r).rank() != 0 {
-                return Err(err::unsupported("", span.clone()));
-            }
-            l.comb_of(r, ta.unwrap_or(tx), tx, span)
+            Ok((r, ta.unwrap_or(tx), tx))
         });
+        let dims = known_dims(&shape);
+        if let (Some(d), Ok(f)) = (&dims, &trial) {
+            if d.contains(&0) {
+                // f never runs: an empty result of its type.
+                return Ok(self.konst(Array::new(d.clone(), Data::empty(f.elem)), span.clone()));
+            }
+        }
         let comb =
-            match trial {
+            match trial.and_then(|f| self.settle(f, dims.is_some(), span)) {
                 Ok(c) => c,
                 Err(e) if e.class != crate::ErrorClass::Unsupported => return Err(e),
                 Err(_) => return Err(err::unsupported(
@@ -2298,6 +2409,25 @@ impl Lower {
             )),
         }
     }
+}
+
+/// The stand-ins of a trial ([`Lower::trial`]), where it began, and which of its
+/// values depend on the stand-ins.
+struct Trial {
+    a: Value,
+    w: Value,
+    start: usize,
+    varies: Vec<bool>,
+}
+
+/// A scalar formula of ⍺ and ⍵ found by a trial, and its result type. `hoisted`: the
+/// instructions (by their trial values) that compute the scalars it reads from outside
+/// names; `checks`: the trial added length checks.
+struct Formula {
+    comb: Comb,
+    elem: ElemType,
+    hoisted: Vec<(Value, Inst, Type, Span)>,
+    checks: bool,
 }
 
 fn known_dims(shape: &[Dim]) -> Option<Vec<usize>> {

@@ -939,6 +939,11 @@ fn dfn_operands() {
         "{⍵}/x",
         "{⍺}/x",
         "x∘.{⍺+2×⍵}y",
+        // Scalars computed from outside names, once, before the fold.
+        "{⍺⌈⍵-⌈/y}/x",
+        "{⍺-⍵÷1+|⌊/y}\\x",
+        "{⍵×+/y}¨x",
+        "x{⍺+⍵×y[1]}¨x",
     ];
     // (`{⍺+⍵×2}` doubles per item: 33 items stay inside f32 and i64.)
     check_at(&mut s, &[1, 2, 7, 33], VECTORS, ElemType::I32, false);
@@ -957,6 +962,15 @@ fn dfn_operands() {
     }
     let e = s.eval("{⍺+⍵×2}/⍬").expect_err("no identity");
     assert_eq!(e.class, arrc::ErrorClass::Domain);
+    // The outside value is computed as often as the operand runs: not at all for one
+    // item, and its error when it does run.
+    s.set("v", Array::vector(Data::I32(vec![0])));
+    let one = device_value(&mut s, "{⍺+⍵÷+/v}/,7");
+    assert_eq!(arrc::display(&one), "7");
+    let e = s.eval("{⍺+⍵÷+/v}/7 8").expect_err("÷0");
+    assert_eq!(e.class, arrc::ErrorClass::Domain);
+    let none = device_value(&mut s, "⍴{⍵÷+/v}¨⍳0");
+    assert_eq!(arrc::display(&none), "0");
 }
 
 #[test]
