@@ -251,11 +251,11 @@ impl Session {
         }
         // Assignments inside the statement run first, in the order APL meets them,
         // where nothing evaluated before them could see the difference.
-        let mut first = vec![];
+        let mut hoist = Hoist::default();
         let split;
         let value = match inner_assignment(value) {
             None => value,
-            Some(span) => match hoist_assignments(value, &mut first, &mut HashSet::new()) {
+            Some(span) => match hoist.expr(value, false) {
                 Some(rest) => {
                     split = rest;
                     &split
@@ -265,21 +265,51 @@ impl Session {
                         stmt,
                         notes,
                         err::unsupported(
-                            "assignment inside an expression, after a use of its name or a function call, is not supported on the GPU path yet",
+                            "assignment inside an expression, before a call of a function that could read its name, is not supported on the GPU path yet",
                             span,
                         ),
                     )
                 }
             },
         };
-        for (name, v) in &first {
-            match self.gpu_expr(v) {
-                Ok(a) => self.set(name, a),
-                Err(e) => return self.fallback(stmt, notes, e),
+        // What the assignments replace, put back if the statement leaves the device
+        // (the reference then runs all of it).
+        let saved: Vec<(String, Option<Array>)> = hoist
+            .first
+            .iter()
+            .map(|h| (h.bind().to_string(), self.env.arrays.get(h.bind()).cloned()))
+            .collect();
+        let result = hoist
+            .first
+            .iter()
+            .try_for_each(|h| {
+                let a = self.gpu_expr(&h.value)?;
+                self.set(h.bind(), a);
+                Ok(())
+            })
+            .and_then(|()| self.gpu_expr(value));
+        // Renamed assignments take their names, in order, once the statement is done.
+        for h in &hoist.first {
+            if let Some(t) = &h.temp {
+                if let Some(a) = self.env.arrays.remove(t) {
+                    if result.is_ok() {
+                        self.set(&h.name, a);
+                    }
+                }
             }
         }
-        let result = match self.gpu_expr(value) {
-            Err(e) => return self.fallback(stmt, notes, e),
+        let result = match result {
+            Err(e) => {
+                for (n, a) in saved.into_iter().rev() {
+                    match a {
+                        Some(a) => self.set(&n, a),
+                        None => {
+                            self.env.arrays.remove(&n);
+                        }
+                    }
+                }
+                return self.fallback(stmt, notes, e);
+            }
             Ok(r) => r,
         };
         for n in &names {
@@ -390,68 +420,115 @@ impl Session {
     }
 }
 
-/// `e` with its inner assignments taken out into `first` (name and value, in the
-/// order APL evaluates them: right to left) and replaced by their names; `None` when
-/// one of them follows, in that order, a use of its name or any function call that
-/// could read it. `seen` holds the names used so far.
-fn hoist_assignments(
-    e: &Expr,
-    first: &mut Vec<(String, Expr)>,
-    seen: &mut HashSet<String>,
-) -> Option<Expr> {
-    // A function that could read a name: anything but primitives and their derivations.
-    fn opaque(f: &arrc_syntax::Func) -> bool {
-        f.any_func(&mut |g| {
-            matches!(
-                g.kind,
-                arrc_syntax::ast::FuncKind::Name(_)
-                    | arrc_syntax::ast::FuncKind::Dfn(_)
-                    | arrc_syntax::ast::FuncKind::SelfRef
-            )
-        })
+/// One assignment taken out of a statement: `name←value`, bound first to `temp` when
+/// the statement still reads the name's old value after it (see [`Hoist`]).
+struct Hoisted {
+    name: String,
+    temp: Option<String>,
+    value: Expr,
+}
+
+impl Hoisted {
+    /// The name it is bound to while the statement runs.
+    fn bind(&self) -> &str {
+        self.temp.as_deref().unwrap_or(&self.name)
     }
-    let kind = match &e.kind {
-        ExprKind::Assign { name, value, .. } => {
-            let value = hoist_assignments(value, first, seen)?;
-            if seen.contains(name) || seen.contains("") {
-                return None;
-            }
-            first.push((name.clone(), value));
-            return Some(Expr::new(ExprKind::Name(name.clone()), e.span.clone()));
+}
+
+/// Takes the inner assignments out of a statement (`Hoist::expr`), in the order
+/// APL evaluates them (right to left), to run before the rest. The rest then reads
+/// each name as APL would at that point: an assignment whose name the rest reads
+/// before it, or that a function call before it could read, is bound to a new name
+/// (`name′k`) that the later reads use, and takes its name when the statement is
+/// done. A function call after such an assignment could read either value: the
+/// statement is then refused (`None`).
+#[derive(Default)]
+struct Hoist {
+    first: Vec<Hoisted>,
+    /// Names the rest reads so far.
+    read: HashSet<String>,
+    /// The rest calls a function that could read a name.
+    opaque: bool,
+    renamed: HashMap<String, String>,
+}
+
+impl Hoist {
+    /// `e` without its assignments; `in_value`: `e` is (part of) an assignment's
+    /// value, which runs with the assignments, in order.
+    fn expr(&mut self, e: &Expr, in_value: bool) -> Option<Expr> {
+        // A function that could read a name: anything but primitives and their
+        // derivations.
+        fn opaque(f: &arrc_syntax::Func) -> bool {
+            f.any_func(&mut |g| {
+                matches!(
+                    g.kind,
+                    arrc_syntax::ast::FuncKind::Name(_)
+                        | arrc_syntax::ast::FuncKind::Dfn(_)
+                        | arrc_syntax::ast::FuncKind::SelfRef
+                )
+            })
         }
-        ExprKind::Name(n) => {
-            seen.insert(n.clone());
-            return Some(e.clone());
-        }
-        ExprKind::Monadic { func, arg } => {
-            let arg = hoist_assignments(arg, first, seen)?;
-            if opaque(func) {
-                seen.insert(String::new());
+        let call = |h: &mut Self, f: &arrc_syntax::Func| {
+            if opaque(f) {
+                if !h.renamed.is_empty() {
+                    return None;
+                }
+                h.opaque |= !in_value;
             }
-            ExprKind::Monadic {
-                func: func.clone(),
-                arg: Box::new(arg),
+            Some(())
+        };
+        let kind = match &e.kind {
+            ExprKind::Assign { name, value, .. } => {
+                let value = self.expr(value, true)?;
+                let temp = (self.read.contains(name) || self.opaque).then(|| {
+                    let t = format!("{name}′{}", self.first.len());
+                    self.renamed.insert(name.clone(), t.clone());
+                    t
+                });
+                self.first.push(Hoisted {
+                    name: name.clone(),
+                    temp,
+                    value,
+                });
+                let bound = self.first.last().map(|h| h.bind().to_string())?;
+                if !in_value {
+                    self.read.insert(name.clone());
+                }
+                return Some(Expr::new(ExprKind::Name(bound), e.span.clone()));
             }
-        }
-        ExprKind::Dyadic { func, left, right } => {
-            let right = hoist_assignments(right, first, seen)?;
-            let left = hoist_assignments(left, first, seen)?;
-            if opaque(func) {
-                seen.insert(String::new());
+            ExprKind::Name(n) => {
+                if !in_value {
+                    self.read.insert(n.clone());
+                }
+                let n = self.renamed.get(n).unwrap_or(n);
+                return Some(Expr::new(ExprKind::Name(n.clone()), e.span.clone()));
             }
-            ExprKind::Dyadic {
-                func: func.clone(),
-                left: Box::new(left),
-                right: Box::new(right),
+            ExprKind::Monadic { func, arg } => {
+                let arg = self.expr(arg, in_value)?;
+                call(self, func)?;
+                ExprKind::Monadic {
+                    func: func.clone(),
+                    arg: Box::new(arg),
+                }
             }
-        }
-        _ => {
-            return e
-                .map_children(&mut |c| hoist_assignments(c, first, seen).ok_or(()))
-                .ok()
-        }
-    };
-    Some(Expr::new(kind, e.span.clone()))
+            ExprKind::Dyadic { func, left, right } => {
+                let right = self.expr(right, in_value)?;
+                let left = self.expr(left, in_value)?;
+                call(self, func)?;
+                ExprKind::Dyadic {
+                    func: func.clone(),
+                    left: Box::new(left),
+                    right: Box::new(right),
+                }
+            }
+            _ => {
+                return e
+                    .map_children(&mut |c| self.expr(c, in_value).ok_or(()))
+                    .ok()
+            }
+        };
+        Some(Expr::new(kind, e.span.clone()))
+    }
 }
 
 /// The first assignment in `e` (at any depth; dfns aside).

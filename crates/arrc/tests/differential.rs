@@ -1129,12 +1129,33 @@ fn inner_assignments() {
         ("n←1 ⋄ n+(n←2)×10", "22"),
         ("y←(a←3)+b←4 ⋄ y,a,b", "7 3 4"),
         ("+/v×(v←⍳4)", "30"),
+        // Read before it is assigned (to its right), or by its own value: those
+        // reads see the old value, later ones the new.
+        ("n←1 ⋄ r←(n←2)+n ⋄ r,n", "3 2"),
+        ("x←5 ⋄ r←(x←x+1)×x ⋄ r,x", "30 6"),
+        ("x←5 ⋄ r←x+(x←1)+(y←x)+x ⋄ r,x,y", "12 1 5"),
+        ("x←5 ⋄ r←(x←2)+(x←x+1)+x ⋄ r,x", "13 2"),
+        ("x←1 2 3 ⋄ r←x[2]+(x←10 20 30)[1]+x[3] ⋄ r,x", "33 10 20 30"),
+        ("n←3 ⋄ z←(n←n-1)⍴⍳5 ⋄ z,n", "1 2 2"),
+        ("f←{⍵+x} ⋄ x←1 ⋄ (x←10)+f 1", "12"),
+        ("f←{⍵+x} ⋄ x←1 ⋄ (f 1)+x←10", "21"),
     ] {
         assert_eq!(arrc::display(&device_value(&mut s, prog)), want, "{prog}");
     }
-    // Read before it is assigned (to its right): not run out of order.
-    let e = s.eval("n←1 ⋄ (n←2)+n").expect_err("n is read first");
+    // A function called after it could read either value: refused, and nothing is
+    // assigned.
+    let e = s
+        .eval("f←{⍵+x} ⋄ x←1 ⋄ (f 1)+(x←10)+x")
+        .expect_err("f may read x");
     assert_eq!(e.class, arrc::ErrorClass::Unsupported);
+    assert_eq!(s.get("x").map(arrc::display).as_deref(), Some("1"));
+    // A statement that leaves the device runs whole on the reference, from the
+    // values before it.
+    let mut auto = Session::new(arrc::Backend::Auto).expect("session");
+    let o = auto
+        .eval("x←5 ⋄ r←(x←x+1)+{⍵>0:⍺+⍵ ⋄ ⍺-⍵}/1 2 3 ⋄ r,x")
+        .expect("falls back");
+    assert_eq!(arrc::display(&o.value.expect("a value")), "12 6");
 }
 
 #[test]
