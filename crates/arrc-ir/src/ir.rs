@@ -132,6 +132,14 @@ pub enum Inst {
         lhs: Value,
         rhs: Value,
     },
+    /// `then` where `cond` (boolean) is 1, else `els`, element by element with scalar
+    /// extension; only the chosen side is computed (a dfn guard on scalars:
+    /// `{⍵=0:0 ⋄ ÷⍵}¨x`).
+    Select {
+        cond: Value,
+        then: Value,
+        els: Value,
+    },
     /// `op/[axis] arg`: folds away one axis.
     Reduce {
         op: BinOp,
@@ -234,6 +242,12 @@ pub enum Comb {
         lhs: Box<Comb>,
         rhs: Box<Comb>,
     },
+    /// `then` where `cond` is 1, else `els` (a guard); only the chosen side runs.
+    Select {
+        cond: Box<Comb>,
+        then: Box<Comb>,
+        els: Box<Comb>,
+    },
 }
 
 impl Comb {
@@ -245,6 +259,11 @@ impl Comb {
             Comb::Binary { lhs, rhs, .. } => {
                 lhs.outer_values(out);
                 rhs.outer_values(out);
+            }
+            Comb::Select { cond, then, els } => {
+                cond.outer_values(out);
+                then.outer_values(out);
+                els.outer_values(out);
             }
             Comb::Alpha | Comb::Omega | Comb::Const(_) => {}
         }
@@ -258,6 +277,11 @@ impl Comb {
             Comb::Binary { lhs, rhs, .. } => {
                 lhs.map_outer(f);
                 rhs.map_outer(f);
+            }
+            Comb::Select { cond, then, els } => {
+                cond.map_outer(f);
+                then.map_outer(f);
+                els.map_outer(f);
             }
             Comb::Alpha | Comb::Omega | Comb::Const(_) => {}
         }
@@ -325,6 +349,11 @@ impl Inst {
                 *arg = f(*arg);
                 comb.map_outer(f);
             }
+            Inst::Select { cond, then, els } => {
+                *cond = f(*cond);
+                *then = f(*then);
+                *els = f(*els);
+            }
             Inst::Search {
                 hay,
                 order,
@@ -359,6 +388,7 @@ impl Inst {
             | Inst::Catenate { lhs, rhs, .. }
             | Inst::MatMul { lhs, rhs } => vec![*lhs, *rhs],
             Inst::Compress { mask, arg } => vec![*mask, *arg],
+            Inst::Select { cond, then, els } => vec![*cond, *then, *els],
             Inst::Rotate { arg, by, .. } => vec![*arg, *by],
             Inst::Grade { arg, .. } => vec![*arg],
             Inst::FoldDfn { arg, comb, .. } => {
@@ -386,6 +416,7 @@ impl Inst {
             Inst::Cast(_)
                 | Inst::Unary { .. }
                 | Inst::Binary { .. }
+                | Inst::Select { .. }
                 | Inst::Iota { .. }
                 | Inst::Length { .. }
                 | Inst::Gather { .. }
@@ -503,6 +534,7 @@ impl fmt::Display for Function {
                 Inst::Cast(x) => write!(f, "cast {x}")?,
                 Inst::Unary { op, arg } => write!(f, "{} {arg}", op.name())?,
                 Inst::Binary { op, lhs, rhs } => write!(f, "{} {lhs}, {rhs}", op.name())?,
+                Inst::Select { cond, then, els } => write!(f, "select {cond}, {then}, {els}")?,
                 Inst::Reduce { op, arg, axis } => write!(f, "reduce[{axis}] {} {arg}", op.name())?,
                 Inst::Scan { op, arg, axis } => write!(f, "scan[{axis}] {} {arg}", op.name())?,
                 Inst::Gather { arg, map } => write!(f, "gather {map:?} {arg}")?,

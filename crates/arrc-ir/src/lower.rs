@@ -32,6 +32,9 @@ struct Lower {
     /// of the dfn whose text encloses it (names resolve lexically, as in Dyalog).
     frames: Vec<(Program, usize)>,
     depth: usize,
+    /// Trials on scalar stand-ins running ([`Lower::trial`]): their guards become
+    /// selects.
+    trials: usize,
 }
 
 /// Lowers a program whose free names are the given parameters (arrays supplied at run
@@ -143,6 +146,7 @@ impl Lower {
             known: HashMap::new(),
             frames: vec![],
             depth: 0,
+            trials: 0,
         }
     }
 
@@ -191,7 +195,7 @@ impl Lower {
 
     fn stmts(&mut self, stmts: &[Stmt], span: &Span) -> Result<Value> {
         let mut last = None;
-        for s in stmts {
+        for (i, s) in stmts.iter().enumerate() {
             match s {
                 Stmt::Expr(e) => last = Some(self.expr(e)?),
                 Stmt::FnDef { name, func, .. } => self.bind(name, Binding::Func(func.clone())),
@@ -201,11 +205,20 @@ impl Lower {
                         f.span.clone(),
                     ));
                 }
-                Stmt::Guard { cond, .. } => {
-                    return Err(err::unsupported(
-                        "guards need a value on the host; the GPU path does not run them yet",
-                        cond.span.clone(),
-                    ))
+                Stmt::Guard { cond, value } => {
+                    let c = self.expr(cond)?;
+                    match self.known_value(c).map(|a| (a.len(), a.as_singleton())) {
+                        Some((1, Some(s))) if s.as_i64() == Some(1) => return self.expr(value),
+                        Some((1, Some(s))) if s.as_i64() == Some(0) => continue,
+                        Some(_) => {
+                            return Err(err::domain(
+                                "a guard's condition must be a single 0 or 1",
+                                cond.span.clone(),
+                            ))
+                        }
+                        None => {}
+                    }
+                    return self.guard(c, value, &stmts[i + 1..], &cond.span, span);
                 }
             }
         }
@@ -215,6 +228,64 @@ impl Lower {
                 span.clone(),
             )
         })
+    }
+
+    /// A guard whose condition `c` the device computes: inside a trial on scalar
+    /// stand-ins, a select of `value` and the rest of the body (both scalars), of which
+    /// only the chosen one runs. Elsewhere the host runs it.
+    fn guard(
+        &mut self,
+        c: Value,
+        value: &Expr,
+        rest: &[Stmt],
+        cspan: &Span,
+        span: &Span,
+    ) -> Result<Value> {
+        let ct = self.f.ty(c).clone();
+        if self.trials == 0 || rest.is_empty() || ct.rank() != 0 {
+            return Err(err::unsupported(
+                "guards need a value on the host; the GPU path does not run them yet",
+                cspan.clone(),
+            ));
+        }
+        if ct.elem != ElemType::Bool {
+            return Err(err::unsupported(
+                "a guard computed on the device must be a comparison (a boolean)",
+                cspan.clone(),
+            ));
+        }
+        // The value's assignments are not the rest's.
+        let scope = self.scopes.last().cloned();
+        let then = self.expr(value)?;
+        if let (Some(s), Some(top)) = (scope, self.scopes.last_mut()) {
+            *top = s;
+        }
+        let els = self.stmts(rest, span)?;
+        if self.f.ty(then).rank() != 0 || self.f.ty(els).rank() != 0 {
+            return Err(err::unsupported(
+                "a guard computed on the device must choose between scalars",
+                cspan.clone(),
+            ));
+        }
+        self.select(c, then, els, span)
+    }
+
+    /// `then` where `c` is 1, else `els`, element by element (see [`Inst::Select`]).
+    fn select(&mut self, c: Value, then: Value, els: Value, span: &Span) -> Result<Value> {
+        let elem = self.f.ty(then).elem.join(self.f.ty(els).elem);
+        let (then, els) = (self.cast(then, elem), self.cast(els, elem));
+        let (ct, tt, et) = (
+            self.f.ty(c).clone(),
+            self.f.ty(then).clone(),
+            self.f.ty(els).clone(),
+        );
+        let shape = self.extend(&ct, &tt, span)?;
+        let shape = self.extend(&Type { elem, shape }, &et, span)?;
+        Ok(self.f.push(
+            Inst::Select { cond: c, then, els },
+            Type { elem, shape },
+            span.clone(),
+        ))
     }
 
     fn konst(&mut self, a: Array, span: Span) -> Value {
@@ -824,7 +895,8 @@ impl Lower {
         build: impl FnOnce(&mut Self) -> Result<(Value, Value, Value)>,
     ) -> Result<Formula> {
         let start = self.f.insts.len();
-        self.undone(|l| {
+        self.trials += 1;
+        let formula = self.undone(|l| {
             let checks = l.f.checks.len();
             let (r, a, w) = build(l)?;
             if l.f.ty(r).rank() != 0 {
@@ -879,7 +951,9 @@ impl Lower {
                 hoisted,
                 checks: l.f.checks.len() > checks,
             })
-        })
+        });
+        self.trials -= 1;
+        formula
     }
 
     /// The formula's [`Comb`], after the scalars it reads from outside names are
@@ -931,6 +1005,11 @@ impl Lower {
                 elem,
                 lhs: sub(lhs)?,
                 rhs: sub(rhs)?,
+            },
+            Inst::Select { cond, then, els } => Comb::Select {
+                cond: sub(cond)?,
+                then: sub(then)?,
+                els: sub(els)?,
             },
             // A scalar the trial computed without the stand-ins (`+/v`).
             _ if scalar && !t.varies[v.index() - t.start] => {
@@ -2228,6 +2307,12 @@ impl Lower {
                 let l = self.apply_comb(lhs, a, x, span)?;
                 let r = self.apply_comb(rhs, a, x, span)?;
                 self.apply_binary(*op, l, r, span.clone())?
+            }
+            Comb::Select { cond, then, els } => {
+                let c = self.apply_comb(cond, a, x, span)?;
+                let t = self.apply_comb(then, a, x, span)?;
+                let e = self.apply_comb(els, a, x, span)?;
+                self.select(c, t, e, span)?
             }
         })
     }

@@ -269,6 +269,13 @@ pub enum KExpr {
         then: Box<KExpr>,
         els: Box<KExpr>,
     },
+    /// `then` where `cond` (a boolean) is 1, else `els`; only the chosen side is
+    /// evaluated (a dfn guard).
+    If {
+        cond: Box<KExpr>,
+        then: Box<KExpr>,
+        els: Box<KExpr>,
+    },
     Const(Scalar),
     /// Raises error `bit` and gives 0 of type `elem` (an index out of range).
     Fail {
@@ -303,7 +310,7 @@ impl KExpr {
                 *elem
             }
             KExpr::Cast { to, .. } => *to,
-            KExpr::Select { then, .. } => then.elem(),
+            KExpr::Select { then, .. } | KExpr::If { then, .. } => then.elem(),
             KExpr::Fail { elem, .. } => *elem,
             KExpr::Iota { .. } => ElemType::I32,
             KExpr::Const(s) => s.elem_type(),
@@ -329,6 +336,7 @@ impl KExpr {
                     || els.may_fail()
                     || when.iter().any(|(a, b)| a.may_fail() || b.may_fail())
             }
+            KExpr::If { cond, then, els } => cond.may_fail() || then.may_fail() || els.may_fail(),
             KExpr::Fail { .. } => true,
             // An index computed from data (a rotation amount, an indexing vector) may
             // fail too.
@@ -1087,6 +1095,11 @@ impl Planner<'_> {
                     error_bit,
                 }
             }
+            Inst::Select { cond, then, els } => KExpr::If {
+                cond: Box::new(self.expr(*cond, idx, kb)),
+                then: Box::new(self.expr(*then, idx, kb)),
+                els: Box::new(self.expr(*els, idx, kb)),
+            },
             Inst::Gather { arg, map } => self.gather(v, *arg, map, idx, kb),
             Inst::Rotate { arg, by, axis } => {
                 // Coordinate c along the axis reads (c + (n|amount)) mod n, the amount
@@ -1550,6 +1563,11 @@ impl Planner<'_> {
             Comb::Cast { to, arg } => KExpr::Cast {
                 to: *to,
                 arg: Box::new(self.comb(arg, r, span, kb)),
+            },
+            Comb::Select { cond, then, els } => KExpr::If {
+                cond: Box::new(self.comb(cond, r, span, kb)),
+                then: Box::new(self.comb(then, r, span, kb)),
+                els: Box::new(self.comb(els, r, span, kb)),
             },
             Comb::Unary { op, elem, arg } => {
                 let arg = Box::new(self.comb(arg, r, span, kb));

@@ -78,6 +78,15 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                 ty.elem == crate::ElemType::I32 && ty.rank() == 0 && *axis < f.ty(*of).rank()
             }
             Inst::Cast(x) => f.ty(*x).shape == ty.shape,
+            Inst::Select { cond, then, els } => {
+                let (ct, tt, et) = (f.ty(*cond), f.ty(*then), f.ty(*els));
+                ct.elem == crate::ElemType::Bool
+                    && tt.elem == ty.elem
+                    && et.elem == ty.elem
+                    && conforms(ct, ty)
+                    && conforms(tt, ty)
+                    && conforms(et, ty)
+            }
             Inst::Unary { op, arg } => {
                 let at = f.ty(*arg);
                 op.result_type(at.elem, f.float) == ty.elem && at.shape == ty.shape

@@ -940,6 +940,26 @@ impl Emitter {
                 )?;
                 self.load(t, var)
             }
+            KExpr::If { cond, then, els } => {
+                let t = self.ty(then.elem());
+                let var = self.local(t);
+                // A boolean: an i32 word holding 0 or 1.
+                let c = self.expr(cx, cond, ix)?;
+                let zero = self.scalar(Scalar::Bool(false));
+                let c = self.b.i_not_equal(self.bool_t, None, c, zero).map_err(be)?;
+                self.if_else(
+                    c,
+                    |e| {
+                        let v = e.expr(cx, then, ix)?;
+                        e.store(var, v)
+                    },
+                    |e| {
+                        let v = e.expr(cx, els, ix)?;
+                        e.store(var, v)
+                    },
+                )?;
+                self.load(t, var)
+            }
             KExpr::Const(s) => Ok(self.scalar(*s)),
             KExpr::Fail { elem, bit } => {
                 let t = self.b.constant_true(self.bool_t);

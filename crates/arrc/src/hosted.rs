@@ -90,6 +90,17 @@ impl Session {
         } else {
             e
         };
+        self.run_staged(e, st, temps)
+    }
+
+    /// Compiles and runs `e`, which has no host-driven call left, with the visible
+    /// locals of the running dfns; in stages where it needs computed values known.
+    fn run_staged(
+        &mut self,
+        e: &Expr,
+        st: &mut Calls,
+        temps: &mut HashMap<String, Array>,
+    ) -> Result<Array, Error> {
         let chain = st.chain();
         // Only a workspace function called from here could see a shadowing local
         // (there is none at the top of a statement).
@@ -298,8 +309,7 @@ impl Session {
             ExprKind::Monadic { func, arg } => {
                 let arg = self.hoist(arg, st, temps)?;
                 if self.needs_host(func, st) {
-                    let w = self.device_eval_in(&arg, st, temps)?;
-                    let r = self.call(func, None, w, st, &span)?;
+                    let r = self.derived_on_device(func, None, &arg, st, temps, &span)?;
                     return Ok(temp(r, st, temps, span));
                 }
                 ExprKind::Monadic {
@@ -310,9 +320,8 @@ impl Session {
             ExprKind::Dyadic { func, left, right } => {
                 let right = self.hoist(right, st, temps)?;
                 if self.needs_host(func, st) {
-                    let w = self.device_eval_in(&right, st, temps)?;
-                    let a = self.device_eval_in(left, st, temps)?;
-                    let r = self.call(func, Some(a), w, st, &span)?;
+                    let left = self.hoist(left, st, temps)?;
+                    let r = self.derived_on_device(func, Some(&left), &right, st, temps, &span)?;
                     return Ok(temp(r, st, temps, span));
                 }
                 let left = self.hoist(left, st, temps)?;
@@ -325,6 +334,44 @@ impl Session {
             _ => return e.map_children(&mut |c| self.hoist(c, st, temps)),
         };
         Ok(Expr::new(kind, span))
+    }
+
+    /// Applies a host-driven function to arguments that have no host-driven call left.
+    /// An operator's derived function (`{⍵>0:⍺+⍵ ⋄ ⍺-⍵}/x`, `{⍵=0:0 ⋄ ÷⍵}¨x`) is
+    /// compiled for the device with its arguments first, where guards on scalars
+    /// become selects; what the device path cannot run is called from the host.
+    fn derived_on_device(
+        &mut self,
+        func: &Func,
+        alpha: Option<&Expr>,
+        omega: &Expr,
+        st: &mut Calls,
+        temps: &mut HashMap<String, Array>,
+        span: &Span,
+    ) -> Result<Array, Error> {
+        if let FuncKind::Derived { .. } | FuncKind::Outer(_) | FuncKind::Inner(..) = func.kind {
+            let kind = match alpha {
+                Some(a) => ExprKind::Dyadic {
+                    func: func.clone(),
+                    left: Box::new(a.clone()),
+                    right: Box::new(omega.clone()),
+                },
+                None => ExprKind::Monadic {
+                    func: func.clone(),
+                    arg: Box::new(omega.clone()),
+                },
+            };
+            match self.run_staged(&Expr::new(kind, span.clone()), st, temps) {
+                Err(e) if e.class == crate::ErrorClass::Unsupported => {}
+                r => return r,
+            }
+        }
+        let w = self.device_eval_in(omega, st, temps)?;
+        let a = match alpha {
+            Some(a) => Some(self.device_eval_in(a, st, temps)?),
+            None => None,
+        };
+        self.call(func, a, w, st, span)
     }
 
     /// Applies a host-driven function: a dfn (by value, by name, or `∇`), or `f¨` of

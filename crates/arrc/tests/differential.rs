@@ -944,6 +944,12 @@ fn dfn_operands() {
         "{⍺-⍵÷1+|⌊/y}\\x",
         "{⍵×+/y}¨x",
         "x{⍺+⍵×y[1]}¨x",
+        // Guards on scalars: selects, of which only the chosen side runs.
+        "{⍵>0:⍺+⍵ ⋄ ⍺-⍵}/x",
+        "{⍺>⍵:⍺-⍵ ⋄ ⍵-⍺}\\x",
+        "{⍵=0:0 ⋄ 100÷⍵}¨x",
+        "x∘.{⍺>⍵:⍺ ⋄ ⍵}y",
+        "{⍵=0:⍺ ⋄ ⍺+1÷⍵}/x",
     ];
     // (`{⍺+⍵×2}` doubles per item: 33 items stay inside f32 and i64.)
     check_at(&mut s, &[1, 2, 7, 33], VECTORS, ElemType::I32, false);
@@ -971,6 +977,15 @@ fn dfn_operands() {
     assert_eq!(e.class, arrc::ErrorClass::Domain);
     let none = device_value(&mut s, "⍴{⍵÷+/v}¨⍳0");
     assert_eq!(arrc::display(&none), "0");
+    // A guarded operand runs in one statement on the device, not once per item from
+    // the host; the side not chosen raises nothing.
+    s.set("x", Array::vector(Data::I32(vec![4, 0, -2, 0, 8])));
+    let before = s.stats().readbacks;
+    let r = device_value(&mut s, "{⍵=0:0 ⋄ 8÷⍵}¨x");
+    assert_eq!(arrc::display(&r), "2 0 ¯4 0 1");
+    assert_eq!(s.stats().readbacks - before, 1);
+    let e = s.eval("{⍵≠0:0 ⋄ 8÷⍵}¨x").expect_err("÷0 is chosen");
+    assert_eq!(e.class, arrc::ErrorClass::Domain);
 }
 
 #[test]
