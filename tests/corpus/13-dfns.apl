@@ -89,3 +89,12 @@ SYNTAX ERROR
 121
       {⍵×⌈/dv}¨1 2 3
 3 6 9
+⍝ guards in operands: only the chosen side runs
+      {⍵>0:⍺+⍵ ⋄ ⍺-⍵}/1 ¯2 3
+2
+      {⍵=0:0 ⋄ 8÷⍵}¨4 0 ¯2
+2 0 ¯4
+      1 ¯2 3∘.{⍺>⍵:⍺ ⋄ ⍵}1 ¯2
+1  1
+1 ¯2
+3  3
