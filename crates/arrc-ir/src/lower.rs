@@ -37,20 +37,53 @@ struct Lower {
     trials: usize,
 }
 
+/// The locals of a dfn the host is running (its body, and its local functions), over
+/// which a statement of that body is lowered: names resolve lexically through them,
+/// so a workspace function the statement calls does not see them. A parameter named
+/// [`scoped_name`]`(n, k)` is the local `n` of the `k`-th of them (from 1).
+#[derive(Clone, Debug, Default)]
+pub struct LocalScope {
+    pub body: Program,
+    pub functions: Vec<(String, Func)>,
+}
+
+/// Separates a local's name from its scope in a parameter's name.
+const SCOPE_MARK: char = '\u{1f}';
+
+/// The parameter name of the local `name` of the `scope`-th [`LocalScope`] (from 1).
+pub fn scoped_name(name: &str, scope: usize) -> String {
+    format!("{name}{SCOPE_MARK}{scope}")
+}
+
 /// Lowers a program whose free names are the given parameters (arrays supplied at run
-/// time). `functions` are named functions defined earlier (a session or library).
+/// time). `functions` are named functions defined earlier (a session or library);
+/// `locals`, outermost first, the dfns running around it (see [`LocalScope`]).
 pub fn lower_program(
     prog: &Program,
     params: &[Param],
     functions: &[(String, Func)],
+    locals: &[LocalScope],
     float: ElemType,
     io: i64,
 ) -> Result<Function> {
     let mut l = Lower::new(functions, float);
     l.io = io;
+    // Scope k (from 1) is locals[k-1], whose dfn's text lies in that of scope k-1.
+    for (k, s) in locals.iter().enumerate() {
+        let fns = s.functions.iter();
+        l.scopes.push(
+            fns.map(|(n, f)| (n.clone(), Binding::Func(f.clone())))
+                .collect(),
+        );
+        l.frames.push((s.body.clone(), k));
+    }
     for (i, p) in params.iter().enumerate() {
         let v = l.param(i as u32, p);
-        l.bind(&p.name, Binding::Array(v));
+        let (name, scope) = match p.name.split_once(SCOPE_MARK) {
+            Some((n, k)) => (n, k.parse::<usize>().unwrap_or(0).min(locals.len())),
+            None => (p.name.as_str(), 0),
+        };
+        l.scopes[scope].insert(name.to_string(), Binding::Array(v));
     }
     let span = 0..0;
     let result = l.stmts(&prog.stmts, &span)?;

@@ -17,7 +17,7 @@ fn arrays_beyond_the_bindings_point_at_their_source() {
         },
         value: None,
     }];
-    let f = arrc_ir::lower::lower_program(&prog, &params, &[], ElemType::F32, 1).unwrap();
+    let f = arrc_ir::lower::lower_program(&prog, &params, &[], &[], ElemType::F32, 1).unwrap();
     let v = arrc_ir::verify::verify(&f).unwrap();
     let opts = PlanOptions {
         window_bytes: 1 << 16,

@@ -7,7 +7,7 @@ pub use crate::lexer::{Op1, Prim};
 pub type Span = std::ops::Range<usize>;
 
 /// A whole program or dfn body: statements in order; the last value is the result.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Program {
     pub stmts: Vec<Stmt>,
 }

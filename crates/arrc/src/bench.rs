@@ -264,7 +264,15 @@ fn measure(
     let float = ty.join(ElemType::F32);
     let cache = gpu::ModuleCache::default();
     let bound = gpu::names(&arrays);
-    let compiled = match gpu::compile(e, &bound, &[], float, 1, &plan_opts, &cache) {
+    let compiled = match gpu::compile(
+        e,
+        &bound,
+        gpu::Scopes::default(),
+        float,
+        1,
+        &plan_opts,
+        &cache,
+    ) {
         Ok(c) => c,
         Err(e) => {
             result.note = Some(format!("{}: {}", e.class.name(), e.message));

@@ -2,6 +2,7 @@
 
 use crate::Stats;
 use arrc_ir::error::err;
+use arrc_ir::lower::{lower_program, LocalScope};
 use arrc_ir::plan::{BufferRole, Plan, PlanOptions};
 use arrc_ir::{Array, Data, Dim, ElemType, Error, ErrorClass, Function, Param, Type};
 use arrc_syntax::{Expr, Func, Program, Stmt};
@@ -95,16 +96,25 @@ pub fn names(arrays: &HashMap<String, Array>) -> Names<'_> {
     arrays.iter().map(|(n, a)| (n.clone(), a)).collect()
 }
 
+/// The functions a statement may call: the workspace's, and the locals of the dfns
+/// running around it (outermost first).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Scopes<'a> {
+    pub functions: &'a [(String, Func)],
+    pub locals: &'a [LocalScope],
+}
+
 /// Compiles an expression whose free names are `arrays` (passed as parameters).
 pub(crate) fn compile(
     e: &Expr,
     arrays: &Names,
-    functions: &[(String, Func)],
+    scopes: Scopes,
     float: ElemType,
     io: i64,
     opts: &PlanOptions,
     cache: &ModuleCache,
 ) -> Result<CompiledStatement, Error> {
+    let Scopes { functions, locals } = scopes;
     let mut names: Vec<&String> = arrays.keys().collect();
     names.sort();
     let params = |known: &dyn Fn(&Array) -> bool| -> Vec<Param> {
@@ -130,9 +140,10 @@ pub(crate) fn compile(
     // a larger array's value (replicate counts, `c/x` and `⍸c`, which then expand
     // into gather indices here) is lowered again with every value known.
     let small = params(&|a| a.len() <= KNOWN_PARAM_LIMIT);
-    let ir = match arrc_ir::lower::lower_program(&prog, &small, functions, float, io) {
+    let lower = |params: &[Param]| lower_program(&prog, params, functions, locals, float, io);
+    let ir = match lower(&small) {
         Err(why) if why.needs_known && arrays.values().any(|a| a.len() > KNOWN_PARAM_LIMIT) => {
-            arrc_ir::lower::lower_program(&prog, &params(&|_| true), functions, float, io)?
+            lower(&params(&|_| true))?
         }
         r => r?,
     };

@@ -7,6 +7,7 @@
 
 use crate::{Array, Data, Error, Session};
 use arrc_ir::error::err;
+use arrc_ir::lower::{scoped_name, LocalScope};
 use arrc_syntax::ast::{Expr, ExprKind, Func, FuncKind, Op1, Program, Stmt};
 use arrc_syntax::Prim;
 use arrc_syntax::Span;
@@ -101,49 +102,24 @@ impl Session {
         st: &mut Calls,
         temps: &mut HashMap<String, Array>,
     ) -> Result<Array, Error> {
-        let chain = st.chain();
-        // Only a workspace function called from here could see a shadowing local
-        // (there is none at the top of a statement).
-        let local_fn = |n: &str| {
-            chain
-                .iter()
-                .any(|&k| st.frames[k].functions.contains_key(n))
-        };
-        let mut named = HashSet::new();
-        if !chain.is_empty() {
-            names_called(e, &mut named);
-        }
-        let calls_workspace = named
+        // The running dfns whose text holds the statement's, outermost first: their
+        // locals are scopes over the workspace's names (a workspace function the
+        // statement calls does not see them); ⍺ and ⍵ only from the running frame.
+        let chain: Vec<usize> = st.chain().into_iter().rev().collect();
+        let locals: Vec<LocalScope> = chain
             .iter()
-            .any(|n| !local_fn(n) && self.env.functions.contains_key(n));
-        // The statement is compiled with every visible name in one scope, so a
-        // workspace function it calls would see a local that shadows a workspace name:
-        // not run here rather than answered wrongly.
-        let shadows = |n: &str| -> Result<(), Error> {
-            if calls_workspace
-                && (self.env.arrays.contains_key(n) || self.env.functions.contains_key(n))
-            {
-                return Err(err::unsupported(
-                    format!("the dfn local {n} shadows a workspace name: in a dfn with guards or ∇ this is not supported on the GPU path yet"),
-                    e.span.clone(),
-                ));
-            }
-            Ok(())
-        };
-        // The visible locals, outermost frame first so that inner ones win; ⍺ and ⍵
-        // only from the running frame.
-        let mut functions = HashMap::new();
-        for &k in chain.iter().rev() {
-            for (n, g) in &st.frames[k].functions {
-                shadows(n)?;
-                functions.insert(n.clone(), g.clone());
-            }
-        }
-        for &k in &chain {
-            for n in st.frames[k].arrays.keys() {
-                shadows(n)?;
-            }
-        }
+            .map(|&k| LocalScope {
+                body: match st.frames[k].this.as_ref().map(|f| &f.kind) {
+                    Some(FuncKind::Dfn(body)) => (**body).clone(),
+                    _ => Program::default(),
+                },
+                functions: st.frames[k]
+                    .functions
+                    .iter()
+                    .map(|(n, g)| (n.clone(), g.clone()))
+                    .collect(),
+            })
+            .collect();
         // A statement the device cannot run until some array it computes is known on
         // the host (`(+/x)⍴y`, `⍋(x>0)/x`) runs in stages: those parts first, their
         // values read back and bound to names, then the rest.
@@ -151,15 +127,15 @@ impl Session {
         loop {
             let cur = staged.as_ref().unwrap_or(e);
             let mut arrays: crate::gpu::Names = HashMap::new();
-            for (depth, &k) in chain.iter().enumerate().rev() {
+            for (i, &k) in chain.iter().enumerate() {
                 for (n, a) in &st.frames[k].arrays {
-                    if depth == 0 || (n != "⍺" && n != "⍵") {
-                        arrays.insert(n.clone(), a);
+                    if i + 1 == chain.len() || (n != "⍺" && n != "⍵") {
+                        arrays.insert(scoped_name(n, i + 1), a);
                     }
                 }
             }
             arrays.extend(temps.iter().map(|(n, a)| (n.clone(), a)));
-            match self.run_on_device(cur, arrays, &functions) {
+            match self.run_on_device(cur, arrays, &locals) {
                 Err(why) if why.needs_known => {
                     let cur = cur.clone();
                     match self.stage(&cur, st, temps)? {
@@ -632,14 +608,4 @@ fn temp(a: Array, st: &mut Calls, temps: &mut HashMap<String, Array>, span: Span
     st.temps += 1;
     temps.insert(name.clone(), a);
     Expr::new(ExprKind::Name(name), span)
-}
-
-/// The function names `e` applies, at any depth of its expressions and operands.
-fn names_called(e: &Expr, out: &mut HashSet<String>) {
-    e.any_func(&mut |f| {
-        if let FuncKind::Name(n) = &f.kind {
-            out.insert(n.clone());
-        }
-        false
-    });
 }

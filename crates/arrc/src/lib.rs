@@ -361,11 +361,11 @@ impl Session {
         &mut self,
         e: &Expr,
         arrays: gpu::Names,
-        functions: &HashMap<String, arrc_syntax::Func>,
+        locals: &[arrc_ir::lower::LocalScope],
     ) -> Result<Array, Error> {
         let mut names = gpu::names(&self.env.arrays);
         names.extend(arrays);
-        let compiled = self.compile_with(e, &names, functions)?;
+        let compiled = self.compile_with(e, &names, locals)?;
         let gpu = self
             .gpu
             .as_mut()
@@ -374,23 +374,22 @@ impl Session {
     }
 
     fn compile_expr(&self, e: &Expr) -> Result<CompiledStatement, Error> {
-        self.compile_with(e, &gpu::names(&self.env.arrays), &HashMap::new())
+        self.compile_with(e, &gpu::names(&self.env.arrays), &[])
     }
 
-    /// Compiles `e` with `arrays` as its free names, and the workspace's functions
-    /// with `functions` over them.
+    /// Compiles `e` with `arrays` as its free names (locals by their
+    /// [`arrc_ir::lower::scoped_name`]), the workspace's functions, and the running
+    /// dfns' `locals`.
     fn compile_with(
         &self,
         e: &Expr,
         arrays: &gpu::Names,
-        functions: &HashMap<String, arrc_syntax::Func>,
+        locals: &[arrc_ir::lower::LocalScope],
     ) -> Result<CompiledStatement, Error> {
-        // Later entries win: locals over the workspace.
         let functions: Vec<_> = self
             .env
             .functions
             .iter()
-            .chain(functions)
             .map(|(n, f)| (n.clone(), f.clone()))
             .collect();
         let mut opts = self
@@ -402,7 +401,10 @@ impl Session {
         gpu::compile(
             e,
             arrays,
-            &functions,
+            gpu::Scopes {
+                functions: &functions,
+                locals,
+            },
             self.env.float,
             self.env.io,
             &opts,

@@ -1007,6 +1007,14 @@ fn guards_and_recursion_on_the_device() {
         // A hosted call's argument computed by another (its result a named temporary).
         ("fact fact 3", "720"),
         ("{⍵≤1:⍵ ⋄ 2×⍵}{⍵≤1:⍵ ⋄ 2×⍵}3", "12"),
+        // Names resolve lexically: a workspace function does not see the locals of
+        // the dfn that calls it; a dfn written inside one does.
+        ("n←100 ⋄ f←{⍵+n} ⋄ g←{n←⍵ ⋄ ⍵≤0:0 ⋄ f n} ⋄ g 5", "105"),
+        ("n←100 ⋄ g←{n←⍵ ⋄ h←{⍵+n} ⋄ ⍵≤0:0 ⋄ (h 1)+∇ ⍵-1} ⋄ g 3", "9"),
+        (
+            "x←7 ⋄ f←{⍵×x} ⋄ g←{x←⍵ ⋄ ⍵≤0:f 1 ⋄ (f x)+∇ ⍵-1} ⋄ g 3",
+            "49",
+        ),
     ] {
         let before = s.stats();
         assert_eq!(arrc::display(&device_value(&mut s, expr)), want, "{expr}");
