@@ -102,6 +102,9 @@ pub struct BenchOptions {
     pub batch: usize,
     /// Check results against the CPU reference up to this size.
     pub check_up_to: usize,
+    /// Idle time before each measurement (a diagnostic: whether a workload's speed
+    /// depends on how soon it follows the previous one).
+    pub pause_ms: u64,
     pub progress: bool,
     /// Kernel tuning over the device's defaults.
     pub tune: crate::Tuning,
@@ -184,6 +187,7 @@ pub(crate) fn run(
                 if let Some(b) = &bar {
                     b.set_message(format!("{} {} 2^{lg}", w.name, ty));
                 }
+                std::thread::sleep(std::time::Duration::from_millis(opts.pause_ms));
                 let r = measure(g, w, ty, n, opts, &mut rng)?;
                 report(&r);
                 out.push(r);
@@ -282,13 +286,19 @@ fn measure(
     let mut prepared = Prepared::default();
     let r = (|| -> Result<(), Error> {
         g.prepare(&compiled, &bound, &mut prepared)?;
-        // Warm up for at least `warmup` runs and 200 ms, so that the GPU's clocks have
-        // risen from idle before anything is timed.
+        // Warm up for at least `warmup` runs and 500 ms, keeping the device busy: runs
+        // go back to back, about 20 ms of them per submission. Under Vulkan the H200's
+        // clock governor lowers the SM clock when the GPU idles (between workloads,
+        // while the host makes the next input) and, with one run per submission and a
+        // wait after each, often leaves it at a third of its peak (docs/PERFORMANCE.md,
+        // "Two speeds").
         let start = Instant::now();
-        let mut warm = 0;
-        while warm < opts.warmup || start.elapsed().as_millis() < 200 {
-            g.execute(&prepared)?;
-            warm += 1;
+        let first = g.execute(&prepared)?.device_ns.unwrap_or(1e6);
+        let batch = (2e7 / first.max(1.0)).clamp(1.0, 1000.0) as usize;
+        let mut warm = 1;
+        while warm < opts.warmup || start.elapsed().as_millis() < 500 {
+            g.execute_repeated(&prepared, batch)?;
+            warm += batch;
         }
         let mut times = Vec::with_capacity(opts.runs);
         for _ in 0..opts.runs {

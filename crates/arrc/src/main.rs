@@ -147,6 +147,9 @@ enum Cmd {
         /// Check device results against the CPU reference up to this many elements.
         #[arg(long, default_value_t = 1 << 22)]
         check_up_to: usize,
+        /// Idle milliseconds before each measurement (a diagnostic).
+        #[arg(long, default_value_t = 0)]
+        pause_ms: u64,
         #[arg(long)]
         device: Option<usize>,
         /// Tuning: workgroup size (specialization constant 0).
@@ -360,6 +363,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             batch,
             json,
             check_up_to,
+            pause_ms,
             device,
             workgroup_size,
             items,
@@ -393,6 +397,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 warmup,
                 batch: batch.clamp(1, 1000),
                 check_up_to,
+                pause_ms,
                 progress: !json && std::io::stderr().is_terminal(),
                 tune: arrc::Tuning {
                     workgroup_size,
