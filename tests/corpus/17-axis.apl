@@ -29,3 +29,12 @@ AXIS ERROR
 AXIS ERROR
       {⍺+⍵}/[1]2 2⍴⍳4
 4 6
+⍝ take and drop along one axis
+      1↑[2]2 3⍴⍳6
+1
+4
+      1↓[1]2 3⍴⍳6
+4 5 6
+      ¯4↑[2]2 3⍴⍳6
+0 1 2 3
+0 4 5 6

@@ -403,6 +403,9 @@ impl Interp<'_> {
             (FuncKind::Prim(Prim::Comma | Prim::CommaBar), Some(a)) => {
                 prims::catenate_axis(&a, &x, axis, span)
             }
+            (FuncKind::Prim(p @ (Prim::Take | Prim::Drop)), Some(a)) => {
+                prims::take_drop_axis(&a, &x, *p == Prim::Drop, axis, span)
+            }
             _ => Err(prims::axis_error(
                 "this function takes no axis",
                 span.clone(),

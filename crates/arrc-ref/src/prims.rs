@@ -326,6 +326,37 @@ pub(crate) fn transpose(a: Option<&Array>, x: &Array, io: i64, span: &Span) -> R
     Ok(from_scalars(shape, out, x.elem))
 }
 
+/// `⍺↑[k]⍵` and `⍺↓[k]⍵`: one count, along axis `k` (0-based); the other axes
+/// whole.
+pub(crate) fn take_drop_axis(
+    a: &Array,
+    x: &Array,
+    drop: bool,
+    axis: usize,
+    span: &Span,
+) -> Result<Array> {
+    let counts = int_vector(a, span, "take and drop counts")?;
+    let [c] = counts.as_slice() else {
+        return Err(err::length(
+            format!("{} counts for one axis", counts.len()),
+            span.clone(),
+        ));
+    };
+    let x = if x.rank() == 0 {
+        Array::new(vec![1], x.data.clone())
+    } else {
+        x.clone()
+    };
+    let full: Vec<i32> = (0..x.rank())
+        .map(|k| match k {
+            _ if k == axis => *c as i32,
+            _ if drop => 0,
+            _ => x.shape[k] as i32,
+        })
+        .collect();
+    take_drop(&Array::vector(Data::I32(full)), &x, drop, span)
+}
+
 /// `⍺↑⍵` and `⍺↓⍵`.
 pub(crate) fn take_drop(a: &Array, x: &Array, drop: bool, span: &Span) -> Result<Array> {
     let counts = int_vector(a, span, "take and drop counts")?;

@@ -298,8 +298,9 @@ impl Emitter {
         self.scalar(s)
     }
 
-    /// A second view of a 4-byte-element binding as `struct { T4 data[]; }`
-    /// (the same descriptor: storage-buffer variables may alias).
+    /// A second view of a binding as `struct { T4 data[]; }` (16-byte vectors of
+    /// 4-byte elements, 32-byte ones of 8-byte elements; the same descriptor:
+    /// storage-buffer variables may alias).
     fn vec4_view(&mut self, cx: &Cx, binding: u32, t: ElemType, writable: bool) -> R<Word> {
         // One struct type per element type in a module (types are declared once).
         let st = match self.vec4_structs.get(&t) {
@@ -307,7 +308,12 @@ impl Emitter {
             None => {
                 let et = self.ty(t);
                 let vt = self.b.type_vector(et, 4);
-                let st = self.block_of(vt, 16);
+                let stride = if matches!(t, ElemType::I64 | ElemType::F64) {
+                    32
+                } else {
+                    16
+                };
+                let st = self.block_of(vt, stride);
                 self.vec4_structs.insert(t, st);
                 st
             }
@@ -2129,22 +2135,40 @@ impl Emitter {
         let first = self.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
         let rounds_c = self.c_u32(rounds);
         let m = self.umul(rounds_c, nsg)?;
-        // 16-byte loads and stores where both sides are plain 4-byte arrays.
-        let plain4 = |cx: &Cx, b: u32| {
+        // Vector loads and stores (four elements each) where a side is a plain
+        // array in one window; the input may be converted as it is read (`+\` of i32
+        // scans in i64).
+        let plain = |cx: &Cx, b: u32| {
             cx.windows[b as usize].len() == 1
-                && matches!(cx.bindings[b as usize].1, ElemType::F32 | ElemType::I32)
+                && matches!(
+                    cx.bindings[b as usize].1,
+                    ElemType::F32 | ElemType::I32 | ElemType::I64 | ElemType::F64
+                )
         };
-        let vec_in = match expr {
+        let load_of = |x: &KExpr| match x {
             KExpr::Load {
                 binding,
+                elem,
                 index: IExpr::Index,
-                ..
-            } if width == 4 && plain4(cx, *binding) => {
-                Some(self.vec4_view(cx, *binding, t, false)?)
+            } if plain(cx, *binding) && cx.bindings[*binding as usize].1 == *elem => {
+                Some((*binding, *elem))
             }
             _ => None,
         };
-        let vec_out = if width == 4 && plain4(cx, out) && cx.bindings[out as usize].1 == t {
+        let src = match expr {
+            KExpr::Cast { arg, .. } => load_of(arg),
+            x => load_of(x),
+        };
+        let vec_in = match src {
+            Some((b, from)) if width == 4 => {
+                let v4 = self.vec4_view(cx, b, from, false)?;
+                let ft = self.ty(from);
+                let fvt = self.b.type_vector(ft, 4);
+                Some((v4, from, fvt, self.ptr(StorageClass::StorageBuffer, fvt)))
+            }
+            _ => None,
+        };
+        let vec_out = if width == 4 && plain(cx, out) && cx.bindings[out as usize].1 == t {
             Some(self.vec4_view(cx, out, t, true)?)
         } else {
             None
@@ -2198,11 +2222,13 @@ impl Emitter {
             whole,
             |e| {
                 for (row, &v) in xs.iter().zip(&vidx) {
-                    if let Some(v4) = vec_in {
-                        let p = e.b.access_chain(pvt, None, v4, [zero, v]).map_err(be)?;
-                        let x = e.load(vt, p)?;
+                    if let Some((v4, from, fvt, pfvt)) = vec_in {
+                        let p = e.b.access_chain(pfvt, None, v4, [zero, v]).map_err(be)?;
+                        let x = e.load(fvt, p)?;
+                        let ft = e.ty(from);
                         for (c, &var) in row.iter().enumerate() {
-                            let xc = e.b.composite_extract(tt, None, x, [c as u32]).map_err(be)?;
+                            let xc = e.b.composite_extract(ft, None, x, [c as u32]).map_err(be)?;
+                            let xc = e.convert(xc, from, t)?;
                             e.store(var, xc)?;
                         }
                     } else {

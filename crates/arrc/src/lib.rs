@@ -74,6 +74,7 @@ pub struct Tuning {
     pub scan_items_per_thread: Option<u32>,
     pub items_per_thread: Option<u32>,
     pub reduce_groups: Option<u32>,
+    pub busy_groups: Option<u32>,
     pub spin_limit: Option<u32>,
     /// Scan tiles in workgroup-id order (`PlanOptions::scan_tiles_by_workgroup`).
     pub scan_tiles_by_workgroup: Option<bool>,
@@ -102,6 +103,7 @@ impl Tuning {
         );
         set(&mut o.items_per_thread, self.items_per_thread, 1, 64);
         set(&mut o.reduce_groups, self.reduce_groups, 1, 65535);
+        set(&mut o.busy_groups, self.busy_groups, 1, 1 << 20);
         set(&mut o.spin_limit, self.spin_limit, 1, 60000);
         if let Some(v) = self.scan_tiles_by_workgroup {
             o.scan_tiles_by_workgroup = v;

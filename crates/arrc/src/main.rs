@@ -168,6 +168,10 @@ enum Cmd {
         /// Tuning: most workgroups in a reduction's first pass.
         #[arg(long)]
         reduce_groups: Option<u32>,
+        /// Tuning: workgroups that keep the device busy (how many pieces long rows and
+        /// columns are split into).
+        #[arg(long)]
+        busy_groups: Option<u32>,
         /// Tuning: polls of a predecessor tile before a scan reduces it itself
         /// (specialization constant 2; lavapipe needs it under 65535).
         #[arg(long)]
@@ -370,6 +374,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             scan_workgroup_size,
             scan_items,
             reduce_groups,
+            busy_groups,
             spin,
         } => {
             let mut s = Session::with_device(Backend::Vulkan, device).map_err(|e| fail("", &e))?;
@@ -405,6 +410,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     scan_items_per_thread: scan_items,
                     items_per_thread: items,
                     reduce_groups,
+                    busy_groups,
                     spin_limit: spin,
                     scan_tiles_by_workgroup: None,
                 },
