@@ -1200,12 +1200,22 @@ fn binomials_beyond_f32_factorials() {
 
 #[test]
 fn f32_functions_match_the_reference() {
-    // f32 sin, cos and tan are arrc's own up to 2^16 radians.
+    // f32 sin, cos and tan are arrc's own: π/2 in three parts up to 2^16 radians, an
+    // integer reduction by 2/π's bits beyond (up to 1e32 here).
     let mut s = gpu();
     check_at(
         &mut s,
         &[1, 33, 4097],
-        &["1○x×600", "2○x×597", "1○x×60"],
+        &[
+            "1○x×600",
+            "2○x×597",
+            "1○x×60",
+            "1○x×1e6",
+            "2○x×1e6",
+            "3○x×655.36",
+            "1○x×1e30",
+            "2○x×3e29",
+        ],
         ElemType::F32,
         false,
     );
