@@ -56,6 +56,8 @@ struct Emitter {
     buffer_structs: HashMap<ElemType, Word>,
     /// `struct { T4 data[]; }` per element type (`vec4_view`).
     vec4_structs: HashMap<ElemType, Word>,
+    /// The module's table of 2/π's bits (f64 argument reduction), once made.
+    two_over_pi: Option<Word>,
     status_struct: Option<Word>,
     push_structs: HashMap<usize, Word>,
     void: Word,
@@ -155,6 +157,7 @@ impl Emitter {
             ptr_types: HashMap::new(),
             buffer_structs: HashMap::new(),
             vec4_structs: HashMap::new(),
+            two_over_pi: None,
             status_struct: None,
             push_structs: HashMap::new(),
             void,
