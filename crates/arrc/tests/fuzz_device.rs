@@ -2,7 +2,8 @@
 //! value (floats within rounding), an APL error on both sides, or NOT YET SUPPORTED —
 //! never a different answer. The programs come from a small grammar of the
 //! primitives the GPU path compiles: scalar functions, reductions and scans (n-wise
-//! too), structural functions, indexing, compress, products and dfns (with guards).
+//! too), structural functions, indexing, compress and replicate, products and dfns
+//! (with guards, also as operands, and reading outside names).
 
 use arrc::{Array, Backend, Data, ErrorClass, Session};
 use proptest::prelude::*;
@@ -65,6 +66,13 @@ fn expr() -> impl Strategy<Value = String> {
         "2-/",
         "{⍺×⍵+1}/",
         "⌽[1]",
+        "{⍵>0:⍺+⍵ ⋄ ⍺-⍵}/",
+        "{⍵=0:0 ⋄ 1÷⍵}¨",
+        "{⍺+⍵×+/x}/",
+        "{⍵×⌈/y}¨",
+        "1○",
+        "(3|x)/",
+        "1↑[1]",
     ];
     let dyadic = [
         "+",
@@ -101,6 +109,8 @@ fn expr() -> impl Strategy<Value = String> {
         "⌈⌿",
         "⌿",
         "∧.=",
+        "{⍺>⍵:⍺ ⋄ ⍵}¨",
+        "∘.{⍺<⍵:⍺ ⋄ -⍵}",
     ];
     atom().prop_recursive(4, 24, 3, move |inner| {
         prop_oneof![
@@ -113,6 +123,10 @@ fn expr() -> impl Strategy<Value = String> {
             )
                 .prop_map(|(a, f, b)| format!("({a}){f}{b}")),
             inner.clone().prop_map(|a| format!("({a})")),
+            // Inner assignments, read after and before (the name persists between
+            // programs, on both sides alike).
+            inner.clone().prop_map(|a| format!("((q←{a})+q)")),
+            inner.clone().prop_map(|a| format!("(q×(q←{a}))")),
             (inner.clone(), 1u8..4).prop_map(|(a, k)| format!("({a})[{k}]")),
         ]
     })
