@@ -254,10 +254,11 @@ impl Session {
         // Assignments inside the statement run first, in the order APL meets them,
         // where nothing evaluated before them could see the difference.
         let mut hoist = Hoist::default();
+        let whole = value;
         let split;
         let value = match inner_assignment(value) {
             None => value,
-            Some(span) => match hoist.expr(value, false) {
+            Some(span) => match hoist.expr(value) {
                 Some(rest) => {
                     split = rest;
                     &split
@@ -274,12 +275,13 @@ impl Session {
                 }
             },
         };
-        // What the assignments replace, put back if the statement leaves the device
-        // (the reference then runs all of it).
+        // What the assignments replace, by name, for those that APL would not have
+        // made: after an error, the ones it meets later; after a refusal, all of
+        // them (the reference then runs the whole statement).
         let saved: Vec<(String, Option<Array>)> = hoist
             .first
             .iter()
-            .map(|h| (h.bind().to_string(), self.env.arrays.get(h.bind()).cloned()))
+            .map(|h| (h.name.clone(), self.env.arrays.get(&h.name).cloned()))
             .collect();
         let result = hoist
             .first
@@ -290,28 +292,34 @@ impl Session {
                 Ok(())
             })
             .and_then(|()| self.gpu_expr(value));
-        // Renamed assignments take their names, in order, once the statement is done.
-        for h in &hoist.first {
-            if let Some(t) = &h.temp {
-                if let Some(a) = self.env.arrays.remove(t) {
-                    if result.is_ok() {
-                        self.set(&h.name, a);
+        let done: Vec<bool> = match &result {
+            Ok(_) => vec![true; hoist.first.len()],
+            Err(e) if e.class == ErrorClass::Unsupported => vec![false; hoist.first.len()],
+            Err(e) => completed_before(whole, &hoist.first, &e.span),
+        };
+        // Each name ends with the last assignment made, or its old value.
+        for (i, h) in hoist.first.iter().enumerate() {
+            let last =
+                (i + 1..hoist.first.len()).all(|j| !(done[j] && hoist.first[j].name == h.name));
+            let renamed = h.temp.as_ref().and_then(|t| self.env.arrays.remove(t));
+            match (done[i] && last, renamed) {
+                (true, Some(a)) => self.set(&h.name, a),
+                (true, None) => {}
+                (false, _) => {
+                    let made = (0..i).any(|j| done[j] && hoist.first[j].name == h.name);
+                    if !made && last {
+                        match &saved[i].1 {
+                            Some(a) => self.set(&h.name, a.clone()),
+                            None => {
+                                self.env.arrays.remove(&h.name);
+                            }
+                        }
                     }
                 }
             }
         }
         let result = match result {
-            Err(e) => {
-                for (n, a) in saved.into_iter().rev() {
-                    match a {
-                        Some(a) => self.set(&n, a),
-                        None => {
-                            self.env.arrays.remove(&n);
-                        }
-                    }
-                }
-                return self.fallback(stmt, notes, e);
-            }
+            Err(e) => return self.fallback(stmt, notes, e),
             Ok(r) => r,
         };
         for n in &names {
@@ -430,6 +438,8 @@ struct Hoisted {
     name: String,
     temp: Option<String>,
     value: Expr,
+    /// The assignment's own span in the statement.
+    span: arrc_syntax::Span,
 }
 
 impl Hoisted {
@@ -449,17 +459,18 @@ impl Hoisted {
 #[derive(Default)]
 struct Hoist {
     first: Vec<Hoisted>,
-    /// Names the rest reads so far.
+    /// Names read so far (in APL's order).
     read: HashSet<String>,
-    /// The rest calls a function that could read a name.
+    /// A function that could read a name was called so far.
     opaque: bool,
     renamed: HashMap<String, String>,
 }
 
 impl Hoist {
-    /// `e` without its assignments; `in_value`: `e` is (part of) an assignment's
-    /// value, which runs with the assignments, in order.
-    fn expr(&mut self, e: &Expr, in_value: bool) -> Option<Expr> {
+    /// `e` without its assignments. A read or call inside an assignment's value
+    /// counts as much as one in the rest: assignments inside that value run before
+    /// it.
+    fn expr(&mut self, e: &Expr) -> Option<Expr> {
         // A function that could read a name: anything but primitives and their
         // derivations.
         fn opaque(f: &arrc_syntax::Func) -> bool {
@@ -477,13 +488,13 @@ impl Hoist {
                 if !h.renamed.is_empty() {
                     return None;
                 }
-                h.opaque |= !in_value;
+                h.opaque = true;
             }
             Some(())
         };
         let kind = match &e.kind {
             ExprKind::Assign { name, value, .. } => {
-                let value = self.expr(value, true)?;
+                let value = self.expr(value)?;
                 let temp = (self.read.contains(name) || self.opaque).then(|| {
                     let t = format!("{name}′{}", self.first.len());
                     self.renamed.insert(name.clone(), t.clone());
@@ -493,22 +504,19 @@ impl Hoist {
                     name: name.clone(),
                     temp,
                     value,
+                    span: e.span.clone(),
                 });
                 let bound = self.first.last().map(|h| h.bind().to_string())?;
-                if !in_value {
-                    self.read.insert(name.clone());
-                }
+                self.read.insert(name.clone());
                 return Some(Expr::new(ExprKind::Name(bound), e.span.clone()));
             }
             ExprKind::Name(n) => {
-                if !in_value {
-                    self.read.insert(n.clone());
-                }
+                self.read.insert(n.clone());
                 let n = self.renamed.get(n).unwrap_or(n);
                 return Some(Expr::new(ExprKind::Name(n.clone()), e.span.clone()));
             }
             ExprKind::Monadic { func, arg } => {
-                let arg = self.expr(arg, in_value)?;
+                let arg = self.expr(arg)?;
                 call(self, func)?;
                 ExprKind::Monadic {
                     func: func.clone(),
@@ -516,8 +524,8 @@ impl Hoist {
                 }
             }
             ExprKind::Dyadic { func, left, right } => {
-                let right = self.expr(right, in_value)?;
-                let left = self.expr(left, in_value)?;
+                let right = self.expr(right)?;
+                let left = self.expr(left)?;
                 call(self, func)?;
                 ExprKind::Dyadic {
                     func: func.clone(),
@@ -525,14 +533,58 @@ impl Hoist {
                     right: Box::new(right),
                 }
             }
-            _ => {
-                return e
-                    .map_children(&mut |c| self.expr(c, in_value).ok_or(()))
-                    .ok()
-            }
+            _ => return e.map_children(&mut |c| self.expr(c).ok_or(())).ok(),
         };
         Some(Expr::new(kind, e.span.clone()))
     }
+}
+
+/// Which of the assignments taken out of statement `e` APL completes before it meets
+/// the error at `at`: those before it in evaluation order (right to left, arguments
+/// before the function applied to them). None where the error's place is not found.
+fn completed_before(e: &Expr, first: &[Hoisted], at: &arrc_syntax::Span) -> Vec<bool> {
+    // Nodes in evaluation order: their span and, for applications, the function's.
+    fn order<'a>(e: &'a Expr, out: &mut Vec<(&'a Expr, Option<&'a arrc_syntax::Span>)>) {
+        match &e.kind {
+            ExprKind::Monadic { func, arg } => {
+                order(arg, out);
+                out.push((e, Some(&func.span)));
+                return;
+            }
+            ExprKind::Dyadic { func, left, right } => {
+                order(right, out);
+                order(left, out);
+                out.push((e, Some(&func.span)));
+                return;
+            }
+            ExprKind::Assign { value, .. } => order(value, out),
+            ExprKind::Strand(items) => items.iter().rev().for_each(|x| order(x, out)),
+            ExprKind::Index { array, axes } => {
+                axes.iter().rev().flatten().for_each(|x| order(x, out));
+                order(array, out);
+            }
+            _ => {}
+        }
+        out.push((e, None));
+    }
+    let mut nodes = vec![];
+    order(e, &mut nodes);
+    let within = |s: &arrc_syntax::Span| s.start <= at.start && at.end <= s.end;
+    let Some(err) = nodes
+        .iter()
+        .position(|(n, f)| f.is_some_and(within) || within(&n.span))
+    else {
+        return vec![false; first.len()];
+    };
+    first
+        .iter()
+        .map(|h| {
+            nodes
+                .iter()
+                .position(|(n, _)| matches!(n.kind, ExprKind::Assign { .. }) && n.span == h.span)
+                .is_some_and(|p| p < err)
+        })
+        .collect()
 }
 
 /// The first assignment in `e` (at any depth; dfns aside).
