@@ -1168,6 +1168,17 @@ fn inner_assignments() {
     ] {
         assert_eq!(arrc::display(&device_value(&mut s, prog)), want, "{prog}");
     }
+    // After an error, the assignments APL made before meeting it stay.
+    s.eval("q←0").expect("q");
+    let e = s.eval("(q←5)+1 2+1 2 3").expect_err("length");
+    assert_eq!(e.class, arrc::ErrorClass::Length);
+    assert_eq!(s.get("q").map(arrc::display).as_deref(), Some("0"));
+    let e = s.eval("q×(q←1 2 3)+1 2").expect_err("length");
+    assert_eq!(e.class, arrc::ErrorClass::Length);
+    assert_eq!(s.get("q").map(arrc::display).as_deref(), Some("1 2 3"));
+    let e = s.eval("(q←9)+q÷0").expect_err("domain");
+    assert_eq!(e.class, arrc::ErrorClass::Domain);
+    assert_eq!(s.get("q").map(arrc::display).as_deref(), Some("1 2 3"));
     // A function called after it could read either value: refused, and nothing is
     // assigned.
     let e = s
