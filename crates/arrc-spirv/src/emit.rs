@@ -15,6 +15,7 @@ use rspirv::spirv::{
 use std::collections::HashMap;
 
 mod f64;
+mod reduce;
 mod scalars;
 mod sort;
 
@@ -920,8 +921,6 @@ impl Emitter {
                 self.b.bitcast(it, None, u).map_err(be)
             }
             KExpr::Select { when, then, els } => {
-                let t = self.ty(then.elem());
-                let var = self.local(t);
                 let mut cond = None;
                 for (a, b) in when {
                     let a = self.iexpr(cx, a, ix)?;
@@ -936,38 +935,14 @@ impl Emitter {
                     Some(c) => c,
                     None => self.b.constant_true(self.bool_t),
                 };
-                self.if_else(
-                    cond,
-                    |e| {
-                        let v = e.expr(cx, then, ix)?;
-                        e.store(var, v)
-                    },
-                    |e| {
-                        let v = e.expr(cx, els, ix)?;
-                        e.store(var, v)
-                    },
-                )?;
-                self.load(t, var)
+                self.choose(cx, cond, then, els, ix)
             }
             KExpr::If { cond, then, els } => {
-                let t = self.ty(then.elem());
-                let var = self.local(t);
                 // A boolean: an i32 word holding 0 or 1.
                 let c = self.expr(cx, cond, ix)?;
                 let zero = self.scalar(Scalar::Bool(false));
                 let c = self.b.i_not_equal(self.bool_t, None, c, zero).map_err(be)?;
-                self.if_else(
-                    c,
-                    |e| {
-                        let v = e.expr(cx, then, ix)?;
-                        e.store(var, v)
-                    },
-                    |e| {
-                        let v = e.expr(cx, els, ix)?;
-                        e.store(var, v)
-                    },
-                )?;
-                self.load(t, var)
+                self.choose(cx, c, then, els, ix)
             }
             KExpr::Const(s) => Ok(self.scalar(*s)),
             KExpr::Fail { elem, bit } => {
@@ -1004,6 +979,24 @@ impl Emitter {
                 self.binary(cx, *op, lhs.elem(), *elem, a, b, circle, *error_bit)
             }
         }
+    }
+
+    /// `then` where `cond` holds, else `els`: only the chosen one is evaluated.
+    fn choose(&mut self, cx: &Cx, cond: Word, then: &KExpr, els: &KExpr, ix: Ix) -> R<Word> {
+        let t = self.ty(then.elem());
+        let var = self.local(t);
+        self.if_else(
+            cond,
+            |e| {
+                let v = e.expr(cx, then, ix)?;
+                e.store(var, v)
+            },
+            |e| {
+                let v = e.expr(cx, els, ix)?;
+                e.store(var, v)
+            },
+        )?;
+        self.load(t, var)
     }
 
     // ---- kernels ----

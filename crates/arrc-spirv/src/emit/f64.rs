@@ -43,49 +43,6 @@ const COS_C: [f64; 6] = [
     4.166_666_666_666_66e-2,
 ];
 
-/// 2/π in 32-bit words, after two zero words (bits -63…0), so that the 160-bit
-/// window from bit e-1 of any |y| = m·2^e ≥ 2^-53 lies in the table.
-const TWO_OVER_PI: [u32; 38] = [
-    0,
-    0,
-    0xa2f9_836e,
-    0x4e44_1529,
-    0xfc27_57d1,
-    0xf534_ddc0,
-    0xdb62_9599,
-    0x3c43_9041,
-    0xfe51_63ab,
-    0xdebb_c561,
-    0xb724_6e3a,
-    0x424d_d2e0,
-    0x0649_2eea,
-    0x09d1_921c,
-    0xfe1d_eb1c,
-    0xb129_a73e,
-    0xe882_35f5,
-    0x2ebb_4484,
-    0xe99c_7026,
-    0xb45f_7e41,
-    0x3991_d639,
-    0x8353_39f4,
-    0x9c84_5f8b,
-    0xbdf9_283b,
-    0x1ff8_97ff,
-    0xde05_980f,
-    0xef2f_118b,
-    0x5a0a_6d1f,
-    0x6d36_7ecf,
-    0x27cb_09b7,
-    0x4f46_3f66,
-    0x9e5f_ea2d,
-    0x7527_bac7,
-    0xebe5_f17b,
-    0x3d07_39f7,
-    0x8a52_92ea,
-    0x6bfb_5fb1,
-    0x1f8d_5d08,
-];
-
 /// ln 2 split so that `k·LN2_HI` is exact for |k| < 2^11 (its low 32 bits are 0).
 const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
 const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76);
@@ -227,7 +184,7 @@ impl Emitter {
     /// polynomials on |r| ≤ π/4, the quadrant `q mod 4` choosing signs and roles.
     /// Each part has 33 significant bits, so `q·part` is exact while q < 2^20 even
     /// where the device does not fuse `Fma` (lavapipe): beyond |y| = 1.5e6 the
-    /// reduction is [`Self::reduce_large64`]'s.
+    /// reduction is [`Self::reduce_quadrants`]'s.
     pub(super) fn sin_cos64(&mut self, y: Word) -> R<(Word, Word)> {
         let ft = self.ty(F64);
         let two_over_pi = self.fc(F64, std::f64::consts::FRAC_2_PI);
@@ -250,7 +207,7 @@ impl Emitter {
         let lim = self.fc(F64, 1_500_000.0);
         let big = self.b.f_ord_less_than(bt, None, lim, ay).map_err(be)?;
         self.if_then(big, |e| {
-            let (r, q) = e.reduce_large64(y)?;
+            let (r, q) = e.reduce_quadrants(y, F64)?;
             e.store(rv, r)?;
             e.store(qv, q)
         })?;
@@ -287,164 +244,6 @@ impl Emitter {
         let s = self.b.select(ft, None, inf, nan, s).map_err(be)?;
         let c = self.b.select(ft, None, inf, nan, c).map_err(be)?;
         Ok((s, c))
-    }
-
-    /// `y = q·π/2 + r` for |y| ≥ 2^-53 (Payne–Hanek): with |y| = m·2^e (m of 53 bits
-    /// in two words), `|y|·2/π mod 4` needs the 160 bits of 2/π from bit e-1 on;
-    /// `m` times them, modulo 2^160, holds the quadrant in its top two bits and the
-    /// fraction in the other 158. Returns `r` (f64, |r| ≤ π/4) and `q` (i32), with
-    /// 32-bit integer ops only. A non-finite `y` gives garbage: callers test it.
-    fn reduce_large64(&mut self, y: Word) -> R<(Word, Word)> {
-        let u = self.u32_t;
-        let bt = self.bool_t;
-        let cu = |e: &mut Self, v: u32| e.c_u32(v);
-        let table = self.two_over_pi_table();
-        let pu = self.ptr(rspirv::spirv::StorageClass::Private, u);
-        let uv2 = self.b.type_vector(u, 2);
-        let bits = self.b.bitcast(uv2, None, y).map_err(be)?;
-        let lo = self.b.composite_extract(u, None, bits, [0]).map_err(be)?;
-        let hi = self.b.composite_extract(u, None, bits, [1]).map_err(be)?;
-        let c20 = cu(self, 20);
-        let sh = self.b.shift_right_logical(u, None, hi, c20).map_err(be)?;
-        let emask = cu(self, 0x7ff);
-        let expo = self.b.bitwise_and(u, None, sh, emask).map_err(be)?;
-        let mmask = cu(self, 0xf_ffff);
-        let mh = self.b.bitwise_and(u, None, hi, mmask).map_err(be)?;
-        let hidden = cu(self, 0x10_0000);
-        let mh = self.b.bitwise_or(u, None, mh, hidden).map_err(be)?;
-        // Bit e-1 of 2/π is bit g0 = expo-1013 of the table (e = expo-1075).
-        let c1013 = cu(self, 1013);
-        let g0 = self.b.i_sub(u, None, expo, c1013).map_err(be)?;
-        let c5 = cu(self, 5);
-        let w = self.b.shift_right_logical(u, None, g0, c5).map_err(be)?;
-        let c31 = cu(self, 31);
-        let s = self.b.bitwise_and(u, None, g0, c31).map_err(be)?;
-        let mut t = vec![];
-        for j in 0..6 {
-            let jc = cu(self, j);
-            let at = self.b.i_add(u, None, w, jc).map_err(be)?;
-            let p = self.b.access_chain(pu, None, table, [at]).map_err(be)?;
-            t.push(self.load(u, p)?);
-        }
-        let zero = cu(self, 0);
-        let s0 = self.b.i_equal(bt, None, s, zero).map_err(be)?;
-        let c32 = cu(self, 32);
-        let rs = self.b.i_sub(u, None, c32, s).map_err(be)?;
-        // The window's words, least significant first.
-        let mut v = vec![];
-        for j in (0..5).rev() {
-            let a = self.b.shift_left_logical(u, None, t[j], s).map_err(be)?;
-            let b = self
-                .b
-                .shift_right_logical(u, None, t[j + 1], rs)
-                .map_err(be)?;
-            let b = self.b.select(u, None, s0, zero, b).map_err(be)?;
-            v.push(self.b.bitwise_or(u, None, a, b).map_err(be)?);
-        }
-        let pair = self.b.type_struct([u, u]);
-        let part =
-            |e: &mut Self, x: Word, k: u32| e.b.composite_extract(u, None, x, [k]).map_err(be);
-        // (mh·2^32 + lo) · window, modulo 2^160, in five words.
-        let mut acc = vec![zero; 5];
-        let add_at = |e: &mut Self, acc: &mut Vec<Word>, k: usize, x: Word| -> R<()> {
-            let mut carry = x;
-            for a in acc.iter_mut().skip(k) {
-                let sum = e.b.i_add_carry(pair, None, *a, carry).map_err(be)?;
-                *a = part(e, sum, 0)?;
-                carry = part(e, sum, 1)?;
-            }
-            Ok(())
-        };
-        for (i, &vi) in v.iter().enumerate() {
-            for (m, shift) in [(lo, 0), (mh, 1)] {
-                let k = i + shift;
-                if k >= 5 {
-                    continue;
-                }
-                let p = self.b.u_mul_extended(pair, None, m, vi).map_err(be)?;
-                let (pl, ph) = (part(self, p, 0)?, part(self, p, 1)?);
-                add_at(self, &mut acc, k, pl)?;
-                if k + 1 < 5 {
-                    add_at(self, &mut acc, k + 1, ph)?;
-                }
-            }
-        }
-        // Quadrant and the fraction's sign: at or past a half, round up and negate.
-        let c30 = cu(self, 30);
-        let q = self
-            .b
-            .shift_right_logical(u, None, acc[4], c30)
-            .map_err(be)?;
-        let c29 = cu(self, 29);
-        let hb = self
-            .b
-            .shift_right_logical(u, None, acc[4], c29)
-            .map_err(be)?;
-        let one = cu(self, 1);
-        let hb = self.b.bitwise_and(u, None, hb, one).map_err(be)?;
-        let up = self.b.i_equal(bt, None, hb, one).map_err(be)?;
-        let fmask = cu(self, 0x3fff_ffff);
-        let mut f = acc.clone();
-        f[4] = self.b.bitwise_and(u, None, acc[4], fmask).map_err(be)?;
-        let mut carry = one;
-        let mut neg = vec![];
-        for (k, &x) in f.iter().enumerate() {
-            let n = self.b.not(u, None, x).map_err(be)?;
-            let n = if k == 4 {
-                self.b.bitwise_and(u, None, n, fmask).map_err(be)?
-            } else {
-                n
-            };
-            let sum = self.b.i_add_carry(pair, None, n, carry).map_err(be)?;
-            neg.push(part(self, sum, 0)?);
-            carry = part(self, sum, 1)?;
-        }
-        let q1 = self.b.i_add(u, None, q, one).map_err(be)?;
-        let q = self.b.select(u, None, up, q1, q).map_err(be)?;
-        // |fraction| ≤ 1/2 of a quarter turn, smallest words first.
-        let ft = self.ty(F64);
-        let mut mag = self.fc(F64, 0.0);
-        for k in 0..5 {
-            let x = self.b.select(u, None, up, neg[k], f[k]).map_err(be)?;
-            let x = self.b.convert_u_to_f(ft, None, x).map_err(be)?;
-            let scale = self.fc(F64, 2f64.powi(32 * k as i32 - 158));
-            mag = self.fma64(x, scale, mag)?;
-        }
-        let pio2 = self.fc(F64, std::f64::consts::FRAC_PI_2);
-        let r = self.binop(BinOp::Mul, F64, mag, pio2)?;
-        let nr = self.b.f_negate(ft, None, r).map_err(be)?;
-        let r = self.b.select(ft, None, up, nr, r).map_err(be)?;
-        // For y < 0: -y = -q·π/2 - r.
-        let fz = self.fc(F64, 0.0);
-        let negy = self.b.f_ord_less_than(bt, None, y, fz).map_err(be)?;
-        let nr = self.b.f_negate(ft, None, r).map_err(be)?;
-        let r = self.b.select(ft, None, negy, nr, r).map_err(be)?;
-        let nq = self.b.s_negate(u, None, q).map_err(be)?;
-        let q = self.b.select(u, None, negy, nq, q).map_err(be)?;
-        let it = self.ty(ElemType::I32);
-        let q = self.b.bitcast(it, None, q).map_err(be)?;
-        Ok((r, q))
-    }
-
-    /// The module's private table of 2/π's bits ([`TWO_OVER_PI`]), made once.
-    fn two_over_pi_table(&mut self) -> Word {
-        if let Some(t) = self.two_over_pi {
-            return t;
-        }
-        let u = self.u32_t;
-        let n = self.c_u32(TWO_OVER_PI.len() as u32);
-        let arr = self.b.type_array(u, n);
-        let words: Vec<Word> = TWO_OVER_PI.iter().map(|&w| self.c_u32(w)).collect();
-        let init = self.b.constant_composite(arr, words);
-        let p = self.ptr(rspirv::spirv::StorageClass::Private, arr);
-        let current = self.b.selected_block();
-        let _ = self.b.select_block(None);
-        let var = self
-            .b
-            .variable(p, None, rspirv::spirv::StorageClass::Private, Some(init));
-        let _ = self.b.select_block(current);
-        self.two_over_pi = Some(var);
-        var
     }
 
     /// atan: |x| > 1 through π/2 - atan(1/|x|); two halvings

@@ -909,7 +909,7 @@ impl Emitter {
 
     /// sin and cos of `y` to about an ulp, not trusting the device's (Vulkan lets
     /// `sin`/`cos` err by 2^-11, and NVIDIA's do): `y = q·π/2 + r` by integer
-    /// arithmetic on 2/π's bits ([`Self::reduce_large`], so that `r` keeps its
+    /// arithmetic on 2/π's bits ([`Self::reduce_quadrants`], so that `r` keeps its
     /// relative precision even next to a multiple of π/2, where tan has a pole),
     /// polynomials on |r| ≤ π/4, the quadrant `q mod 4` choosing signs and which one
     /// is which.
@@ -925,7 +925,7 @@ impl Emitter {
         let small = self.flt(ay, lim)?;
         let big = self.not(small)?;
         self.if_then(big, |e| {
-            let (r, q) = e.reduce_large(y)?;
+            let (r, q) = e.reduce_quadrants(y, F32)?;
             e.store(rv, r)?;
             e.store(qv, q)
         })?;
@@ -979,131 +979,6 @@ impl Emitter {
         let s = pick(self, [sn, cs, nsn, ncs])?;
         let co = pick(self, [cs, nsn, ncs, sn])?;
         Ok((s, co))
-    }
-
-    /// `y = q·π/2 + r` for |y| ≥ π/4 (Payne–Hanek): with |y| = m·2^e (m of 24 bits),
-    /// `|y|·2/π mod 4` needs only the 96 bits of 2/π from bit e-1 on; `m` times them,
-    /// modulo 2^96, holds the quadrant in its top two bits and the fraction in the
-    /// other 94. Returns `r` (f32, |r| ≤ π/4) and `q` (i32). Integer ops of 32 bits
-    /// only (UMulExtended, IAddCarry). A non-finite `y` gives garbage: callers test
-    /// it.
-    fn reduce_large(&mut self, y: Word) -> R<(Word, Word)> {
-        // 2/π in 32-bit words after a zero word (so that bit e-1 is never before it).
-        const TWO_OVER_PI: [u32; 8] = [
-            0,
-            0xa2f9_836e,
-            0x4e44_1529,
-            0xfc27_57d1,
-            0xf534_ddc0,
-            0xdb62_9599,
-            0x3c43_9041,
-            0xfe51_63ab,
-        ];
-        let u = self.u32_t;
-        let bt = self.bool_t;
-        let cu = |e: &mut Self, v: u32| e.c_u32(v);
-        let bits = self.b.bitcast(u, None, y).map_err(be)?;
-        let c23 = cu(self, 23);
-        let sh = self.b.shift_right_logical(u, None, bits, c23).map_err(be)?;
-        let c255 = cu(self, 0xff);
-        let expo = self.b.bitwise_and(u, None, sh, c255).map_err(be)?;
-        let mmask = cu(self, 0x7f_ffff);
-        let mbits = self.b.bitwise_and(u, None, bits, mmask).map_err(be)?;
-        let hidden = cu(self, 0x80_0000);
-        let m = self.b.bitwise_or(u, None, mbits, hidden).map_err(be)?;
-        // Bit e-1 of 2/π is bit g0 = expo-120 of the table (e = expo-150).
-        let c120 = cu(self, 120);
-        let g0 = self.b.i_sub(u, None, expo, c120).map_err(be)?;
-        let c5 = cu(self, 5);
-        let w = self.b.shift_right_logical(u, None, g0, c5).map_err(be)?;
-        let c31 = cu(self, 31);
-        let s = self.b.bitwise_and(u, None, g0, c31).map_err(be)?;
-        // Table word w+j, w in 0..=4 for |y| from 2^-7 up to infinity.
-        let word = |e: &mut Self, j: usize| -> R<Word> {
-            let mut out = cu(e, TWO_OVER_PI[(4 + j).min(7)]);
-            for wi in (0..4u32).rev() {
-                let wc = cu(e, wi);
-                let is = e.b.i_equal(bt, None, w, wc).map_err(be)?;
-                let v = cu(e, TWO_OVER_PI[wi as usize + j]);
-                out = e.b.select(u, None, is, v, out).map_err(be)?;
-            }
-            Ok(out)
-        };
-        let t: Vec<Word> = (0..4).map(|j| word(self, j)).collect::<R<_>>()?;
-        let zero = cu(self, 0);
-        let s0 = self.b.i_equal(bt, None, s, zero).map_err(be)?;
-        let c32 = cu(self, 32);
-        let rs = self.b.i_sub(u, None, c32, s).map_err(be)?;
-        // The window's words, most significant first: t[j] << s | t[j+1] >> (32-s).
-        let mut win = vec![];
-        for j in 0..3 {
-            let hi = self.b.shift_left_logical(u, None, t[j], s).map_err(be)?;
-            let lo = self
-                .b
-                .shift_right_logical(u, None, t[j + 1], rs)
-                .map_err(be)?;
-            let lo = self.b.select(u, None, s0, zero, lo).map_err(be)?;
-            win.push(self.b.bitwise_or(u, None, hi, lo).map_err(be)?);
-        }
-        let pair = self.b.type_struct([u, u]);
-        let part =
-            |e: &mut Self, v: Word, k: u32| e.b.composite_extract(u, None, v, [k]).map_err(be);
-        let p0 = self.b.u_mul_extended(pair, None, m, win[2]).map_err(be)?;
-        let p1 = self.b.u_mul_extended(pair, None, m, win[1]).map_err(be)?;
-        let lo2 = self.b.i_mul(u, None, m, win[0]).map_err(be)?;
-        let (l0, hi0) = (part(self, p0, 0)?, part(self, p0, 1)?);
-        let (lo1, hi1) = (part(self, p1, 0)?, part(self, p1, 1)?);
-        let a1 = self.b.i_add_carry(pair, None, lo1, hi0).map_err(be)?;
-        let (l1, c1) = (part(self, a1, 0)?, part(self, a1, 1)?);
-        let l2 = self.b.i_add(u, None, lo2, hi1).map_err(be)?;
-        let l2 = self.b.i_add(u, None, l2, c1).map_err(be)?;
-        // Quadrant and the fraction's sign: at or past a half, round up and negate.
-        let c30 = cu(self, 30);
-        let q = self.b.shift_right_logical(u, None, l2, c30).map_err(be)?;
-        let c29 = cu(self, 29);
-        let hb = self.b.shift_right_logical(u, None, l2, c29).map_err(be)?;
-        let one = cu(self, 1);
-        let hb = self.b.bitwise_and(u, None, hb, one).map_err(be)?;
-        let up = self.b.i_equal(bt, None, hb, one).map_err(be)?;
-        let fmask = cu(self, 0x3fff_ffff);
-        let f2 = self.b.bitwise_and(u, None, l2, fmask).map_err(be)?;
-        let n0 = self.b.not(u, None, l0).map_err(be)?;
-        let n0 = self.b.i_add_carry(pair, None, n0, one).map_err(be)?;
-        let (n0, d0) = (part(self, n0, 0)?, part(self, n0, 1)?);
-        let n1 = self.b.not(u, None, l1).map_err(be)?;
-        let n1 = self.b.i_add_carry(pair, None, n1, d0).map_err(be)?;
-        let (n1, d1) = (part(self, n1, 0)?, part(self, n1, 1)?);
-        let n2 = self.b.not(u, None, f2).map_err(be)?;
-        let n2 = self.b.bitwise_and(u, None, n2, fmask).map_err(be)?;
-        let n2 = self.b.i_add(u, None, n2, d1).map_err(be)?;
-        let f0 = self.b.select(u, None, up, n0, l0).map_err(be)?;
-        let f1 = self.b.select(u, None, up, n1, l1).map_err(be)?;
-        let f2 = self.b.select(u, None, up, n2, f2).map_err(be)?;
-        let q1 = self.b.i_add(u, None, q, one).map_err(be)?;
-        let q = self.b.select(u, None, up, q1, q).map_err(be)?;
-        // |fraction| ≤ 1/2 of a quarter turn, smallest words first.
-        let ft = self.ty(F32);
-        let mut mag = self.fc(F32, 0.0);
-        for (f, scale) in [(f0, -94), (f1, -62), (f2, -30)] {
-            let x = self.b.convert_u_to_f(ft, None, f).map_err(be)?;
-            let k = self.fc(F32, 2f64.powi(scale));
-            let x = self.fop(F32, BinOp::Mul, x, k)?;
-            mag = self.fop(F32, BinOp::Add, mag, x)?;
-        }
-        let pio2 = self.fc(F32, std::f64::consts::FRAC_PI_2);
-        let r = self.fop(F32, BinOp::Mul, mag, pio2)?;
-        let nr = self.b.f_negate(ft, None, r).map_err(be)?;
-        let r = self.b.select(ft, None, up, nr, r).map_err(be)?;
-        // For y < 0: -y = -q·π/2 - r.
-        let fz = self.fc(F32, 0.0);
-        let neg = self.flt(y, fz)?;
-        let nr = self.b.f_negate(ft, None, r).map_err(be)?;
-        let r = self.b.select(ft, None, neg, nr, r).map_err(be)?;
-        let nq = self.b.s_negate(u, None, q).map_err(be)?;
-        let q = self.b.select(u, None, neg, nq, q).map_err(be)?;
-        let it = self.ty(ElemType::I32);
-        let q = self.b.bitcast(it, None, q).map_err(be)?;
-        Ok((r, q))
     }
 
     fn circle_fn(&mut self, t: ElemType, k: i64, y: Word) -> R<Option<Word>> {
