@@ -34,3 +34,12 @@ LENGTH ERROR
 1 2 3
       (+/)1 2 3
 6
+⍝ operands that compute arrays from their arguments (run item by item)
+      {+/⍺,⍵}/3 1 4 1 5
+14
+      {⌈/⍺ ⍵}\3 1 4 1 5
+3 3 4 4 5
+      {+/⍳⍵}¨3 1 4
+6 1 10
+      {+/⍺,⍵}⌿2 3⍴⍳6
+5 7 9

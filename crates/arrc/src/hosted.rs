@@ -35,6 +35,9 @@ pub(crate) struct Calls {
     frames: Vec<Frame>,
     calls: u64,
     temps: u64,
+    /// Operators whose dfn operand the device path refused run from the host too
+    /// (a retry: `{+/⍺,⍵}/x`).
+    host_operators: bool,
 }
 
 impl Calls {
@@ -80,7 +83,8 @@ impl Session {
         let mut seen = HashSet::new();
         // Most statements have no host-driven call: they compile as they are.
         let hoisted;
-        let e = if e.any_func(&mut |f| self.host_func(f, st, &mut seen)) {
+        let hosted = e.any_func(&mut |f| self.host_func(f, st, &mut seen));
+        let e2 = if hosted {
             hoisted = self.hoist(e, st, temps)?;
             if let ExprKind::Name(n) = &hoisted.kind {
                 if let Some(a) = temps.remove(n) {
@@ -91,7 +95,24 @@ impl Session {
         } else {
             e
         };
-        self.run_staged(e, st, temps)
+        match self.run_staged(e2, st, temps) {
+            // An operator whose dfn operand the device cannot compile: again, with
+            // such operators applied from the host (each item's call on the device).
+            Err(why)
+                if why.class == crate::ErrorClass::Unsupported
+                    && !st.host_operators
+                    && e.any_func(&mut |f| dfn_operator(f).is_some()) =>
+            {
+                st.host_operators = true;
+                let r = self.device_eval_inner(e, st, temps);
+                st.host_operators = false;
+                match r {
+                    Err(e) if e.class == crate::ErrorClass::Unsupported => Err(why),
+                    r => r,
+                }
+            }
+            r => r,
+        }
     }
 
     /// Compiles and runs `e`, which has no host-driven call left, with the visible
@@ -373,6 +394,11 @@ impl Session {
                 op: Op1::Each,
                 operand,
             } => self.each(operand, alpha, omega, st, span),
+            FuncKind::Derived { op, operand } if alpha.is_none() && dfn_operator(f).is_some() => {
+                let scan = matches!(op, Op1::Scan | Op1::ScanFirst);
+                let first = matches!(op, Op1::ReduceFirst | Op1::ScanFirst);
+                self.fold(operand, omega, scan, first, st, span)
+            }
             _ => Err(err::unsupported(
                 "an operator whose operand has guards or ∇ is not supported on the GPU path yet",
                 f.span.clone(),
@@ -529,6 +555,78 @@ impl Session {
         Ok(Array::new(shape, d))
     }
 
+    /// `f/ f⌿ f\ f⍀` of a dfn from the host: APL's right fold of each line, the dfn
+    /// called on its items (a scan folds every prefix), every call's statements on
+    /// the device. A dfn reduction of an empty axis has no identity, unless there
+    /// is no line.
+    fn fold(
+        &mut self,
+        f: &Func,
+        x: Array,
+        scan: bool,
+        first: bool,
+        st: &mut Calls,
+        span: &Span,
+    ) -> Result<Array, Error> {
+        if x.rank() == 0 {
+            return Ok(x);
+        }
+        let axis = if first { 0 } else { x.rank() - 1 };
+        let n = x.shape[axis];
+        let outer: usize = x.shape[..axis].iter().product();
+        let inner: usize = x.shape[axis + 1..].iter().product();
+        let mut shape = x.shape.clone();
+        if !scan {
+            shape.remove(axis);
+        }
+        if !scan && n == 0 && outer * inner > 0 {
+            return Err(err::domain(
+                "this function has no identity element for an empty reduction",
+                span.clone(),
+            ));
+        }
+        let mut out = vec![];
+        let item =
+            |o: usize, k: usize, i: usize| Array::scalar(x.data.get((o * n + k) * inner + i));
+        for o in 0..outer {
+            let mut lines = vec![];
+            for i in 0..inner {
+                let ends: Vec<usize> = if scan { (0..n).collect() } else { vec![n - 1] };
+                let mut line = vec![];
+                for end in ends {
+                    let mut acc = item(o, end, i);
+                    for k in (0..end).rev() {
+                        acc = self.call(f, Some(item(o, k, i)), acc, st, span)?;
+                        if acc.rank() != 0 {
+                            return Err(err::domain(
+                                "the operand must return scalars here: nested arrays are not supported",
+                                span.clone(),
+                            ));
+                        }
+                    }
+                    line.push(acc.data.get(0));
+                }
+                lines.push(line);
+            }
+            // Back in ravel order: the axis (a scan keeps it) before the inner ones.
+            for k in 0..if scan { n } else { 1 } {
+                for line in &lines {
+                    out.push(line[k]);
+                }
+            }
+        }
+        let elem = out
+            .iter()
+            .map(|s| s.elem_type())
+            .reduce(|a, b| a.join(b))
+            .unwrap_or(x.elem);
+        let mut d = Data::with_capacity(elem, out.len());
+        for s in out {
+            d.push(s.cast(elem));
+        }
+        Ok(Array::new(shape, d))
+    }
+
     /// The function a name or `∇` stands for in the current call.
     fn resolve(&self, f: &Func, st: &Calls) -> Option<Func> {
         match &f.kind {
@@ -547,6 +645,9 @@ impl Session {
     /// body has a guard or `∇` or calls such a function.
     fn needs_host(&self, f: &Func, st: &Calls) -> bool {
         let mut seen = HashSet::new();
+        if st.host_operators && dfn_operator(f).is_some() {
+            return true;
+        }
         match &f.kind {
             FuncKind::Derived {
                 op: Op1::Each,
@@ -560,6 +661,7 @@ impl Session {
     fn host_func(&self, f: &Func, st: &Calls, seen: &mut HashSet<String>) -> bool {
         f.any_func(&mut |g| match &g.kind {
             FuncKind::SelfRef => true,
+            _ if st.host_operators && dfn_operator(g).is_some() => true,
             FuncKind::Dfn(body) => body.stmts.iter().any(|s| matches!(s, Stmt::Guard { .. })),
             FuncKind::Name(n) => {
                 seen.insert(n.clone())
@@ -569,6 +671,22 @@ impl Session {
             }
             _ => false,
         })
+    }
+}
+
+/// The operator of `f` when it is `f¨ f/ f⌿ f\ f⍀` of a function that is not a
+/// primitive (a dfn, by value or by name).
+fn dfn_operator(f: &Func) -> Option<Op1> {
+    match &f.kind {
+        FuncKind::Derived { op, operand }
+            if matches!(
+                op,
+                Op1::Each | Op1::Reduce | Op1::ReduceFirst | Op1::Scan | Op1::ScanFirst
+            ) && !matches!(operand.kind, FuncKind::Prim(_)) =>
+        {
+            Some(*op)
+        }
+        _ => None,
     }
 }
 

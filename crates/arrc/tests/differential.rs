@@ -1026,6 +1026,25 @@ fn guards_and_recursion_on_the_device() {
             "{expr} ran no kernel"
         );
     }
+    // Operators whose dfn operand computes arrays from its arguments, which no
+    // kernel step holds, apply it item by item from the host.
+    for (expr, want) in [
+        ("{+/⍺,⍵}/3 1 4 1 5", "14"),
+        ("{⌈/⍺ ⍵}\\3 1 4 1 5", "3 3 4 4 5"),
+        ("{⍺+⍵×+/⍳⍵}/3 1 4", "35304"),
+        ("{-/⍺,⍵}\\2 3⍴⍳6", "1 ¯1 2\n4 ¯1 5"),
+        ("{+/⍳⍵}¨3 1 4", "6 1 10"),
+        ("⍴{+/⍺,⍵}/0 3⍴0", "0"),
+    ] {
+        let before = s.stats().readbacks;
+        assert_eq!(arrc::display(&device_value(&mut s, expr)), want, "{expr}");
+        assert!(
+            s.stats().readbacks - before > 1,
+            "{expr}: one call per item"
+        );
+    }
+    let e = s.eval("{+/⍺,⍵}/⍬").expect_err("no identity");
+    assert_eq!(e.class, arrc::ErrorClass::Domain);
     let e = s
         .eval("{⍵:1 ⋄ 0}1 0")
         .expect_err("a guard needs one boolean");
