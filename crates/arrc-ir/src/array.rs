@@ -360,6 +360,50 @@ impl Array {
         }
     }
 
+    /// The windows of n-wise reduction `n f/[axis] x` (this array is `x`, a scalar a
+    /// one-item vector) as one more axis after `axis`: window `c`, item `k` is
+    /// `x[c+k]` (`x[c+w-1-k]` for negative `n`). LENGTH ERROR for a window longer
+    /// than the axis plus one.
+    pub fn windows(
+        &self,
+        n: &Array,
+        axis: usize,
+        span: &arrc_syntax::Span,
+    ) -> crate::error::Result<Array> {
+        let n = n.window_size(span)?;
+        let x = if self.rank() == 0 {
+            Array::new(vec![1], self.data.clone())
+        } else {
+            self.clone()
+        };
+        let len = x.shape[axis] as i64;
+        let w = n.unsigned_abs() as i64;
+        if w > len + 1 {
+            return Err(crate::error::err::length(
+                format!("a window of {w} is longer than the axis ({len}) plus one"),
+                span.clone(),
+            ));
+        }
+        let (count, w) = ((len - w + 1) as usize, w as usize);
+        let outer: usize = x.shape[..axis].iter().product();
+        let inner: usize = x.shape[axis + 1..].iter().product();
+        let mut shape = x.shape.clone();
+        shape[axis] = count;
+        shape.insert(axis + 1, w);
+        let mut d = Data::with_capacity(x.elem, outer * count * w * inner);
+        for o in 0..outer {
+            for c in 0..count {
+                for k in 0..w {
+                    let at = c + if n < 0 { w - 1 - k } else { k };
+                    for i in 0..inner {
+                        d.push(x.data.get((o * len as usize + at) * inner + i));
+                    }
+                }
+            }
+        }
+        Ok(Array::new(shape, d))
+    }
+
     /// The one element of a scalar or one-element array.
     pub fn as_singleton(&self) -> Option<Scalar> {
         (self.len() == 1).then(|| self.data.get(0))

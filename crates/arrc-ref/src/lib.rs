@@ -616,40 +616,8 @@ impl Interp<'_> {
         axis: usize,
         span: Span,
     ) -> Result<Array> {
-        let n = n.window_size(&span)?;
-        // A scalar is a one-item vector here.
-        let x = if x.rank() == 0 {
-            Array::new(vec![1], x.data.clone())
-        } else {
-            x.clone()
-        };
-        let len = x.shape[axis] as i64;
-        let w = n.unsigned_abs() as i64;
-        if w > len + 1 {
-            return Err(err::length(
-                format!("a window of {w} is longer than the axis ({len}) plus one"),
-                span,
-            ));
-        }
-        let count = (len - w + 1) as usize;
-        let w = w as usize;
-        let outer: usize = x.shape[..axis].iter().product();
-        let inner: usize = x.shape[axis + 1..].iter().product();
-        let mut shape = x.shape.clone();
-        shape[axis] = count;
-        shape.insert(axis + 1, w);
-        let mut d = Data::with_capacity(x.elem, outer * count * w * inner);
-        for o in 0..outer {
-            for c in 0..count {
-                for k in 0..w {
-                    let at = c + if n < 0 { w - 1 - k } else { k };
-                    for i in 0..inner {
-                        d.push(x.data.get((o * len as usize + at) * inner + i));
-                    }
-                }
-            }
-        }
-        self.fold_axis(operand, &Array::new(shape, d), span, false, axis + 1)
+        let windows = x.windows(n, axis, &span)?;
+        self.fold_axis(operand, &windows, span, false, axis + 1)
     }
 
     /// Reduce or scan along `axis`.

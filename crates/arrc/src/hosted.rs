@@ -101,7 +101,7 @@ impl Session {
             Err(why)
                 if why.class == crate::ErrorClass::Unsupported
                     && !st.host_operators
-                    && e.any_func(&mut |f| dfn_operator(f).is_some()) =>
+                    && e.any_func(&mut |f| hosted_operator(f)) =>
             {
                 st.host_operators = true;
                 let r = self.device_eval_inner(e, st, temps);
@@ -394,15 +394,25 @@ impl Session {
                 op: Op1::Each,
                 operand,
             } => self.each(operand, alpha, omega, st, span),
-            FuncKind::Derived { op, operand } if alpha.is_none() && dfn_operator(f).is_some() => {
-                let scan = matches!(op, Op1::Scan | Op1::ScanFirst);
-                let first = matches!(op, Op1::ReduceFirst | Op1::ScanFirst);
-                self.fold(operand, omega, scan, first, st, span)
+            _ if hosted_operator(f) => self.operator(f, alpha, omega, st, span),
+            // Anything else (a primitive, a derived function the device compiles)
+            // applies to its arguments on the device.
+            _ => {
+                let mut temps = HashMap::new();
+                let w = Box::new(temp(omega, st, &mut temps, span.clone()));
+                let kind = match alpha {
+                    Some(a) => ExprKind::Dyadic {
+                        func: f.clone(),
+                        left: Box::new(temp(a, st, &mut temps, span.clone())),
+                        right: w,
+                    },
+                    None => ExprKind::Monadic {
+                        func: f.clone(),
+                        arg: w,
+                    },
+                };
+                self.run_staged(&Expr::new(kind, span.clone()), st, &mut temps)
             }
-            _ => Err(err::unsupported(
-                "an operator whose operand has guards or ∇ is not supported on the GPU path yet",
-                f.span.clone(),
-            )),
         }
     }
 
@@ -543,35 +553,159 @@ impl Session {
                 }
             }
         }
-        let elem = out
-            .iter()
-            .map(|s| s.elem_type())
-            .reduce(|a, b| a.join(b))
-            .unwrap_or(omega.elem);
-        let mut d = Data::with_capacity(elem, n);
-        for s in out {
-            d.push(s.cast(elem));
-        }
-        Ok(Array::new(shape, d))
+        Ok(scalars_array(shape, out, omega.elem))
     }
 
-    /// `f/ f⌿ f\ f⍀` of a dfn from the host: APL's right fold of each line, the dfn
-    /// called on its items (a scan folds every prefix), every call's statements on
-    /// the device. A dfn reduction of an empty axis has no identity, unless there
-    /// is no line.
+    /// An operator applied from the host to a function that is not a primitive
+    /// ([`hosted_operator`]): folds (along an axis, n-wise) and products, the
+    /// function called on items, every call's statements on the device.
+    fn operator(
+        &mut self,
+        f: &Func,
+        alpha: Option<Array>,
+        omega: Array,
+        st: &mut Calls,
+        span: &Span,
+    ) -> Result<Array, Error> {
+        let (g, axis) = match &f.kind {
+            FuncKind::Axis(g, k) => {
+                let k = self.device_eval(k, st)?;
+                let rank = omega.rank().max(1) as i64;
+                let io = self.env.io;
+                match k.as_singleton().and_then(|s| s.as_i64()) {
+                    Some(v) if k.rank() <= 1 && v >= io && v - io < rank => {
+                        (&**g, Some((v - io) as usize))
+                    }
+                    _ => {
+                        return Err(err::axis(
+                            format!("the axis must be an integer from {io} to {}", rank - 1 + io),
+                            span.clone(),
+                        ))
+                    }
+                }
+            }
+            _ => (f, None),
+        };
+        match (&g.kind, alpha) {
+            (FuncKind::Derived { op, operand }, alpha) => {
+                let scan = matches!(op, Op1::Scan | Op1::ScanFirst);
+                let first = matches!(op, Op1::ReduceFirst | Op1::ScanFirst);
+                let last = omega.rank().max(1) - 1;
+                let axis = axis.unwrap_or(if first { 0 } else { last });
+                match alpha {
+                    None => self.fold(operand, omega, scan, axis, st, span),
+                    Some(n) if !scan => {
+                        let windows = omega.windows(&n, axis, span)?;
+                        self.fold(operand, windows, false, axis + 1, st, span)
+                    }
+                    Some(_) => Err(err::syntax_like(
+                        "a scan takes no left argument",
+                        span.clone(),
+                    )),
+                }
+            }
+            (FuncKind::Outer(h), Some(a)) => {
+                // Every item of ⍺ with every item of ⍵.
+                let (na, nw) = (a.len(), omega.len());
+                let spread = |x: &Array, k: usize, other: usize| {
+                    let mut d = Data::with_capacity(x.elem, na * nw);
+                    for i in 0..na * nw {
+                        d.push(x.data.get(if k == 0 { i / other } else { i % other }));
+                    }
+                    Array::vector(d)
+                };
+                let (sa, sw) = (spread(&a, 0, nw.max(1)), spread(&omega, 1, nw.max(1)));
+                let r = self.each(h, Some(sa), sw, st, span)?;
+                let shape = a.shape.iter().chain(&omega.shape).copied().collect();
+                Ok(Array::new(shape, r.data))
+            }
+            (FuncKind::Inner(fo, go), Some(a)) => self.inner(fo, go, a, omega, st, span),
+            _ => Err(err::unsupported(
+                "this operator from the host takes other arguments",
+                span.clone(),
+            )),
+        }
+    }
+
+    /// `a f.g w` from the host: for each row of `a` and column of `w`, `g` of their
+    /// items pairwise, folded by `f` from the right (a length-1 inner axis extends).
+    fn inner(
+        &mut self,
+        f: &Func,
+        g: &Func,
+        a: Array,
+        w: Array,
+        st: &mut Calls,
+        span: &Span,
+    ) -> Result<Array, Error> {
+        let ka = a.shape.last().copied().unwrap_or(1);
+        let kw = w.shape.first().copied().unwrap_or(1);
+        let k = match (ka, kw) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => {
+                return Err(err::length(
+                    format!("inner lengths {ka} and {kw}"),
+                    span.clone(),
+                ))
+            }
+        };
+        let rows = a.len() / ka.max(1);
+        let cols = w.len() / kw.max(1);
+        let mut shape: Vec<usize> = a
+            .shape
+            .iter()
+            .take(a.rank().saturating_sub(1))
+            .copied()
+            .collect();
+        shape.extend(w.shape.iter().skip(1));
+        if k == 0 && rows * cols > 0 {
+            return Err(err::domain(
+                "this function has no identity element for an empty reduction",
+                span.clone(),
+            ));
+        }
+        let mut out = Vec::with_capacity(rows * cols);
+        for i in 0..rows {
+            for j in 0..cols {
+                let mut acc: Option<Array> = None;
+                for t in (0..k).rev() {
+                    let x = Array::scalar(a.data.get(i * ka + if ka == 1 { 0 } else { t }));
+                    let y = Array::scalar(w.data.get(if kw == 1 { 0 } else { t } * cols + j));
+                    let z = self.call(g, Some(x), y, st, span)?;
+                    acc = Some(match acc {
+                        None => z,
+                        Some(r) => self.call(f, Some(z), r, st, span)?,
+                    });
+                }
+                match acc.as_ref().map(|r| (r.rank(), r.as_singleton())) {
+                    Some((0, Some(v))) => out.push(v),
+                    _ => return Err(err::domain(
+                        "the operands must return scalars here: nested arrays are not supported",
+                        span.clone(),
+                    )),
+                }
+            }
+        }
+        Ok(scalars_array(shape, out, a.elem))
+    }
+
+    /// `f/[axis] f\[axis]` of a dfn from the host: APL's right fold of each line, the
+    /// dfn called on its items (a scan folds every prefix). A dfn reduction of an
+    /// empty axis has no identity, unless there is no line.
     fn fold(
         &mut self,
         f: &Func,
         x: Array,
         scan: bool,
-        first: bool,
+        axis: usize,
         st: &mut Calls,
         span: &Span,
     ) -> Result<Array, Error> {
         if x.rank() == 0 {
             return Ok(x);
         }
-        let axis = if first { 0 } else { x.rank() - 1 };
         let n = x.shape[axis];
         let outer: usize = x.shape[..axis].iter().product();
         let inner: usize = x.shape[axis + 1..].iter().product();
@@ -615,16 +749,7 @@ impl Session {
                 }
             }
         }
-        let elem = out
-            .iter()
-            .map(|s| s.elem_type())
-            .reduce(|a, b| a.join(b))
-            .unwrap_or(x.elem);
-        let mut d = Data::with_capacity(elem, out.len());
-        for s in out {
-            d.push(s.cast(elem));
-        }
-        Ok(Array::new(shape, d))
+        Ok(scalars_array(shape, out, x.elem))
     }
 
     /// The function a name or `∇` stands for in the current call.
@@ -645,7 +770,7 @@ impl Session {
     /// body has a guard or `∇` or calls such a function.
     fn needs_host(&self, f: &Func, st: &Calls) -> bool {
         let mut seen = HashSet::new();
-        if st.host_operators && dfn_operator(f).is_some() {
+        if st.host_operators && hosted_operator(f) {
             return true;
         }
         match &f.kind {
@@ -661,7 +786,7 @@ impl Session {
     fn host_func(&self, f: &Func, st: &Calls, seen: &mut HashSet<String>) -> bool {
         f.any_func(&mut |g| match &g.kind {
             FuncKind::SelfRef => true,
-            _ if st.host_operators && dfn_operator(g).is_some() => true,
+            _ if st.host_operators && hosted_operator(g) => true,
             FuncKind::Dfn(body) => body.stmts.iter().any(|s| matches!(s, Stmt::Guard { .. })),
             FuncKind::Name(n) => {
                 seen.insert(n.clone())
@@ -674,20 +799,45 @@ impl Session {
     }
 }
 
-/// The operator of `f` when it is `f¨ f/ f⌿ f\ f⍀` of a function that is not a
-/// primitive (a dfn, by value or by name).
-fn dfn_operator(f: &Func) -> Option<Op1> {
+/// Whether `f` is an operator the host can apply item by item to a function that
+/// is not a primitive (a dfn, by value or by name): `g¨ g/ g⌿ g\ g⍀` (with an axis
+/// or n-wise too), `∘.g`, `g.h`.
+fn hosted_operator(f: &Func) -> bool {
+    let not_prim = |g: &Func| !matches!(g.kind, FuncKind::Prim(_));
     match &f.kind {
-        FuncKind::Derived { op, operand }
-            if matches!(
+        FuncKind::Derived { op, operand } => {
+            matches!(
                 op,
                 Op1::Each | Op1::Reduce | Op1::ReduceFirst | Op1::Scan | Op1::ScanFirst
-            ) && !matches!(operand.kind, FuncKind::Prim(_)) =>
-        {
-            Some(*op)
+            ) && not_prim(operand)
         }
-        _ => None,
+        FuncKind::Axis(g, _) => {
+            matches!(&g.kind, FuncKind::Derived { op, .. } if *op != Op1::Each)
+                && hosted_operator(g)
+        }
+        FuncKind::Outer(g) => not_prim(g),
+        FuncKind::Inner(a, b) => not_prim(a) || not_prim(b),
+        _ => false,
     }
+}
+
+/// An array of `shape` from scalars, in the type that holds them all (`empty`'s
+/// when there are none).
+fn scalars_array(
+    shape: Vec<usize>,
+    items: Vec<arrc_ir::Scalar>,
+    empty: arrc_ir::ElemType,
+) -> Array {
+    let elem = items
+        .iter()
+        .map(|s| s.elem_type())
+        .reduce(|a, b| a.join(b))
+        .unwrap_or(empty);
+    let mut d = Data::with_capacity(elem, items.len());
+    for s in items {
+        d.push(s.cast(elem));
+    }
+    Array::new(shape, d)
 }
 
 /// A literal or a name: nothing to compute first.
