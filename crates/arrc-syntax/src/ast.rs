@@ -99,6 +99,40 @@ pub enum FuncKind {
 }
 
 impl Expr {
+    /// Every name written in this expression's text, at any depth (see
+    /// [`Func::names`]).
+    pub fn names(&self, out: &mut std::collections::HashSet<String>) {
+        match &self.kind {
+            ExprKind::Name(n) => {
+                out.insert(n.clone());
+            }
+            ExprKind::Strand(items) => items.iter().for_each(|x| x.names(out)),
+            ExprKind::Monadic { func, arg } => {
+                func.names(out);
+                arg.names(out);
+            }
+            ExprKind::Dyadic { func, left, right } => {
+                func.names(out);
+                left.names(out);
+                right.names(out);
+            }
+            ExprKind::Assign { name, value, .. } => {
+                out.insert(name.clone());
+                value.names(out);
+            }
+            ExprKind::Index { array, axes } => {
+                array.names(out);
+                axes.iter().flatten().for_each(|x| x.names(out));
+            }
+            ExprKind::Number(_)
+            | ExprKind::Str(_)
+            | ExprKind::Zilde
+            | ExprKind::SysName(_)
+            | ExprKind::Alpha
+            | ExprKind::Omega => {}
+        }
+    }
+
     pub fn new(kind: ExprKind, span: Span) -> Self {
         Expr { kind, span }
     }
@@ -243,6 +277,42 @@ impl Func {
 impl Func {
     pub fn new(kind: FuncKind, span: Span) -> Self {
         Func { kind, span }
+    }
+
+    /// Every name written in this function's text, at any depth (arrays and
+    /// functions alike; a dfn's locals too).
+    pub fn names(&self, out: &mut std::collections::HashSet<String>) {
+        match &self.kind {
+            FuncKind::Name(n) => {
+                out.insert(n.clone());
+            }
+            FuncKind::Dfn(body) => {
+                for s in &body.stmts {
+                    match s {
+                        Stmt::Expr(e) => e.names(out),
+                        Stmt::Guard { cond, value } => {
+                            cond.names(out);
+                            value.names(out);
+                        }
+                        Stmt::Func(f) => f.names(out),
+                        Stmt::FnDef { name, func, .. } => {
+                            out.insert(name.clone());
+                            func.names(out);
+                        }
+                    }
+                }
+            }
+            FuncKind::Derived { operand: g, .. } | FuncKind::Outer(g) => g.names(out),
+            FuncKind::Inner(a, b) => {
+                a.names(out);
+                b.names(out);
+            }
+            FuncKind::Axis(g, k) => {
+                g.names(out);
+                k.names(out);
+            }
+            FuncKind::Prim(_) | FuncKind::SelfRef => {}
+        }
     }
 }
 

@@ -253,7 +253,10 @@ impl Session {
         }
         // Assignments inside the statement run first, in the order APL meets them,
         // where nothing evaluated before them could see the difference.
-        let mut hoist = Hoist::default();
+        let mut hoist = Hoist {
+            functions: self.env.functions.clone(),
+            ..Hoist::default()
+        };
         let whole = value;
         let split;
         let value = match inner_assignment(value) {
@@ -452,50 +455,61 @@ impl Hoisted {
 /// Takes the inner assignments out of a statement (`Hoist::expr`), in the order
 /// APL evaluates them (right to left), to run before the rest. The rest then reads
 /// each name as APL would at that point: an assignment whose name the rest reads
-/// before it, or that a function call before it could read, is bound to a new name
+/// before it, or that a function call before it could read (a name written in the
+/// function or in the workspace functions it names), is bound to a new name
 /// (`name′k`) that the later reads use, and takes its name when the statement is
-/// done. A function call after such an assignment could read either value: the
-/// statement is then refused (`None`).
+/// done. A call after such an assignment that could read its name could need either
+/// value: the statement is then refused (`None`).
 #[derive(Default)]
 struct Hoist {
     first: Vec<Hoisted>,
     /// Names read so far (in APL's order).
     read: HashSet<String>,
-    /// A function that could read a name was called so far.
-    opaque: bool,
+    /// Names that the functions called so far may read.
+    called: HashSet<String>,
     renamed: HashMap<String, String>,
+    /// The workspace's functions (those a call names may read more).
+    functions: HashMap<String, arrc_syntax::Func>,
 }
 
 impl Hoist {
+    /// The names a call of `f` may read: those written in it and, through the
+    /// workspace functions it names, in theirs.
+    fn reads(&self, f: &arrc_syntax::Func) -> HashSet<String> {
+        let mut out = HashSet::new();
+        f.names(&mut out);
+        let mut todo: Vec<String> = out.iter().cloned().collect();
+        let mut seen = HashSet::new();
+        while let Some(n) = todo.pop() {
+            if let Some(g) = self.functions.get(&n).filter(|_| seen.insert(n.clone())) {
+                let mut more = HashSet::new();
+                g.names(&mut more);
+                todo.extend(more.iter().filter(|m| !out.contains(*m)).cloned());
+                out.extend(more);
+            }
+        }
+        out
+    }
+
     /// `e` without its assignments. A read or call inside an assignment's value
     /// counts as much as one in the rest: assignments inside that value run before
     /// it.
     fn expr(&mut self, e: &Expr) -> Option<Expr> {
-        // A function that could read a name: anything but primitives and their
-        // derivations.
-        fn opaque(f: &arrc_syntax::Func) -> bool {
-            f.any_func(&mut |g| {
-                matches!(
-                    g.kind,
-                    arrc_syntax::ast::FuncKind::Name(_)
-                        | arrc_syntax::ast::FuncKind::Dfn(_)
-                        | arrc_syntax::ast::FuncKind::SelfRef
-                )
-            })
-        }
+        // A call may read the names written in the function, and in the workspace
+        // functions it names: refused when one of them is renamed (the call would
+        // need its new value), else remembered (an assignment after it renames).
         let call = |h: &mut Self, f: &arrc_syntax::Func| {
-            if opaque(f) {
-                if !h.renamed.is_empty() {
-                    return None;
-                }
-                h.opaque = true;
+            let names = h.reads(f);
+            if names.iter().any(|n| h.renamed.contains_key(n)) {
+                return None;
             }
+            h.called.extend(names);
             Some(())
         };
         let kind = match &e.kind {
             ExprKind::Assign { name, value, .. } => {
                 let value = self.expr(value)?;
-                let temp = (self.read.contains(name) || self.opaque).then(|| {
+                let temp = (self.read.contains(name) || self.called.contains(name)).then(|| {
                     let t = format!("{name}′{}", self.first.len());
                     self.renamed.insert(name.clone(), t.clone());
                     t

@@ -1190,6 +1190,9 @@ fn inner_assignments() {
         ("n←3 ⋄ z←(n←n-1)⍴⍳5 ⋄ z,n", "1 2 2"),
         ("f←{⍵+x} ⋄ x←1 ⋄ (x←10)+f 1", "12"),
         ("f←{⍵+x} ⋄ x←1 ⋄ (f 1)+x←10", "21"),
+        // A function that cannot read the name may follow a renamed assignment.
+        ("g←{⍵×2} ⋄ x←1 ⋄ r←(g 1)+(x←10)+x ⋄ r,x", "13 10"),
+        ("x←1 ⋄ r←({⍵×2}1)+(x←10)+x ⋄ r,x", "13 10"),
     ] {
         assert_eq!(arrc::display(&device_value(&mut s, prog)), want, "{prog}");
     }
