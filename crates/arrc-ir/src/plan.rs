@@ -398,7 +398,15 @@ pub enum KernelKind {
     /// `out[i] = expr(i)` for `i < n`, grid-stride.
     Map { expr: KExpr, out: u32 },
     /// `out[g] = op/ expr(i)` over workgroup `g`'s grid-stride share.
-    Reduce { op: BinOp, expr: KExpr, out: u32 },
+    /// `overflow`: the error bit raised where a stored value is not finite (a float
+    /// `+` or `×` fold of finite items that left the type's range), as on the other
+    /// fold kinds.
+    Reduce {
+        op: BinOp,
+        expr: KExpr,
+        out: u32,
+        overflow: Option<u32>,
+    },
     /// Single-pass inclusive scan: chained scan with decoupled lookback (and a bounded
     /// spin with a fallback that reduces the awaited tile itself, so no device without
     /// forward-progress guarantees can hang). Tiles of `WG×items` elements are taken
@@ -424,6 +432,7 @@ pub enum KernelKind {
         packed: bool,
         /// The tile is the workgroup id, not claimed from `counter` (`PlanOptions`).
         tiles_by_workgroup: bool,
+        overflow: Option<u32>,
     },
     /// Push constants `rows, len, parts`: for `u < rows×parts`, `out[u]` folds
     /// positions `[p·per, min(len, (p+1)·per))` of row `u mod rows`, with
@@ -433,6 +442,7 @@ pub enum KernelKind {
         expr: KExpr,
         out: u32,
         unit: Unit,
+        overflow: Option<u32>,
     },
     /// Push constants `m, n, k`: `out = a+.×b` for `a` m×k and `b` k×n (elements by
     /// ravel index), in tiles of 64×64 per workgroup of 256 invocations, 4×4 per
@@ -487,6 +497,7 @@ pub enum KernelKind {
         out: u32,
         out_index: IExpr,
         unit: Unit,
+        overflow: Option<u32>,
     },
 }
 
@@ -1304,6 +1315,19 @@ impl Planner<'_> {
         }
     }
 
+    /// The error bit of an associative float `+` or `×` fold whose stored values
+    /// must be finite: its items are, so a value that is not left the type's range.
+    fn overflow_bit(&mut self, v: Value, fold: &Fold) -> Option<u32> {
+        let elem = self.v.func.ty(v).elem;
+        match fold {
+            Fold::Assoc(BinOp::Add | BinOp::Mul) if elem.is_float() => {
+                let span = self.v.func.span(v);
+                Some(self.error_bit(ErrorClass::Domain, crate::scalar::not_finite(elem), span))
+            }
+            _ => None,
+        }
+    }
+
     fn error_bit(&mut self, class: ErrorClass, message: &str, span: Span) -> u32 {
         let bit = self.plan.errors.len().min(31) as u32;
         if self.plan.errors.len() < 32 {
@@ -1468,7 +1492,12 @@ impl Planner<'_> {
         let out = kb.bind(partials, elem, true);
         self.bind_status(&mut kb, expr.may_fail());
         let n_from = self.n_from(arg, &mut kb);
-        let kind = KernelKind::Reduce { op, expr, out };
+        let kind = KernelKind::Reduce {
+            op,
+            expr,
+            out,
+            overflow: None,
+        };
         self.push_kernel("reduce", kind, kb, vec![("n", n)], groups.clone());
         let args = self.set_n_from(n_from);
         // Pass 2: one workgroup folds the partials, in a fixed order: the same input
@@ -1491,7 +1520,15 @@ impl Planner<'_> {
                 index: IExpr::Const(0),
             }))
         });
-        let kind = KernelKind::Reduce { op, expr, out };
+        // Partials may overflow; the result is checked.
+        let overflow = self.overflow_bit(v, &Fold::Assoc(op));
+        self.bind_status(&mut kb, overflow.is_some());
+        let kind = KernelKind::Reduce {
+            op,
+            expr,
+            out,
+            overflow,
+        };
         self.push_kernel("reduce", kind, kb, vec![("n", groups)], Count::known(1));
         if let Some(k) = self.plan.kernels.last_mut() {
             k.n_from = n_from;
@@ -1682,7 +1719,12 @@ impl Planner<'_> {
         // The fold's own errors come after its items' (bits in evaluation order).
         let (fold, fold_fails) = self.fold_after_items(v, fold, elem, &mut kb);
         let out = kb.bind(target, elem, true);
-        self.bind_status(&mut kb, fold_fails || expr.may_fail());
+        let overflow = if parts == 1 {
+            self.overflow_bit(v, &fold)
+        } else {
+            None
+        };
+        self.bind_status(&mut kb, fold_fails || expr.may_fail() || overflow.is_some());
         let groups = self.unit_groups(unit, units);
         let push = vec![
             ("rows", rows.clone()),
@@ -1694,6 +1736,7 @@ impl Planner<'_> {
             expr,
             out,
             unit,
+            overflow,
         };
         self.push_kernel("reduce_axis", kind, kb, push, groups);
         if parts > 1 {
@@ -1708,6 +1751,8 @@ impl Planner<'_> {
                 index: IExpr::plus(IExpr::times(IExpr::Pos, r), IExpr::Row),
             };
             let out = kb.bind(b, elem, true);
+            let overflow = self.overflow_bit(v, &fold);
+            self.bind_status(&mut kb, overflow.is_some());
             let push = vec![
                 ("rows", rows.clone()),
                 ("len", Count::known(parts as u64)),
@@ -1718,6 +1763,7 @@ impl Planner<'_> {
                 expr,
                 out,
                 unit: Unit::Thread,
+                overflow,
             };
             let groups = self.unit_groups(Unit::Thread, rows);
             self.push_kernel("reduce_axis", kind, kb, push, groups);
@@ -1766,7 +1812,8 @@ impl Planner<'_> {
         let expr = self.expr(arg, &idx, &mut kb);
         let (fold, fold_fails) = self.fold_after_items(v, fold, elem, &mut kb);
         let out = kb.bind(b, self.v.func.ty(v).elem, true);
-        self.bind_status(&mut kb, fold_fails || expr.may_fail());
+        let overflow = self.overflow_bit(v, &fold);
+        self.bind_status(&mut kb, fold_fails || expr.may_fail() || overflow.is_some());
         let groups = self.unit_groups(unit, rows.clone());
         let push = vec![("rows", rows), ("len", Count::Product(vec![split.len]))];
         let kind = KernelKind::ScanAxis {
@@ -1775,6 +1822,7 @@ impl Planner<'_> {
             out,
             out_index: idx,
             unit,
+            overflow,
         };
         self.push_kernel("scan_axis", kind, kb, push, groups);
         self.buffer_of[v.index()] = Some(b);
@@ -1821,7 +1869,8 @@ impl Planner<'_> {
         let mut kb = self.kb();
         let expr = self.expr(arg, &IExpr::Index, &mut kb);
         let n_from = self.n_from(arg, &mut kb);
-        self.chained_scan(op, kb, expr, b, elem, n, n_from);
+        let overflow = self.overflow_bit(v, &Fold::Assoc(op));
+        self.chained_scan(op, kb, expr, b, elem, n, n_from, overflow);
         self.buffer_of[v.index()] = Some(b);
     }
 
@@ -1836,6 +1885,7 @@ impl Planner<'_> {
         elem: ElemType,
         n: Count,
         n_from: Option<IExpr>,
+        overflow: Option<u32>,
     ) {
         let wg = self.opts.scan_workgroup_size;
         let items = self.opts.scan_items_per_thread;
@@ -1876,7 +1926,7 @@ impl Planner<'_> {
         let aggregates = shared(&mut kb, aggregates, ElemType::I32, true);
         let inclusive = shared(&mut kb, inclusive, ElemType::I32, true);
         let counter = shared(&mut kb, counter, ElemType::I32, true);
-        self.bind_status(&mut kb, expr.may_fail());
+        self.bind_status(&mut kb, expr.may_fail() || overflow.is_some());
         let kind = KernelKind::ScanChained {
             op,
             expr,
@@ -1888,6 +1938,7 @@ impl Planner<'_> {
             every_subgroup_looks_back: self.opts.every_subgroup_looks_back,
             packed,
             tiles_by_workgroup: self.opts.scan_tiles_by_workgroup,
+            overflow,
         };
         self.push_kernel_shaped("scan", kind, kb, vec![("n", n)], groups, (wg, items));
         self.set_n_from(n_from);
@@ -2113,6 +2164,7 @@ impl Planner<'_> {
             ElemType::I32,
             n.clone(),
             n_from,
+            None,
         );
         let len = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
         let out_b = self.result_or_temp(v, is_result);

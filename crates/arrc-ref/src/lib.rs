@@ -700,6 +700,11 @@ impl Interp<'_> {
         } else {
             elem
         };
+        // Finite items folded to something that is not: the float type overflowed
+        // (APL has no infinities).
+        if ty.is_float() && out.iter().any(|s| !s.cast(ty).as_f64().is_finite()) {
+            return Err(err::domain(arrc_ir::scalar::not_finite(ty), span));
+        }
         Ok(typed(shape, out, ty))
     }
 

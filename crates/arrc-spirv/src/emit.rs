@@ -109,6 +109,9 @@ struct Cx {
     /// A scan's tile status as `struct { u64 data[]; }` over the flags binding, when
     /// flag and value are packed into one word per tile.
     packed_status: Option<Word>,
+    /// A binding whose stored values must be finite, and the error bit raised where
+    /// one is not (a float fold's overflow).
+    overflow: Option<(u32, u32)>,
 }
 
 /// The indices an expression is evaluated at: the element (ravel order) for flat
@@ -782,11 +785,25 @@ impl Emitter {
     }
 
     fn store_elem(&mut self, cx: &Cx, binding: u32, idx: Word, v: Word) -> R<()> {
+        self.check_finite(cx, binding, v)?;
         if cx.windows[binding as usize].len() > 1 {
             return self.in_window(cx, binding, idx, |e, ptr| e.store(ptr, v));
         }
         let (ptr, _) = self.elem_ptr(cx, binding, idx)?;
         self.store(ptr, v)
+    }
+
+    /// Raises the kernel's overflow bit when `v`, about to be stored in `binding`, is
+    /// not finite (see `Cx::overflow`).
+    fn check_finite(&mut self, cx: &Cx, binding: u32, v: Word) -> R<()> {
+        if let Some((b, bit)) = cx.overflow {
+            if b == binding {
+                let t = cx.bindings[b as usize].1;
+                let bad = self.not_finite(t, v)?;
+                self.raise(cx, Some(bit), bad)?;
+            }
+        }
+        Ok(())
     }
 
     /// Runs `with` on a pointer to element `idx` of a binding split into windows: the
@@ -1022,6 +1039,7 @@ impl Emitter {
             numbers: vec![],
             window_bytes: k.window_bytes,
             packed_status: None,
+            overflow: None,
         };
         // Descriptor bindings in order, a split array's windows consecutively.
         let mut number = 0;
@@ -1097,7 +1115,15 @@ impl Emitter {
 
         match &k.kind {
             KernelKind::Map { expr, out } => self.map_kernel(&mut cx, expr, *out)?,
-            KernelKind::Reduce { op, expr, out } => self.reduce_kernel(&mut cx, *op, expr, *out)?,
+            KernelKind::Reduce {
+                op,
+                expr,
+                out,
+                overflow,
+            } => {
+                cx.overflow = overflow.map(|b| (*out, b));
+                self.reduce_kernel(&mut cx, *op, expr, *out)?
+            }
             KernelKind::ScanChained {
                 op,
                 expr,
@@ -1109,7 +1135,9 @@ impl Emitter {
                 every_subgroup_looks_back,
                 packed,
                 tiles_by_workgroup,
+                overflow,
             } => {
+                cx.overflow = overflow.map(|b| (*out, b));
                 if *packed {
                     cx.packed_status = Some(self.u64_view(&cx, *flags)?);
                 }
@@ -1128,14 +1156,22 @@ impl Emitter {
                 expr,
                 out,
                 unit,
-            } => self.reduce_axis_kernel(&mut cx, *fold, expr, *out, *unit)?,
+                overflow,
+            } => {
+                cx.overflow = overflow.map(|b| (*out, b));
+                self.reduce_axis_kernel(&mut cx, *fold, expr, *out, *unit)?
+            }
             KernelKind::ScanAxis {
                 fold,
                 expr,
                 out,
                 out_index,
                 unit,
-            } => self.scan_axis_kernel(&mut cx, *fold, expr, *out, out_index, *unit)?,
+                overflow,
+            } => {
+                cx.overflow = overflow.map(|b| (*out, b));
+                self.scan_axis_kernel(&mut cx, *fold, expr, *out, out_index, *unit)?
+            }
             KernelKind::MatMul { a, b, out } => self.matmul_kernel(&mut cx, a, b, *out)?,
             KernelKind::IndirectArgs {
                 n,
@@ -2377,6 +2413,9 @@ impl Emitter {
                 whole,
                 |e| match vec_out {
                     Some(v4) => {
+                        for &y in &ys {
+                            e.check_finite(cxr, out, y)?;
+                        }
                         let y =
                             e.b.composite_construct(vt, None, ys.iter().copied())
                                 .map_err(be)?;

@@ -686,6 +686,38 @@ fn device_domain_errors() {
     }
 }
 
+#[test]
+fn float_folds_that_overflow() {
+    // APL has no infinities: f32 (and f64) sums and products of finite items that
+    // leave the type's range are DOMAIN ERRORs, as elementwise results are; the
+    // reference agrees.
+    let mut s = gpu();
+    s.set("z", Array::vector(Data::F32(vec![3e38; 3])));
+    let mut cpu = arrc::Session::new(arrc::Backend::Cpu).expect("reference");
+    cpu.set("z", Array::vector(Data::F32(vec![3e38; 3])));
+    for expr in [
+        "+/z",
+        "+\\z",
+        "×/z",
+        "+⌿3 3⍴z",
+        "+/3 3⍴z",
+        "+\\3 3⍴z",
+        "+⍀3 3⍴z",
+        "+/(100000⍴z)÷1e4",
+    ] {
+        for (side, sess) in [("device", &mut s), ("reference", &mut cpu)] {
+            let e = sess.eval(expr).expect_err(expr);
+            assert_eq!(
+                e.class,
+                arrc::ErrorClass::Domain,
+                "{expr} on the {side}: {e}"
+            );
+        }
+    }
+    // Within range they are values.
+    assert_eq!(arrc::display(&device_value(&mut s, "+/z÷3")), "3E38");
+}
+
 /// `+.×` as a tiled matrix multiply: shapes that are not multiples of the tile, with
 /// fused operands, against the reference.
 #[test]

@@ -99,7 +99,7 @@ impl Emitter {
     }
 
     /// Infinity or NaN: `|r| > MAX` or unordered, one comparison.
-    fn not_finite(&mut self, t: ElemType, r: Word) -> R<Word> {
+    pub(super) fn not_finite(&mut self, t: ElemType, r: Word) -> R<Word> {
         let a = self.glsl(t, 4, &[r])?; // FAbs
         let max = if t == ElemType::F64 {
             self.scalar(Scalar::F64(f64::MAX))
