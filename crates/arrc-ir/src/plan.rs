@@ -65,6 +65,10 @@ pub struct PlanOptions {
     /// a counter. Tiles may then start before their predecessors, which only the
     /// decoupled fallback gets past: a test of it, not a speed-up (1% on the H200).
     pub scan_tiles_by_workgroup: bool,
+    /// The caller checks that the statement's result is finite after reading it back
+    /// (`Plan::finite_result`), so a float fold that is the result needs no overflow
+    /// check on the device (a session does; an `arrc build` module's user would not).
+    pub host_checks_result: bool,
 }
 
 impl Default for PlanOptions {
@@ -84,6 +88,7 @@ impl Default for PlanOptions {
             scan_workgroup_size: 256,
             scan_items_per_thread: 16,
             scan_tiles_by_workgroup: false,
+            host_checks_result: false,
         }
     }
 }
@@ -601,6 +606,9 @@ pub struct Plan {
     /// when that length is 0 the result is APL's float identity instead (a type the
     /// kernel cannot know).
     pub empty_identity: Option<(u32, Scalar)>,
+    /// The error when the result read back holds a value that is not finite (a float
+    /// fold that overflowed; `PlanOptions::host_checks_result`).
+    pub finite_result: Option<DeviceError>,
 }
 
 impl Plan {
@@ -742,6 +750,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
             syms: f.syms.clone(),
             dyn_lengths: vec![],
             empty_identity: None,
+            finite_result: None,
         },
         buffer_of: vec![None; f.insts.len()],
         dyn_buffers: vec![None; f.dyn_bounds.len()],
@@ -1317,12 +1326,23 @@ impl Planner<'_> {
 
     /// The error bit of an associative float `+` or `×` fold whose stored values
     /// must be finite: its items are, so a value that is not left the type's range.
-    fn overflow_bit(&mut self, v: Value, fold: &Fold) -> Option<u32> {
+    /// When the fold stores the statement's result and the caller checks it after
+    /// the readback, the check is left to the host (`Plan::finite_result`).
+    fn overflow_bit(&mut self, v: Value, fold: &Fold, is_result: bool) -> Option<u32> {
         let elem = self.v.func.ty(v).elem;
         match fold {
             Fold::Assoc(BinOp::Add | BinOp::Mul) if elem.is_float() => {
                 let span = self.v.func.span(v);
-                Some(self.error_bit(ErrorClass::Domain, crate::scalar::not_finite(elem), span))
+                let message = crate::scalar::not_finite(elem);
+                if is_result && self.opts.host_checks_result {
+                    self.plan.finite_result = Some(DeviceError {
+                        class: ErrorClass::Domain,
+                        message: message.into(),
+                        span,
+                    });
+                    return None;
+                }
+                Some(self.error_bit(ErrorClass::Domain, message, span))
             }
             _ => None,
         }
@@ -1521,7 +1541,7 @@ impl Planner<'_> {
             }))
         });
         // Partials may overflow; the result is checked.
-        let overflow = self.overflow_bit(v, &Fold::Assoc(op));
+        let overflow = self.overflow_bit(v, &Fold::Assoc(op), is_result);
         self.bind_status(&mut kb, overflow.is_some());
         let kind = KernelKind::Reduce {
             op,
@@ -1720,7 +1740,7 @@ impl Planner<'_> {
         let (fold, fold_fails) = self.fold_after_items(v, fold, elem, &mut kb);
         let out = kb.bind(target, elem, true);
         let overflow = if parts == 1 {
-            self.overflow_bit(v, &fold)
+            self.overflow_bit(v, &fold, is_result)
         } else {
             None
         };
@@ -1751,7 +1771,7 @@ impl Planner<'_> {
                 index: IExpr::plus(IExpr::times(IExpr::Pos, r), IExpr::Row),
             };
             let out = kb.bind(b, elem, true);
-            let overflow = self.overflow_bit(v, &fold);
+            let overflow = self.overflow_bit(v, &fold, is_result);
             self.bind_status(&mut kb, overflow.is_some());
             let push = vec![
                 ("rows", rows.clone()),
@@ -1812,7 +1832,7 @@ impl Planner<'_> {
         let expr = self.expr(arg, &idx, &mut kb);
         let (fold, fold_fails) = self.fold_after_items(v, fold, elem, &mut kb);
         let out = kb.bind(b, self.v.func.ty(v).elem, true);
-        let overflow = self.overflow_bit(v, &fold);
+        let overflow = self.overflow_bit(v, &fold, is_result);
         self.bind_status(&mut kb, fold_fails || expr.may_fail() || overflow.is_some());
         let groups = self.unit_groups(unit, rows.clone());
         let push = vec![("rows", rows), ("len", Count::Product(vec![split.len]))];
@@ -1869,7 +1889,7 @@ impl Planner<'_> {
         let mut kb = self.kb();
         let expr = self.expr(arg, &IExpr::Index, &mut kb);
         let n_from = self.n_from(arg, &mut kb);
-        let overflow = self.overflow_bit(v, &Fold::Assoc(op));
+        let overflow = self.overflow_bit(v, &Fold::Assoc(op), is_result);
         self.chained_scan(op, kb, expr, b, elem, n, n_from, overflow);
         self.buffer_of[v.index()] = Some(b);
     }

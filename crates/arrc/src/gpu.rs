@@ -173,6 +173,8 @@ impl Gpu {
         o.map_groups = o.map_groups.min(info.max_workgroup_count[0]);
         o.workgroup_size = o.workgroup_size.min(info.max_workgroup_invocations);
         o.float64 = info.shader_float64;
+        // `finish` checks the result read back (`Plan::finite_result`).
+        o.host_checks_result = true;
         let cpu = info.device_type == "CPU";
         o.every_subgroup_looks_back = cpu;
         // lavapipe (Mesa 22.3) advertises 64-bit storage atomics, but a scan whose
@@ -477,6 +479,11 @@ impl Gpu {
             .ctx
             .read_mapped(stage, 0, len * p.result_elem.size() as u64);
         let data = Data::from_bytes(p.result_elem, &bytes, len as usize);
+        if let Some(e) = &c.plan.finite_result {
+            if (0..data.len()).any(|i| !data.get(i).as_f64().is_finite()) {
+                return Err(Error::new(e.class, e.message.clone(), e.span.clone()));
+            }
+        }
         Ok(Array::new(shape, data))
     }
 
