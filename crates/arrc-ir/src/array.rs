@@ -385,8 +385,7 @@ impl Array {
             ));
         }
         let (count, w) = ((len - w + 1) as usize, w as usize);
-        let outer: usize = x.shape[..axis].iter().product();
-        let inner: usize = x.shape[axis + 1..].iter().product();
+        let (outer, _, inner) = x.around(axis);
         let mut shape = x.shape.clone();
         shape[axis] = count;
         shape.insert(axis + 1, w);
@@ -402,6 +401,14 @@ impl Array {
             }
         }
         Ok(Array::new(shape, d))
+    }
+
+    /// The array seen along `axis`: (cells before it, its length, elements after it);
+    /// element `(o, k, i)` is at `(o·len + k)·inner + i`.
+    pub fn around(&self, axis: usize) -> (usize, usize, usize) {
+        let outer = self.shape[..axis].iter().product();
+        let inner = self.shape[axis + 1..].iter().product();
+        (outer, self.shape[axis], inner)
     }
 
     /// The one element of a scalar or one-element array.

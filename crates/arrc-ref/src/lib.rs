@@ -645,9 +645,7 @@ impl Interp<'_> {
                 ));
             }
         }
-        let n = x.shape[axis];
-        let outer: usize = x.shape[..axis].iter().product();
-        let inner: usize = x.shape[axis + 1..].iter().product();
+        let (outer, n, inner) = x.around(axis);
         let mut shape = x.shape.clone();
         if !scan {
             shape.remove(axis);

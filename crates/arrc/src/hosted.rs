@@ -706,9 +706,7 @@ impl Session {
         if x.rank() == 0 {
             return Ok(x);
         }
-        let n = x.shape[axis];
-        let outer: usize = x.shape[..axis].iter().product();
-        let inner: usize = x.shape[axis + 1..].iter().product();
+        let (outer, n, inner) = x.around(axis);
         let mut shape = x.shape.clone();
         if !scan {
             shape.remove(axis);
