@@ -223,16 +223,17 @@ impl Session {
                 let left = self.stage_expr(left, st, temps, any, false)?;
                 let func = self.stage_func(func, st, temps, any)?;
                 let prim = prim_of(&func);
-                // A compress inside the statement is computed first as a whole (its
-                // length is then known); the statement's own, by computed counts,
-                // has its counts computed first (a few counts are then known).
+                // A replicate's computed counts are computed first: known, they give
+                // its length (and its gather). One inside the statement whose counts
+                // are known already is then computed first as a whole.
                 let compress = matches!(prim, Some(Prim::Slash | Prim::SlashBar));
-                let whole = compress && !root;
+                let counts_first = compress && (root || !settled(&left));
+                let whole = compress && !root && !counts_first;
                 let left = match prim {
                     Some(
                         Prim::Rho | Prim::Take | Prim::Drop | Prim::Reverse | Prim::ReverseFirst,
                     ) => self.stage_value(left, st, temps, any)?,
-                    Some(Prim::Slash | Prim::SlashBar) if root => {
+                    Some(Prim::Slash | Prim::SlashBar) if counts_first => {
                         self.stage_value(left, st, temps, any)?
                     }
                     _ if nwise(&func) => self.stage_value(left, st, temps, any)?,

@@ -834,13 +834,10 @@ fn replicate_by_computed_counts() {
         r.data.get(0).as_i64(),
         Some((0..1000i64).map(|v| (v % 3) * v).sum())
     );
-    // FIXME: 2 would do (the counts, then the result). Staging computes a compress
-    // inside a statement whole, which boolean masks need (their length is then
-    // known), and computed counts do not once their values are.
     assert_eq!(
         s.stats().readbacks - before,
-        3,
-        "the counts, the compress, then the result"
+        2,
+        "the counts, then the result"
     );
 }
 
