@@ -63,7 +63,7 @@ pub struct ModuleCache(std::cell::RefCell<HashMap<String, Vec<u32>>>);
 impl ModuleCache {
     fn get(&self, k: &arrc_ir::plan::Kernel) -> Result<Vec<u32>, arrc_spirv::SpirvError> {
         let key = format!(
-            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}|{}",
+            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}|{}|{}",
             k.kind,
             k.n_from,
             k.combine,
@@ -72,7 +72,8 @@ impl ModuleCache {
             k.push_constants,
             k.workgroup_size,
             k.items_per_thread,
-            k.spin_limit
+            k.spin_limit,
+            k.float64
         );
         if let Some(words) = self.0.borrow().get(&key) {
             return Ok(words.clone());
