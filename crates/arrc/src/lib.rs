@@ -78,6 +78,8 @@ pub struct Tuning {
     pub spin_limit: Option<u32>,
     /// Scan tiles in workgroup-id order (`PlanOptions::scan_tiles_by_workgroup`).
     pub scan_tiles_by_workgroup: Option<bool>,
+    /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`).
+    pub every_subgroup_looks_back: Option<bool>,
 }
 
 impl Tuning {
@@ -107,6 +109,9 @@ impl Tuning {
         set(&mut o.spin_limit, self.spin_limit, 1, 60000);
         if let Some(v) = self.scan_tiles_by_workgroup {
             o.scan_tiles_by_workgroup = v;
+        }
+        if let Some(v) = self.every_subgroup_looks_back {
+            o.every_subgroup_looks_back = v;
         }
     }
 }

@@ -176,6 +176,10 @@ enum Cmd {
         /// (specialization constant 2; lavapipe needs it under 65535).
         #[arg(long)]
         spin: Option<u32>,
+        /// Tuning: every subgroup of a scan tile looks back on its own (as on
+        /// lavapipe) instead of subgroup 0 handing the prefix on.
+        #[arg(long)]
+        scan_every_subgroup: Option<bool>,
     },
     /// Interactive session; APL glyphs with a backtick prefix (`i → ⍳).
     Repl {
@@ -376,6 +380,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             reduce_groups,
             busy_groups,
             spin,
+            scan_every_subgroup,
         } => {
             let mut s = Session::with_device(Backend::Vulkan, device).map_err(|e| fail("", &e))?;
             let types: Result<Vec<_>, _> = types
@@ -413,6 +418,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     busy_groups,
                     spin_limit: spin,
                     scan_tiles_by_workgroup: None,
+                    every_subgroup_looks_back: scan_every_subgroup,
                 },
             };
             if let Some(d) = s.device() {
