@@ -1642,53 +1642,12 @@ impl Emitter {
             let k1 = e.umin(end, len)?;
             let id = e.identity(op, t);
             e.store(acc, id)?;
-            if unit == Unit::Thread {
-                // A column piece: four items per step into four accumulators, their
-                // loads issued together (one dependent add per step would leave one
-                // load in flight per invocation), then the rest one at a time.
-                let accs = [acc, e.local(tt), e.local(tt), e.local(tt)];
-                for &a in &accs[1..] {
-                    e.store(a, id)?;
-                }
-                let four = e.c_u32(4);
-                let n = e.b.i_sub(u, None, k1, k0).map_err(be)?;
-                let n4 = e.b.u_div(u, None, n, four).map_err(be)?;
-                let n4 = e.umul(n4, four)?;
-                let mid = e.uadd(k0, n4)?;
-                e.count_loop(kvar, k0, mid, four, |e, k| {
-                    let mut xs = [0; 4];
-                    for (j, x) in xs.iter_mut().enumerate() {
-                        let kj = e.c_u32(j as u32);
-                        let kj = e.uadd(k, kj)?;
-                        *x = x_at(e, kj)?;
-                    }
-                    for (&a, x) in accs.iter().zip(xs) {
-                        let v = e.load(tt, a)?;
-                        let r = e.binop(op, t, v, x)?;
-                        e.store(a, r)?;
-                    }
-                    Ok(())
-                })?;
-                let one = e.c_u32(1);
-                e.count_loop(kvar, mid, k1, one, |e, k| {
-                    let x = x_at(e, k)?;
-                    let a = e.load(tt, acc)?;
-                    let r = e.binop(op, t, a, x)?;
-                    e.store(acc, r)
-                })?;
-                let v: Vec<Word> = accs.iter().map(|&a| e.load(tt, a)).collect::<R<_>>()?;
-                let l = e.binop(op, t, v[0], v[1])?;
-                let r = e.binop(op, t, v[2], v[3])?;
-                let a = e.binop(op, t, l, r)?;
-                e.store(acc, a)?;
-            } else {
-                e.strided(k0, k1, off, step, &|e, k| {
-                    let x = x_at(e, k)?;
-                    let a = e.load(tt, acc)?;
-                    let r = e.binop(op, t, a, x)?;
-                    e.store(acc, r)
-                })?;
-            }
+            e.strided(k0, k1, off, step, &|e, k| {
+                let x = x_at(e, k)?;
+                let a = e.load(tt, acc)?;
+                let r = e.binop(op, t, a, x)?;
+                e.store(acc, r)
+            })?;
             let a = e.load(tt, acc)?;
             match unit {
                 Unit::Thread => e.store_elem(cx, out, unit_id, a),

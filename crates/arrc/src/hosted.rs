@@ -543,18 +543,29 @@ impl Session {
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
             let a = alpha.as_ref().map(|a| item(a, i));
-            let r = self.call(f, a, item(&omega, i), st, span)?;
-            match (r.rank(), r.as_singleton()) {
-                (0, Some(s)) => out.push(s),
-                _ => {
-                    return Err(err::domain(
-                        "each must return scalars here: nested arrays are not supported",
-                        span.clone(),
-                    ))
-                }
-            }
+            out.push(self.call_scalar(f, a, item(&omega, i), st, span)?);
         }
         Ok(scalars_array(shape, out, omega.elem))
+    }
+
+    /// [`Self::call`] for an operator's operand on items: its result must be a scalar
+    /// (arrc has no nested arrays).
+    fn call_scalar(
+        &mut self,
+        f: &Func,
+        alpha: Option<Array>,
+        omega: Array,
+        st: &mut Calls,
+        span: &Span,
+    ) -> Result<arrc_ir::Scalar, Error> {
+        let r = self.call(f, alpha, omega, st, span)?;
+        match (r.rank(), r.as_singleton()) {
+            (0, Some(s)) => Ok(s),
+            _ => Err(err::domain(
+                "the operand must return scalars here: nested arrays are not supported",
+                span.clone(),
+            )),
+        }
     }
 
     /// An operator applied from the host to a function that is not a primitive
@@ -670,23 +681,18 @@ impl Session {
         let mut out = Vec::with_capacity(rows * cols);
         for i in 0..rows {
             for j in 0..cols {
-                let mut acc: Option<Array> = None;
+                let mut acc = None;
                 for t in (0..k).rev() {
                     let x = Array::scalar(a.data.get(i * ka + if ka == 1 { 0 } else { t }));
                     let y = Array::scalar(w.data.get(if kw == 1 { 0 } else { t } * cols + j));
-                    let z = self.call(g, Some(x), y, st, span)?;
+                    let z = Array::scalar(self.call_scalar(g, Some(x), y, st, span)?);
                     acc = Some(match acc {
                         None => z,
-                        Some(r) => self.call(f, Some(z), r, st, span)?,
+                        Some(r) => Array::scalar(self.call_scalar(f, Some(z), r, st, span)?),
                     });
                 }
-                match acc.as_ref().map(|r| (r.rank(), r.as_singleton())) {
-                    Some((0, Some(v))) => out.push(v),
-                    _ => return Err(err::domain(
-                        "the operands must return scalars here: nested arrays are not supported",
-                        span.clone(),
-                    )),
-                }
+                // (k is not 0 here: an empty inner axis with cells failed above.)
+                out.extend(acc.and_then(|r| r.as_singleton()));
             }
         }
         Ok(scalars_array(shape, out, a.elem))
@@ -727,17 +733,12 @@ impl Session {
                 let ends: Vec<usize> = if scan { (0..n).collect() } else { vec![n - 1] };
                 let mut line = vec![];
                 for end in ends {
-                    let mut acc = item(o, end, i);
+                    let mut acc = x.data.get((o * n + end) * inner + i);
                     for k in (0..end).rev() {
-                        acc = self.call(f, Some(item(o, k, i)), acc, st, span)?;
-                        if acc.rank() != 0 {
-                            return Err(err::domain(
-                                "the operand must return scalars here: nested arrays are not supported",
-                                span.clone(),
-                            ));
-                        }
+                        let w = Array::scalar(acc);
+                        acc = self.call_scalar(f, Some(item(o, k, i)), w, st, span)?;
                     }
-                    line.push(acc.data.get(0));
+                    line.push(acc);
                 }
                 lines.push(line);
             }

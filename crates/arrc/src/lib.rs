@@ -259,8 +259,11 @@ impl Session {
         // Assignments inside the statement run first, in the order APL meets them,
         // where nothing evaluated before them could see the difference.
         let mut hoist = Hoist {
-            functions: self.env.functions.clone(),
-            ..Hoist::default()
+            functions: &self.env.functions,
+            first: vec![],
+            read: HashSet::new(),
+            called: HashSet::new(),
+            renamed: HashMap::new(),
         };
         let whole = value;
         let split;
@@ -283,46 +286,50 @@ impl Session {
                 }
             },
         };
-        // What the assignments replace, by name, for those that APL would not have
-        // made: after an error, the ones it meets later; after a refusal, all of
-        // them (the reference then runs the whole statement).
-        let saved: Vec<(String, Option<Array>)> = hoist
-            .first
+        // Each assignment made under its own name keeps what it displaced, to be put
+        // back if APL would not have made it: after an error, those it meets later;
+        // after a refusal, all of them (the reference then runs the whole statement).
+        let first = hoist.first;
+        let mut displaced: Vec<Option<Option<Array>>> = vec![None; first.len()];
+        let result = first
             .iter()
-            .map(|h| (h.name.clone(), self.env.arrays.get(&h.name).cloned()))
-            .collect();
-        let result = hoist
-            .first
-            .iter()
-            .try_for_each(|h| {
+            .zip(&mut displaced)
+            .try_for_each(|(h, old)| {
                 let a = self.gpu_expr(&h.value)?;
-                self.set(h.bind(), a);
+                self.env.functions.remove(h.bind());
+                let prev = self.env.arrays.insert(h.bind().to_string(), a);
+                if h.temp.is_none() {
+                    *old = Some(prev);
+                }
                 Ok(())
             })
             .and_then(|()| self.gpu_expr(value));
         let done: Vec<bool> = match &result {
-            Ok(_) => vec![true; hoist.first.len()],
-            Err(e) if e.class == ErrorClass::Unsupported => vec![false; hoist.first.len()],
-            Err(e) => completed_before(whole, &hoist.first, &e.span),
+            Ok(_) => vec![true; first.len()],
+            Err(e) if e.class == ErrorClass::Unsupported => vec![false; first.len()],
+            Err(e) => completed_before(whole, &first, &e.span),
         };
-        // Each name ends with the last assignment made, or its old value.
-        for (i, h) in hoist.first.iter().enumerate() {
-            let last =
-                (i + 1..hoist.first.len()).all(|j| !(done[j] && hoist.first[j].name == h.name));
-            let renamed = h.temp.as_ref().and_then(|t| self.env.arrays.remove(t));
-            match (done[i] && last, renamed) {
-                (true, Some(a)) => self.set(&h.name, a),
-                (true, None) => {}
-                (false, _) => {
-                    let made = (0..i).any(|j| done[j] && hoist.first[j].name == h.name);
-                    if !made && last {
-                        match &saved[i].1 {
-                            Some(a) => self.set(&h.name, a.clone()),
-                            None => {
-                                self.env.arrays.remove(&h.name);
-                            }
-                        }
-                    }
+        // The assignments made are a prefix of `first` (in APL's order): undo the
+        // rest, latest first; then the renamed ones made take their names, in order
+        // (an assignment after a renamed one to the same name is renamed too).
+        for (h, old) in first
+            .iter()
+            .zip(displaced)
+            .zip(&done)
+            .rev()
+            .filter_map(|(p, d)| (!d).then_some(p))
+        {
+            if let Some(prev) = old {
+                match prev {
+                    Some(a) => self.env.arrays.insert(h.name.clone(), a),
+                    None => self.env.arrays.remove(&h.name),
+                };
+            }
+        }
+        for (h, &made) in first.iter().zip(&done) {
+            if let Some(a) = h.temp.as_ref().and_then(|t| self.env.arrays.remove(t)) {
+                if made {
+                    self.set(&h.name, a);
                 }
             }
         }
@@ -465,8 +472,7 @@ impl Hoisted {
 /// (`name′k`) that the later reads use, and takes its name when the statement is
 /// done. A call after such an assignment that could read its name could need either
 /// value: the statement is then refused (`None`).
-#[derive(Default)]
-struct Hoist {
+struct Hoist<'a> {
     first: Vec<Hoisted>,
     /// Names read so far (in APL's order).
     read: HashSet<String>,
@@ -474,10 +480,10 @@ struct Hoist {
     called: HashSet<String>,
     renamed: HashMap<String, String>,
     /// The workspace's functions (those a call names may read more).
-    functions: HashMap<String, arrc_syntax::Func>,
+    functions: &'a HashMap<String, arrc_syntax::Func>,
 }
 
-impl Hoist {
+impl Hoist<'_> {
     /// The names a call of `f` may read: those written in it and, through the
     /// workspace functions it names, in theirs.
     fn reads(&self, f: &arrc_syntax::Func) -> HashSet<String> {

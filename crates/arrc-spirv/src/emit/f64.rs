@@ -199,20 +199,7 @@ impl Emitter {
         // Beyond 1.5e6 radians the three parts are not enough: the integer reduction.
         let it = self.ty(ElemType::I32);
         let qi = self.b.convert_f_to_s(it, None, q).map_err(be)?;
-        let (rv, qv) = (self.local(ft), self.local(it));
-        self.store(rv, r)?;
-        self.store(qv, qi)?;
-        let bt = self.bool_t;
-        let ay = self.glsl(F64, FABS, &[y])?;
-        let lim = self.fc(F64, 1_500_000.0);
-        let big = self.b.f_ord_less_than(bt, None, lim, ay).map_err(be)?;
-        self.if_then(big, |e| {
-            let (r, q) = e.reduce_quadrants(y, F64)?;
-            e.store(rv, r)?;
-            e.store(qv, q)
-        })?;
-        let r = self.load(ft, rv)?;
-        let qi = self.load(it, qv)?;
+        let (r, qi) = self.reduce_beyond(y, F64, (r, qi), 1_500_000.0)?;
         let r2 = self.binop(BinOp::Mul, F64, r, r)?;
         let sp = self.poly64(r2, &SIN_C)?;
         let r3 = self.binop(BinOp::Mul, F64, r2, r)?;
@@ -223,21 +210,8 @@ impl Emitter {
         let one = self.fc(F64, 1.0);
         let c0 = self.fma64(mhalf, r2, one)?;
         let cs = self.fma64(r4, cp, c0)?;
-        let three = self.scalar(arrc_ir::Scalar::I32(3));
-        let k = self.b.bitwise_and(it, None, qi, three).map_err(be)?;
-        let nsn = self.b.f_negate(ft, None, sn).map_err(be)?;
-        let ncs = self.b.f_negate(ft, None, cs).map_err(be)?;
-        let pick = |e: &mut Self, vals: [Word; 4]| -> R<Word> {
-            let mut out = vals[3];
-            for i in (0..3).rev() {
-                let ki = e.scalar(arrc_ir::Scalar::I32(i as i32));
-                let is = e.b.i_equal(bt, None, k, ki).map_err(be)?;
-                out = e.b.select(ft, None, is, vals[i], out).map_err(be)?;
-            }
-            Ok(out)
-        };
-        let s = pick(self, [sn, cs, nsn, ncs])?;
-        let c = pick(self, [cs, nsn, ncs, sn])?;
+        let (s, c) = self.by_quadrant(F64, qi, (sn, cs))?;
+        let bt = self.bool_t;
         // An infinity has no sine: NaN, a DOMAIN ERROR.
         let inf = self.b.is_inf(bt, None, y).map_err(be)?;
         let nan = self.fc(F64, f64::NAN);

@@ -52,6 +52,65 @@ const TWO_OVER_PI: [u32; 38] = [
 ];
 
 impl Emitter {
+    /// `r` and `q` (i32) of a cheaper reduction of `y`, replaced by
+    /// [`Self::reduce_quadrants`]'s where |y| is not below `lim` (only those
+    /// invocations run it).
+    pub(super) fn reduce_beyond(
+        &mut self,
+        y: Word,
+        t: ElemType,
+        (r, q): (Word, Word),
+        lim: f64,
+    ) -> R<(Word, Word)> {
+        let ft = self.ty(t);
+        let it = self.ty(ElemType::I32);
+        let (rv, qv) = (self.local(ft), self.local(it));
+        self.store(rv, r)?;
+        self.store(qv, q)?;
+        let ay = self.glsl(t, 4, &[y])?; // FAbs
+        let l = self.fc(t, lim);
+        let below = self
+            .b
+            .f_ord_less_than(self.bool_t, None, ay, l)
+            .map_err(be)?;
+        let big = self.b.logical_not(self.bool_t, None, below).map_err(be)?;
+        self.if_then(big, |e| {
+            let (r, q) = e.reduce_quadrants(y, t)?;
+            e.store(rv, r)?;
+            e.store(qv, q)
+        })?;
+        Ok((self.load(ft, rv)?, self.load(it, qv)?))
+    }
+
+    /// sin and cos of `q·π/2 + r` from those of `r`: the quadrant `q mod 4` chooses
+    /// signs and which one is which.
+    pub(super) fn by_quadrant(
+        &mut self,
+        t: ElemType,
+        q: Word,
+        (sn, cs): (Word, Word),
+    ) -> R<(Word, Word)> {
+        let ft = self.ty(t);
+        let it = self.ty(ElemType::I32);
+        let three = self.scalar(arrc_ir::Scalar::I32(3));
+        let k = self.b.bitwise_and(it, None, q, three).map_err(be)?;
+        let nsn = self.b.f_negate(ft, None, sn).map_err(be)?;
+        let ncs = self.b.f_negate(ft, None, cs).map_err(be)?;
+        let pick = |e: &mut Self, vals: [Word; 4]| -> R<Word> {
+            let mut out = vals[3];
+            for i in (0..3).rev() {
+                let ki = e.scalar(arrc_ir::Scalar::I32(i as i32));
+                let is = e.b.i_equal(e.bool_t, None, k, ki).map_err(be)?;
+                out = e.b.select(ft, None, is, vals[i], out).map_err(be)?;
+            }
+            Ok(out)
+        };
+        Ok((
+            pick(self, [sn, cs, nsn, ncs])?,
+            pick(self, [cs, nsn, ncs, sn])?,
+        ))
+    }
+
     /// `y = q·π/2 + r` for |y| ≥ 2^-7 (f32) or 2^-53 (f64): with |y| = m·2^e, `|y|·2/π
     /// mod 4` needs only the bits of 2/π from e-1 on, 32 more than `m` has and 64
     /// beyond (96 for f32, 160 for f64); `m` times them, modulo that many bits, holds

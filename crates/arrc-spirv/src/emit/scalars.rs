@@ -111,6 +111,21 @@ impl Emitter {
             .map_err(be)
     }
 
+    /// Sets `bit` when `bad` holds of `a` or of `b`.
+    fn raise_either(
+        &mut self,
+        cx: &Cx,
+        bit: Option<u32>,
+        a: Word,
+        b: Word,
+        bad: impl Fn(&mut Self, Word) -> R<Word>,
+    ) -> R<()> {
+        let ba = bad(self, a)?;
+        let bb = bad(self, b)?;
+        let either = self.or(ba, bb)?;
+        self.raise(cx, bit, either)
+    }
+
     /// Sets `bit` of the status word when `bad` holds.
     pub(super) fn raise(&mut self, cx: &Cx, bit: Option<u32>, bad: Word) -> R<()> {
         let Some(bit) = bit else {
@@ -728,18 +743,14 @@ impl Emitter {
                 let (a, b) = if t == ElemType::Bool {
                     (a, b)
                 } else {
-                    let check = |e: &mut Self, x: Word| -> R<Word> {
+                    self.raise_either(cx, bit, a, b, |e, x| {
                         let z = e.scalar(Scalar::I32(0).cast(t));
                         let o = e.scalar(Scalar::I32(1).cast(t));
                         let x0 = e.b.i_equal(e.bool_t, None, x, z).map_err(be)?;
                         let x1 = e.b.i_equal(e.bool_t, None, x, o).map_err(be)?;
                         let ok = e.or(x0, x1)?;
                         e.not(ok)
-                    };
-                    let ba = check(self, a)?;
-                    let bb = check(self, b)?;
-                    let bad = self.or(ba, bb)?;
-                    self.raise(cx, bit, bad)?;
+                    })?;
                     (
                         self.convert(a, t, ElemType::I32)?,
                         self.convert(b, t, ElemType::I32)?,
@@ -914,23 +925,8 @@ impl Emitter {
     /// polynomials on |r| ≤ π/4, the quadrant `q mod 4` choosing signs and which one
     /// is which.
     fn sin_cos(&mut self, y: Word) -> R<(Word, Word)> {
-        let it = self.ty(ElemType::I32);
-        let ft = self.ty(F32);
-        let (rv, qv) = (self.local(ft), self.local(it));
-        self.store(rv, y)?;
         let q0 = self.scalar(Scalar::I32(0));
-        self.store(qv, q0)?;
-        let ay = self.glsl(F32, 4, &[y])?; // FAbs
-        let lim = self.fc(F32, std::f64::consts::FRAC_PI_4);
-        let small = self.flt(ay, lim)?;
-        let big = self.not(small)?;
-        self.if_then(big, |e| {
-            let (r, q) = e.reduce_quadrants(y, F32)?;
-            e.store(rv, r)?;
-            e.store(qv, q)
-        })?;
-        let r = self.load(ft, rv)?;
-        let qi = self.load(it, qv)?;
+        let (r, qi) = self.reduce_beyond(y, F32, (y, q0), std::f64::consts::FRAC_PI_4)?;
         let r2 = self.fop(F32, BinOp::Mul, r, r)?;
         let poly = |e: &mut Self, coefs: &[f64]| -> R<Word> {
             let mut acc = e.fc(F32, coefs[0]);
@@ -961,24 +957,7 @@ impl Emitter {
         let one = self.fc(F32, 1.0);
         let cs = self.fop(F32, BinOp::Sub, one, hr2)?;
         let cs = self.fop(F32, BinOp::Add, cs, cq)?;
-        // Quadrant.
-        let three = self.scalar(Scalar::I32(3));
-        let k = self.b.bitwise_and(it, None, qi, three).map_err(be)?;
-        let f = self.ty(ElemType::F32);
-        let nsn = self.b.f_negate(f, None, sn).map_err(be)?;
-        let ncs = self.b.f_negate(f, None, cs).map_err(be)?;
-        let pick = |e: &mut Self, vals: [Word; 4]| -> R<Word> {
-            let mut out = vals[3];
-            for i in (0..3).rev() {
-                let ki = e.scalar(Scalar::I32(i as i32));
-                let is = e.b.i_equal(e.bool_t, None, k, ki).map_err(be)?;
-                out = e.sel(ElemType::F32, is, vals[i], out)?;
-            }
-            Ok(out)
-        };
-        let s = pick(self, [sn, cs, nsn, ncs])?;
-        let co = pick(self, [cs, nsn, ncs, sn])?;
-        Ok((s, co))
+        self.by_quadrant(F32, qi, (sn, cs))
     }
 
     fn circle_fn(&mut self, t: ElemType, k: i64, y: Word) -> R<Option<Word>> {
@@ -1096,15 +1075,11 @@ impl Emitter {
         let ty = self.ty(i);
         let fb = b;
         if t.is_float() {
-            let fract = |e: &mut Self, v: Word| -> R<Word> {
+            self.raise_either(cx, bit, a, b, |e, v| {
                 let fl = e.glsl(t, FLOOR, &[v])?;
                 let same = e.feq(fl, v)?;
                 e.not(same)
-            };
-            let ba = fract(self, a)?;
-            let bb = fract(self, b)?;
-            let bad = self.or(ba, bb)?;
-            self.raise(cx, bit, bad)?;
+            })?;
         }
         let a = self.convert(a, t, i)?;
         let b = self.convert(b, t, i)?;
