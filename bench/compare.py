@@ -10,6 +10,7 @@ device copy bandwidth each side measured.
 """
 import argparse
 import json
+import shlex
 import statistics
 import subprocess
 import sys
@@ -101,6 +102,7 @@ def main():
     ap.add_argument("--batch", type=int, default=1,
                     help="runs queued back to back per timed run (the last is timed), both sides")
     ap.add_argument("--one-process", action="store_true", help="run every workload in one arrc process")
+    ap.add_argument("--arrc-args", default="", help="extra arrc bench flags (tuning), one string")
     a = ap.parse_args()
 
     # One arrc process per workload: on the H200, a 2^28 workload that follows another
@@ -112,6 +114,7 @@ def main():
     for w in groups:
         cmd = [a.arrc, "bench", "--json", "--sizes", a.sizes, "--types", a.types, "--workloads", w,
                "--runs", str(a.runs), "--check-up-to", str(1 << 24), "--batch", str(a.batch)]
+        cmd += shlex.split(a.arrc_args)
         print("running:", " ".join(cmd), file=sys.stderr, flush=True)
         p = subprocess.run(cmd, capture_output=True, text=True)
         sys.stderr.write(p.stderr)

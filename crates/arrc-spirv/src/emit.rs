@@ -29,8 +29,8 @@ fn be(e: rspirv::dr::Error) -> SpirvError {
 const SCOPE_DEVICE: u32 = 1;
 const SCOPE_WORKGROUP: u32 = 2;
 const SCOPE_SUBGROUP: u32 = 3;
-/// Entries of a scan tile's table of subgroup totals: `items × NumSubgroups` must fit.
-pub const SCAN_TOTALS: u32 = 2048;
+/// Entries of a scan tile's table of subgroup totals: `NumSubgroups` must fit.
+pub const SCAN_TOTALS: u32 = 1024;
 const SEM_ACQ_REL_WORKGROUP: u32 = 0x8 | 0x100;
 /// Acquire / Release on storage-buffer (Uniform) memory.
 const SEM_ACQUIRE_UNIFORM: u32 = 0x2 | 0x40;
@@ -109,6 +109,9 @@ struct Cx {
     /// A scan's tile status as `struct { u64 data[]; }` over the flags binding, when
     /// flag and value are packed into one word per tile.
     packed_status: Option<Word>,
+    /// A scan's lookback reads this many tiles per lane in each step (a window of
+    /// this × the subgroup size).
+    lookback_tiles: u32,
     /// A binding whose stored values must be finite, and the error bit raised where
     /// one is not (a float fold's overflow).
     overflow: Option<(u32, u32)>,
@@ -1039,6 +1042,7 @@ impl Emitter {
             numbers: vec![],
             window_bytes: k.window_bytes,
             packed_status: None,
+            lookback_tiles: 1,
             overflow: None,
         };
         // Descriptor bindings in order, a split array's windows consecutively.
@@ -1135,9 +1139,11 @@ impl Emitter {
                 every_subgroup_looks_back,
                 packed,
                 tiles_by_workgroup,
+                lookback_tiles,
                 overflow,
             } => {
                 cx.overflow = overflow.map(|b| (*out, b));
+                cx.lookback_tiles = (*lookback_tiles).max(1);
                 if *packed {
                     cx.packed_status = Some(self.u64_view(&cx, *flags)?);
                 }
@@ -2050,20 +2056,24 @@ impl Emitter {
     /// Single-pass inclusive scan: chained scan with decoupled lookback.
     ///
     /// Each workgroup takes one tile of `WG×items` elements, in order, from an atomic
-    /// counter. An invocation owns `V` consecutive elements (`V` = 4 when `items` is a
-    /// multiple of 4, read as one 16-byte load from a plain f32/i32 array) in each of
-    /// `items/V` coalesced rounds, and scans them serially in registers; a subgroup
-    /// exclusive scan of the invocations' totals places them in their subgroup, and
-    /// each subgroup's last lane leaves the subgroup total in workgroup memory.
-    /// Subgroup 0 then scans those totals in (round, subgroup) order, publishes the
-    /// tile's aggregate (flag 1), looks back over earlier tiles until it meets an
-    /// inclusive prefix (flag 2), publishes its own, and hands the prefix to the other
-    /// subgroups through workgroup memory. A spin is bounded: after `spin`
-    /// (specialization constant 2) polls of a tile that has published nothing, the
-    /// subgroup reduces that tile's input itself (decoupled fallback), so a device
-    /// with no forward-progress guarantee between workgroups cannot hang. Positions
-    /// follow (SubgroupId, SubgroupLocalInvocationId), so the result does not depend
-    /// on how the device lays subgroups out.
+    /// counter (or its workgroup id). The tile is cut into one contiguous chunk per
+    /// subgroup; in each of the chunk's `items/V` rounds an invocation owns `V`
+    /// consecutive elements (`V` = 4 when `items` is a multiple of 4, read as one
+    /// 16-byte load from a plain f32/i32 array), so a round is one coalesced run of
+    /// the subgroup's width. An invocation scans its elements serially in registers;
+    /// per round one subgroup exclusive scan and one reduction of the invocations'
+    /// totals place them within the chunk, so a subgroup knows its chunk's scan
+    /// without workgroup memory. The chunk totals go through workgroup memory once:
+    /// after one barrier, subgroup 0 reduces them to the tile's aggregate, publishes
+    /// it (flag 1), looks back over earlier tiles until it meets an inclusive prefix
+    /// (flag 2), publishes its own and hands the prefix on through workgroup memory,
+    /// while the other subgroups add the totals of the chunks before theirs. A spin is
+    /// bounded: after `spin` (specialization constant 2) polls of a tile that has
+    /// published nothing, the subgroup reduces that tile's input itself (decoupled
+    /// fallback), so a device with no forward-progress guarantee between workgroups
+    /// cannot hang. Positions follow (SubgroupId, SubgroupLocalInvocationId), so the
+    /// result does not depend on how the device lays subgroups out; the workgroup
+    /// size must be a multiple of the subgroup size (`Gpu::plan_options`).
     #[allow(clippy::too_many_arguments)]
     fn scan_kernel(
         &mut self,
@@ -2086,16 +2096,16 @@ impl Emitter {
             (1, self.items_n)
         };
         // One function variable per element of the tile an invocation holds (the
-        // driver keeps them in registers), and one exclusive prefix per round.
+        // driver keeps them in registers).
         let mut xs = vec![];
         for _ in 0..rounds {
             let row: Vec<Word> = (0..width).map(|_| self.local(tt)).collect();
             xs.push(row);
         }
-        let exs: Vec<Word> = (0..rounds).map(|_| self.local(tt)).collect();
         let j = self.local(u);
         let spins = self.local(u);
         let carry = self.local(tt);
+        let whole_agg = self.local(tt);
         let prefix = self.local(tt);
         let fb = self.local(tt);
         let e2 = self.local(u);
@@ -2109,7 +2119,6 @@ impl Emitter {
         let ptt = self.ptr(StorageClass::Workgroup, tt);
         let sh_tile = self.workgroup_var(pu);
         let sh_prefix = self.workgroup_var(ptt);
-        let sh_agg = self.workgroup_var(ptt);
         let id = self.identity(op, t);
         let zero = self.c_u32(0);
         let one = self.c_u32(1);
@@ -2119,13 +2128,9 @@ impl Emitter {
         let nsg = self.load_builtin(cx, BuiltIn::NumSubgroups)?;
         let sgs = self.load_builtin(cx, BuiltIn::SubgroupSize)?;
         let lane = self.load_builtin(cx, BuiltIn::SubgroupLocalInvocationId)?;
-        let off0 = self.umul(sid, sgs)?;
-        let pos = self.uadd(off0, lane)?;
         let per_tile = self.c_u32(rounds * width);
         let blk = self.umul(self.wg_size, per_tile)?;
         let first = self.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
-        let rounds_c = self.c_u32(rounds);
-        let m = self.umul(rounds_c, nsg)?;
         // Vector loads and stores (four elements each) where a side is a plain
         // array in one window; the input may be converted as it is read (`+\` of i32
         // scans in i64).
@@ -2170,223 +2175,276 @@ impl Emitter {
         let wc = self.c_u32(width);
         let n_whole = self.b.u_div(u, None, cx.n, wc).map_err(be)?;
         let cxr = &*cx;
-        // The tile is claimed by invocation 0 from the counter, so tiles start in order:
-        // a tile's predecessors were claimed by workgroups already running.
-        self.if_then(first, |e| {
-            let (var, _) = cxr.bindings[counter as usize];
-            let p = e.ptr(StorageClass::StorageBuffer, u);
-            let cp = e.b.access_chain(p, None, var, [zero, zero]).map_err(be)?;
-            let t =
-                e.b.atomic_i_add(u, None, cp, dev, relaxed, one)
-                    .map_err(be)?;
-            e.store(sh_tile, t)
-        })?;
-        self.barrier()?;
-        // One tile per workgroup (the dispatch has exactly one workgroup per tile), so
-        // every barrier below is in the function's top-level control flow.
-        let e = self;
-        let tile = if tiles_by_workgroup {
-            cxr.group
-        } else {
-            e.load(u, sh_tile)?
-        };
-        let rc = e.c_u32(rounds);
-        let per_wg = e.umul(e.wg_size, rc)?;
-        let base = e.umul(tile, per_wg)?;
-        // Every load of the tile is issued before any is used, so an invocation keeps
-        // all its rounds in flight; only the last tile checks bounds.
-        let mut vidx = vec![];
-        for r in 0..rounds {
-            let ro = e.c_u32(r);
-            let ro = e.umul(ro, e.wg_size)?;
-            let b0 = e.uadd(base, ro)?;
-            vidx.push(e.uadd(b0, pos)?);
-        }
-        let end = e.uadd(base, per_wg)?;
-        let whole = e.b.u_less_than_equal(bt, None, end, n_whole).map_err(be)?;
+        let rc = self.c_u32(rounds);
+        let per_wg = self.umul(self.wg_size, rc)?;
+        // Subgroup s owns the s-th of the tile's nsg consecutive chunks: `rounds`
+        // rounds of one vector per lane, each round a contiguous run of the subgroup's
+        // width.
+        let chunk = self.umul(rc, sgs)?;
+        let mine = self.umul(sid, chunk)?;
+        let mine = self.uadd(mine, lane)?;
         let elem_at = |e: &mut Self, v: Word, c: u32| -> R<Word> {
             let vw = e.umul(v, wc)?;
             let cc = e.c_u32(c);
             e.uadd(vw, cc)
         };
-        e.if_else(
-            whole,
-            |e| {
-                for (row, &v) in xs.iter().zip(&vidx) {
-                    if let Some((v4, from, fvt, pfvt)) = vec_in {
-                        let p = e.b.access_chain(pfvt, None, v4, [zero, v]).map_err(be)?;
-                        let x = e.load(fvt, p)?;
-                        let ft = e.ty(from);
-                        for (c, &var) in row.iter().enumerate() {
-                            let xc = e.b.composite_extract(ft, None, x, [c as u32]).map_err(be)?;
-                            let xc = e.convert(xc, from, t)?;
-                            e.store(var, xc)?;
+        // Invocation 0 claims the next tile from the counter, so tiles start in order:
+        // a tile's predecessors were claimed by workgroups already running.
+        let claim = |e: &mut Self| -> R<Word> {
+            e.if_then(first, |e| {
+                let (var, _) = cxr.bindings[counter as usize];
+                let p = e.ptr(StorageClass::StorageBuffer, u);
+                let cp = e.b.access_chain(p, None, var, [zero, zero]).map_err(be)?;
+                let t =
+                    e.b.atomic_i_add(u, None, cp, dev, relaxed, one)
+                        .map_err(be)?;
+                e.store(sh_tile, t)
+            })?;
+            e.barrier()?;
+            e.load(u, sh_tile)
+        };
+        // A tile's vector indices for this invocation, one per round, and whether the
+        // whole tile is in bounds (only the last tile checks bounds).
+        let place = |e: &mut Self, tile: Word| -> R<(Vec<Word>, Word)> {
+            let base = e.umul(tile, per_wg)?;
+            let sb = e.uadd(base, mine)?;
+            let mut vidx = vec![];
+            for r in 0..rounds {
+                let ro = e.c_u32(r);
+                let ro = e.umul(ro, sgs)?;
+                vidx.push(e.uadd(sb, ro)?);
+            }
+            let end = e.uadd(base, per_wg)?;
+            let whole = e.b.u_less_than_equal(bt, None, end, n_whole).map_err(be)?;
+            Ok((vidx, whole))
+        };
+        // Issues every load of a tile before any is used.
+        let load = |e: &mut Self, rows: &[Vec<Word>], vidx: &[Word], whole: Word| -> R<()> {
+            e.if_else(
+                whole,
+                |e| {
+                    for (row, &v) in rows.iter().zip(vidx) {
+                        if let Some((v4, from, fvt, pfvt)) = vec_in {
+                            let p = e.b.access_chain(pfvt, None, v4, [zero, v]).map_err(be)?;
+                            let x = e.load(fvt, p)?;
+                            let ft = e.ty(from);
+                            for (c, &var) in row.iter().enumerate() {
+                                let xc =
+                                    e.b.composite_extract(ft, None, x, [c as u32]).map_err(be)?;
+                                let xc = e.convert(xc, from, t)?;
+                                e.store(var, xc)?;
+                            }
+                        } else {
+                            for (c, &var) in row.iter().enumerate() {
+                                let i = elem_at(e, v, c as u32)?;
+                                let x = e.expr(cxr, expr, Ix::flat(i))?;
+                                e.store(var, x)?;
+                            }
                         }
-                    } else {
+                    }
+                    Ok(())
+                },
+                |e| {
+                    for (row, &v) in rows.iter().zip(vidx) {
                         for (c, &var) in row.iter().enumerate() {
                             let i = elem_at(e, v, c as u32)?;
-                            let x = e.expr(cxr, expr, Ix::flat(i))?;
-                            e.store(var, x)?;
+                            let inb = e.ult(i, cxr.n)?;
+                            e.store(var, id)?;
+                            e.if_then(inb, |e| {
+                                let x = e.expr(cxr, expr, Ix::flat(i))?;
+                                e.store(var, x)
+                            })?;
                         }
                     }
-                }
-                Ok(())
-            },
-            |e| {
-                for (row, &v) in xs.iter().zip(&vidx) {
-                    for (c, &var) in row.iter().enumerate() {
-                        let i = elem_at(e, v, c as u32)?;
-                        let inb = e.ult(i, cxr.n)?;
-                        e.store(var, id)?;
-                        e.if_then(inb, |e| {
-                            let x = e.expr(cxr, expr, Ix::flat(i))?;
-                            e.store(var, x)
-                        })?;
+                    Ok(())
+                },
+            )
+        };
+        // Scans a loaded tile, publishes it, looks back and stores its output.
+        let process =
+            |e: &mut Self, tile: Word, xs: &[Vec<Word>], vidx: &[Word], whole: Word| -> R<()> {
+                // Each round: a serial inclusive scan of the invocation's own elements,
+                // then an exclusive scan and a reduction of the rows' totals across the
+                // subgroup (the rounds are independent, so their subgroup operations
+                // overlap).
+                let mut round_scans = vec![];
+                for row in xs {
+                    let mut acc = e.load(tt, row[0])?;
+                    for &var in &row[1..] {
+                        let x = e.load(tt, var)?;
+                        acc = e.binop(op, t, acc, x)?;
+                        e.store(var, acc)?;
                     }
+                    let ex = e.group(op, t, GroupOperation::ExclusiveScan, acc)?;
+                    let tot = e.group(op, t, GroupOperation::Reduce, acc)?;
+                    round_scans.push((ex, tot));
                 }
-                Ok(())
-            },
-        )?;
-        for (r, row) in xs.iter().enumerate() {
-            // Serial inclusive scan of this invocation's elements.
-            let mut acc = e.load(tt, row[0])?;
-            for &var in &row[1..] {
-                let x = e.load(tt, var)?;
-                acc = e.binop(op, t, acc, x)?;
-                e.store(var, acc)?;
-            }
-            let ex = e.group(op, t, GroupOperation::ExclusiveScan, acc)?;
-            e.store(exs[r], ex)?;
-            // The subgroup's last invocation holds its total.
-            let sm1 = e.b.i_sub(u, None, sgs, one).map_err(be)?;
-            let wm1 = e.b.i_sub(u, None, e.wg_size, one).map_err(be)?;
-            let l1 = e.b.i_equal(bt, None, lane, sm1).map_err(be)?;
-            let l2 = e.b.i_equal(bt, None, pos, wm1).map_err(be)?;
-            let last = e.b.logical_or(bt, None, l1, l2).map_err(be)?;
-            e.if_then(last, |e| {
-                let tot = e.binop(op, t, ex, acc)?;
-                let rk = e.c_u32(r as u32);
-                let rn = e.umul(rk, nsg)?;
-                let k = e.uadd(rn, sid)?;
-                let p = e.shared_ptr(totals, t, k)?;
-                e.store(p, tot)
-            })?;
-        }
-        e.barrier()?;
-        // Subgroup 0: exclusive scan of the totals in (round, subgroup) order, then the
-        // tile's publication and lookback.
-        let sg0 = e.b.i_equal(bt, None, sid, zero).map_err(be)?;
-        e.if_then(sg0, |e| {
-            e.store(carry, id)?;
-            e.store(e2, zero)?;
-            e.while_loop(
-                |e| {
-                    let ev = e.load(u, e2)?;
-                    e.ult(ev, m)
-                },
-                |e| {
-                    let ev = e.load(u, e2)?;
-                    let k = e.uadd(ev, lane)?;
-                    let ink = e.ult(k, m)?;
-                    e.store(fb, id)?;
-                    e.if_then(ink, |e| {
-                        let p = e.shared_ptr(totals, t, k)?;
-                        let v = e.load(tt, p)?;
-                        e.store(fb, v)
-                    })?;
-                    let v = e.load(tt, fb)?;
-                    let ex = e.group(op, t, GroupOperation::ExclusiveScan, v)?;
-                    let tot = e.group(op, t, GroupOperation::Reduce, v)?;
-                    let c = e.load(tt, carry)?;
-                    let w = e.binop(op, t, c, ex)?;
-                    e.if_then(ink, |e| {
-                        let p = e.shared_ptr(totals, t, k)?;
-                        e.store(p, w)
-                    })?;
-                    let nc = e.binop(op, t, c, tot)?;
-                    e.store(carry, nc)
-                },
-                |e| {
-                    let ev = e.load(u, e2)?;
-                    let nx = e.uadd(ev, sgs)?;
-                    e.store(e2, nx)
-                },
-            )?;
-            let el = e.elect()?;
-            e.if_then(el, |e| {
-                let c = e.load(tt, carry)?;
-                e.store(sh_agg, c)
-            })?;
-            if !every_subgroup {
-                let agg = e.load(tt, carry)?;
-                e.look_back(cxr, op, expr, state, agg, tile, lookback_vars, blk)?;
+                // Earlier rounds' totals and earlier lanes go into the elements now, so
+                // that after the lookback only the tile's and the subgroup's prefixes
+                // remain.
+                let mut run: Option<Word> = None;
+                for (row, &(ex, tot)) in xs.iter().zip(&round_scans) {
+                    let off = match run {
+                        Some(r) => e.binop(op, t, r, ex)?,
+                        None => ex,
+                    };
+                    for &var in row {
+                        let x = e.load(tt, var)?;
+                        let y = e.binop(op, t, off, x)?;
+                        e.store(var, y)?;
+                    }
+                    run = Some(match run {
+                        Some(r) => e.binop(op, t, r, tot)?,
+                        None => tot,
+                    });
+                }
+                let sg_total = run.unwrap_or(id);
                 let el = e.elect()?;
                 e.if_then(el, |e| {
-                    let pv = e.load(tt, prefix)?;
-                    e.store(sh_prefix, pv)
+                    let p = e.shared_ptr(totals, t, sid)?;
+                    e.store(p, sg_total)
                 })?;
-            }
-            Ok(())
-        })?;
-        e.barrier()?;
-        if every_subgroup {
-            // Each subgroup looks back itself (values broadcast from its first lane,
-            // so control flow stays uniform within it) and finds the same prefix;
-            // subgroup 0 publishes. No subgroup waits at a barrier while another spins.
-            let agg = e.load(tt, sh_agg)?;
-            e.look_back(cxr, op, expr, state, agg, tile, lookback_vars, blk)?;
-        } else {
-            let pv = e.load(tt, sh_prefix)?;
-            e.store(prefix, pv)?;
-        }
-        // Output: prefix ⊕ earlier subgroups of the tile ⊕ earlier lanes ⊕ own elements.
-        let pv = e.load(tt, prefix)?;
-        for (r, row) in xs.iter().enumerate() {
-            let rk = e.c_u32(r as u32);
-            let rn = e.umul(rk, nsg)?;
-            let k = e.uadd(rn, sid)?;
-            let p = e.shared_ptr(totals, t, k)?;
-            let before = e.load(tt, p)?;
-            let a = e.binop(op, t, pv, before)?;
-            let exv = e.load(tt, exs[r])?;
-            let a = e.binop(op, t, a, exv)?;
-            let mut ys = vec![];
-            for &var in row {
-                let x = e.load(tt, var)?;
-                ys.push(e.binop(op, t, a, x)?);
-            }
-            let v = vidx[r];
-            let each = |e: &mut Self, checked: bool| -> R<()> {
-                for (c, &y) in ys.iter().enumerate() {
-                    let i = elem_at(e, v, c as u32)?;
-                    if checked {
-                        let inb = e.ult(i, cxr.n)?;
-                        e.if_then(inb, |e| e.store_elem(cxr, out, i, y))?;
-                    } else {
-                        e.store_elem(cxr, out, i, y)?;
+                e.barrier()?;
+                // The subgroup's exclusive prefix within the tile (`carry`) and, for
+                // subgroup 0 (or every subgroup, when each looks back), the tile's
+                // aggregate: reductions of the subgroup totals, a subgroup width at a time.
+                let sg0 = e.b.i_equal(bt, None, sid, zero).map_err(be)?;
+                e.store(carry, id)?;
+                e.store(whole_agg, id)?;
+                e.store(e2, zero)?;
+                e.while_loop(
+                    |e| {
+                        let ev = e.load(u, e2)?;
+                        e.ult(ev, nsg)
+                    },
+                    |e| {
+                        let ev = e.load(u, e2)?;
+                        let k = e.uadd(ev, lane)?;
+                        let ink = e.ult(k, nsg)?;
+                        e.store(fb, id)?;
+                        e.if_then(ink, |e| {
+                            let p = e.shared_ptr(totals, t, k)?;
+                            let v = e.load(tt, p)?;
+                            e.store(fb, v)
+                        })?;
+                        let v = e.load(tt, fb)?;
+                        let before = e.ult(k, sid)?;
+                        let vb = e.b.select(tt, None, before, v, id).map_err(be)?;
+                        let q = e.group(op, t, GroupOperation::Reduce, vb)?;
+                        let c = e.load(tt, carry)?;
+                        let nc = e.binop(op, t, c, q)?;
+                        e.store(carry, nc)?;
+                        let need_agg = if every_subgroup {
+                            e.b.constant_true(bt)
+                        } else {
+                            sg0
+                        };
+                        e.if_then(need_agg, |e| {
+                            let a = e.group(op, t, GroupOperation::Reduce, v)?;
+                            let c = e.load(tt, whole_agg)?;
+                            let na = e.binop(op, t, c, a)?;
+                            e.store(whole_agg, na)
+                        })
+                    },
+                    |e| {
+                        let ev = e.load(u, e2)?;
+                        let nx = e.uadd(ev, sgs)?;
+                        e.store(e2, nx)
+                    },
+                )?;
+                let fold_in = |e: &mut Self, a: Word| -> R<()> {
+                    for row in xs {
+                        for &var in row {
+                            let x = e.load(tt, var)?;
+                            let y = e.binop(op, t, a, x)?;
+                            e.store(var, y)?;
+                        }
                     }
+                    Ok(())
+                };
+                if every_subgroup {
+                    // Each subgroup looks back itself (values are uniform within it, so
+                    // control flow stays uniform) and finds the same prefix; subgroup 0
+                    // publishes. No subgroup waits at a barrier while another spins.
+                    let agg = e.load(tt, whole_agg)?;
+                    e.look_back(cxr, op, expr, state, agg, tile, lookback_vars, blk)?;
+                    let pv = e.load(tt, prefix)?;
+                    let c = e.load(tt, carry)?;
+                    let a = e.binop(op, t, pv, c)?;
+                    fold_in(e, a)?;
+                } else {
+                    // Subgroup 0 publishes and looks back while the others add their
+                    // subgroup prefix; then it hands the tile's prefix on through
+                    // workgroup memory.
+                    e.if_else(
+                        sg0,
+                        |e| {
+                            let agg = e.load(tt, whole_agg)?;
+                            e.look_back(cxr, op, expr, state, agg, tile, lookback_vars, blk)?;
+                            let el = e.elect()?;
+                            e.if_then(el, |e| {
+                                let pv = e.load(tt, prefix)?;
+                                e.store(sh_prefix, pv)
+                            })
+                        },
+                        |e| {
+                            let c = e.load(tt, carry)?;
+                            fold_in(e, c)
+                        },
+                    )?;
+                    e.barrier()?;
+                    let pv = e.load(tt, sh_prefix)?;
+                    fold_in(e, pv)?;
+                }
+                // Output.
+                for (row, &v) in xs.iter().zip(vidx) {
+                    let mut ys = vec![];
+                    for &var in row {
+                        ys.push(e.load(tt, var)?);
+                    }
+                    let each = |e: &mut Self, checked: bool| -> R<()> {
+                        for (c, &y) in ys.iter().enumerate() {
+                            let i = elem_at(e, v, c as u32)?;
+                            if checked {
+                                let inb = e.ult(i, cxr.n)?;
+                                e.if_then(inb, |e| e.store_elem(cxr, out, i, y))?;
+                            } else {
+                                e.store_elem(cxr, out, i, y)?;
+                            }
+                        }
+                        Ok(())
+                    };
+                    e.if_else(
+                        whole,
+                        |e| match vec_out {
+                            Some(v4) => {
+                                for &y in &ys {
+                                    e.check_finite(cxr, out, y)?;
+                                }
+                                let y =
+                                    e.b.composite_construct(vt, None, ys.iter().copied())
+                                        .map_err(be)?;
+                                let p = e.b.access_chain(pvt, None, v4, [zero, v]).map_err(be)?;
+                                e.store(p, y)
+                            }
+                            None => each(e, false),
+                        },
+                        |e| each(e, true),
+                    )?;
                 }
                 Ok(())
             };
-            e.if_else(
-                whole,
-                |e| match vec_out {
-                    Some(v4) => {
-                        for &y in &ys {
-                            e.check_finite(cxr, out, y)?;
-                        }
-                        let y =
-                            e.b.composite_construct(vt, None, ys.iter().copied())
-                                .map_err(be)?;
-                        let p = e.b.access_chain(pvt, None, v4, [zero, v]).map_err(be)?;
-                        e.store(p, y)
-                    }
-                    None => each(e, false),
-                },
-                |e| each(e, true),
-            )?;
-        }
-        Ok(())
+        // One tile per workgroup (the dispatch has exactly one workgroup per tile), so
+        // every barrier is in the function's top-level control flow.
+        let e = self;
+        let tile = if tiles_by_workgroup {
+            cxr.group
+        } else {
+            claim(e)?
+        };
+        let (vidx, whole) = place(e, tile)?;
+        load(e, &xs, &vidx, whole)?;
+        process(e, tile, &xs, &vidx, whole)
     }
 
     /// A subgroup's part in a tile's publication: the aggregate (flag 1) or, for
@@ -2559,13 +2617,15 @@ impl Emitter {
         }
     }
 
-    /// One step of a subgroup's lookback from tile `j`, a subgroup-width window at a
-    /// time: lane `l` reads tile `j-l`'s flag. If some tile in the window has its
-    /// inclusive prefix and no nearer tile is unpublished, the nearer aggregates and that
-    /// prefix complete the lookback; otherwise the aggregates before the first
-    /// unpublished tile are folded in and the window moves back to it. A tile still
-    /// unpublished after `limit` polls is reduced from the input by the subgroup (the
-    /// decoupled fallback). Lanes past tile 0 count as an inclusive prefix of identity.
+    /// One step of a subgroup's lookback from tile `j`, a window of `K` subgroup
+    /// widths at a time (`K` = `Cx::lookback_tiles`): lane `l` reads the flags of tiles
+    /// `j-l`, `j-l-S`, … `j-l-(K-1)S` (S the subgroup size), all at once. If some tile
+    /// in the window has its inclusive prefix and no nearer tile is unpublished, the
+    /// nearer aggregates and that prefix complete the lookback; otherwise the
+    /// aggregates before the first unpublished tile are folded in and the window moves
+    /// back to it. A tile still unpublished after `limit` polls is reduced from the
+    /// input by the subgroup (the decoupled fallback). Lanes past tile 0 count as an
+    /// inclusive prefix of identity.
     #[allow(clippy::too_many_arguments)]
     fn lookback_step(
         &mut self,
@@ -2592,74 +2652,106 @@ impl Emitter {
         let fls = self.b.constant_false(bt);
         let lane = self.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
         let sgs = self.load_builtin_cx(BuiltIn::SubgroupSize)?;
+        let k_tiles = cx.lookback_tiles;
+        let kc = self.c_u32(k_tiles);
+        let none = self.umul(kc, sgs)?;
         let jv = self.load(u, j)?;
-        let valid = self.b.u_less_than_equal(bt, None, lane, jv).map_err(be)?;
-        let tj = self.b.i_sub(u, None, jv, lane).map_err(be)?;
-        // This lane's flag and value (identity unless published).
-        let fl = self.local(u);
-        let val = self.local(tt);
-        self.store(fl, two)?;
-        self.store(val, id)?;
-        self.if_then(valid, |e| {
-            if let Some(view) = cx.packed_status {
-                // One load: the flag in the low half, the value in the high half.
-                let relaxed = e.c_u32(0);
-                let u64t = e.b.type_int(64, 0);
-                let p = e.packed_ptr(view, tj)?;
-                let w = e.b.atomic_load(u64t, None, p, dev, relaxed).map_err(be)?;
-                let f = e.b.u_convert(u, None, w).map_err(be)?;
-                let c32 = e.constant(u64t, 32, true);
-                let hi = e.b.shift_right_logical(u64t, None, w, c32).map_err(be)?;
-                let hi = e.b.u_convert(u, None, hi).map_err(be)?;
-                let v = e.b.bitcast(tt, None, hi).map_err(be)?;
+        // Window slot `k·S + l` of this lane: its distance back from tile j, its
+        // flag and its value (identity unless published). All slots' loads are issued
+        // before any flag is used.
+        let mut slots = vec![];
+        for k in 0..k_tiles {
+            let ks = self.c_u32(k);
+            let ks = self.umul(ks, sgs)?;
+            let idx = self.uadd(ks, lane)?;
+            let valid = self.b.u_less_than_equal(bt, None, idx, jv).map_err(be)?;
+            let tj = self.b.i_sub(u, None, jv, idx).map_err(be)?;
+            let fl = self.local(u);
+            let val = self.local(tt);
+            self.store(fl, two)?;
+            self.store(val, id)?;
+            self.if_then(valid, |e| {
+                if let Some(view) = cx.packed_status {
+                    // One load: the flag in the low half, the value in the high half.
+                    let relaxed = e.c_u32(0);
+                    let u64t = e.b.type_int(64, 0);
+                    let p = e.packed_ptr(view, tj)?;
+                    let w = e.b.atomic_load(u64t, None, p, dev, relaxed).map_err(be)?;
+                    let f = e.b.u_convert(u, None, w).map_err(be)?;
+                    let c32 = e.constant(u64t, 32, true);
+                    let hi = e.b.shift_right_logical(u64t, None, w, c32).map_err(be)?;
+                    let hi = e.b.u_convert(u, None, hi).map_err(be)?;
+                    let v = e.b.bitcast(tt, None, hi).map_err(be)?;
+                    e.store(fl, f)?;
+                    let any = e.ult(zero, f)?;
+                    return e.if_then(any, |e| e.store(val, v));
+                }
+                let fp = e.flag_ptr(cx, flags, tj)?;
+                let f = e.b.atomic_load(u, None, fp, dev, acquire).map_err(be)?;
                 e.store(fl, f)?;
-                let any = e.ult(zero, f)?;
-                return e.if_then(any, |e| e.store(val, v));
-            }
-            let fp = e.flag_ptr(cx, flags, tj)?;
-            let f = e.b.atomic_load(u, None, fp, dev, acquire).map_err(be)?;
-            e.store(fl, f)?;
-            let is2 = e.b.i_equal(bt, None, f, two).map_err(be)?;
-            let is1 = e.b.i_equal(bt, None, f, one).map_err(be)?;
-            e.if_then(is2, |e| {
-                let v = e.load_words(cx, incls, tj, t)?;
-                e.store(val, v)
+                let is2 = e.b.i_equal(bt, None, f, two).map_err(be)?;
+                let is1 = e.b.i_equal(bt, None, f, one).map_err(be)?;
+                e.if_then(is2, |e| {
+                    let v = e.load_words(cx, incls, tj, t)?;
+                    e.store(val, v)
+                })?;
+                e.if_then(is1, |e| {
+                    let v = e.load_words(cx, aggs, tj, t)?;
+                    e.store(val, v)
+                })
             })?;
-            e.if_then(is1, |e| {
-                let v = e.load_words(cx, aggs, tj, t)?;
-                e.store(val, v)
-            })
-        })?;
-        let f = self.load(u, fl)?;
+            slots.push((idx, fl, val));
+        }
         let v4 = self.b.type_vector(u, 4);
         self.uses_ballot = true;
-        let first_set = |e: &mut Self, pred: Word| -> R<Word> {
-            let bal =
-                e.b.group_non_uniform_ballot(v4, None, sg, pred)
+        // The first slot (nearest tile) whose flag is `want` (equal or not), or K·S if
+        // none: rows are searched from the farthest, so a nearer row's hit wins.
+        let first_set = |e: &mut Self, want: Word, equal: bool| -> R<Word> {
+            let mut first = none;
+            for (k, &(_, fl, _)) in slots.iter().enumerate().rev() {
+                let f = e.load(u, fl)?;
+                let p = if equal {
+                    e.b.i_equal(bt, None, f, want).map_err(be)?
+                } else {
+                    e.b.i_not_equal(bt, None, f, want).map_err(be)?
+                };
+                let bal = e.b.group_non_uniform_ballot(v4, None, sg, p).map_err(be)?;
+                let count = e
+                    .b
+                    .group_non_uniform_ballot_bit_count(u, None, sg, GroupOperation::Reduce, bal)
                     .map_err(be)?;
-            let count =
-                e.b.group_non_uniform_ballot_bit_count(u, None, sg, GroupOperation::Reduce, bal)
-                    .map_err(be)?;
-            let lsb =
-                e.b.group_non_uniform_ballot_find_lsb(u, None, sg, bal)
-                    .map_err(be)?;
-            let any = e.ult(zero, count)?;
-            e.b.select(u, None, any, lsb, sgs).map_err(be)
+                let lsb =
+                    e.b.group_non_uniform_ballot_find_lsb(u, None, sg, bal)
+                        .map_err(be)?;
+                let any = e.ult(zero, count)?;
+                let row = e.c_u32(k as u32);
+                let row = e.umul(row, sgs)?;
+                let cand = e.uadd(row, lsb)?;
+                first = e.b.select(u, None, any, cand, first).map_err(be)?;
+            }
+            Ok(first)
         };
-        let is_inc = self.b.i_equal(bt, None, f, two).map_err(be)?;
-        let is_unset = self.b.i_equal(bt, None, f, zero).map_err(be)?;
-        let first_inc = first_set(self, is_inc)?;
-        let first_unset = first_set(self, is_unset)?;
-        let fold_lanes = |e: &mut Self, upto_incl: Word, inclusive: bool| -> R<()> {
-            let take = if inclusive {
-                e.b.u_less_than_equal(bt, None, lane, upto_incl)
-                    .map_err(be)?
-            } else {
-                e.ult(lane, upto_incl)?
-            };
-            let mine = e.load(tt, val)?;
-            let c = e.b.select(tt, None, take, mine, id).map_err(be)?;
-            let total = e.group(op, t, GroupOperation::Reduce, c)?;
+        let first_inc = first_set(self, two, true)?;
+        let first_unset = first_set(self, zero, true)?;
+        // Folds the values of the slots before `upto` (or up to it, `inclusive`) into
+        // the prefix.
+        let fold_slots = |e: &mut Self, upto: Word, inclusive: bool| -> R<()> {
+            let mut acc: Option<Word> = None;
+            for &(idx, _, val) in &slots {
+                let take = if inclusive {
+                    e.b.u_less_than_equal(bt, None, idx, upto).map_err(be)?
+                } else {
+                    e.ult(idx, upto)?
+                };
+                let mine = e.load(tt, val)?;
+                let c = e.b.select(tt, None, take, mine, id).map_err(be)?;
+                acc = Some(match acc {
+                    // Slot k+1 is farther back than slot k: it goes first.
+                    Some(a) => e.binop(op, t, c, a)?,
+                    None => c,
+                });
+            }
+            let total = e.group(op, t, GroupOperation::Reduce, acc.unwrap_or(id))?;
             let pv = e.load(tt, prefix)?;
             let np = e.binop(op, t, total, pv)?;
             e.store(prefix, np)
@@ -2668,11 +2760,11 @@ impl Emitter {
         self.if_else(
             done,
             |e| {
-                fold_lanes(e, first_inc, true)?;
+                fold_slots(e, first_inc, true)?;
                 e.store(looking, fls)
             },
             |e| {
-                fold_lanes(e, first_unset, false)?;
+                fold_slots(e, first_unset, false)?;
                 let moved = e.ult(zero, first_unset)?;
                 e.if_else(
                     moved,

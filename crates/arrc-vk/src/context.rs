@@ -32,6 +32,9 @@ pub struct DeviceInfo {
     pub max_workgroup_invocations: u32,
     pub max_shared_memory: u32,
     pub timestamp_period_ns: f32,
+    /// VK_KHR_pipeline_executable_properties: the driver reports what it compiled
+    /// (registers, shared memory, ...) for each pipeline.
+    pub pipeline_statistics: bool,
     api: u32,
 }
 
@@ -102,6 +105,21 @@ struct Pipeline {
     set_layout: vk::DescriptorSetLayout,
     bindings: u32,
     push_words: u32,
+    /// The entry point and specialization constants it was made with.
+    entry: String,
+    spec: Vec<(u32, u32)>,
+    /// What the driver reported about it (name, value), when asked to capture it.
+    statistics: Vec<(String, String)>,
+}
+
+/// What the driver compiled for one pipeline (`Context::capture_statistics`).
+#[derive(Clone, Debug)]
+pub struct PipelineReport {
+    pub entry: String,
+    /// (specialization constant id, value)
+    pub spec: Vec<(u32, u32)>,
+    /// The driver's statistics, (name, value): on NVIDIA the register count among them.
+    pub statistics: Vec<(String, String)>,
 }
 
 /// One dispatch of a sequence.
@@ -157,6 +175,10 @@ pub struct Context {
     timestamps: bool,
     buffer_cache: HashMap<u64, Vec<Buffer>>,
     cached_bytes: u64,
+    /// Pipelines made from now on record the driver's statistics (a diagnostic for
+    /// tuning: registers per invocation decide how many workgroups fit on a core).
+    pub capture_statistics: bool,
+    executables: Option<ash::khr::pipeline_executable_properties::Device>,
     pub info: DeviceInfo,
 }
 
@@ -205,6 +227,17 @@ fn query_info(instance: &ash::Instance, pdev: vk::PhysicalDevice, index: usize) 
     }
     unsafe { instance.get_physical_device_features2(pdev, &mut feats2) };
     let feats = feats2.features;
+    let pipeline_statistics = has_extension(
+        instance,
+        pdev,
+        ash::khr::pipeline_executable_properties::NAME,
+    ) && {
+        let mut pe = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default();
+        let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut pe);
+        // SAFETY: as above.
+        unsafe { instance.get_physical_device_features2(pdev, &mut f2) };
+        pe.pipeline_executable_info == vk::TRUE
+    };
     let limits = props.limits;
     let name = props
         .device_name_as_c_str()
@@ -242,8 +275,20 @@ fn query_info(instance: &ash::Instance, pdev: vk::PhysicalDevice, index: usize) 
         } else {
             0.0
         },
+        pipeline_statistics,
         api,
     }
+}
+
+fn has_extension(
+    instance: &ash::Instance,
+    pdev: vk::PhysicalDevice,
+    name: &std::ffi::CStr,
+) -> bool {
+    // SAFETY: valid physical device from this instance.
+    unsafe { instance.enumerate_device_extension_properties(pdev) }
+        .map(|exts| exts.iter().any(|e| e.extension_name_as_c_str() == Ok(name)))
+        .unwrap_or(false)
 }
 
 /// Lists the Vulkan devices of this machine.
@@ -349,9 +394,18 @@ impl Context {
         if info.api >= vk::API_VERSION_1_3 {
             feats = feats.push_next(&mut f13);
         }
-        let dci = vk::DeviceCreateInfo::default()
+        let mut pe = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
+            .pipeline_executable_info(true);
+        let ext_names = [ash::khr::pipeline_executable_properties::NAME.as_ptr()];
+        if info.pipeline_statistics {
+            feats = feats.push_next(&mut pe);
+        }
+        let mut dci = vk::DeviceCreateInfo::default()
             .queue_create_infos(&qci)
             .push_next(&mut feats);
+        if info.pipeline_statistics {
+            dci = dci.enabled_extension_names(&ext_names);
+        }
         // SAFETY: create info points at live locals.
         let device = unsafe { instance.create_device(pdev, &dci, None) }.what("vkCreateDevice")?;
         let queue = unsafe { device.get_device_queue(qfi, 0) };
@@ -376,6 +430,9 @@ impl Context {
             )
         }
         .what("vkCreateQueryPool")?;
+        let executables = info
+            .pipeline_statistics
+            .then(|| ash::khr::pipeline_executable_properties::Device::new(&instance, &device));
         let allocator = Allocator::new(&AllocatorCreateDesc {
             instance: instance.clone(),
             device: device.clone(),
@@ -400,6 +457,8 @@ impl Context {
             buffer_cache: HashMap::new(),
             cached_bytes: 0,
             stalled: std::cell::Cell::new(false),
+            capture_statistics: false,
+            executables,
             info,
         })
     }
@@ -677,12 +736,23 @@ impl Context {
         if self.info.full_subgroups {
             stage = stage.flags(vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS);
         }
+        let capture = self.capture_statistics && self.executables.is_some();
+        let flags = if capture {
+            vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR
+        } else {
+            vk::PipelineCreateFlags::empty()
+        };
         let ci = [vk::ComputePipelineCreateInfo::default()
+            .flags(flags)
             .stage(stage)
             .layout(layout)];
         let r = unsafe { d.create_compute_pipelines(self.cache, &ci, None) };
         unsafe { d.destroy_shader_module(module, None) };
         let pipeline = r.map_err(|(_, e)| e).what("vkCreateComputePipelines")?[0];
+        let statistics = match &self.executables {
+            Some(x) if capture => executable_statistics(x, pipeline),
+            _ => vec![],
+        };
         let id = PipelineId(self.pipelines.len());
         self.pipelines.push(Pipeline {
             pipeline,
@@ -690,9 +760,31 @@ impl Context {
             set_layout,
             bindings,
             push_words,
+            entry: entry.to_string(),
+            spec: spec.to_vec(),
+            statistics,
         });
         self.by_key.insert(key, id);
         Ok(id)
+    }
+
+    /// The pipelines made so far with their captured statistics, from the `from`th on.
+    pub fn pipeline_reports(&self, from: usize) -> Vec<PipelineReport> {
+        self.pipelines
+            .iter()
+            .skip(from)
+            .filter(|p| !p.statistics.is_empty())
+            .map(|p| PipelineReport {
+                entry: p.entry.clone(),
+                spec: p.spec.clone(),
+                statistics: p.statistics.clone(),
+            })
+            .collect()
+    }
+
+    /// How many pipelines this context has made.
+    pub fn pipeline_count(&self) -> usize {
+        self.pipelines.len()
     }
 
     /// Records a dispatch sequence once, to submit as often as needed: zero `zero`,
@@ -1036,4 +1128,46 @@ impl Drop for Context {
             self.instance.destroy_instance(None);
         }
     }
+}
+
+/// The driver's statistics of every executable of `pipeline`, as (name, value) text.
+fn executable_statistics(
+    x: &ash::khr::pipeline_executable_properties::Device,
+    pipeline: vk::Pipeline,
+) -> Vec<(String, String)> {
+    let info = vk::PipelineInfoKHR::default().pipeline(pipeline);
+    // SAFETY: the pipeline was just created with CAPTURE_STATISTICS on this device.
+    let count = unsafe { x.get_pipeline_executable_properties(&info) }
+        .map(|v| v.len())
+        .unwrap_or(0);
+    let mut out = vec![];
+    for i in 0..count as u32 {
+        let ei = vk::PipelineExecutableInfoKHR::default()
+            .pipeline(pipeline)
+            .executable_index(i);
+        // SAFETY: as above; the index is below the count the driver gave.
+        let Ok(stats) = (unsafe { x.get_pipeline_executable_statistics(&ei) }) else {
+            continue;
+        };
+        for st in stats {
+            let name = st
+                .name_as_c_str()
+                .map(|c| c.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            // SAFETY: the format field says which member of the union is set.
+            let value = unsafe {
+                match st.format {
+                    vk::PipelineExecutableStatisticFormatKHR::BOOL32 => {
+                        (st.value.b32 != 0).to_string()
+                    }
+                    vk::PipelineExecutableStatisticFormatKHR::INT64 => st.value.i64.to_string(),
+                    vk::PipelineExecutableStatisticFormatKHR::UINT64 => st.value.u64.to_string(),
+                    vk::PipelineExecutableStatisticFormatKHR::FLOAT64 => st.value.f64.to_string(),
+                    _ => "?".into(),
+                }
+            };
+            out.push((name, value));
+        }
+    }
+    out
 }

@@ -12,7 +12,8 @@
 mod context;
 
 pub use context::{
-    enumerate, Buffer, Context, DeviceInfo, Dispatch, PipelineId, Recording, RunStats, View,
+    enumerate, Buffer, Context, DeviceInfo, Dispatch, PipelineId, PipelineReport, Recording,
+    RunStats, View,
 };
 
 #[derive(Debug, thiserror::Error)]

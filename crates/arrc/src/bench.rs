@@ -108,6 +108,8 @@ pub struct BenchOptions {
     pub progress: bool,
     /// Kernel tuning over the device's defaults.
     pub tune: crate::Tuning,
+    /// Report what the driver compiled for each new kernel (`BenchResult::pipelines`).
+    pub pipeline_stats: bool,
 }
 
 /// One measurement.
@@ -130,6 +132,10 @@ pub struct BenchResult {
     pub runs: usize,
     pub checked: bool,
     pub note: Option<String>,
+    /// With `pipeline_stats`: for each kernel first made by this measurement, its
+    /// entry point, specialization constants and the driver's statistics.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pipelines: Vec<String>,
 }
 
 fn median(v: &mut [f64]) -> Option<f64> {
@@ -232,6 +238,7 @@ fn measure(
         runs: 0,
         checked: false,
         note: None,
+        pipelines: vec![],
     };
     if w.inputs == Inputs::TwoSquares && n > 1 << 24 {
         // n^1.5 multiply-adds: beyond 4096×4096 a run takes seconds.
@@ -264,6 +271,7 @@ fn measure(
     };
     let mut plan_opts = g.plan_options();
     opts.tune.apply(&mut plan_opts);
+    Gpu::whole_subgroups(&mut plan_opts, g.ctx.info.subgroup_size);
     // f64 workloads compute in f64 throughout.
     let float = ty.join(ElemType::F32);
     let cache = gpu::ModuleCache::default();
@@ -284,8 +292,24 @@ fn measure(
         }
     };
     let mut prepared = Prepared::default();
+    g.ctx.capture_statistics = opts.pipeline_stats;
+    let made_before = g.ctx.pipeline_count();
     let r = (|| -> Result<(), Error> {
         g.prepare(&compiled, &bound, &mut prepared)?;
+        result.pipelines = g
+            .ctx
+            .pipeline_reports(made_before)
+            .into_iter()
+            .map(|p| {
+                let spec: Vec<String> = p.spec.iter().map(|(i, v)| format!("{i}={v}")).collect();
+                let st: Vec<String> = p
+                    .statistics
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect();
+                format!("{} [{}] {}", p.entry, spec.join(" "), st.join(", "))
+            })
+            .collect();
         // Warm up for at least `warmup` runs and 500 ms, keeping the device busy: runs
         // go back to back, about 20 ms of them per submission. Under Vulkan the H200's
         // clock governor lowers the SM clock when the GPU idles (between workloads,
@@ -407,6 +431,9 @@ pub fn table(results: &[BenchResult]) -> String {
             f(r.e2e_us, 1),
             r.note.clone().unwrap_or_default()
         ));
+        for p in &r.pipelines {
+            s.push_str(&format!("    kernel {p}\n"));
+        }
     }
     s
 }

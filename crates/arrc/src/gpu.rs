@@ -168,6 +168,13 @@ impl Gpu {
         })
     }
 
+    /// A scan tile is cut into one chunk per subgroup, so its workgroup is a whole
+    /// number of subgroups (rounded down, at least one).
+    pub fn whole_subgroups(o: &mut PlanOptions, subgroup_size: u32) {
+        let sgs = subgroup_size.max(1);
+        o.scan_workgroup_size = (o.scan_workgroup_size / sgs).max(1) * sgs;
+    }
+
     pub fn plan_options(&self) -> PlanOptions {
         let mut o = PlanOptions::default();
         let info = &self.ctx.info;
@@ -191,6 +198,7 @@ impl Gpu {
             o.scan_items_per_thread = 32;
         }
         o.scan_workgroup_size = o.scan_workgroup_size.min(info.max_workgroup_invocations);
+        Self::whole_subgroups(&mut o, info.subgroup_size);
         // The largest power of two a storage binding may span.
         o.window_bytes = 1u64
             << (63
@@ -256,15 +264,14 @@ impl Gpu {
             .iter()
             .filter(|k| matches!(k.kind, arrc_ir::plan::KernelKind::ScanChained { .. }));
         for k in scans {
-            let items = k.items_per_thread;
-            if items * k.workgroup_size.div_ceil(info.subgroup_size.max(1))
-                > arrc_spirv::SCAN_TOTALS
-            {
+            if k.workgroup_size.div_ceil(info.subgroup_size.max(1)) > arrc_spirv::SCAN_TOTALS {
                 return Err(Error::new(
                     ErrorClass::Device,
                     format!(
-                        "{items} items per invocation is too many for scans of {} invocations with subgroups of {}",
-                        k.workgroup_size, info.subgroup_size
+                        "scans of {} invocations have more than {} subgroups of {}",
+                        k.workgroup_size,
+                        arrc_spirv::SCAN_TOTALS,
+                        info.subgroup_size
                     ),
                     0..0,
                 ));

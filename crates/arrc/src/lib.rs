@@ -77,6 +77,8 @@ pub struct Tuning {
     pub busy_groups: Option<u32>,
     pub spin_limit: Option<u32>,
     /// Scan tiles in workgroup-id order (`PlanOptions::scan_tiles_by_workgroup`).
+    /// Tiles per lane in each lookback step (`PlanOptions::scan_lookback_tiles`).
+    pub scan_lookback_tiles: Option<u32>,
     pub scan_tiles_by_workgroup: Option<bool>,
     /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`).
     pub every_subgroup_looks_back: Option<bool>,
@@ -107,6 +109,9 @@ impl Tuning {
         set(&mut o.reduce_groups, self.reduce_groups, 1, 65535);
         set(&mut o.busy_groups, self.busy_groups, 1, 1 << 20);
         set(&mut o.spin_limit, self.spin_limit, 1, 60000);
+        if let Some(v) = self.scan_lookback_tiles {
+            o.scan_lookback_tiles = v.clamp(1, 16);
+        }
         if let Some(v) = self.scan_tiles_by_workgroup {
             o.scan_tiles_by_workgroup = v;
         }
@@ -423,6 +428,9 @@ impl Session {
             .map(|g| g.plan_options())
             .unwrap_or_default();
         self.tune.apply(&mut opts);
+        if let Some(g) = &self.gpu {
+            gpu::Gpu::whole_subgroups(&mut opts, g.ctx.info.subgroup_size);
+        }
         gpu::compile(
             e,
             arrays,

@@ -161,8 +161,8 @@ enum Cmd {
         /// Tuning: invocations per workgroup of chained scans (a tile is this × scan items).
         #[arg(long)]
         scan_workgroup_size: Option<u32>,
-        /// Tuning: elements per invocation of chained scans (multiples of 4 use 16-byte
-        /// loads).
+        /// Tuning: elements per invocation of chained scans of 4-byte values (multiples
+        /// of 4 use 16-byte loads; 8-byte values take half as many).
         #[arg(long)]
         scan_items: Option<u32>,
         /// Tuning: most workgroups in a reduction's first pass.
@@ -180,6 +180,18 @@ enum Cmd {
         /// lavapipe) instead of subgroup 0 handing the prefix on.
         #[arg(long)]
         scan_every_subgroup: Option<bool>,
+        /// Tuning: a chained scan's tile is its workgroup's id instead of a number
+        /// claimed from a counter.
+        #[arg(long)]
+        scan_tiles_by_workgroup: Option<bool>,
+        /// Tuning: tiles each lane of a scan's lookback reads per step (1 to 16; the
+        /// window is this × the subgroup size).
+        #[arg(long)]
+        scan_lookback: Option<u32>,
+        /// Print what the driver compiled for each kernel (registers, shared memory,
+        /// ...), where it reports that (VK_KHR_pipeline_executable_properties).
+        #[arg(long)]
+        pipeline_stats: bool,
     },
     /// Interactive session; APL glyphs with a backtick prefix (`i → ⍳).
     Repl {
@@ -381,6 +393,9 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             busy_groups,
             spin,
             scan_every_subgroup,
+            scan_tiles_by_workgroup,
+            scan_lookback,
+            pipeline_stats,
         } => {
             let mut s = Session::with_device(Backend::Vulkan, device).map_err(|e| fail("", &e))?;
             let types: Result<Vec<_>, _> = types
@@ -417,9 +432,11 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     reduce_groups,
                     busy_groups,
                     spin_limit: spin,
-                    scan_tiles_by_workgroup: None,
+                    scan_tiles_by_workgroup,
+                    scan_lookback_tiles: scan_lookback,
                     every_subgroup_looks_back: scan_every_subgroup,
                 },
+                pipeline_stats,
             };
             if let Some(d) = s.device() {
                 eprintln!(

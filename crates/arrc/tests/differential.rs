@@ -227,6 +227,30 @@ fn scans_through_the_decoupled_fallback() {
 }
 
 #[test]
+fn scans_at_other_tile_shapes() {
+    // A tile is cut into one chunk per subgroup: workgroups of one or several
+    // subgroups, elements per invocation that are not a multiple of 4 (no vector
+    // loads), a size that is not a whole number of subgroups (rounded down to one),
+    // and lookback windows several tiles deep per lane, with the fallback taken at
+    // once, all give the reference's answers.
+    let shapes = [(8, 4, 1), (24, 6, 2), (64, 12, 4), (100, 8, 3)];
+    for (wg, items, lookback) in shapes {
+        let mut s = gpu();
+        s.tune(arrc::Tuning {
+            scan_workgroup_size: Some(wg),
+            scan_items_per_thread: Some(items),
+            scan_lookback_tiles: Some(lookback),
+            spin_limit: Some(1),
+            ..Default::default()
+        });
+        let scans = ["+\\x", "⌈\\x", "+\\x≤y"];
+        for ty in [ElemType::I32, ElemType::F32, ElemType::F64] {
+            check_at(&mut s, &[1, 31, 4097, 65536 + 7], &scans, ty, false);
+        }
+    }
+}
+
+#[test]
 fn scans_with_tiles_out_of_order() {
     // Tiles numbered by workgroup id may start before their predecessors (lavapipe
     // runs workgroups on a few threads, each from its own range of ids), so tiles
