@@ -109,9 +109,6 @@ struct Cx {
     /// A scan's tile status as `struct { u64 data[]; }` over the flags binding, when
     /// flag and value are packed into one word per tile.
     packed_status: Option<Word>,
-    /// A scan's lookback reads this many tiles per lane in each step (a window of
-    /// this × the subgroup size).
-    lookback_tiles: u32,
     /// A binding whose stored values must be finite, and the error bit raised where
     /// one is not (a float fold's overflow).
     overflow: Option<(u32, u32)>,
@@ -1042,7 +1039,6 @@ impl Emitter {
             numbers: vec![],
             window_bytes: k.window_bytes,
             packed_status: None,
-            lookback_tiles: 1,
             overflow: None,
         };
         // Descriptor bindings in order, a split array's windows consecutively.
@@ -1139,11 +1135,9 @@ impl Emitter {
                 every_subgroup_looks_back,
                 packed,
                 tiles_by_workgroup,
-                lookback_tiles,
                 overflow,
             } => {
                 cx.overflow = overflow.map(|b| (*out, b));
-                cx.lookback_tiles = (*lookback_tiles).max(1);
                 if *packed {
                     cx.packed_status = Some(self.u64_view(&cx, *flags)?);
                 }
@@ -1487,7 +1481,7 @@ impl Emitter {
         body: &dyn Fn(&mut Self, &Cx, Word) -> R<()>,
     ) -> R<()> {
         let (first, step) = match unit {
-            Unit::Thread => {
+            Unit::Thread | Unit::Quad => {
                 let base = self.umul(cx.group, self.wg_size)?;
                 let first = self.uadd(base, cx.lid)?;
                 (first, self.umul(cx.groups, self.wg_size)?)
@@ -1565,6 +1559,120 @@ impl Emitter {
         )
     }
 
+    /// `Unit::Quad`: as [`Self::reduce_axis_kernel`] with four neighbouring rows per
+    /// invocation (`rows` is a multiple of 4 and rows 4q…4q+3 are consecutive in
+    /// memory): for `u < rows/4 × parts`, rows `4·(u mod rows/4)`… of piece
+    /// `u div rows/4`, four accumulators, and one 16-byte load per position where the
+    /// argument is a plain 4-byte array read at the split's index.
+    fn reduce_quads_kernel(&mut self, cx: &mut Cx, op: BinOp, expr: &KExpr, out: u32) -> R<()> {
+        let t = expr.elem();
+        let tt = self.ty(t);
+        let u = self.u32_t;
+        let rows = cx.n;
+        let len = self.push_constant(cx, 1)?;
+        let parts = self.push_constant(cx, 2)?;
+        let four = self.c_u32(4);
+        let quads = self.b.u_div(u, None, rows, four).map_err(be)?;
+        let units = self.umul(quads, parts)?;
+        let one = self.c_u32(1);
+        let pm1 = self.b.i_sub(u, None, parts, one).map_err(be)?;
+        let lp = self.uadd(len, pm1)?;
+        let per = self.b.u_div(u, None, lp, parts).map_err(be)?;
+        let accs: Vec<Word> = (0..4).map(|_| self.local(tt)).collect();
+        // A plain array of 4-byte elements, read as vectors (possibly converted).
+        let plain_load = |x: &KExpr| match x {
+            KExpr::Load {
+                binding,
+                elem: ElemType::F32 | ElemType::I32,
+                index,
+            } if cx.windows[*binding as usize].len() == 1
+                && cx.bindings[*binding as usize].1 == x.elem() =>
+            {
+                Some((*binding, x.elem(), index.clone()))
+            }
+            _ => None,
+        };
+        let src = match expr {
+            KExpr::Cast { arg, .. } => plain_load(arg),
+            x => plain_load(x),
+        };
+        let vec_in = match src {
+            Some((b, from, index)) => {
+                let v4 = self.vec4_view(cx, b, from, false)?;
+                let ft = self.ty(from);
+                let fvt = self.b.type_vector(ft, 4);
+                let pfvt = self.ptr(StorageClass::StorageBuffer, fvt);
+                Some((v4, from, index, ft, fvt, pfvt))
+            }
+            None => None,
+        };
+        let body = |e: &mut Self, cx: &Cx, unit_id: Word| -> R<()> {
+            let q = e.b.u_mod(u, None, unit_id, quads).map_err(be)?;
+            let p = e.b.u_div(u, None, unit_id, quads).map_err(be)?;
+            let row0 = e.umul(q, four)?;
+            let start = e.umul(p, per)?;
+            let k0 = e.umin(start, len)?;
+            let end = e.uadd(k0, per)?;
+            let k1 = e.umin(end, len)?;
+            let id = e.identity(op, t);
+            for &a in &accs {
+                e.store(a, id)?;
+            }
+            let zero = e.c_u32(0);
+            let one = e.c_u32(1);
+            e.strided(k0, k1, zero, one, &|e, k| {
+                let mut xs = vec![];
+                match &vec_in {
+                    Some((v4, from, index, ft, fvt, pfvt)) => {
+                        let ix = Ix {
+                            index: k,
+                            row: row0,
+                            pos: k,
+                        };
+                        let i = e.iexpr(cx, index, ix)?;
+                        let two = e.c_u32(2);
+                        let vi = e.b.shift_right_logical(u, None, i, two).map_err(be)?;
+                        let z = e.c_u32(0);
+                        let ptr = e.b.access_chain(*pfvt, None, *v4, [z, vi]).map_err(be)?;
+                        let x = e.load(*fvt, ptr)?;
+                        for c in 0..4u32 {
+                            let xc = e.b.composite_extract(*ft, None, x, [c]).map_err(be)?;
+                            xs.push(e.convert(xc, *from, t)?);
+                        }
+                    }
+                    None => {
+                        for c in 0..4u32 {
+                            let cc = e.c_u32(c);
+                            let row = e.uadd(row0, cc)?;
+                            let ix = Ix {
+                                index: k,
+                                row,
+                                pos: k,
+                            };
+                            xs.push(e.expr(cx, expr, ix)?);
+                        }
+                    }
+                }
+                for (&a, x) in accs.iter().zip(xs) {
+                    let av = e.load(tt, a)?;
+                    let r = e.binop(op, t, av, x)?;
+                    e.store(a, r)?;
+                }
+                Ok(())
+            })?;
+            let pr = e.umul(p, rows)?;
+            let o0 = e.uadd(pr, row0)?;
+            for (c, &a) in accs.iter().enumerate() {
+                let cc = e.c_u32(c as u32);
+                let o = e.uadd(o0, cc)?;
+                let av = e.load(tt, a)?;
+                e.store_elem(cx, out, o, av)?;
+            }
+            Ok(())
+        };
+        self.units_loop(cx, Unit::Quad, units, &body)
+    }
+
     /// Folds one row (or row piece) per unit: `out[u]` for `u < rows×parts` (push
     /// constants 0, 1, 2: rows, len, parts).
     fn reduce_axis_kernel(
@@ -1575,6 +1683,9 @@ impl Emitter {
         out: u32,
         unit: Unit,
     ) -> R<()> {
+        if unit == Unit::Quad {
+            return self.reduce_quads_kernel(cx, fold.op(), expr, out);
+        }
         let t = expr.elem();
         let tt = self.ty(t);
         let u = self.u32_t;
@@ -1589,7 +1700,7 @@ impl Emitter {
         let per = self.b.u_div(u, None, lp, parts).map_err(be)?;
         let acc = self.local(tt);
         let (off, step) = match unit {
-            Unit::Thread => (self.c_u32(0), self.c_u32(1)),
+            Unit::Thread | Unit::Quad => (self.c_u32(0), self.c_u32(1)),
             Unit::Subgroup => (
                 self.load_builtin(cx, BuiltIn::SubgroupLocalInvocationId)?,
                 self.load_builtin(cx, BuiltIn::SubgroupSize)?,
@@ -1656,7 +1767,7 @@ impl Emitter {
             })?;
             let a = e.load(tt, acc)?;
             match unit {
-                Unit::Thread => e.store_elem(cx, out, unit_id, a),
+                Unit::Thread | Unit::Quad => e.store_elem(cx, out, unit_id, a),
                 Unit::Subgroup => {
                     let r = e.group(op, t, GroupOperation::Reduce, a)?;
                     let el = e.elect()?;
@@ -2617,15 +2728,13 @@ impl Emitter {
         }
     }
 
-    /// One step of a subgroup's lookback from tile `j`, a window of `K` subgroup
-    /// widths at a time (`K` = `Cx::lookback_tiles`): lane `l` reads the flags of tiles
-    /// `j-l`, `j-l-S`, … `j-l-(K-1)S` (S the subgroup size), all at once. If some tile
-    /// in the window has its inclusive prefix and no nearer tile is unpublished, the
-    /// nearer aggregates and that prefix complete the lookback; otherwise the
-    /// aggregates before the first unpublished tile are folded in and the window moves
-    /// back to it. A tile still unpublished after `limit` polls is reduced from the
-    /// input by the subgroup (the decoupled fallback). Lanes past tile 0 count as an
-    /// inclusive prefix of identity.
+    /// One step of a subgroup's lookback from tile `j`, a subgroup-width window at a
+    /// time: lane `l` reads tile `j-l`'s flag. If some tile in the window has its
+    /// inclusive prefix and no nearer tile is unpublished, the nearer aggregates and that
+    /// prefix complete the lookback; otherwise the aggregates before the first
+    /// unpublished tile are folded in and the window moves back to it. A tile still
+    /// unpublished after `limit` polls is reduced from the input by the subgroup (the
+    /// decoupled fallback). Lanes past tile 0 count as an inclusive prefix of identity.
     #[allow(clippy::too_many_arguments)]
     fn lookback_step(
         &mut self,
@@ -2652,106 +2761,74 @@ impl Emitter {
         let fls = self.b.constant_false(bt);
         let lane = self.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
         let sgs = self.load_builtin_cx(BuiltIn::SubgroupSize)?;
-        let k_tiles = cx.lookback_tiles;
-        let kc = self.c_u32(k_tiles);
-        let none = self.umul(kc, sgs)?;
         let jv = self.load(u, j)?;
-        // Window slot `k·S + l` of this lane: its distance back from tile j, its
-        // flag and its value (identity unless published). All slots' loads are issued
-        // before any flag is used.
-        let mut slots = vec![];
-        for k in 0..k_tiles {
-            let ks = self.c_u32(k);
-            let ks = self.umul(ks, sgs)?;
-            let idx = self.uadd(ks, lane)?;
-            let valid = self.b.u_less_than_equal(bt, None, idx, jv).map_err(be)?;
-            let tj = self.b.i_sub(u, None, jv, idx).map_err(be)?;
-            let fl = self.local(u);
-            let val = self.local(tt);
-            self.store(fl, two)?;
-            self.store(val, id)?;
-            self.if_then(valid, |e| {
-                if let Some(view) = cx.packed_status {
-                    // One load: the flag in the low half, the value in the high half.
-                    let relaxed = e.c_u32(0);
-                    let u64t = e.b.type_int(64, 0);
-                    let p = e.packed_ptr(view, tj)?;
-                    let w = e.b.atomic_load(u64t, None, p, dev, relaxed).map_err(be)?;
-                    let f = e.b.u_convert(u, None, w).map_err(be)?;
-                    let c32 = e.constant(u64t, 32, true);
-                    let hi = e.b.shift_right_logical(u64t, None, w, c32).map_err(be)?;
-                    let hi = e.b.u_convert(u, None, hi).map_err(be)?;
-                    let v = e.b.bitcast(tt, None, hi).map_err(be)?;
-                    e.store(fl, f)?;
-                    let any = e.ult(zero, f)?;
-                    return e.if_then(any, |e| e.store(val, v));
-                }
-                let fp = e.flag_ptr(cx, flags, tj)?;
-                let f = e.b.atomic_load(u, None, fp, dev, acquire).map_err(be)?;
+        let valid = self.b.u_less_than_equal(bt, None, lane, jv).map_err(be)?;
+        let tj = self.b.i_sub(u, None, jv, lane).map_err(be)?;
+        // This lane's flag and value (identity unless published).
+        let fl = self.local(u);
+        let val = self.local(tt);
+        self.store(fl, two)?;
+        self.store(val, id)?;
+        self.if_then(valid, |e| {
+            if let Some(view) = cx.packed_status {
+                // One load: the flag in the low half, the value in the high half.
+                let relaxed = e.c_u32(0);
+                let u64t = e.b.type_int(64, 0);
+                let p = e.packed_ptr(view, tj)?;
+                let w = e.b.atomic_load(u64t, None, p, dev, relaxed).map_err(be)?;
+                let f = e.b.u_convert(u, None, w).map_err(be)?;
+                let c32 = e.constant(u64t, 32, true);
+                let hi = e.b.shift_right_logical(u64t, None, w, c32).map_err(be)?;
+                let hi = e.b.u_convert(u, None, hi).map_err(be)?;
+                let v = e.b.bitcast(tt, None, hi).map_err(be)?;
                 e.store(fl, f)?;
-                let is2 = e.b.i_equal(bt, None, f, two).map_err(be)?;
-                let is1 = e.b.i_equal(bt, None, f, one).map_err(be)?;
-                e.if_then(is2, |e| {
-                    let v = e.load_words(cx, incls, tj, t)?;
-                    e.store(val, v)
-                })?;
-                e.if_then(is1, |e| {
-                    let v = e.load_words(cx, aggs, tj, t)?;
-                    e.store(val, v)
-                })
+                let any = e.ult(zero, f)?;
+                return e.if_then(any, |e| e.store(val, v));
+            }
+            let fp = e.flag_ptr(cx, flags, tj)?;
+            let f = e.b.atomic_load(u, None, fp, dev, acquire).map_err(be)?;
+            e.store(fl, f)?;
+            let is2 = e.b.i_equal(bt, None, f, two).map_err(be)?;
+            let is1 = e.b.i_equal(bt, None, f, one).map_err(be)?;
+            e.if_then(is2, |e| {
+                let v = e.load_words(cx, incls, tj, t)?;
+                e.store(val, v)
             })?;
-            slots.push((idx, fl, val));
-        }
+            e.if_then(is1, |e| {
+                let v = e.load_words(cx, aggs, tj, t)?;
+                e.store(val, v)
+            })
+        })?;
+        let f = self.load(u, fl)?;
         let v4 = self.b.type_vector(u, 4);
         self.uses_ballot = true;
-        // The first slot (nearest tile) whose flag is `want` (equal or not), or K·S if
-        // none: rows are searched from the farthest, so a nearer row's hit wins.
-        let first_set = |e: &mut Self, want: Word, equal: bool| -> R<Word> {
-            let mut first = none;
-            for (k, &(_, fl, _)) in slots.iter().enumerate().rev() {
-                let f = e.load(u, fl)?;
-                let p = if equal {
-                    e.b.i_equal(bt, None, f, want).map_err(be)?
-                } else {
-                    e.b.i_not_equal(bt, None, f, want).map_err(be)?
-                };
-                let bal = e.b.group_non_uniform_ballot(v4, None, sg, p).map_err(be)?;
-                let count = e
-                    .b
-                    .group_non_uniform_ballot_bit_count(u, None, sg, GroupOperation::Reduce, bal)
+        let first_set = |e: &mut Self, pred: Word| -> R<Word> {
+            let bal =
+                e.b.group_non_uniform_ballot(v4, None, sg, pred)
                     .map_err(be)?;
-                let lsb =
-                    e.b.group_non_uniform_ballot_find_lsb(u, None, sg, bal)
-                        .map_err(be)?;
-                let any = e.ult(zero, count)?;
-                let row = e.c_u32(k as u32);
-                let row = e.umul(row, sgs)?;
-                let cand = e.uadd(row, lsb)?;
-                first = e.b.select(u, None, any, cand, first).map_err(be)?;
-            }
-            Ok(first)
+            let count =
+                e.b.group_non_uniform_ballot_bit_count(u, None, sg, GroupOperation::Reduce, bal)
+                    .map_err(be)?;
+            let lsb =
+                e.b.group_non_uniform_ballot_find_lsb(u, None, sg, bal)
+                    .map_err(be)?;
+            let any = e.ult(zero, count)?;
+            e.b.select(u, None, any, lsb, sgs).map_err(be)
         };
-        let first_inc = first_set(self, two, true)?;
-        let first_unset = first_set(self, zero, true)?;
-        // Folds the values of the slots before `upto` (or up to it, `inclusive`) into
-        // the prefix.
-        let fold_slots = |e: &mut Self, upto: Word, inclusive: bool| -> R<()> {
-            let mut acc: Option<Word> = None;
-            for &(idx, _, val) in &slots {
-                let take = if inclusive {
-                    e.b.u_less_than_equal(bt, None, idx, upto).map_err(be)?
-                } else {
-                    e.ult(idx, upto)?
-                };
-                let mine = e.load(tt, val)?;
-                let c = e.b.select(tt, None, take, mine, id).map_err(be)?;
-                acc = Some(match acc {
-                    // Slot k+1 is farther back than slot k: it goes first.
-                    Some(a) => e.binop(op, t, c, a)?,
-                    None => c,
-                });
-            }
-            let total = e.group(op, t, GroupOperation::Reduce, acc.unwrap_or(id))?;
+        let is_inc = self.b.i_equal(bt, None, f, two).map_err(be)?;
+        let is_unset = self.b.i_equal(bt, None, f, zero).map_err(be)?;
+        let first_inc = first_set(self, is_inc)?;
+        let first_unset = first_set(self, is_unset)?;
+        let fold_lanes = |e: &mut Self, upto_incl: Word, inclusive: bool| -> R<()> {
+            let take = if inclusive {
+                e.b.u_less_than_equal(bt, None, lane, upto_incl)
+                    .map_err(be)?
+            } else {
+                e.ult(lane, upto_incl)?
+            };
+            let mine = e.load(tt, val)?;
+            let c = e.b.select(tt, None, take, mine, id).map_err(be)?;
+            let total = e.group(op, t, GroupOperation::Reduce, c)?;
             let pv = e.load(tt, prefix)?;
             let np = e.binop(op, t, total, pv)?;
             e.store(prefix, np)
@@ -2760,11 +2837,11 @@ impl Emitter {
         self.if_else(
             done,
             |e| {
-                fold_slots(e, first_inc, true)?;
+                fold_lanes(e, first_inc, true)?;
                 e.store(looking, fls)
             },
             |e| {
-                fold_slots(e, first_unset, false)?;
+                fold_lanes(e, first_unset, false)?;
                 let moved = e.ult(zero, first_unset)?;
                 e.if_else(
                     moved,

@@ -77,8 +77,9 @@ pub struct Tuning {
     pub busy_groups: Option<u32>,
     pub spin_limit: Option<u32>,
     /// Scan tiles in workgroup-id order (`PlanOptions::scan_tiles_by_workgroup`).
-    /// Tiles per lane in each lookback step (`PlanOptions::scan_lookback_tiles`).
-    pub scan_lookback_tiles: Option<u32>,
+    /// Column folds of at least this many elements read four columns per invocation
+    /// (`PlanOptions::quad_columns_from`).
+    pub quad_columns_from: Option<u64>,
     pub scan_tiles_by_workgroup: Option<bool>,
     /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`).
     pub every_subgroup_looks_back: Option<bool>,
@@ -109,8 +110,8 @@ impl Tuning {
         set(&mut o.reduce_groups, self.reduce_groups, 1, 65535);
         set(&mut o.busy_groups, self.busy_groups, 1, 1 << 20);
         set(&mut o.spin_limit, self.spin_limit, 1, 60000);
-        if let Some(v) = self.scan_lookback_tiles {
-            o.scan_lookback_tiles = v.clamp(1, 16);
+        if let Some(v) = self.quad_columns_from {
+            o.quad_columns_from = v;
         }
         if let Some(v) = self.scan_tiles_by_workgroup {
             o.scan_tiles_by_workgroup = v;

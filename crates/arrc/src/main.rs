@@ -184,10 +184,10 @@ enum Cmd {
         /// claimed from a counter.
         #[arg(long)]
         scan_tiles_by_workgroup: Option<bool>,
-        /// Tuning: tiles each lane of a scan's lookback reads per step (1 to 16; the
-        /// window is this × the subgroup size).
+        /// Tuning: column folds of at least this many elements read four columns per
+        /// invocation (16-byte loads).
         #[arg(long)]
-        scan_lookback: Option<u32>,
+        quad_columns_from: Option<u64>,
         /// Print what the driver compiled for each kernel (registers, shared memory,
         /// ...), where it reports that (VK_KHR_pipeline_executable_properties).
         #[arg(long)]
@@ -394,7 +394,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             spin,
             scan_every_subgroup,
             scan_tiles_by_workgroup,
-            scan_lookback,
+            quad_columns_from,
             pipeline_stats,
         } => {
             let mut s = Session::with_device(Backend::Vulkan, device).map_err(|e| fail("", &e))?;
@@ -433,7 +433,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     busy_groups,
                     spin_limit: spin,
                     scan_tiles_by_workgroup,
-                    scan_lookback_tiles: scan_lookback,
+                    quad_columns_from,
                     every_subgroup_looks_back: scan_every_subgroup,
                 },
                 pipeline_stats,

@@ -230,22 +230,50 @@ fn scans_through_the_decoupled_fallback() {
 fn scans_at_other_tile_shapes() {
     // A tile is cut into one chunk per subgroup: workgroups of one or several
     // subgroups, elements per invocation that are not a multiple of 4 (no vector
-    // loads), a size that is not a whole number of subgroups (rounded down to one),
-    // and lookback windows several tiles deep per lane, with the fallback taken at
-    // once, all give the reference's answers.
-    let shapes = [(8, 4, 1), (24, 6, 2), (64, 12, 4), (100, 8, 3)];
-    for (wg, items, lookback) in shapes {
+    // loads) and a size that is not a whole number of subgroups (rounded down to one),
+    // with the fallback taken at once, all give the reference's answers.
+    let shapes = [(8, 4), (24, 6), (64, 12), (100, 8)];
+    for (wg, items) in shapes {
         let mut s = gpu();
         s.tune(arrc::Tuning {
             scan_workgroup_size: Some(wg),
             scan_items_per_thread: Some(items),
-            scan_lookback_tiles: Some(lookback),
             spin_limit: Some(1),
             ..Default::default()
         });
         let scans = ["+\\x", "⌈\\x", "+\\x≤y"];
         for ty in [ElemType::I32, ElemType::F32, ElemType::F64] {
             check_at(&mut s, &[1, 31, 4097, 65536 + 7], &scans, ty, false);
+        }
+    }
+}
+
+#[test]
+fn column_folds_four_columns_at_a_time() {
+    // Folds along a leading axis whose rows come in fours (`Unit::Quad`): vector loads
+    // of plain f32 and i32 arrays, fused arguments read element by element, several
+    // pieces per column, and shapes that do not qualify (odd widths) beside them. Small
+    // arrays read one column per invocation unless told otherwise.
+    let mut s = gpu();
+    s.tune(arrc::Tuning {
+        quad_columns_from: Some(0),
+        ..Default::default()
+    });
+    for ty in [ElemType::F32, ElemType::I32] {
+        for shape in [
+            &[5, 4][..],
+            &[1000, 12],
+            &[3000, 8],
+            &[64, 1024],
+            &[7, 3, 8],
+            &[9, 6],
+        ] {
+            check_shaped(
+                &mut s,
+                shape,
+                ty,
+                &["+⌿m", "⌈⌿m", "⌊⌿m", "+⌿m×2", "+/[1]m", "+⌿|m"],
+            );
         }
     }
 }
