@@ -55,6 +55,9 @@ pub struct PlanOptions {
     /// The device has 64-bit storage-buffer atomics: a scan of 4-byte values packs
     /// each tile's flag and value into one word.
     pub int64_atomics: bool,
+    /// The device has subgroup shuffles: a scan reads each round's total from the
+    /// last lane instead of reducing the round again.
+    pub subgroup_shuffle: bool,
     /// Invocations per workgroup of a chained scan (its tile is this × items): larger
     /// tiles mean fewer links in the lookback chain.
     pub scan_workgroup_size: u32,
@@ -88,6 +91,7 @@ impl Default for PlanOptions {
             window_bytes: 1 << 31,
             every_subgroup_looks_back: false,
             int64_atomics: false,
+            subgroup_shuffle: false,
             scan_workgroup_size: 256,
             scan_items_per_thread: 16,
             scan_tiles_by_workgroup: false,
@@ -443,6 +447,8 @@ pub enum KernelKind {
         /// value in the high half, the flag in the low half), published and read with
         /// one 64-bit atomic each, as in CUB; `aggregates` and `inclusive` go unused.
         packed: bool,
+        /// Round totals by a shuffle from the last lane (`PlanOptions::subgroup_shuffle`).
+        shuffle: bool,
         /// The tile is the workgroup id, not claimed from `counter` (`PlanOptions`).
         tiles_by_workgroup: bool,
         overflow: Option<u32>,
@@ -1851,7 +1857,16 @@ impl Planner<'_> {
         let out = kb.bind(b, self.v.func.ty(v).elem, true);
         let overflow = self.overflow_bit(v, &fold, is_result);
         self.bind_status(&mut kb, fold_fails || expr.may_fail() || overflow.is_some());
-        let groups = self.unit_groups(unit, rows.clone());
+        // A right fold's prefixes are independent: one invocation per element.
+        let units = match fold {
+            Fold::Assoc(_) => rows.clone(),
+            _ => {
+                let mut dims = split.rows();
+                dims.push(split.len);
+                Count::Product(dims)
+            }
+        };
+        let groups = self.unit_groups(unit, units);
         let push = vec![("rows", rows), ("len", Count::Product(vec![split.len]))];
         let kind = KernelKind::ScanAxis {
             fold,
@@ -1981,6 +1996,7 @@ impl Planner<'_> {
             counter,
             every_subgroup_looks_back: self.opts.every_subgroup_looks_back,
             packed,
+            shuffle: self.opts.subgroup_shuffle,
             tiles_by_workgroup: self.opts.scan_tiles_by_workgroup,
             overflow,
         };

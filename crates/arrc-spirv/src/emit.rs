@@ -78,6 +78,7 @@ struct Emitter {
     uses_i64: bool,
     uses_f64: bool,
     uses_ballot: bool,
+    uses_shuffle: bool,
     uses_i64_atomics: bool,
     /// ⍺ and ⍵ of the dfn step being evaluated (`KExpr::Operand`).
     operands: [Word; 2],
@@ -176,6 +177,7 @@ impl Emitter {
             uses_i64: false,
             uses_f64: false,
             uses_ballot: false,
+            uses_shuffle: false,
             uses_i64_atomics: false,
             operands: [0; 2],
             glsl,
@@ -211,6 +213,9 @@ impl Emitter {
         }
         if self.uses_ballot {
             self.b.capability(Capability::GroupNonUniformBallot);
+        }
+        if self.uses_shuffle {
+            self.b.capability(Capability::GroupNonUniformShuffle);
         }
         if self.uses_i64_atomics {
             self.b.capability(Capability::Int64Atomics);
@@ -1134,6 +1139,7 @@ impl Emitter {
                 counter,
                 every_subgroup_looks_back,
                 packed,
+                shuffle,
                 tiles_by_workgroup,
                 overflow,
             } => {
@@ -1149,6 +1155,7 @@ impl Emitter {
                     [*flags, *aggregates, *inclusive, *counter],
                     *every_subgroup_looks_back,
                     *tiles_by_workgroup,
+                    *shuffle,
                 )?
             }
             KernelKind::ReduceAxis {
@@ -2040,17 +2047,9 @@ impl Emitter {
             };
             let zero = e.c_u32(0);
             let one = e.c_u32(1);
-            match (fold, unit) {
-                (Fold::Right { .. } | Fold::Dfn { .. }, _) => {
-                    e.count_loop(kvar, zero, len, one, |e, k| {
-                        // Element k is x0 f (x1 f (… f xk)).
-                        let x_at = |e: &mut Self, j: Word| e.expr(cx, expr, at(j));
-                        e.fold_down(cx, fold, t, acc, jvar, k, &x_at)?;
-                        let a = e.load(tt, acc)?;
-                        store_at(e, k, a)
-                    })
-                }
-                (Fold::Assoc(_), Unit::Subgroup) => {
+            // Associative folds, one row per unit (right folds go per element, below).
+            match unit {
+                Unit::Subgroup => {
                     let id = e.identity(op, t);
                     e.store(carry, id)?;
                     e.count_loop(kvar, zero, len, sgsize, |e, base| {
@@ -2077,7 +2076,7 @@ impl Emitter {
                         e.store(carry, nc)
                     })
                 }
-                (Fold::Assoc(_), _) => {
+                _ => {
                     let id = e.identity(op, t);
                     e.store(acc, id)?;
                     e.count_loop(kvar, zero, len, one, |e, k| {
@@ -2090,6 +2089,28 @@ impl Emitter {
                 }
             }
         };
+        if matches!(fold, Fold::Right { .. } | Fold::Dfn { .. }) {
+            // One invocation per element (row, k): x0 f (x1 f (… f xk)). The prefixes
+            // are independent, so a row of n costs n folds side by side rather than
+            // n²/2 steps in one invocation (whose inner loop lavapipe cut off after
+            // 65535 steps in all: `¯2↑-\⍳1000` was 0 0).
+            let units = self.umul(rows, len)?;
+            let per_elem = |e: &mut Self, cx: &Cx, unit_id: Word| -> R<()> {
+                let row = e.b.u_div(u, None, unit_id, len).map_err(be)?;
+                let k = e.b.u_mod(u, None, unit_id, len).map_err(be)?;
+                let at = |j: Word| Ix {
+                    index: j,
+                    row,
+                    pos: j,
+                };
+                let x_at = |e: &mut Self, j: Word| e.expr(cx, expr, at(j));
+                e.fold_down(cx, fold, t, acc, jvar, k, &x_at)?;
+                let a = e.load(tt, acc)?;
+                let i = e.iexpr(cx, out_index, at(k))?;
+                e.store_elem(cx, out, i, a)
+            };
+            return self.units_loop(cx, Unit::Thread, units, &per_elem);
+        }
         self.units_loop(cx, unit, rows, &body)
     }
 
@@ -2195,6 +2216,7 @@ impl Emitter {
         state: [u32; 4],
         every_subgroup: bool,
         tiles_by_workgroup: bool,
+        shuffle: bool,
     ) -> R<()> {
         let counter = state[3];
         let t = expr.elem();
@@ -2387,7 +2409,19 @@ impl Emitter {
                         e.store(var, acc)?;
                     }
                     let ex = e.group(op, t, GroupOperation::ExclusiveScan, acc)?;
-                    let tot = e.group(op, t, GroupOperation::Reduce, acc)?;
+                    // The round's total: the last lane's inclusive value, or a
+                    // reduction where the device has no shuffles.
+                    let tot = if shuffle {
+                        e.uses_shuffle = true;
+                        let inc = e.binop(op, t, ex, acc)?;
+                        let one = e.c_u32(1);
+                        let last = e.b.i_sub(u, None, sgs, one).map_err(be)?;
+                        let sg = e.c_u32(SCOPE_SUBGROUP);
+                        e.b.group_non_uniform_shuffle(tt, None, sg, inc, last)
+                            .map_err(be)?
+                    } else {
+                        e.group(op, t, GroupOperation::Reduce, acc)?
+                    };
                     round_scans.push((ex, tot));
                 }
                 // Earlier rounds' totals and earlier lanes go into the elements now, so

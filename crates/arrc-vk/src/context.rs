@@ -21,6 +21,8 @@ pub struct DeviceInfo {
     pub driver: String,
     pub subgroup_size: u32,
     pub subgroup_arithmetic: bool,
+    /// OpGroupNonUniformShuffle in compute shaders.
+    pub subgroup_shuffle: bool,
     pub shader_int64: bool,
     pub shader_float64: bool,
     pub subgroup_extended_types: bool,
@@ -254,6 +256,10 @@ fn query_info(instance: &ash::Instance, pdev: vk::PhysicalDevice, index: usize) 
         api_version: version_string(api),
         driver,
         subgroup_size: sub.subgroup_size,
+        subgroup_shuffle: sub
+            .supported_operations
+            .contains(vk::SubgroupFeatureFlags::SHUFFLE)
+            && sub.supported_stages.contains(vk::ShaderStageFlags::COMPUTE),
         subgroup_arithmetic: sub
             .supported_operations
             .contains(vk::SubgroupFeatureFlags::ARITHMETIC)

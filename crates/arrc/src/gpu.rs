@@ -190,6 +190,7 @@ impl Gpu {
         // tiles ran out of order: the word's halves are not read as one. Its scans
         // keep a flag word and value words apart.
         o.int64_atomics = info.int64_atomics && !cpu;
+        o.subgroup_shuffle = info.subgroup_shuffle;
         // Discrete GPUs: 384 invocations of 32 elements each (on the H200, 2^28 f32:
         // 731 µs, against 763 µs with 256 × 32, 826 µs with 512 × 16 and 980 µs with
         // 1024 × 16).

@@ -279,6 +279,18 @@ fn column_folds_four_columns_at_a_time() {
 }
 
 #[test]
+fn right_fold_scans_of_long_rows() {
+    // A non-associative scan folds every prefix from the right, one invocation per
+    // element. When one invocation folded a whole row, lavapipe cut its inner loop off
+    // after 65535 steps in all: rows of 362 or more came out wrong (`¯2↑-\⍳1000`
+    // was 0 0).
+    let mut s = gpu();
+    check_at(&mut s, &[361, 1000, 3001], &["-\\x"], ElemType::I32, false);
+    check_shaped(&mut s, &[3, 700], ElemType::I32, &["-\\m", "-⍀m"]);
+    check_shaped(&mut s, &[700, 3], ElemType::I32, &["-⍀m"]);
+}
+
+#[test]
 fn scans_with_tiles_out_of_order() {
     // Tiles numbered by workgroup id may start before their predecessors (lavapipe
     // runs workgroups on a few threads, each from its own range of ids), so tiles
