@@ -58,6 +58,11 @@ pub struct PlanOptions {
     /// The device has subgroup shuffles: a scan reads each round's total from the
     /// last lane instead of reducing the round again.
     pub subgroup_shuffle: bool,
+    /// The most loop trips one invocation may make in all, where the device cuts
+    /// loops off (lavapipe: 65535 over all of a shader's loops). A fold that must run
+    /// serially over a longer axis (`-/`, `{⍺-⍵}/`, `-\`) is refused, so it runs on
+    /// the CPU instead of giving a wrong answer.
+    pub loop_trip_limit: Option<u64>,
     /// Invocations per workgroup of a chained scan (its tile is this × items): larger
     /// tiles mean fewer links in the lookback chain.
     pub scan_workgroup_size: u32,
@@ -92,6 +97,7 @@ impl Default for PlanOptions {
             every_subgroup_looks_back: false,
             int64_atomics: false,
             subgroup_shuffle: false,
+            loop_trip_limit: None,
             scan_workgroup_size: 256,
             scan_items_per_thread: 16,
             scan_tiles_by_workgroup: false,
@@ -1509,9 +1515,26 @@ impl Planner<'_> {
         } else if self.has_dyn(arg) {
             return Err(dyn_unsupported(self.v.func.span(v)));
         } else {
+            if !parallel(op, self.v.func.ty(arg).elem) {
+                self.check_serial(v, split.len)?;
+            }
             self.reduce_axis(v, op, arg, split, is_result);
         }
         Ok(())
+    }
+
+    /// A right fold runs serially along its axis in one invocation: refused where that
+    /// is more loop trips than the device runs (`PlanOptions::loop_trip_limit`).
+    fn check_serial(&self, v: Value, len: Dim) -> Result<()> {
+        match (self.opts.loop_trip_limit, len) {
+            (Some(limit), Dim::Known(l)) if l > limit => Err(err::unsupported(
+                format!(
+                    "a fold of a non-associative function along an axis of {l} runs in one loop of {l} trips, and this device stops loops after {limit}"
+                ),
+                self.v.func.span(v),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// `op/` of a vector: a grid-stride pass of partials, then one workgroup folds them.
@@ -1835,6 +1858,9 @@ impl Planner<'_> {
         }
         let contiguous = known(&split.post) == Some(1);
         let short = matches!(split.len, Dim::Known(l) if l <= 8);
+        if !parallel(op, elem) {
+            self.check_serial(v, split.len)?;
+        }
         let (fold, unit) = if !parallel(op, elem) {
             (
                 Fold::Right {

@@ -191,6 +191,9 @@ impl Gpu {
         // keep a flag word and value words apart.
         o.int64_atomics = info.int64_atomics && !cpu;
         o.subgroup_shuffle = info.subgroup_shuffle;
+        // lavapipe (Mesa 22.3) counts every loop trip of an invocation against one
+        // limit of 65535 and leaves the loop past it: `-/⍳70000` gave ¯32768.
+        o.loop_trip_limit = cpu.then_some(65_000);
         // Discrete GPUs: 384 invocations of 32 elements each (on the H200, 2^28 f32:
         // 731 µs, against 763 µs with 256 × 32, 826 µs with 512 × 16 and 980 µs with
         // 1024 × 16).

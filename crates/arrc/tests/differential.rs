@@ -291,6 +291,22 @@ fn right_fold_scans_of_long_rows() {
 }
 
 #[test]
+fn long_right_folds_are_right_on_every_device() {
+    // A right fold along an axis longer than the device runs loops (lavapipe stops
+    // after 65535 trips in all: `-/⍳70000` gave ¯32768) is refused by the device path
+    // and computed on the CPU; where the device runs it, it must agree.
+    let mut auto = Session::new(arrc::Backend::Auto).expect("session");
+    for (expr, want) in [
+        ("-/⍳70000", "¯35000"),
+        ("{⍺-⍵}/⍳70000", "¯35000"),
+        ("-⌿70000 2⍴⍳4", "¯70000 ¯70000"),
+    ] {
+        let o = auto.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        assert_eq!(arrc::display(&o.value.expect("a value")), want, "{expr}");
+    }
+}
+
+#[test]
 fn scans_with_tiles_out_of_order() {
     // Tiles numbered by workgroup id may start before their predecessors (lavapipe
     // runs workgroups on a few threads, each from its own range of ids), so tiles
