@@ -1523,13 +1523,14 @@ impl Planner<'_> {
         Ok(())
     }
 
-    /// A right fold runs serially along its axis in one invocation: refused where that
-    /// is more loop trips than the device runs (`PlanOptions::loop_trip_limit`).
-    fn check_serial(&self, v: Value, len: Dim) -> Result<()> {
-        match (self.opts.loop_trip_limit, len) {
+    /// A fold that loops `trips` times in one invocation (a right fold along its axis,
+    /// a scan of one row per invocation): refused where that is more loop trips than
+    /// the device runs (`PlanOptions::loop_trip_limit`).
+    fn check_serial(&self, v: Value, trips: Dim) -> Result<()> {
+        match (self.opts.loop_trip_limit, trips) {
             (Some(limit), Dim::Known(l)) if l > limit => Err(err::unsupported(
                 format!(
-                    "a fold of a non-associative function along an axis of {l} runs in one loop of {l} trips, and this device stops loops after {limit}"
+                    "this fold runs {l} loop trips in one invocation, and this device stops loops after {limit}"
                 ),
                 self.v.func.span(v),
             )),
@@ -1858,9 +1859,6 @@ impl Planner<'_> {
         }
         let contiguous = known(&split.post) == Some(1);
         let short = matches!(split.len, Dim::Known(l) if l <= 8);
-        if !parallel(op, elem) {
-            self.check_serial(v, split.len)?;
-        }
         let (fold, unit) = if !parallel(op, elem) {
             (
                 Fold::Right {
@@ -1874,6 +1872,15 @@ impl Planner<'_> {
         } else {
             (Fold::Assoc(op), Unit::Thread)
         };
+        // Each invocation loops along the axis: once per element (one row per
+        // invocation, or a right fold's prefix), or once per subgroup width.
+        let trips = match (split.len, unit) {
+            (Dim::Known(l), Unit::Subgroup) => {
+                Dim::Known(l / self.opts.subgroup_size.max(1) as u64)
+            }
+            (len, _) => len,
+        };
+        self.check_serial(v, trips)?;
         let rows = Count::Product(split.rows());
         let b = self.result_or_temp(v, is_result);
         let mut kb = self.kb();

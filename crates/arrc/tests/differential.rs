@@ -291,15 +291,19 @@ fn right_fold_scans_of_long_rows() {
 }
 
 #[test]
-fn long_right_folds_are_right_on_every_device() {
-    // A right fold along an axis longer than the device runs loops (lavapipe stops
-    // after 65535 trips in all: `-/⍳70000` gave ¯32768) is refused by the device path
-    // and computed on the CPU; where the device runs it, it must agree.
+fn long_serial_folds_are_right_on_every_device() {
+    // A fold that loops along its axis in one invocation (a right fold, or a scan of
+    // one row per invocation or per subgroup) for more trips than the device runs
+    // (lavapipe stops an invocation's loops after 65535 in all: `-/⍳70000` gave
+    // ¯32768, `+/,+⍀70000 2⍴1` 4294901760) is refused by the device path and computed
+    // on the CPU; where the device runs it, it must agree.
     let mut auto = Session::new(arrc::Backend::Auto).expect("session");
     for (expr, want) in [
         ("-/⍳70000", "¯35000"),
         ("{⍺-⍵}/⍳70000", "¯35000"),
         ("-⌿70000 2⍴⍳4", "¯70000 ¯70000"),
+        ("+/,+⍀70000 2⍴1", "4900070000"),
+        ("+/,+\\3 600000⍴1", "540000900000"),
     ] {
         let o = auto.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
         assert_eq!(arrc::display(&o.value.expect("a value")), want, "{expr}");
@@ -715,8 +719,10 @@ fn scalar_functions() {
         "(⌊|x÷100)!⌊|y÷50",
     ];
     const INTS: &[&str] = &["x∧y", "x∨y", "12∧x", "~x>0", "(x>0)∧1", "+/x∨6"];
-    // ∧ ∨ of floats with integral values, in the floats' type.
-    const INTEGRAL: &[&str] = &["(x÷1)∧y", "(x÷1)∨y", "∨/(x÷1)", "12.0∧x"];
+    // ∧ ∨ of floats with integral values, in the floats' type. `∨/` of floats is a
+    // right fold, one loop in one invocation: at most 60000 items here, since lavapipe
+    // stops longer loops (`long_serial_folds_are_right_on_every_device`).
+    const INTEGRAL: &[&str] = &["(x÷1)∧y", "(x÷1)∨y", "∨/¯60000↑x÷1", "12.0∧x"];
     // Elementwise code has no size-dependent paths beyond the grid loop's bounds.
     let sizes = &[0, 1, 33, 4097, 70001];
     check_at(&mut s, sizes, BOTH, ElemType::F32, true);
