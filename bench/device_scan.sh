@@ -16,10 +16,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
 .gpu/arrc devices
 echo "== checked scans at subgroup 32, with the driver's statistics"
 python3 bench/sweep.py --arrc .gpu/arrc --workloads scan,maxscan --sizes 12,18,22 --types f32,i32 \
-    --flags "--pipeline-stats","--scan-tiles-by-workgroup true" --check-up-to 4194304 2>&1 | tee "$out/check.txt"
+    --flags="--pipeline-stats,--scan-tiles-by-workgroup true" --check-up-to 4194304 2>&1 | tee "$out/check.txt"
 echo "== sweep"
 python3 bench/sweep.py --arrc .gpu/arrc --shapes "$shapes" --workloads scan --sizes "$sizes" --types f32 \
-    --flags "","--scan-tiles-by-workgroup true" --json-out "$out/sweep_new.json" 2>"$out/sweep_new.err" | tee "$out/sweep_new.txt"
+    --flags=",--scan-tiles-by-workgroup true" --json-out "$out/sweep_new.json" 2>"$out/sweep_new.err" | tee "$out/sweep_new.txt"
 if [ -x .gpu/arrc-old ]; then
   python3 bench/sweep.py --arrc .gpu/arrc-old --shapes "$shapes" --workloads scan --sizes "$sizes" --types f32 \
       --json-out "$out/sweep_old.json" 2>"$out/sweep_old.err" | tee "$out/sweep_old.txt"
