@@ -37,8 +37,9 @@ pub struct PlanOptions {
     /// Polls of a predecessor tile's flag before a scan reduces that tile itself (the
     /// default of specialization constant 2).
     pub spin_limit: u32,
-    /// The device's subgroup size (sizes grids of subgroup-per-row kernels; any value
-    /// is correct, since those kernels loop over rows).
+    /// The device's subgroup size (sizes grids of subgroup-per-row kernels, whose
+    /// loops are correct with any value; rounds a chained scan's workgroup down to
+    /// whole subgroups, which it needs).
     pub subgroup_size: u32,
     /// Workgroups that keep the device busy (chooses how many pieces long rows are
     /// split into).
@@ -1972,7 +1973,10 @@ impl Planner<'_> {
         n_from: Option<IExpr>,
         overflow: Option<u32>,
     ) {
-        let wg = self.opts.scan_workgroup_size;
+        // A tile is cut into one chunk per subgroup: the workgroup is a whole number of
+        // subgroups (rounded down, at least one).
+        let sgs = self.opts.subgroup_size.max(1);
+        let wg = (self.opts.scan_workgroup_size / sgs).max(1) * sgs;
         // 8-byte values take two registers each: half as many keep the registers per
         // invocation, and so the workgroups that fit on a core, as for 4-byte values
         // (on an H100, `+\` of i32 in i64 at 2^28: 2241 µs with 384 × 32, 119

@@ -86,6 +86,38 @@ struct Emitter {
     glsl: Word,
 }
 
+/// A binding read as vectors of four elements ([`Emitter::vec4_source`]).
+struct Vec4Source {
+    view: Word,
+    from: ElemType,
+    /// The element type, the vector type and a pointer to a vector.
+    et: Word,
+    vt: Word,
+    ptr: Word,
+}
+
+/// `expr`, or the argument of its conversion, as a load from a plain array (one
+/// window, stored in the type it is read in): its binding, element type and index.
+/// Such a load may be done 16 or 32 bytes at a time.
+fn plain_load<'k>(cx: &Cx, expr: &'k KExpr) -> Option<(u32, ElemType, &'k IExpr)> {
+    let x = match expr {
+        KExpr::Cast { arg, .. } => arg,
+        x => x,
+    };
+    match x {
+        KExpr::Load {
+            binding,
+            elem,
+            index,
+        } if cx.windows[*binding as usize].len() == 1
+            && cx.bindings[*binding as usize].1 == *elem =>
+        {
+            Some((*binding, *elem, index))
+        }
+        _ => None,
+    }
+}
+
 /// Per-kernel state: binding variables, builtins already loaded, interface.
 struct Cx {
     bindings: Vec<(Word, ElemType)>,
@@ -335,6 +367,41 @@ impl Emitter {
             self.b.decorate(var, Decoration::NonWritable, []);
         }
         Ok(var)
+    }
+
+    /// A read-only vector view of `binding` (elements of type `from`) for
+    /// [`Self::load_vec4`].
+    fn vec4_source(&mut self, cx: &Cx, binding: u32, from: ElemType) -> R<Vec4Source> {
+        let view = self.vec4_view(cx, binding, from, false)?;
+        let et = self.ty(from);
+        let vt = self.b.type_vector(et, 4);
+        let ptr = self.ptr(StorageClass::StorageBuffer, vt);
+        Ok(Vec4Source {
+            view,
+            from,
+            et,
+            vt,
+            ptr,
+        })
+    }
+
+    /// The four elements of vector `vi` of `src`, converted to `to`.
+    fn load_vec4(&mut self, src: &Vec4Source, vi: Word, to: ElemType) -> R<[Word; 4]> {
+        let zero = self.c_u32(0);
+        let p = self
+            .b
+            .access_chain(src.ptr, None, src.view, [zero, vi])
+            .map_err(be)?;
+        let x = self.load(src.vt, p)?;
+        let mut out = [0; 4];
+        for (c, o) in out.iter_mut().enumerate() {
+            let xc = self
+                .b
+                .composite_extract(src.et, None, x, [c as u32])
+                .map_err(be)?;
+            *o = self.convert(xc, src.from, to)?;
+        }
+        Ok(out)
     }
 
     /// A module-level variable of block type `st` on the descriptor of `binding`: a
@@ -1587,31 +1654,11 @@ impl Emitter {
         let per = self.b.u_div(u, None, lp, parts).map_err(be)?;
         let accs: Vec<Word> = (0..4).map(|_| self.local(tt)).collect();
         // A plain array of 4-byte elements, read as vectors (possibly converted).
-        let plain_load = |x: &KExpr| match x {
-            KExpr::Load {
-                binding,
-                elem: ElemType::F32 | ElemType::I32,
-                index,
-            } if cx.windows[*binding as usize].len() == 1
-                && cx.bindings[*binding as usize].1 == x.elem() =>
-            {
-                Some((*binding, x.elem(), index.clone()))
+        let vec_in = match plain_load(cx, expr) {
+            Some((b, from @ (ElemType::F32 | ElemType::I32), index)) => {
+                Some((self.vec4_source(cx, b, from)?, index.clone()))
             }
             _ => None,
-        };
-        let src = match expr {
-            KExpr::Cast { arg, .. } => plain_load(arg),
-            x => plain_load(x),
-        };
-        let vec_in = match src {
-            Some((b, from, index)) => {
-                let v4 = self.vec4_view(cx, b, from, false)?;
-                let ft = self.ty(from);
-                let fvt = self.b.type_vector(ft, 4);
-                let pfvt = self.ptr(StorageClass::StorageBuffer, fvt);
-                Some((v4, from, index, ft, fvt, pfvt))
-            }
-            None => None,
         };
         let body = |e: &mut Self, cx: &Cx, unit_id: Word| -> R<()> {
             let q = e.b.u_mod(u, None, unit_id, quads).map_err(be)?;
@@ -1630,7 +1677,7 @@ impl Emitter {
             e.strided(k0, k1, zero, one, &|e, k| {
                 let mut xs = vec![];
                 match &vec_in {
-                    Some((v4, from, index, ft, fvt, pfvt)) => {
+                    Some((src, index)) => {
                         let ix = Ix {
                             index: k,
                             row: row0,
@@ -1639,13 +1686,7 @@ impl Emitter {
                         let i = e.iexpr(cx, index, ix)?;
                         let two = e.c_u32(2);
                         let vi = e.b.shift_right_logical(u, None, i, two).map_err(be)?;
-                        let z = e.c_u32(0);
-                        let ptr = e.b.access_chain(*pfvt, None, *v4, [z, vi]).map_err(be)?;
-                        let x = e.load(*fvt, ptr)?;
-                        for c in 0..4u32 {
-                            let xc = e.b.composite_extract(*ft, None, x, [c]).map_err(be)?;
-                            xs.push(e.convert(xc, *from, t)?);
-                        }
+                        xs.extend(e.load_vec4(src, vi, t)?);
                     }
                     None => {
                         for c in 0..4u32 {
@@ -2205,7 +2246,7 @@ impl Emitter {
     /// fallback), so a device with no forward-progress guarantee between workgroups
     /// cannot hang. Positions follow (SubgroupId, SubgroupLocalInvocationId), so the
     /// result does not depend on how the device lays subgroups out; the workgroup
-    /// size must be a multiple of the subgroup size (`Gpu::plan_options`).
+    /// size is a multiple of the subgroup size (the planner rounds it).
     #[allow(clippy::too_many_arguments)]
     fn scan_kernel(
         &mut self,
@@ -2267,37 +2308,23 @@ impl Emitter {
         // Vector loads and stores (four elements each) where a side is a plain
         // array in one window; the input may be converted as it is read (`+\` of i32
         // scans in i64).
-        let plain = |cx: &Cx, b: u32| {
-            cx.windows[b as usize].len() == 1
-                && matches!(
-                    cx.bindings[b as usize].1,
-                    ElemType::F32 | ElemType::I32 | ElemType::I64 | ElemType::F64
-                )
+        let vectors = |e: ElemType| {
+            matches!(
+                e,
+                ElemType::F32 | ElemType::I32 | ElemType::I64 | ElemType::F64
+            )
         };
-        let load_of = |x: &KExpr| match x {
-            KExpr::Load {
-                binding,
-                elem,
-                index: IExpr::Index,
-            } if plain(cx, *binding) && cx.bindings[*binding as usize].1 == *elem => {
-                Some((*binding, *elem))
+        let vec_in = match plain_load(cx, expr) {
+            Some((b, from, IExpr::Index)) if width == 4 && vectors(from) => {
+                Some(self.vec4_source(cx, b, from)?)
             }
             _ => None,
         };
-        let src = match expr {
-            KExpr::Cast { arg, .. } => load_of(arg),
-            x => load_of(x),
-        };
-        let vec_in = match src {
-            Some((b, from)) if width == 4 => {
-                let v4 = self.vec4_view(cx, b, from, false)?;
-                let ft = self.ty(from);
-                let fvt = self.b.type_vector(ft, 4);
-                Some((v4, from, fvt, self.ptr(StorageClass::StorageBuffer, fvt)))
-            }
-            _ => None,
-        };
-        let vec_out = if width == 4 && plain(cx, out) && cx.bindings[out as usize].1 == t {
+        let vec_out = if width == 4
+            && cx.windows[out as usize].len() == 1
+            && cx.bindings[out as usize].1 == t
+            && vectors(t)
+        {
             Some(self.vec4_view(cx, out, t, true)?)
         } else {
             None
@@ -2321,9 +2348,14 @@ impl Emitter {
             let cc = e.c_u32(c);
             e.uadd(vw, cc)
         };
-        // Invocation 0 claims the next tile from the counter, so tiles start in order:
-        // a tile's predecessors were claimed by workgroups already running.
-        let claim = |e: &mut Self| -> R<Word> {
+        // One tile per workgroup (the dispatch has exactly one workgroup per tile), so
+        // every barrier is in the function's top-level control flow. Invocation 0
+        // claims the tile from the counter, so tiles start in order: a tile's
+        // predecessors were claimed by workgroups already running.
+        let e = self;
+        let tile = if tiles_by_workgroup {
+            cxr.group
+        } else {
             e.if_then(first, |e| {
                 let (var, _) = cxr.bindings[counter as usize];
                 let p = e.ptr(StorageClass::StorageBuffer, u);
@@ -2334,262 +2366,237 @@ impl Emitter {
                 e.store(sh_tile, t)
             })?;
             e.barrier()?;
-            e.load(u, sh_tile)
+            e.load(u, sh_tile)?
         };
         // A tile's vector indices for this invocation, one per round, and whether the
         // whole tile is in bounds (only the last tile checks bounds).
-        let place = |e: &mut Self, tile: Word| -> R<(Vec<Word>, Word)> {
-            let base = e.umul(tile, per_wg)?;
-            let sb = e.uadd(base, mine)?;
-            let mut vidx = vec![];
-            for r in 0..rounds {
-                let ro = e.c_u32(r);
-                let ro = e.umul(ro, sgs)?;
-                vidx.push(e.uadd(sb, ro)?);
-            }
-            let end = e.uadd(base, per_wg)?;
-            let whole = e.b.u_less_than_equal(bt, None, end, n_whole).map_err(be)?;
-            Ok((vidx, whole))
-        };
-        // Issues every load of a tile before any is used.
-        let load = |e: &mut Self, rows: &[Vec<Word>], vidx: &[Word], whole: Word| -> R<()> {
-            e.if_else(
-                whole,
-                |e| {
-                    for (row, &v) in rows.iter().zip(vidx) {
-                        if let Some((v4, from, fvt, pfvt)) = vec_in {
-                            let p = e.b.access_chain(pfvt, None, v4, [zero, v]).map_err(be)?;
-                            let x = e.load(fvt, p)?;
-                            let ft = e.ty(from);
-                            for (c, &var) in row.iter().enumerate() {
-                                let xc =
-                                    e.b.composite_extract(ft, None, x, [c as u32]).map_err(be)?;
-                                let xc = e.convert(xc, from, t)?;
-                                e.store(var, xc)?;
-                            }
-                        } else {
-                            for (c, &var) in row.iter().enumerate() {
-                                let i = elem_at(e, v, c as u32)?;
-                                let x = e.expr(cxr, expr, Ix::flat(i))?;
-                                e.store(var, x)?;
-                            }
+        let base = e.umul(tile, per_wg)?;
+        let sb = e.uadd(base, mine)?;
+        let mut vidx = vec![];
+        for r in 0..rounds {
+            let ro = e.c_u32(r);
+            let ro = e.umul(ro, sgs)?;
+            vidx.push(e.uadd(sb, ro)?);
+        }
+        let end = e.uadd(base, per_wg)?;
+        let whole = e.b.u_less_than_equal(bt, None, end, n_whole).map_err(be)?;
+        // Every load of the tile is issued before any is used.
+        e.if_else(
+            whole,
+            |e| {
+                for (row, &v) in xs.iter().zip(&vidx) {
+                    if let Some(src) = &vec_in {
+                        let x4 = e.load_vec4(src, v, t)?;
+                        for (&var, x) in row.iter().zip(x4) {
+                            e.store(var, x)?;
                         }
-                    }
-                    Ok(())
-                },
-                |e| {
-                    for (row, &v) in rows.iter().zip(vidx) {
+                    } else {
                         for (c, &var) in row.iter().enumerate() {
                             let i = elem_at(e, v, c as u32)?;
-                            let inb = e.ult(i, cxr.n)?;
-                            e.store(var, id)?;
-                            e.if_then(inb, |e| {
-                                let x = e.expr(cxr, expr, Ix::flat(i))?;
-                                e.store(var, x)
-                            })?;
+                            let x = e.expr(cxr, expr, Ix::flat(i))?;
+                            e.store(var, x)?;
                         }
                     }
-                    Ok(())
-                },
-            )
-        };
-        // Scans a loaded tile, publishes it, looks back and stores its output.
-        let process =
-            |e: &mut Self, tile: Word, xs: &[Vec<Word>], vidx: &[Word], whole: Word| -> R<()> {
-                // Each round: a serial inclusive scan of the invocation's own elements,
-                // then an exclusive scan and a reduction of the rows' totals across the
-                // subgroup (the rounds are independent, so their subgroup operations
-                // overlap).
-                let mut round_scans = vec![];
-                for row in xs {
-                    let mut acc = e.load(tt, row[0])?;
-                    for &var in &row[1..] {
-                        let x = e.load(tt, var)?;
-                        acc = e.binop(op, t, acc, x)?;
-                        e.store(var, acc)?;
-                    }
-                    let ex = e.group(op, t, GroupOperation::ExclusiveScan, acc)?;
-                    // The round's total: the last lane's inclusive value, or a
-                    // reduction where the device has no shuffles.
-                    let tot = if shuffle {
-                        e.uses_shuffle = true;
-                        let inc = e.binop(op, t, ex, acc)?;
-                        let one = e.c_u32(1);
-                        let last = e.b.i_sub(u, None, sgs, one).map_err(be)?;
-                        let sg = e.c_u32(SCOPE_SUBGROUP);
-                        e.b.group_non_uniform_shuffle(tt, None, sg, inc, last)
-                            .map_err(be)?
-                    } else {
-                        e.group(op, t, GroupOperation::Reduce, acc)?
-                    };
-                    round_scans.push((ex, tot));
                 }
-                // Earlier rounds' totals and earlier lanes go into the elements now, so
-                // that after the lookback only the tile's and the subgroup's prefixes
-                // remain.
-                let mut run: Option<Word> = None;
-                for (row, &(ex, tot)) in xs.iter().zip(&round_scans) {
-                    let off = match run {
-                        Some(r) => e.binop(op, t, r, ex)?,
-                        None => ex,
-                    };
-                    for &var in row {
-                        let x = e.load(tt, var)?;
-                        let y = e.binop(op, t, off, x)?;
-                        e.store(var, y)?;
-                    }
-                    run = Some(match run {
-                        Some(r) => e.binop(op, t, r, tot)?,
-                        None => tot,
-                    });
-                }
-                let sg_total = run.unwrap_or(id);
-                let el = e.elect()?;
-                e.if_then(el, |e| {
-                    let p = e.shared_ptr(totals, t, sid)?;
-                    e.store(p, sg_total)
-                })?;
-                e.barrier()?;
-                // The subgroup's exclusive prefix within the tile (`carry`) and, for
-                // subgroup 0 (or every subgroup, when each looks back), the tile's
-                // aggregate: reductions of the subgroup totals, a subgroup width at a time.
-                let sg0 = e.b.i_equal(bt, None, sid, zero).map_err(be)?;
-                e.store(carry, id)?;
-                e.store(whole_agg, id)?;
-                e.store(e2, zero)?;
-                e.while_loop(
-                    |e| {
-                        let ev = e.load(u, e2)?;
-                        e.ult(ev, nsg)
-                    },
-                    |e| {
-                        let ev = e.load(u, e2)?;
-                        let k = e.uadd(ev, lane)?;
-                        let ink = e.ult(k, nsg)?;
-                        e.store(fb, id)?;
-                        e.if_then(ink, |e| {
-                            let p = e.shared_ptr(totals, t, k)?;
-                            let v = e.load(tt, p)?;
-                            e.store(fb, v)
+                Ok(())
+            },
+            |e| {
+                for (row, &v) in xs.iter().zip(&vidx) {
+                    for (c, &var) in row.iter().enumerate() {
+                        let i = elem_at(e, v, c as u32)?;
+                        let inb = e.ult(i, cxr.n)?;
+                        e.store(var, id)?;
+                        e.if_then(inb, |e| {
+                            let x = e.expr(cxr, expr, Ix::flat(i))?;
+                            e.store(var, x)
                         })?;
-                        let v = e.load(tt, fb)?;
-                        let before = e.ult(k, sid)?;
-                        let vb = e.b.select(tt, None, before, v, id).map_err(be)?;
-                        let q = e.group(op, t, GroupOperation::Reduce, vb)?;
-                        let c = e.load(tt, carry)?;
-                        let nc = e.binop(op, t, c, q)?;
-                        e.store(carry, nc)?;
-                        let need_agg = if every_subgroup {
-                            e.b.constant_true(bt)
-                        } else {
-                            sg0
-                        };
-                        e.if_then(need_agg, |e| {
-                            let a = e.group(op, t, GroupOperation::Reduce, v)?;
-                            let c = e.load(tt, whole_agg)?;
-                            let na = e.binop(op, t, c, a)?;
-                            e.store(whole_agg, na)
-                        })
-                    },
-                    |e| {
-                        let ev = e.load(u, e2)?;
-                        let nx = e.uadd(ev, sgs)?;
-                        e.store(e2, nx)
-                    },
-                )?;
-                let fold_in = |e: &mut Self, a: Word| -> R<()> {
-                    for row in xs {
-                        for &var in row {
-                            let x = e.load(tt, var)?;
-                            let y = e.binop(op, t, a, x)?;
-                            e.store(var, y)?;
-                        }
                     }
-                    Ok(())
+                }
+                Ok(())
+            },
+        )?;
+        // Each round: a serial inclusive scan of the invocation's own elements,
+        // then an exclusive scan and a reduction of the rows' totals across the
+        // subgroup (the rounds are independent, so their subgroup operations
+        // overlap).
+        let mut round_scans = vec![];
+        for row in &xs {
+            let mut acc = e.load(tt, row[0])?;
+            for &var in &row[1..] {
+                let x = e.load(tt, var)?;
+                acc = e.binop(op, t, acc, x)?;
+                e.store(var, acc)?;
+            }
+            let ex = e.group(op, t, GroupOperation::ExclusiveScan, acc)?;
+            // The round's total: the last lane's inclusive value, or a
+            // reduction where the device has no shuffles.
+            let tot = if shuffle {
+                e.uses_shuffle = true;
+                let inc = e.binop(op, t, ex, acc)?;
+                let one = e.c_u32(1);
+                let last = e.b.i_sub(u, None, sgs, one).map_err(be)?;
+                let sg = e.c_u32(SCOPE_SUBGROUP);
+                e.b.group_non_uniform_shuffle(tt, None, sg, inc, last)
+                    .map_err(be)?
+            } else {
+                e.group(op, t, GroupOperation::Reduce, acc)?
+            };
+            round_scans.push((ex, tot));
+        }
+        // Earlier rounds' totals and earlier lanes go into the elements now, so
+        // that after the lookback only the tile's and the subgroup's prefixes
+        // remain.
+        let mut run: Option<Word> = None;
+        for (row, &(ex, tot)) in xs.iter().zip(&round_scans) {
+            let off = match run {
+                Some(r) => e.binop(op, t, r, ex)?,
+                None => ex,
+            };
+            for &var in row {
+                let x = e.load(tt, var)?;
+                let y = e.binop(op, t, off, x)?;
+                e.store(var, y)?;
+            }
+            run = Some(match run {
+                Some(r) => e.binop(op, t, r, tot)?,
+                None => tot,
+            });
+        }
+        let sg_total = run.unwrap_or(id);
+        let el = e.elect()?;
+        e.if_then(el, |e| {
+            let p = e.shared_ptr(totals, t, sid)?;
+            e.store(p, sg_total)
+        })?;
+        e.barrier()?;
+        // The subgroup's exclusive prefix within the tile (`carry`) and, for
+        // subgroup 0 (or every subgroup, when each looks back), the tile's
+        // aggregate: reductions of the subgroup totals, a subgroup width at a time.
+        let sg0 = e.b.i_equal(bt, None, sid, zero).map_err(be)?;
+        e.store(carry, id)?;
+        e.store(whole_agg, id)?;
+        e.store(e2, zero)?;
+        e.while_loop(
+            |e| {
+                let ev = e.load(u, e2)?;
+                e.ult(ev, nsg)
+            },
+            |e| {
+                let ev = e.load(u, e2)?;
+                let k = e.uadd(ev, lane)?;
+                let ink = e.ult(k, nsg)?;
+                e.store(fb, id)?;
+                e.if_then(ink, |e| {
+                    let p = e.shared_ptr(totals, t, k)?;
+                    let v = e.load(tt, p)?;
+                    e.store(fb, v)
+                })?;
+                let v = e.load(tt, fb)?;
+                let before = e.ult(k, sid)?;
+                let vb = e.b.select(tt, None, before, v, id).map_err(be)?;
+                let q = e.group(op, t, GroupOperation::Reduce, vb)?;
+                let c = e.load(tt, carry)?;
+                let nc = e.binop(op, t, c, q)?;
+                e.store(carry, nc)?;
+                let need_agg = if every_subgroup {
+                    e.b.constant_true(bt)
+                } else {
+                    sg0
                 };
-                if every_subgroup {
-                    // Each subgroup looks back itself (values are uniform within it, so
-                    // control flow stays uniform) and finds the same prefix; subgroup 0
-                    // publishes. No subgroup waits at a barrier while another spins.
+                e.if_then(need_agg, |e| {
+                    let a = e.group(op, t, GroupOperation::Reduce, v)?;
+                    let c = e.load(tt, whole_agg)?;
+                    let na = e.binop(op, t, c, a)?;
+                    e.store(whole_agg, na)
+                })
+            },
+            |e| {
+                let ev = e.load(u, e2)?;
+                let nx = e.uadd(ev, sgs)?;
+                e.store(e2, nx)
+            },
+        )?;
+        let fold_in = |e: &mut Self, a: Word| -> R<()> {
+            for row in &xs {
+                for &var in row {
+                    let x = e.load(tt, var)?;
+                    let y = e.binop(op, t, a, x)?;
+                    e.store(var, y)?;
+                }
+            }
+            Ok(())
+        };
+        if every_subgroup {
+            // Each subgroup looks back itself (values are uniform within it, so
+            // control flow stays uniform) and finds the same prefix; subgroup 0
+            // publishes. No subgroup waits at a barrier while another spins.
+            let agg = e.load(tt, whole_agg)?;
+            e.look_back(cxr, op, expr, state, agg, tile, lookback_vars, blk)?;
+            let pv = e.load(tt, prefix)?;
+            let c = e.load(tt, carry)?;
+            let a = e.binop(op, t, pv, c)?;
+            fold_in(e, a)?;
+        } else {
+            // Subgroup 0 publishes and looks back while the others add their
+            // subgroup prefix; then it hands the tile's prefix on through
+            // workgroup memory.
+            e.if_else(
+                sg0,
+                |e| {
                     let agg = e.load(tt, whole_agg)?;
                     e.look_back(cxr, op, expr, state, agg, tile, lookback_vars, blk)?;
-                    let pv = e.load(tt, prefix)?;
+                    let el = e.elect()?;
+                    e.if_then(el, |e| {
+                        let pv = e.load(tt, prefix)?;
+                        e.store(sh_prefix, pv)
+                    })
+                },
+                |e| {
                     let c = e.load(tt, carry)?;
-                    let a = e.binop(op, t, pv, c)?;
-                    fold_in(e, a)?;
-                } else {
-                    // Subgroup 0 publishes and looks back while the others add their
-                    // subgroup prefix; then it hands the tile's prefix on through
-                    // workgroup memory.
-                    e.if_else(
-                        sg0,
-                        |e| {
-                            let agg = e.load(tt, whole_agg)?;
-                            e.look_back(cxr, op, expr, state, agg, tile, lookback_vars, blk)?;
-                            let el = e.elect()?;
-                            e.if_then(el, |e| {
-                                let pv = e.load(tt, prefix)?;
-                                e.store(sh_prefix, pv)
-                            })
-                        },
-                        |e| {
-                            let c = e.load(tt, carry)?;
-                            fold_in(e, c)
-                        },
-                    )?;
-                    e.barrier()?;
-                    let pv = e.load(tt, sh_prefix)?;
-                    fold_in(e, pv)?;
-                }
-                // Output.
-                for (row, &v) in xs.iter().zip(vidx) {
-                    let mut ys = vec![];
-                    for &var in row {
-                        ys.push(e.load(tt, var)?);
+                    fold_in(e, c)
+                },
+            )?;
+            e.barrier()?;
+            let pv = e.load(tt, sh_prefix)?;
+            fold_in(e, pv)?;
+        }
+        // Output.
+        for (row, &v) in xs.iter().zip(&vidx) {
+            let mut ys = vec![];
+            for &var in row {
+                ys.push(e.load(tt, var)?);
+            }
+            let each = |e: &mut Self, checked: bool| -> R<()> {
+                for (c, &y) in ys.iter().enumerate() {
+                    let i = elem_at(e, v, c as u32)?;
+                    if checked {
+                        let inb = e.ult(i, cxr.n)?;
+                        e.if_then(inb, |e| e.store_elem(cxr, out, i, y))?;
+                    } else {
+                        e.store_elem(cxr, out, i, y)?;
                     }
-                    let each = |e: &mut Self, checked: bool| -> R<()> {
-                        for (c, &y) in ys.iter().enumerate() {
-                            let i = elem_at(e, v, c as u32)?;
-                            if checked {
-                                let inb = e.ult(i, cxr.n)?;
-                                e.if_then(inb, |e| e.store_elem(cxr, out, i, y))?;
-                            } else {
-                                e.store_elem(cxr, out, i, y)?;
-                            }
-                        }
-                        Ok(())
-                    };
-                    e.if_else(
-                        whole,
-                        |e| match vec_out {
-                            Some(v4) => {
-                                for &y in &ys {
-                                    e.check_finite(cxr, out, y)?;
-                                }
-                                let y =
-                                    e.b.composite_construct(vt, None, ys.iter().copied())
-                                        .map_err(be)?;
-                                let p = e.b.access_chain(pvt, None, v4, [zero, v]).map_err(be)?;
-                                e.store(p, y)
-                            }
-                            None => each(e, false),
-                        },
-                        |e| each(e, true),
-                    )?;
                 }
                 Ok(())
             };
-        // One tile per workgroup (the dispatch has exactly one workgroup per tile), so
-        // every barrier is in the function's top-level control flow.
-        let e = self;
-        let tile = if tiles_by_workgroup {
-            cxr.group
-        } else {
-            claim(e)?
-        };
-        let (vidx, whole) = place(e, tile)?;
-        load(e, &xs, &vidx, whole)?;
-        process(e, tile, &xs, &vidx, whole)
+            e.if_else(
+                whole,
+                |e| match vec_out {
+                    Some(v4) => {
+                        for &y in &ys {
+                            e.check_finite(cxr, out, y)?;
+                        }
+                        let y =
+                            e.b.composite_construct(vt, None, ys.iter().copied())
+                                .map_err(be)?;
+                        let p = e.b.access_chain(pvt, None, v4, [zero, v]).map_err(be)?;
+                        e.store(p, y)
+                    }
+                    None => each(e, false),
+                },
+                |e| each(e, true),
+            )?;
+        }
+        Ok(())
     }
 
     /// A subgroup's part in a tile's publication: the aggregate (flag 1) or, for

@@ -107,11 +107,8 @@ struct Pipeline {
     set_layout: vk::DescriptorSetLayout,
     bindings: u32,
     push_words: u32,
-    /// The entry point and specialization constants it was made with.
-    entry: String,
-    spec: Vec<(u32, u32)>,
-    /// What the driver reported about it (name, value), when asked to capture it.
-    statistics: Vec<(String, String)>,
+    /// What the driver reported about it, when asked to capture that.
+    report: Option<PipelineReport>,
 }
 
 /// What the driver compiled for one pipeline (`Context::capture_statistics`).
@@ -755,9 +752,13 @@ impl Context {
         let r = unsafe { d.create_compute_pipelines(self.cache, &ci, None) };
         unsafe { d.destroy_shader_module(module, None) };
         let pipeline = r.map_err(|(_, e)| e).what("vkCreateComputePipelines")?[0];
-        let statistics = match &self.executables {
-            Some(x) if capture => executable_statistics(x, pipeline),
-            _ => vec![],
+        let report = match &self.executables {
+            Some(x) if capture => Some(PipelineReport {
+                entry: entry.to_string(),
+                spec: spec.to_vec(),
+                statistics: executable_statistics(x, pipeline),
+            }),
+            _ => None,
         };
         let id = PipelineId(self.pipelines.len());
         self.pipelines.push(Pipeline {
@@ -766,9 +767,7 @@ impl Context {
             set_layout,
             bindings,
             push_words,
-            entry: entry.to_string(),
-            spec: spec.to_vec(),
-            statistics,
+            report,
         });
         self.by_key.insert(key, id);
         Ok(id)
@@ -779,12 +778,7 @@ impl Context {
         self.pipelines
             .iter()
             .skip(from)
-            .filter(|p| !p.statistics.is_empty())
-            .map(|p| PipelineReport {
-                entry: p.entry.clone(),
-                spec: p.spec.clone(),
-                statistics: p.statistics.clone(),
-            })
+            .filter_map(|p| p.report.clone())
             .collect()
     }
 

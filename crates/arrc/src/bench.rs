@@ -271,7 +271,6 @@ fn measure(
     };
     let mut plan_opts = g.plan_options();
     opts.tune.apply(&mut plan_opts);
-    Gpu::whole_subgroups(&mut plan_opts, g.ctx.info.subgroup_size);
     // f64 workloads compute in f64 throughout.
     let float = ty.join(ElemType::F32);
     let cache = gpu::ModuleCache::default();

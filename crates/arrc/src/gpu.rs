@@ -168,13 +168,6 @@ impl Gpu {
         })
     }
 
-    /// A scan tile is cut into one chunk per subgroup, so its workgroup is a whole
-    /// number of subgroups (rounded down, at least one).
-    pub fn whole_subgroups(o: &mut PlanOptions, subgroup_size: u32) {
-        let sgs = subgroup_size.max(1);
-        o.scan_workgroup_size = (o.scan_workgroup_size / sgs).max(1) * sgs;
-    }
-
     pub fn plan_options(&self) -> PlanOptions {
         let mut o = PlanOptions::default();
         let info = &self.ctx.info;
@@ -203,7 +196,6 @@ impl Gpu {
             o.scan_items_per_thread = 32;
         }
         o.scan_workgroup_size = o.scan_workgroup_size.min(info.max_workgroup_invocations);
-        Self::whole_subgroups(&mut o, info.subgroup_size);
         // The largest power of two a storage binding may span.
         o.window_bytes = 1u64
             << (63

@@ -76,10 +76,10 @@ pub struct Tuning {
     pub reduce_groups: Option<u32>,
     pub busy_groups: Option<u32>,
     pub spin_limit: Option<u32>,
-    /// Scan tiles in workgroup-id order (`PlanOptions::scan_tiles_by_workgroup`).
     /// Column folds of at least this many elements read four columns per invocation
     /// (`PlanOptions::quad_columns_from`).
     pub quad_columns_from: Option<u64>,
+    /// Scan tiles in workgroup-id order (`PlanOptions::scan_tiles_by_workgroup`).
     pub scan_tiles_by_workgroup: Option<bool>,
     /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`).
     pub every_subgroup_looks_back: Option<bool>,
@@ -429,9 +429,6 @@ impl Session {
             .map(|g| g.plan_options())
             .unwrap_or_default();
         self.tune.apply(&mut opts);
-        if let Some(g) = &self.gpu {
-            gpu::Gpu::whole_subgroups(&mut opts, g.ctx.info.subgroup_size);
-        }
         gpu::compile(
             e,
             arrays,
