@@ -11,8 +11,8 @@ fn main() -> Result<(), arrc::Error> {
     }
     let prices: Vec<f32> = (1..=8).map(|i| i as f32 * 1.25).collect();
     let qty: Vec<i32> = vec![3, 1, 4, 1, 5, 9, 2, 6];
-    session.set("p", Array::vector(Data::F32(prices)));
-    session.set("q", Array::vector(Data::I32(qty)));
+    session.set("p", Array::vector(Data::F32(prices)))?;
+    session.set("q", Array::vector(Data::I32(qty)))?;
 
     let total = session.eval("+/p×q")?.value.expect("a value");
     println!("+/p×q = {}", arrc::display(&total));

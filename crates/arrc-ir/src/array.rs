@@ -1,5 +1,6 @@
 //! Array values: element types, shapes and data in ravel order.
 
+use arrc_syntax::lexer::Num;
 use serde::Serialize;
 
 /// Element type of an array. The numeric tower is bool → i32 → i64 → f32 → f64; a
@@ -159,13 +160,17 @@ impl Scalar {
 
     /// The number a literal denotes, typed as APL would store it: integral values that
     /// fit are integers, others floats of the program's float type `float`.
-    pub fn from_literal(v: f64, float: ElemType) -> Scalar {
-        if v.fract() == 0.0 && v >= i32::MIN as f64 && v <= i32::MAX as f64 {
-            Scalar::I32(v as i32)
-        } else if v.fract() == 0.0 && v.abs() < 9.0e15 {
-            Scalar::I64(v as i64)
-        } else {
-            Scalar::float(v, float)
+    pub fn from_literal(v: Num, float: ElemType) -> Scalar {
+        match v {
+            Num::Int(i) => match i32::try_from(i) {
+                Ok(i) => Scalar::I32(i),
+                Err(_) => Scalar::I64(i),
+            },
+            Num::Float(v) if v.fract() == 0.0 && v >= i32::MIN as f64 && v <= i32::MAX as f64 => {
+                Scalar::I32(v as i32)
+            }
+            Num::Float(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => Scalar::I64(v as i64),
+            Num::Float(v) => Scalar::float(v, float),
         }
     }
 }
@@ -310,14 +315,59 @@ pub struct Array {
 }
 
 impl Array {
-    /// Builds an array; the data length must equal the product of the shape.
+    /// Builds an array.
+    ///
+    /// # Panics
+    /// When the data's length is not the product of the shape (in every build: an
+    /// inconsistent array must never reach a kernel). [`Array::try_new`] returns the
+    /// error instead.
     pub fn new(shape: Vec<usize>, data: Data) -> Array {
-        debug_assert_eq!(shape.iter().product::<usize>(), data.len());
-        Array {
+        match Array::try_new(shape, data) {
+            Ok(a) => a,
+            Err(e) => panic!("Array::new: {e}"),
+        }
+    }
+
+    /// Builds an array, or says why the data does not fit the shape.
+    pub fn try_new(shape: Vec<usize>, data: Data) -> Result<Array, String> {
+        let a = Array {
             shape,
             elem: data.elem_type(),
             data,
+        };
+        a.check()?;
+        Ok(a)
+    }
+
+    /// Whether the fields agree (they are public, so an array made or changed field by
+    /// field may not): the element count is the product of the shape, and `elem` is the
+    /// data's type.
+    pub fn check(&self) -> Result<(), String> {
+        let count = self
+            .shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| {
+                format!(
+                    "the shape {:?} has more elements than memory can hold",
+                    self.shape
+                )
+            })?;
+        if count != self.data.len() {
+            return Err(format!(
+                "the shape {:?} has {count} elements but the data has {}",
+                self.shape,
+                self.data.len()
+            ));
         }
+        if self.elem != self.data.elem_type() {
+            return Err(format!(
+                "the array says {} but its data is {}",
+                self.elem,
+                self.data.elem_type()
+            ));
+        }
+        Ok(())
     }
 
     pub fn scalar(s: Scalar) -> Array {

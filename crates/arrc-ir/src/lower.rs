@@ -230,6 +230,11 @@ impl Lower {
         let mut last = None;
         for (i, s) in stmts.iter().enumerate() {
             match s {
+                // In a dfn the first statement that is not an assignment gives the
+                // result (`{1 ⋄ 2}0` is 1); a program's statements all run.
+                Stmt::Expr(e) if self.depth > 0 && !matches!(e.kind, ExprKind::Assign { .. }) => {
+                    return self.expr(e)
+                }
                 Stmt::Expr(e) => last = Some(self.expr(e)?),
                 Stmt::FnDef { name, func, .. } => self.bind(name, Binding::Func(func.clone())),
                 Stmt::Func(f) => {
@@ -543,6 +548,7 @@ impl Lower {
                         }
                         Ok(self.gather(arg, Gather::Reverse(axis), ty.shape, fspan))
                     }
+                    FuncKind::Prim(_) => Err(err::axis("this function takes no axis", fspan)),
                     _ => Err(err::unsupported(
                         "this function with an axis is not supported on the GPU path yet",
                         fspan,
@@ -630,7 +636,10 @@ impl Lower {
                 }
                 let mut axes = vec![];
                 for &i in &ix {
-                    let one_based = Scalar::from_literal((i + 1 - self.io) as f64, self.f.float);
+                    let one_based = Scalar::from_literal(
+                        arrc_syntax::lexer::Num::Int(i as i64 + 1 - self.io as i64),
+                        self.f.float,
+                    );
                     let c = self.konst(Array::scalar(one_based), fspan.clone());
                     axes.push(Some(c));
                 }
@@ -710,8 +719,17 @@ impl Lower {
                 let rank = self.f.ty(l).rank().max(self.f.ty(r).rank());
                 let axis = self.axis(k, rank)?;
                 match &g.kind {
-                    FuncKind::Prim(p) if p.is_structural() => {
-                        self.structural2(*p, l, r, Some(axis), fspan)
+                    FuncKind::Prim(
+                        p @ (Prim::Comma
+                        | Prim::CommaBar
+                        | Prim::Reverse
+                        | Prim::ReverseFirst
+                        | Prim::Take
+                        | Prim::Drop),
+                    ) => self.structural2(*p, l, r, Some(axis), fspan),
+                    // As the reference: `2 2⍴[1]⍳4` is an AXIS ERROR, never a reshape.
+                    FuncKind::Prim(p) if p.is_structural() || BinOp::from_prim(*p).is_none() => {
+                        Err(err::axis("this function takes no axis", fspan))
                     }
                     _ => Err(err::unsupported(
                         "this function with an axis is not supported on the GPU path yet",

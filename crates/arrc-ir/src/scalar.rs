@@ -486,10 +486,16 @@ impl BinOp {
         }
     }
 
-    /// Associative functions reduce and scan in parallel with any bracketing.
-    pub fn is_associative(self) -> bool {
+    /// Whether the function is associative on items of type `elem`, so that it reduces
+    /// and scans in any bracketing: `= ≠` only on booleans (`=/1 2 0` is `1=(2=0)`, 0,
+    /// but `(1=2)=0` is 1).
+    pub fn is_associative(self, elem: ElemType) -> bool {
         use BinOp::*;
-        matches!(self, Add | Mul | Max | Min | And | Or | Equal | NotEqual)
+        match self {
+            Add | Mul | Max | Min | And | Or => true,
+            Equal | NotEqual => elem == ElemType::Bool,
+            _ => false,
+        }
     }
 
     /// Type of `f/x` and `f\x` for elements of type `elem`.
@@ -708,8 +714,11 @@ impl BinOp {
                     Scalar::float((x as i64 / g) as f64 * y, rt)
                 }
             }
-            Nand => Scalar::Bool(!(boolean(i)? && boolean(j)?)),
-            Nor => Scalar::Bool(!(boolean(i)? || boolean(j)?)),
+            // Both arguments are checked: `1⍱2` is a DOMAIN ERROR, not 0.
+            Nand | Nor => {
+                let (p, q) = (boolean(i)?, boolean(j)?);
+                Scalar::Bool(if self == Nand { !(p && q) } else { !(p || q) })
+            }
         })
     }
 }

@@ -664,7 +664,7 @@ impl Interp<'_> {
                     .collect();
                 if scan {
                     let vals = match prim {
-                        Some(op) if op.is_associative() => {
+                        Some(op) if op.is_associative(x.elem) => {
                             scan_associative(op, &row, elem, self.env.float, &span)?
                         }
                         _ => {

@@ -37,7 +37,7 @@ pub struct Expr {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
     /// A numeric literal, with APL's high minus already applied.
-    Number(f64),
+    Number(crate::lexer::Num),
     /// A character literal (parsed so that it can be refused with a clear error).
     Str(String),
     /// `⍬`, the empty numeric vector.

@@ -157,15 +157,44 @@ pub enum LexError {
     BadNumber,
 }
 
-fn number(lex: &mut logos::Lexer<'_, Token>) -> Result<f64, LexError> {
+/// A numeric literal: an integer written in digits that fits in 64 bits stays exact
+/// (`4611686018427387905` is not rounded to a float); anything else is a float.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Num {
+    Int(i64),
+    Float(f64),
+}
+
+impl Num {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
+}
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Num::Int(i) => write!(f, "{i}"),
+            Num::Float(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+fn number(lex: &mut logos::Lexer<'_, Token>) -> Result<Num, LexError> {
     let text: String = lex
         .slice()
         .chars()
         .map(|c| if c == '¯' { '-' } else { c })
         .collect();
+    if let Ok(i) = text.parse::<i64>() {
+        return Ok(Num::Int(i));
+    }
     let v: f64 = text.parse().map_err(|_| LexError::BadNumber)?;
     if v.is_finite() {
-        Ok(v)
+        Ok(Num::Float(v))
     } else {
         Err(LexError::BadNumber)
     }
@@ -178,10 +207,10 @@ fn number(lex: &mut logos::Lexer<'_, Token>) -> Result<f64, LexError> {
 #[logos(skip(r"⍝[^\n]*", allow_greedy = true))]
 pub enum Token {
     #[regex(r"¯?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE]¯?[0-9]+)?", number)]
-    Number(f64),
+    Number(Num),
     /// Two or more adjacent numbers: one vector literal, as in APL (set by
     /// [`merge_numbers`], never by logos).
-    Numbers(Vec<f64>),
+    Numbers(Vec<Num>),
     #[regex(r"[A-Za-z_∆⍙][A-Za-z0-9_∆⍙¯]*", |lex| lex.slice().to_string())]
     Name(String),
     /// A name known to hold a function (set by classification, never by logos).

@@ -44,9 +44,16 @@ pub struct DeviceInfo {
 pub struct Buffer {
     raw: vk::Buffer,
     alloc: Option<Allocation>,
-    pub size: u64,
+    size: u64,
     /// Bytes reserved (a device-local storage buffer's size class), 0 if not cacheable.
     class: u64,
+}
+
+impl Buffer {
+    /// Its size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
 }
 
 /// Device-local storage buffers kept after use for the next request of the same size
@@ -294,6 +301,17 @@ fn has_extension(
         .unwrap_or(false)
 }
 
+/// Refuses a transfer of `bytes` bytes that would pass the end of `b`.
+fn fits(bytes: u64, b: &Buffer, what: &str) -> Result<()> {
+    if bytes > b.size {
+        return Err(VkError::Limit(format!(
+            "a {what} of {bytes} bytes into a buffer of {} bytes",
+            b.size
+        )));
+    }
+    Ok(())
+}
+
 /// Lists the Vulkan devices of this machine.
 pub fn enumerate() -> Result<Vec<DeviceInfo>> {
     let entry = load_entry()?;
@@ -317,11 +335,16 @@ impl Context {
     pub fn new(index: Option<usize>) -> Result<Context> {
         let entry = load_entry()?;
         let instance = create_instance(&entry)?;
-        match Self::open(entry, instance.clone(), index) {
+        // `open` owns a clone of the loader: on failure it is dropped there, and this
+        // one keeps the library loaded until the instance is destroyed (destroying it
+        // through an unloaded library crashed: `arrc eval --device 5 '1+1'`).
+        match Self::open(entry.clone(), instance.clone(), index) {
             Ok(c) => Ok(c),
             Err(e) => {
-                // SAFETY: nothing else holds the instance on this path.
+                // SAFETY: nothing else holds the instance on this path, and `entry`
+                // keeps the loader loaded.
                 unsafe { instance.destroy_instance(None) };
+                drop(entry);
                 Err(e)
             }
         }
@@ -626,6 +649,7 @@ impl Context {
         if bytes.is_empty() {
             return Ok(());
         }
+        fits(bytes.len() as u64, dst, "upload")?;
         let mut staging = self.make_buffer(
             bytes.len() as u64,
             vk::BufferUsageFlags::TRANSFER_SRC,
@@ -647,6 +671,7 @@ impl Context {
         if len == 0 {
             return Ok(vec![]);
         }
+        fits(len, src, "download")?;
         let staging = self.make_buffer(
             len,
             vk::BufferUsageFlags::TRANSFER_DST,
@@ -1065,6 +1090,8 @@ impl Context {
 
     /// Times a device-to-device copy of `bytes` bytes (the bandwidth baseline).
     pub fn time_copy(&mut self, src: &Buffer, dst: &Buffer, bytes: u64) -> Result<RunStats> {
+        fits(bytes, src, "copy")?;
+        fits(bytes, dst, "copy")?;
         let (s, d, ts, qp) = (src.raw, dst.raw, self.timestamps, self.query_pool);
         self.one_shot(|dev, cb| unsafe {
             if ts {

@@ -336,7 +336,7 @@ impl Gpu {
             let k = &plan.kernels[d.kernel];
             let mut views = Vec::with_capacity(d.buffers.len());
             for (bnd, &b) in k.bindings.iter().zip(&d.buffers) {
-                let size = out.buffers[b].size.max(16);
+                let size = out.buffers[b].size().max(16);
                 for w in 0..bnd.windows.max(1) as u64 {
                     let offset = w * k.window_bytes;
                     views.push(if offset < size {

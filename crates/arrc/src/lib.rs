@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! let mut s = arrc::Session::new(arrc::Backend::Auto).unwrap();
-//! s.set("x", arrc::Array::vector(arrc::Data::F32(vec![1.0, 2.0, 3.0])));
+//! s.set("x", arrc::Array::vector(arrc::Data::F32(vec![1.0, 2.0, 3.0]))).unwrap();
 //! let r = s.eval("+/x×x").unwrap().value.unwrap();
 //! assert_eq!(r.data, arrc::Data::F32(vec![14.0]));
 //! ```
@@ -181,8 +181,36 @@ impl Session {
         self.gpu.as_ref().map(|g| g.stats).unwrap_or_default()
     }
 
-    /// Defines `name` as an array.
-    pub fn set(&mut self, name: &str, value: Array) {
+    /// Defines `name` as an array. Refuses a name APL cannot write and an array whose
+    /// fields disagree (a shape that does not match its data), which would otherwise
+    /// reach the device with the wrong length.
+    pub fn set(&mut self, name: &str, value: Array) -> Result<(), Error> {
+        let mut chars = name.chars();
+        let first = chars.next();
+        let ok_first = |c: char| c.is_ascii_alphabetic() || matches!(c, '_' | '∆' | '⍙');
+        if !first.is_some_and(ok_first)
+            || !chars.all(|c| ok_first(c) || c.is_ascii_digit() || c == '¯')
+        {
+            return Err(Error::new(
+                ErrorClass::Syntax,
+                format!("{name:?} is not a name APL can write"),
+                0..0,
+            ));
+        }
+        value.check().map_err(|m| {
+            Error::new(
+                ErrorClass::Domain,
+                format!("Session::set({name:?}): {m}"),
+                0..0,
+            )
+        })?;
+        self.env.functions.remove(name);
+        self.env.arrays.insert(name.to_string(), value);
+        Ok(())
+    }
+
+    /// Binds a name the session computed (its arrays are consistent by construction).
+    fn bind(&mut self, name: &str, value: Array) {
         self.env.functions.remove(name);
         self.env.arrays.insert(name.to_string(), value);
     }
@@ -259,7 +287,11 @@ impl Session {
             names.push(name.clone());
             value = v;
         }
-        if names.iter().any(|n| n.starts_with('⎕')) {
+        // A statement that sets a system variable anywhere (`x←(⎕IO←0)+1`) runs on
+        // the reference, which checks and applies it in APL's order.
+        let mut written = HashSet::new();
+        e.names(&mut written);
+        if written.iter().any(|n| n.starts_with('⎕')) {
             return self.cpu(stmt);
         }
         // Assignments inside the statement run first, in the order APL meets them,
@@ -335,7 +367,7 @@ impl Session {
         for (h, &made) in first.iter().zip(&done) {
             if let Some(a) = h.temp.as_ref().and_then(|t| self.env.arrays.remove(t)) {
                 if made {
-                    self.set(&h.name, a);
+                    self.bind(&h.name, a);
                 }
             }
         }
@@ -344,7 +376,7 @@ impl Session {
             Ok(r) => r,
         };
         for n in &names {
-            self.set(n, result.clone());
+            self.bind(n, result.clone());
         }
         Ok(if names.is_empty() { Some(result) } else { None })
     }

@@ -243,6 +243,13 @@ fn load_all(s: &mut Session, files: &[PathBuf]) -> Result<(), ExitCode> {
 }
 
 fn main() -> ExitCode {
+    // Output into a closed pipe (`arrc eval '⍳100000' | head -c1`) ends the process
+    // quietly, as Unix tools do, instead of a panic in `println!`.
+    #[cfg(unix)]
+    // SAFETY: restores the default action of one signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(c) | Err(c) => c,

@@ -116,8 +116,8 @@ fn check_at(s: &mut Session, sizes: &[usize], exprs: &[&str], ty: ElemType, nonz
     for &n in sizes {
         let x = random(&mut rng, ty, n, false);
         let y = random(&mut rng, ty, n, nonzero_y);
-        s.set("x", x.clone());
-        s.set("y", y.clone());
+        s.set("x", x.clone()).unwrap();
+        s.set("y", y.clone()).unwrap();
         s.set_float(float_of(ty));
         let mut cpu = arrc_ref::Env {
             float: float_of(ty),
@@ -398,7 +398,7 @@ fn folds_and_maps_f64() {
     // so arguments stay away from them.
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x9a);
     let x = random(&mut rng, ElemType::F64, 4097, false);
-    s.set("x", x.clone());
+    s.set("x", x.clone()).unwrap();
     let mut cpu = arrc_ref::Env {
         float: ElemType::F64,
         ..Default::default()
@@ -432,7 +432,7 @@ fn products_of_small_numbers() {
         let x = Array::vector(Data::I32(
             (0..n).map(|i| if i % 5 == 0 { -1 } else { 1 }).collect(),
         ));
-        s.set("x", x.clone());
+        s.set("x", x.clone()).unwrap();
         let mut cpu = arrc_ref::Env::default();
         cpu.arrays.insert("x".into(), x);
         for expr in ["×/x", "×\\x", "×/x×2÷2"] {
@@ -450,7 +450,7 @@ fn determinism_same_bits() {
     let mut s = gpu();
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let x = random(&mut rng, ElemType::F32, 1000003, false);
-    s.set("x", x);
+    s.set("x", x).unwrap();
     let a = s.eval("+/x").unwrap().value.unwrap();
     let b = s.eval("+/x").unwrap().value.unwrap();
     let bits = |a: &Array| match &a.data {
@@ -472,7 +472,8 @@ fn exact_integer_sums() {
 #[test]
 fn device_errors_carry_spans() {
     let mut s = gpu();
-    s.set("x", Array::vector(Data::F32(vec![1.0, 0.0, 2.0])));
+    s.set("x", Array::vector(Data::F32(vec![1.0, 0.0, 2.0])))
+        .unwrap();
     let e = s.eval("1+2÷x").unwrap_err();
     assert_eq!(e.class, arrc::ErrorClass::Domain);
     assert_eq!(e.span, 3..5);
@@ -521,7 +522,8 @@ fn fusion_counts() {
     );
     assert_eq!(kernels("(⍳3)∘.×⍳4"), 1, "an outer product is one map");
     let mut g = gpu();
-    g.set("x", Array::vector(Data::F32(vec![1.0, 2.0])));
+    g.set("x", Array::vector(Data::F32(vec![1.0, 2.0])))
+        .unwrap();
     g.eval("+/x×x").unwrap();
     assert_eq!(g.stats().readbacks, 1, "one readback: the result");
 }
@@ -536,7 +538,7 @@ fn random_shaped(rng: &mut impl Rng, ty: ElemType, shape: &[usize]) -> Array {
 fn check_shaped(s: &mut Session, shape: &[usize], ty: ElemType, exprs: &[&str]) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(0xa715 ^ shape.iter().sum::<usize>() as u64);
     let m = random_shaped(&mut rng, ty, shape);
-    s.set("m", m.clone());
+    s.set("m", m.clone()).unwrap();
     s.set_float(float_of(ty));
     let mut cpu = arrc_ref::Env {
         float: float_of(ty),
@@ -735,9 +737,11 @@ fn scalar_functions() {
 #[test]
 fn device_domain_errors() {
     let mut s = gpu();
-    s.set("x", Array::vector(Data::F32(vec![1.0, 0.0, 2.0])));
-    s.set("i", Array::vector(Data::I32(vec![0, 1, 2])));
-    s.set("b", Array::vector(Data::I64(vec![i64::MAX, 1, 2])));
+    s.set("x", Array::vector(Data::F32(vec![1.0, 0.0, 2.0])))
+        .unwrap();
+    s.set("i", Array::vector(Data::I32(vec![0, 1, 2]))).unwrap();
+    s.set("b", Array::vector(Data::I64(vec![i64::MAX, 1, 2])))
+        .unwrap();
     for (expr, span) in [
         ("1+⍟x", 2..5),
         ("÷x", 0..2),
@@ -778,9 +782,10 @@ fn float_folds_that_overflow() {
     // leave the type's range are DOMAIN ERRORs, as elementwise results are; the
     // reference agrees.
     let mut s = gpu();
-    s.set("z", Array::vector(Data::F32(vec![3e38; 3])));
+    s.set("z", Array::vector(Data::F32(vec![3e38; 3]))).unwrap();
     let mut cpu = arrc::Session::new(arrc::Backend::Cpu).expect("reference");
-    cpu.set("z", Array::vector(Data::F32(vec![3e38; 3])));
+    cpu.set("z", Array::vector(Data::F32(vec![3e38; 3])))
+        .unwrap();
     for expr in [
         "+/z",
         "+\\z",
@@ -824,8 +829,8 @@ fn matrix_products() {
         ] {
             let a = random_shaped(&mut rng, ty, &[m, k]);
             let b = random_shaped(&mut rng, ty, &[k, n]);
-            s.set("a", a.clone());
-            s.set("b", b.clone());
+            s.set("a", a.clone()).unwrap();
+            s.set("b", b.clone()).unwrap();
             let mut cpu = arrc_ref::Env::default();
             cpu.arrays.insert("a".into(), a.clone());
             cpu.arrays.insert("b".into(), b.clone());
@@ -870,7 +875,8 @@ fn compress_on_the_device() {
     let sizes = &[0, 1, 7, 33, 257, 4095, 4097, 100003];
     check_at(&mut s, sizes, EXPRS, ElemType::F32, false);
     check_at(&mut s, sizes, EXPRS, ElemType::I32, false);
-    s.set("x", Array::vector(Data::F32(vec![-1.0, 2.0, 3.0, -4.0])));
+    s.set("x", Array::vector(Data::F32(vec![-1.0, 2.0, 3.0, -4.0])))
+        .unwrap();
     let before = s.stats().readbacks;
     let r = s.eval("+\\(x>0)/x").unwrap().value.unwrap();
     assert_eq!(r.data, Data::F32(vec![2.0, 5.0]));
@@ -913,7 +919,7 @@ fn replicate_by_computed_counts() {
         false,
     );
     let x = Array::vector(Data::I32((0..1000).collect()));
-    s.set("x", x);
+    s.set("x", x).unwrap();
     let before = s.stats().readbacks;
     let r = device_value(&mut s, "+/(3|x)/x");
     assert_eq!(
@@ -1092,7 +1098,7 @@ fn dfn_operands() {
     assert_eq!(e.class, arrc::ErrorClass::Domain);
     // The outside value is computed as often as the operand runs: not at all for one
     // item, and its error when it does run.
-    s.set("v", Array::vector(Data::I32(vec![0])));
+    s.set("v", Array::vector(Data::I32(vec![0]))).unwrap();
     let one = device_value(&mut s, "{⍺+⍵÷+/v}/,7");
     assert_eq!(arrc::display(&one), "7");
     let e = s.eval("{⍺+⍵÷+/v}/7 8").expect_err("÷0");
@@ -1101,7 +1107,8 @@ fn dfn_operands() {
     assert_eq!(arrc::display(&none), "0");
     // A guarded operand runs in one statement on the device, not once per item from
     // the host; the side not chosen raises nothing.
-    s.set("x", Array::vector(Data::I32(vec![4, 0, -2, 0, 8])));
+    s.set("x", Array::vector(Data::I32(vec![4, 0, -2, 0, 8])))
+        .unwrap();
     let before = s.stats().readbacks;
     let r = device_value(&mut s, "{⍵=0:0 ⋄ 8÷⍵}¨x");
     assert_eq!(arrc::display(&r), "2 0 ¯4 0 1");
@@ -1195,7 +1202,7 @@ fn arrays_beyond_one_storage_binding() {
         n * 4 > limit || limit >= 1 << 31,
         "the test array should exceed the device's storage range"
     );
-    s.set("x", x);
+    s.set("x", x).unwrap();
     for (expr, want) in [
         ("+/x", "¯18000000"),
         ("⌈/x", "499"),
@@ -1253,7 +1260,7 @@ fn statements_in_stages() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x57a6);
     let mut s = gpu();
     let x = random(&mut rng, ElemType::I32, 1000, false);
-    s.set("x", x.clone());
+    s.set("x", x.clone()).unwrap();
     let mut cpu = arrc_ref::Env::default();
     cpu.arrays.insert("x".into(), x);
     for (expr, stages) in [
@@ -1347,7 +1354,8 @@ fn binomials_beyond_f32_factorials() {
     // Γ(121) is beyond f32 while 2.5!120 is not: the device computes the Γ quotient
     // in f64 where it has it, as the reference does.
     let mut s = gpu();
-    s.set("x", Array::vector(Data::I32(vec![6, 120, 40])));
+    s.set("x", Array::vector(Data::I32(vec![6, 120, 40])))
+        .unwrap();
     let mut cpu = arrc_ref::Env::default();
     cpu.arrays
         .insert("x".into(), Array::vector(Data::I32(vec![6, 120, 40])));

@@ -158,9 +158,9 @@ fn device_and_reference_agree_on_random_programs() {
     // ARRC_FUZZ_FLOAT=f64 runs the programs with f64 floats (`⎕FR←645`).
     let f64_floats = std::env::var("ARRC_FUZZ_FLOAT").is_ok_and(|v| v == "f64");
     for s in [&mut dev, &mut cpu] {
-        s.set("x", x.clone());
-        s.set("y", y.clone());
-        s.set("m", m.clone());
+        s.set("x", x.clone()).unwrap();
+        s.set("y", y.clone()).unwrap();
+        s.set("m", m.clone()).unwrap();
         if f64_floats {
             s.set_float(arrc::ElemType::F64);
         }
@@ -206,7 +206,7 @@ fn device_and_reference_agree_on_random_programs() {
                 unsupported.set(unsupported.get() + 1);
                 // The reference may have assigned `q`; the device did not run it.
                 if let Some(q) = cpu.borrow().get("q") {
-                    dev.borrow_mut().set("q", q.clone());
+                    dev.borrow_mut().set("q", q.clone()).unwrap();
                 }
             }
             (Ok(w), Ok(g)) => {
@@ -231,7 +231,7 @@ fn device_and_reference_agree_on_random_programs() {
                     // The device met another error than APL's first: the inner
                     // assignments it kept follow its own error's place.
                     if let Some(q) = cpu.borrow().get("q") {
-                        dev.borrow_mut().set("q", q.clone());
+                        dev.borrow_mut().set("q", q.clone()).unwrap();
                     }
                 }
             }
