@@ -1593,10 +1593,34 @@ impl Lower {
                 span,
             ));
         }
+        let items = aty.elem;
         let arg = self.cast(arg, elem);
-        Ok(self
-            .f
-            .push(Inst::Reduce { op, arg, axis }, Type { elem, shape }, span))
+        let r = self.f.push(
+            Inst::Reduce { op, arg, axis },
+            Type {
+                elem,
+                shape: shape.clone(),
+            },
+            span.clone(),
+        );
+        if op == BinOp::Add && items == ElemType::I64 {
+            // The device sums i64 items modulo 2^64; the exact sum of their high halves
+            // (which cannot overflow) tells whether that is the sum. Narrower items
+            // cannot overflow: fewer than 2^32 of them sum to less than 2^63.
+            // (An integer `×/` is a right fold, checked at every step.)
+            let high = self.unary(UnOp::HighHalf, arg, span.clone())?;
+            let h = self.f.push(
+                Inst::Reduce {
+                    op,
+                    arg: high,
+                    axis,
+                },
+                Type { elem, shape },
+                span.clone(),
+            );
+            return self.binary(BinOp::SumFits, r, h, span);
+        }
+        Ok(r)
     }
 
     fn scan(&mut self, op: BinOp, arg: Value, axis: usize, span: Span) -> Result<Value> {
@@ -1610,7 +1634,40 @@ impl Lower {
             elem,
             shape: aty.shape,
         };
-        Ok(self.f.push(Inst::Scan { op, arg, axis }, ty, span))
+        let r = self.f.push(Inst::Scan { op, arg, axis }, ty.clone(), span.clone());
+        // The device scans integers modulo 2^64 (see `reduce`); each item is checked.
+        match op {
+            BinOp::Add if aty.elem == ElemType::I64 => {
+                self.binary(BinOp::ScanSumFits, r, arg, span)
+            }
+            BinOp::Mul if elem == ElemType::I64 => {
+                // Against the same scan in floats: where the running product fits, the
+                // float one is within 2^-17 of it (at most 62 factors are not ±1, so
+                // at most 61 roundings) and the wrapped one is exact; where it does
+                // not, the wrapped one is off by a multiple of 2^64 (or the float scan
+                // overflows, a DOMAIN ERROR of its own).
+                let ft = self.f.float;
+                let fx = self.cast(arg, ft);
+                let f = self.f.push(
+                    Inst::Scan { op, arg: fx, axis },
+                    Type {
+                        elem: ft,
+                        shape: ty.shape.clone(),
+                    },
+                    span.clone(),
+                );
+                let rf = self.cast(r, ft);
+                let d = self.binary(BinOp::Sub, rf, f, span.clone())?;
+                let d = self.unary(UnOp::Abs, d, span.clone())?;
+                let lim = self.konst(
+                    Array::scalar(Scalar::float(2f64.powi(61), ft)),
+                    span.clone(),
+                );
+                let ok = self.binary(BinOp::LessEq, d, lim, span.clone())?;
+                self.binary(BinOp::FitsOr, r, ok, span)
+            }
+            _ => Ok(r),
+        }
     }
 
     /// The axis of `f[k]`: a literal integer from ⎕IO to `rank-1+⎕IO`, 0-based.
@@ -2495,7 +2552,10 @@ impl Lower {
         }
         let plus = matches!(f.kind, FuncKind::Prim(Prim::Plus));
         let t = BinOp::Mul.result_type(at.elem, bt.elem, self.f.float);
-        if plus && gop == BinOp::Mul && ra == 2 && rb == 2 && k != Dim::Known(0) {
+        // Floats only: integer products and sums are checked for overflow, which the
+        // tiled kernel does not do (`(1 2⍴⌊2*62)+.×2 1⍴2 2` is a DOMAIN ERROR).
+        if plus && gop == BinOp::Mul && ra == 2 && rb == 2 && k != Dim::Known(0) && t.is_float()
+        {
             // A tiled matrix multiply.
             let (a, b) = (self.cast(a, t), self.cast(b, t));
             let ty = Type {

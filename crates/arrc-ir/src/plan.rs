@@ -906,6 +906,13 @@ fn reads_part_of(f: &Function, inst: &Inst, shape: &[Dim]) -> Vec<Value> {
     }
 }
 
+/// Whether the device reduces `op` on `elem` in parallel. An integer `×/` is a right
+/// fold, checked at every step as the reference's: a product's overflow is not decided
+/// by the wrapped result (scans check theirs in lowering).
+fn parallel_reduce(op: BinOp, elem: ElemType) -> bool {
+    parallel(op, elem) && !(op == BinOp::Mul && elem.is_int())
+}
+
 /// Whether the device folds `op` on `elem` with subgroup operations (in any grouping).
 fn parallel(op: BinOp, elem: ElemType) -> bool {
     match op {
@@ -1511,12 +1518,12 @@ impl Planner<'_> {
                 _ => return Err(dyn_unsupported(self.v.func.span(v))),
             }
         }
-        if parallel(op, self.v.func.ty(arg).elem) && known(&split.rows()) == Some(1) {
+        if parallel_reduce(op, self.v.func.ty(arg).elem) && known(&split.rows()) == Some(1) {
             self.reduce_vector(v, op, arg, is_result);
         } else if self.has_dyn(arg) {
             return Err(dyn_unsupported(self.v.func.span(v)));
         } else {
-            if !parallel(op, self.v.func.ty(arg).elem) {
+            if !parallel_reduce(op, self.v.func.ty(arg).elem) {
                 self.check_serial(v, split.len)?;
             }
             self.reduce_axis(v, op, arg, split, is_result);
@@ -1735,7 +1742,7 @@ impl Planner<'_> {
             self.opts.items_per_thread as u64,
         );
         let busy = self.opts.busy_groups as u64;
-        let (fold, unit, parts) = if !parallel(op, elem) {
+        let (fold, unit, parts) = if !parallel_reduce(op, elem) {
             (
                 Fold::Right {
                     op,

@@ -33,6 +33,9 @@ pub enum UnOp {
     Factorial,
     /// `~x`: boolean not
     Not,
+    /// The high 32 bits of an i64, sign-extended (`⌊x÷2*32`): not a glyph of the
+    /// language; lowering sums them to check a sum of i64 items for overflow.
+    HighHalf,
 }
 
 /// A dyadic scalar function.
@@ -66,6 +69,29 @@ pub enum BinOp {
     Or,
     Nand,
     Nor,
+    /// Not glyphs of the language: lowering's overflow checks of integer folds, which
+    /// the device computes wrapping modulo 2^64 (subgroup operations cannot trap).
+    /// `r SumFits h` is `r`, the wrapped `+/x` of i64 items, when the exact sum fits in
+    /// 64 bits, which `h`, the exact `+/` of their high halves, decides; else a DOMAIN
+    /// ERROR (see [`sum_fits`]).
+    SumFits,
+    /// `r ScanSumFits x` is `r`, an item of the wrapped `+\x`, when adding `x` to the
+    /// item before it did not overflow: the first running sum that leaves 64 bits is
+    /// found exactly, from the item and the wrapped result alone.
+    ScanSumFits,
+    /// `r FitsOr ok` is `r` when `ok` is 1, else a DOMAIN ERROR (the check of a wrapped
+    /// `×\` against the same scan in floats).
+    FitsOr,
+}
+
+/// Whether `r`, a sum of i64 items wrapped modulo 2^64, is the exact sum, given `h`,
+/// the exact sum of the items' high halves (`x >> 32`; the low halves are in
+/// [0, 2^32)). With S the exact sum and fewer than 2^32 items, `S >> 32` lies in
+/// `[h, h + 2^32)`, and `r >> 32` differs from it by a multiple of 2^32: they agree,
+/// and S fits, exactly when `r >> 32` is in that range too.
+pub fn sum_fits(r: i64, h: i64) -> bool {
+    let top = r >> 32;
+    h <= top && top - (1 << 32) < h
 }
 
 /// Why a scalar function has no value for its arguments.
@@ -160,6 +186,7 @@ impl UnOp {
             UnOp::PiTimes => "pitimes",
             UnOp::Factorial => "factorial",
             UnOp::Not => "not",
+            UnOp::HighHalf => "highhalf",
         }
     }
 
@@ -211,6 +238,7 @@ impl UnOp {
             UnOp::Ceil | UnOp::Floor => arg,
             UnOp::Recip | UnOp::Exp | UnOp::Ln | UnOp::PiTimes | UnOp::Factorial => arg.join(float),
             UnOp::Not => Bool,
+            UnOp::HighHalf => I64,
         }
     }
 
@@ -280,6 +308,7 @@ impl UnOp {
                 Some(1) => Scalar::Bool(false),
                 _ => return Err(domain("~ needs booleans (0 or 1)")),
             },
+            UnOp::HighHalf => Scalar::I64(x.as_i64().unwrap_or(0) >> 32),
         })
     }
 }
@@ -376,6 +405,9 @@ impl BinOp {
             Or => "or",
             Nand => "nand",
             Nor => "nor",
+            SumFits => "sumfits",
+            ScanSumFits => "scansumfits",
+            FitsOr => "fitsor",
         }
     }
 
@@ -403,6 +435,8 @@ impl BinOp {
             Or => '∨',
             Nand => '⍲',
             Nor => '⍱',
+            SumFits | ScanSumFits => '+',
+            FitsOr => '×',
         }
     }
 
@@ -444,6 +478,9 @@ impl BinOp {
                 Some("integer result does not fit in 64 bits")
             }
             BinOp::Nand | BinOp::Nor if operand != Bool => Some("needs booleans (0 or 1)"),
+            BinOp::SumFits | BinOp::ScanSumFits | BinOp::FitsOr => {
+                Some("integer result does not fit in 64 bits")
+            }
             _ => None,
         }
     }
@@ -466,6 +503,7 @@ impl BinOp {
             BinOp::And | BinOp::Or if j == Bool => Bool,
             BinOp::And | BinOp::Or if j.is_int() => I64,
             BinOp::Nand | BinOp::Nor => Bool,
+            BinOp::SumFits | BinOp::ScanSumFits | BinOp::FitsOr => I64,
             _ => j,
         }
     }
@@ -521,7 +559,7 @@ impl BinOp {
             }
             Max => Scalar::float(-max, ft),
             Min => Scalar::float(max, ft),
-            Log | Circle | Nand | Nor => return None,
+            Log | Circle | Nand | Nor | SumFits | ScanSumFits | FitsOr => return None,
         })
     }
 
@@ -714,6 +752,10 @@ impl BinOp {
                     Scalar::float((x as i64 / g) as f64 * y, rt)
                 }
             }
+            SumFits if sum_fits(i, j) => Scalar::I64(i),
+            ScanSumFits if i.wrapping_sub(j).checked_add(j).is_some() => Scalar::I64(i),
+            FitsOr if j != 0 => Scalar::I64(i),
+            SumFits | ScanSumFits | FitsOr => return Err(ovf),
             // Both arguments are checked: `1⍱2` is a DOMAIN ERROR, not 0.
             Nand | Nor => {
                 let (p, q) = (boolean(i)?, boolean(j)?);

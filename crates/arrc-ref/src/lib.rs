@@ -582,9 +582,25 @@ impl Interp<'_> {
         }
     }
 
+    /// The scalar function `f` is: a primitive, or a dfn `{⍺ g ⍵}` of one (folded as
+    /// `g` itself, as the device does: `{⍺+⍵}/` is `+/`, an exact sum).
     fn prim_of(&self, f: &Func) -> Option<BinOp> {
         match &f.kind {
             FuncKind::Prim(p) => BinOp::from_prim(*p),
+            FuncKind::Dfn(body) => match body.stmts.as_slice() {
+                [Stmt::Expr(Expr {
+                    kind: ExprKind::Dyadic { func, left, right },
+                    ..
+                })] if matches!(left.kind, ExprKind::Alpha)
+                    && matches!(right.kind, ExprKind::Omega) =>
+                {
+                    match &func.kind {
+                        FuncKind::Prim(p) => BinOp::from_prim(*p),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -723,6 +739,15 @@ impl Interp<'_> {
                     .copied()
                     .map_or(Scalar::F32(0.0), Scalar::F32));
             }
+        }
+        if prim == Some(BinOp::Add) && elem == ElemType::I64 {
+            // An integer sum is exact or a DOMAIN ERROR, whatever the order: the device
+            // sums in parallel (an intermediate beyond 64 bits is no error if the sum
+            // comes back).
+            let sum: i128 = row.iter().map(|s| s.as_i64().unwrap_or(0) as i128).sum();
+            return i64::try_from(sum)
+                .map(Scalar::I64)
+                .map_err(|_| scalar_error(arrc_ir::scalar::ScalarError::Overflow, span.clone()));
         }
         let mut acc = row[row.len() - 1];
         if prim.is_some() {

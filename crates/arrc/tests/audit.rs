@@ -116,3 +116,45 @@ fn inconsistent_arrays_are_refused() {
         .expect("a consistent array");
     assert_eq!(outcome(&mut s, "+/ok"), "3");
 }
+
+#[test]
+fn integer_folds_that_leave_64_bits_are_domain_errors() {
+    // The device folds integers modulo 2^64 (subgroup operations cannot trap); lowering
+    // checks sums by their high halves and product scans against floats, and integer
+    // products reduce as checked right folds. Sums are exact whatever the grouping.
+    let big = "(⌊2*62)";
+    let cases: Vec<(String, &str)> = vec![
+        ("×/⍳21".into(), "DOMAIN ERROR"),
+        ("×/⍳20".into(), "2432902008176640000"),
+        ("¯1↑×\\⍳21".into(), "DOMAIN ERROR"),
+        ("¯2↑×\\⍳20".into(), "121645100408832000 2432902008176640000"),
+        ("+/3000000000×3000000000 3000000000".into(), "DOMAIN ERROR"),
+        ("+/(⍳4000000)×⍳4000000".into(), "DOMAIN ERROR"),
+        ("+/(⍳1000000)×⍳1000000".into(), "333333833333500000"),
+        (format!("+⌿2 2⍴{big}"), "DOMAIN ERROR"),
+        (format!("2+/3⍴{big}"), "DOMAIN ERROR"),
+        (format!("(1 2⍴{big})+.×2 1⍴2 2"), "DOMAIN ERROR"),
+        ("(2 2⍴⍳4)+.×2 2⍴⍳4".into(), " 7 10\n15 22"),
+        (format!("{{⍺+⍵}}/3⍴{big}"), "DOMAIN ERROR"),
+        (format!("+/{big},{big},-{big}"), "4611686018427387904"),
+        (format!("{{⍺+⍵}}/(-{big}),{big},{big}"), "4611686018427387904"),
+        (format!("+/(50000⍴{big}),50000⍴-{big}"), "0"),
+        (format!("+/(50001⍴{big}),50000⍴-{big}"), "4611686018427387904"),
+        (format!("+/(70001⍴{big}),70000⍴-{big}"), "4611686018427387904"),
+        ("⌈/+⌿3 7⍴⌊2*61".into(), "6917529027641081856"),
+        ("+/+⌿3 7⍴⌊2*61".into(), "DOMAIN ERROR"),
+        ("+/¯9223372036854775807 ¯1".into(), "¯9223372036854775808"),
+        ("+/¯9223372036854775807 ¯2".into(), "DOMAIN ERROR"),
+        (format!("¯1↑+\\(1000⍴1),{big}"), "4611686018427388904"),
+        ("¯1↑+\\(1000⍴⌊2*53),⌊2*62".into(), "DOMAIN ERROR"),
+        (format!("+\\{big},{big},-{big}"), "DOMAIN ERROR"),
+        ("+\\3⍴⌊2*61".into(), "2305843009213693952 4611686018427387904 6917529027641081856"),
+        ("×\\1 2 3 0 5".into(), "1 2 6 0 0"),
+        ("×\\¯3 ¯1 ¯4611686018427387904 2".into(), "DOMAIN ERROR"),
+        ("×/¯4611686018427387904 2".into(), "¯9223372036854775808"),
+        (format!("-/{big},(-{big}),0"), "DOMAIN ERROR"),
+        ("+/⍳100000".into(), "5000050000"),
+    ];
+    let cases: Vec<(&str, &str)> = cases.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+    check(&cases);
+}

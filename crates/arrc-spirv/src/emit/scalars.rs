@@ -301,6 +301,12 @@ impl Emitter {
             (UnOp::Conjugate, _) | (UnOp::Abs, ElemType::Bool) | (UnOp::Ceil | UnOp::Floor, _) => {
                 Ok(v)
             }
+            (UnOp::HighHalf, _) => {
+                let c32 = self.c_u32(32);
+                self.b
+                    .shift_right_arithmetic(ty, None, v, c32)
+                    .map_err(be)
+            }
             (UnOp::Not, _) => {
                 let one = self.scalar(Scalar::Bool(true));
                 self.b.i_sub(ty, None, one, v).map_err(be)
@@ -734,6 +740,34 @@ impl Emitter {
                 };
                 let r = self.binary(cx, BinOp::Div, t, t, lb, la, None, None)?;
                 self.sel(t, a1, one, r)
+            }
+            BinOp::SumFits => {
+                // arrc_ir::scalar::sum_fits: h ≤ r>>32 < h + 2^32.
+                let ty = self.ty(ElemType::I64);
+                let c32 = self.c_u32(32);
+                let top = self.b.shift_right_arithmetic(ty, None, a, c32).map_err(be)?;
+                let two32 = self.scalar(Scalar::I64(1 << 32));
+                let low = self.b.i_sub(ty, None, top, two32).map_err(be)?;
+                let above = self.b.s_less_than_equal(bt, None, b, top).map_err(be)?;
+                let below = self.b.s_less_than(bt, None, low, b).map_err(be)?;
+                let ok = self.and(above, below)?;
+                let bad = self.not(ok)?;
+                self.raise(cx, bit, bad)?;
+                Ok(a)
+            }
+            BinOp::ScanSumFits => {
+                // The item before is a - b (wrapping); adding b to it overflowed?
+                let ty = self.ty(ElemType::I64);
+                let prev = self.b.i_sub(ty, None, a, b).map_err(be)?;
+                let bad = self.overflow(BinOp::Add, prev, b, a)?;
+                self.raise(cx, bit, bad)?;
+                Ok(a)
+            }
+            BinOp::FitsOr => {
+                let zero = self.scalar(Scalar::I64(0));
+                let bad = self.b.i_equal(bt, None, b, zero).map_err(be)?;
+                self.raise(cx, bit, bad)?;
+                Ok(a)
             }
             BinOp::Circle => self.circle(cx, t, a, b, circle, bit),
             BinOp::Binomial => self.binomial(cx, t, a, b, bit),
