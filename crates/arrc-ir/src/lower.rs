@@ -1603,7 +1603,11 @@ impl Lower {
             },
             span.clone(),
         );
-        if op == BinOp::Add && items == ElemType::I64 {
+        let len = dim_bound(aty.shape[axis]);
+        let fits = self
+            .magnitude(arg, 0)
+            .is_some_and(|m| m.saturating_mul(len) < 1 << 63);
+        if op == BinOp::Add && items == ElemType::I64 && !fits {
             // The device sums i64 items modulo 2^64; the exact sum of their high halves
             // (which cannot overflow) tells whether that is the sum. Narrower items
             // cannot overflow: fewer than 2^32 of them sum to less than 2^63.
@@ -1623,6 +1627,74 @@ impl Lower {
         Ok(r)
     }
 
+    /// A bound on the magnitude of every element of integer value `v`, where lowering
+    /// can tell (`None`: unknown, or a float): lets folds of values that cannot
+    /// overflow skip the overflow check (`+/(⍳10)×⍳10`).
+    fn magnitude(&self, v: Value, depth: u32) -> Option<u128> {
+        let ty = self.f.ty(v);
+        let by_type = match ty.elem {
+            ElemType::Bool => return Some(1),
+            ElemType::I32 => Some(1u128 << 31),
+            ElemType::I64 => None,
+            ElemType::F32 | ElemType::F64 => return None,
+        };
+        if depth > 16 {
+            return by_type;
+        }
+        let m = |x: Value| self.magnitude(x, depth + 1);
+        let found = match self.f.inst(v) {
+            Inst::Const(a) => (0..a.len())
+                .map(|i| a.data.get(i).as_i64().map(|x| x.unsigned_abs() as u128))
+                .try_fold(0u128, |acc, x| Some(acc.max(x?))),
+            Inst::Iota {
+                len: Dim::Known(n),
+                origin,
+            } => Some(*n as u128 + origin.unsigned_abs() as u128),
+            Inst::Cast(a) => m(*a),
+            Inst::Unary {
+                op: UnOp::Neg | UnOp::Abs | UnOp::Conjugate,
+                arg,
+            } => m(*arg),
+            Inst::Binary {
+                op: BinOp::Add | BinOp::Sub,
+                lhs,
+                rhs,
+            } => Some(m(*lhs)?.saturating_add(m(*rhs)?)),
+            Inst::Binary {
+                op: BinOp::Mul,
+                lhs,
+                rhs,
+            } => Some(m(*lhs)?.saturating_mul(m(*rhs)?)),
+            Inst::Binary {
+                op: BinOp::Max | BinOp::Min,
+                lhs,
+                rhs,
+            } => Some(m(*lhs)?.max(m(*rhs)?)),
+            Inst::Gather { arg, map } => {
+                let fill = match map {
+                    Gather::Window { fill, .. } | Gather::Cycle { fill } => fill.as_i64()?,
+                    _ => 0,
+                };
+                Some(m(*arg)?.max(fill.unsigned_abs() as u128))
+            }
+            Inst::Reduce {
+                op: BinOp::Add,
+                arg,
+                axis,
+            } => Some(m(*arg)?.saturating_mul(dim_bound(self.f.ty(*arg).shape[*axis]))),
+            Inst::Reduce {
+                op: BinOp::Max | BinOp::Min,
+                arg,
+                ..
+            } => m(*arg),
+            _ => None,
+        };
+        match (found, by_type) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     fn scan(&mut self, op: BinOp, arg: Value, axis: usize, span: Span) -> Result<Value> {
         let aty = self.f.ty(arg).clone();
         if aty.rank() == 0 {
@@ -1634,13 +1706,23 @@ impl Lower {
             elem,
             shape: aty.shape,
         };
-        let r = self.f.push(Inst::Scan { op, arg, axis }, ty.clone(), span.clone());
-        // The device scans integers modulo 2^64 (see `reduce`); each item is checked.
+        let r = self
+            .f
+            .push(Inst::Scan { op, arg, axis }, ty.clone(), span.clone());
+        // The device scans integers modulo 2^64 (see `reduce`); each item is checked
+        // unless the items' bounds show that no running sum or product can overflow.
+        let len = dim_bound(ty.shape[axis]);
+        let m = self.magnitude(arg, 0);
+        let sums_fit = m.is_some_and(|m| m.saturating_mul(len) < 1 << 63);
+        let products_fit = m.is_some_and(|m| {
+            let len = u32::try_from(len).unwrap_or(u32::MAX);
+            m <= 1 || m.checked_pow(len).is_some_and(|p| p < 1 << 63)
+        });
         match op {
-            BinOp::Add if aty.elem == ElemType::I64 => {
+            BinOp::Add if aty.elem == ElemType::I64 && !sums_fit => {
                 self.binary(BinOp::ScanSumFits, r, arg, span)
             }
-            BinOp::Mul if elem == ElemType::I64 => {
+            BinOp::Mul if elem == ElemType::I64 && !products_fit => {
                 // Against the same scan in floats: where the running product fits, the
                 // float one is within 2^-17 of it (at most 62 factors are not ±1, so
                 // at most 61 roundings) and the wrapped one is exact; where it does
@@ -1901,9 +1983,12 @@ impl Lower {
                     return Err(err::domain("a shape must be non-negative integers", span));
                 }
                 let shape: Vec<Dim> = dims.iter().map(|&d| Dim::Known(d as u64)).collect();
-                let n: u64 = dims.iter().map(|&d| d as u64).product();
+                let n = dims
+                    .iter()
+                    .try_fold(1u64, |a, &d| a.checked_mul(d as u64))
+                    .unwrap_or(u64::MAX);
                 if n > i32::MAX as u64 {
-                    return Err(err::domain("the result has too many elements", span));
+                    return Err(err::ws_full("the result has too many elements", span));
                 }
                 let fill = Scalar::I32(0).cast(ty.elem);
                 Ok(self.gather(x, Gather::Cycle { fill }, shape, span))
@@ -2554,8 +2639,7 @@ impl Lower {
         let t = BinOp::Mul.result_type(at.elem, bt.elem, self.f.float);
         // Floats only: integer products and sums are checked for overflow, which the
         // tiled kernel does not do (`(1 2⍴⌊2*62)+.×2 1⍴2 2` is a DOMAIN ERROR).
-        if plus && gop == BinOp::Mul && ra == 2 && rb == 2 && k != Dim::Known(0) && t.is_float()
-        {
+        if plus && gop == BinOp::Mul && ra == 2 && rb == 2 && k != Dim::Known(0) && t.is_float() {
             // A tiled matrix multiply.
             let (a, b) = (self.cast(a, t), self.cast(b, t));
             let ty = Type {
@@ -2652,5 +2736,13 @@ pub fn scalar_error(e: ScalarError, span: Span) -> crate::error::Error {
         ScalarError::DivideByZero => err::domain("division by zero", span),
         ScalarError::Overflow => err::domain("integer result does not fit in 64 bits", span),
         ScalarError::Domain(why) => err::domain(why, span),
+    }
+}
+
+/// The most a length can be: itself where known, else the device's largest count.
+fn dim_bound(d: Dim) -> u128 {
+    match d {
+        Dim::Known(n) => n as u128,
+        Dim::Sym(_) | Dim::Dyn(_) => crate::plan::MAX_DEVICE_COUNT as u128,
     }
 }

@@ -129,25 +129,31 @@ pub enum Count {
     Times(Vec<Count>),
 }
 
+/// The most elements an array (stored or only indexed, such as the outer product
+/// under `+/,a∘.×b`) may have on the device: kernels index in 32 bits, and indices,
+/// `⍳` and `≢` are i32. A statement that needs more is refused (WS FULL) before
+/// anything runs.
+pub const MAX_DEVICE_COUNT: u64 = i32::MAX as u64;
+
 impl Count {
     pub fn known(n: u64) -> Count {
         Count::Product(vec![Dim::Known(n)])
     }
 
-    /// Evaluates with `syms[i]` the value of length symbol `i`.
+    /// Evaluates with `syms[i]` the value of length symbol `i`, saturating at
+    /// `u64::MAX` (the caller refuses counts beyond the device's 32-bit indexing, see
+    /// [`MAX_DEVICE_COUNT`]).
     pub fn eval(&self, syms: &[u64]) -> u64 {
+        let product = |it: &mut dyn Iterator<Item = u64>| it.fold(1u64, |a, b| a.saturating_mul(b));
         match self {
-            Count::Product(dims) => dims
-                .iter()
-                .map(|d| match d {
-                    Dim::Known(n) => *n,
-                    Dim::Sym(s) => syms.get(s.0 as usize).copied().unwrap_or(0),
-                    // The planner bounds these before they reach a count.
-                    Dim::Dyn(_) => 0,
-                })
-                .product(),
-            Count::Scaled { of, times } => of.eval(syms) * *times as u64,
-            Count::Times(cs) => cs.iter().map(|c| c.eval(syms)).product(),
+            Count::Product(dims) => product(&mut dims.iter().map(|d| match d {
+                Dim::Known(n) => *n,
+                Dim::Sym(s) => syms.get(s.0 as usize).copied().unwrap_or(0),
+                // The planner bounds these before they reach a count.
+                Dim::Dyn(_) => 0,
+            })),
+            Count::Scaled { of, times } => of.eval(syms).saturating_mul(*times as u64),
+            Count::Times(cs) => product(&mut cs.iter().map(|c| c.eval(syms))),
             Count::Groups { of, per_group, max } => of
                 .eval(syms)
                 .div_ceil(*per_group as u64)
@@ -981,12 +987,10 @@ impl Planner<'_> {
                     continue;
                 };
                 let Some(n) = known(dims) else { continue };
-                if n >= u32::MAX as u64 {
-                    // Element indices are u32 in kernels (u32::MAX marks "outside").
+                if n > MAX_DEVICE_COUNT {
                     return Err(err::ws_full(
                         format!(
-                            "an array of {n} elements: at most {} fit one kernel's indices",
-                            u32::MAX - 1
+                            "an array of {n} elements; the device computes on arrays of at most {MAX_DEVICE_COUNT} elements"
                         ),
                         self.span_of_buffer(b),
                     ));

@@ -650,6 +650,8 @@ impl Interp<'_> {
             return Ok(x.clone());
         }
         let prim = self.prim_of(&operand);
+        // Only a primitive has an identity: `{⍺+⍵}/⍬` is a DOMAIN ERROR.
+        let identity_op = prim.filter(|_| matches!(operand.kind, FuncKind::Prim(_)));
         if let FuncKind::Prim(p) = &operand.kind {
             if prim.is_none() {
                 return Err(err::domain(
@@ -695,7 +697,7 @@ impl Interp<'_> {
                         out[(o * n + k) * inner + i] = v;
                     }
                 } else if n == 0 {
-                    out[o * inner + i] = prim
+                    out[o * inner + i] = identity_op
                         .and_then(|op| op.identity(x.elem, self.env.float))
                         .ok_or_else(|| {
                             err::domain(
@@ -709,7 +711,8 @@ impl Interp<'_> {
             }
         }
         let ty = if n == 0 && !scan {
-            prim.and_then(|op| op.identity(x.elem, self.env.float))
+            identity_op
+                .and_then(|op| op.identity(x.elem, self.env.float))
                 .map_or(elem, |s| s.elem_type())
         } else {
             elem
@@ -868,12 +871,14 @@ impl Interp<'_> {
                     prods.push(self.scalar_call(&g, gp, ak, bk, span)?);
                 }
                 out.push(if n == 0 {
-                    fp.and_then(|op| op.identity(gty, float)).ok_or_else(|| {
-                        err::domain(
-                            "this function has no identity element for an empty reduction",
-                            span.clone(),
-                        )
-                    })?
+                    fp.filter(|_| matches!(f.kind, FuncKind::Prim(_)))
+                        .and_then(|op| op.identity(gty, float))
+                        .ok_or_else(|| {
+                            err::domain(
+                                "this function has no identity element for an empty reduction",
+                                span.clone(),
+                            )
+                        })?
                 } else {
                     self.fold_row(fp, &f, &prods, elem, span)?
                 });

@@ -458,11 +458,10 @@ pub(crate) fn index_of(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Arr
             .collect();
         return Ok(Array::new(lead, Data::I32(out)));
     }
-    let hay = items(a);
+    let hay = FirstIndex::new(a, x.elem);
     let out: Vec<i32> = (0..x.len())
         .map(|i| {
-            let v = x.data.get(i);
-            let k = hay.iter().position(|h| same(*h, v)).unwrap_or(hay.len());
+            let k = hay.find(x.data.get(i)).unwrap_or(a.len());
             (k as i64 + io) as i32
         })
         .collect();
@@ -471,11 +470,94 @@ pub(crate) fn index_of(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Arr
 
 /// `⍺∊⍵`: whether each item of ⍺ occurs in ⍵.
 pub(crate) fn member(a: &Array, x: &Array) -> Array {
-    let hay = items(x);
+    let hay = FirstIndex::new(x, a.elem);
     let out = (0..a.len())
-        .map(|i| hay.iter().any(|h| same(*h, a.data.get(i))))
+        .map(|i| hay.find(a.data.get(i)).is_some())
         .collect();
     Array::new(a.shape.clone(), Data::Bool(out))
+}
+
+/// The first index of each value of a vector, for `⍳` and `∊` in O(n log n): by hash
+/// where equality is exact (integers; f32, which compares as f32), by a sorted copy
+/// where it is tolerant (f64 within ⎕CT). Agrees with [`same`].
+enum FirstIndex {
+    Exact {
+        first: std::collections::HashMap<u64, usize>,
+        as_int: bool,
+    },
+    Tolerant {
+        /// (value, index) sorted by value, then index.
+        sorted: Vec<(f64, usize)>,
+        /// For each position, the first position after its run of equal values.
+        run_end: Vec<usize>,
+    },
+}
+
+impl FirstIndex {
+    /// `hay`'s values, to be searched for needles of type `needles`.
+    fn new(hay: &Array, needles: ElemType) -> FirstIndex {
+        let vals = items(hay);
+        if vals.iter().any(|v| v.elem_type() == ElemType::F64) || needles == ElemType::F64 {
+            let mut sorted: Vec<(f64, usize)> = vals
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (v.as_f64(), i))
+                .collect();
+            sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let mut run_end = vec![sorted.len(); sorted.len()];
+            for p in (0..sorted.len().saturating_sub(1)).rev() {
+                run_end[p] = if sorted[p + 1].0 == sorted[p].0 {
+                    run_end[p + 1]
+                } else {
+                    p + 1
+                };
+            }
+            return FirstIndex::Tolerant { sorted, run_end };
+        }
+        let as_int = hay.elem.is_int() && needles.is_int();
+        let mut first = std::collections::HashMap::with_capacity(vals.len());
+        for (i, v) in vals.iter().enumerate() {
+            first.entry(Self::key(*v, as_int)).or_insert(i);
+        }
+        FirstIndex::Exact { first, as_int }
+    }
+
+    fn key(v: Scalar, as_int: bool) -> u64 {
+        if as_int {
+            v.as_i64().unwrap_or(0) as u64
+        } else {
+            // f32 comparison: -0 is 0.
+            let f = v.as_f64() as f32;
+            (if f == 0.0 { 0.0f32 } else { f }).to_bits() as u64
+        }
+    }
+
+    /// The first index of a value equal to `v`.
+    fn find(&self, v: Scalar) -> Option<usize> {
+        match self {
+            FirstIndex::Exact { first, as_int } => {
+                if *as_int && v.elem_type().is_float() {
+                    return None;
+                }
+                first.get(&Self::key(v, *as_int)).copied()
+            }
+            FirstIndex::Tolerant { sorted, run_end } => {
+                // Every value within ⎕CT of y lies within 2⎕CT|y| of it; each distinct
+                // value there once, its run's first index the smallest.
+                let y = v.as_f64();
+                let d = 2.0 * arrc_ir::scalar::COMPARISON_TOLERANCE * y.abs();
+                let mut p = sorted.partition_point(|e| e.0 < y - d);
+                let mut best: Option<usize> = None;
+                while p < sorted.len() && sorted[p].0 <= y + d {
+                    if same(Scalar::F64(sorted[p].0), v) {
+                        best = Some(best.map_or(sorted[p].1, |b| b.min(sorted[p].1)));
+                    }
+                    p = run_end[p];
+                }
+                best
+            }
+        }
+    }
 }
 
 /// `⍸⍵` of a boolean or non-negative integer vector.

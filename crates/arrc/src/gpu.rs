@@ -296,7 +296,7 @@ impl Gpu {
         }
         let mut uploads: Vec<(usize, Vec<u8>)> = Vec::new();
         for (i, b) in plan.buffers.iter().enumerate() {
-            let len = b.len.eval(&syms);
+            let len = device_count(b.len.eval(&syms))? as u64;
             let bytes = len
                 .checked_mul(b.elem.size() as u64)
                 .ok_or_else(|| Error::new(ErrorClass::Device, "array too large", 0..0))?;
@@ -319,7 +319,11 @@ impl Gpu {
         }
         for d in &plan.dispatches {
             let groups = d.groups.eval(&syms);
-            let push: Vec<u32> = d.push.iter().map(|p| p.eval(&syms) as u32).collect();
+            let push = d
+                .push
+                .iter()
+                .map(|p| device_count(p.eval(&syms)))
+                .collect::<Result<Vec<u32>, Error>>()?;
             if push.first().copied().unwrap_or(0) == 0
                 && !matches!(
                     plan.kernels[d.kernel].kind,
@@ -546,4 +550,21 @@ pub struct Prepared {
     /// Where the status word lies in `result_stage`.
     status_offset: u64,
     recording: Option<Recording>,
+}
+
+/// A count (elements, rows, a run-time length) as the kernels take it, or WS FULL
+/// when it is beyond their 32-bit indexing: never truncated (`+/,(1e5⍴1)∘.×1e5⍴1`
+/// indexes 10^10 elements).
+fn device_count(n: u64) -> Result<u32, Error> {
+    if n > arrc_ir::plan::MAX_DEVICE_COUNT {
+        return Err(Error::new(
+            ErrorClass::WsFull,
+            format!(
+                "this statement needs an array of {n} elements; the device computes on arrays of at most {} elements",
+                arrc_ir::plan::MAX_DEVICE_COUNT
+            ),
+            0..0,
+        ));
+    }
+    Ok(n as u32)
 }

@@ -137,10 +137,19 @@ fn integer_folds_that_leave_64_bits_are_domain_errors() {
         ("(2 2⍴⍳4)+.×2 2⍴⍳4".into(), " 7 10\n15 22"),
         (format!("{{⍺+⍵}}/3⍴{big}"), "DOMAIN ERROR"),
         (format!("+/{big},{big},-{big}"), "4611686018427387904"),
-        (format!("{{⍺+⍵}}/(-{big}),{big},{big}"), "4611686018427387904"),
+        (
+            format!("{{⍺+⍵}}/(-{big}),{big},{big}"),
+            "4611686018427387904",
+        ),
         (format!("+/(50000⍴{big}),50000⍴-{big}"), "0"),
-        (format!("+/(50001⍴{big}),50000⍴-{big}"), "4611686018427387904"),
-        (format!("+/(70001⍴{big}),70000⍴-{big}"), "4611686018427387904"),
+        (
+            format!("+/(50001⍴{big}),50000⍴-{big}"),
+            "4611686018427387904",
+        ),
+        (
+            format!("+/(70001⍴{big}),70000⍴-{big}"),
+            "4611686018427387904",
+        ),
         ("⌈/+⌿3 7⍴⌊2*61".into(), "6917529027641081856"),
         ("+/+⌿3 7⍴⌊2*61".into(), "DOMAIN ERROR"),
         ("+/¯9223372036854775807 ¯1".into(), "¯9223372036854775808"),
@@ -148,7 +157,10 @@ fn integer_folds_that_leave_64_bits_are_domain_errors() {
         (format!("¯1↑+\\(1000⍴1),{big}"), "4611686018427388904"),
         ("¯1↑+\\(1000⍴⌊2*53),⌊2*62".into(), "DOMAIN ERROR"),
         (format!("+\\{big},{big},-{big}"), "DOMAIN ERROR"),
-        ("+\\3⍴⌊2*61".into(), "2305843009213693952 4611686018427387904 6917529027641081856"),
+        (
+            "+\\3⍴⌊2*61".into(),
+            "2305843009213693952 4611686018427387904 6917529027641081856",
+        ),
         ("×\\1 2 3 0 5".into(), "1 2 6 0 0"),
         ("×\\¯3 ¯1 ¯4611686018427387904 2".into(), "DOMAIN ERROR"),
         ("×/¯4611686018427387904 2".into(), "¯9223372036854775808"),
@@ -157,4 +169,29 @@ fn integer_folds_that_leave_64_bits_are_domain_errors() {
     ];
     let cases: Vec<(&str, &str)> = cases.iter().map(|(a, b)| (a.as_str(), *b)).collect();
     check(&cases);
+}
+
+#[test]
+fn f64_search_through_long_runs_of_equal_keys() {
+    // The tolerant search looked at every key in its window, one loop trip each, and
+    // lavapipe stops an invocation's loops after 65535 trips.
+    check(&[
+        ("⎕FR←645 ⋄ ¯1↑(70000⍴2.5)⍳257⍴2.5", "1"),
+        ("⎕FR←645 ⋄ +/(300⍴2.5)∊65535⍴2.5", "300"),
+        ("⎕FR←645 ⋄ (1 2 3 2.5 2.5,1+1e¯15)⍳2.5 1 3 9", "4 1 3 7"),
+        ("⎕FR←645 ⋄ +/(⍳100000)∊(⍳50000)÷1", "50000"),
+        ("+/(⍳100000)∊⍳50000", "50000"),
+        ("⎕FR←645 ⋄ ((70000⍴1.5),2.5)⍳2.5 1.5", "70001 1"),
+    ]);
+}
+
+#[test]
+fn counts_beyond_the_devices_indexing_are_refused() {
+    // Kernels index in 32 bits: a count of 10^10 was truncated to 1410065408.
+    check(&[
+        ("+/,(1e5⍴1)∘.×1e5⍴1", "WS FULL"),
+        ("+/,(⍳1e5)∘.×⍳1e5", "WS FULL"),
+        ("+/31e9⍴⍳6", "WS FULL"),
+        ("⍴1e10 1e10⍴1", "WS FULL"),
+    ]);
 }

@@ -303,9 +303,7 @@ impl Emitter {
             }
             (UnOp::HighHalf, _) => {
                 let c32 = self.c_u32(32);
-                self.b
-                    .shift_right_arithmetic(ty, None, v, c32)
-                    .map_err(be)
+                self.b.shift_right_arithmetic(ty, None, v, c32).map_err(be)
             }
             (UnOp::Not, _) => {
                 let one = self.scalar(Scalar::Bool(true));
@@ -745,7 +743,10 @@ impl Emitter {
                 // arrc_ir::scalar::sum_fits: h ≤ r>>32 < h + 2^32.
                 let ty = self.ty(ElemType::I64);
                 let c32 = self.c_u32(32);
-                let top = self.b.shift_right_arithmetic(ty, None, a, c32).map_err(be)?;
+                let top = self
+                    .b
+                    .shift_right_arithmetic(ty, None, a, c32)
+                    .map_err(be)?;
                 let two32 = self.scalar(Scalar::I64(1 << 32));
                 let low = self.b.i_sub(ty, None, top, two32).map_err(be)?;
                 let above = self.b.s_less_than_equal(bt, None, b, top).map_err(be)?;
