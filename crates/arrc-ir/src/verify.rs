@@ -35,8 +35,24 @@ fn fail(f: &Function, v: Value, msg: String) -> Error {
     )
 }
 
-fn conforms(operand: &Type, result: &Type) -> bool {
-    operand.shape == result.shape || operand.is_singleton() || operand.rank() == 0
+/// An operand of a scalar function conforms to its result: the same shape, where two
+/// lengths the host checks equal before the program runs (a `LengthCheck`, such as the
+/// lengths of ⍺ and ⍵ in `{⍺+⍵}`) count as the same; or a singleton.
+fn conforms(f: &Function, operand: &Type, result: &Type) -> bool {
+    let checked = |a: &Dim, b: &Dim| {
+        a == b
+            || f.checks
+                .iter()
+                .any(|c| (c.a == *a && c.b == *b) || (c.a == *b && c.b == *a))
+    };
+    (operand.rank() == result.rank()
+        && operand
+            .shape
+            .iter()
+            .zip(&result.shape)
+            .all(|(a, b)| checked(a, b)))
+        || operand.is_singleton()
+        || operand.rank() == 0
 }
 
 pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
@@ -83,9 +99,9 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                 ct.elem == crate::ElemType::Bool
                     && tt.elem == ty.elem
                     && et.elem == ty.elem
-                    && conforms(ct, ty)
-                    && conforms(tt, ty)
-                    && conforms(et, ty)
+                    && conforms(f, ct, ty)
+                    && conforms(f, tt, ty)
+                    && conforms(f, et, ty)
             }
             Inst::Unary { op, arg } => {
                 let at = f.ty(*arg);
@@ -97,8 +113,8 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                 lt.elem == t
                     && rt.elem == t
                     && op.result_type(lt.elem, rt.elem, f.float) == ty.elem
-                    && conforms(lt, ty)
-                    && conforms(rt, ty)
+                    && conforms(f, lt, ty)
+                    && conforms(f, rt, ty)
             }
             Inst::Reduce { arg, axis, .. } => {
                 let at = f.ty(*arg);

@@ -926,8 +926,13 @@ impl Context {
         .what("vkAllocateCommandBuffers")?[0];
         let cb = rec.cb;
         let (ts, qp) = (self.timestamps, self.query_pool);
+        // Each barrier's access masks name only accesses its stages perform (the
+        // validation layer's VUID-vkCmdPipelineBarrier-srcAccessMask-02815).
+        let zeroed_barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
         let write_barrier = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
             .dst_access_mask(
                 vk::AccessFlags::SHADER_READ
                     | vk::AccessFlags::SHADER_WRITE
@@ -954,7 +959,7 @@ impl Context {
                     vk::PipelineStageFlags::TRANSFER,
                     vk::PipelineStageFlags::COMPUTE_SHADER,
                     vk::DependencyFlags::empty(),
-                    &[write_barrier],
+                    &[zeroed_barrier],
                     &[],
                     &[],
                 );
