@@ -8,6 +8,7 @@ use gpu_allocator::vulkan::{
 use gpu_allocator::MemoryLocation;
 use std::collections::HashMap;
 use std::ffi::CString;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 type Result<T> = std::result::Result<T, VkError>;
 
@@ -165,8 +166,7 @@ pub struct RunStats {
 }
 
 pub struct Context {
-    _entry: ash::Entry,
-    instance: ash::Instance,
+    instance: Instance,
     device: ash::Device,
     queue: vk::Queue,
     pool: vk::CommandPool,
@@ -194,16 +194,156 @@ fn load_entry() -> Result<ash::Entry> {
         .map_err(|e| VkError::NoDevice(format!("the Vulkan loader could not be loaded ({e})")))
 }
 
-fn create_instance(entry: &ash::Entry) -> Result<ash::Instance> {
+/// A Vulkan instance, with the loader that made it and, under validation, the
+/// messenger that sends the layer's messages to stderr. Dropping it destroys the
+/// messenger, then the instance, then unloads the loader, in that order.
+struct Instance {
+    raw: ash::Instance,
+    debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    /// Set when a device stalled: the instance is left to the process's exit.
+    leak: bool,
+    entry: ash::Entry,
+}
+
+impl std::ops::Deref for Instance {
+    type Target = ash::Instance;
+    fn deref(&self) -> &ash::Instance {
+        &self.raw
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        if self.leak {
+            return;
+        }
+        // SAFETY: every child object was destroyed by its owner before this.
+        unsafe {
+            if let Some((loader, m)) = self.debug.take() {
+                loader.destroy_debug_utils_messenger(m, None);
+            }
+            self.raw.destroy_instance(None);
+        }
+    }
+}
+
+/// Validation messages the layer sent.
+static VALIDATION_MESSAGES: AtomicU64 = AtomicU64::new(0);
+
+/// How many validation messages the Khronos layer has reported in this process.
+pub fn validation_messages() -> u64 {
+    VALIDATION_MESSAGES.load(Ordering::Relaxed)
+}
+
+/// `ARRC_VALIDATION`: unset or `0`, no validation; `1`, the Khronos validation layer
+/// with synchronization validation, its messages on stderr; `fatal`, the same, and the
+/// process aborts at the first message (CI runs the tests so).
+fn validation_mode() -> Option<bool> {
+    match std::env::var("ARRC_VALIDATION").ok()?.as_str() {
+        "" | "0" => None,
+        "fatal" => Some(true),
+        _ => Some(false),
+    }
+}
+
+unsafe extern "system" fn on_validation_message(
+    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    kind: vk::DebugUtilsMessageTypeFlagsEXT,
+    data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    _user: *mut std::ffi::c_void,
+) -> vk::Bool32 {
+    // SAFETY: the layer passes a valid callback data struct with a C string.
+    let msg = unsafe {
+        data.as_ref()
+            .filter(|d| !d.p_message.is_null())
+            .map(|d| std::ffi::CStr::from_ptr(d.p_message).to_string_lossy())
+            .unwrap_or_default()
+    };
+    // stderr, never stdout: `--format json` output stays parseable.
+    eprintln!("arrc: Vulkan validation ({severity:?}): {msg}");
+    if kind.contains(vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION) {
+        VALIDATION_MESSAGES.fetch_add(1, Ordering::Relaxed);
+        if validation_mode() == Some(true) {
+            eprintln!("arrc: ARRC_VALIDATION=fatal: aborting at the first validation message");
+            std::process::abort();
+        }
+    }
+    vk::FALSE
+}
+
+fn create_instance(entry: ash::Entry) -> Result<Instance> {
     let name = CString::new("arrc").unwrap_or_default();
     let app = vk::ApplicationInfo::default()
         .application_name(&name)
         .engine_name(&name)
         .api_version(vk::API_VERSION_1_3);
-    let ci = vk::InstanceCreateInfo::default().application_info(&app);
+    let validation = validation_mode().is_some();
+    // The layer may also come from VK_INSTANCE_LAYERS: its messages go to stderr too.
+    let layer_from_env = std::env::var("VK_INSTANCE_LAYERS")
+        .is_ok_and(|l| l.contains("VK_LAYER_KHRONOS_validation"));
+    let layer = c"VK_LAYER_KHRONOS_validation";
+    let mut layers = vec![];
+    let mut exts = vec![];
+    if validation {
+        // SAFETY: a plain query of the loader.
+        let have = unsafe { entry.enumerate_instance_layer_properties() }
+            .unwrap_or_default()
+            .iter()
+            .any(|l| l.layer_name_as_c_str() == Ok(layer));
+        if !have {
+            return Err(VkError::Unsupported(
+                "ARRC_VALIDATION is set but the Khronos validation layer is not installed (on Debian/Ubuntu: apt-get install vulkan-validationlayers)".into(),
+            ));
+        }
+        layers.push(layer.as_ptr());
+        exts.push(ash::ext::validation_features::NAME.as_ptr());
+    }
+    // SAFETY: a plain query of the loader.
+    let debug_utils = (validation || layer_from_env)
+        && unsafe { entry.enumerate_instance_extension_properties(None) }
+            .unwrap_or_default()
+            .iter()
+            .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::debug_utils::NAME));
+    if debug_utils {
+        exts.push(ash::ext::debug_utils::NAME.as_ptr());
+    }
+    let enables = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+    let mut features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enables);
+    let mut ci = vk::InstanceCreateInfo::default()
+        .application_info(&app)
+        .enabled_layer_names(&layers)
+        .enabled_extension_names(&exts);
+    if validation {
+        ci = ci.push_next(&mut features);
+    }
     // SAFETY: the create info points at live locals.
-    unsafe { entry.create_instance(&ci, None) }
-        .map_err(|e| VkError::NoDevice(format!("vkCreateInstance failed ({e})")))
+    let raw = unsafe { entry.create_instance(&ci, None) }
+        .map_err(|e| VkError::NoDevice(format!("vkCreateInstance failed ({e})")))?;
+    let mut instance = Instance {
+        raw,
+        debug: None,
+        leak: false,
+        entry,
+    };
+    if debug_utils {
+        let loader = ash::ext::debug_utils::Instance::new(&instance.entry, &instance.raw);
+        let info = vk::DebugUtilsMessengerCreateInfoEXT::default()
+            .message_severity(
+                vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
+                    | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
+            )
+            .message_type(
+                vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                    | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                    | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+            )
+            .pfn_user_callback(Some(on_validation_message));
+        // SAFETY: valid instance with VK_EXT_debug_utils enabled.
+        let m = unsafe { loader.create_debug_utils_messenger(&info, None) }
+            .what("vkCreateDebugUtilsMessengerEXT")?;
+        instance.debug = Some((loader, m));
+    }
+    Ok(instance)
 }
 
 fn version_string(v: u32) -> String {
@@ -315,8 +455,8 @@ fn fits(bytes: u64, b: &Buffer, what: &str) -> Result<()> {
 /// Lists the Vulkan devices of this machine.
 pub fn enumerate() -> Result<Vec<DeviceInfo>> {
     let entry = load_entry()?;
-    let instance = create_instance(&entry)?;
-    // SAFETY: instance is valid until destroyed below.
+    let instance = create_instance(entry)?;
+    // SAFETY: instance is valid until dropped below.
     let out = unsafe { instance.enumerate_physical_devices() }
         .map(|ds| {
             ds.iter()
@@ -325,7 +465,7 @@ pub fn enumerate() -> Result<Vec<DeviceInfo>> {
                 .collect()
         })
         .what("vkEnumeratePhysicalDevices");
-    unsafe { instance.destroy_instance(None) };
+    drop(instance);
     out
 }
 
@@ -333,24 +473,12 @@ impl Context {
     /// Opens a device: `index` if given (also from `ARRC_DEVICE`), else the first
     /// discrete GPU, else the first device.
     pub fn new(index: Option<usize>) -> Result<Context> {
-        let entry = load_entry()?;
-        let instance = create_instance(&entry)?;
-        // `open` owns a clone of the loader: on failure it is dropped there, and this
-        // one keeps the library loaded until the instance is destroyed (destroying it
-        // through an unloaded library crashed: `arrc eval --device 5 '1+1'`).
-        match Self::open(entry.clone(), instance.clone(), index) {
-            Ok(c) => Ok(c),
-            Err(e) => {
-                // SAFETY: nothing else holds the instance on this path, and `entry`
-                // keeps the loader loaded.
-                unsafe { instance.destroy_instance(None) };
-                drop(entry);
-                Err(e)
-            }
-        }
+        // On failure `open` drops the instance, which destroys it before it unloads
+        // the loader (the other order crashed: `arrc eval --device 5 '1+1'`).
+        Self::open(create_instance(load_entry()?)?, index)
     }
 
-    fn open(entry: ash::Entry, instance: ash::Instance, index: Option<usize>) -> Result<Context> {
+    fn open(instance: Instance, index: Option<usize>) -> Result<Context> {
         // SAFETY: valid instance.
         let pdevs =
             unsafe { instance.enumerate_physical_devices() }.what("vkEnumeratePhysicalDevices")?;
@@ -460,7 +588,7 @@ impl Context {
             .pipeline_statistics
             .then(|| ash::khr::pipeline_executable_properties::Device::new(&instance, &device));
         let allocator = Allocator::new(&AllocatorCreateDesc {
-            instance: instance.clone(),
+            instance: instance.raw.clone(),
             device: device.clone(),
             physical_device: pdev,
             debug_settings: Default::default(),
@@ -469,7 +597,6 @@ impl Context {
         })
         .map_err(|e| VkError::Unsupported(format!("memory allocator: {e}")))?;
         Ok(Context {
-            _entry: entry,
             instance,
             device,
             queue,
@@ -1137,6 +1264,7 @@ impl Drop for Context {
         // After a stall the device may still run that work: everything is left to the
         // process's exit rather than destroyed under it.
         if self.stalled.get() {
+            self.instance.leak = true;
             return;
         }
         // SAFETY: all submissions were waited on; objects are destroyed child-first.
@@ -1157,7 +1285,7 @@ impl Drop for Context {
             self.device.destroy_pipeline_cache(self.cache, None);
             self.device.destroy_command_pool(self.pool, None);
             self.device.destroy_device(None);
-            self.instance.destroy_instance(None);
+            // The instance is destroyed by its own Drop, after this.
         }
     }
 }

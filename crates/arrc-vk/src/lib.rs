@@ -12,8 +12,8 @@
 mod context;
 
 pub use context::{
-    enumerate, Buffer, Context, DeviceInfo, Dispatch, PipelineId, PipelineReport, Recording,
-    RunStats, View,
+    enumerate, validation_messages, Buffer, Context, DeviceInfo, Dispatch, PipelineId,
+    PipelineReport, Recording, RunStats, View,
 };
 
 #[derive(Debug, thiserror::Error)]
