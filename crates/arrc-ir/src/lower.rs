@@ -1283,8 +1283,8 @@ impl Lower {
             ));
         };
         if a.rank() > 1 || a.len() != 1 {
-            return Err(err::domain(
-                "⍳ takes a single non-negative integer here",
+            return Err(err::unsupported(
+                "⍳ of a vector gives nested indices, which arrc does not support",
                 span,
             ));
         }
@@ -2451,11 +2451,11 @@ impl Lower {
             Ok((r, ta.unwrap_or(tx), tx))
         });
         let dims = known_dims(&shape);
-        if let (Some(d), Ok(f)) = (&dims, &trial) {
-            if d.contains(&0) {
-                // f never runs: an empty result of its type.
-                return Ok(self.konst(Array::new(d.clone(), Data::empty(f.elem)), span.clone()));
-            }
+        if let Some(d) = dims.as_ref().filter(|d| d.contains(&0)) {
+            // f never runs: an empty result of its type, and no error its text would
+            // raise if it ran (`{⍵+1[0]}¨⍬` is empty, as in the reference).
+            let elem = trial.as_ref().map_or(self.f.ty(x).elem, |f| f.elem);
+            return Ok(self.konst(Array::new(d.clone(), Data::empty(elem)), span.clone()));
         }
         let comb =
             match trial.and_then(|f| self.settle(f, dims.is_some(), span)) {

@@ -79,7 +79,11 @@ pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
                 it.env.arrays.remove(name);
                 last = None;
             }
-            Stmt::Func(_) => last = None,
+            Stmt::Func(f) => {
+                // `∇` alone is no function here; any other is shown by the caller.
+                it.resolve(f)?;
+                last = None
+            }
             Stmt::Guard { cond, .. } => {
                 return Err(err::domain("a guard outside a dfn", cond.span.clone()))
             }
@@ -211,9 +215,15 @@ impl Interp<'_> {
             )),
             ExprKind::Strand(items) => {
                 // APL evaluates right to left.
-                let mut vals = Vec::with_capacity(items.len());
+                // Every item first (`x 1 2` with `x` undefined is a VALUE ERROR),
+                // then whether they are scalars.
+                let mut arrays = Vec::with_capacity(items.len());
                 for it in items.iter().rev() {
-                    let a = self.expr(it)?;
+                    arrays.push(self.expr(it)?);
+                }
+                arrays.reverse();
+                let mut vals = Vec::with_capacity(items.len());
+                for (a, it) in arrays.iter().zip(items) {
                     if a.rank() != 0 {
                         return Err(err::domain(
                             "nested arrays are not supported: each item of a strand must be a scalar",
@@ -222,7 +232,6 @@ impl Interp<'_> {
                     }
                     vals.push(a.data.get(0));
                 }
-                vals.reverse();
                 let n = vals.len();
                 Ok(from_scalars(vec![n], vals, ElemType::I32))
             }
@@ -299,7 +308,7 @@ impl Interp<'_> {
                 .iter()
                 .rev()
                 .find_map(|f| f.dfn.clone())
-                .ok_or_else(|| err::value("∇ outside a dfn", func.span.clone())),
+                .ok_or_else(|| err::syntax_like("∇ outside a dfn", func.span.clone())),
             _ => Ok(func.clone()),
         }
     }

@@ -722,7 +722,7 @@ pub(crate) fn squad(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Array>
         return Err(err::rank("⍺⌷⍵ needs a scalar or vector ⍺", span.clone()));
     }
     if a.len() > x.rank() {
-        return Err(err::length(
+        return Err(err::rank(
             format!("{} indices for a rank-{} array", a.len(), x.rank()),
             span.clone(),
         ));

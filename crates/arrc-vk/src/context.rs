@@ -259,12 +259,19 @@ unsafe extern "system" fn on_validation_message(
             .map(|d| std::ffi::CStr::from_ptr(d.p_message).to_string_lossy())
             .unwrap_or_default()
     };
-    // stderr, never stdout: `--format json` output stays parseable.
-    eprintln!("arrc: Vulkan validation ({severity:?}): {msg}");
+    // stderr, never stdout: `--format json` output stays parseable. Written to the
+    // stream itself, not through `eprintln!`, which a test harness captures (and loses
+    // when the process aborts).
+    use std::io::Write;
+    let mut err = std::io::stderr();
+    let _ = writeln!(err, "arrc: Vulkan validation ({severity:?}): {msg}");
     if kind.contains(vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION) {
         VALIDATION_MESSAGES.fetch_add(1, Ordering::Relaxed);
         if validation_mode() == Some(true) {
-            eprintln!("arrc: ARRC_VALIDATION=fatal: aborting at the first validation message");
+            let _ = writeln!(
+                err,
+                "arrc: ARRC_VALIDATION=fatal: aborting at the first validation message"
+            );
             std::process::abort();
         }
     }
@@ -1055,17 +1062,21 @@ impl Context {
         let (ts, qp) = (self.timestamps, self.query_pool);
         // Each barrier's access masks name only accesses its stages perform (the
         // validation layer's VUID-vkCmdPipelineBarrier-srcAccessMask-02815).
+        // Whatever a later command does with what was written: a kernel reads or
+        // writes it, a copy reads it back, an indirect dispatch takes its arguments.
+        let later_stages = vk::PipelineStageFlags::COMPUTE_SHADER
+            | vk::PipelineStageFlags::TRANSFER
+            | vk::PipelineStageFlags::DRAW_INDIRECT;
+        let later_access = vk::AccessFlags::SHADER_READ
+            | vk::AccessFlags::SHADER_WRITE
+            | vk::AccessFlags::TRANSFER_READ
+            | vk::AccessFlags::INDIRECT_COMMAND_READ;
         let zeroed_barrier = vk::MemoryBarrier::default()
             .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE);
+            .dst_access_mask(later_access);
         let write_barrier = vk::MemoryBarrier::default()
             .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-            .dst_access_mask(
-                vk::AccessFlags::SHADER_READ
-                    | vk::AccessFlags::SHADER_WRITE
-                    | vk::AccessFlags::TRANSFER_READ
-                    | vk::AccessFlags::INDIRECT_COMMAND_READ,
-            );
+            .dst_access_mask(later_access);
         // SAFETY: every handle below belongs to this device and outlives the recording.
         unsafe {
             // Simultaneous use: `submit_repeated` lists the buffer several times.
@@ -1084,7 +1095,7 @@ impl Context {
                 d.cmd_pipeline_barrier(
                     cb,
                     vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    later_stages,
                     vk::DependencyFlags::empty(),
                     &[zeroed_barrier],
                     &[],
@@ -1115,9 +1126,7 @@ impl Context {
                 d.cmd_pipeline_barrier(
                     cb,
                     vk::PipelineStageFlags::COMPUTE_SHADER,
-                    vk::PipelineStageFlags::COMPUTE_SHADER
-                        | vk::PipelineStageFlags::TRANSFER
-                        | vk::PipelineStageFlags::DRAW_INDIRECT,
+                    later_stages,
                     vk::DependencyFlags::empty(),
                     &[write_barrier],
                     &[],

@@ -64,6 +64,9 @@ pub struct Outcome {
     pub value: Option<Array>,
     /// Messages for stderr, such as a fallback to the CPU.
     pub notes: Vec<String>,
+    /// The source text of the last statement when it denotes a function (`{⍵}`,
+    /// `+/`, or a function's name, shown as it was defined), which APL displays.
+    pub function: Option<String>,
 }
 
 /// Overrides of the device's kernel parameters (`None` keeps the device's choice).
@@ -132,6 +135,8 @@ pub struct Session {
     /// Kernels already emitted and validated, so a repeated statement skips both.
     modules: gpu::ModuleCache,
     tune: Tuning,
+    /// The source text of each function defined by name, to show it.
+    sources: HashMap<String, String>,
 }
 
 impl Session {
@@ -149,6 +154,7 @@ impl Session {
             no_device: None,
             modules: gpu::ModuleCache::default(),
             tune: Tuning::default(),
+            sources: HashMap::new(),
         };
         if backend != Backend::Cpu {
             match gpu::Gpu::new(index) {
@@ -269,6 +275,24 @@ impl Session {
         }
         for stmt in &prog.stmts {
             out.value = self.stmt(stmt, &mut out.notes)?;
+            out.function = None;
+            let text = |span: &arrc_syntax::Span| src.get(span.clone()).unwrap_or("").to_string();
+            match stmt {
+                Stmt::FnDef { name, func, .. } => {
+                    self.sources.insert(name.clone(), text(&func.span));
+                }
+                Stmt::Func(f) => {
+                    out.function = Some(match &f.kind {
+                        arrc_syntax::FuncKind::Name(n) => self
+                            .sources
+                            .get(n)
+                            .cloned()
+                            .unwrap_or_else(|| text(&f.span)),
+                        _ => text(&f.span),
+                    })
+                }
+                _ => {}
+            }
         }
         Ok(out)
     }

@@ -308,6 +308,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     Format::Json => println!("{}", v.to_json()),
                 }
             }
+            if let Some(f) = out.function {
+                match format {
+                    Format::Apl => println!("{f}"),
+                    Format::Json => println!("{}", serde_json::json!({ "function": f })),
+                }
+            }
             if stats {
                 let st = s.stats();
                 eprintln!(
@@ -542,6 +548,9 @@ mod repl {
                             }
                             if let Some(v) = out.value {
                                 println!("{}", arrc_ir::display::display(&v));
+                            }
+                            if let Some(f) = out.function {
+                                println!("{f}");
                             }
                         }
                         Err(e) => eprint!("{}", diagnostics::render(&line, &e, color())),

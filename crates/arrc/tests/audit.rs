@@ -13,7 +13,11 @@ fn gpu() -> Session {
 /// The display of a program's last value, or its error class.
 fn outcome(s: &mut Session, src: &str) -> String {
     match s.eval(src) {
-        Ok(o) => o.value.map_or(String::new(), |v| arrc::display(&v)),
+        Ok(o) => o
+            .value
+            .map(|v| arrc::display(&v))
+            .or(o.function)
+            .unwrap_or_default(),
         Err(e) => e.class.name().to_string(),
     }
 }
@@ -193,5 +197,21 @@ fn counts_beyond_the_devices_indexing_are_refused() {
         ("+/,(⍳1e5)∘.×⍳1e5", "WS FULL"),
         ("+/31e9⍴⍳6", "WS FULL"),
         ("⍴1e10 1e10⍴1", "WS FULL"),
+    ]);
+}
+
+#[test]
+fn both_backends_raise_the_same_error_class() {
+    check(&[
+        ("x 1 2", "VALUE ERROR"),
+        ("∇3", "SYNTAX ERROR"),
+        ("∇", "SYNTAX ERROR"),
+        ("⍳2 3", "NOT YET SUPPORTED"),
+        ("1⌷10", "RANK ERROR"),
+        ("{⍵+1[0]}¨⍬", ""),
+        ("⍴{⍵+1[0]}¨⍬", "0"),
+        ("{⍵}", "{⍵}"),
+        ("f←{⍵+1} ⋄ f", "{⍵+1}"),
+        ("+/", "+/"),
     ]);
 }
