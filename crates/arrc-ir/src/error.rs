@@ -19,6 +19,8 @@ pub enum ErrorClass {
     WsFull,
     /// The Vulkan device failed or is missing, or a device limit was exceeded.
     Device,
+    /// The user stopped the statement (Ctrl-C), as APL's INTERRUPT.
+    Interrupt,
 }
 
 impl ErrorClass {
@@ -35,6 +37,7 @@ impl ErrorClass {
             ErrorClass::Unsupported => "NOT YET SUPPORTED",
             ErrorClass::WsFull => "WS FULL",
             ErrorClass::Device => "DEVICE ERROR",
+            ErrorClass::Interrupt => "INTERRUPT",
         }
     }
 }

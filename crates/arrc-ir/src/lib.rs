@@ -10,6 +10,7 @@
 pub mod array;
 pub mod display;
 pub mod error;
+pub mod interrupt;
 pub mod ir;
 pub mod lower;
 pub mod plan;

@@ -493,6 +493,7 @@ impl Interp<'_> {
                 span.clone(),
             ));
         }
+        arrc_ir::interrupt::check(span)?;
         self.calls += 1;
         let limit = prims::CALL_LIMIT.with(|l| l.get());
         if self.calls > limit {
@@ -686,6 +687,7 @@ impl Interp<'_> {
         let mut out: Vec<Scalar> = vec![Scalar::I32(0); if scan { x.len() } else { outer * inner }];
         for o in 0..outer {
             for i in 0..inner {
+                arrc_ir::interrupt::check(&span)?;
                 let row: Vec<Scalar> = (0..n)
                     .map(|k| x.data.get((o * n + k) * inner + i))
                     .collect();

@@ -382,6 +382,7 @@ impl Session {
         st: &mut Calls,
         span: &Span,
     ) -> Result<Array, Error> {
+        arrc_ir::interrupt::check(span)?;
         match &f.kind {
             FuncKind::Dfn(body) => self.call_dfn(f, body, alpha, omega, st, span),
             FuncKind::Name(_) | FuncKind::SelfRef => {

@@ -274,6 +274,7 @@ impl Session {
                 .push(format!("no Vulkan device ({why}); computing on the CPU"));
         }
         for stmt in &prog.stmts {
+            arrc_ir::interrupt::check(&stmt_span(stmt))?;
             out.value = self.stmt(stmt, &mut out.notes)?;
             out.function = None;
             let text = |span: &arrc_syntax::Span| src.get(span.clone()).unwrap_or("").to_string();
@@ -702,4 +703,14 @@ pub fn devices() -> Result<Vec<DeviceInfo>, Error> {
 /// Evaluates with the CPU reference in a fresh environment.
 pub fn eval_cpu(src: &str) -> Result<Option<Array>, Error> {
     arrc_ref::eval_str(src)
+}
+
+/// The source span of a statement.
+fn stmt_span(s: &Stmt) -> arrc_syntax::Span {
+    match s {
+        Stmt::Expr(e) => e.span.clone(),
+        Stmt::Func(f) => f.span.clone(),
+        Stmt::FnDef { func, .. } => func.span.clone(),
+        Stmt::Guard { cond, value } => cond.span.start..value.span.end,
+    }
 }

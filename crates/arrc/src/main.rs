@@ -512,11 +512,20 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
 mod repl {
     use super::*;
     use rustyline::error::ReadlineError;
+    use std::io::BufRead;
 
     pub fn run(s: &mut Session) {
         match s.device() {
-            Some(d) => println!("arrc on {} (subgroup size {}). Glyphs: `i → ⍳, `r → ⍴, `a → ⍺, `w → ⍵. Ctrl-D quits.", d.name, d.subgroup_size),
-            None => println!("arrc on the CPU reference. Glyphs: `i → ⍳, `r → ⍴. Ctrl-D quits."),
+            Some(d) => println!("arrc on {} (subgroup size {}). Glyphs: `i → ⍳, `r → ⍴, `a → ⍺, `w → ⍵. Ctrl-C interrupts, Ctrl-D quits.", d.name, d.subgroup_size),
+            None => println!("arrc on the CPU reference. Glyphs: `i → ⍳, `r → ⍴. Ctrl-C interrupts, Ctrl-D quits."),
+        }
+        // Ctrl-C while a statement runs stops it (INTERRUPT) and the session goes on;
+        // at the prompt the line editor takes it as a key.
+        if let Err(e) = ctrlc::set_handler(arrc_ir::interrupt::request) {
+            eprintln!("arrc repl: Ctrl-C will end the session ({e})");
+        }
+        if !std::io::stdin().is_terminal() {
+            return piped(s);
         }
         let mut rl = match rustyline::DefaultEditor::new() {
             Ok(r) => r,
@@ -537,31 +546,73 @@ mod repl {
                         continue;
                     }
                     let _ = rl.add_history_entry(line.as_str());
+                    // Saved as it is typed: a session that dies keeps its history.
+                    if let Some(h) = &history {
+                        let _ = rl.append_history(h);
+                    }
                     if raw.contains('`') {
                         // Show what the backtick map made of the line.
                         println!("      {}", line.trim());
                     }
-                    match s.eval(&line) {
-                        Ok(out) => {
-                            for n in &out.notes {
-                                eprintln!("note: {n}");
-                            }
-                            if let Some(v) = out.value {
-                                println!("{}", arrc_ir::display::display(&v));
-                            }
-                            if let Some(f) = out.function {
-                                println!("{f}");
-                            }
-                        }
-                        Err(e) => eprint!("{}", diagnostics::render(&line, &e, color())),
-                    }
+                    eval_line(s, &line);
                 }
                 Err(ReadlineError::Interrupted) => continue,
-                Err(_) => break,
+                Err(ReadlineError::Eof) => break,
+                Err(e) => {
+                    // An invalid UTF-8 byte (or any other read error) is said, and
+                    // the session goes on.
+                    eprintln!("arrc repl: the line could not be read ({e}); it was ignored");
+                }
             }
         }
-        if let Some(h) = &history {
-            let _ = rl.save_history(h);
+    }
+
+    /// Lines from a pipe or file, each run as typed (`arrc repl < session.apl`).
+    fn piped(s: &mut Session) {
+        let stdin = std::io::stdin();
+        let mut input = stdin.lock();
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match input.read_until(b'\n', &mut buf) {
+                Ok(0) => break,
+                Ok(_) => match std::str::from_utf8(&buf) {
+                    Ok(text) => {
+                        let line = arrc::keymap::expand(text.trim_end_matches(['\n', '\r']));
+                        if !line.trim().is_empty() {
+                            eval_line(s, &line);
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("arrc repl: a line is not valid UTF-8 ({e}); it was ignored")
+                    }
+                },
+                Err(e) => {
+                    eprintln!("arrc repl: {e}");
+                    break;
+                }
+            }
         }
+    }
+
+    fn eval_line(s: &mut Session, line: &str) {
+        arrc_ir::interrupt::clear();
+        match s.eval(line) {
+            Ok(out) => {
+                for n in &out.notes {
+                    eprintln!("note: {n}");
+                }
+                if let Some(v) = out.value {
+                    println!("{}", arrc_ir::display::display(&v));
+                }
+                if let Some(f) = out.function {
+                    println!("{f}");
+                }
+            }
+            // As Dyalog: the statement stops, the workspace stays.
+            Err(e) if e.class == arrc::ErrorClass::Interrupt => println!("INTERRUPT"),
+            Err(e) => eprint!("{}", diagnostics::render(line, &e, color())),
+        }
+        arrc_ir::interrupt::clear();
     }
 }

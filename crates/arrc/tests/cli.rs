@@ -140,3 +140,84 @@ fn without_a_device_the_default_backend_says_so_and_uses_the_cpu() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("DEVICE ERROR"), "{err}");
 }
+
+/// `arrc repl` with `input` on its standard input (a pipe), optionally sending it
+/// SIGINT once `after` has passed.
+fn repl(input: &[u8], interrupt_after: Option<std::time::Duration>) -> (String, String) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arrc"))
+        .args(["repl", "--backend", "cpu"])
+        .env("HOME", std::env::temp_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input).unwrap();
+    if let Some(t) = interrupt_after {
+        std::thread::sleep(t);
+        // SAFETY: sends a signal to our own child process.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_repl_reads_past_invalid_utf8_and_runs_every_line() {
+    let (out, err) = repl(b"1+1\n\xff\xfe\nx\xe2\x86\x905\nx\xc3\x972\n", None);
+    assert_eq!(
+        out.lines().skip(1).collect::<Vec<_>>(),
+        ["2", "10"],
+        "{err}"
+    );
+    assert!(err.contains("not valid UTF-8"), "{err}");
+}
+
+#[test]
+fn ctrl_c_interrupts_a_statement_and_the_session_goes_on() {
+    // A recursion that runs for minutes on the reference, then two more lines.
+    let src = "x←42\nfib←{⍵≤1:⍵ ⋄ (∇⍵-1)+∇⍵-2}\nfib 40\nx+1\n";
+    let (out, err) = repl(src.as_bytes(), Some(std::time::Duration::from_secs(2)));
+    let lines: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(lines, ["INTERRUPT", "43"], "{err}");
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arrc"))
+        .args(["eval", "--backend", "cpu", "⍳100000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // stdout is closed now: the rest of the display meets a closed pipe.
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(out.status.code(), Some(101), "{err}");
+}
+
+#[test]
+fn a_device_that_cannot_open_falls_back_without_crashing() {
+    let (code, out, err) = arrc(&["eval", "--device", "5", "1+1"]);
+    assert_eq!((code, out.as_str()), (0, "2\n"), "{err}");
+    assert!(err.contains("device 5 does not exist"), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_arrc"))
+        .args(["eval", "1+1"])
+        .env("ARRC_DEVICE", "3")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "2\n");
+}
