@@ -24,6 +24,13 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
+    /// One of APL's own error classes (SYNTAX … AXIS ERROR), raised by the program's
+    /// data or text, not by a limit of arrc or the device.
+    pub fn is_apl(self) -> bool {
+        use ErrorClass::*;
+        matches!(self, Syntax | Value | Domain | Length | Rank | Index | Axis)
+    }
+
     /// The name as APL prints it.
     pub fn name(self) -> &'static str {
         match self {

@@ -1165,16 +1165,18 @@ impl Lower {
     fn unary(&mut self, op: UnOp, arg: Value, span: Span) -> Result<Value> {
         let ty = self.f.ty(arg).clone();
         let elem = op.result_type(ty.elem, self.f.float);
+        // Constants fold, unless the function fails on them: then the error is the
+        // kernel's, raised only if the value is computed (`{⍵=0:0 ⋄ ~⍵}¨0` is 0).
         if let Some(a) = self.as_const(arg).filter(|a| a.len() <= 1) {
             let a = a.clone();
-            let mut d = Data::with_capacity(elem, a.len());
-            for i in 0..a.len() {
-                d.push(
-                    op.apply(a.data.get(i), self.f.float)
-                        .map_err(|e| scalar_error(e, span.clone()))?,
-                );
+            let folded: Option<Vec<Scalar>> = (0..a.len())
+                .map(|i| op.apply(a.data.get(i), self.f.float).ok())
+                .collect();
+            if let Some(vals) = folded {
+                let mut d = Data::with_capacity(elem, a.len());
+                vals.into_iter().for_each(|v| d.push(v));
+                return Ok(self.konst(Array::new(a.shape.clone(), d), span));
             }
-            return Ok(self.konst(Array::new(a.shape.clone(), d), span));
         }
         Ok(self.f.push(
             Inst::Unary { op, arg },
@@ -1193,10 +1195,11 @@ impl Lower {
         let elem = op.result_type(lt.elem, rt.elem, self.f.float);
         let (l, r) = (self.cast(l, t), self.cast(r, t));
         if let (Some(a), Some(b)) = (self.as_const(l), self.as_const(r)) {
-            if a.len() == 1 && b.len() == 1 {
-                let s = op
-                    .apply(a.data.get(0), b.data.get(0), self.f.float)
-                    .map_err(|e| scalar_error(e, span.clone()))?;
+            // As in `unary`: a function that fails on constants is left to the kernel.
+            let folded = (a.len() == 1 && b.len() == 1)
+                .then(|| op.apply(a.data.get(0), b.data.get(0), self.f.float).ok())
+                .flatten();
+            if let Some(s) = folded {
                 let shape: Vec<usize> = shape
                     .iter()
                     .map(|d| {

@@ -895,6 +895,10 @@ impl Interp<'_> {
                 });
             }
         }
+        // As a fold: finite items that fold to something that is not overflowed.
+        if elem.is_float() && out.iter().any(|s| !s.cast(elem).as_f64().is_finite()) {
+            return Err(err::domain(arrc_ir::scalar::not_finite(elem), span.clone()));
+        }
         Ok(typed(shape, out, elem))
     }
 }

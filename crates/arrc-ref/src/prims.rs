@@ -568,12 +568,15 @@ pub(crate) fn where_(x: &Array, io: i64, span: &Span) -> Result<Array> {
             span.clone(),
         ));
     }
+    // Every count is checked before the result's size (as the device does).
+    let counts = (0..x.len())
+        .map(|i| match int_of(x.data.get(i), span, "⍸'s argument")? {
+            c if c < 0 => Err(err::domain("⍸ needs non-negative counts", span.clone())),
+            c => Ok(c),
+        })
+        .collect::<Result<Vec<i64>>>()?;
     let mut out = Vec::new();
-    for i in 0..x.len() {
-        let c = int_of(x.data.get(i), span, "⍸'s argument")?;
-        if c < 0 {
-            return Err(err::domain("⍸ needs non-negative counts", span.clone()));
-        }
+    for (i, &c) in counts.iter().enumerate() {
         check_size(out.len().saturating_add(c as usize), span)?;
         (0..c).for_each(|_| out.push((i as i64 + io) as i32));
     }

@@ -18,11 +18,13 @@
 pub mod bench;
 pub mod build;
 pub mod diagnostics;
+pub mod fuzz;
 pub mod gpu;
 mod hosted;
 pub mod keymap;
 
 pub use arrc_ir::display::display;
+pub use arrc_ir::interrupt;
 pub use arrc_ir::{Array, Data, ElemType, Error, ErrorClass, Scalar};
 pub use arrc_vk::DeviceInfo;
 pub use gpu::CompiledStatement;
@@ -367,9 +369,15 @@ impl Session {
                 Ok(())
             })
             .and_then(|()| self.gpu_expr(value));
+        // APL reports the first error in its order of evaluation; the device may meet
+        // another first (a shape error at compile time before a data error to its
+        // right). Under `Auto` the reference runs the statement again, from the state
+        // before it, and says which.
+        let confirm = self.backend == Backend::Auto
+            && matches!(&result, Err(e) if e.class.is_apl() || e.class == ErrorClass::WsFull);
         let done: Vec<bool> = match &result {
             Ok(_) => vec![true; first.len()],
-            Err(e) if e.class == ErrorClass::Unsupported => vec![false; first.len()],
+            Err(e) if e.class == ErrorClass::Unsupported || confirm => vec![false; first.len()],
             Err(e) => completed_before(whole, &first, &e.span),
         };
         // The assignments made are a prefix of `first` (in APL's order): undo the
@@ -397,6 +405,7 @@ impl Session {
             }
         }
         let result = match result {
+            Err(e) if confirm => return self.confirm_error(stmt, notes, e),
             Err(e) => return self.fallback(stmt, notes, e),
             Ok(r) => r,
         };
@@ -423,6 +432,30 @@ impl Session {
             return self.cpu(stmt);
         }
         Err(e)
+    }
+
+    /// The error APL gives for a statement the device found an error in: the
+    /// reference's, where it can tell (its own limits leave the device's).
+    fn confirm_error(
+        &mut self,
+        stmt: &Stmt,
+        notes: &mut Vec<String>,
+        e: Error,
+    ) -> Result<Option<Array>, Error> {
+        match self.cpu(stmt) {
+            // Also WS FULL and NOT YET SUPPORTED: what the reference met before the
+            // error the device found further on (`{⍺∨⍵}/[2]4611686018427387904↑⍬`).
+            Err(r) if !matches!(r.class, ErrorClass::Interrupt | ErrorClass::Device) => Err(r),
+            Err(_) => Err(e),
+            Ok(v) => {
+                notes.push(format!(
+                    "the device path raised {}: {} — computed on the CPU reference",
+                    e.class.name(),
+                    e.message
+                ));
+                Ok(v)
+            }
+        }
     }
 
     fn cpu(&mut self, stmt: &Stmt) -> Result<Option<Array>, Error> {

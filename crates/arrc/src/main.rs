@@ -121,6 +121,38 @@ enum Cmd {
     },
     /// List the Vulkan devices with API version and subgroup size.
     Devices,
+    /// Differential fuzzing: random programs on the device and on the CPU reference,
+    /// which must agree (value, or error class). Exits 1 on any disagreement.
+    Fuzz {
+        /// Run for this many seconds (default: --programs).
+        #[arg(long)]
+        seconds: Option<f64>,
+        /// Run this many programs.
+        #[arg(long)]
+        programs: Option<u64>,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Run only program INDEX of the seed's sequence (to reproduce a finding).
+        #[arg(long)]
+        index: Option<u64>,
+        /// Floats: f32 or f64 (⎕FR←645).
+        #[arg(long, default_value = "f32")]
+        float: String,
+        /// The largest array length used.
+        #[arg(long, default_value_t = 100_000)]
+        max_len: usize,
+        /// Seconds one program may run on one side before it is skipped.
+        #[arg(long, default_value_t = 20.0)]
+        timeout: f64,
+        /// Print each program as it runs.
+        #[arg(long)]
+        show: bool,
+        /// Compare the device path alone (--backend vulkan): its errors as it finds
+        /// them, not APL's first in evaluation order (which the default asks the
+        /// reference for).
+        #[arg(long)]
+        raw_device: bool,
+    },
     /// Time workloads on the device (Vulkan timestamps, resident input, median of runs).
     Bench {
         /// Workloads (default all): copy, sum, max, scan, maxscan, rowsum, colsum, sqdiff, compress, matmul.
@@ -326,6 +358,73 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 );
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Fuzz {
+            seconds,
+            programs,
+            seed,
+            index,
+            float,
+            max_len,
+            timeout,
+            show,
+            raw_device,
+        } => {
+            let float = match float.as_str() {
+                "f32" => arrc::ElemType::F32,
+                "f64" => arrc::ElemType::F64,
+                other => {
+                    eprintln!("arrc fuzz: --float {other}: use f32 or f64");
+                    return Err(ExitCode::from(2));
+                }
+            };
+            let opts = arrc::fuzz::FuzzOptions {
+                seed,
+                programs: if seconds.is_some() && programs.is_none() {
+                    None
+                } else {
+                    Some(programs.unwrap_or(500))
+                },
+                seconds,
+                index,
+                float,
+                max_len,
+                timeout: std::time::Duration::from_secs_f64(timeout.max(0.1)),
+                raw_device,
+            };
+            if index.is_some() || show {
+                let case = arrc::fuzz::Case::new(&opts, index.unwrap_or(0));
+                eprintln!("arrc fuzz: program {}: {}", case.index, case.program);
+            }
+            let mut last = std::time::Instant::now();
+            let mut seen = 0;
+            let report = arrc::fuzz::run(&opts, &mut |r| {
+                for f in r
+                    .disagreements
+                    .iter()
+                    .chain(&r.class_mismatches)
+                    .chain(&r.crashes)
+                    .skip(seen)
+                {
+                    eprintln!("arrc fuzz: {f}");
+                }
+                seen = r.disagreements.len() + r.class_mismatches.len() + r.crashes.len();
+                if show {
+                    let next = arrc::fuzz::Case::new(&opts, r.programs);
+                    eprintln!("arrc fuzz: program {}: {}", next.index, next.program);
+                }
+                if last.elapsed().as_secs() >= 10 {
+                    eprintln!("arrc fuzz: {}", r.summary());
+                    last = std::time::Instant::now();
+                }
+            })
+            .map_err(|e| fail("", &e))?;
+            println!("{}", report.summary());
+            Ok(if report.clean() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         Cmd::Build {
             input,

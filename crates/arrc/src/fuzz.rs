@@ -1,0 +1,642 @@
+//! The differential fuzzer: random well-formed programs run on the device and on the
+//! CPU reference, which must give the same value (floats within rounding) or the same
+//! APL error class. `arrc fuzz` runs it for a while; a test runs a fixed-seed slice.
+//!
+//! Each program is generated from `(seed, index)` alone, its arrays too, so a finding
+//! is reproduced by `arrc fuzz --seed S --index I`. Programs use every primitive and
+//! operator the language has, arrays of rank 0 to 4 at awkward sizes (0 1 7 8 9 63 64
+//! 65 255 256 257 65535 65536 65537), integers near 2^31, 2^32 and 2^62, and f32 or
+//! f64 floats.
+
+use crate::{Array, Backend, Data, ElemType, ErrorClass, Session};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct FuzzOptions {
+    pub seed: u64,
+    /// Stop after this many programs (with `seconds`, whichever comes first).
+    pub programs: Option<u64>,
+    /// Stop after this long.
+    pub seconds: Option<f64>,
+    /// Run only this program of the seed's sequence.
+    pub index: Option<u64>,
+    /// Floats are f32 (the default) or f64 (`⎕FR←645`).
+    pub float: ElemType,
+    /// The largest array length used (sizes above it are left out).
+    pub max_len: usize,
+    /// A program running longer than this on one side is interrupted and skipped.
+    pub timeout: Duration,
+    /// Compare the device path alone (`Backend::Vulkan`): its errors as it finds them,
+    /// not as APL's order of evaluation would (which `Backend::Auto`, the default
+    /// users have, asks the reference for).
+    pub raw_device: bool,
+}
+
+impl Default for FuzzOptions {
+    fn default() -> Self {
+        FuzzOptions {
+            seed: 0,
+            programs: Some(500),
+            seconds: None,
+            index: None,
+            float: ElemType::F32,
+            max_len: 100_000,
+            timeout: Duration::from_secs(20),
+            raw_device: false,
+        }
+    }
+}
+
+/// A program on which the device and the reference disagree (or which crashed).
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub seed: u64,
+    pub index: u64,
+    pub program: String,
+    /// The arrays it reads, described (not their values).
+    pub arrays: String,
+    pub what: String,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "seed {} index {}: {}\n  arrays: {}\n  {}",
+            self.seed, self.index, self.program, self.arrays, self.what
+        )
+    }
+}
+
+/// What a run found.
+#[derive(Clone, Debug, Default)]
+pub struct FuzzReport {
+    pub programs: u64,
+    /// Both sides gave a value, and the values agree.
+    pub same_value: u64,
+    /// Both sides gave an error of the same class.
+    pub same_error: u64,
+    /// The device path does not run it (NOT YET SUPPORTED).
+    pub unsupported: u64,
+    /// Interrupted after `FuzzOptions::timeout`.
+    pub slow: u64,
+    /// A value against an error, or different values.
+    pub disagreements: Vec<Finding>,
+    /// Errors of different classes.
+    pub class_mismatches: Vec<Finding>,
+    /// A panic, or an internal compiler error.
+    pub crashes: Vec<Finding>,
+    pub seconds: f64,
+}
+
+impl FuzzReport {
+    pub fn clean(&self) -> bool {
+        self.disagreements.is_empty() && self.class_mismatches.is_empty() && self.crashes.is_empty()
+    }
+
+    pub fn summary(&self) -> String {
+        format!(
+            "{} programs in {:.0} s: {} same value, {} same error, {} not on the device, {} slow; {} disagreements, {} error-class mismatches, {} crashes",
+            self.programs,
+            self.seconds,
+            self.same_value,
+            self.same_error,
+            self.unsupported,
+            self.slow,
+            self.disagreements.len(),
+            self.class_mismatches.len(),
+            self.crashes.len()
+        )
+    }
+}
+
+/// Runs the fuzzer; `progress` sees the report after each program.
+pub fn run(
+    opts: &FuzzOptions,
+    progress: &mut dyn FnMut(&FuzzReport),
+) -> Result<FuzzReport, crate::Error> {
+    let mut dev = device_session(opts)?;
+    let mut cpu = Session::new(Backend::Cpu)?;
+    for s in [&mut dev, &mut cpu] {
+        s.set_float(opts.float);
+    }
+    let start = Instant::now();
+    let mut report = FuzzReport::default();
+    let indices: Box<dyn Iterator<Item = u64>> = match opts.index {
+        Some(i) => Box::new(std::iter::once(i)),
+        None => Box::new(0..),
+    };
+    for index in indices {
+        if opts.programs.is_some_and(|p| report.programs >= p)
+            || opts
+                .seconds
+                .is_some_and(|s| start.elapsed().as_secs_f64() >= s)
+        {
+            break;
+        }
+        let case = Case::new(opts, index);
+        one(opts, &case, &mut dev, &mut cpu, &mut report)?;
+        report.programs += 1;
+        report.seconds = start.elapsed().as_secs_f64();
+        progress(&report);
+    }
+    report.seconds = start.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// The device side as a user has it (`Backend::Auto`): a statement the device path
+/// refuses runs on the reference with a note, and counts as not on the device.
+fn device_session(opts: &FuzzOptions) -> Result<Session, crate::Error> {
+    let s = Session::new(if opts.raw_device {
+        Backend::Vulkan
+    } else {
+        Backend::Auto
+    })?;
+    match &s.no_device {
+        Some(why) => Err(crate::Error::new(
+            ErrorClass::Device,
+            format!(
+                "the fuzzer compares the device with the reference, and there is no device: {why}"
+            ),
+            0..0,
+        )),
+        None => Ok(s),
+    }
+}
+
+/// One program and its arrays.
+pub struct Case {
+    pub seed: u64,
+    pub index: u64,
+    pub program: String,
+    pub arrays: Vec<(&'static str, Array)>,
+}
+
+impl Case {
+    /// The program `index` of `opts.seed`'s sequence.
+    pub fn new(opts: &FuzzOptions, index: u64) -> Case {
+        let mut rng = StdRng::seed_from_u64(
+            opts.seed
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add(index.wrapping_mul(0xD1B5_4A32_D192_ED03)),
+        );
+        let arrays = arrays(&mut rng, opts);
+        let mut g = Gen { rng: &mut rng };
+        let mut stmts = vec![];
+        if g.rng.random_bool(0.1) {
+            stmts.push("⎕IO←0".to_string());
+        }
+        if g.rng.random_bool(0.15) {
+            let e = g.expr(2);
+            stmts.push(format!("a←{e}"));
+        }
+        stmts.push(g.expr(3));
+        Case {
+            seed: opts.seed,
+            index,
+            program: stmts.join(" ⋄ "),
+            arrays,
+        }
+    }
+
+    fn describe(&self) -> String {
+        self.arrays
+            .iter()
+            .map(|(n, a)| format!("{n}: {}{:?}", a.elem, a.shape))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn finding(&self, what: String) -> Finding {
+        Finding {
+            seed: self.seed,
+            index: self.index,
+            program: self.program.clone(),
+            arrays: self.describe(),
+            what,
+        }
+    }
+}
+
+/// The result of one side, its panic caught.
+type Side = Result<Result<crate::Outcome, crate::Error>, String>;
+
+fn eval_guarded(s: &mut Session, case: &Case, timeout: Duration) -> Side {
+    // Every program starts from the same state on both sides.
+    let _ = s.eval("⎕IO←1");
+    for (n, a) in &case.arrays {
+        s.set(n, a.clone()).expect("consistent arrays");
+    }
+    let _ = s.set("a", Array::scalar(crate::Scalar::I32(0)));
+    crate::interrupt::clear();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watch = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let t0 = Instant::now();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                if t0.elapsed() > timeout {
+                    crate::interrupt::request();
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+    let r = std::panic::catch_unwind(AssertUnwindSafe(|| s.eval(&case.program)));
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = watch.join();
+    crate::interrupt::clear();
+    r.map_err(|p| {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "a panic".into())
+    })
+}
+
+fn one(
+    opts: &FuzzOptions,
+    case: &Case,
+    dev: &mut Session,
+    cpu: &mut Session,
+    report: &mut FuzzReport,
+) -> Result<(), crate::Error> {
+    let want = eval_guarded(cpu, case, opts.timeout);
+    let got = eval_guarded(dev, case, opts.timeout);
+    let (want, got) = match (want, got) {
+        (Ok(w), Ok(g)) => (w, g),
+        (w, g) => {
+            let side = if w.is_err() { "reference" } else { "device" };
+            let msg = w.err().or(g.err()).unwrap_or_default();
+            report
+                .crashes
+                .push(case.finding(format!("the {side} panicked: {msg}")));
+            // A panic may leave a session half-way: start both again.
+            *dev = device_session(opts)?;
+            *cpu = Session::new(Backend::Cpu)?;
+            for s in [dev, cpu] {
+                s.set_float(opts.float);
+            }
+            return Ok(());
+        }
+    };
+    let interrupted = |r: &Result<crate::Outcome, crate::Error>| matches!(r, Err(e) if e.class == ErrorClass::Interrupt);
+    if interrupted(&want) || interrupted(&got) {
+        report.slow += 1;
+        return Ok(());
+    }
+    let note = |what: &str| matches!(&got, Ok(o) if o.notes.iter().any(|n| n.contains(what)));
+    let (refused, raised) = (note("NOT YET SUPPORTED"), note("the device path raised"));
+    match (&want, &got) {
+        (_, Err(g)) if g.message.contains("internal compiler error") => {
+            report
+                .crashes
+                .push(case.finding(format!("device: {}: {}", g.class.name(), g.message)));
+        }
+        (_, Err(g)) if g.class == ErrorClass::Unsupported => report.unsupported += 1,
+        // The device raised an error where APL has a value (`Auto` then shows the
+        // reference's value): a wrong error is a disagreement.
+        (_, Ok(g)) if raised => report.disagreements.push(case.finding(format!(
+            "device error where the reference gives {}: {}",
+            show(g.value.as_ref()),
+            g.notes.join("; ")
+        ))),
+        _ if refused => report.unsupported += 1,
+        (Ok(w), Ok(g)) => match (&w.value, &g.value) {
+            (Some(wv), Some(gv)) if close(gv, wv) => report.same_value += 1,
+            (None, None) => report.same_value += 1,
+            (wv, gv) => report.disagreements.push(case.finding(format!(
+                "device {} reference {}",
+                show(gv.as_ref()),
+                show(wv.as_ref())
+            ))),
+        },
+        (Err(w), Err(g)) if w.class == g.class => report.same_error += 1,
+        (Err(w), Err(g)) => report.class_mismatches.push(case.finding(format!(
+            "device {}: {}; reference {}: {}",
+            g.class.name(),
+            g.message,
+            w.class.name(),
+            w.message
+        ))),
+        (Ok(w), Err(g)) => report.disagreements.push(case.finding(format!(
+            "device {}: {}; reference {}",
+            g.class.name(),
+            g.message,
+            show(w.value.as_ref())
+        ))),
+        (Err(w), Ok(g)) => report.disagreements.push(case.finding(format!(
+            "device {}; reference {}: {}",
+            show(g.value.as_ref()),
+            w.class.name(),
+            w.message
+        ))),
+    }
+    Ok(())
+}
+
+fn show(a: Option<&Array>) -> String {
+    match a {
+        None => "no value".into(),
+        Some(a) if a.len() > 12 => format!(
+            "{}{:?} starting {}",
+            a.elem,
+            a.shape,
+            crate::display(&Array::vector(take(&a.data, 12)))
+        ),
+        Some(a) => crate::display(a),
+    }
+}
+
+fn take(d: &Data, n: usize) -> Data {
+    let mut out = Data::with_capacity(d.elem_type(), n);
+    (0..n.min(d.len())).for_each(|i| out.push(d.get(i)));
+    out
+}
+
+/// Equal values: integers exactly, floats within rounding (f32 sums and products are
+/// accumulated in f64 by the reference and in a tree by the device).
+pub fn close(a: &Array, b: &Array) -> bool {
+    if a.shape != b.shape || a.len() != b.len() {
+        return false;
+    }
+    let float = a.elem.is_float() || b.elem.is_float();
+    let tol = if a.elem == ElemType::F64 || b.elem == ElemType::F64 {
+        1e-9
+    } else {
+        1e-3
+    };
+    (0..a.len()).all(|i| {
+        let (x, y) = (a.data.get(i), b.data.get(i));
+        if float {
+            let (x, y) = (x.as_f64(), y.as_f64());
+            x == y || (x - y).abs() <= tol * y.abs().max(1.0)
+        } else {
+            x.as_i64() == y.as_i64()
+        }
+    })
+}
+
+/// Lengths that meet kernels' edges: subgroup and workgroup sizes ± 1, 2^16 ± 1.
+const AWKWARD: &[usize] = &[
+    0, 1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 65535, 65536, 65537, 100000,
+];
+
+/// The arrays a program may read: `b` booleans, `i` i32 (near 2^31 sometimes), `j`
+/// i64 (near 2^32 and 2^62), `f` floats, `m` an i32 matrix, `g` a float matrix, `t` a
+/// rank-3 and `h` a rank-4 array, `s` a scalar, `e` an empty vector.
+fn arrays(rng: &mut StdRng, opts: &FuzzOptions) -> Vec<(&'static str, Array)> {
+    let lens: Vec<usize> = AWKWARD
+        .iter()
+        .copied()
+        .filter(|&n| n <= opts.max_len)
+        .collect();
+    // Mostly short vectors; a large one in one program of five.
+    let len = |rng: &mut StdRng| {
+        let small = lens.iter().filter(|&&n| n <= 257).count().max(1);
+        if rng.random_bool(0.2) {
+            lens[rng.random_range(0..lens.len())]
+        } else {
+            lens[rng.random_range(0..small)]
+        }
+    };
+    let n = len(rng);
+    let ints = |rng: &mut StdRng, n: usize| -> Vec<i32> {
+        let edge = rng.random_bool(0.15);
+        (0..n)
+            .map(|_| {
+                if edge && rng.random_bool(0.3) {
+                    [i32::MAX, i32::MIN + 1, i32::MAX - 1, 1 << 30][rng.random_range(0..4)]
+                } else {
+                    rng.random_range(-20..=20)
+                }
+            })
+            .collect()
+    };
+    let floats = |rng: &mut StdRng, n: usize| -> Vec<f64> {
+        (0..n)
+            .map(|_| (rng.random_range(-400..=400) as f64) / 8.0)
+            .collect()
+    };
+    let float_data = |v: Vec<f64>| {
+        if opts.float == ElemType::F64 {
+            Data::F64(v)
+        } else {
+            Data::F32(v.into_iter().map(|x| x as f32).collect())
+        }
+    };
+    let big = [
+        1i64 << 31,
+        (1 << 32) - 1,
+        1 << 32,
+        (1 << 62) - 1,
+        1 << 62,
+        -(1 << 62),
+        i64::MAX,
+        -i64::MAX,
+    ];
+    let j: Vec<i64> = (0..n)
+        .map(|_| {
+            if rng.random_bool(0.3) {
+                big[rng.random_range(0..big.len())]
+            } else {
+                rng.random_range(-1000..=1000)
+            }
+        })
+        .collect();
+    let dims = [0usize, 1, 2, 3, 7, 8, 9, 33];
+    let dim = |rng: &mut StdRng| dims[rng.random_range(0..dims.len())];
+    let (r, c) = (dim(rng), dim(rng));
+    let (r, c) = if rng.random_bool(0.05) {
+        (257, 256)
+    } else {
+        (r, c)
+    };
+    let t = [dim(rng).min(7), dim(rng).min(7), dim(rng).min(9)];
+    let h = [2usize, dim(rng).min(3), 3, dim(rng).min(4)];
+    vec![
+        (
+            "b",
+            Array::vector(Data::Bool((0..n).map(|_| rng.random_bool(0.5)).collect())),
+        ),
+        ("i", Array::vector(Data::I32(ints(rng, n)))),
+        ("j", Array::vector(Data::I64(j))),
+        ("f", Array::vector(float_data(floats(rng, n)))),
+        ("m", Array::new(vec![r, c], Data::I32(ints(rng, r * c)))),
+        ("g", Array::new(vec![r, c], float_data(floats(rng, r * c)))),
+        (
+            "t",
+            Array::new(t.to_vec(), Data::I32(ints(rng, t.iter().product()))),
+        ),
+        (
+            "h",
+            Array::new(h.to_vec(), float_data(floats(rng, h.iter().product()))),
+        ),
+        (
+            "s",
+            Array::scalar(crate::Scalar::I32(rng.random_range(-9..=9))),
+        ),
+        ("e", Array::vector(Data::I32(vec![]))),
+    ]
+}
+
+const SCALAR2: &[&str] = &[
+    "+", "-", "×", "÷", "|", "⌈", "⌊", "*", "⍟", "○", "!", "<", "≤", "=", "≥", ">", "≠", "∧", "∨",
+    "⍲", "⍱",
+];
+const SCALAR1: &[&str] = &["+", "-", "×", "÷", "|", "⌈", "⌊", "*", "⍟", "○", "!", "~"];
+const STRUCT1: &[&str] = &[
+    "⍴", ",", "⌽", "⊖", "⍉", "↑", "↓", "≢", "∊", "⍸", "⍋", "⍒", "≡", "⍪", "⍳",
+];
+const STRUCT2: &[&str] = &[
+    "⍴", ",", "⍪", "⌽", "⊖", "⍉", "↑", "↓", "⍳", "∊", "/", "⌿", "⌷", "≡", "≢", "⊣", "⊢",
+];
+const NAMES: &[&str] = &["b", "i", "j", "f", "m", "g", "t", "h", "s", "e", "a"];
+const LITERALS: &[&str] = &[
+    "0",
+    "1",
+    "2",
+    "¯1",
+    "3",
+    "7",
+    "2.5",
+    "¯0.5",
+    "1E6",
+    "2147483647",
+    "¯2147483648",
+    "4294967296",
+    "4611686018427387904",
+    "¯9223372036854775807",
+    "(⍳5)",
+    "(1 0 1)",
+    "(2 3⍴⍳6)",
+    "⍬",
+    "(0⍴0)",
+];
+
+struct Gen<'r> {
+    rng: &'r mut StdRng,
+}
+
+impl Gen<'_> {
+    fn pick(&mut self, from: &[&'static str]) -> &'static str {
+        from[self.rng.random_range(0..from.len())]
+    }
+
+    fn atom(&mut self) -> String {
+        if self.rng.random_bool(0.7) {
+            self.pick(NAMES).to_string()
+        } else {
+            self.pick(LITERALS).to_string()
+        }
+    }
+
+    /// A small left argument for structural functions (shapes, counts, amounts).
+    fn small(&mut self) -> String {
+        match self.rng.random_range(0..6) {
+            0 => self.rng.random_range(0..5).to_string(),
+            1 => format!("¯{}", self.rng.random_range(1..4)),
+            2 => format!(
+                "{} {}",
+                self.rng.random_range(0..4),
+                self.rng.random_range(0..5)
+            ),
+            3 => "(≢i)".to_string(),
+            4 => "(1 0 1 1)".to_string(),
+            _ => self.atom(),
+        }
+    }
+
+    /// A scalar function, a dfn of scalar functions, or a dfn with a guard.
+    fn operand(&mut self) -> String {
+        match self.rng.random_range(0..10) {
+            0 => format!("{{⍺{}⍵}}", self.pick(SCALAR2)),
+            1 => format!("{{(⍺{}⍵){}2}}", self.pick(SCALAR2), self.pick(SCALAR2)),
+            2 => format!(
+                "{{⍵>0:⍺{}⍵ ⋄ ⍺{}⍵}}",
+                self.pick(SCALAR2),
+                self.pick(SCALAR2)
+            ),
+            _ => self.pick(SCALAR2).to_string(),
+        }
+    }
+
+    fn expr(&mut self, depth: u32) -> String {
+        if depth == 0 || self.rng.random_bool(0.25) {
+            return self.atom();
+        }
+        let d = depth - 1;
+        match self.rng.random_range(0..20) {
+            0..=3 => format!("{}{}", self.pick(SCALAR1), self.expr(d)),
+            4..=7 => format!("({}){}{}", self.expr(d), self.pick(SCALAR2), self.expr(d)),
+            8 => format!("{}{}", self.pick(STRUCT1), self.expr(d)),
+            9 => format!("({}){}{}", self.small(), self.pick(STRUCT2), self.expr(d)),
+            10 => {
+                let op = self.pick(&["/", "⌿", "\\", "⍀"]);
+                format!("{}{op}{}", self.operand(), self.expr(d))
+            }
+            11 => format!("{}¨{}", self.operand_monadic(), self.expr(d)),
+            12 => format!("({})∘.{}{}", self.expr(d), self.pick(SCALAR2), self.expr(d)),
+            13 => format!(
+                "({}){}.{}{}",
+                self.expr(d),
+                self.pick(&["+", "⌈", "∧", "-", "×"]),
+                self.pick(&["×", "+", "=", "⌊"]),
+                self.expr(d)
+            ),
+            14 => format!(
+                "{}{}[{}]{}",
+                self.operand(),
+                self.pick(&["/", "\\"]),
+                self.rng.random_range(1..4),
+                self.expr(d)
+            ),
+            15 => format!(
+                "{} {}/{}",
+                self.rng.random_range(-3..5),
+                self.operand(),
+                self.expr(d)
+            ),
+            16 => format!("({})[{}]", self.expr(d), self.rng.random_range(1..5)),
+            17 => format!("{}⍨{}", self.pick(SCALAR2), self.expr(d)),
+            18 => format!("(a←{})", self.expr(d)),
+            _ => format!("{{⍵≤1:⍵ ⋄ {}}}{}", self.body(), self.expr(d)),
+        }
+    }
+
+    fn operand_monadic(&mut self) -> String {
+        match self.rng.random_range(0..3) {
+            0 => format!("{{{}⍵}}", self.pick(SCALAR1)),
+            1 => format!("{{⍵=0:0 ⋄ ⍵{}2}}", self.pick(SCALAR2)),
+            _ => format!("{{⍵{}{}}}", self.pick(SCALAR2), self.pick(&["1", "2", "s"])),
+        }
+    }
+
+    fn body(&mut self) -> String {
+        format!(
+            "⍵{}{}",
+            self.pick(SCALAR2),
+            self.pick(&["1", "2", "s", "⍵"])
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_are_reproducible_from_seed_and_index() {
+        let o = FuzzOptions::default();
+        let (a, b) = (Case::new(&o, 17), Case::new(&o, 17));
+        assert_eq!(a.program, b.program);
+        assert_eq!(a.arrays.len(), b.arrays.len());
+        assert!(a.arrays.iter().zip(&b.arrays).all(|(x, y)| x.1 == y.1));
+        assert_ne!(Case::new(&o, 18).program, a.program);
+    }
+}
