@@ -1591,6 +1591,10 @@ impl Lower {
                 (0..n).for_each(|_| d.push(id));
                 return Ok(self.konst(Array::new(dims, d), span));
             }
+            // No item needs the identity when the result is empty too (`⍲⌿0 0⍴0`).
+            if let Some(dims) = known_dims(&shape).filter(|d| d.contains(&0)) {
+                return Ok(self.konst(Array::new(dims, Data::empty(elem)), span));
+            }
             return Err(err::domain(
                 "this function has no identity element for an empty reduction",
                 span,

@@ -740,7 +740,8 @@ impl BinOp {
                 }
             }
             And | Or => {
-                if x.fract() != 0.0 || y.fract() != 0.0 {
+                // Integers that fit in 64 bits (as the device converts them).
+                if x.fract() != 0.0 || y.fract() != 0.0 || x.abs() >= 9.2e18 || y.abs() >= 9.2e18 {
                     return Err(domain("∧ and ∨ need booleans or integers"));
                 }
                 let g = gcd(x as i64, y as i64);

@@ -215,3 +215,35 @@ fn both_backends_raise_the_same_error_class() {
         ("+/", "+/"),
     ]);
 }
+
+#[test]
+fn found_by_the_fuzzer() {
+    // `arrc fuzz` findings, by seed and index; each gave a wrong value, a wrong error
+    // or a panic before its fix.
+    check(&[
+        // seed 2 index 5: the reference's inner product gave ∞ (APL has none).
+        ("(4611686018427387904)×.+1.5 2 3×1e10", "DOMAIN ERROR"),
+        // seed 2 index 1151: a constant folded in the untaken side of a guard raised
+        // its error.
+        ("{⍵=0:0 ⋄ ⍵⍲2}¨0", "0"),
+        ("({⍵=0:0 ⋄ ⍵⍲2}¨0)∧.+1", "1"),
+        // seed 20261124 index 38: constant folding of empty arguments panicked.
+        ("⊖(0 ∨/⍬)⌊>⍨⍬", ""),
+        ("÷⍨○⍬", ""),
+        // seed 3 index 1358: 1!x of ±(2^63-1) flipped its sign on the device (the
+        // exact i64 product started from 2^63, which wraps).
+        (
+            "x←9223372036854775807 ¯9223372036854775807 5 ⋄ 1!x",
+            "9.223372E18 ¯9.223372E18 5",
+        ),
+        // seed 3 index 1494: a fold with no identity over an empty axis of an empty
+        // array is empty, not a DOMAIN ERROR.
+        ("⍴≥⍨⍲⌿(0⍴0.5)∘.>0⍴0.5", "0"),
+        // seed 3 index 2008: ∧ ∨ of floats beyond 64-bit integers (the device gave
+        // 0, the reference the saturated conversion's value).
+        ("x←¯9.9e27 6 ⋄ x∧x", "DOMAIN ERROR"),
+        ("x←12 18.0 ⋄ x∧8", "24 72"),
+        // seed 2 index 1018: ⍸ checks every count before the result's size.
+        ("⍸¯1 4611686018427387904", "DOMAIN ERROR"),
+    ]);
+}

@@ -442,9 +442,15 @@ impl Emitter {
                 let spilled = e.local(bt);
                 let one64 = e.scalar(Scalar::I64(1));
                 e.store(exact, one64)?;
-                let no = e.b.constant_false(bt);
+                // A base beyond 2^62 has no exact i64 form (converting 2^63 wraps to
+                // a negative): the float product is the result from the start.
+                let abase = e.glsl(t, 4, &[base])?; // FAbs
+                let lim = e.fc(t, 2f64.powi(62));
+                let fits = e.flt(abase, lim)?;
+                let no = e.not(fits)?;
                 e.store(spilled, no)?;
-                let base64 = e.b.convert_f_to_s(i64t, None, base).map_err(be)?;
+                let safe_base = e.sel(t, fits, base, zero)?;
+                let base64 = e.b.convert_f_to_s(i64t, None, safe_base).map_err(be)?;
                 let i = e.local(u);
                 let one_u = e.c_u32(1);
                 let end = e.uadd(mu, one_u)?;
@@ -1109,13 +1115,29 @@ impl Emitter {
         let i = ElemType::I64;
         let ty = self.ty(i);
         let fb = b;
-        if t.is_float() {
+        let (a, b) = if t.is_float() {
+            // Integers of 64 bits only: beyond, the conversion has no value.
             self.raise_either(cx, bit, a, b, |e, v| {
                 let fl = e.glsl(t, FLOOR, &[v])?;
                 let same = e.feq(fl, v)?;
-                e.not(same)
+                let av = e.glsl(t, 4, &[v])?; // FAbs
+                let lim = e.fc(t, 9.2e18);
+                let small = e.flt(av, lim)?;
+                let ok = e.and(same, small)?;
+                e.not(ok)
             })?;
-        }
+            // Out-of-range values (which raised) convert as 0.
+            let zero = self.fc(t, 0.0);
+            let lim = self.fc(t, 9.2e18);
+            let safe = |e: &mut Self, v: Word| -> R<Word> {
+                let av = e.glsl(t, 4, &[v])?;
+                let small = e.flt(av, lim)?;
+                e.sel(t, small, v, zero)
+            };
+            (safe(self, a)?, safe(self, b)?)
+        } else {
+            (a, b)
+        };
         let a = self.convert(a, t, i)?;
         let b = self.convert(b, t, i)?;
         let x = self.local(ty);
