@@ -93,10 +93,27 @@ fn format_real(v: f64, sci: impl FnOnce() -> String) -> String {
 
 /// The whole array as APL displays it (no trailing newline).
 pub fn display(a: &Array) -> String {
-    let cells: Vec<String> = (0..a.len()).map(|i| format_scalar(a.data.get(i))).collect();
+    let mut out = String::new();
+    let _ = write_display(a, &mut out);
+    out
+}
+
+/// Writes the display of `a` to `out` as it goes: no string per element is kept, so
+/// showing 10^8 numbers takes no more memory than the array (a matrix's elements are
+/// formatted twice, once for its column widths).
+pub fn write_display(a: &Array, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
+    let cell = |i: usize| format_scalar(a.data.get(i));
     match a.rank() {
-        0 => cells.into_iter().next().unwrap_or_default(),
-        1 => cells.join(" "),
+        0 => out.write_str(&cell(0)),
+        1 => {
+            for i in 0..a.len() {
+                if i > 0 {
+                    out.write_char(' ')?;
+                }
+                out.write_str(&cell(i))?;
+            }
+            Ok(())
+        }
         _ => {
             let cols = *a.shape.last().unwrap_or(&1);
             let rows = a.len().checked_div(cols).unwrap_or(0);
@@ -108,43 +125,41 @@ pub fn display(a: &Array) -> String {
                     _ => (c.chars().count(), 0),
                 }
             };
-            let widths: Vec<(usize, usize)> = (0..cols)
-                .map(|c| {
-                    (0..rows).fold((0, 0), |(wi, wf), r| {
-                        let (i, f) = split(&cells[r * cols + c]);
-                        (wi.max(i), wf.max(f))
-                    })
-                })
-                .collect();
+            let mut widths = vec![(0u32, 0u32); cols];
+            for r in 0..rows {
+                for (c, w) in widths.iter_mut().enumerate() {
+                    let (i, f) = split(&cell(r * cols + c));
+                    *w = (w.0.max(i as u32), w.1.max(f as u32));
+                }
+            }
             let plane_rows = a.shape[a.rank() - 2].max(1);
-            let mut out = String::new();
             for r in 0..rows {
                 if r > 0 {
-                    out.push('\n');
+                    out.write_char('\n')?;
                     // A blank line between planes, one more for each higher axis that rolls over.
                     let mut stride = plane_rows;
                     for ax in (0..a.rank() - 2).rev() {
                         if r % stride == 0 {
-                            out.push('\n');
+                            out.write_char('\n')?;
                         }
                         stride *= a.shape[ax];
                     }
                 }
-                let mut line = String::new();
-                for c in 0..cols {
-                    let cell = &cells[r * cols + c];
-                    let (i, f) = split(cell);
-                    let (wi, wf) = widths[c];
-                    if c > 0 {
-                        line.push(' ');
+                // Spaces are written only before something that follows them, so no
+                // line ends in blanks.
+                let mut pending = 0usize;
+                for (c, &(wi, wf)) in widths.iter().enumerate() {
+                    let cell = cell(r * cols + c);
+                    let (i, f) = split(&cell);
+                    pending += usize::from(c > 0) + wi as usize - i;
+                    for _ in 0..pending {
+                        out.write_char(' ')?;
                     }
-                    line.push_str(&" ".repeat(wi - i));
-                    line.push_str(cell);
-                    line.push_str(&" ".repeat(wf - f));
+                    out.write_str(&cell)?;
+                    pending = wf as usize - f;
                 }
-                out.push_str(line.trim_end());
             }
-            out
+            Ok(())
         }
     }
 }

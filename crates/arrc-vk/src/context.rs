@@ -109,7 +109,17 @@ type PipelineKey = (u64, String, Vec<(u32, u32)>);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PipelineId(usize);
 
+/// Pipelines kept at most: past this, the least recently used of those no statement
+/// in flight uses are destroyed (each is about half a megabyte on lavapipe, and a
+/// long session of distinct statements made them without end).
+pub const MAX_PIPELINES: usize = 256;
+
 struct Pipeline {
+    key: PipelineKey,
+    /// The epoch ([`Context::begin_epoch`]) that last used it.
+    last_used: u64,
+    /// Its number among all the pipelines this context made.
+    made: usize,
     pipeline: vk::Pipeline,
     layout: vk::PipelineLayout,
     set_layout: vk::DescriptorSetLayout,
@@ -175,7 +185,11 @@ pub struct Context {
     /// nothing more is submitted.
     stalled: std::cell::Cell<bool>,
     cache: vk::PipelineCache,
-    pipelines: Vec<Pipeline>,
+    /// Slots of pipelines; a destroyed one's slot is reused.
+    pipelines: Vec<Option<Pipeline>>,
+    free_slots: Vec<usize>,
+    made: usize,
+    epoch: u64,
     by_key: HashMap<PipelineKey, PipelineId>,
     query_pool: vk::QueryPool,
     timestamps: bool,
@@ -611,6 +625,9 @@ impl Context {
             allocator: Some(allocator),
             cache,
             pipelines: vec![],
+            free_slots: vec![],
+            made: 0,
+            epoch: 0,
             by_key: HashMap::new(),
             query_pool,
             timestamps,
@@ -842,8 +859,12 @@ impl Context {
         (bindings, push_words).hash(&mut h);
         let key = (h.finish(), entry.to_string(), spec.to_vec());
         if let Some(&id) = self.by_key.get(&key) {
+            if let Some(p) = self.pipelines[id.0].as_mut() {
+                p.last_used = self.epoch;
+            }
             return Ok(id);
         }
+        self.evict_pipelines();
         let d = &self.device;
         let module = unsafe {
             d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(words), None)
@@ -919,31 +940,110 @@ impl Context {
             }),
             _ => None,
         };
-        let id = PipelineId(self.pipelines.len());
-        self.pipelines.push(Pipeline {
+        let made = self.made;
+        self.made += 1;
+        let p = Pipeline {
+            key: key.clone(),
+            last_used: self.epoch,
+            made,
             pipeline,
             layout,
             set_layout,
             bindings,
             push_words,
             report,
-        });
+        };
+        let id = match self.free_slots.pop() {
+            Some(slot) => {
+                self.pipelines[slot] = Some(p);
+                PipelineId(slot)
+            }
+            None => {
+                self.pipelines.push(Some(p));
+                PipelineId(self.pipelines.len() - 1)
+            }
+        };
         self.by_key.insert(key, id);
         Ok(id)
     }
 
+    /// Starts a new epoch: pipelines used only in earlier ones may be evicted. The
+    /// session calls it before each statement, whose pipelines then stay until it is
+    /// done (a recording holds pipeline ids).
+    pub fn begin_epoch(&mut self) {
+        self.epoch += 1;
+    }
+
+    /// Pipelines alive now.
+    pub fn pipelines_cached(&self) -> usize {
+        self.pipelines.len() - self.free_slots.len()
+    }
+
+    /// Past [`MAX_PIPELINES`], destroys the least recently used pipelines of earlier
+    /// epochs, down to three quarters of it.
+    fn evict_pipelines(&mut self) {
+        if self.pipelines_cached() < MAX_PIPELINES {
+            return;
+        }
+        let mut old: Vec<(u64, usize)> = self
+            .pipelines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.as_ref().map(|p| (p.last_used, i)))
+            .filter(|&(used, _)| used < self.epoch)
+            .collect();
+        old.sort_unstable();
+        let excess = self.pipelines_cached() + 1 - MAX_PIPELINES * 3 / 4;
+        for &(_, slot) in old.iter().take(excess) {
+            if let Some(p) = self.pipelines[slot].take() {
+                self.by_key.remove(&p.key);
+                // SAFETY: every submission was waited on, and no recording of this
+                // epoch uses it.
+                unsafe {
+                    self.device.destroy_pipeline(p.pipeline, None);
+                    self.device.destroy_pipeline_layout(p.layout, None);
+                    self.device
+                        .destroy_descriptor_set_layout(p.set_layout, None);
+                }
+                self.free_slots.push(slot);
+            }
+        }
+        // The driver's pipeline cache keeps what every pipeline compiled, evicted or
+        // not (on lavapipe it grew by about half a megabyte a statement): start an
+        // empty one. The pipelines alive do not need it any more.
+        // SAFETY: no pipeline creation is in progress; the new cache replaces it.
+        unsafe {
+            if let Ok(fresh) = self
+                .device
+                .create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None)
+            {
+                self.device.destroy_pipeline_cache(self.cache, None);
+                self.cache = fresh;
+            }
+        }
+    }
+
+    fn pipeline_at(&self, id: PipelineId) -> &Pipeline {
+        self.pipelines[id.0]
+            .as_ref()
+            .expect("a recording's pipelines live through its epoch")
+    }
+
     /// The pipelines made so far with their captured statistics, from the `from`th on.
     pub fn pipeline_reports(&self, from: usize) -> Vec<PipelineReport> {
-        self.pipelines
+        let mut live: Vec<&Pipeline> = self
+            .pipelines
             .iter()
-            .skip(from)
-            .filter_map(|p| p.report.clone())
-            .collect()
+            .flatten()
+            .filter(|p| p.made >= from)
+            .collect();
+        live.sort_by_key(|p| p.made);
+        live.into_iter().filter_map(|p| p.report.clone()).collect()
     }
 
     /// How many pipelines this context has made.
     pub fn pipeline_count(&self) -> usize {
-        self.pipelines.len()
+        self.made
     }
 
     /// Records a dispatch sequence once, to submit as often as needed: zero `zero`,
@@ -963,7 +1063,7 @@ impl Context {
                     disp.groups
                 )));
             }
-            let p = &self.pipelines[disp.pipeline.0];
+            let p = self.pipeline_at(disp.pipeline);
             if disp.buffers.len() as u32 != p.bindings || disp.push.len() as u32 != p.push_words {
                 return Err(VkError::Limit(
                     "dispatch does not match its pipeline's bindings".into(),
@@ -1008,7 +1108,7 @@ impl Context {
         let d = &self.device;
         let layouts: Vec<_> = dispatches
             .iter()
-            .map(|x| self.pipelines[x.pipeline.0].set_layout)
+            .map(|x| self.pipeline_at(x.pipeline).set_layout)
             .collect();
         let sets = if layouts.is_empty() {
             vec![]
@@ -1103,7 +1203,7 @@ impl Context {
                 );
             }
             for (disp, set) in dispatches.iter().zip(&sets) {
-                let p = &self.pipelines[disp.pipeline.0];
+                let p = self.pipeline_at(disp.pipeline);
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
                 d.cmd_bind_descriptor_sets(
                     cb,
@@ -1283,7 +1383,7 @@ impl Drop for Context {
             for b in cached {
                 self.destroy_buffer(b);
             }
-            for p in self.pipelines.drain(..) {
+            for p in self.pipelines.drain(..).flatten() {
                 self.device.destroy_pipeline(p.pipeline, None);
                 self.device.destroy_pipeline_layout(p.layout, None);
                 self.device

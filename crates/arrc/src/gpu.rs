@@ -56,9 +56,30 @@ fn dev(e: VkError) -> Error {
 }
 
 /// SPIR-V modules already emitted and validated, by kernel (its kind, bindings, push
-/// constants and specialization defaults; not its name).
+/// constants and specialization defaults; not its name), at most [`MAX_MODULES`]: the
+/// least recently used go first.
 #[derive(Default)]
-pub struct ModuleCache(std::cell::RefCell<HashMap<String, Vec<u32>>>);
+pub struct ModuleCache(std::cell::RefCell<ModuleMap>);
+
+#[derive(Default)]
+pub struct ModuleMap {
+    modules: HashMap<String, (u64, Vec<u32>)>,
+    tick: u64,
+}
+
+/// Modules kept at most by a session's [`ModuleCache`].
+pub const MAX_MODULES: usize = 1024;
+
+impl ModuleCache {
+    /// How many modules it holds.
+    pub fn len(&self) -> usize {
+        self.0.borrow().modules.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
 
 impl ModuleCache {
     fn get(&self, k: &arrc_ir::plan::Kernel) -> Result<Vec<u32>, arrc_spirv::SpirvError> {
@@ -75,11 +96,28 @@ impl ModuleCache {
             k.spin_limit,
             k.float64
         );
-        if let Some(words) = self.0.borrow().get(&key) {
+        let mut m = self.0.borrow_mut();
+        m.tick += 1;
+        let tick = m.tick;
+        if let Some((used, words)) = m.modules.get_mut(&key) {
+            *used = tick;
             return Ok(words.clone());
         }
+        drop(m);
         let words = arrc_spirv::emit_validated(&[(k, "main")])?;
-        self.0.borrow_mut().insert(key, words.clone());
+        let mut m = self.0.borrow_mut();
+        if m.modules.len() >= MAX_MODULES {
+            let mut by_age: Vec<(u64, String)> = m
+                .modules
+                .iter()
+                .map(|(k, (u, _))| (*u, k.clone()))
+                .collect();
+            by_age.sort_unstable();
+            for (_, k) in by_age.into_iter().take(MAX_MODULES / 4) {
+                m.modules.remove(&k);
+            }
+        }
+        m.modules.insert(key, (tick, words.clone()));
         Ok(words)
     }
 }
@@ -223,6 +261,8 @@ impl Gpu {
         arrays: &Names,
         out: &mut Prepared,
     ) -> Result<(), Error> {
+        // Pipelines of earlier recordings (all released) may be evicted from here on.
+        self.ctx.begin_epoch();
         let plan = &c.plan;
         let info = self.ctx.info.clone();
         let syms: Vec<u64> = plan

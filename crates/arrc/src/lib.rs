@@ -57,6 +57,10 @@ pub struct Stats {
     pub dispatches: u64,
     pub readbacks: u64,
     pub uploads: u64,
+    /// Pipelines the device keeps now (at most `arrc_vk::MAX_PIPELINES`).
+    pub pipelines_cached: u64,
+    /// SPIR-V modules the session keeps now (at most `gpu::MAX_MODULES`).
+    pub modules_cached: u64,
 }
 
 /// The value of a program and notes about how it ran.
@@ -186,7 +190,13 @@ impl Session {
     }
 
     pub fn stats(&self) -> Stats {
-        self.gpu.as_ref().map(|g| g.stats).unwrap_or_default()
+        let mut st = self.gpu.as_ref().map(|g| g.stats).unwrap_or_default();
+        st.pipelines_cached = self
+            .gpu
+            .as_ref()
+            .map_or(0, |g| g.ctx.pipelines_cached() as u64);
+        st.modules_cached = self.modules.len() as u64;
+        st
     }
 
     /// Defines `name` as an array. Refuses a name APL cannot write and an array whose

@@ -250,6 +250,31 @@ fn backend(b: Option<BackendArg>) -> Backend {
     }
 }
 
+/// Writes a value to stdout as it is formatted: a display of 10^8 numbers never
+/// builds one string of them.
+fn show(v: &arrc::Array, format: Format) {
+    use std::io::Write;
+    /// `fmt::Write` onto an `io::Write`.
+    struct Out<W: Write>(W);
+    impl<W: Write> std::fmt::Write for Out<W> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0.write_all(s.as_bytes()).map_err(|_| std::fmt::Error)
+        }
+    }
+    let mut out = Out(std::io::BufWriter::with_capacity(
+        1 << 16,
+        std::io::stdout().lock(),
+    ));
+    let ok = match format {
+        Format::Apl => arrc_ir::display::write_display(v, &mut out).is_ok(),
+        Format::Json => serde_json::to_writer(&mut out.0, v).is_ok(),
+    };
+    if ok {
+        let _ = writeln!(out.0);
+        let _ = out.0.flush();
+    }
+}
+
 fn color() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
@@ -335,10 +360,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 eprintln!("arrc: {n}");
             }
             if let Some(v) = out.value {
-                match format {
-                    Format::Apl => println!("{}", arrc_ir::display::display(&v)),
-                    Format::Json => println!("{}", v.to_json()),
-                }
+                show(&v, format);
             }
             if let Some(f) = out.function {
                 match format {
@@ -349,12 +371,14 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             if stats {
                 let st = s.stats();
                 eprintln!(
-                    "arrc: device {} kernels {} dispatches {} uploads {} readbacks {}",
+                    "arrc: device {} kernels {} dispatches {} uploads {} readbacks {} pipelines cached {} modules cached {}",
                     s.device().map_or("none", |d| d.name.as_str()),
                     st.kernels,
                     st.dispatches,
                     st.uploads,
-                    st.readbacks
+                    st.readbacks,
+                    st.pipelines_cached,
+                    st.modules_cached
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -702,7 +726,7 @@ mod repl {
                     eprintln!("note: {n}");
                 }
                 if let Some(v) = out.value {
-                    println!("{}", arrc_ir::display::display(&v));
+                    show(&v, Format::Apl);
                 }
                 if let Some(f) = out.function {
                     println!("{f}");
