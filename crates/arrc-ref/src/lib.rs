@@ -696,6 +696,9 @@ impl Interp<'_> {
                         Some(op) if op.is_associative(x.elem) => {
                             scan_associative(op, &row, elem, self.env.float, &span)?
                         }
+                        Some(BinOp::Sub) if elem == ElemType::I64 => {
+                            subtract_scan(&row).map_err(|e| scalar_error(e, span.clone()))?
+                        }
                         _ => {
                             let mut v = Vec::with_capacity(n);
                             for k in 0..n {
@@ -950,6 +953,34 @@ fn scan_associative(
         };
         out.push(next);
         acc = Some(next);
+    }
+    Ok(out)
+}
+
+/// `-\` of integers in O(n), each item the right fold of its prefix with every step
+/// checked (as folding each prefix would, in O(n²): `-\⍳40000` took 16 s).
+///
+/// With `P[k]` the alternating sum `x0 - x1 + x2 - …` to item k (exact, in i128),
+/// prefix k folds to `P[k]`, and its step at item j holds `±(P[k] - P[j-1])` (+ for
+/// even j). A step overflows exactly when that value leaves i64, so prefix k fails
+/// when `P[k]` is too far from the extremes of `P[j-1]` over even j or over odd j.
+fn subtract_scan(row: &[Scalar]) -> std::result::Result<Vec<Scalar>, arrc_ir::scalar::ScalarError> {
+    let (lo, hi) = (i64::MIN as i128, i64::MAX as i128);
+    let mut out = Vec::with_capacity(row.len());
+    let mut p: i128 = 0; // P[j-1]
+                         // Extremes of P[j-1] over the even j and the odd j seen so far.
+    let (mut even, mut odd) = ((i128::MAX, i128::MIN), (i128::MAX, i128::MIN));
+    for (j, s) in row.iter().enumerate() {
+        let v = s.as_i64().unwrap_or(0) as i128;
+        let ext = if j % 2 == 0 { &mut even } else { &mut odd };
+        *ext = (ext.0.min(p), ext.1.max(p));
+        p += if j % 2 == 0 { v } else { -v };
+        let even_ok = p - even.1 >= lo && p - even.0 <= hi;
+        let odd_ok = odd.0 > odd.1 || (odd.0 - p >= lo && odd.1 - p <= hi);
+        if !(even_ok && odd_ok) {
+            return Err(arrc_ir::scalar::ScalarError::Overflow);
+        }
+        out.push(Scalar::I64(p as i64));
     }
     Ok(out)
 }

@@ -13,7 +13,7 @@ mod context;
 
 pub use context::{
     enumerate, validation_messages, Buffer, Context, DeviceInfo, Dispatch, PipelineId,
-    PipelineReport, Recording, RunStats, View,
+    PipelineReport, Recording, RunStats, View, MAX_PIPELINES,
 };
 
 #[derive(Debug, thiserror::Error)]

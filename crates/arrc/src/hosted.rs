@@ -18,6 +18,12 @@ use std::collections::{HashMap, HashSet};
 const MAX_DEPTH: usize = 1000;
 /// Host-driven calls in one statement (each costs device submissions).
 const MAX_CALLS: u64 = 20_000;
+/// Under `Backend::Auto`, a statement that has made this many host-driven calls, none
+/// of them on an array larger than [`SMALL_CALL`] elements, goes to the CPU reference
+/// at once: each call costs device submissions worth far more than its work (`fib 20`
+/// spent 13 s on 20,000 calls before it gave up, the reference needs 0.1 s).
+const EARLY_CALLS: u64 = 256;
+const SMALL_CALL: usize = 4096;
 
 /// One active dfn call: its arrays (`⍵`, `⍺`, locals), local functions, itself (for
 /// `∇`), and the frame of the dfn whose text encloses it (names resolve lexically).
@@ -34,6 +40,8 @@ pub(crate) struct Frame {
 pub(crate) struct Calls {
     frames: Vec<Frame>,
     calls: u64,
+    /// Calls with an argument of more than [`SMALL_CALL`] elements.
+    large_calls: u64,
     temps: u64,
     /// Operators whose dfn operand the device path refused run from the host too
     /// (a retry: `{+/⍺,⍵}/x`).
@@ -434,6 +442,17 @@ impl Session {
             ));
         }
         st.calls += 1;
+        if omega.len() > SMALL_CALL || alpha.as_ref().is_some_and(|a| a.len() > SMALL_CALL) {
+            st.large_calls += 1;
+        }
+        if self.backend == crate::Backend::Auto && st.calls > EARLY_CALLS && st.large_calls == 0 {
+            return Err(err::unsupported(
+                format!(
+                    "more than {EARLY_CALLS} dfn calls with guards or ∇ on small arrays: faster on the CPU than as device submissions"
+                ),
+                span.clone(),
+            ));
+        }
         if st.calls > MAX_CALLS {
             return Err(err::unsupported(
                 format!("more than {MAX_CALLS} dfn calls with guards or ∇ on the GPU path"),
