@@ -900,10 +900,19 @@ fn reads_part_of(f: &Function, inst: &Inst, shape: &[Dim]) -> Vec<Value> {
             _ => vec![*arg],
         },
         Inst::Index { arg, .. } | Inst::Compress { arg, .. } => vec![*arg],
-        // A scalar extended over a result that may be empty may never be read.
-        Inst::Binary { lhs, rhs, .. } if may_be_empty => [lhs, rhs]
+        // A scalar or singleton extended over a result that may be empty may never be
+        // read (`⍬!{⍵=2}¨0⍟1 2` must still find the error of the one-item `0⍟…`).
+        Inst::Binary { lhs, rhs, .. }
+        | Inst::Select {
+            then: lhs,
+            els: rhs,
+            ..
+        } if may_be_empty => [lhs, rhs]
             .into_iter()
-            .filter(|o| f.ty(**o).rank() == 0 && !shape.is_empty())
+            .filter(|o| {
+                let t = f.ty(**o);
+                t.is_singleton() && t.shape.as_slice() != shape
+            })
             .copied()
             .collect(),
         Inst::Length { of, .. } => vec![*of],

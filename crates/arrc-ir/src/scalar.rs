@@ -206,7 +206,7 @@ impl UnOp {
     pub fn device_error(self, arg: ElemType, result: ElemType) -> Option<&'static str> {
         use ElemType::*;
         match self {
-            UnOp::Recip => Some("division by zero"),
+            UnOp::Recip => Some("division by zero, or a reciprocal beyond the float range"),
             UnOp::Ln => Some("⍟ needs a positive argument"),
             UnOp::Exp | UnOp::PiTimes => Some(not_finite(result)),
             UnOp::Factorial => Some(if result == F64 {
@@ -342,7 +342,14 @@ pub fn gamma(x: f64) -> f64 {
     for (i, g) in G.iter().enumerate().skip(1) {
         a += g / (x + i as f64);
     }
-    (2.0 * std::f64::consts::PI).sqrt() * t.powf(x + 0.5) * (-t).exp() * a
+    // t^(x+½)·e^(-t) in one exponential: the two factors overflow and underflow
+    // apart from x ≈ 140 while their product is still finite (up to x ≈ 171).
+    let p = if x < 100.0 {
+        t.powf(x + 0.5) * (-t).exp()
+    } else {
+        ((x + 0.5) * t.ln() - t).exp()
+    };
+    (2.0 * std::f64::consts::PI).sqrt() * p * a
 }
 
 fn gcd(a: i64, b: i64) -> i64 {
@@ -464,7 +471,7 @@ impl BinOp {
     pub fn device_error(self, operand: ElemType) -> Option<&'static str> {
         use ElemType::*;
         match self {
-            BinOp::Div => Some("division by zero"),
+            BinOp::Div => Some("division by zero, or a quotient beyond the float range"),
             BinOp::Add | BinOp::Sub | BinOp::Mul if operand.is_float() => Some(not_finite(operand)),
             BinOp::Add | BinOp::Sub | BinOp::Mul => Some("integer result does not fit in 64 bits"),
             BinOp::Power => Some("⍺*⍵ has no finite real result here"),

@@ -245,6 +245,24 @@ fn found_by_the_fuzzer() {
         ("x←12 18.0 ⋄ x∧8", "24 72"),
         // seed 2 index 1018: ⍸ checks every count before the result's size.
         ("⍸¯1 4611686018427387904", "DOMAIN ERROR"),
+        // seed 4 index 3689: a quotient beyond f32 gave NaN on the device (its
+        // refinement of ∞), and so did a reciprocal.
+        ("x←1e30 1 ⋄ y←1e¯30 1 ⋄ x÷y", "DOMAIN ERROR"),
+        ("x←1e¯39 1 ⋄ ÷x", "DOMAIN ERROR"),
+        ("x←1e¯39 1 ⋄ 2÷x", "DOMAIN ERROR"),
+        ("⎕FR←645 ⋄ x←1e300 1 ⋄ x÷1e¯300", "DOMAIN ERROR"),
+        ("x←0 1 ⋄ x÷x", "1 1"),
+        // seed 4 index 85: a one-item array extended over an empty result was never
+        // computed on the device, so its error was lost.
+        ("x←,0 ⋄ y←,1 ⋄ ⍬!{⍵=2}¨x⍟y", "DOMAIN ERROR"),
+        ("x←,0 ⋄ ⍬+÷x", "DOMAIN ERROR"),
+        ("x←,2 ⋄ ⍬+÷x", ""),
+        // seed 4 index 840: the reference's Γ overflowed in an intermediate beyond
+        // 140 where the binomial is small and finite.
+        (
+            "x←157.3 120.5 ¯154.2 ⋄ x!2",
+            "¯1.3489057E¯7 3.7308416E¯7 1.00100436E¯7",
+        ),
     ]);
 }
 

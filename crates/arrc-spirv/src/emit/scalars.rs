@@ -330,11 +330,10 @@ impl Emitter {
                 }
             }
             (UnOp::Recip, _) => {
-                let z = self.fc(elem, 0.0);
-                let bad = self.feq(v, z)?;
-                self.raise(cx, bit, bad)?;
+                // `÷0`, and a reciprocal beyond the range (`÷1e¯39` in f32), are
+                // DOMAIN ERRORs: the division raises both on this bit.
                 let one = self.fc(elem, 1.0);
-                self.binary(cx, BinOp::Div, elem, elem, one, v, None, None)
+                self.binary(cx, BinOp::Div, elem, elem, one, v, None, bit)
             }
             (UnOp::Exp, _) => {
                 let r = if elem == ElemType::F64 {
@@ -658,13 +657,18 @@ impl Emitter {
                 let zero0 = self.fc(t, 0.0);
                 let bz0 = self.feq(b, zero0)?;
                 let q = self.sel(t, bz0, q0, q1)?;
-                // 0÷0 is 1; x÷0 a DOMAIN ERROR.
+                // 0÷0 is 1; x÷0 a DOMAIN ERROR, and so is a quotient beyond the
+                // type's range (`1e30÷1e¯30` in f32; its refinement gave NaN).
                 let zero = self.fc(t, 0.0);
                 let one = self.fc(t, 1.0);
                 let bz = self.feq(b, zero)?;
                 let az = self.feq(a, zero)?;
                 let anz = self.not(az)?;
-                let bad = self.and(bz, anz)?;
+                let by_zero = self.and(bz, anz)?;
+                let big = self.not_finite(t, q0)?;
+                let bnz = self.not(bz)?;
+                let big = self.and(big, bnz)?;
+                let bad = self.or(by_zero, big)?;
                 self.raise(cx, bit, bad)?;
                 let both = self.and(bz, az)?;
                 self.sel(t, both, one, q)
