@@ -203,10 +203,19 @@ impl Case {
         }
     }
 
+    /// The arrays' types and shapes; small ones also as APL that makes them.
     fn describe(&self) -> String {
         self.arrays
             .iter()
-            .map(|(n, a)| format!("{n}: {}{:?}", a.elem, a.shape))
+            .map(|(n, a)| {
+                if (1..=64).contains(&a.len()) {
+                    let items = Array::vector(take(&a.data, a.len()));
+                    let shape: Vec<String> = a.shape.iter().map(|d| d.to_string()).collect();
+                    format!("{n}←{}⍴{}", shape.join(" "), crate::display(&items))
+                } else {
+                    format!("{n}: {}{:?}", a.elem, a.shape)
+                }
+            })
             .collect::<Vec<_>>()
             .join(", ")
     }

@@ -257,6 +257,14 @@ fn found_by_the_fuzzer() {
         ("x←,0 ⋄ y←,1 ⋄ ⍬!{⍵=2}¨x⍟y", "DOMAIN ERROR"),
         ("x←,0 ⋄ ⍬+÷x", "DOMAIN ERROR"),
         ("x←,2 ⋄ ⍬+÷x", ""),
+        // seed 4 index 1133: the device's f32 binomial took k-n-1 = 2^31+12 as 2^31
+        // and gave 1 where the result is beyond f32.
+        (
+            "m←8 1⍴¯1 10 ¯11 ¯14 ¯13 13 7 5 ⋄ 4611686018427387904≠2147483647∘.!m",
+            "DOMAIN ERROR",
+        ),
+        ("x←¯1 ¯11 ¯14 ⋄ 2147483647!x", "DOMAIN ERROR"),
+        ("x←2.5 3 ⋄ x!10.5", "88.803314 141.3125"),
         // seed 4 index 840: the reference's Γ overflowed in an intermediate beyond
         // 140 where the binomial is small and finite.
         (

@@ -374,6 +374,20 @@ impl Emitter {
     /// formula (with Dyalog's extension to negative integers), otherwise
     /// Γ(n+1) ÷ Γ(k+1) × Γ(n-k+1) with a pole above a DOMAIN ERROR and one below 0.
     fn binomial(&mut self, cx: &Cx, t: ElemType, k: Word, n: Word, bit: Option<u32>) -> R<Word> {
+        if t == ElemType::F32 && self.float64 {
+            // In f64 where the device has it, as the reference computes: in f32,
+            // `(2*31)-1)!¯14` took k-n-1 = 2^31+12 as 2^31 and gave 1, not a result
+            // beyond f32. The f64 result is rounded once, and beyond f32 it raises.
+            let (k, n) = (
+                self.convert(k, t, ElemType::F64)?,
+                self.convert(n, t, ElemType::F64)?,
+            );
+            let r = self.binomial(cx, ElemType::F64, k, n, bit)?;
+            let r = self.convert(r, ElemType::F64, t)?;
+            let bad = self.not_finite(t, r)?;
+            self.raise(cx, bit, bad)?;
+            return Ok(r);
+        }
         let f = self.ty(t);
         let out = self.local(f);
         let zero = self.fc(t, 0.0);
