@@ -878,6 +878,8 @@ fn can_fail(f: &Function, v: Value) -> bool {
             op.device_error(operand).is_some() || op.device_error(f.ty(*lhs).elem).is_some()
         }
         Inst::Index { .. } | Inst::FoldDfn { .. } | Inst::Compress { .. } => true,
+        // A fold's steps (`⍴2 ⍟/m` must still find the ⍟ of a 0).
+        Inst::Reduce { op, .. } | Inst::Scan { op, .. } => op.device_error(f.ty(v).elem).is_some(),
         _ => false,
     }
 }

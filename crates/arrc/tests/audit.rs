@@ -265,6 +265,11 @@ fn found_by_the_fuzzer() {
         ),
         ("x←¯1 ¯11 ¯14 ⋄ 2147483647!x", "DOMAIN ERROR"),
         ("x←2.5 3 ⋄ x!10.5", "88.803314 141.3125"),
+        // seed 5 index 856: a fold whose steps can fail, read only for its shape,
+        // was never computed.
+        ("m←3 3⍴0 1 2 ⋄ ⍴2 ⍟/m", "DOMAIN ERROR"),
+        ("x←1 0 2 ⋄ ≢÷/x", "DOMAIN ERROR"),
+        ("x←⍳10 ⋄ ⍴+/x", ""),
         // seed 4 index 840: the reference's Γ overflowed in an intermediate beyond
         // 140 where the binomial is small and finite.
         (
