@@ -820,13 +820,19 @@ impl Emitter {
             let d = self.b.i_sub(u64t, None, x, bias).map_err(be)?;
             return self.b.bitcast(ty, None, d).map_err(be);
         }
-        match (from.is_float(), to.is_float()) {
+        let r = match (from.is_float(), to.is_float()) {
             (true, true) => self.b.f_convert(ty, None, v),
             (true, false) => self.b.convert_f_to_s(ty, None, v),
             (false, true) => self.b.convert_s_to_f(ty, None, v),
-            _ => self.b.s_convert(ty, None, v),
+            _ => return self.b.s_convert(ty, None, v).map_err(be),
         }
-        .map_err(be)
+        .map_err(be)?;
+        // Conversions to and from floats round: `NoContraction` keeps them (Mesa
+        // folds an unmarked float→int of an int→float to the integer itself, so
+        // `⌊(4611686018427387904+⍳3)×1` kept integers no f32 holds).
+        self.b
+            .decorate(r, rspirv::spirv::Decoration::NoContraction, []);
+        Ok(r)
     }
 
     // ---- buffers ----

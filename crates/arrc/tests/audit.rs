@@ -270,6 +270,13 @@ fn found_by_the_fuzzer() {
         ("m←3 3⍴0 1 2 ⋄ ⍴2 ⍟/m", "DOMAIN ERROR"),
         ("x←1 0 2 ⋄ ≢÷/x", "DOMAIN ERROR"),
         ("x←⍳10 ⋄ ⍴+/x", ""),
+        // seed 5 index 3567: lavapipe folded float→int of int→float to the integer
+        // (no f32 holds 2^62-13).
+        (
+            "x←4611686018427387904+¯14+⍳3 ⋄ ⌊x*1",
+            "4611686018427387904 4611686018427387904 4611686018427387904",
+        ),
+        ("x←16777217+⍳2 ⋄ ⌊x×0.5+0.5", "16777218 16777220"),
         // seed 4 index 840: the reference's Γ overflowed in an intermediate beyond
         // 140 where the binomial is small and finite.
         (
