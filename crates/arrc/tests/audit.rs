@@ -277,6 +277,12 @@ fn found_by_the_fuzzer() {
             "4611686018427387904 4611686018427387904 4611686018427387904",
         ),
         ("x←16777217+⍳2 ⋄ ⌊x×0.5+0.5", "16777218 16777220"),
+        // seed 6 index 195: the device's f32 `!` erred by 1E¯5, which `x|!x`
+        // magnified (0.25 for 9.25); f32 `!` and `⍺!⍵` now take f64 where they can.
+        (
+            "f←¯3.125 ¯30.75 ¯45.5 ¯23.5 ¯1.25 11.875 ¯15.25 ⋄ f|!f",
+            "¯0.52141833 ¯30.75 0 ¯5.859755E¯22 ¯1.1516666 9.25 ¯2.6059299E¯11",
+        ),
         // seed 4 index 840: the reference's Γ overflowed in an intermediate beyond
         // 140 where the binomial is small and finite.
         (

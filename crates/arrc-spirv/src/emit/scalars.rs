@@ -540,6 +540,16 @@ impl Emitter {
     /// `!v` = Γ(v+1): an exact product for small non-negative integers, Lanczos
     /// (with the reflection formula below ½) otherwise; negative integers are errors.
     fn factorial(&mut self, cx: &Cx, t: ElemType, v: Word, bit: Option<u32>) -> R<Word> {
+        if t == ElemType::F32 && self.float64 {
+            // In f64 where the device has it, rounded once, as the reference computes
+            // (the f32 Lanczos sum erred by 1E¯5, which `x|!x` magnified).
+            let w = self.convert(v, t, ElemType::F64)?;
+            let r = self.factorial(cx, ElemType::F64, w, bit)?;
+            let r = self.convert(r, ElemType::F64, t)?;
+            let bad = self.not_finite(t, r)?;
+            self.raise(cx, bit, bad)?;
+            return Ok(r);
+        }
         let f = self.ty(t);
         let u = self.u32_t;
         let out = self.local(f);
