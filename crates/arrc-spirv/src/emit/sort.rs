@@ -21,6 +21,38 @@ impl Emitter {
         .map_err(be)
     }
 
+    /// A binary search over the positions in [`lo`, `hi`) (u32 locals), for sorted
+    /// keys of which `before(mid)` holds of a prefix: leaves that prefix's end in `lo`.
+    fn partition_point(
+        &mut self,
+        lo: Word,
+        hi: Word,
+        before: impl Fn(&mut Self, Word) -> R<Word>,
+    ) -> R<()> {
+        let u = self.u32_t;
+        self.while_loop(
+            |e| {
+                let l = e.load(u, lo)?;
+                let h = e.load(u, hi)?;
+                e.ult(l, h)
+            },
+            |e| {
+                let l = e.load(u, lo)?;
+                let h = e.load(u, hi)?;
+                let s = e.uadd(l, h)?;
+                let one = e.c_u32(1);
+                let mid = e.b.shift_right_logical(u, None, s, one).map_err(be)?;
+                let b = before(e, mid)?;
+                let m1 = e.uadd(mid, one)?;
+                let nl = e.b.select(u, None, b, m1, l).map_err(be)?;
+                let nh = e.b.select(u, None, b, h, mid).map_err(be)?;
+                e.store(lo, nl)?;
+                e.store(hi, nh)
+            },
+            |_| Ok(()),
+        )
+    }
+
     fn key_equal(&mut self, t: ElemType, a: Word, b: Word) -> R<Word> {
         let bt = self.bool_t;
         if t.is_float() {
@@ -187,28 +219,11 @@ impl Emitter {
                 };
                 e.store(lo, zero)?;
                 e.store(hi, n)?;
-                e.while_loop(
-                    |e| {
-                        let l = e.load(u, lo)?;
-                        let h = e.load(u, hi)?;
-                        e.ult(l, h)
-                    },
-                    |e| {
-                        let l = e.load(u, lo)?;
-                        let h = e.load(u, hi)?;
-                        let s = e.uadd(l, h)?;
-                        let one = e.c_u32(1);
-                        let mid = e.b.shift_right_logical(u, None, s, one).map_err(be)?;
-                        let (km, _) = key_at(e, mid)?;
-                        let below = e.key_before(t, km, from, false)?;
-                        let m1 = e.uadd(mid, one)?;
-                        let nl = e.b.select(u, None, below, m1, l).map_err(be)?;
-                        let nh = e.b.select(u, None, below, h, mid).map_err(be)?;
-                        e.store(lo, nl)?;
-                        e.store(hi, nh)
-                    },
-                    |_| Ok(()),
-                )?;
+                // The first key not below `from`.
+                e.partition_point(lo, hi, |e, mid| {
+                    let (km, _) = key_at(e, mid)?;
+                    e.key_before(t, km, from, false)
+                })?;
                 if tolerant {
                     // Each distinct key in the window once: the first of a run of equal
                     // keys has the smallest index among them (the grade is stable), and
@@ -238,29 +253,11 @@ impl Emitter {
                             let l1 = e.uadd(l, one)?;
                             e.store(run_lo, l1)?;
                             e.store(run_hi, n)?;
-                            e.while_loop(
-                                |e| {
-                                    let a = e.load(u, run_lo)?;
-                                    let b = e.load(u, run_hi)?;
-                                    e.ult(a, b)
-                                },
-                                |e| {
-                                    let a = e.load(u, run_lo)?;
-                                    let b = e.load(u, run_hi)?;
-                                    let s = e.uadd(a, b)?;
-                                    let one = e.c_u32(1);
-                                    let mid =
-                                        e.b.shift_right_logical(u, None, s, one).map_err(be)?;
-                                    let (km, _) = key_at(e, mid)?;
-                                    let above = e.key_before(t, kl, km, false)?;
-                                    let m1 = e.uadd(mid, one)?;
-                                    let na = e.b.select(u, None, above, a, m1).map_err(be)?;
-                                    let nb = e.b.select(u, None, above, mid, b).map_err(be)?;
-                                    e.store(run_lo, na)?;
-                                    e.store(run_hi, nb)
-                                },
-                                |_| Ok(()),
-                            )
+                            e.partition_point(run_lo, run_hi, |e, mid| {
+                                let (km, _) = key_at(e, mid)?;
+                                let above = e.key_before(t, kl, km, false)?;
+                                e.b.logical_not(e.bool_t, None, above).map_err(be)
+                            })
                         },
                         |e| {
                             let next = e.load(u, run_lo)?;
