@@ -295,6 +295,34 @@ impl Gpu {
                 ));
             }
         }
+        // Every value's element count, stored or only indexed (the outer product under
+        // `=/[1]x∘.<y`), within the kernels' 32-bit indexing: a 65537×65537 array
+        // would wrap its indices.
+        for (i, t) in c.ir.types.iter().enumerate() {
+            let n = t.shape.iter().fold(1u64, |acc, d| {
+                let len = match d {
+                    Dim::Known(n) => *n,
+                    Dim::Sym(s) => syms[s.0 as usize],
+                    // A device-computed length is at most its bound.
+                    Dim::Dyn(b) => match c.ir.dyn_bounds.get(*b as usize) {
+                        Some(Dim::Known(n)) => *n,
+                        Some(Dim::Sym(s)) => syms[s.0 as usize],
+                        _ => 0,
+                    },
+                };
+                acc.saturating_mul(len)
+            });
+            if n > arrc_ir::plan::MAX_DEVICE_COUNT {
+                return Err(Error::new(
+                    ErrorClass::WsFull,
+                    format!(
+                        "this statement needs an array of {n} elements; the device computes on arrays of at most {} elements",
+                        arrc_ir::plan::MAX_DEVICE_COUNT
+                    ),
+                    c.ir.spans[i].clone(),
+                ));
+            }
+        }
         // A scan tile's table of subgroup totals has a fixed size.
         let scans = plan
             .kernels

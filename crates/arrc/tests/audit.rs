@@ -197,6 +197,11 @@ fn counts_beyond_the_devices_indexing_are_refused() {
         ("+/,(⍳1e5)∘.×⍳1e5", "WS FULL"),
         ("+/31e9⍴⍳6", "WS FULL"),
         ("⍴1e10 1e10⍴1", "WS FULL"),
+        // Found by `arrc fuzz --seed 11` on the H100 (index 1791): an outer product
+        // of 2^32 elements under a fold, never stored, was computed (a 65537² one
+        // would wrap its 32-bit indices).
+        ("x←65536⍴1 ⋄ y←65536⍴2.5 ⋄ ⍴=/[1]x∘.<y", "WS FULL"),
+        ("x←46341⍴1 ⋄ ⍴+/x∘.×x", "WS FULL"),
     ]);
 }
 
