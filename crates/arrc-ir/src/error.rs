@@ -96,6 +96,9 @@ pub mod err {
     pub fn rank(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Rank, m, s)
     }
+    pub fn index(m: impl Into<String>, s: Span) -> Error {
+        Error::new(ErrorClass::Index, m, s)
+    }
     pub fn axis(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Axis, m, s)
     }

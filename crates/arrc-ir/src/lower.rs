@@ -2414,6 +2414,23 @@ impl Lower {
                             span,
                         ));
                     }
+                    // Known indices into a known length are checked here: an empty
+                    // result would never read them (`4⌷2 2 0⍴0` is an INDEX ERROR).
+                    if let (Some(k), Dim::Known(len)) = (self.const_ints(*i), xt.shape[a]) {
+                        if let Some(&bad) = k.iter().find(|&&v| v < 1 || v > len as i64) {
+                            return Err(err::index(
+                                format!(
+                                    "index {} is outside {}…{} on axis {}",
+                                    bad - 1 + self.io as i64,
+                                    self.io,
+                                    len as i64 - 1 + self.io as i64,
+                                    a + 1
+                                ),
+                                span,
+                            ));
+                        }
+                    }
+                    let it = self.f.ty(*i);
                     shape.extend(it.shape.iter().copied());
                 }
                 None => shape.push(xt.shape[a]),

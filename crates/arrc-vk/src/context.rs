@@ -657,7 +657,15 @@ impl Context {
             .usage(usage)
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
         // SAFETY: valid device and create info.
-        let raw = unsafe { self.device.create_buffer(&ci, None) }.what("vkCreateBuffer")?;
+        let raw = unsafe { self.device.create_buffer(&ci, None) }
+            .what("vkCreateBuffer")
+            .map_err(|e| match e {
+                VkError::OutOfMemory { detail, .. } => VkError::OutOfMemory {
+                    bytes: alloc_size,
+                    detail,
+                },
+                e => e,
+            })?;
         let requirements = unsafe { self.device.get_buffer_memory_requirements(raw) };
         let alloc = self.allocator().allocate(&AllocationCreateDesc {
             name: "arrc",

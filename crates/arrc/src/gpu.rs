@@ -51,8 +51,14 @@ pub(crate) struct Gpu {
     pub stats: Stats,
 }
 
-fn dev(e: VkError) -> Error {
-    Error::new(ErrorClass::Device, e.to_string(), 0..0)
+/// A device failure as an error: running out of device memory is APL's WS FULL (the
+/// array does not fit), anything else a DEVICE ERROR.
+pub(crate) fn dev(e: VkError) -> Error {
+    let class = match e {
+        VkError::OutOfMemory { .. } => ErrorClass::WsFull,
+        _ => ErrorClass::Device,
+    };
+    Error::new(class, e.to_string(), 0..0)
 }
 
 /// SPIR-V modules already emitted and validated, by kernel (its kind, bindings, push

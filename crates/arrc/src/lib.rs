@@ -735,7 +735,7 @@ pub(crate) fn inner_assignment(e: &Expr) -> Option<arrc_syntax::Span> {
 }
 
 fn device_error(e: arrc_vk::VkError) -> Error {
-    Error::new(ErrorClass::Device, e.to_string(), 0..0)
+    gpu::dev(e)
 }
 
 /// The Vulkan devices of this machine.

@@ -288,6 +288,11 @@ fn found_by_the_fuzzer() {
             "f←¯3.125 ¯30.75 ¯45.5 ¯23.5 ¯1.25 11.875 ¯15.25 ⋄ f|!f",
             "¯0.52141833 ¯30.75 0 ¯5.859755E¯22 ¯1.1516666 9.25 ¯2.6059299E¯11",
         ),
+        // seed 7 index 1607: an index out of range into an empty array was never
+        // read, so no INDEX ERROR; and running out of device memory is WS FULL.
+        ("t←2 2 0⍴0 ⋄ ⍴4⌷t", "INDEX ERROR"),
+        ("t←2 2 0⍴0 ⋄ ⍴2⌷t", "2 0"),
+        ("x←⍳3 ⋄ (0⍴x)[4]", "INDEX ERROR"),
         // seed 4 index 840: the reference's Γ overflowed in an intermediate beyond
         // 140 where the binomial is small and finite.
         (
