@@ -637,7 +637,7 @@ impl Lower {
                 let mut axes = vec![];
                 for &i in &ix {
                     let one_based = Scalar::from_literal(
-                        arrc_syntax::lexer::Num::Int(i as i64 + 1 - self.io as i64),
+                        arrc_syntax::lexer::Num::Int(i + 1 - self.io),
                         self.f.float,
                     );
                     let c = self.konst(Array::scalar(one_based), fspan.clone());
@@ -2421,9 +2421,9 @@ impl Lower {
                             return Err(err::index(
                                 format!(
                                     "index {} is outside {}…{} on axis {}",
-                                    bad - 1 + self.io as i64,
+                                    bad - 1 + self.io,
                                     self.io,
-                                    len as i64 - 1 + self.io as i64,
+                                    len as i64 - 1 + self.io,
                                     a + 1
                                 ),
                                 span,
