@@ -11,7 +11,7 @@
 
 mod prims;
 
-pub use prims::{set_limits, MAX_CALLS, MAX_ELEMENTS};
+pub use prims::{last_refused_size, set_limits, MAX_CALLS, MAX_ELEMENTS};
 
 use arrc_ir::error::{err, Error, Result};
 use arrc_ir::lower::scalar_error;

@@ -15,6 +15,7 @@ pub const MAX_CALLS: u64 = 100_000_000;
 thread_local! {
     static LIMIT: std::cell::Cell<usize> = const { std::cell::Cell::new(MAX_ELEMENTS) };
     pub(crate) static CALL_LIMIT: std::cell::Cell<u64> = const { std::cell::Cell::new(MAX_CALLS) };
+    static LAST_REFUSED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Sets this thread's limits: elements per array (WS FULL beyond it) and dfn calls per
@@ -26,9 +27,17 @@ pub fn set_limits(elements: usize, calls: u64) {
 }
 
 /// WS FULL when a result of `n` elements would exceed the limit.
+/// The element count of the last result this thread's reference refused as WS FULL:
+/// a caller with a larger limit (the device) can tell its own limit from the
+/// reference's.
+pub fn last_refused_size() -> usize {
+    LAST_REFUSED.with(|l| l.get())
+}
+
 pub(crate) fn check_size(n: usize, span: &Span) -> Result<()> {
     let limit = LIMIT.with(|l| l.get());
     if n > limit {
+        LAST_REFUSED.with(|l| l.set(n));
         return Err(err::ws_full(
             format!("a result of {n} elements exceeds the limit of {limit}"),
             span.clone(),

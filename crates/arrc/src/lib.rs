@@ -453,6 +453,14 @@ impl Session {
         e: Error,
     ) -> Result<Option<Array>, Error> {
         match self.cpu(stmt) {
+            // A WS FULL of the reference's own limit (2^28 elements) where the device
+            // has a larger one: the device's error stands (`÷3e8⍴0` is a DOMAIN ERROR).
+            Err(r)
+                if r.class == ErrorClass::WsFull
+                    && arrc_ref::last_refused_size() as u64 <= arrc_ir::plan::MAX_DEVICE_COUNT =>
+            {
+                Err(e)
+            }
             // Also WS FULL and NOT YET SUPPORTED: what the reference met before the
             // error the device found further on (`{⍺∨⍵}/[2]4611686018427387904↑⍬`).
             Err(r) if !matches!(r.class, ErrorClass::Interrupt | ErrorClass::Device) => Err(r),
