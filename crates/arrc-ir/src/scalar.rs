@@ -726,6 +726,11 @@ impl BinOp {
                     fr(gamma(y + 1.0) / (gamma(x + 1.0) * gamma(y - x + 1.0)), rt)?
                 }
             }
+            // Integers compare exactly (as f64, 2^62-1 and 2^62 are equal).
+            Less if int => Scalar::Bool(i < j),
+            LessEq if int => Scalar::Bool(i <= j),
+            GreaterEq if int => Scalar::Bool(i >= j),
+            Greater if int => Scalar::Bool(i > j),
             Less => Scalar::Bool(x < y && !eq(x, y)),
             LessEq => Scalar::Bool(x <= y || eq(x, y)),
             Equal => Scalar::Bool(if int { i == j } else { eq(x, y) }),

@@ -208,7 +208,7 @@ impl Case {
         self.arrays
             .iter()
             .map(|(n, a)| {
-                if (1..=64).contains(&a.len()) {
+                if (1..=100).contains(&a.len()) {
                     let items = Array::vector(take(&a.data, a.len()));
                     let shape: Vec<String> = a.shape.iter().map(|d| d.to_string()).collect();
                     format!("{n}←{}⍴{}", shape.join(" "), crate::display(&items))

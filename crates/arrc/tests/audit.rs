@@ -293,6 +293,19 @@ fn found_by_the_fuzzer() {
         ("t←2 2 0⍴0 ⋄ ⍴4⌷t", "INDEX ERROR"),
         ("t←2 2 0⍴0 ⋄ ⍴2⌷t", "2 0"),
         ("x←⍳3 ⋄ (0⍴x)[4]", "INDEX ERROR"),
+        // seed 8 index 2825: the reference compared integers as f64 (2^62-1 ≥ 2^62
+        // was 1).
+        ("x←4611686018427387903 ⋄ x≥4611686018427387904", "0"),
+        ("x←4611686018427387903 4611686018427387904 ⋄ 2<x", "0"),
+        ("x←9223372036854775807 ⋄ x>9223372036854775806", "1"),
+        // seed 8 index 1212: the device's f32 exp erred by ulps, which ⌊ showed; f32
+        // `* ⍟` and `⍺*⍵ ⍺⍟⍵` now compute in f64 where they can, as the reference.
+        (
+            "i←¯15 2 6 12 7 8 ¯9 19 20 ⋄ ⌊*i",
+            "0 7 403 162754 1096 2980 0 178482304 485165184",
+        ),
+        ("x←2 10 0.5 ⋄ 3⍟x", "0.63092977 2.0959032 ¯0.63092977"),
+        ("x←2 10 0.5 ⋄ x*1.5", "2.828427 31.622776 0.35355338"),
         // seed 4 index 840: the reference's Γ overflowed in an intermediate beyond
         // 140 where the binomial is small and finite.
         (

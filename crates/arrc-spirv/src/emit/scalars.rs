@@ -336,8 +336,14 @@ impl Emitter {
                 self.binary(cx, BinOp::Div, elem, elem, one, v, None, bit)
             }
             (UnOp::Exp, _) => {
+                // f32 in f64 where the device has it, rounded once as the reference
+                // rounds (GLSL's f32 exp errs by a few ulps, which `⌊*x` shows).
                 let r = if elem == ElemType::F64 {
                     self.exp64(v)?
+                } else if self.float64 {
+                    let w = self.convert(v, F32, ElemType::F64)?;
+                    let r = self.exp64(w)?;
+                    self.convert(r, ElemType::F64, F32)?
                 } else {
                     self.glsl(F32, EXP, &[v])?
                 };
@@ -349,11 +355,14 @@ impl Emitter {
                 let z = self.fc(elem, 0.0);
                 let nonpos = self.b.f_ord_less_than_equal(bt, None, v, z).map_err(be)?;
                 self.raise(cx, bit, nonpos)?;
-                if elem == ElemType::F64 {
+                if elem == ElemType::F64 || self.float64 {
                     // (A non-positive argument has raised its error; its value is moot.)
+                    // f32 in f64 where the device has it, as for exp.
                     let one = self.fc(elem, 1.0);
                     let safe = self.sel(elem, nonpos, one, v)?;
-                    self.log64(safe)
+                    let w = self.convert(safe, elem, ElemType::F64)?;
+                    let r = self.log64(w)?;
+                    self.convert(r, ElemType::F64, elem)
                 } else {
                     self.glsl(F32, LOG, &[v])
                 }
@@ -763,13 +772,18 @@ impl Emitter {
                 let bad = self.or(an, bn)?;
                 let bad = self.or(bad, base1)?;
                 self.raise(cx, bit, bad)?;
-                let (lb, la) = if t == ElemType::F64 {
+                if t == ElemType::F64 || self.float64 {
+                    // f32 in f64 where the device has it, rounded once.
                     let sa = self.sel(t, an, one, a)?;
                     let sb = self.sel(t, bn, one, b)?;
-                    (self.log64(sb)?, self.log64(sa)?)
-                } else {
-                    (self.glsl(F32, LOG, &[b])?, self.glsl(F32, LOG, &[a])?)
-                };
+                    let w = ElemType::F64;
+                    let (sa, sb) = (self.convert(sa, t, w)?, self.convert(sb, t, w)?);
+                    let (lb, la) = (self.log64(sb)?, self.log64(sa)?);
+                    let r = self.binary(cx, BinOp::Div, w, w, lb, la, None, None)?;
+                    let r = self.convert(r, w, t)?;
+                    return self.sel(t, a1, one, r);
+                }
+                let (lb, la) = (self.glsl(F32, LOG, &[b])?, self.glsl(F32, LOG, &[a])?);
                 let r = self.binary(cx, BinOp::Div, t, t, lb, la, None, None)?;
                 self.sel(t, a1, one, r)
             }
@@ -884,6 +898,18 @@ impl Emitter {
     /// (f32) or `e^(b·ln|a|)` (f64);
     /// a negative base needs an integer exponent.
     fn power(&mut self, cx: &Cx, t: ElemType, a: Word, b: Word, bit: Option<u32>) -> R<Word> {
+        if t == ElemType::F32 && self.float64 {
+            // In f64 where the device has it, rounded once, as the reference computes.
+            let (a, b) = (
+                self.convert(a, t, ElemType::F64)?,
+                self.convert(b, t, ElemType::F64)?,
+            );
+            let r = self.power(cx, ElemType::F64, a, b, bit)?;
+            let r = self.convert(r, ElemType::F64, t)?;
+            let bad = self.not_finite(t, r)?;
+            self.raise(cx, bit, bad)?;
+            return Ok(r);
+        }
         let f = self.ty(t);
         let u = self.u32_t;
         let out = self.local(f);
