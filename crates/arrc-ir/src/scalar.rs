@@ -700,11 +700,11 @@ impl BinOp {
                     if k < 0.0 || n < 0.0 {
                         if n < 0.0 && k >= 0.0 {
                             // (¯1*k)×(k-n-1)!k
-                            let s = if (k as i64) % 2 == 0 { 1.0 } else { -1.0 };
+                            let s = if even(k) { 1.0 } else { -1.0 };
                             return fr(s * binomial(k, k - n - 1.0), rt);
                         }
                         if n < 0.0 && k < 0.0 && k <= n {
-                            let s = if ((n - k) as i64) % 2 == 0 { 1.0 } else { -1.0 };
+                            let s = if even(n - k) { 1.0 } else { -1.0 };
                             return fr(s * binomial(n - k, -k - 1.0), rt);
                         }
                         return Ok(Scalar::float(0.0, rt));
@@ -776,6 +776,12 @@ impl BinOp {
             }
         })
     }
+}
+
+/// Whether an integral float is even, as the device tests it (from the float: beyond
+/// 2^53 every float is even; a conversion to i64 would saturate at an odd number).
+fn even(v: f64) -> bool {
+    (v * 0.5).floor() == v * 0.5
 }
 
 /// k!n for non-negative integers k ≤ n, by the multiplicative formula.

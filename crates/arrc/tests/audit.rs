@@ -306,6 +306,10 @@ fn found_by_the_fuzzer() {
         ),
         ("x←2 10 0.5 ⋄ 3⍟x", "0.63092977 2.0959032 ¯0.63092977"),
         ("x←2 10 0.5 ⋄ x*1.5", "2.828427 31.622776 0.35355338"),
+        // seed 20261124 index 589: the reference took the parity of a binomial's
+        // argument beyond 2^63 from a saturated i64 (odd), the device from the float.
+        ("x←¯5 3 ¯1 0 ⋄ ¯9223372036854775807!x", "1 0 1 0"),
+        ("x←¯5 ¯3 ¯2 ⋄ ¯7!x", "15 15 ¯6"),
         // seed 4 index 840: the reference's Γ overflowed in an intermediate beyond
         // 140 where the binomial is small and finite.
         (

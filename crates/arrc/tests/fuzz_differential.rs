@@ -41,10 +41,10 @@ fn slice(seed: u64, float: ElemType, programs: u64) {
 
 #[test]
 fn fuzz_slice_f32() {
-    slice(20261124, ElemType::F32, 250);
+    slice(20261124, ElemType::F32, 400);
 }
 
 #[test]
 fn fuzz_slice_f64() {
-    slice(20261125, ElemType::F64, 150);
+    slice(20261125, ElemType::F64, 400);
 }
