@@ -65,6 +65,7 @@ struct Interp<'e> {
 /// Runs a program; top-level assignments and definitions update `env`. Returns the
 /// value of the last statement, or `None` when it only defines a function.
 pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
+    prims::clear_refused();
     let mut it = Interp {
         env,
         frames: vec![],

@@ -34,6 +34,11 @@ pub fn last_refused_size() -> usize {
     LAST_REFUSED.with(|l| l.get())
 }
 
+/// Forgets the last refusal (each evaluation starts with none).
+pub(crate) fn clear_refused() {
+    LAST_REFUSED.with(|l| l.set(0));
+}
+
 pub(crate) fn check_size(n: usize, span: &Span) -> Result<()> {
     let limit = LIMIT.with(|l| l.get());
     if n > limit {
@@ -623,6 +628,9 @@ pub(crate) fn replicate(a: &Array, x: &Array, first: bool, span: &Span) -> Resul
         .iter()
         .map(|c| c.unsigned_abs() as usize)
         .fold(0usize, |a, c| a.saturating_add(c));
+    // The axis alone too, even when the result is empty (`(2*62)⌿3 0⍴0` is WS FULL,
+    // as on the device, and its loop would not end).
+    check_size(total, span)?;
     check_size(total.saturating_mul(outer * inner), span)?;
     let mut shape = x.shape.clone();
     shape[axis] = total;

@@ -84,6 +84,9 @@ pub struct FuzzReport {
     pub unsupported: u64,
     /// Interrupted after `FuzzOptions::timeout`.
     pub slow: u64,
+    /// The device computed an array larger than the reference holds (2^28 elements):
+    /// nothing to compare.
+    pub beyond_reference: u64,
     /// A value against an error, or different values.
     pub disagreements: Vec<Finding>,
     /// Errors of different classes.
@@ -100,13 +103,14 @@ impl FuzzReport {
 
     pub fn summary(&self) -> String {
         format!(
-            "{} programs in {:.0} s: {} same value, {} same error, {} not on the device, {} slow; {} disagreements, {} error-class mismatches, {} crashes",
+            "{} programs in {:.0} s: {} same value, {} same error, {} not on the device, {} slow, {} beyond the reference; {} disagreements, {} error-class mismatches, {} crashes",
             self.programs,
             self.seconds,
             self.same_value,
             self.same_error,
             self.unsupported,
             self.slow,
+            self.beyond_reference,
             self.disagreements.len(),
             self.class_mismatches.len(),
             self.crashes.len()
@@ -276,6 +280,8 @@ fn one(
     report: &mut FuzzReport,
 ) -> Result<(), crate::Error> {
     let want = eval_guarded(cpu, case, opts.timeout);
+    // (Read now: the device side may run the reference too.)
+    let ref_refused = arrc_ref::last_refused_size() as u64;
     let got = eval_guarded(dev, case, opts.timeout);
     let (want, got) = match (want, got) {
         (Ok(w), Ok(g)) => (w, g),
@@ -301,6 +307,9 @@ fn one(
     }
     let note = |what: &str| matches!(&got, Ok(o) if o.notes.iter().any(|n| n.contains(what)));
     let (refused, raised) = (note("NOT YET SUPPORTED"), note("the device path raised"));
+    let reference_limit = matches!(&want, Err(w) if w.class == ErrorClass::WsFull)
+        && ref_refused > 0
+        && ref_refused <= arrc_ir::plan::MAX_DEVICE_COUNT;
     match (&want, &got) {
         (_, Err(g)) if g.message.contains("internal compiler error") => {
             report
@@ -308,6 +317,7 @@ fn one(
                 .push(case.finding(format!("device: {}: {}", g.class.name(), g.message)));
         }
         (_, Err(g)) if g.class == ErrorClass::Unsupported => report.unsupported += 1,
+        (Err(_), Ok(_)) if reference_limit => report.beyond_reference += 1,
         // The device raised an error where APL has a value (`Auto` then shows the
         // reference's value): a wrong error is a disagreement.
         (_, Ok(g)) if raised => report.disagreements.push(case.finding(format!(

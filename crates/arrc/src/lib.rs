@@ -457,7 +457,8 @@ impl Session {
             // has a larger one: the device's error stands (`÷3e8⍴0` is a DOMAIN ERROR).
             Err(r)
                 if r.class == ErrorClass::WsFull
-                    && arrc_ref::last_refused_size() as u64 <= arrc_ir::plan::MAX_DEVICE_COUNT =>
+                    && (1..=arrc_ir::plan::MAX_DEVICE_COUNT)
+                        .contains(&(arrc_ref::last_refused_size() as u64)) =>
             {
                 Err(e)
             }

@@ -310,6 +310,14 @@ fn found_by_the_fuzzer() {
         // argument beyond 2^63 from a saturated i64 (odd), the device from the float.
         ("x←¯5 3 ¯1 0 ⋄ ¯9223372036854775807!x", "1 0 1 0"),
         ("x←¯5 ¯3 ¯2 ⋄ ¯7!x", "15 15 ¯6"),
+        // On the H100, `arrc fuzz --float f64 --seed 22`: index 2634, NVIDIA fused
+        // the residue's ⍵-⍺×q (176 for 0); index 2970, the reference looped over a
+        // replicate axis of 2^63 items of an empty array.
+        (
+            "h←2 3⍴¯28.875 ¯16.75 ¯37.5 ¯11.125 ¯40.875 ¯44.75 ⋄ ⎕FR←645 ⋄ h|¯9223372036854775807",
+            "0 0 0\n0 0 0",
+        ),
+        ("j←¯9223372036854775807 3 ⋄ g←2 0⍴0.5 ⋄ ⍴j⌿g", "WS FULL"),
         // seed 4 index 840: the reference's Γ overflowed in an intermediate beyond
         // 140 where the binomial is small and finite.
         (

@@ -730,6 +730,12 @@ impl Emitter {
                     let fq = self.glsl(w, FLOOR, &[q])?;
                     let m = self.fop(w, BinOp::Mul, aw, fq)?;
                     let r = self.fop(w, BinOp::Sub, bw, m)?;
+                    // Rounded as the reference rounds: NVIDIA fused ⍵-⍺×q into one
+                    // operation, whose exact residue of a huge ⍵ differed (176, not 0).
+                    for id in [q, m, r] {
+                        self.b
+                            .decorate(id, rspirv::spirv::Decoration::NoContraction, []);
+                    }
                     self.convert(r, w, t)?
                 } else {
                     // On magnitudes, then the signs: lavapipe's OpSMod takes the
