@@ -854,9 +854,19 @@ impl Lower {
         // The operand certainly runs: at least one pair on every line, and a line.
         let runs =
             known_dims(&at.shape).is_some_and(|d| d[axis] >= 2 && d.iter().product::<usize>() > 0);
-        for _ in 0..4 {
+        for round in 0..4 {
             let f = self.comb(operand, r, &fspan)?;
             let t = f.elem;
+            // A guard choosing an integer on one side and a float on the other: the
+            // reference's steps keep integers exact until a float appears, but one
+            // fold type would compute every step in floats (`{⍵>0:⍺+⍵ ⋄ ⍺⍟⍵}/` of
+            // 476 (2*63)-1 overflows in APL's integers, not in f32).
+            if round == 0 && at.elem.is_int() && self.mixed_guard(&f.comb, r) {
+                return Err(err::unsupported(
+                    "a dfn operand whose guard chooses an integer or a float is not supported on the GPU path yet",
+                    fspan,
+                ));
+            }
             if t == r {
                 comb = Some(self.settle(f, runs, &fspan)?);
                 break;
@@ -895,6 +905,39 @@ impl Lower {
             Type { elem: r, shape },
             fspan,
         ))
+    }
+
+    /// Whether a guard in `c` (with ⍺ and ⍵ of type `r`) chooses between an integer and
+    /// a float.
+    fn mixed_guard(&self, c: &Comb, r: ElemType) -> bool {
+        match c {
+            Comb::Select { cond, then, els } => {
+                // Each side's own type, under the cast to their join.
+                let own = |c: &Comb| match c {
+                    Comb::Cast { arg, .. } => self.comb_elem(arg, r),
+                    c => self.comb_elem(c, r),
+                };
+                own(then).is_float() != own(els).is_float()
+                    || self.mixed_guard(cond, r)
+                    || self.mixed_guard(then, r)
+                    || self.mixed_guard(els, r)
+            }
+            Comb::Cast { arg, .. } | Comb::Unary { arg, .. } => self.mixed_guard(arg, r),
+            Comb::Binary { lhs, rhs, .. } => self.mixed_guard(lhs, r) || self.mixed_guard(rhs, r),
+            Comb::Alpha | Comb::Omega | Comb::Outer(_) | Comb::Const(_) => false,
+        }
+    }
+
+    /// The element type a `Comb` gives, with ⍺ and ⍵ of type `r`.
+    fn comb_elem(&self, c: &Comb, r: ElemType) -> ElemType {
+        match c {
+            Comb::Alpha | Comb::Omega => r,
+            Comb::Outer(v) => self.f.ty(*v).elem,
+            Comb::Const(s) => s.elem_type(),
+            Comb::Cast { to, .. } => *to,
+            Comb::Unary { elem, .. } | Comb::Binary { elem, .. } => *elem,
+            Comb::Select { then, els, .. } => self.comb_elem(then, r).join(self.comb_elem(els, r)),
+        }
     }
 
     /// Runs `f` as a trial on the IR and undoes every instruction and length check it

@@ -662,16 +662,26 @@ pub(crate) fn grade(x: &Array, down: bool, io: i64, span: &Span) -> Result<Array
     }
     let n = x.shape[0];
     let cell = x.len().checked_div(n).unwrap_or(0);
-    let key = |i: usize| -> Vec<f64> {
+    // Integers compare exactly (as f64, 2^62-1 and 2^62 tie), floats as floats.
+    let int = x.elem.is_int();
+    let cmp = |p: usize, q: usize| -> std::cmp::Ordering {
         (0..cell)
-            .map(|k| x.data.get(i * cell + k).as_f64())
-            .collect()
+            .map(|k| {
+                let (a, b) = (x.data.get(p * cell + k), x.data.get(q * cell + k));
+                if int {
+                    a.as_i64().cmp(&b.as_i64())
+                } else {
+                    a.as_f64()
+                        .partial_cmp(&b.as_f64())
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                }
+            })
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
     };
     let mut idx: Vec<usize> = (0..n).collect();
     idx.sort_by(|&p, &q| {
-        let o = key(p)
-            .partial_cmp(&key(q))
-            .unwrap_or(std::cmp::Ordering::Equal);
+        let o = cmp(p, q);
         if down {
             o.reverse()
         } else {

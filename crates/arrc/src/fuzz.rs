@@ -212,7 +212,9 @@ impl Case {
         self.arrays
             .iter()
             .map(|(n, a)| {
-                if (1..=100).contains(&a.len()) {
+                // ARRC_FUZZ_FULL=1 shows every array whole (to reproduce by hand).
+                let full = std::env::var_os("ARRC_FUZZ_FULL").is_some();
+                if (1..=100).contains(&a.len()) || (full && !a.is_empty()) {
                     let items = Array::vector(take(&a.data, a.len()));
                     let shape: Vec<String> = a.shape.iter().map(|d| d.to_string()).collect();
                     format!("{n}←{}⍴{}", shape.join(" "), crate::display(&items))

@@ -318,6 +318,21 @@ fn found_by_the_fuzzer() {
             "0 0 0\n0 0 0",
         ),
         ("j←¯9223372036854775807 3 ⋄ g←2 0⍴0.5 ⋄ ⍴j⌿g", "WS FULL"),
+        // seed 9 index 5936: the reference graded integers as f64 (2^62-1 and 2^62
+        // tied).
+        ("j←4611686018427387904 4611686018427387903 5 ⋄ ⍋j", "3 2 1"),
+        (
+            "m←2 2⍴4611686018427387904 1 4611686018427387903 2 ⋄ ⍋m",
+            "2 1",
+        ),
+        // seed 9 index 6785: a dfn fold whose guard chooses an integer or a float ran
+        // every step in floats on the device (now on the reference: APL's integers
+        // overflow at the first step).
+        (
+            "j←476 9223372036854775807 ⋄ {⍵>0:⍺+⍵ ⋄ ⍺⍟⍵}/j",
+            "DOMAIN ERROR",
+        ),
+        ("j←4 5 6 ⋄ {⍵>0:⍺+⍵ ⋄ ⍺⍟⍵}/j", "15"),
         // seed 4 index 840: the reference's Γ overflowed in an intermediate beyond
         // 140 where the binomial is small and finite.
         (
