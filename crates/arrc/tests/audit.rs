@@ -333,6 +333,12 @@ fn found_by_the_fuzzer() {
             "DOMAIN ERROR",
         ),
         ("j←4 5 6 ⋄ {⍵>0:⍺+⍵ ⋄ ⍺⍟⍵}/j", "15"),
+        // seed 10 index 3524: f32 ○ multiplied by an f32 π (two roundings), so a
+        // `-\` near 0 changed sign; it is now π×x rounded once, as the reference.
+        (
+            "g←7 9⍴¯17.5 ¯0.75 ¯33.375 ¯40.625 38.625 ¯18.625 ¯45.25 37.375 ¯37.25 33.75 ¯33.5 ¯29.75 ¯39.375 36.75 ¯24.125 ¯35.375 45.375 16.5 16.625 14 39.125 11.75 ¯3.125 33.625 20 13.25 24.625 ¯5.125 15.375 12.625 47.125 4 17.125 25.25 23.5 ¯39.25 19.125 10.25 15 ¯33.125 30.25 17 26.625 37.25 ¯38.25 19.25 ¯23.125 11.75 26.5 ¯27.875 23 ¯15.375 ¯6.125 ¯48.25 20 15.75 23.875 ¯44.25 ¯35.75 11.75 26.125 ¯23.375 ¯17.75 ⋄ +/,(-\\○g)<0",
+            "22",
+        ),
         // seed 4 index 840: the reference's Γ overflowed in an intermediate beyond
         // 140 where the binomial is small and finite.
         (

@@ -368,8 +368,17 @@ impl Emitter {
                 }
             }
             (UnOp::PiTimes, _) => {
-                let pi = self.fc(elem, std::f64::consts::PI);
-                let r = self.fop(elem, BinOp::Mul, pi, v)?;
+                // f32 in f64 where the device has it: π×x rounded once, as the
+                // reference (f32 π times x rounds twice, an ulp apart at times).
+                let r = if elem == F32 && self.float64 {
+                    let w = self.convert(v, F32, ElemType::F64)?;
+                    let pi = self.fc(ElemType::F64, std::f64::consts::PI);
+                    let p = self.fop(ElemType::F64, BinOp::Mul, pi, w)?;
+                    self.convert(p, ElemType::F64, F32)?
+                } else {
+                    let pi = self.fc(elem, std::f64::consts::PI);
+                    self.fop(elem, BinOp::Mul, pi, v)?
+                };
                 let bad = self.not_finite(elem, r)?;
                 self.raise(cx, bit, bad)?;
                 Ok(r)
