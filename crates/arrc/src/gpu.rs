@@ -319,14 +319,7 @@ impl Gpu {
                 acc.saturating_mul(len)
             });
             if n > arrc_ir::plan::MAX_DEVICE_COUNT {
-                return Err(Error::new(
-                    ErrorClass::WsFull,
-                    format!(
-                        "this statement needs an array of {n} elements; the device computes on arrays of at most {} elements",
-                        arrc_ir::plan::MAX_DEVICE_COUNT
-                    ),
-                    c.ir.spans[i].clone(),
-                ));
+                return Err(too_many(n, c.ir.spans[i].clone()));
             }
         }
         // A scan tile's table of subgroup totals has a fixed size.
@@ -631,14 +624,19 @@ pub struct Prepared {
 /// indexes 10^10 elements).
 fn device_count(n: u64) -> Result<u32, Error> {
     if n > arrc_ir::plan::MAX_DEVICE_COUNT {
-        return Err(Error::new(
-            ErrorClass::WsFull,
-            format!(
-                "this statement needs an array of {n} elements; the device computes on arrays of at most {} elements",
-                arrc_ir::plan::MAX_DEVICE_COUNT
-            ),
-            0..0,
-        ));
+        return Err(too_many(n, 0..0));
     }
     Ok(n as u32)
+}
+
+/// WS FULL for an array of `n` elements, beyond the device's 32-bit indexing.
+fn too_many(n: u64, span: arrc_syntax::Span) -> Error {
+    Error::new(
+        ErrorClass::WsFull,
+        format!(
+            "this statement needs an array of {n} elements; the device computes on arrays of at most {} elements",
+            arrc_ir::plan::MAX_DEVICE_COUNT
+        ),
+        span,
+    )
 }

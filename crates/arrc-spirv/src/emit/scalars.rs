@@ -391,19 +391,36 @@ impl Emitter {
     /// `k!n` in f32 or f64 (`t`), as the reference computes it: for integers the multiplicative
     /// formula (with Dyalog's extension to negative integers), otherwise
     /// Γ(n+1) ÷ Γ(k+1) × Γ(n-k+1) with a pole above a DOMAIN ERROR and one below 0.
+    /// An f32 function computed in f64 where the device has it, rounded once and
+    /// checked for the f32 range, as the reference computes it; `None` elsewhere (the
+    /// caller computes in f32).
+    fn via_f64(
+        &mut self,
+        cx: &Cx,
+        t: ElemType,
+        args: &[Word],
+        bit: Option<u32>,
+        f: impl FnOnce(&mut Self, &[Word]) -> R<Word>,
+    ) -> R<Option<Word>> {
+        if t != ElemType::F32 || !self.float64 {
+            return Ok(None);
+        }
+        let wide = args
+            .iter()
+            .map(|&a| self.convert(a, t, ElemType::F64))
+            .collect::<R<Vec<_>>>()?;
+        let r = f(self, &wide)?;
+        let r = self.convert(r, ElemType::F64, t)?;
+        let bad = self.not_finite(t, r)?;
+        self.raise(cx, bit, bad)?;
+        Ok(Some(r))
+    }
+
     fn binomial(&mut self, cx: &Cx, t: ElemType, k: Word, n: Word, bit: Option<u32>) -> R<Word> {
-        if t == ElemType::F32 && self.float64 {
-            // In f64 where the device has it, as the reference computes: in f32,
-            // `(2*31)-1)!¯14` took k-n-1 = 2^31+12 as 2^31 and gave 1, not a result
-            // beyond f32. The f64 result is rounded once, and beyond f32 it raises.
-            let (k, n) = (
-                self.convert(k, t, ElemType::F64)?,
-                self.convert(n, t, ElemType::F64)?,
-            );
-            let r = self.binomial(cx, ElemType::F64, k, n, bit)?;
-            let r = self.convert(r, ElemType::F64, t)?;
-            let bad = self.not_finite(t, r)?;
-            self.raise(cx, bit, bad)?;
+        // In f32, `(2*31)-1)!¯14` took k-n-1 = 2^31+12 as 2^31 and gave 1.
+        if let Some(r) = self.via_f64(cx, t, &[k, n], bit, |e, w| {
+            e.binomial(cx, ElemType::F64, w[0], w[1], bit)
+        })? {
             return Ok(r);
         }
         let f = self.ty(t);
@@ -558,14 +575,10 @@ impl Emitter {
     /// `!v` = Γ(v+1): an exact product for small non-negative integers, Lanczos
     /// (with the reflection formula below ½) otherwise; negative integers are errors.
     fn factorial(&mut self, cx: &Cx, t: ElemType, v: Word, bit: Option<u32>) -> R<Word> {
-        if t == ElemType::F32 && self.float64 {
-            // In f64 where the device has it, rounded once, as the reference computes
-            // (the f32 Lanczos sum erred by 1E¯5, which `x|!x` magnified).
-            let w = self.convert(v, t, ElemType::F64)?;
-            let r = self.factorial(cx, ElemType::F64, w, bit)?;
-            let r = self.convert(r, ElemType::F64, t)?;
-            let bad = self.not_finite(t, r)?;
-            self.raise(cx, bit, bad)?;
+        // The f32 Lanczos sum erred by 1E¯5, which `x|!x` magnified.
+        if let Some(r) = self.via_f64(cx, t, &[v], bit, |e, w| {
+            e.factorial(cx, ElemType::F64, w[0], bit)
+        })? {
             return Ok(r);
         }
         let f = self.ty(t);
@@ -913,16 +926,9 @@ impl Emitter {
     /// (f32) or `e^(b·ln|a|)` (f64);
     /// a negative base needs an integer exponent.
     fn power(&mut self, cx: &Cx, t: ElemType, a: Word, b: Word, bit: Option<u32>) -> R<Word> {
-        if t == ElemType::F32 && self.float64 {
-            // In f64 where the device has it, rounded once, as the reference computes.
-            let (a, b) = (
-                self.convert(a, t, ElemType::F64)?,
-                self.convert(b, t, ElemType::F64)?,
-            );
-            let r = self.power(cx, ElemType::F64, a, b, bit)?;
-            let r = self.convert(r, ElemType::F64, t)?;
-            let bad = self.not_finite(t, r)?;
-            self.raise(cx, bit, bad)?;
+        if let Some(r) = self.via_f64(cx, t, &[a, b], bit, |e, w| {
+            e.power(cx, ElemType::F64, w[0], w[1], bit)
+        })? {
             return Ok(r);
         }
         let f = self.ty(t);
