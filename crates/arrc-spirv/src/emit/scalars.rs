@@ -692,6 +692,18 @@ impl Emitter {
                 self.raise(cx, bit, bad)?;
                 Ok(r)
             }
+            BinOp::Div if t == ElemType::F32 && self.float64 => {
+                // In f64 and rounded once, where the device has f64: the correctly
+                // rounded f32 quotient, as the reference's (lavapipe does not fuse the
+                // refinement's multiply-add, and `⌈m÷g` showed an ulp).
+                let w = ElemType::F64;
+                let (a, b) = (self.convert(a, t, w)?, self.convert(b, t, w)?);
+                let q = self.binary(cx, BinOp::Div, w, w, a, b, None, bit)?;
+                let q = self.convert(q, w, t)?;
+                let bad = self.not_finite(t, q)?;
+                self.raise(cx, bit, bad)?;
+                Ok(q)
+            }
             BinOp::Div => {
                 // One refinement of the device's quotient (Vulkan lets OpFDiv err by
                 // 2.5 ulp; NVIDIA's 301÷7 is not 43): the residual a - q·b is exact
