@@ -1645,6 +1645,9 @@ impl Lower {
         }
         let items = aty.elem;
         let arg = self.cast(arg, elem);
+        if op == BinOp::Mul && elem.is_float() && self.may_hold_zero(arg) {
+            return self.float_product(arg, axis, false, span);
+        }
         let r = self.f.push(
             Inst::Reduce { op, arg, axis },
             Type {
@@ -1675,6 +1678,63 @@ impl Lower {
             return self.binary(BinOp::SumFits, r, h, span);
         }
         Ok(r)
+    }
+
+    /// Whether float value `v` may hold a 0 (not when it is a constant without one).
+    fn may_hold_zero(&self, v: Value) -> bool {
+        self.as_const(v)
+            .is_none_or(|a| (0..a.len()).any(|i| a.data.get(i).as_f64() == 0.0))
+    }
+
+    /// A float `×/` (or `×\` when `scan`) along `axis` in which a 0 item makes every
+    /// product it enters 0, in whatever order the device multiplies: without this, the
+    /// partial product of large items elsewhere in the row overflows first
+    /// (`×/1e30 1e30 0` in f32), and the row is a DOMAIN ERROR where its product is 0.
+    /// The items from the first 0 on (every item of a row with a 0, for a reduction)
+    /// are read as 1, and the products they enter are then multiplied by 0.
+    fn float_product(&mut self, arg: Value, axis: usize, scan: bool, span: Span) -> Result<Value> {
+        let ty = self.f.ty(arg).clone();
+        let zero = self.konst(Array::scalar(Scalar::float(0.0, ty.elem)), span.clone());
+        let is_zero = self.binary(BinOp::Equal, arg, zero, span.clone())?;
+        let mut rshape = ty.shape.clone();
+        if !scan {
+            rshape.remove(axis);
+        }
+        let fold = |op, arg| match scan {
+            true => Inst::Scan { op, arg, axis },
+            false => Inst::Reduce { op, arg, axis },
+        };
+        let bool_ty = Type {
+            elem: ElemType::Bool,
+            shape: rshape.clone(),
+        };
+        // Whether a 0 was met: in the row, or at or before the item.
+        let met = self.f.push(fold(BinOp::Or, is_zero), bool_ty, span.clone());
+        let met_here = match scan {
+            true => met,
+            false => {
+                let axes = (0..ty.rank()).filter(|&i| i != axis).collect();
+                self.gather(met, Gather::Axes(axes), ty.shape.clone(), span.clone())
+            }
+        };
+        // Exact: x×1+0 is x and x×0+1 is 1 for finite x, fused or not.
+        let keep = self.unary(UnOp::Not, met_here, span.clone())?;
+        let kept = self.binary(BinOp::Mul, arg, keep, span.clone())?;
+        let items = self.binary(BinOp::Add, kept, met_here, span.clone())?;
+        let items = self.cast(items, ty.elem);
+        let p = self.f.push(
+            fold(BinOp::Mul, items),
+            Type {
+                elem: ty.elem,
+                shape: rshape,
+            },
+            span.clone(),
+        );
+        let none = match scan {
+            true => keep,
+            false => self.unary(UnOp::Not, met, span.clone())?,
+        };
+        self.binary(BinOp::Mul, p, none, span)
     }
 
     /// A bound on the magnitude of every element of integer value `v`, where lowering
@@ -1752,6 +1812,9 @@ impl Lower {
         }
         let elem = op.reduce_type(aty.elem, self.f.float);
         let arg = self.cast(arg, elem);
+        if op == BinOp::Mul && elem.is_float() && self.may_hold_zero(arg) {
+            return self.float_product(arg, axis, true, span);
+        }
         let ty = Type {
             elem,
             shape: aty.shape,
@@ -1780,14 +1843,7 @@ impl Lower {
                 // overflows, a DOMAIN ERROR of its own).
                 let ft = self.f.float;
                 let fx = self.cast(arg, ft);
-                let f = self.f.push(
-                    Inst::Scan { op, arg: fx, axis },
-                    Type {
-                        elem: ft,
-                        shape: ty.shape.clone(),
-                    },
-                    span.clone(),
-                );
+                let f = self.float_product(fx, axis, true, span.clone())?;
                 let rf = self.cast(r, ft);
                 let d = self.binary(BinOp::Sub, rf, f, span.clone())?;
                 let d = self.unary(UnOp::Abs, d, span.clone())?;

@@ -749,6 +749,11 @@ impl Interp<'_> {
         elem: ElemType,
         span: &Span,
     ) -> Result<Scalar> {
+        if prim == Some(BinOp::Mul) && elem.is_float() && row.iter().any(|s| s.as_f64() == 0.0) {
+            // A 0 item makes the product 0 whatever the order, as on the device (a right
+            // fold could overflow first: `×/0,1e200 1e200` would be a DOMAIN ERROR).
+            return Ok(Scalar::float(0.0, elem));
+        }
         if let Some(op @ (BinOp::Add | BinOp::Mul)) = prim {
             if elem == ElemType::F32 {
                 // Exact-as-possible oracle: accumulate in f64, round once.

@@ -355,6 +355,35 @@ fn found_by_the_fuzzer() {
 }
 
 #[test]
+fn a_zero_item_makes_a_float_product_zero_in_any_order() {
+    // Seed 13 indices 4534, 17602, 19695: the device multiplied large items into ∞
+    // before it met the 0 (a DOMAIN ERROR); the product is 0.
+    check(&[
+        ("x←1e30 1e30 0 ⋄ ×/x", "0"),
+        ("x←0 1e30 1e30 ⋄ ×/x", "0"),
+        ("x←(1000⍴1e30),0 ⋄ ×/x", "0"),
+        ("x←0,1000⍴1e30 ⋄ ×/x", "0"),
+        ("x←(100000⍴1e30 1e¯30),0 ⋄ ×/x", "0"),
+        ("x←(1000 2⍴1e30),[1]0 5 ⋄ ×⌿x", "DOMAIN ERROR"),
+        ("x←(1000 2⍴1e30),[1]0 0 ⋄ ×⌿x", "0 0"),
+        ("x←(500 2⍴1e30),[1](2 2⍴0),[1]500 2⍴1e30 ⋄ ×⌿x", "0 0"),
+        ("x←2 1000⍴1e30 ⋄ ×/x,0", "0 0"),
+        ("x←(1000⍴1e30),0 ⋄ x×.+0", "0"),
+        ("x←1e30 1e30 3 ⋄ ×/x", "DOMAIN ERROR"),
+        ("x←2 3 4.5 0 2 ⋄ ×/x", "0"),
+        ("x←2 3 4.5 ⋄ ×/x", "27"),
+        ("⎕FR←645 ⋄ x←0,1e200 1e200 ⋄ ×/x", "0"),
+        ("⎕FR←645 ⋄ x←1e200 1e200 0 ⋄ ×/x", "0"),
+        // Scans: each prefix with a 0 is 0; a prefix before it still overflows.
+        ("x←0 1e30 1e30 ⋄ ×\\x", "0 0 0"),
+        ("x←2 3 4.5 0 1e30 1e30 ⋄ ×\\x", "2 6 27 0 0 0"),
+        ("x←1e30 1e30 0 1e30 ⋄ ×\\x", "DOMAIN ERROR"),
+        ("x←0,20⍴⌊2*62 ⋄ +/×\\x", "0"),
+        ("x←2,0,20⍴⌊2*62 ⋄ ¯2↑×\\x", "0 0"),
+    ]);
+}
+
+#[test]
 fn subtract_scans_of_integers_fold_every_prefix_exactly() {
     // The reference now scans `-\` of integers in O(n) (it folded each prefix:
     // `-\⍳40000` took 16 s); every step of every prefix's right fold is still checked.
