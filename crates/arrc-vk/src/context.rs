@@ -38,6 +38,8 @@ pub struct DeviceInfo {
     /// VK_KHR_pipeline_executable_properties: the driver reports what it compiled
     /// (registers, shared memory, ...) for each pipeline.
     pub pipeline_statistics: bool,
+    /// The size of the largest device-local memory heap, in bytes.
+    pub device_local_bytes: u64,
     api: u32,
 }
 
@@ -406,6 +408,14 @@ fn query_info(instance: &ash::Instance, pdev: vk::PhysicalDevice, index: usize) 
         pe.pipeline_executable_info == vk::TRUE
     };
     let limits = props.limits;
+    // SAFETY: valid physical device from this instance.
+    let mem = unsafe { instance.get_physical_device_memory_properties(pdev) };
+    let device_local_bytes = mem.memory_heaps[..mem.memory_heap_count as usize]
+        .iter()
+        .filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
+        .map(|h| h.size)
+        .max()
+        .unwrap_or(0);
     let name = props
         .device_name_as_c_str()
         .map(|c| c.to_string_lossy().into_owned())
@@ -447,6 +457,7 @@ fn query_info(instance: &ash::Instance, pdev: vk::PhysicalDevice, index: usize) 
             0.0
         },
         pipeline_statistics,
+        device_local_bytes,
         api,
     }
 }

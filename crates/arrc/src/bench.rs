@@ -274,7 +274,7 @@ fn measure(
     // f64 workloads compute in f64 throughout.
     let float = ty.join(ElemType::F32);
     let cache = gpu::ModuleCache::default();
-    let bound = gpu::names(&arrays);
+    let bound = gpu::host_names(&arrays);
     let compiled = match gpu::compile(
         e,
         &bound,

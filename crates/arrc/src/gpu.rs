@@ -1,5 +1,7 @@
 //! Running statements on the Vulkan device: lower → verify → plan → emit → dispatch.
 
+pub use crate::workspace::{host_names, Arg, Names};
+use crate::workspace::{DeviceArray, Uploaded, Val, HOST_COPY_LIMIT};
 use crate::Stats;
 use arrc_ir::error::err;
 use arrc_ir::lower::{lower_program, LocalScope};
@@ -8,6 +10,7 @@ use arrc_ir::{Array, Data, Dim, ElemType, Error, ErrorClass, Function, Param, Ty
 use arrc_syntax::{Expr, Func, Program, Stmt};
 use arrc_vk::{Buffer, Context, Dispatch, PipelineId, Recording, RunStats, VkError};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Pipeline, buffers, push constants, workgroups, indirect-arguments buffer.
 /// Pipeline, descriptor bindings (buffer, byte offset, byte range), push constants,
@@ -49,6 +52,14 @@ impl CompiledStatement {
 pub(crate) struct Gpu {
     pub ctx: Context,
     pub stats: Stats,
+    /// Workspace names whose value is in device memory (see `workspace`).
+    pub resident: HashMap<String, Rc<DeviceArray>>,
+    /// Every device array made, freed by `collect` once nothing else holds it.
+    pub(crate) owned: Vec<Rc<DeviceArray>>,
+    /// Statements run, the clock of least-recently-used eviction.
+    pub(crate) clock: u64,
+    /// Resident bytes kept at most (half the device-local memory by default).
+    pub budget: u64,
 }
 
 /// A device failure as an error: running out of device memory is APL's WS FULL (the
@@ -131,15 +142,7 @@ impl ModuleCache {
 /// Arrays up to this many elements are known to the compiler as well as passed.
 /// Larger ones are known only when a statement cannot be lowered without them
 /// (see [`compile`]).
-const KNOWN_PARAM_LIMIT: usize = 64;
-
-/// Arrays by name, borrowed (a statement's free names).
-pub type Names<'a> = HashMap<String, &'a Array>;
-
-/// The names of `arrays`, borrowed.
-pub fn names(arrays: &HashMap<String, Array>) -> Names<'_> {
-    arrays.iter().map(|(n, a)| (n.clone(), a)).collect()
-}
+const KNOWN_PARAM_LIMIT: usize = HOST_COPY_LIMIT;
 
 /// The functions a statement may call: the workspace's, and the locals of the dfns
 /// running around it (outermost first).
@@ -162,18 +165,18 @@ pub(crate) fn compile(
     let Scopes { functions, locals } = scopes;
     let mut names: Vec<&String> = arrays.keys().collect();
     names.sort();
-    let params = |known: &dyn Fn(&Array) -> bool| -> Vec<Param> {
+    let params = |known: &dyn Fn(&Arg) -> bool| -> Vec<Param> {
         names
             .iter()
             .map(|n| {
-                let a = arrays[*n];
+                let a = &arrays[*n];
                 Param {
                     name: (*n).clone(),
                     ty: Type {
-                        elem: a.elem,
-                        shape: a.shape.iter().map(|&d| Dim::Known(d as u64)).collect(),
+                        elem: a.elem(),
+                        shape: a.shape().iter().map(|&d| Dim::Known(d as u64)).collect(),
                     },
-                    value: known(a).then(|| a.clone()),
+                    value: a.host.filter(|_| known(a)).cloned(),
                 }
             })
             .collect()
@@ -183,11 +186,18 @@ pub(crate) fn compile(
     };
     // Small arrays may give lengths and shapes (`n←3 ⋄ ⍳n`). A statement that needs
     // a larger array's value (replicate counts, `c/x` and `⍸c`, which then expand
-    // into gather indices here) is lowered again with every value known.
+    // into gather indices here) is lowered again with every value known. An array
+    // only on the device is not known: the caller reads the workspace back and
+    // compiles again when the error says a value is needed.
     let small = params(&|a| a.len() <= KNOWN_PARAM_LIMIT);
     let lower = |params: &[Param]| lower_program(&prog, params, functions, locals, float, io);
     let ir = match lower(&small) {
-        Err(why) if why.needs_known && arrays.values().any(|a| a.len() > KNOWN_PARAM_LIMIT) => {
+        Err(why)
+            if why.needs_known
+                && arrays
+                    .values()
+                    .any(|a| a.len() > KNOWN_PARAM_LIMIT && a.host.is_some()) =>
+        {
             lower(&params(&|_| true))?
         }
         r => r?,
@@ -206,9 +216,15 @@ pub(crate) fn compile(
 
 impl Gpu {
     pub fn new(index: Option<usize>) -> Result<Gpu, VkError> {
+        let ctx = Context::new(index)?;
+        let budget = ctx.info.device_local_bytes / 2;
         Ok(Gpu {
-            ctx: Context::new(index)?,
+            ctx,
             stats: Stats::default(),
+            resident: HashMap::new(),
+            owned: Vec::new(),
+            clock: 0,
+            budget,
         })
     }
 
@@ -249,15 +265,60 @@ impl Gpu {
         o
     }
 
-    /// Runs a compiled statement with `arrays` as its parameters' values.
-    pub fn run(&mut self, c: &CompiledStatement, arrays: &Names) -> Result<Array, Error> {
-        let mut prepared = Prepared::default();
+    /// Runs a compiled statement whose result may stay on the device (`keep`: it is
+    /// assigned, or not needed on the host): a result of more than
+    /// [`HOST_COPY_LIMIT`] elements is not read back. Also returns the parameters
+    /// uploaded from the host, now device arrays, by name.
+    pub(crate) fn run_val(
+        &mut self,
+        c: &CompiledStatement,
+        arrays: &Names,
+        keep: bool,
+    ) -> Result<(Val, Uploaded), Error> {
+        self.clock += 1;
+        let mut p = Prepared {
+            keep,
+            ..Prepared::default()
+        };
         let r = self
-            .prepare(c, arrays, &mut prepared)
-            .and_then(|_| self.execute(&prepared).map(|_| ()))
-            .and_then(|_| self.finish(c, &prepared));
-        self.release(prepared);
-        r
+            .prepare(c, arrays, &mut p)
+            .and_then(|_| self.execute(&p).map(|_| ()))
+            .and_then(|_| self.finish_val(c, &mut p));
+        let uploaded = match &r {
+            Ok(_) => self.adopt_uploads(c, &mut p),
+            Err(_) => vec![],
+        };
+        self.release(p);
+        r.map(|v| (v, uploaded))
+    }
+
+    /// The parameters uploaded for `p`, as device arrays.
+    fn adopt_uploads(&mut self, c: &CompiledStatement, p: &mut Prepared) -> Uploaded {
+        let mut out = vec![];
+        for (name, i) in std::mem::take(&mut p.uploaded) {
+            let Some(param) = c.ir.params.iter().find(|q| q.name == name) else {
+                continue;
+            };
+            let Some(Slot::Owned(_)) = p.buffers.get(i) else {
+                continue;
+            };
+            let Slot::Owned(b) = std::mem::replace(&mut p.buffers[i], Slot::Taken) else {
+                continue;
+            };
+            let shape = param
+                .ty
+                .shape
+                .iter()
+                .map(|d| match d {
+                    Dim::Known(n) => *n as usize,
+                    _ => 0,
+                })
+                .collect();
+            let d = self.adopt(b, shape, param.ty.elem);
+            out.push((name, d.clone()));
+            p.buffers[i] = Slot::Shared(d);
+        }
+        out
     }
 
     /// Checks lengths, creates pipelines and buffers, and uploads the inputs.
@@ -278,7 +339,7 @@ impl Gpu {
                 let name = &c.ir.params[*p as usize].name;
                 arrays
                     .get(name)
-                    .map_or(0, |a| a.shape[*axis as usize] as u64)
+                    .map_or(0, |a| a.shape()[*axis as usize] as u64)
             })
             .collect();
         for check in &c.ir.checks {
@@ -363,17 +424,27 @@ impl Gpu {
         }
         let mut uploads: Vec<(usize, Vec<u8>)> = Vec::new();
         for (i, b) in plan.buffers.iter().enumerate() {
+            // A parameter already on the device is bound as it is.
+            if let BufferRole::Param(p) = &b.role {
+                let name = &c.ir.params[*p as usize].name;
+                if let Some(d) = arrays.get(name).and_then(|a| a.device.as_ref()) {
+                    self.touch(d);
+                    out.buffers.push(Slot::Shared(d.clone()));
+                    continue;
+                }
+            }
             let len = device_count(b.len.eval(&syms))? as u64;
             let bytes = len
                 .checked_mul(b.elem.size() as u64)
                 .ok_or_else(|| Error::new(ErrorClass::Device, "array too large", 0..0))?;
             out.buffers
-                .push(self.ctx.create_buffer(bytes).map_err(dev)?);
+                .push(Slot::Owned(self.ctx.create_buffer(bytes).map_err(dev)?));
             match &b.role {
                 BufferRole::Param(p) => {
                     let name = &c.ir.params[*p as usize].name;
-                    if let Some(a) = arrays.get(name) {
+                    if let Some(a) = arrays.get(name).and_then(|a| a.host) {
                         uploads.push((i, a.data.to_bytes()));
+                        out.uploaded.push((name.clone(), i));
                     }
                 }
                 BufferRole::Const(a) => uploads.push((i, a.data.to_bytes())),
@@ -381,8 +452,11 @@ impl Gpu {
             }
         }
         for (i, bytes) in uploads {
-            self.ctx.upload(&out.buffers[i], &bytes).map_err(dev)?;
+            self.ctx
+                .upload(out.buffers[i].buffer()?, &bytes)
+                .map_err(dev)?;
             self.stats.uploads += 1;
+            self.stats.upload_bytes += bytes.len() as u64;
         }
         for d in &plan.dispatches {
             let groups = d.groups.eval(&syms);
@@ -407,7 +481,7 @@ impl Gpu {
             let k = &plan.kernels[d.kernel];
             let mut views = Vec::with_capacity(d.buffers.len());
             for (bnd, &b) in k.bindings.iter().zip(&d.buffers) {
-                let size = out.buffers[b].size().max(16);
+                let size = out.buffers[b].buffer()?.size().max(16);
                 for w in 0..bnd.windows.max(1) as u64 {
                     let offset = w * k.window_bytes;
                     views.push(if offset < size {
@@ -437,11 +511,20 @@ impl Gpu {
         // its length is computed on the device), the status word and the device
         // lengths (after the result, 4-byte aligned) into one host-visible buffer, so
         // that a run is one submission and one readback.
-        let result_bytes = out.result_len * out.result_elem.size() as u64;
+        out.read_result = !out.keep || out.result_len <= HOST_COPY_LIMIT as u64;
+        let result_bytes = match out.read_result {
+            true => out.result_len * out.result_elem.size() as u64,
+            false => 0,
+        };
         out.status_offset = result_bytes.next_multiple_of(4);
         out.dyn_lengths = plan.dyn_lengths.iter().map(|(i, _)| *i).collect();
         let stage_bytes = out.status_offset + 4 + 4 * plan.dyn_lengths.len() as u64;
         out.result_stage = Some(self.ctx.create_readback(stage_bytes.max(4)).map_err(dev)?);
+        let buffers: Vec<&Buffer> = out
+            .buffers
+            .iter()
+            .map(Slot::buffer)
+            .collect::<Result<_, _>>()?;
         let dispatches: Vec<Dispatch> = out
             .dispatches
             .iter()
@@ -450,14 +533,14 @@ impl Gpu {
                 buffers: bufs
                     .iter()
                     .map(|&(b, offset, range)| arrc_vk::View {
-                        buffer: &out.buffers[b],
+                        buffer: buffers[b],
                         offset,
                         range,
                     })
                     .collect(),
                 push: push.clone(),
                 groups: *groups,
-                indirect: indirect.map(|b| &out.buffers[b]),
+                indirect: indirect.map(|b| buffers[b]),
             })
             .collect();
         let zero: Vec<&Buffer> = plan
@@ -465,17 +548,19 @@ impl Gpu {
             .iter()
             .enumerate()
             .filter(|(_, b)| matches!(b.role, BufferRole::Status | BufferRole::Zeroed))
-            .map(|(i, _)| &out.buffers[i])
+            .map(|(i, _)| buffers[i])
             .collect();
         let mut readback = Vec::new();
         if let Some(stage) = &out.result_stage {
-            readback.push((&out.buffers[plan.result], stage, result_bytes, 0));
+            if result_bytes > 0 {
+                readback.push((buffers[plan.result], stage, result_bytes, 0));
+            }
             if let Some(s) = out.status {
-                readback.push((&out.buffers[s], stage, 4, out.status_offset));
+                readback.push((buffers[s], stage, 4, out.status_offset));
             }
             for (k, (_, b)) in plan.dyn_lengths.iter().enumerate() {
                 let at = out.status_offset + 4 + 4 * k as u64;
-                readback.push((&out.buffers[*b], stage, 4, at));
+                readback.push((buffers[*b], stage, 4, at));
             }
         }
         out.recording = Some(
@@ -505,12 +590,61 @@ impl Gpu {
 
     /// Checks the status word and reads the result (copied by the last submission).
     pub fn finish(&mut self, c: &CompiledStatement, p: &Prepared) -> Result<Array, Error> {
+        let (shape, host) = self.finish_parts(c, p)?;
+        host.ok_or_else(|| {
+            Error::new(
+                ErrorClass::Device,
+                format!("internal: a result of shape {shape:?} was not read back"),
+                0..0,
+            )
+        })
+    }
+
+    /// As [`Self::finish`], keeping the result on the device where `p` says so.
+    fn finish_val(&mut self, c: &CompiledStatement, p: &mut Prepared) -> Result<Val, Error> {
+        let (shape, host) = self.finish_parts(c, p)?;
+        let device = match (&host, p.keep) {
+            // An empty-axis identity made on the host.
+            (Some(a), _) if p.result_dims.iter().any(|d| d.is_err()) && a.is_empty() => None,
+            (_, true) => {
+                let i = c.plan.result;
+                Some(match std::mem::replace(&mut p.buffers[i], Slot::Taken) {
+                    Slot::Owned(b) => {
+                        let d = self.adopt(b, shape.clone(), p.result_elem);
+                        p.buffers[i] = Slot::Shared(d.clone());
+                        d
+                    }
+                    // A kernel always writes the result (`plan` copies a parameter).
+                    other => {
+                        p.buffers[i] = other;
+                        return Err(Error::new(
+                            ErrorClass::Device,
+                            "internal: the result is not the statement's own buffer",
+                            0..0,
+                        ));
+                    }
+                })
+            }
+            (_, false) => None,
+        };
+        Ok(Val { host, device })
+    }
+
+    /// The result's shape, and its value where it was read back.
+    fn finish_parts(
+        &mut self,
+        c: &CompiledStatement,
+        p: &Prepared,
+    ) -> Result<(Vec<usize>, Option<Array>), Error> {
         let stage = p
             .result_stage
             .as_ref()
             .ok_or_else(|| Error::new(ErrorClass::Device, "statement not prepared", 0..0))?;
-        // One readback: the status word after the result.
-        self.stats.readbacks += 1;
+        // One readback: the status word after the result (none when the submission
+        // copied nothing back).
+        if p.status.is_some() || p.read_result || !p.dyn_lengths.is_empty() {
+            self.stats.readbacks += 1;
+        }
         if p.status.is_some() {
             let bytes = self.ctx.read_mapped(stage, p.status_offset, 4);
             let word = u32::from_le_bytes(
@@ -547,20 +681,24 @@ impl Gpu {
                 let n = shape.iter().product();
                 let mut d = Data::with_capacity(s.elem_type(), n);
                 (0..n).for_each(|_| d.push(s));
-                return Ok(Array::new(shape, d));
+                return Ok((shape.clone(), Some(Array::new(shape, d))));
             }
+        }
+        if !p.read_result {
+            return Ok((shape, None));
         }
         let len = (shape.iter().product::<usize>() as u64).min(p.result_len);
         let bytes = self
             .ctx
             .read_mapped(stage, 0, len * p.result_elem.size() as u64);
+        self.stats.readback_bytes += bytes.len() as u64;
         let data = Data::from_bytes(p.result_elem, &bytes, len as usize);
         if let Some(e) = &c.plan.finite_result {
             if (0..data.len()).any(|i| !data.get(i).as_f64().is_finite()) {
                 return Err(Error::new(e.class, e.message.clone(), e.span.clone()));
             }
         }
-        Ok(Array::new(shape, data))
+        Ok((shape.clone(), Some(Array::new(shape, data))))
     }
 
     /// Times `runs` device copies of `bytes` bytes after `warmup` untimed ones (ns).
@@ -594,8 +732,38 @@ impl Gpu {
         if let Some(r) = p.recording {
             self.ctx.free_recording(r);
         }
-        for b in p.buffers.into_iter().chain(p.result_stage) {
+        for b in p.buffers {
+            if let Slot::Owned(b) = b {
+                self.ctx.free_buffer(b);
+            }
+        }
+        if let Some(b) = p.result_stage {
             self.ctx.free_buffer(b);
+        }
+        // Device arrays this statement held and nothing else does.
+        self.collect();
+    }
+}
+
+/// A statement's buffer: its own, or a device array it reads (or made, once taken
+/// as a result).
+enum Slot {
+    Owned(Buffer),
+    Shared(Rc<DeviceArray>),
+    /// Between being taken and put back as `Shared`.
+    Taken,
+}
+
+impl Slot {
+    fn buffer(&self) -> Result<&Buffer, Error> {
+        match self {
+            Slot::Owned(b) => Ok(b),
+            Slot::Shared(d) => Ok(&d.buffer),
+            Slot::Taken => Err(Error::new(
+                ErrorClass::Device,
+                "internal: a buffer was used after it was taken",
+                0..0,
+            )),
         }
     }
 }
@@ -603,7 +771,13 @@ impl Gpu {
 /// A statement ready to run: its device buffers (inputs uploaded) and dispatches.
 #[derive(Default)]
 pub struct Prepared {
-    buffers: Vec<Buffer>,
+    buffers: Vec<Slot>,
+    /// The result stays on the device (see `Gpu::run_val`).
+    keep: bool,
+    /// The result is copied back with the status word.
+    read_result: bool,
+    /// Parameters uploaded from the host: name, buffer.
+    uploaded: Vec<(String, usize)>,
     /// Pipeline, buffers, push constants, workgroups, indirect-arguments buffer.
     dispatches: Vec<PreparedDispatch>,
     status: Option<usize>,

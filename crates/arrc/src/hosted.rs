@@ -5,6 +5,7 @@
 //! (a guard's condition is read back to choose), and its result enters the rest of the
 //! statement as a named array. A statement without such calls compiles as one piece.
 
+use crate::workspace::{Arg, Val};
 use crate::{Array, Data, Error, Session};
 use arrc_ir::error::err;
 use arrc_ir::lower::{scoped_name, LocalScope};
@@ -65,7 +66,19 @@ impl Session {
     /// Evaluates `e` on the device, running calls of dfns with guards or `∇` from the
     /// host.
     pub(crate) fn device_eval(&mut self, e: &Expr, st: &mut Calls) -> Result<Array, Error> {
-        self.device_eval_in(e, st, &mut HashMap::new())
+        let v = self.device_eval_val(e, st, false)?;
+        self.host_of(v)
+    }
+
+    /// [`Self::device_eval`] of a whole statement: with `keep`, a large result stays
+    /// on the device (parts computed first and dfn calls come back to the host).
+    pub(crate) fn device_eval_val(
+        &mut self,
+        e: &Expr,
+        st: &mut Calls,
+        keep: bool,
+    ) -> Result<Val, Error> {
+        self.device_eval_in(e, st, &mut HashMap::new(), keep)
     }
 
     /// [`Self::device_eval`] where the names in `temps` (parts computed first) are
@@ -75,11 +88,23 @@ impl Session {
         e: &Expr,
         st: &mut Calls,
         temps: &mut HashMap<String, Array>,
-    ) -> Result<Array, Error> {
+        keep: bool,
+    ) -> Result<Val, Error> {
         // Recursion through `∇` nests these calls: grow the stack as it deepens.
         stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || {
-            self.device_eval_inner(e, st, temps)
+            self.device_eval_inner(e, st, temps, keep)
         })
+    }
+
+    /// A part of a statement, on the host.
+    fn part_on_host(
+        &mut self,
+        e: &Expr,
+        st: &mut Calls,
+        temps: &mut HashMap<String, Array>,
+    ) -> Result<Array, Error> {
+        let v = self.device_eval_in(e, st, temps, false)?;
+        self.host_of(v)
     }
 
     fn device_eval_inner(
@@ -87,7 +112,8 @@ impl Session {
         e: &Expr,
         st: &mut Calls,
         temps: &mut HashMap<String, Array>,
-    ) -> Result<Array, Error> {
+        keep: bool,
+    ) -> Result<Val, Error> {
         let mut seen = HashSet::new();
         // Most statements have no host-driven call: they compile as they are.
         let hoisted;
@@ -96,14 +122,14 @@ impl Session {
             hoisted = self.hoist(e, st, temps)?;
             if let ExprKind::Name(n) = &hoisted.kind {
                 if let Some(a) = temps.remove(n) {
-                    return Ok(a);
+                    return Ok(a.into());
                 }
             }
             &hoisted
         } else {
             e
         };
-        match self.run_staged(e2, st, temps) {
+        match self.run_staged(e2, st, temps, keep) {
             // An operator whose dfn operand the device cannot compile: again, with
             // such operators applied from the host (each item's call on the device).
             Err(why)
@@ -112,7 +138,7 @@ impl Session {
                     && e.any_func(&mut |f| hosted_operator(f)) =>
             {
                 st.host_operators = true;
-                let r = self.device_eval_inner(e, st, temps);
+                let r = self.device_eval_inner(e, st, temps, keep);
                 st.host_operators = false;
                 match r {
                     Err(e) if e.class == crate::ErrorClass::Unsupported => Err(why),
@@ -130,7 +156,8 @@ impl Session {
         e: &Expr,
         st: &mut Calls,
         temps: &mut HashMap<String, Array>,
-    ) -> Result<Array, Error> {
+        keep: bool,
+    ) -> Result<Val, Error> {
         // The running dfns whose text holds the statement's, outermost first: their
         // locals are scopes over the workspace's names (a workspace function the
         // statement calls does not see them); ⍺ and ⍵ only from the running frame.
@@ -159,12 +186,14 @@ impl Session {
             for (i, &k) in chain.iter().enumerate() {
                 for (n, a) in &st.frames[k].arrays {
                     if i + 1 == chain.len() || (n != "⍺" && n != "⍵") {
-                        arrays.insert(scoped_name(n, i + 1), a);
+                        arrays.insert(scoped_name(n, i + 1), Arg::host(a));
                     }
                 }
             }
-            arrays.extend(temps.iter().map(|(n, a)| (n.clone(), a)));
-            match self.run_on_device(cur, arrays, &locals) {
+            arrays.extend(temps.iter().map(|(n, a)| (n.clone(), Arg::host(a))));
+            let r = self.run_on_device(cur, &arrays, &locals, keep);
+            drop(arrays);
+            match r {
                 Err(why) if why.needs_known => {
                     let cur = cur.clone();
                     match self.stage(&cur, st, temps)? {
@@ -297,7 +326,7 @@ impl Session {
         if settled(&x) || crate::inner_assignment(&x).is_some() {
             return Ok(x);
         }
-        let v = self.device_eval_in(&x, st, temps)?;
+        let v = self.part_on_host(&x, st, temps)?;
         *any = true;
         Ok(temp(v, st, temps, x.span.clone()))
     }
@@ -367,14 +396,14 @@ impl Session {
                     arg: Box::new(omega.clone()),
                 },
             };
-            match self.run_staged(&Expr::new(kind, span.clone()), st, temps) {
+            match self.run_staged(&Expr::new(kind, span.clone()), st, temps, false) {
                 Err(e) if e.class == crate::ErrorClass::Unsupported => {}
-                r => return r,
+                r => return self.host_of(r?),
             }
         }
-        let w = self.device_eval_in(omega, st, temps)?;
+        let w = self.part_on_host(omega, st, temps)?;
         let a = match alpha {
-            Some(a) => Some(self.device_eval_in(a, st, temps)?),
+            Some(a) => Some(self.part_on_host(a, st, temps)?),
             None => None,
         };
         self.call(func, a, w, st, span)
@@ -421,7 +450,8 @@ impl Session {
                         arg: w,
                     },
                 };
-                self.run_staged(&Expr::new(kind, span.clone()), st, &mut temps)
+                let v = self.run_staged(&Expr::new(kind, span.clone()), st, &mut temps, false)?;
+                self.host_of(v)
             }
         }
     }

@@ -22,6 +22,7 @@ pub mod fuzz;
 pub mod gpu;
 mod hosted;
 pub mod keymap;
+pub mod workspace;
 
 pub use arrc_ir::display::display;
 pub use arrc_ir::interrupt;
@@ -55,8 +56,18 @@ pub enum Backend {
 pub struct Stats {
     pub kernels: u64,
     pub dispatches: u64,
+    /// Submissions whose results came back (one per statement run, with its status
+    /// word), and device arrays read back for the host.
     pub readbacks: u64,
     pub uploads: u64,
+    pub upload_bytes: u64,
+    /// Bytes of results and device arrays read back (not status words).
+    pub readback_bytes: u64,
+    /// Device arrays the workspace holds now, and their bytes.
+    pub resident_arrays: u64,
+    pub resident_bytes: u64,
+    /// Device arrays sent back to the host for room.
+    pub evictions: u64,
     /// Pipelines the device keeps now (at most `arrc_vk::MAX_PIPELINES`).
     pub pipelines_cached: u64,
     /// SPIR-V modules the session keeps now (at most `gpu::MAX_MODULES`).
@@ -196,6 +207,10 @@ impl Session {
             .as_ref()
             .map_or(0, |g| g.ctx.pipelines_cached() as u64);
         st.modules_cached = self.modules.len() as u64;
+        if let Some(g) = &self.gpu {
+            st.resident_arrays = g.resident_arrays() as u64;
+            st.resident_bytes = g.resident_bytes();
+        }
         st
     }
 
@@ -222,15 +237,17 @@ impl Session {
                 0..0,
             )
         })?;
-        self.env.functions.remove(name);
-        self.env.arrays.insert(name.to_string(), value);
+        self.bind_val(name, value.into());
         Ok(())
     }
 
-    /// Binds a name the session computed (its arrays are consistent by construction).
-    fn bind(&mut self, name: &str, value: Array) {
-        self.env.functions.remove(name);
-        self.env.arrays.insert(name.to_string(), value);
+    /// The most bytes of arrays kept in device memory between statements (half the
+    /// device's memory by default); past it the least recently used go back to the
+    /// host.
+    pub fn set_device_budget(&mut self, bytes: u64) {
+        if let Some(g) = self.gpu.as_mut() {
+            g.budget = bytes;
+        }
     }
 
     /// Chooses the float type (as `⎕FR` does): f32 (the default) or f64, which needs
@@ -252,7 +269,11 @@ impl Session {
         self.env.float
     }
 
-    pub fn get(&self, name: &str) -> Option<&Array> {
+    /// The value of array `name`, read back from the device if it is only there (once:
+    /// the host copy is kept). `None` for a name that is not an array, or whose
+    /// readback failed.
+    pub fn get(&mut self, name: &str) -> Option<&Array> {
+        self.materialize(name).ok()?;
         self.env.arrays.get(name)
     }
 
@@ -265,7 +286,10 @@ impl Session {
     /// Loads APL source that defines functions (such as a stdlib file).
     pub fn load(&mut self, src: &str) -> Result<(), Error> {
         let prog = self.parse(src)?;
-        arrc_ref::eval_program(&prog, &mut self.env).map(|_| ())
+        for stmt in &prog.stmts {
+            self.cpu(stmt)?;
+        }
+        Ok(())
     }
 
     /// Loads every file of the standard library (`stdlib/` in the source tree, built
@@ -285,9 +309,13 @@ impl Session {
             out.notes
                 .push(format!("no Vulkan device ({why}); computing on the CPU"));
         }
-        for stmt in &prog.stmts {
+        let last = prog.stmts.len().saturating_sub(1);
+        for (i, stmt) in prog.stmts.iter().enumerate() {
             arrc_ir::interrupt::check(&stmt_span(stmt))?;
-            out.value = self.stmt(stmt, &mut out.notes)?;
+            // Only the last statement's value is the program's: the others' stay on
+            // the device.
+            out.value = self.stmt(stmt, &mut out.notes, i == last)?;
+            self.evict_to(self.gpu.as_ref().map_or(u64::MAX, |g| g.budget))?;
             out.function = None;
             let text = |span: &arrc_syntax::Span| src.get(span.clone()).unwrap_or("").to_string();
             match stmt {
@@ -310,7 +338,14 @@ impl Session {
         Ok(out)
     }
 
-    fn stmt(&mut self, stmt: &Stmt, notes: &mut Vec<String>) -> Result<Option<Array>, Error> {
+    /// Runs one statement; its value (`None` after an assignment, or when `want` is
+    /// false: then a value is not read back).
+    fn stmt(
+        &mut self,
+        stmt: &Stmt,
+        notes: &mut Vec<String>,
+        want: bool,
+    ) -> Result<Option<Array>, Error> {
         let Stmt::Expr(e) = stmt else {
             return self.cpu(stmt);
         };
@@ -364,21 +399,30 @@ impl Session {
         // Each assignment made under its own name keeps what it displaced, to be put
         // back if APL would not have made it: after an error, those it meets later;
         // after a refusal, all of them (the reference then runs the whole statement).
+        // Those names are host arrays while the statement runs.
         let first = hoist.first;
+        if !first.is_empty() {
+            let assigned: HashSet<String> = first.iter().map(|h| h.name.clone()).collect();
+            for n in &assigned {
+                self.materialize(n)?;
+            }
+            self.forget_device(&assigned);
+        }
         let mut displaced: Vec<Option<Option<Array>>> = vec![None; first.len()];
         let result = first
             .iter()
             .zip(&mut displaced)
             .try_for_each(|(h, old)| {
-                let a = self.gpu_expr(&h.value)?;
+                let a = self.gpu_expr(&h.value, false)?;
+                let a = self.host_of(a)?;
                 self.env.functions.remove(h.bind());
-                let prev = self.env.arrays.insert(h.bind().to_string(), a);
+                let prev = self.set_host(h.bind(), Some(a));
                 if h.temp.is_none() {
                     *old = Some(prev);
                 }
                 Ok(())
             })
-            .and_then(|()| self.gpu_expr(value));
+            .and_then(|()| self.gpu_expr(value, !names.is_empty() || !want));
         // APL reports the first error in its order of evaluation; the device may meet
         // another first (a shape error at compile time before a data error to its
         // right). Under `Auto` the reference runs the statement again, from the state
@@ -402,15 +446,15 @@ impl Session {
         {
             if let Some(prev) = old {
                 match prev {
-                    Some(a) => self.env.arrays.insert(h.name.clone(), a),
-                    None => self.env.arrays.remove(&h.name),
+                    Some(a) => self.set_host(&h.name, Some(a)),
+                    None => self.set_host(&h.name, None),
                 };
             }
         }
         for (h, &made) in first.iter().zip(&done) {
-            if let Some(a) = h.temp.as_ref().and_then(|t| self.env.arrays.remove(t)) {
+            if let Some(a) = h.temp.as_ref().and_then(|t| self.set_host(t, None)) {
                 if made {
-                    self.bind(&h.name, a);
+                    self.bind_val(&h.name, a.into());
                 }
             }
         }
@@ -420,9 +464,12 @@ impl Session {
             Ok(r) => r,
         };
         for n in &names {
-            self.bind(n, result.clone());
+            self.bind_val(n, result.clone());
         }
-        Ok(if names.is_empty() { Some(result) } else { None })
+        if !names.is_empty() || !want {
+            return Ok(None);
+        }
+        self.host_of(result).map(Some)
     }
 
     /// A statement the device path refused: on the CPU reference with `--backend
@@ -481,7 +528,29 @@ impl Session {
         let prog = Program {
             stmts: vec![stmt.clone()],
         };
-        let v = arrc_ref::eval_program(&prog, &mut self.env)?;
+        // The reference reads host arrays, and may assign the names it mentions.
+        let mut mentioned = HashSet::new();
+        match stmt {
+            Stmt::FnDef { name, .. } => {
+                mentioned.insert(name.clone());
+            }
+            Stmt::Expr(e) => {
+                self.materialize_all()?;
+                e.names(&mut mentioned);
+            }
+            Stmt::Func(f) => {
+                self.materialize_all()?;
+                f.names(&mut mentioned);
+            }
+            Stmt::Guard { cond, value } => {
+                self.materialize_all()?;
+                cond.names(&mut mentioned);
+                value.names(&mut mentioned);
+            }
+        }
+        let v = arrc_ref::eval_program(&prog, &mut self.env);
+        self.forget_device(&mentioned);
+        let v = v?;
         Ok(match stmt {
             Stmt::Expr(Expr {
                 kind: ExprKind::Assign { .. },
@@ -491,30 +560,89 @@ impl Session {
         })
     }
 
-    fn gpu_expr(&mut self, e: &Expr) -> Result<Array, Error> {
-        self.device_eval(e, &mut hosted::Calls::default())
+    /// Evaluates a statement's expression on the device path; `keep`: a large result
+    /// may stay on the device.
+    fn gpu_expr(&mut self, e: &Expr, keep: bool) -> Result<workspace::Val, Error> {
+        self.device_eval_val(e, &mut hosted::Calls::default(), keep)
     }
 
     /// Compiles `e` and runs it. Its free names are the workspace's, with `arrays`
-    /// and `functions` (a hosted dfn's locals) over them.
+    /// and `functions` (a hosted dfn's locals) over them. With `keep`, a large result
+    /// stays on the device; workspace arrays uploaded for it stay there too.
     fn run_on_device(
         &mut self,
         e: &Expr,
-        arrays: gpu::Names,
+        arrays: &gpu::Names,
         locals: &[arrc_ir::lower::LocalScope],
-    ) -> Result<Array, Error> {
-        let mut names = gpu::names(&self.env.arrays);
-        names.extend(arrays);
-        let compiled = self.compile_with(e, &names, locals)?;
+        keep: bool,
+    ) -> Result<workspace::Val, Error> {
+        let mut retried = false;
+        loop {
+            let r = self.run_once(e, arrays, locals, keep);
+            let has_device_only = self
+                .gpu
+                .as_ref()
+                .is_some_and(|g| g.resident.keys().any(|n| !self.env.arrays.contains_key(n)));
+            match r {
+                // Lowering needs a value only the device has (replicate counts): the
+                // workspace comes back to the host, and the statement compiles again.
+                Err(why) if why.needs_known && has_device_only && !retried => {
+                    self.materialize_all()?;
+                }
+                // Out of device memory: the workspace goes back to the host, and the
+                // statement runs once more with the whole device.
+                Err(why)
+                    if why.class == ErrorClass::WsFull
+                        && why.span == (0..0)
+                        && !retried
+                        && self.gpu.as_ref().is_some_and(|g| !g.resident.is_empty()) =>
+                {
+                    self.evict_to(0)?;
+                }
+                r => return r,
+            }
+            retried = true;
+        }
+    }
+
+    fn run_once(
+        &mut self,
+        e: &Expr,
+        arrays: &gpu::Names,
+        locals: &[arrc_ir::lower::LocalScope],
+        keep: bool,
+    ) -> Result<workspace::Val, Error> {
+        let mut names = workspace::workspace_names(&self.env.arrays, self.gpu.as_ref());
+        // Names of the workspace that a local does not hide.
+        let workspace: HashSet<String> = names
+            .keys()
+            .filter(|n| !arrays.contains_key(*n))
+            .cloned()
+            .collect();
+        names.extend(arrays.iter().map(|(n, a)| (n.clone(), a.clone())));
+        let compiled = self.compile_with(e, &names, locals, keep)?;
         let gpu = self
             .gpu
             .as_mut()
             .ok_or_else(|| err::unsupported("no Vulkan device", e.span.clone()))?;
-        gpu.run(&compiled, &names)
+        let (v, uploaded) = gpu.run_val(&compiled, &names, keep)?;
+        drop(names);
+        // Workspace arrays uploaded for this statement stay on the device.
+        let gpu = self
+            .gpu
+            .as_mut()
+            .ok_or_else(|| err::unsupported("no Vulkan device", e.span.clone()))?;
+        for (n, d) in uploaded {
+            if workspace.contains(&n) && !gpu.resident.contains_key(&n) {
+                gpu.resident.insert(n, d);
+            }
+        }
+        Ok(v)
     }
 
     fn compile_expr(&self, e: &Expr) -> Result<CompiledStatement, Error> {
-        self.compile_with(e, &gpu::names(&self.env.arrays), &[])
+        let names = workspace::workspace_names(&self.env.arrays, self.gpu.as_ref());
+        self.compile_with(e, &names, &[], false)
     }
 
     /// Compiles `e` with `arrays` as its free names (locals by their
@@ -525,6 +653,7 @@ impl Session {
         e: &Expr,
         arrays: &gpu::Names,
         locals: &[arrc_ir::lower::LocalScope],
+        keep: bool,
     ) -> Result<CompiledStatement, Error> {
         let functions: Vec<_> = self
             .env
@@ -538,6 +667,8 @@ impl Session {
             .map(|g| g.plan_options())
             .unwrap_or_default();
         self.tune.apply(&mut opts);
+        // A result kept on the device is checked there (not after a readback).
+        opts.host_checks_result &= !keep;
         gpu::compile(
             e,
             arrays,

@@ -371,12 +371,17 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             if stats {
                 let st = s.stats();
                 eprintln!(
-                    "arrc: device {} kernels {} dispatches {} uploads {} readbacks {} pipelines cached {} modules cached {}",
+                    "arrc: device {} kernels {} dispatches {} uploads {} ({} bytes) readbacks {} ({} bytes) resident {} arrays ({} bytes) evictions {} pipelines cached {} modules cached {}",
                     s.device().map_or("none", |d| d.name.as_str()),
                     st.kernels,
                     st.dispatches,
                     st.uploads,
+                    st.upload_bytes,
                     st.readbacks,
+                    st.readback_bytes,
+                    st.resident_arrays,
+                    st.resident_bytes,
+                    st.evictions,
                     st.pipelines_cached,
                     st.modules_cached
                 );

@@ -205,7 +205,7 @@ fn device_and_reference_agree_on_random_programs() {
                 }
                 unsupported.set(unsupported.get() + 1);
                 // The reference may have assigned `q`; the device did not run it.
-                if let Some(q) = cpu.borrow().get("q") {
+                if let Some(q) = cpu.borrow_mut().get("q") {
                     dev.borrow_mut().set("q", q.clone()).unwrap();
                 }
             }
@@ -230,7 +230,7 @@ fn device_and_reference_agree_on_random_programs() {
                 if w.class != g.class || w.span != g.span {
                     // The device met another error than APL's first: the inner
                     // assignments it kept follow its own error's place.
-                    if let Some(q) = cpu.borrow().get("q") {
+                    if let Some(q) = cpu.borrow_mut().get("q") {
                         dev.borrow_mut().set("q", q.clone()).unwrap();
                     }
                 }
@@ -249,8 +249,8 @@ fn device_and_reference_agree_on_random_programs() {
         // Inner assignments leave the same `q` on both sides, an error or not (APL
         // keeps those made before the error).
         let (qd, qc) = (
-            dev.borrow().get("q").cloned(),
-            cpu.borrow().get("q").cloned(),
+            dev.borrow_mut().get("q").cloned(),
+            cpu.borrow_mut().get("q").cloned(),
         );
         match (&qd, &qc) {
             (Some(d), Some(c)) => prop_assert!(

@@ -1,0 +1,335 @@
+//! The device-resident workspace: an array a statement assigns on the device stays a
+//! device buffer, with its shape and type, until the host needs its values (display,
+//! [`Session::get`], the CPU reference, a value that steers the host). Host-made
+//! arrays are uploaded once and kept beside their host copy.
+//!
+//! Invariants (names of `Session::env.arrays`, the host copies, and of
+//! `Gpu::resident`, the device copies):
+//! - A workspace array is in one map or both; where it is in both, the two hold the
+//!   same value. Small arrays (at most [`HOST_COPY_LIMIT`] elements, which lowering
+//!   reads as known values) always have a host copy: they come back in the readback
+//!   of the status word.
+//! - Nothing writes a device array after it was made: kernels write only their own
+//!   buffers (`BufferRole::Temp`/`Result`), so names may share one (`a←b←x`, `y←x`).
+//! - Before the CPU reference runs a statement, every array has a host copy; after,
+//!   the device copies of the names the statement mentions are dropped (the
+//!   reference may have assigned them).
+//! - Resident bytes stay within the budget (`Gpu::budget`): past it, the least
+//!   recently used arrays go back to the host. A device allocation that fails for
+//!   memory sends every array back to the host and the statement runs once more.
+
+use crate::gpu::{dev, Gpu};
+use crate::Session;
+use arrc_ir::{Array, Data, ElemType, Error};
+use arrc_vk::Buffer;
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// Arrays up to this many elements always have a host copy.
+pub const HOST_COPY_LIMIT: usize = 64;
+
+/// An array in device memory, never written once made.
+pub struct DeviceArray {
+    pub(crate) buffer: Buffer,
+    pub shape: Vec<usize>,
+    pub elem: ElemType,
+    /// The statement count when it was last read or made (for eviction).
+    last_use: Cell<u64>,
+}
+
+impl DeviceArray {
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn bytes(&self) -> u64 {
+        (self.len() * self.elem.size()) as u64
+    }
+}
+
+/// A statement's free name: its value on the host, on the device, or both.
+#[derive(Clone)]
+pub struct Arg<'a> {
+    pub host: Option<&'a Array>,
+    pub device: Option<Rc<DeviceArray>>,
+}
+
+impl<'a> Arg<'a> {
+    pub fn host(a: &'a Array) -> Arg<'a> {
+        Arg {
+            host: Some(a),
+            device: None,
+        }
+    }
+
+    pub fn elem(&self) -> ElemType {
+        match (self.host, &self.device) {
+            (Some(a), _) => a.elem,
+            (None, Some(d)) => d.elem,
+            (None, None) => ElemType::Bool,
+        }
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        match (self.host, &self.device) {
+            (Some(a), _) => &a.shape,
+            (None, Some(d)) => &d.shape,
+            (None, None) => &[],
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.shape().iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Workspace arrays uploaded for a statement, now device arrays, by name.
+pub(crate) type Uploaded = Vec<(String, Rc<DeviceArray>)>;
+
+/// Arrays by name, borrowed (a statement's free names).
+pub type Names<'a> = HashMap<String, Arg<'a>>;
+
+/// Host arrays as [`Names`].
+pub fn host_names(arrays: &HashMap<String, Array>) -> Names<'_> {
+    arrays
+        .iter()
+        .map(|(n, a)| (n.clone(), Arg::host(a)))
+        .collect()
+}
+
+/// A value the device path computed: on the host, on the device, or both.
+#[derive(Clone, Default)]
+pub(crate) struct Val {
+    pub host: Option<Array>,
+    pub device: Option<Rc<DeviceArray>>,
+}
+
+impl From<Array> for Val {
+    fn from(a: Array) -> Val {
+        Val {
+            host: Some(a),
+            device: None,
+        }
+    }
+}
+
+impl Gpu {
+    /// A device array of `buffer`, which holds `shape`'s elements of `elem`.
+    pub(crate) fn adopt(
+        &mut self,
+        buffer: Buffer,
+        shape: Vec<usize>,
+        elem: ElemType,
+    ) -> Rc<DeviceArray> {
+        let d = Rc::new(DeviceArray {
+            buffer,
+            shape,
+            elem,
+            last_use: Cell::new(self.clock),
+        });
+        self.owned.push(d.clone());
+        d
+    }
+
+    /// Marks `d` as used now.
+    pub(crate) fn touch(&self, d: &DeviceArray) {
+        d.last_use.set(self.clock);
+    }
+
+    /// Frees the device arrays nothing holds any more.
+    pub(crate) fn collect(&mut self) {
+        let mut keep = Vec::with_capacity(self.owned.len());
+        for d in std::mem::take(&mut self.owned) {
+            if Rc::strong_count(&d) > 1 {
+                keep.push(d);
+            } else if let Ok(d) = Rc::try_unwrap(d) {
+                self.ctx.free_buffer(d.buffer);
+            }
+        }
+        self.owned = keep;
+    }
+
+    /// The bytes of the device arrays held now.
+    pub(crate) fn resident_bytes(&self) -> u64 {
+        self.owned.iter().map(|d| d.buffer.size()).sum()
+    }
+
+    pub(crate) fn resident_arrays(&self) -> usize {
+        self.owned.len()
+    }
+
+    /// Reads a device array back (one readback).
+    pub(crate) fn read(&mut self, d: &DeviceArray) -> Result<Array, Error> {
+        let bytes = self.ctx.download(&d.buffer, d.bytes()).map_err(dev)?;
+        self.stats.readbacks += 1;
+        self.stats.readback_bytes += d.bytes();
+        Ok(Array::new(
+            d.shape.clone(),
+            Data::from_bytes(d.elem, &bytes, d.len()),
+        ))
+    }
+
+    /// Frees every device array (the session is closing).
+    pub(crate) fn drop_all(&mut self) {
+        self.resident.clear();
+        self.collect();
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        self.drop_all();
+    }
+}
+
+/// The workspace's arrays as a statement's free names: host copies (`arrays`) and
+/// device copies.
+pub(crate) fn workspace_names<'a>(
+    arrays: &'a HashMap<String, Array>,
+    gpu: Option<&Gpu>,
+) -> Names<'a> {
+    let mut names = host_names(arrays);
+    if let Some(g) = gpu {
+        for (n, d) in &g.resident {
+            names
+                .entry(n.clone())
+                .or_insert(Arg {
+                    host: None,
+                    device: None,
+                })
+                .device = Some(d.clone());
+        }
+    }
+    names
+}
+
+impl Session {
+    /// Gives `name` a host copy if it has none (a readback, kept).
+    pub(crate) fn materialize(&mut self, name: &str) -> Result<(), Error> {
+        if self.env.arrays.contains_key(name) {
+            return Ok(());
+        }
+        let Some(g) = self.gpu.as_mut() else {
+            return Ok(());
+        };
+        let Some(d) = g.resident.get(name).cloned() else {
+            return Ok(());
+        };
+        let a = g.read(&d)?;
+        // Every name sharing the array gets the copy.
+        let same: Vec<String> = g
+            .resident
+            .iter()
+            .filter(|(_, x)| Rc::ptr_eq(x, &d))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in same {
+            self.env.arrays.entry(n).or_insert_with(|| a.clone());
+        }
+        Ok(())
+    }
+
+    /// Gives every workspace array a host copy (before the CPU reference runs).
+    pub(crate) fn materialize_all(&mut self) -> Result<(), Error> {
+        let names: Vec<String> = self
+            .gpu
+            .as_ref()
+            .map(|g| g.resident.keys().cloned().collect())
+            .unwrap_or_default();
+        for n in names {
+            self.materialize(&n)?;
+        }
+        Ok(())
+    }
+
+    /// Drops the device copies of `names` (the reference may have changed them).
+    pub(crate) fn forget_device(&mut self, names: &HashSet<String>) {
+        if let Some(g) = self.gpu.as_mut() {
+            g.resident.retain(|n, _| !names.contains(n));
+            g.collect();
+        }
+    }
+
+    /// Sends arrays back to the host, least recently used first, until the resident
+    /// bytes are within `budget`.
+    pub(crate) fn evict_to(&mut self, budget: u64) -> Result<(), Error> {
+        loop {
+            let Some(g) = self.gpu.as_mut() else {
+                return Ok(());
+            };
+            g.collect();
+            if g.resident_bytes() <= budget || g.resident.is_empty() {
+                return Ok(());
+            }
+            let Some(victim) = g
+                .resident
+                .iter()
+                .min_by_key(|(n, d)| (d.last_use.get(), (*n).clone()))
+                .map(|(_, d)| d.clone())
+            else {
+                return Ok(());
+            };
+            let names: HashSet<String> = g
+                .resident
+                .iter()
+                .filter(|(_, x)| Rc::ptr_eq(x, &victim))
+                .map(|(n, _)| n.clone())
+                .collect();
+            if let Some(n) = names.iter().next() {
+                self.materialize(&n.clone())?;
+            }
+            if let Some(g) = self.gpu.as_mut() {
+                g.stats.evictions += 1;
+            }
+            self.forget_device(&names);
+        }
+    }
+
+    /// Sets (or, with `None`, removes) the host array `name`, dropping any device
+    /// copy; returns the host array it replaced.
+    pub(crate) fn set_host(&mut self, name: &str, a: Option<Array>) -> Option<Array> {
+        if let Some(g) = self.gpu.as_mut() {
+            g.resident.remove(name);
+        }
+        match a {
+            Some(a) => self.env.arrays.insert(name.to_string(), a),
+            None => self.env.arrays.remove(name),
+        }
+    }
+
+    /// Binds `name` to a value the device path computed.
+    pub(crate) fn bind_val(&mut self, name: &str, v: Val) {
+        self.env.functions.remove(name);
+        match v.host {
+            Some(a) => self.env.arrays.insert(name.to_string(), a),
+            None => self.env.arrays.remove(name),
+        };
+        if let Some(g) = self.gpu.as_mut() {
+            match v.device {
+                Some(d) => g.resident.insert(name.to_string(), d),
+                None => g.resident.remove(name),
+            };
+        }
+    }
+
+    /// The host value of `v` (read back once if it is only on the device).
+    pub(crate) fn host_of(&mut self, v: Val) -> Result<Array, Error> {
+        match (v.host, v.device) {
+            (Some(a), _) => Ok(a),
+            (None, Some(d)) => match self.gpu.as_mut() {
+                Some(g) => g.read(&d),
+                None => Err(arrc_ir::error::err::unsupported("no Vulkan device", 0..0)),
+            },
+            (None, None) => Err(arrc_ir::error::err::unsupported("no value", 0..0)),
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! The device-resident workspace (issue 15): arrays stay on the device between
+//! statements, `eval` calls and REPL lines, and come back to the host once, when the
+//! host needs them. Counts are of real uploads and readbacks on the Vulkan device.
+
+use arrc::{Array, Backend, Data, Session, Stats};
+
+fn gpu(backend: Backend) -> Session {
+    Session::new(backend)
+        .expect("a Vulkan device is required for these tests (install mesa-vulkan-drivers)")
+}
+
+fn show(s: &mut Session, src: &str) -> String {
+    match s.eval(src) {
+        Ok(o) => o.value.map(|v| arrc::display(&v)).unwrap_or_default(),
+        Err(e) => e.class.name().to_string(),
+    }
+}
+
+/// The counters that `src` moved.
+fn moved(s: &mut Session, src: &str) -> (String, Stats) {
+    let before = s.stats();
+    let v = show(s, src);
+    let after = s.stats();
+    let d = Stats {
+        uploads: after.uploads - before.uploads,
+        upload_bytes: after.upload_bytes - before.upload_bytes,
+        readbacks: after.readbacks - before.readbacks,
+        readback_bytes: after.readback_bytes - before.readback_bytes,
+        evictions: after.evictions - before.evictions,
+        resident_arrays: after.resident_arrays,
+        resident_bytes: after.resident_bytes,
+        ..Stats::default()
+    };
+    (v, d)
+}
+
+#[test]
+fn a_chain_of_statements_moves_only_its_result() {
+    let mut s = gpu(Backend::Vulkan);
+    let (v, d) = moved(&mut s, "x←⍳100000 ⋄ y←x×2 ⋄ +/y");
+    assert_eq!(v, "10000100000");
+    assert_eq!(d.uploads, 0, "{d:?}");
+    // The sum's 8 bytes, and no array.
+    assert_eq!(d.readback_bytes, 8, "{d:?}");
+    assert_eq!(d.resident_arrays, 2, "{d:?}");
+    // Later calls read x and y where they are.
+    let (v, d) = moved(&mut s, "z←y-x ⋄ ⌈/z");
+    assert_eq!(v, "100000");
+    assert_eq!((d.uploads, d.readback_bytes), (0, 8), "{d:?}");
+    let (v, d) = moved(&mut s, "¯3↑z");
+    assert_eq!(v, "99998 99999 100000");
+    assert_eq!((d.uploads, d.readback_bytes), (0, 24), "{d:?}");
+}
+
+#[test]
+fn host_arrays_are_uploaded_once() {
+    let mut s = gpu(Backend::Vulkan);
+    let x: Vec<f32> = (0..5000).map(|i| (i % 7) as f32).collect();
+    s.set("x", Array::vector(Data::F32(x))).unwrap();
+    let (v, d) = moved(&mut s, "+/x");
+    assert_eq!(v, "14995");
+    assert_eq!((d.uploads, d.upload_bytes), (1, 20000), "{d:?}");
+    let (v, d) = moved(&mut s, "⌈/x");
+    assert_eq!(v, "6");
+    assert_eq!(d.uploads, 0, "{d:?}");
+    // A new value replaces the device copy.
+    s.set("x", Array::vector(Data::F32(vec![1.0; 3000])))
+        .unwrap();
+    let (v, d) = moved(&mut s, "+/x");
+    assert_eq!(v, "3000");
+    assert_eq!(d.uploads, 1, "{d:?}");
+}
+
+#[test]
+fn get_reads_a_device_array_back_once() {
+    let mut s = gpu(Backend::Vulkan);
+    s.eval("x←⍳1000").unwrap();
+    let before = s.stats();
+    let a = s.get("x").cloned().expect("x");
+    assert_eq!(a.shape, vec![1000]);
+    assert_eq!(a.data.get(999).as_i64(), Some(1000));
+    let after = s.stats();
+    assert_eq!(after.readbacks - before.readbacks, 1);
+    assert_eq!(after.readback_bytes - before.readback_bytes, 4000);
+    s.get("x").expect("x");
+    assert_eq!(s.stats().readbacks, after.readbacks);
+    // Small arrays come back with the statement's status word.
+    s.eval("n←⍳5").unwrap();
+    let before = s.stats();
+    assert_eq!(s.get("n").map(arrc::display).as_deref(), Some("1 2 3 4 5"));
+    assert_eq!(s.stats().readbacks, before.readbacks);
+}
+
+#[test]
+fn names_share_a_device_array_and_keep_their_values() {
+    let mut s = gpu(Backend::Vulkan);
+    assert_eq!(
+        show(&mut s, "a←b←⍳1000 ⋄ b←b+1 ⋄ (+/a),+/b"),
+        "500500 501500"
+    );
+    assert_eq!(show(&mut s, "a←a×0 ⋄ (+/a),+/b"), "0 501500");
+    // An error leaves the names as they were.
+    assert_eq!(show(&mut s, "b←b÷0"), "DOMAIN ERROR");
+    assert_eq!(show(&mut s, "+/b"), "501500");
+    assert_eq!(show(&mut s, "b←(1000⍴1 0)/b ⋄ ⍴b"), "500");
+    assert_eq!(show(&mut s, "+/b"), "250500");
+}
+
+#[test]
+fn statements_that_need_values_on_the_host_read_them_back() {
+    let mut s = gpu(Backend::Vulkan);
+    // Replicate counts of a large device array: lowering needs their values.
+    assert_eq!(show(&mut s, "c←1000⍴0 1 2 ⋄ x←⍳1000 ⋄ +/c/x"), "500166");
+    // A shape from a device array.
+    assert_eq!(show(&mut s, "n←+/1000⍴1 ⋄ ⍴⍳n"), "1000");
+}
+
+#[test]
+fn the_cpu_reference_sees_device_arrays_and_its_assignments_replace_them() {
+    let mut s = gpu(Backend::Auto);
+    show(&mut s, "x←⍳1000 ⋄ f←{⍵≤1:⍵ ⋄ (∇⍵-1)+∇⍵-2}");
+    // A recursion on small arrays goes to the reference after 256 calls: it reads x
+    // from the device, and assigns x.
+    let o = s.eval("x←x+f 15 ⋄ 3↑x").unwrap();
+    assert_eq!(
+        o.value.map(|v| arrc::display(&v)).as_deref(),
+        Some("611 612 613")
+    );
+    assert!(
+        o.notes.iter().any(|n| n.contains("CPU")),
+        "expected a fallback: {:?}",
+        o.notes
+    );
+    // The device copy of the old x must not come back.
+    assert_eq!(show(&mut s, "+/x"), "1110500");
+    assert_eq!(show(&mut s, "y←x-610 ⋄ +/y"), "500500");
+}
+
+#[test]
+fn eviction_sends_arrays_back_to_the_host_and_values_stay() {
+    let mut s = gpu(Backend::Vulkan);
+    s.set_device_budget(10_000);
+    let (v, d) = moved(&mut s, "a←⍳2000 ⋄ b←⍳2001 ⋄ c←⍳2002 ⋄ (+/a),(+/b),+/c");
+    assert_eq!(v, "2001000 2003001 2005003");
+    assert!(d.evictions >= 1, "{d:?}");
+    assert!(d.resident_bytes <= 10_000, "{d:?}");
+    assert_eq!(show(&mut s, "(+/a),(+/b),+/c"), "2001000 2003001 2005003");
+    s.set_device_budget(0);
+    assert_eq!(show(&mut s, "d←a+1 ⋄ +/d"), "2003000");
+    assert_eq!(s.stats().resident_arrays, 0);
+    assert_eq!(show(&mut s, "+/d-a"), "2000");
+}
+
+#[test]
+fn a_value_not_displayed_is_not_read_back() {
+    let mut s = gpu(Backend::Vulkan);
+    let (v, d) = moved(&mut s, "⍳100000 ⋄ 1+2");
+    assert_eq!(v, "3");
+    assert_eq!(d.readback_bytes, 8, "{d:?}");
+    // Its errors are still found.
+    assert_eq!(show(&mut s, "÷0×⍳100000 ⋄ 1"), "DOMAIN ERROR");
+}
