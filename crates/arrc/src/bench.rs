@@ -436,3 +436,176 @@ pub fn table(results: &[BenchResult]) -> String {
     }
     s
 }
+
+/// One run of a whole program (`arrc bench PROGRAM.apl`): wall time and where it went,
+/// in nanoseconds (see [`crate::Stats`]); `host_ns` is the rest (parsing, the
+/// statement loop, display).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ProgramRun {
+    pub wall_ns: u64,
+    pub compile_ns: u64,
+    pub pipeline_ns: u64,
+    pub upload_ns: u64,
+    pub run_ns: u64,
+    pub device_ns: u64,
+    pub readback_ns: u64,
+    pub host_ns: u64,
+    pub uploads: u64,
+    pub upload_bytes: u64,
+    pub readbacks: u64,
+    pub readback_bytes: u64,
+    pub dispatches: u64,
+}
+
+/// Median and spread of one figure over the timed runs.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    fn of(mut v: Vec<f64>) -> Spread {
+        if v.is_empty() {
+            return Spread::default();
+        }
+        v.sort_by(|a, b| a.total_cmp(b));
+        Spread {
+            median: v[v.len() / 2],
+            min: v[0],
+            max: v[v.len() - 1],
+        }
+    }
+}
+
+/// `arrc bench PROGRAM.apl`: the program run `warmup` times, then `runs` times, in one
+/// session (so its compiled kernels and pipelines are warm, as in a REPL or a server
+/// that runs it again). Times are in microseconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProgramBench {
+    pub program: String,
+    pub device: String,
+    pub runs: usize,
+    /// The first run's cost (compiling and creating pipelines), µs.
+    pub first_run_us: f64,
+    pub wall_us: Spread,
+    pub compile_us: Spread,
+    pub pipeline_us: Spread,
+    pub upload_us: Spread,
+    pub run_us: Spread,
+    pub device_us: Spread,
+    pub readback_us: Spread,
+    pub host_us: Spread,
+    /// Per run (the same every run for a deterministic program).
+    pub uploads: u64,
+    pub upload_bytes: u64,
+    pub readbacks: u64,
+    pub readback_bytes: u64,
+    pub dispatches: u64,
+    /// The program's value, as displayed (cut at 200 characters).
+    pub value: String,
+}
+
+/// Runs `src` as [`ProgramBench`] describes.
+pub fn program(
+    s: &mut crate::Session,
+    name: &str,
+    src: &str,
+    warmup: usize,
+    runs: usize,
+) -> Result<ProgramBench, Error> {
+    let once = |s: &mut crate::Session| -> Result<(ProgramRun, String), Error> {
+        let a = s.stats();
+        let t = Instant::now();
+        let out = s.eval(src)?;
+        let value = out
+            .value
+            .map(|v| crate::display(&v))
+            .or(out.function)
+            .unwrap_or_default();
+        let wall_ns = t.elapsed().as_nanos() as u64;
+        let b = s.stats();
+        let mut r = ProgramRun {
+            wall_ns,
+            compile_ns: b.compile_ns - a.compile_ns,
+            pipeline_ns: b.pipeline_ns - a.pipeline_ns,
+            upload_ns: b.upload_ns - a.upload_ns,
+            run_ns: b.run_ns - a.run_ns,
+            device_ns: b.device_ns - a.device_ns,
+            readback_ns: b.readback_ns - a.readback_ns,
+            host_ns: 0,
+            uploads: b.uploads - a.uploads,
+            upload_bytes: b.upload_bytes - a.upload_bytes,
+            readbacks: b.readbacks - a.readbacks,
+            readback_bytes: b.readback_bytes - a.readback_bytes,
+            dispatches: b.dispatches - a.dispatches,
+        };
+        r.host_ns = wall_ns
+            .saturating_sub(r.compile_ns + r.pipeline_ns + r.upload_ns + r.run_ns + r.readback_ns);
+        Ok((r, value))
+    };
+    let (first, mut value) = once(s)?;
+    for _ in 1..warmup.max(1) {
+        once(s)?;
+    }
+    let mut all = Vec::with_capacity(runs);
+    for _ in 0..runs.max(1) {
+        let (r, v) = once(s)?;
+        value = v;
+        all.push(r);
+    }
+    let us = |f: &dyn Fn(&ProgramRun) -> u64| {
+        Spread::of(all.iter().map(|r| f(r) as f64 / 1e3).collect())
+    };
+    let last = all.last().cloned().unwrap_or_default();
+    if value.chars().count() > 200 {
+        value = value.chars().take(200).collect::<String>() + "…";
+    }
+    Ok(ProgramBench {
+        program: name.to_string(),
+        device: s.device().map_or("none".into(), |d| d.name.clone()),
+        runs: all.len(),
+        first_run_us: first.wall_ns as f64 / 1e3,
+        wall_us: us(&|r| r.wall_ns),
+        compile_us: us(&|r| r.compile_ns),
+        pipeline_us: us(&|r| r.pipeline_ns),
+        upload_us: us(&|r| r.upload_ns),
+        run_us: us(&|r| r.run_ns),
+        device_us: us(&|r| r.device_ns),
+        readback_us: us(&|r| r.readback_ns),
+        host_us: us(&|r| r.host_ns),
+        uploads: last.uploads,
+        upload_bytes: last.upload_bytes,
+        readbacks: last.readbacks,
+        readback_bytes: last.readback_bytes,
+        dispatches: last.dispatches,
+        value,
+    })
+}
+
+/// A [`ProgramBench`] as a few lines of text.
+pub fn program_report(b: &ProgramBench) -> String {
+    let f = |s: &Spread| format!("{:.1} µs [{:.1}–{:.1}]", s.median, s.min, s.max);
+    format!(
+        "{} on {}: {} runs, median (min–max)\n  wall      {}\n  compile   {}\n  pipelines {}\n  upload    {}\n  submit    {} (kernels {})\n  readback  {}\n  host      {}\n  first run {:.1} µs; per run {} uploads ({} B), {} readbacks ({} B), {} dispatches\n  value: {}",
+        b.program,
+        b.device,
+        b.runs,
+        f(&b.wall_us),
+        f(&b.compile_us),
+        f(&b.pipeline_us),
+        f(&b.upload_us),
+        f(&b.run_us),
+        f(&b.device_us),
+        f(&b.readback_us),
+        f(&b.host_us),
+        b.first_run_us,
+        b.uploads,
+        b.upload_bytes,
+        b.readbacks,
+        b.readback_bytes,
+        b.dispatches,
+        b.value
+    )
+}

@@ -403,6 +403,7 @@ impl Gpu {
             }
         }
         let mut pipelines: Vec<PipelineId> = Vec::new();
+        let t = std::time::Instant::now();
         for (k, words) in plan.kernels.iter().zip(&c.modules) {
             let spec = [
                 (0u32, k.workgroup_size),
@@ -422,6 +423,7 @@ impl Gpu {
             pipelines.push(p);
             self.stats.kernels += 1;
         }
+        self.stats.pipeline_ns += t.elapsed().as_nanos() as u64;
         let mut uploads: Vec<(usize, Vec<u8>)> = Vec::new();
         for (i, b) in plan.buffers.iter().enumerate() {
             // A parameter already on the device is bound as it is.
@@ -451,6 +453,7 @@ impl Gpu {
                 _ => {}
             }
         }
+        let t = std::time::Instant::now();
         for (i, bytes) in uploads {
             self.ctx
                 .upload(out.buffers[i].buffer()?, &bytes)
@@ -458,6 +461,7 @@ impl Gpu {
             self.stats.uploads += 1;
             self.stats.upload_bytes += bytes.len() as u64;
         }
+        self.stats.upload_ns += t.elapsed().as_nanos() as u64;
         for d in &plan.dispatches {
             let groups = d.groups.eval(&syms);
             let push = d
@@ -583,7 +587,10 @@ impl Gpu {
             .recording
             .as_ref()
             .ok_or_else(|| Error::new(ErrorClass::Device, "statement not prepared", 0..0))?;
+        let t = std::time::Instant::now();
         let stats = self.ctx.submit_repeated(rec, times).map_err(dev)?;
+        self.stats.run_ns += t.elapsed().as_nanos() as u64;
+        self.stats.device_ns += stats.device_ns.unwrap_or(0.0) as u64;
         self.stats.dispatches += (times.max(1) * p.dispatches.len()) as u64;
         Ok(stats)
     }
@@ -632,6 +639,17 @@ impl Gpu {
 
     /// The result's shape, and its value where it was read back.
     fn finish_parts(
+        &mut self,
+        c: &CompiledStatement,
+        p: &Prepared,
+    ) -> Result<(Vec<usize>, Option<Array>), Error> {
+        let t = std::time::Instant::now();
+        let r = self.read_parts(c, p);
+        self.stats.readback_ns += t.elapsed().as_nanos() as u64;
+        r
+    }
+
+    fn read_parts(
         &mut self,
         c: &CompiledStatement,
         p: &Prepared,

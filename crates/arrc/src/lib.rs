@@ -68,6 +68,17 @@ pub struct Stats {
     pub resident_bytes: u64,
     /// Device arrays sent back to the host for room.
     pub evictions: u64,
+    /// Where the time went, in nanoseconds of wall time: compiling statements
+    /// (lowering, planning, SPIR-V from the session's cache or emitted and
+    /// validated), creating pipelines, uploading, recording and submitting with the
+    /// wait for the device, and reading results back; `device_ns` is the kernels' own
+    /// time between the first and last timestamp of each submission.
+    pub compile_ns: u64,
+    pub pipeline_ns: u64,
+    pub upload_ns: u64,
+    pub run_ns: u64,
+    pub device_ns: u64,
+    pub readback_ns: u64,
     /// Pipelines the device keeps now (at most `arrc_vk::MAX_PIPELINES`).
     pub pipelines_cached: u64,
     /// SPIR-V modules the session keeps now (at most `gpu::MAX_MODULES`).
@@ -620,7 +631,12 @@ impl Session {
             .cloned()
             .collect();
         names.extend(arrays.iter().map(|(n, a)| (n.clone(), a.clone())));
-        let compiled = self.compile_with(e, &names, locals, keep)?;
+        let t = std::time::Instant::now();
+        let compiled = self.compile_with(e, &names, locals, keep);
+        if let Some(g) = self.gpu.as_mut() {
+            g.stats.compile_ns += t.elapsed().as_nanos() as u64;
+        }
+        let compiled = compiled?;
         let gpu = self
             .gpu
             .as_mut()

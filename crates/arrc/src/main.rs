@@ -93,6 +93,10 @@ enum Cmd {
         /// Print kernel, dispatch and readback counts on stderr.
         #[arg(long)]
         stats: bool,
+        /// Print where the time went on stderr: compile, pipelines, upload, submit
+        /// (with the kernels' own time), readback, host.
+        #[arg(long)]
+        time: bool,
         /// Float type of results such as `÷` and of non-integral literals (`⎕FR`).
         #[arg(long, value_enum, default_value = "f32")]
         float: FloatArg,
@@ -155,6 +159,13 @@ enum Cmd {
     },
     /// Time workloads on the device (Vulkan timestamps, resident input, median of runs).
     Bench {
+        /// A program of your own (`arrc bench prog.apl`): run --warmup times, then
+        /// --runs times in one session; median and spread of the wall time, split into
+        /// compile, pipelines, upload, submit (and kernel time), readback and host.
+        program: Option<PathBuf>,
+        /// Float type of the program (`⎕FR`).
+        #[arg(long, value_enum, default_value = "f32")]
+        float: FloatArg,
         /// Workloads (default all): copy, sum, max, scan, maxscan, rowsum, colsum, sqdiff, compress, matmul.
         #[arg(long, value_delimiter = ',')]
         workloads: Vec<String>,
@@ -325,6 +336,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             load,
             stdlib,
             stats,
+            time,
             float,
         } => {
             let src = match (expr, file) {
@@ -335,7 +347,9 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     return Err(ExitCode::from(2));
                 }
             };
+            let opened = std::time::Instant::now();
             let mut s = Session::with_device(backend(b), device).map_err(|e| fail("", &e))?;
+            let open_ms = opened.elapsed().as_secs_f64() * 1e3;
             s.set_float(float.elem());
             if stdlib {
                 s.load_stdlib().map_err(|e| fail("", &e))?;
@@ -355,12 +369,37 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 }
                 return Ok(ExitCode::SUCCESS);
             }
+            let before = s.stats();
+            let started = std::time::Instant::now();
             let out = s.eval(&src).map_err(|e| fail(&src, &e))?;
             for n in &out.notes {
                 eprintln!("arrc: {n}");
             }
             if let Some(v) = out.value {
                 show(&v, format);
+            }
+            if time {
+                let wall = started.elapsed().as_nanos() as u64;
+                let st = s.stats();
+                let ms = |ns: u64| ns as f64 / 1e6;
+                let parts = [
+                    st.compile_ns - before.compile_ns,
+                    st.pipeline_ns - before.pipeline_ns,
+                    st.upload_ns - before.upload_ns,
+                    st.run_ns - before.run_ns,
+                    st.readback_ns - before.readback_ns,
+                ];
+                eprintln!(
+                    "arrc: time: device open {open_ms:.2} ms; program {:.2} ms = compile {:.2} + pipelines {:.2} + upload {:.2} + submit {:.2} (kernels {:.2}) + readback {:.2} + host {:.2}",
+                    ms(wall),
+                    ms(parts[0]),
+                    ms(parts[1]),
+                    ms(parts[2]),
+                    ms(parts[3]),
+                    ms(st.device_ns - before.device_ns),
+                    ms(parts[4]),
+                    ms(wall.saturating_sub(parts.iter().sum())),
+                );
             }
             if let Some(f) = out.function {
                 match format {
@@ -516,6 +555,29 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Bench {
+            program: Some(path),
+            float,
+            runs,
+            warmup,
+            json,
+            device,
+            ..
+        } => {
+            let src = read(&path)?;
+            let mut s = Session::with_device(Backend::Vulkan, device).map_err(|e| fail("", &e))?;
+            s.set_float(float.elem());
+            let name = path.display().to_string();
+            let b = arrc::bench::program(&mut s, &name, &src, warmup, runs)
+                .map_err(|e| fail(&src, &e))?;
+            if json {
+                println!("{}", serde_json::to_string(&b).unwrap_or_default());
+            } else {
+                println!("{}", arrc::bench::program_report(&b));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Bench {
+            program: None,
             workloads,
             sizes,
             types,
@@ -537,6 +599,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             scan_tiles_by_workgroup,
             quad_columns_from,
             pipeline_stats,
+            ..
         } => {
             let mut s = Session::with_device(Backend::Vulkan, device).map_err(|e| fail("", &e))?;
             let types: Result<Vec<_>, _> = types

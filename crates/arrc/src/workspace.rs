@@ -169,7 +169,10 @@ impl Gpu {
 
     /// Reads a device array back (one readback).
     pub(crate) fn read(&mut self, d: &DeviceArray) -> Result<Array, Error> {
-        let bytes = self.ctx.download(&d.buffer, d.bytes()).map_err(dev)?;
+        let t = std::time::Instant::now();
+        let bytes = self.ctx.download(&d.buffer, d.bytes()).map_err(dev);
+        self.stats.readback_ns += t.elapsed().as_nanos() as u64;
+        let bytes = bytes?;
         self.stats.readbacks += 1;
         self.stats.readback_bytes += d.bytes();
         Ok(Array::new(
