@@ -50,6 +50,8 @@ pub struct Buffer {
     size: u64,
     /// Bytes reserved (a device-local storage buffer's size class), 0 if not cacheable.
     class: u64,
+    /// A host-visible buffer that results are copied into (cached apart).
+    readback: bool,
 }
 
 impl Buffer {
@@ -166,9 +168,23 @@ pub struct View<'a> {
 /// needed (see [`Context::record`]).
 pub struct Recording {
     cb: vk::CommandBuffer,
-    dpool: vk::DescriptorPool,
+    dpool: DescriptorPool,
     fence: vk::Fence,
 }
+
+/// A descriptor pool and what it holds at most (sets, storage-buffer descriptors).
+#[derive(Clone, Copy)]
+struct DescriptorPool {
+    raw: vk::DescriptorPool,
+    sets: u32,
+    descriptors: u32,
+}
+
+/// Recordings' objects kept for the next ones at most: making them on every
+/// statement cost tens of microseconds each on NVIDIA.
+const SPARE_RECORDINGS: usize = 16;
+/// Readback buffers kept for reuse at most, in bytes.
+const READBACK_CACHE_BYTES: u64 = 64 << 20;
 
 /// Measurements of one submission.
 #[derive(Clone, Copy, Debug, Default)]
@@ -178,7 +194,6 @@ pub struct RunStats {
 }
 
 pub struct Context {
-    instance: Instance,
     device: ash::Device,
     queue: vk::Queue,
     pool: vk::CommandPool,
@@ -197,6 +212,12 @@ pub struct Context {
     timestamps: bool,
     buffer_cache: HashMap<u64, Vec<Buffer>>,
     cached_bytes: u64,
+    readback_cache: HashMap<u64, Vec<Buffer>>,
+    readback_cached_bytes: u64,
+    /// Command buffers with their fences, and descriptor pools, of released
+    /// recordings.
+    spare_commands: Vec<(vk::CommandBuffer, vk::Fence)>,
+    spare_pools: Vec<DescriptorPool>,
     /// Pipelines made from now on record the driver's statistics (a diagnostic for
     /// tuning: registers per invocation decide how many workgroups fit on a core).
     pub capture_statistics: bool,
@@ -204,20 +225,25 @@ pub struct Context {
     pub info: DeviceInfo,
 }
 
+/// The Vulkan loader, loaded once per process and never unloaded: NVIDIA's driver
+/// (580) could not be loaded again after about 28 load-and-unload cycles in one
+/// process ("Unable to find a Vulkan driver" from the 29th `Session::new`).
 fn load_entry() -> Result<ash::Entry> {
-    // SAFETY: loading the system Vulkan loader library; failure is reported.
-    unsafe { ash::Entry::load() }
+    static ENTRY: std::sync::OnceLock<std::result::Result<ash::Entry, String>> =
+        std::sync::OnceLock::new();
+    ENTRY
+        // SAFETY: loading the system Vulkan loader library; failure is reported.
+        .get_or_init(|| unsafe { ash::Entry::load() }.map_err(|e| e.to_string()))
+        .clone()
         .map_err(|e| VkError::NoDevice(format!("the Vulkan loader could not be loaded ({e})")))
 }
 
 /// A Vulkan instance, with the loader that made it and, under validation, the
 /// messenger that sends the layer's messages to stderr. Dropping it destroys the
-/// messenger, then the instance, then unloads the loader, in that order.
+/// messenger, then the instance, in that order (the loader stays loaded: `load_entry`).
 struct Instance {
     raw: ash::Instance,
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
-    /// Set when a device stalled: the instance is left to the process's exit.
-    leak: bool,
     entry: ash::Entry,
 }
 
@@ -230,9 +256,6 @@ impl std::ops::Deref for Instance {
 
 impl Drop for Instance {
     fn drop(&mut self) {
-        if self.leak {
-            return;
-        }
         // SAFETY: every child object was destroyed by its owner before this.
         unsafe {
             if let Some((loader, m)) = self.debug.take() {
@@ -345,7 +368,6 @@ fn create_instance(entry: ash::Entry) -> Result<Instance> {
     let mut instance = Instance {
         raw,
         debug: None,
-        leak: false,
         entry,
     };
     if debug_utils {
@@ -484,11 +506,26 @@ fn fits(bytes: u64, b: &Buffer, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// The process's Vulkan instance, made once and kept until the process exits. The
+/// loader unloads the driver when the last instance is destroyed, and NVIDIA's driver
+/// (580) could not be loaded again after about 28 such cycles in one process ("Unable
+/// to find a Vulkan driver" from the 29th `Session::new`); one instance also makes a
+/// second session cheaper to open.
+fn shared_instance() -> Result<std::sync::Arc<Instance>> {
+    static SHARED: std::sync::Mutex<Option<std::sync::Arc<Instance>>> = std::sync::Mutex::new(None);
+    let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = shared.as_ref() {
+        return Ok(i.clone());
+    }
+    let i = std::sync::Arc::new(create_instance(load_entry()?)?);
+    *shared = Some(i.clone());
+    Ok(i)
+}
+
 /// Lists the Vulkan devices of this machine.
 pub fn enumerate() -> Result<Vec<DeviceInfo>> {
-    let entry = load_entry()?;
-    let instance = create_instance(entry)?;
-    // SAFETY: instance is valid until dropped below.
+    let instance = shared_instance()?;
+    // SAFETY: the instance lives as long as the process.
     let out = unsafe { instance.enumerate_physical_devices() }
         .map(|ds| {
             ds.iter()
@@ -497,7 +534,6 @@ pub fn enumerate() -> Result<Vec<DeviceInfo>> {
                 .collect()
         })
         .what("vkEnumeratePhysicalDevices");
-    drop(instance);
     out
 }
 
@@ -505,12 +541,10 @@ impl Context {
     /// Opens a device: `index` if given (also from `ARRC_DEVICE`), else the first
     /// discrete GPU, else the first device.
     pub fn new(index: Option<usize>) -> Result<Context> {
-        // On failure `open` drops the instance, which destroys it before it unloads
-        // the loader (the other order crashed: `arrc eval --device 5 '1+1'`).
-        Self::open(create_instance(load_entry()?)?, index)
+        Self::open(shared_instance()?, index)
     }
 
-    fn open(instance: Instance, index: Option<usize>) -> Result<Context> {
+    fn open(instance: std::sync::Arc<Instance>, index: Option<usize>) -> Result<Context> {
         // SAFETY: valid instance.
         let pdevs =
             unsafe { instance.enumerate_physical_devices() }.what("vkEnumeratePhysicalDevices")?;
@@ -629,7 +663,6 @@ impl Context {
         })
         .map_err(|e| VkError::Unsupported(format!("memory allocator: {e}")))?;
         Ok(Context {
-            instance,
             device,
             queue,
             pool,
@@ -644,6 +677,10 @@ impl Context {
             timestamps,
             buffer_cache: HashMap::new(),
             cached_bytes: 0,
+            readback_cache: HashMap::new(),
+            readback_cached_bytes: 0,
+            spare_commands: Vec::new(),
+            spare_pools: Vec::new(),
             stalled: std::cell::Cell::new(false),
             capture_statistics: false,
             executables,
@@ -712,6 +749,7 @@ impl Context {
             alloc: Some(alloc),
             size,
             class: 0,
+            readback: false,
         })
     }
 
@@ -748,6 +786,14 @@ impl Context {
 
     /// Returns a buffer: storage buffers go to the cache while it has room.
     pub fn free_buffer(&mut self, b: Buffer) {
+        if b.readback {
+            if self.readback_cached_bytes + b.class <= READBACK_CACHE_BYTES {
+                self.readback_cached_bytes += b.class;
+                self.readback_cache.entry(b.class).or_default().push(b);
+                return;
+            }
+            return self.destroy_buffer(b);
+        }
         if b.class > 0 && self.cached_bytes + b.class <= BUFFER_CACHE_BYTES {
             self.cached_bytes += b.class;
             self.buffer_cache.entry(b.class).or_default().push(b);
@@ -1089,25 +1135,11 @@ impl Context {
                 ));
             }
         }
-        let d = &self.device;
         let total: u32 = dispatches.iter().map(|d| d.buffers.len() as u32).sum();
-        let sizes = [vk::DescriptorPoolSize::default()
-            .ty(vk::DescriptorType::STORAGE_BUFFER)
-            .descriptor_count(total.max(1))];
-        let dpool = unsafe {
-            d.create_descriptor_pool(
-                &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(dispatches.len().max(1) as u32)
-                    .pool_sizes(&sizes),
-                None,
-            )
-        }
-        .what("vkCreateDescriptorPool")?;
-        let mut rec = Recording {
-            cb: vk::CommandBuffer::null(),
-            dpool,
-            fence: vk::Fence::null(),
-        };
+        let sets = dispatches.len().max(1) as u32;
+        let dpool = self.descriptor_pool(sets, total.max(1))?;
+        let (cb, fence) = self.spare_commands.pop().unwrap_or_default();
+        let mut rec = Recording { cb, dpool, fence };
         match self.record_into(&mut rec, zero, dispatches, readback) {
             Ok(()) => Ok(rec),
             Err(e) => {
@@ -1135,7 +1167,7 @@ impl Context {
             unsafe {
                 d.allocate_descriptor_sets(
                     &vk::DescriptorSetAllocateInfo::default()
-                        .descriptor_pool(rec.dpool)
+                        .descriptor_pool(rec.dpool.raw)
                         .set_layouts(&layouts),
                 )
             }
@@ -1166,17 +1198,21 @@ impl Context {
                 .collect();
             unsafe { d.update_descriptor_sets(&writes, &[]) };
         }
-        rec.fence = unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) }
-            .what("vkCreateFence")?;
-        rec.cb = unsafe {
-            d.allocate_command_buffers(
-                &vk::CommandBufferAllocateInfo::default()
-                    .command_pool(self.pool)
-                    .level(vk::CommandBufferLevel::PRIMARY)
-                    .command_buffer_count(1),
-            )
+        if rec.fence == vk::Fence::null() {
+            rec.fence = unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) }
+                .what("vkCreateFence")?;
         }
-        .what("vkAllocateCommandBuffers")?[0];
+        if rec.cb == vk::CommandBuffer::null() {
+            rec.cb = unsafe {
+                d.allocate_command_buffers(
+                    &vk::CommandBufferAllocateInfo::default()
+                        .command_pool(self.pool)
+                        .level(vk::CommandBufferLevel::PRIMARY)
+                        .command_buffer_count(1),
+                )
+            }
+            .what("vkAllocateCommandBuffers")?[0];
+        }
         let cb = rec.cb;
         let (ts, qp) = (self.timestamps, self.query_pool);
         // Each barrier's access masks name only accesses its stages perform (the
@@ -1314,25 +1350,92 @@ impl Context {
         if self.stalled.get() {
             return;
         }
-        // SAFETY: the recording is not in flight.
-        unsafe {
-            if rec.cb != vk::CommandBuffer::null() {
-                self.device.free_command_buffers(self.pool, &[rec.cb]);
-            }
-            if rec.fence != vk::Fence::null() {
-                self.device.destroy_fence(rec.fence, None);
-            }
-            self.device.destroy_descriptor_pool(rec.dpool, None);
+        // Kept for the next recordings (a command buffer is reset when it is begun
+        // again, its pool allowing it; a fence before each submission).
+        if rec.cb != vk::CommandBuffer::null()
+            && rec.fence != vk::Fence::null()
+            && self.spare_commands.len() < SPARE_RECORDINGS
+        {
+            self.spare_commands.push((rec.cb, rec.fence));
+        } else {
+            self.destroy_commands(rec.cb, rec.fence);
+        }
+        if self.spare_pools.len() < SPARE_RECORDINGS {
+            self.spare_pools.push(rec.dpool);
+        } else {
+            // SAFETY: the recording is not in flight.
+            unsafe { self.device.destroy_descriptor_pool(rec.dpool.raw, None) };
         }
     }
 
-    /// A host-visible buffer that recordings copy results into.
+    fn destroy_commands(&mut self, cb: vk::CommandBuffer, fence: vk::Fence) {
+        // SAFETY: not in flight (every submission is waited on).
+        unsafe {
+            if cb != vk::CommandBuffer::null() {
+                self.device.free_command_buffers(self.pool, &[cb]);
+            }
+            if fence != vk::Fence::null() {
+                self.device.destroy_fence(fence, None);
+            }
+        }
+    }
+
+    /// A descriptor pool for at least `sets` sets of `descriptors` storage buffers in
+    /// all: a released one, reset, when one is large enough.
+    fn descriptor_pool(&mut self, sets: u32, descriptors: u32) -> Result<DescriptorPool> {
+        if let Some(i) = self
+            .spare_pools
+            .iter()
+            .position(|p| p.sets >= sets && p.descriptors >= descriptors)
+        {
+            let p = self.spare_pools.swap_remove(i);
+            // SAFETY: no set of the pool is in use (its recording was released).
+            unsafe {
+                self.device
+                    .reset_descriptor_pool(p.raw, vk::DescriptorPoolResetFlags::empty())
+            }
+            .what("vkResetDescriptorPool")?;
+            return Ok(p);
+        }
+        // Room for larger recordings than this one, so that pools are reused.
+        let (sets, descriptors) = (sets.max(64), descriptors.max(512));
+        let sizes = [vk::DescriptorPoolSize::default()
+            .ty(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_count(descriptors)];
+        let raw = unsafe {
+            self.device.create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .max_sets(sets)
+                    .pool_sizes(&sizes),
+                None,
+            )
+        }
+        .what("vkCreateDescriptorPool")?;
+        Ok(DescriptorPool {
+            raw,
+            sets,
+            descriptors,
+        })
+    }
+
+    /// A host-visible buffer that recordings copy results into (a released one of its
+    /// size class when there is one).
     pub fn create_readback(&mut self, size: u64) -> Result<Buffer> {
-        self.make_buffer(
-            size,
+        let class = size_class(size);
+        if let Some(mut b) = self.readback_cache.get_mut(&class).and_then(|v| v.pop()) {
+            self.readback_cached_bytes -= class;
+            b.size = size;
+            return Ok(b);
+        }
+        let mut b = self.make_buffer(
+            class,
             vk::BufferUsageFlags::TRANSFER_DST,
             MemoryLocation::GpuToCpu,
-        )
+        )?;
+        b.size = size;
+        b.class = class;
+        b.readback = true;
+        Ok(b)
     }
 
     /// `len` bytes from `offset` of a readback buffer, after the submission that
@@ -1392,13 +1495,23 @@ impl Drop for Context {
         // After a stall the device may still run that work: everything is left to the
         // process's exit rather than destroyed under it.
         if self.stalled.get() {
-            self.instance.leak = true;
             return;
         }
         // SAFETY: all submissions were waited on; objects are destroyed child-first.
         unsafe {
             let _ = self.device.device_wait_idle();
-            let cached: Vec<Buffer> = self.buffer_cache.drain().flat_map(|(_, v)| v).collect();
+            let cached: Vec<Buffer> = self
+                .buffer_cache
+                .drain()
+                .chain(self.readback_cache.drain())
+                .flat_map(|(_, v)| v)
+                .collect();
+            for (cb, fence) in std::mem::take(&mut self.spare_commands) {
+                self.destroy_commands(cb, fence);
+            }
+            for p in std::mem::take(&mut self.spare_pools) {
+                self.device.destroy_descriptor_pool(p.raw, None);
+            }
             for b in cached {
                 self.destroy_buffer(b);
             }
