@@ -314,6 +314,16 @@ pub struct Array {
     pub data: Data,
 }
 
+/// The number of elements of `shape`, `None` beyond `usize`: 0 whenever an axis is
+/// empty, however large the others (`0 1e10 1e10⍴x` is empty; a product taken left
+/// to right overflowed first, and the fuzzer's `(i)↑7` of a long `i` panicked).
+pub fn element_count(shape: &[usize]) -> Option<usize> {
+    if shape.contains(&0) {
+        return Some(0);
+    }
+    shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
+}
+
 impl Array {
     /// Builds an array.
     ///
@@ -343,16 +353,12 @@ impl Array {
     /// field may not): the element count is the product of the shape, and `elem` is the
     /// data's type.
     pub fn check(&self) -> Result<(), String> {
-        let count = self
-            .shape
-            .iter()
-            .try_fold(1usize, |n, &d| n.checked_mul(d))
-            .ok_or_else(|| {
-                format!(
-                    "the shape {:?} has more elements than memory can hold",
-                    self.shape
-                )
-            })?;
+        let count = element_count(&self.shape).ok_or_else(|| {
+            format!(
+                "the shape {:?} has more elements than memory can hold",
+                self.shape
+            )
+        })?;
         if count != self.data.len() {
             return Err(format!(
                 "the shape {:?} has {count} elements but the data has {}",

@@ -2089,10 +2089,13 @@ impl Lower {
                     return Err(err::domain("a shape must be non-negative integers", span));
                 }
                 let shape: Vec<Dim> = dims.iter().map(|&d| Dim::Known(d as u64)).collect();
-                let n = dims
-                    .iter()
-                    .try_fold(1u64, |a, &d| a.checked_mul(d as u64))
-                    .unwrap_or(u64::MAX);
+                let n = if dims.contains(&0) {
+                    0
+                } else {
+                    dims.iter()
+                        .try_fold(1u64, |a, &d| a.checked_mul(d as u64))
+                        .unwrap_or(u64::MAX)
+                };
                 if n > i32::MAX as u64 {
                     return Err(err::ws_full("the result has too many elements", span));
                 }

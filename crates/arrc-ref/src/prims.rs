@@ -106,10 +106,7 @@ pub(crate) fn reshape(a: &Array, x: &Array, span: &Span) -> Result<Array> {
         return Err(err::domain("a shape cannot be negative", span.clone()));
     }
     let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
-    let n = shape
-        .iter()
-        .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .unwrap_or(usize::MAX);
+    let n = arrc_ir::array::element_count(&shape).unwrap_or(usize::MAX);
     check_size(n, span)?;
     let mut d = Data::with_capacity(x.elem, n);
     for i in 0..n {
@@ -399,15 +396,10 @@ pub(crate) fn take_drop(a: &Array, x: &Array, drop: bool, span: &Span) -> Result
             offset[k] = if c >= 0 { 0 } else { n + c };
         }
     }
-    check_size(
-        shape
-            .iter()
-            .try_fold(1usize, |a, &d| a.checked_mul(d))
-            .unwrap_or(usize::MAX),
-        span,
-    )?;
+    let count = arrc_ir::array::element_count(&shape).unwrap_or(usize::MAX);
+    check_size(count, span)?;
     let st = strides(&x.shape);
-    let mut out = Vec::with_capacity(shape.iter().product());
+    let mut out = Vec::with_capacity(count);
     let fill = Scalar::I32(0).cast(x.elem);
     for_each_index(&shape, |idx| {
         let mut off = 0usize;

@@ -345,6 +345,11 @@ fn found_by_the_fuzzer() {
             "m←9 1⍴¯2147483647 ¯14 ¯2147483647 2147483647 2147483646 20 2147483647 17 1073741824 ⋄ g←9 1⍴25.75 ¯4.125 21.875 ¯47.25 50 0.25 6.75 6.75 6.875 ⋄ ⌈⌈/m÷g",
             "¯83397424 4 ¯98170680 ¯45449388 42949672 80 318145728 3 156180624",
         ),
+        // seed 14 index 35895: an empty shape whose other axes multiply past 64 bits
+        // (`(i)↑7` of a long `i` with a 0 in it) panicked counting its elements.
+        ("i←(100⍴20),0 ⋄ ⍴⍴(i)↑7", "101"),
+        ("i←(100⍴20),0 ⋄ !\\[2]-(i)↑7", ""),
+        ("⍴⍴((100⍴20),0)⍴1", "101"),
         // seed 4 index 840: the reference's Γ overflowed in an intermediate beyond
         // 140 where the binomial is small and finite.
         (
