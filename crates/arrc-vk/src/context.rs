@@ -202,6 +202,8 @@ pub struct Context {
     /// nothing more is submitted.
     stalled: std::cell::Cell<bool>,
     cache: vk::PipelineCache,
+    /// Where the pipeline cache is kept between processes (`disk_cache`).
+    cache_file: Option<std::path::PathBuf>,
     /// Slots of pipelines; a destroyed one's slot is reused.
     pipelines: Vec<Option<Pipeline>>,
     free_slots: Vec<usize>,
@@ -638,9 +640,24 @@ impl Context {
             )
         }
         .what("vkCreateCommandPool")?;
-        let cache =
-            unsafe { device.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None) }
-                .what("vkCreatePipelineCache")?;
+        // The pipelines earlier processes compiled, when their file checks out.
+        // SAFETY: valid physical device.
+        let props = unsafe { instance.get_physical_device_properties(pdev) };
+        let cache_file = crate::disk_cache::path_for(&props);
+        let initial = cache_file
+            .as_deref()
+            .map(|p| crate::disk_cache::load(p, &props))
+            .unwrap_or_default();
+        let cache = unsafe {
+            device.create_pipeline_cache(
+                &vk::PipelineCacheCreateInfo::default().initial_data(&initial),
+                None,
+            )
+        }
+        .or_else(|_| unsafe {
+            device.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None)
+        })
+        .what("vkCreatePipelineCache")?;
         let query_pool = unsafe {
             device.create_query_pool(
                 &vk::QueryPoolCreateInfo::default()
@@ -668,6 +685,7 @@ impl Context {
             pool,
             allocator: Some(allocator),
             cache,
+            cache_file,
             pipelines: vec![],
             free_slots: vec![],
             made: 0,
@@ -1523,6 +1541,11 @@ impl Drop for Context {
             }
             self.allocator = None;
             self.device.destroy_query_pool(self.query_pool, None);
+            if let Some(path) = &self.cache_file {
+                if let Ok(data) = self.device.get_pipeline_cache_data(self.cache) {
+                    crate::disk_cache::save(path, &data);
+                }
+            }
             self.device.destroy_pipeline_cache(self.cache, None);
             self.device.destroy_command_pool(self.pool, None);
             self.device.destroy_device(None);

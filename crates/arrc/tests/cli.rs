@@ -221,3 +221,40 @@ fn a_device_that_cannot_open_falls_back_without_crashing() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "2\n");
 }
+
+#[test]
+fn the_pipeline_cache_on_disk_survives_a_corrupt_file() {
+    let dir = std::env::temp_dir().join(format!("arrc-cli-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_arrc"))
+            .args(["eval", "--backend", "vulkan", "+/¯3↑+\\⍳100000"])
+            .env("ARRC_CACHE_DIR", &dir)
+            .output()
+            .expect("run arrc");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(run(), "14999850001");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the cache directory was made")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let whole = std::fs::read(&files[0]).unwrap();
+    // Damaged in each way a file can be: the next run ignores it and writes a whole one.
+    let mut flipped = whole.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 0xff;
+    for bad in [
+        vec![],
+        whole[..whole.len() / 2].to_vec(),
+        flipped,
+        vec![0xAA; 4096],
+    ] {
+        std::fs::write(&files[0], &bad).unwrap();
+        assert_eq!(run(), "14999850001");
+        assert!(std::fs::read(&files[0]).unwrap().starts_with(b"ARRCPC01"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
