@@ -324,6 +324,12 @@ pub fn element_count(shape: &[usize]) -> Option<usize> {
     shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
 }
 
+/// [`element_count`], `usize::MAX` past `usize` (counts that large are refused later
+/// as too many elements).
+pub fn saturating_count(shape: &[usize]) -> usize {
+    element_count(shape).unwrap_or(usize::MAX)
+}
+
 impl Array {
     /// Builds an array.
     ///
@@ -461,9 +467,12 @@ impl Array {
 
     /// The array seen along `axis`: (cells before it, its length, elements after it);
     /// element `(o, k, i)` is at `(o·len + k)·inner + i`.
+    /// The counts saturate: an empty array may have other axes whose product leaves
+    /// `usize` (`(1e10 1e10 0)⍴0`).
     pub fn around(&self, axis: usize) -> (usize, usize, usize) {
-        let outer = self.shape[..axis].iter().product();
-        let inner = self.shape[axis + 1..].iter().product();
+        let product = |d: &[usize]| d.iter().fold(1usize, |a, &b| a.saturating_mul(b));
+        let outer = product(&self.shape[..axis]);
+        let inner = product(&self.shape[axis + 1..]);
         (outer, self.shape[axis], inner)
     }
 

@@ -852,8 +852,8 @@ impl Lower {
         let mut r = at.elem;
         let mut comb = None;
         // The operand certainly runs: at least one pair on every line, and a line.
-        let runs =
-            known_dims(&at.shape).is_some_and(|d| d[axis] >= 2 && d.iter().product::<usize>() > 0);
+        let runs = known_dims(&at.shape)
+            .is_some_and(|d| d[axis] >= 2 && crate::array::saturating_count(&d) > 0);
         for round in 0..4 {
             let f = self.comb(operand, r, &fspan)?;
             let t = f.elem;
@@ -1471,8 +1471,8 @@ impl Lower {
         };
         let (r, k, s) = (
             r[0] as u64,
-            k.iter().product::<usize>() as u64,
-            s.iter().product::<usize>() as u64,
+            crate::array::saturating_count(&k) as u64,
+            crate::array::saturating_count(&s) as u64,
         );
         let miss = origin as i64 + r as i64;
         if r == 0 {
@@ -1541,7 +1541,7 @@ impl Lower {
             // Membership looks at every element of the right argument, in any order.
             _ if kind == SearchKind::Member => match known_dims(&ht.shape) {
                 Some(d) => {
-                    let n = d.iter().product::<usize>() as u64;
+                    let n = crate::array::saturating_count(&d) as u64;
                     self.reshape(hay, vec![Dim::Known(n)], span.clone())
                 }
                 None => {
@@ -1629,7 +1629,15 @@ impl Lower {
             if let (Some(id), Some(dims)) =
                 (op.identity(aty.elem, self.f.float), known_dims(&shape))
             {
-                let n = dims.iter().product();
+                // Made here as a literal: refused past the reference's own limit.
+                let n = crate::array::element_count(&dims)
+                    .filter(|&n| n <= 1 << 28)
+                    .ok_or_else(|| {
+                        err::ws_full(
+                            "the identities of this empty reduction are too many",
+                            span.clone(),
+                        )
+                    })?;
                 let mut d = Data::with_capacity(id.elem_type(), n);
                 (0..n).for_each(|_| d.push(id));
                 return Ok(self.konst(Array::new(dims, d), span));
@@ -1998,7 +2006,7 @@ impl Lower {
             },
             Prim::Comma => {
                 let n = match known_dims(&ty.shape) {
-                    Some(d) => Dim::Known(d.iter().product::<usize>() as u64),
+                    Some(d) => Dim::Known(crate::array::saturating_count(&d) as u64),
                     None if r == 1 => ty.shape[0],
                     None => {
                         return Err(err::needs_known(
@@ -2014,7 +2022,10 @@ impl Lower {
                     (None, _) => vec![Dim::Known(1), Dim::Known(1)],
                     (Some(d), _) if r == 1 => vec![*d, Dim::Known(1)],
                     (Some(d), Some(all)) => {
-                        vec![*d, Dim::Known(all[1..].iter().product::<usize>() as u64)]
+                        vec![
+                            *d,
+                            Dim::Known(crate::array::saturating_count(&all[1..]) as u64),
+                        ]
                     }
                     _ if r == 2 => ty.shape.clone(),
                     _ => {
@@ -2479,7 +2490,7 @@ impl Lower {
             return Ok(self.konst(Array::scalar(Scalar::Bool(false)), span));
         }
         let eq = self.binary(BinOp::Equal, a, b, span.clone())?;
-        let n = sa.iter().product::<usize>() as u64;
+        let n = crate::array::saturating_count(&sa) as u64;
         let flat = self.reshape(eq, vec![Dim::Known(n)], span.clone());
         self.reduce(BinOp::And, flat, 0, span)
     }

@@ -939,13 +939,16 @@ fn parallel(op: BinOp, elem: ElemType) -> bool {
     }
 }
 
+/// The element count of `dims` where every length is known (0 when one is 0,
+/// whatever the others; saturating, so a count past `u64` reads as too large).
 fn known(dims: &[Dim]) -> Option<u64> {
-    dims.iter()
-        .map(|d| match d {
-            Dim::Known(n) => Some(*n),
-            Dim::Sym(_) | Dim::Dyn(_) => None,
-        })
-        .product()
+    if dims.contains(&Dim::Known(0)) {
+        return Some(0);
+    }
+    dims.iter().try_fold(1u64, |acc, d| match d {
+        Dim::Known(n) => Some(acc.saturating_mul(*n)),
+        Dim::Sym(_) | Dim::Dyn(_) => None,
+    })
 }
 
 /// The shape around a folded axis: the axes before it, its length, the axes after it.

@@ -685,7 +685,14 @@ impl Interp<'_> {
             Some(op) => op.reduce_type(x.elem, self.env.float).join(x.elem),
             None => x.elem,
         };
-        let mut out: Vec<Scalar> = vec![Scalar::I32(0); if scan { x.len() } else { outer * inner }];
+        let count = if scan {
+            x.len()
+        } else {
+            outer.saturating_mul(inner)
+        };
+        // An empty axis among large ones: that many identities (`+/[2](1e5 0 1e5)⍴0`).
+        prims::check_size(count, &span)?;
+        let mut out: Vec<Scalar> = vec![Scalar::I32(0); count];
         for o in 0..outer {
             for i in 0..inner {
                 arrc_ir::interrupt::check(&span)?;
@@ -790,7 +797,7 @@ impl Interp<'_> {
             None => (x.shape.clone(), false, false),
             Some(a) => extension(a, x, span)?,
         };
-        let n: usize = shape.iter().product();
+        let n: usize = arrc_ir::array::saturating_count(&shape);
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
             let xv = Array::scalar(x.data.get(if ex { 0 } else { i }));
@@ -853,12 +860,12 @@ impl Interp<'_> {
         let rows: usize = if a.rank() == 0 {
             1
         } else {
-            a.shape[..a.rank() - 1].iter().product()
+            arrc_ir::array::saturating_count(&a.shape[..a.rank() - 1])
         };
         let cols: usize = if b.rank() == 0 {
             1
         } else {
-            b.shape[1..].iter().product()
+            arrc_ir::array::saturating_count(&b.shape[1..])
         };
         let mut shape: Vec<usize> = if a.rank() == 0 {
             vec![]
@@ -1051,7 +1058,7 @@ fn extension(a: &Array, b: &Array, span: &Span) -> Result<(Vec<usize>, bool, boo
 pub fn binary(op: BinOp, a: &Array, b: &Array, float: ElemType, span: Span) -> Result<Array> {
     let (shape, a_ext, b_ext) = extension(a, b, &span)?;
     let elem = op.result_type(a.elem, b.elem, float);
-    let n: usize = shape.iter().product();
+    let n: usize = arrc_ir::array::saturating_count(&shape);
     let mut d = Data::with_capacity(elem, n);
     for i in 0..n {
         let x = a.data.get(if a_ext { 0 } else { i });

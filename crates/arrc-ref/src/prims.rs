@@ -130,15 +130,15 @@ pub(crate) fn table(x: &Array) -> Array {
     let cols = if x.rank() == 0 {
         1
     } else {
-        x.shape[1..].iter().product()
+        arrc_ir::array::saturating_count(&x.shape[1..])
     };
     Array::new(vec![rows, cols], x.data.clone())
 }
 
 /// Splits a shape around `axis`: (outer, length, inner).
 fn around(shape: &[usize], axis: usize) -> (usize, usize, usize) {
-    let outer = shape[..axis].iter().product();
-    let inner = shape[axis + 1..].iter().product();
+    let outer = arrc_ir::array::saturating_count(&shape[..axis]);
+    let inner = arrc_ir::array::saturating_count(&shape[axis + 1..]);
     (outer, shape[axis], inner)
 }
 
@@ -171,7 +171,7 @@ pub(crate) fn catenate_axis(a: &Array, b: &Array, axis: usize, span: &Span) -> R
         if x.rank() == 0 {
             let mut shape = other.shape.clone();
             shape[axis] = 1;
-            let n: usize = shape.iter().product();
+            let n: usize = arrc_ir::array::saturating_count(&shape);
             let mut d = Data::with_capacity(x.elem, n);
             (0..n).for_each(|_| d.push(x.data.get(0)));
             return Ok(Array::new(shape, d));
@@ -283,7 +283,7 @@ fn strides(shape: &[usize]) -> Vec<usize> {
 
 /// Visits every multi-index of `shape` in ravel order.
 fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize]) -> Result<()>) -> Result<()> {
-    let n: usize = shape.iter().product();
+    let n: usize = arrc_ir::array::saturating_count(shape);
     let mut idx = vec![0usize; shape.len()];
     for _ in 0..n {
         f(&idx)?;
@@ -328,7 +328,7 @@ pub(crate) fn transpose(a: Option<&Array>, x: &Array, io: i64, span: &Span) -> R
         shape[p] = shape[p].min(x.shape[k]);
     }
     let st = strides(&x.shape);
-    let mut out = Vec::with_capacity(shape.iter().product());
+    let mut out = Vec::with_capacity(arrc_ir::array::saturating_count(&shape));
     for_each_index(&shape, |idx| {
         let off: usize = perm.iter().enumerate().map(|(k, &p)| idx[p] * st[k]).sum();
         out.push(x.data.get(off));
@@ -451,10 +451,10 @@ pub(crate) fn index_of(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Arr
                 span.clone(),
             ));
         }
-        let k: usize = a.shape[1..].iter().product();
+        let k: usize = arrc_ir::array::saturating_count(&a.shape[1..]);
         let r = a.shape[0];
         let lead = x.shape[..x.rank() - cr].to_vec();
-        let s: usize = lead.iter().product();
+        let s: usize = arrc_ir::array::saturating_count(&lead);
         let out = (0..s)
             .map(|i| {
                 let hit = (0..r)
@@ -725,7 +725,10 @@ pub(crate) fn select(x: &Array, axes: &[Option<Array>], io: i64, span: &Span) ->
     }
     let st = strides(&x.shape);
     let counts: Vec<usize> = lists.iter().map(|l| l.len()).collect();
-    let mut out = Vec::with_capacity(counts.iter().product());
+    let count = arrc_ir::array::saturating_count(&counts);
+    // `x[⍳1e5;⍳1e5]` would allocate 10^10 items.
+    check_size(count, span)?;
+    let mut out = Vec::with_capacity(count);
     for_each_index(&counts, |idx| {
         let off: usize = idx
             .iter()

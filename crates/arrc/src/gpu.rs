@@ -292,6 +292,21 @@ impl Gpu {
         r.map(|v| (v, uploaded))
     }
 
+    /// Runs a compiled statement for its errors alone: its value is not read back.
+    pub(crate) fn run_check(&mut self, c: &CompiledStatement, arrays: &Names) -> Result<(), Error> {
+        self.clock += 1;
+        let mut p = Prepared {
+            discard: true,
+            ..Prepared::default()
+        };
+        let r = self
+            .prepare(c, arrays, &mut p)
+            .and_then(|_| self.execute(&p).map(|_| ()))
+            .and_then(|_| self.finish_parts(c, &p).map(|_| ()));
+        self.release(p);
+        r
+    }
+
     /// The parameters uploaded for `p`, as device arrays.
     fn adopt_uploads(&mut self, c: &CompiledStatement, p: &mut Prepared) -> Uploaded {
         let mut out = vec![];
@@ -515,7 +530,7 @@ impl Gpu {
         // its length is computed on the device), the status word and the device
         // lengths (after the result, 4-byte aligned) into one host-visible buffer, so
         // that a run is one submission and one readback.
-        out.read_result = !out.keep || out.result_len <= HOST_COPY_LIMIT as u64;
+        out.read_result = !out.discard && (!out.keep || out.result_len <= HOST_COPY_LIMIT as u64);
         let result_bytes = match out.read_result {
             true => out.result_len * out.result_elem.size() as u64,
             false => 0,
@@ -696,7 +711,7 @@ impl Gpu {
             .collect();
         if let Some((id, s)) = c.plan.empty_identity {
             if dyns.iter().any(|(i, n)| *i == id && *n == 0) {
-                let n = shape.iter().product();
+                let n = arrc_ir::array::saturating_count(&shape);
                 let mut d = Data::with_capacity(s.elem_type(), n);
                 (0..n).for_each(|_| d.push(s));
                 return Ok((shape.clone(), Some(Array::new(shape, d))));
@@ -705,7 +720,7 @@ impl Gpu {
         if !p.read_result {
             return Ok((shape, None));
         }
-        let len = (shape.iter().product::<usize>() as u64).min(p.result_len);
+        let len = (arrc_ir::array::saturating_count(&shape) as u64).min(p.result_len);
         let bytes = self
             .ctx
             .read_mapped(stage, 0, len * p.result_elem.size() as u64);
@@ -792,6 +807,8 @@ pub struct Prepared {
     buffers: Vec<Slot>,
     /// The result stays on the device (see `Gpu::run_val`).
     keep: bool,
+    /// Only the status word matters (see `Gpu::run_check`).
+    discard: bool,
     /// The result is copied back with the status word.
     read_result: bool,
     /// Parameters uploaded from the host: name, buffer.

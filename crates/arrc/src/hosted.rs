@@ -587,7 +587,7 @@ impl Session {
             }
             Some(_) => return Err(err::length("the arguments' shapes differ", span.clone())),
         };
-        let n: usize = shape.iter().product();
+        let n: usize = arrc_ir::array::saturating_count(&shape);
         let item =
             |x: &Array, i: usize| Array::scalar(x.data.get(if x.len() == 1 { 0 } else { i }));
         let mut out = Vec::with_capacity(n);
@@ -830,6 +830,13 @@ impl Session {
             } => self.host_func(operand, st, &mut seen),
             _ => self.host_func(f, st, &mut seen),
         }
+    }
+
+    /// Whether evaluating `e` calls a function that the host drives (guards, `∇`).
+    pub(crate) fn has_host_calls(&self, e: &Expr) -> bool {
+        let st = Calls::default();
+        let mut seen = HashSet::new();
+        e.any_func(&mut |f| self.host_func(f, &st, &mut seen))
     }
 
     /// Whether `f` or a function inside it needs the host.

@@ -17,6 +17,7 @@
 
 pub mod bench;
 pub mod build;
+mod deferred;
 pub mod diagnostics;
 pub mod fuzz;
 pub mod gpu;
@@ -68,6 +69,9 @@ pub struct Stats {
     pub resident_bytes: u64,
     /// Device arrays sent back to the host for room.
     pub evictions: u64,
+    /// Assignments not run but kept as recipes, fused into the statements that read
+    /// them (`deferred.rs`).
+    pub deferred: u64,
     /// Where the time went, in nanoseconds of wall time: compiling statements
     /// (lowering, planning, SPIR-V from the session's cache or emitted and
     /// validated), creating pipelines, uploading, recording and submitting with the
@@ -165,6 +169,17 @@ pub struct Session {
     tune: Tuning,
     /// The source text of each function defined by name, to show it.
     sources: HashMap<String, String>,
+    /// Names bound to recipes not yet computed (`deferred.rs`), and the count of
+    /// snapshot names made for them.
+    deferred: HashMap<String, std::rc::Rc<deferred::Deferred>>,
+    snapshots: u64,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Recipes hold device arrays: released before the device closes.
+        self.deferred.clear();
+    }
 }
 
 impl Session {
@@ -183,6 +198,8 @@ impl Session {
             modules: gpu::ModuleCache::default(),
             tune: Tuning::default(),
             sources: HashMap::new(),
+            deferred: HashMap::new(),
+            snapshots: 0,
         };
         if backend != Backend::Cpu {
             match gpu::Gpu::new(index) {
@@ -376,6 +393,14 @@ impl Session {
         e.names(&mut written);
         if written.iter().any(|n| n.starts_with('⎕')) {
             return self.cpu(stmt);
+        }
+        // Most statements: compiled once and run, or deferred (`deferred.rs`).
+        if inner_assignment(value).is_none() && !self.has_host_calls(value) {
+            if let Some(r) = self.simple_statement(value, &names, want)? {
+                return Ok(r);
+            }
+        } else {
+            self.force_read(value)?;
         }
         // Assignments inside the statement run first, in the order APL meets them,
         // where nothing evaluated before them could see the difference.

@@ -410,7 +410,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             if stats {
                 let st = s.stats();
                 eprintln!(
-                    "arrc: device {} kernels {} dispatches {} uploads {} ({} bytes) readbacks {} ({} bytes) resident {} arrays ({} bytes) evictions {} pipelines cached {} modules cached {}",
+                    "arrc: device {} kernels {} dispatches {} uploads {} ({} bytes) readbacks {} ({} bytes) resident {} arrays ({} bytes) deferred {} evictions {} pipelines cached {} modules cached {}",
                     s.device().map_or("none", |d| d.name.as_str()),
                     st.kernels,
                     st.dispatches,
@@ -420,6 +420,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     st.readback_bytes,
                     st.resident_arrays,
                     st.resident_bytes,
+                    st.deferred,
                     st.evictions,
                     st.pipelines_cached,
                     st.modules_cached

@@ -40,7 +40,7 @@ pub struct DeviceArray {
 
 impl DeviceArray {
     pub fn len(&self) -> usize {
-        self.shape.iter().product()
+        arrc_ir::array::saturating_count(&self.shape)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -84,7 +84,7 @@ impl<'a> Arg<'a> {
     }
 
     pub fn len(&self) -> usize {
-        self.shape().iter().product()
+        arrc_ir::array::saturating_count(self.shape())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -218,6 +218,7 @@ pub(crate) fn workspace_names<'a>(
 impl Session {
     /// Gives `name` a host copy if it has none (a readback, kept).
     pub(crate) fn materialize(&mut self, name: &str) -> Result<(), Error> {
+        self.force(name)?;
         if self.env.arrays.contains_key(name) {
             return Ok(());
         }
@@ -243,6 +244,7 @@ impl Session {
 
     /// Gives every workspace array a host copy (before the CPU reference runs).
     pub(crate) fn materialize_all(&mut self) -> Result<(), Error> {
+        self.force_all()?;
         let names: Vec<String> = self
             .gpu
             .as_ref()
@@ -256,6 +258,7 @@ impl Session {
 
     /// Drops the device copies of `names` (the reference may have changed them).
     pub(crate) fn forget_device(&mut self, names: &HashSet<String>) {
+        self.deferred.retain(|n, _| !names.contains(n));
         if let Some(g) = self.gpu.as_mut() {
             g.resident.retain(|n, _| !names.contains(n));
             g.collect();
@@ -300,6 +303,7 @@ impl Session {
     /// Sets (or, with `None`, removes) the host array `name`, dropping any device
     /// copy; returns the host array it replaced.
     pub(crate) fn set_host(&mut self, name: &str, a: Option<Array>) -> Option<Array> {
+        self.deferred.remove(name);
         if let Some(g) = self.gpu.as_mut() {
             g.resident.remove(name);
         }
@@ -312,6 +316,7 @@ impl Session {
     /// Binds `name` to a value the device path computed.
     pub(crate) fn bind_val(&mut self, name: &str, v: Val) {
         self.env.functions.remove(name);
+        self.deferred.remove(name);
         match v.host {
             Some(a) => self.env.arrays.insert(name.to_string(), a),
             None => self.env.arrays.remove(name),

@@ -389,6 +389,24 @@ fn a_zero_item_makes_a_float_product_zero_in_any_order() {
 }
 
 #[test]
+fn empty_axes_among_large_ones_are_counted_without_overflow() {
+    // Found in review (session 9): the identities of an empty reduction among large
+    // axes were allocated whole (160 GB: the process aborted on both backends), so
+    // was a large index, and
+    // shape products overflowed before they met the 0 (a debug-build panic in the
+    // planner).
+    check(&[
+        ("⍴+/[2](100000 0 100000)⍴0", "WS FULL"),
+        ("⍴+/(100000 100000 0)⍴0", "WS FULL"),
+        ("⍴+/[2](10 0 10)⍴0", "10 10"),
+        ("⍴⍴(0,40⍴100000)⍴1", "41"),
+        ("⍴,((40⍴100000),0)⍴1", "0"),
+        // The reference allocated 10^10 items for this index (process aborted).
+        ("x←2 2⍴1 ⋄ ⍴x[100000⍴1;100000⍴1]", "WS FULL"),
+    ]);
+}
+
+#[test]
 fn subtract_scans_of_integers_fold_every_prefix_exactly() {
     // The reference now scans `-\` of integers in O(n) (it folded each prefix:
     // `-\⍳40000` took 16 s); every step of every prefix's right fold is still checked.

@@ -1,0 +1,343 @@
+//! Fusion across statements: an assignment whose value is fused elementwise kernels
+//! that cannot fail (no error bit, no length computed on the device) is not run. The
+//! name is bound to its recipe: the statement's expression, with the arrays it read
+//! kept as they were then (snapshots under hidden names). A later statement that
+//! reads the name compiles the recipe into its own kernels (`x←⍳n ⋄ y←x×2 ⋄ +/y` runs
+//! as `+/(⍳n)×2`, one kernel); the name is computed on its own only when something
+//! else needs it (display, `Session::get`, a dfn or function body that reads it, the
+//! CPU reference, a statement the simple path does not take).
+//!
+//! Invariants:
+//! - A recipe reads only its snapshots, never a workspace name: assigning the names it
+//!   read later does not change it.
+//! - A deferred name is in neither `Env::arrays` nor `Gpu::resident`; binding or
+//!   removing the name drops the recipe.
+//! - Only values that cannot raise an error are deferred, so an error is still raised
+//!   by the statement that makes it; shapes and lengths are checked when the recipe is
+//!   made (it compiled).
+
+use crate::workspace::{workspace_names, Arg, Names, Val, HOST_COPY_LIMIT};
+use crate::{Error, Session};
+use arrc_ir::plan::{KernelKind, MAX_DEVICE_COUNT};
+use arrc_ir::Dim;
+use arrc_syntax::{Expr, ExprKind};
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// Recipes larger than this many expression nodes are computed instead (a long chain
+/// of statements would otherwise compile an ever larger expression).
+const MAX_RECIPE_NODES: usize = 160;
+/// Recipes of elementwise kernels only, at most this many (a value read twice inside
+/// one is computed by a kernel of its own: a dfn's local `k` in `k×k+1`).
+const MAX_RECIPE_KERNELS: usize = 8;
+
+/// A deferred value: an expression over snapshots.
+pub(crate) struct Deferred {
+    expr: Expr,
+    inputs: Vec<(String, Val)>,
+}
+
+/// A statement's expression with the recipes of the deferred names it reads put in
+/// place, and the snapshots they read.
+struct Substituted {
+    expr: Expr,
+    inputs: Vec<(String, Val)>,
+    nodes: usize,
+}
+
+impl Session {
+    /// Runs `name₁←…←value` (`names` may be empty) by the simple path: no inner
+    /// assignment, no call the host drives. Defers it when it can; else compiles and
+    /// runs it once. `Ok(None)`: the normal path must run the statement (every
+    /// deferred name it reads is computed by then).
+    pub(crate) fn simple_statement(
+        &mut self,
+        value: &Expr,
+        names: &[String],
+        want: bool,
+    ) -> Result<Option<Option<crate::Array>>, Error> {
+        // Deferred names read other than directly (inside a dfn, an axis, a function
+        // the statement calls) are computed first.
+        let indirect = self.read_indirectly(value);
+        for n in indirect {
+            self.force(&n)?;
+        }
+        let sub = self.substitute(value);
+        let keep = !names.is_empty() || !want;
+        let mut arrays = workspace_names(&self.env.arrays, self.gpu.as_ref());
+        for (n, v) in &sub.inputs {
+            arrays.insert(n.clone(), arg(v));
+        }
+        let t = std::time::Instant::now();
+        let compiled = self.compile_with(&sub.expr, &arrays, &[], keep);
+        if let Some(g) = self.gpu.as_mut() {
+            g.stats.compile_ns += t.elapsed().as_nanos() as u64;
+        }
+        let Ok(compiled) = compiled else {
+            // Staging, or an error: the normal path finds it again, in APL's order.
+            drop(arrays);
+            self.force_read(value)?;
+            return Ok(None);
+        };
+        let mut defer = !names.is_empty() && sub.nodes <= MAX_RECIPE_NODES && one_map(&compiled);
+        if defer && !infallible(&compiled) {
+            // Computed and checked without storing it (`+/,0×e`: one reduction that
+            // evaluates every element, as APL would before the assignment).
+            let t = std::time::Instant::now();
+            let check = check_expr(&sub.expr).map(|c| self.compile_with(&c, &arrays, &[], false));
+            defer = match (check, self.gpu.as_mut()) {
+                (Some(Ok(c)), Some(g)) => {
+                    g.stats.compile_ns += t.elapsed().as_nanos() as u64;
+                    g.run_check(&c, &arrays).is_ok()
+                }
+                _ => false,
+            };
+        }
+        if defer {
+            let recipe = snapshot(&sub, &arrays, &mut self.snapshots);
+            drop(arrays);
+            let recipe = Rc::new(recipe);
+            for n in names {
+                self.bind_val(n, Val::default());
+                self.deferred.insert(n.clone(), recipe.clone());
+            }
+            if let Some(g) = self.gpu.as_mut() {
+                g.stats.deferred += 1;
+            }
+            return Ok(Some(None));
+        }
+        let Some(gpu) = self.gpu.as_mut() else {
+            return Ok(None);
+        };
+        let run = gpu.run_val(&compiled, &arrays, keep);
+        drop(arrays);
+        let Ok((v, uploaded)) = run else {
+            // Errors are raised by the normal path, which confirms them under `Auto`.
+            self.force_read(value)?;
+            return Ok(None);
+        };
+        if let Some(g) = self.gpu.as_mut() {
+            for (n, d) in uploaded {
+                if self.env.arrays.contains_key(&n) && !g.resident.contains_key(&n) {
+                    g.resident.insert(n, d);
+                }
+            }
+        }
+        for n in names {
+            self.bind_val(n, v.clone());
+        }
+        if !names.is_empty() || !want {
+            return Ok(Some(None));
+        }
+        self.host_of(v).map(|a| Some(Some(a)))
+    }
+
+    /// Computes deferred `name` (and every name sharing its recipe) on the device.
+    pub(crate) fn force(&mut self, name: &str) -> Result<(), Error> {
+        let Some(d) = self.deferred.get(name).cloned() else {
+            return Ok(());
+        };
+        let mut arrays: Names = HashMap::new();
+        for (n, v) in &d.inputs {
+            arrays.insert(n.clone(), arg(v));
+        }
+        let v = self.run_on_device(&d.expr, &arrays, &[], true)?;
+        drop(arrays);
+        let sharing: Vec<String> = self
+            .deferred
+            .iter()
+            .filter(|(_, x)| Rc::ptr_eq(x, &d))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in sharing {
+            self.bind_val(&n, v.clone());
+        }
+        Ok(())
+    }
+
+    /// Computes every deferred name.
+    pub(crate) fn force_all(&mut self) -> Result<(), Error> {
+        let names: Vec<String> = self.deferred.keys().cloned().collect();
+        for n in names {
+            self.force(&n)?;
+        }
+        Ok(())
+    }
+
+    /// Computes the deferred names `e` reads, directly or not.
+    pub(crate) fn force_read(&mut self, e: &Expr) -> Result<(), Error> {
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        let mut all = self.read_indirectly(e);
+        let mut direct = HashSet::new();
+        direct_names(e, &mut direct);
+        all.extend(direct.into_iter().filter(|n| self.deferred.contains_key(n)));
+        for n in all {
+            self.force(&n)?;
+        }
+        Ok(())
+    }
+
+    /// The deferred names `e` reads other than as a name among its expressions: in
+    /// dfns and axes, and in the bodies of the functions it calls (by name, through
+    /// any depth of calls).
+    fn read_indirectly(&self, e: &Expr) -> HashSet<String> {
+        if self.deferred.is_empty() {
+            return HashSet::new();
+        }
+        let mut all = HashSet::new();
+        e.names(&mut all);
+        let mut direct = HashSet::new();
+        direct_names(e, &mut direct);
+        let mut todo: Vec<String> = all.iter().cloned().collect();
+        let mut seen = HashSet::new();
+        let mut out: HashSet<String> = all.difference(&direct).cloned().collect();
+        while let Some(n) = todo.pop() {
+            if !seen.insert(n.clone()) {
+                continue;
+            }
+            if let Some(f) = self.env.functions.get(&n) {
+                let mut body = HashSet::new();
+                f.names(&mut body);
+                todo.extend(body.iter().cloned());
+                out.extend(body);
+            }
+        }
+        out.retain(|n| self.deferred.contains_key(n));
+        out
+    }
+
+    /// `e` with each deferred name it reads directly replaced by its recipe.
+    fn substitute(&self, e: &Expr) -> Substituted {
+        let mut inputs: Vec<(String, Val)> = vec![];
+        let mut seen: HashSet<String> = HashSet::new();
+        let expr = replace(e, &mut |n| {
+            let d = self.deferred.get(n)?;
+            for (k, v) in &d.inputs {
+                if seen.insert(k.clone()) {
+                    inputs.push((k.clone(), v.clone()));
+                }
+            }
+            Some(d.expr.clone())
+        });
+        let nodes = count_nodes(&expr);
+        Substituted {
+            expr,
+            inputs,
+            nodes,
+        }
+    }
+}
+
+/// A recipe of `sub`: the workspace arrays it reads (`arrays`) become snapshots,
+/// named from `counter`.
+fn snapshot(sub: &Substituted, arrays: &Names, counter: &mut u64) -> Deferred {
+    let mut inputs = sub.inputs.clone();
+    let mut renamed: HashMap<String, String> = HashMap::new();
+    let mut fresh = vec![];
+    let expr = replace(&sub.expr, &mut |n| {
+        if sub.inputs.iter().any(|(k, _)| k == n) {
+            return None;
+        }
+        let a = arrays.get(n)?;
+        let hidden = renamed.entry(n.to_string()).or_insert_with(|| {
+            *counter += 1;
+            let h = format!("#d{counter}");
+            fresh.push((
+                h.clone(),
+                Val {
+                    host: a.host.cloned(),
+                    device: a.device.clone(),
+                },
+            ));
+            h
+        });
+        Some(Expr::new(ExprKind::Name(hidden.clone()), 0..0))
+    });
+    inputs.extend(fresh);
+    Deferred { expr, inputs }
+}
+
+/// `+/,0×e`: a value that computes every element of `e`, with its errors, and
+/// stores nothing.
+fn check_expr(e: &Expr) -> Option<Expr> {
+    let template = arrc_syntax::parse("+/,0×⍙⍙", &|_| false).ok()?;
+    let [arrc_syntax::Stmt::Expr(t)] = template.stmts.as_slice() else {
+        return None;
+    };
+    Some(replace(t, &mut |n| (n == "⍙⍙").then(|| e.clone())))
+}
+
+/// A snapshot as a statement's free name.
+fn arg(v: &Val) -> Arg<'_> {
+    Arg {
+        host: v.host.as_ref(),
+        device: v.device.clone(),
+    }
+}
+
+/// Whether a compiled statement's value is made by elementwise kernels whose lengths are
+/// all known and within the device's limit, of more elements than a host copy is made
+/// for: a value that may be deferred (if it raises no error).
+fn one_map(c: &crate::CompiledStatement) -> bool {
+    let p = &c.plan;
+    let counts_ok = c.ir.types.iter().all(|t| {
+        t.shape
+            .iter()
+            .try_fold(1u64, |acc, d| match d {
+                Dim::Known(n) => acc.checked_mul(*n),
+                _ => None,
+            })
+            .is_some_and(|n| n <= MAX_DEVICE_COUNT)
+    });
+    let result_len = p.result_shape.iter().fold(1u64, |acc, d| match d {
+        Dim::Known(n) => acc.saturating_mul(*n),
+        _ => 0,
+    });
+    (1..=MAX_RECIPE_KERNELS).contains(&p.kernels.len())
+        && p.kernels
+            .iter()
+            .all(|k| matches!(k.kind, KernelKind::Map { .. }))
+        && p.dyn_lengths.is_empty()
+        && p.empty_identity.is_none()
+        && p.finite_result.is_none()
+        && c.ir.checks.is_empty()
+        && counts_ok
+        && result_len > HOST_COPY_LIMIT as u64
+}
+
+/// Whether a compiled statement can raise no error at all.
+fn infallible(c: &crate::CompiledStatement) -> bool {
+    c.plan.status.is_none() && c.plan.errors.is_empty()
+}
+
+/// The names `e` reads as expressions of its own (not inside functions).
+fn direct_names(e: &Expr, out: &mut HashSet<String>) {
+    replace(e, &mut |n| {
+        out.insert(n.to_string());
+        None
+    });
+}
+
+/// `e` with `Name(n)` replaced by `f(n)` where that is `Some`, outside functions.
+fn replace(e: &Expr, f: &mut dyn FnMut(&str) -> Option<Expr>) -> Expr {
+    if let ExprKind::Name(n) = &e.kind {
+        if let Some(x) = f(n) {
+            return x;
+        }
+        return e.clone();
+    }
+    e.map_children::<()>(&mut |c| Ok(replace(c, f)))
+        .unwrap_or_else(|()| e.clone())
+}
+
+/// Expression nodes of `e`, functions counted as one.
+fn count_nodes(e: &Expr) -> usize {
+    let mut n = 1;
+    let _ = e.map_children::<()>(&mut |c| {
+        n += count_nodes(c);
+        Ok(c.clone())
+    });
+    n
+}
