@@ -870,9 +870,29 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
 
 /// Whether the instruction itself can raise an APL error on the device (its operands
 /// aside): scalar functions with a domain, indexing, dfn folds, replicate counts.
+/// Whether integer `lhs op rhs` (`+ - ×`) cannot leave 64 bits, by the bounds the
+/// IR shows on its operands (`(⍳n)×2`, `x+1` of i32 `x`): then it needs no overflow
+/// check.
+fn integer_fits(f: &Function, op: BinOp, lhs: Value, rhs: Value) -> bool {
+    let ints = f.ty(lhs).elem.is_int() && f.ty(rhs).elem.is_int();
+    let bound = || {
+        let (a, b) = (
+            crate::lower::magnitude(f, lhs, 0)?,
+            crate::lower::magnitude(f, rhs, 0)?,
+        );
+        match op {
+            BinOp::Add | BinOp::Sub => a.checked_add(b),
+            BinOp::Mul => a.checked_mul(b),
+            _ => None,
+        }
+    };
+    ints && bound().is_some_and(|m| m < 1 << 63)
+}
+
 fn can_fail(f: &Function, v: Value) -> bool {
     match f.inst(v) {
         Inst::Unary { op, arg } => op.device_error(f.ty(*arg).elem, f.ty(v).elem).is_some(),
+        Inst::Binary { op, lhs, rhs } if integer_fits(f, *op, *lhs, *rhs) => false,
         Inst::Binary { op, lhs, rhs } => {
             let operand = f.ty(*lhs).elem.join(f.ty(*rhs).elem);
             op.device_error(operand).is_some() || op.device_error(f.ty(*lhs).elem).is_some()
@@ -1147,11 +1167,12 @@ impl Planner<'_> {
                     error_bit,
                 }
             }
-            Inst::Binary { op, lhs, rhs } => {
-                let rhs = Box::new(self.expr(*rhs, idx, kb));
-                let lhs = Box::new(self.expr(*lhs, idx, kb));
+            Inst::Binary { op, lhs: l, rhs: r } => {
+                let rhs = Box::new(self.expr(*r, idx, kb));
+                let lhs = Box::new(self.expr(*l, idx, kb));
                 let error_bit = op
                     .device_error(lhs.elem())
+                    .filter(|_| !integer_fits(f, *op, *l, *r))
                     .map(|m| self.error_bit(ErrorClass::Domain, m, f.span(v)));
                 KExpr::Binary {
                     op: *op,

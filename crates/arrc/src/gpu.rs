@@ -292,21 +292,6 @@ impl Gpu {
         r.map(|v| (v, uploaded))
     }
 
-    /// Runs a compiled statement for its errors alone: its value is not read back.
-    pub(crate) fn run_check(&mut self, c: &CompiledStatement, arrays: &Names) -> Result<(), Error> {
-        self.clock += 1;
-        let mut p = Prepared {
-            discard: true,
-            ..Prepared::default()
-        };
-        let r = self
-            .prepare(c, arrays, &mut p)
-            .and_then(|_| self.execute(&p).map(|_| ()))
-            .and_then(|_| self.finish_parts(c, &p).map(|_| ()));
-        self.release(p);
-        r
-    }
-
     /// The parameters uploaded for `p`, as device arrays.
     fn adopt_uploads(&mut self, c: &CompiledStatement, p: &mut Prepared) -> Uploaded {
         let mut out = vec![];
@@ -530,7 +515,7 @@ impl Gpu {
         // its length is computed on the device), the status word and the device
         // lengths (after the result, 4-byte aligned) into one host-visible buffer, so
         // that a run is one submission and one readback.
-        out.read_result = !out.discard && (!out.keep || out.result_len <= HOST_COPY_LIMIT as u64);
+        out.read_result = !out.keep || out.result_len <= HOST_COPY_LIMIT as u64;
         let result_bytes = match out.read_result {
             true => out.result_len * out.result_elem.size() as u64,
             false => 0,
@@ -807,8 +792,6 @@ pub struct Prepared {
     buffers: Vec<Slot>,
     /// The result stays on the device (see `Gpu::run_val`).
     keep: bool,
-    /// Only the status word matters (see `Gpu::run_check`).
-    discard: bool,
     /// The result is copied back with the status word.
     read_result: bool,
     /// Parameters uploaded from the host: name, buffer.
