@@ -62,6 +62,19 @@ impl Session {
         for n in indirect {
             self.force(&n)?;
         }
+        // A deferred name read more than once is computed once and stored: put in
+        // place at each reading, recipes read by recipes multiplied (Life's `N` read
+        // twice, its board eight times: 3.98 → 13.3 ms on the H100).
+        let mut reads: HashMap<String, usize> = HashMap::new();
+        replace(value, &mut |n| {
+            *reads.entry(n.to_string()).or_default() += 1;
+            None
+        });
+        for (n, k) in reads {
+            if k > 1 {
+                self.force(&n)?;
+            }
+        }
         let sub = self.substitute(value);
         let keep = !names.is_empty() || !want;
         let mut arrays = workspace_names(&self.env.arrays, self.gpu.as_ref());
