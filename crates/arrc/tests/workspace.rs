@@ -213,3 +213,91 @@ fn a_value_not_displayed_is_not_read_back() {
     // Its errors are still found.
     assert_eq!(show(&mut s, "÷0×⍳100000 ⋄ 1"), "DOMAIN ERROR");
 }
+
+/// Random programs of assignments over a few names (elementwise functions that can
+/// and cannot fail, structural ones, folds, reassignments, names read twice and read
+/// from dfns), on the device and on the reference: every name ends with the same
+/// value, and every statement with the same error class. They exercise the resident
+/// workspace and fusion across statements together.
+#[test]
+fn random_programs_of_assignments_agree_with_the_reference() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(20261124);
+    let names = ["a", "b", "c", "d"];
+    let exprs = [
+        "⍳N",
+        "X×2",
+        "X+1",
+        "X-Y",
+        "X×Y",
+        "X÷3",
+        "X÷Y",
+        "⌽X",
+        "1⌽X",
+        "X⌈Y",
+        "X>Y",
+        "X=Y",
+        "|X-Y",
+        "-X",
+        "X×X",
+        "+\\X",
+        "(+/X)+0×X",
+        "X+Y×2",
+        "{⍵+X}Y",
+        "N⍴X",
+        "⌊X÷7",
+        "X*2",
+        "1000000000×X",
+        "X×Y×X",
+        "(X>Y)/X",
+    ];
+    let mut bad = vec![];
+    let mut deferred = 0;
+    for case in 0..40 {
+        let n = [70, 100, 257, 1000][rng.random_range(0..4)];
+        let mut prog = vec![];
+        // Every name starts as an array of n items.
+        for (k, v) in names.iter().enumerate() {
+            prog.push(format!("{v}←(⍳{n})+{k}"));
+        }
+        for _ in 0..rng.random_range(3..10) {
+            let target = names[rng.random_range(0..names.len())];
+            let e = exprs[rng.random_range(0..exprs.len())]
+                .replace('N', &n.to_string())
+                .replace('X', names[rng.random_range(0..names.len())])
+                .replace('Y', names[rng.random_range(0..names.len())]);
+            prog.push(format!("{target}←{e}"));
+        }
+        let mut dev = gpu(Backend::Vulkan);
+        let mut cpu = Session::new(Backend::Cpu).unwrap();
+        for stmt in &prog {
+            let (d, c) = (dev.eval(stmt), cpu.eval(stmt));
+            if d.is_err() != c.is_err()
+                || d.as_ref().err().map(|e| e.class) != c.as_ref().err().map(|e| e.class)
+            {
+                bad.push(format!(
+                    "case {case} `{stmt}` in {prog:?}: device {:?}, reference {:?}",
+                    d.err().map(|e| e.class),
+                    c.err().map(|e| e.class)
+                ));
+                break;
+            }
+        }
+        deferred += dev.stats().deferred;
+        for v in names {
+            let (d, c) = (dev.get(v).cloned(), cpu.get(v).cloned());
+            let same = match (&d, &c) {
+                (Some(d), Some(c)) => arrc::fuzz::close(d, c),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                bad.push(format!(
+                    "case {case} name {v} in {prog:?}: device {d:?}, reference {c:?}"
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(deferred > 40, "only {deferred} statements were deferred");
+}
