@@ -437,24 +437,12 @@ pub fn table(results: &[BenchResult]) -> String {
     s
 }
 
-/// One run of a whole program (`arrc bench PROGRAM.apl`): wall time and where it went,
-/// in nanoseconds (see [`crate::Stats`]); `host_ns` is the rest (parsing, the
-/// statement loop, display).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct ProgramRun {
-    pub wall_ns: u64,
-    pub compile_ns: u64,
-    pub pipeline_ns: u64,
-    pub upload_ns: u64,
-    pub run_ns: u64,
-    pub device_ns: u64,
-    pub readback_ns: u64,
-    pub host_ns: u64,
-    pub uploads: u64,
-    pub upload_bytes: u64,
-    pub readbacks: u64,
-    pub readback_bytes: u64,
-    pub dispatches: u64,
+/// One run of a whole program (`arrc bench PROGRAM.apl`): its wall time and what
+/// the session counted during it.
+#[derive(Clone, Debug, Default)]
+struct ProgramRun {
+    wall_ns: u64,
+    stats: crate::Stats,
 }
 
 /// Median and spread of one figure over the timed runs.
@@ -525,24 +513,10 @@ pub fn program(
             .or(out.function)
             .unwrap_or_default();
         let wall_ns = t.elapsed().as_nanos() as u64;
-        let b = s.stats();
-        let mut r = ProgramRun {
+        let r = ProgramRun {
             wall_ns,
-            compile_ns: b.compile_ns - a.compile_ns,
-            pipeline_ns: b.pipeline_ns - a.pipeline_ns,
-            upload_ns: b.upload_ns - a.upload_ns,
-            run_ns: b.run_ns - a.run_ns,
-            device_ns: b.device_ns - a.device_ns,
-            readback_ns: b.readback_ns - a.readback_ns,
-            host_ns: 0,
-            uploads: b.uploads - a.uploads,
-            upload_bytes: b.upload_bytes - a.upload_bytes,
-            readbacks: b.readbacks - a.readbacks,
-            readback_bytes: b.readback_bytes - a.readback_bytes,
-            dispatches: b.dispatches - a.dispatches,
+            stats: s.stats().since(&a),
         };
-        r.host_ns = wall_ns
-            .saturating_sub(r.compile_ns + r.pipeline_ns + r.upload_ns + r.run_ns + r.readback_ns);
         Ok((r, value))
     };
     let (first, mut value) = once(s)?;
@@ -568,18 +542,18 @@ pub fn program(
         runs: all.len(),
         first_run_us: first.wall_ns as f64 / 1e3,
         wall_us: us(&|r| r.wall_ns),
-        compile_us: us(&|r| r.compile_ns),
-        pipeline_us: us(&|r| r.pipeline_ns),
-        upload_us: us(&|r| r.upload_ns),
-        run_us: us(&|r| r.run_ns),
-        device_us: us(&|r| r.device_ns),
-        readback_us: us(&|r| r.readback_ns),
-        host_us: us(&|r| r.host_ns),
-        uploads: last.uploads,
-        upload_bytes: last.upload_bytes,
-        readbacks: last.readbacks,
-        readback_bytes: last.readback_bytes,
-        dispatches: last.dispatches,
+        compile_us: us(&|r| r.stats.compile_ns),
+        pipeline_us: us(&|r| r.stats.pipeline_ns),
+        upload_us: us(&|r| r.stats.upload_ns),
+        run_us: us(&|r| r.stats.run_ns),
+        device_us: us(&|r| r.stats.device_ns),
+        readback_us: us(&|r| r.stats.readback_ns),
+        host_us: us(&|r| r.stats.host_ns(r.wall_ns)),
+        uploads: last.stats.uploads,
+        upload_bytes: last.stats.upload_bytes,
+        readbacks: last.stats.readbacks,
+        readback_bytes: last.stats.readback_bytes,
+        dispatches: last.stats.dispatches,
         value,
     })
 }

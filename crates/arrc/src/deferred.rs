@@ -16,7 +16,7 @@
 //!   by the statement that makes it; shapes and lengths are checked when the recipe is
 //!   made (it compiled).
 
-use crate::workspace::{workspace_names, Arg, Names, Val, HOST_COPY_LIMIT};
+use crate::workspace::{sharing, workspace_names, Arg, Names, Val, HOST_COPY_LIMIT};
 use crate::{Error, Session};
 use arrc_ir::plan::{KernelKind, MAX_DEVICE_COUNT};
 use arrc_ir::Dim;
@@ -150,13 +150,7 @@ impl Session {
         }
         let v = self.run_on_device(&d.expr, &arrays, &[], true)?;
         drop(arrays);
-        let sharing: Vec<String> = self
-            .deferred
-            .iter()
-            .filter(|(_, x)| Rc::ptr_eq(x, &d))
-            .map(|(n, _)| n.clone())
-            .collect();
-        for n in sharing {
+        for n in sharing(&self.deferred, &d) {
             self.bind_val(&n, v.clone());
         }
         Ok(())

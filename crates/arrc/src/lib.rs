@@ -89,6 +89,38 @@ pub struct Stats {
     pub modules_cached: u64,
 }
 
+impl Stats {
+    /// The counts and times since `before` (the gauges, such as resident bytes and
+    /// caches, as they are now).
+    pub fn since(&self, before: &Stats) -> Stats {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        Stats {
+            kernels: d(self.kernels, before.kernels),
+            dispatches: d(self.dispatches, before.dispatches),
+            readbacks: d(self.readbacks, before.readbacks),
+            uploads: d(self.uploads, before.uploads),
+            upload_bytes: d(self.upload_bytes, before.upload_bytes),
+            readback_bytes: d(self.readback_bytes, before.readback_bytes),
+            evictions: d(self.evictions, before.evictions),
+            deferred: d(self.deferred, before.deferred),
+            compile_ns: d(self.compile_ns, before.compile_ns),
+            pipeline_ns: d(self.pipeline_ns, before.pipeline_ns),
+            upload_ns: d(self.upload_ns, before.upload_ns),
+            run_ns: d(self.run_ns, before.run_ns),
+            device_ns: d(self.device_ns, before.device_ns),
+            readback_ns: d(self.readback_ns, before.readback_ns),
+            ..*self
+        }
+    }
+
+    /// Wall time the parts above do not account for, out of `wall_ns`.
+    pub fn host_ns(&self, wall_ns: u64) -> u64 {
+        wall_ns.saturating_sub(
+            self.compile_ns + self.pipeline_ns + self.upload_ns + self.run_ns + self.readback_ns,
+        )
+    }
+}
+
 /// The value of a program and notes about how it ran.
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {

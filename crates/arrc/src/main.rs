@@ -380,25 +380,18 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             if time {
                 let wall = started.elapsed().as_nanos() as u64;
-                let st = s.stats();
+                let st = s.stats().since(&before);
                 let ms = |ns: u64| ns as f64 / 1e6;
-                let parts = [
-                    st.compile_ns - before.compile_ns,
-                    st.pipeline_ns - before.pipeline_ns,
-                    st.upload_ns - before.upload_ns,
-                    st.run_ns - before.run_ns,
-                    st.readback_ns - before.readback_ns,
-                ];
                 eprintln!(
                     "arrc: time: device open {open_ms:.2} ms; program {:.2} ms = compile {:.2} + pipelines {:.2} + upload {:.2} + submit {:.2} (kernels {:.2}) + readback {:.2} + host {:.2}",
                     ms(wall),
-                    ms(parts[0]),
-                    ms(parts[1]),
-                    ms(parts[2]),
-                    ms(parts[3]),
-                    ms(st.device_ns - before.device_ns),
-                    ms(parts[4]),
-                    ms(wall.saturating_sub(parts.iter().sum())),
+                    ms(st.compile_ns),
+                    ms(st.pipeline_ns),
+                    ms(st.upload_ns),
+                    ms(st.run_ns),
+                    ms(st.device_ns),
+                    ms(st.readback_ns),
+                    ms(st.host_ns(wall)),
                 );
             }
             if let Some(f) = out.function {

@@ -194,6 +194,14 @@ impl Drop for Gpu {
     }
 }
 
+/// The names in `map` bound to `x` itself (`a←b←…` binds two names to one value).
+pub(crate) fn sharing<T>(map: &HashMap<String, Rc<T>>, x: &Rc<T>) -> Vec<String> {
+    map.iter()
+        .filter(|(_, y)| Rc::ptr_eq(y, x))
+        .map(|(n, _)| n.clone())
+        .collect()
+}
+
 /// The workspace's arrays as a statement's free names: host copies (`arrays`) and
 /// device copies.
 pub(crate) fn workspace_names<'a>(
@@ -230,13 +238,7 @@ impl Session {
         };
         let a = g.read(&d)?;
         // Every name sharing the array gets the copy.
-        let same: Vec<String> = g
-            .resident
-            .iter()
-            .filter(|(_, x)| Rc::ptr_eq(x, &d))
-            .map(|(n, _)| n.clone())
-            .collect();
-        for n in same {
+        for n in sharing(&g.resident, &d) {
             self.env.arrays.entry(n).or_insert_with(|| a.clone());
         }
         Ok(())
@@ -284,12 +286,7 @@ impl Session {
             else {
                 return Ok(());
             };
-            let names: HashSet<String> = g
-                .resident
-                .iter()
-                .filter(|(_, x)| Rc::ptr_eq(x, &victim))
-                .map(|(n, _)| n.clone())
-                .collect();
+            let names: HashSet<String> = sharing(&g.resident, &victim).into_iter().collect();
             if let Some(n) = names.iter().next() {
                 self.materialize(&n.clone())?;
             }

@@ -20,19 +20,7 @@ fn show(s: &mut Session, src: &str) -> String {
 fn moved(s: &mut Session, src: &str) -> (String, Stats) {
     let before = s.stats();
     let v = show(s, src);
-    let after = s.stats();
-    let d = Stats {
-        uploads: after.uploads - before.uploads,
-        upload_bytes: after.upload_bytes - before.upload_bytes,
-        readbacks: after.readbacks - before.readbacks,
-        readback_bytes: after.readback_bytes - before.readback_bytes,
-        evictions: after.evictions - before.evictions,
-        deferred: after.deferred - before.deferred,
-        resident_arrays: after.resident_arrays,
-        resident_bytes: after.resident_bytes,
-        ..Stats::default()
-    };
-    (v, d)
+    (v, s.stats().since(&before))
 }
 
 #[test]
