@@ -30,6 +30,9 @@ pub struct CompiledStatement {
     pub plan: Plan,
     /// One SPIR-V module per kernel, entry point `main`.
     pub modules: Vec<Vec<u32>>,
+    /// Lowered with the values of arrays larger than the known-value limit (replicate
+    /// counts): not reusable for other values of them.
+    pub uses_large_values: bool,
 }
 
 impl CompiledStatement {
@@ -70,6 +73,59 @@ pub(crate) fn dev(e: VkError) -> Error {
         _ => ErrorClass::Device,
     };
     Error::new(class, e.to_string(), 0..0)
+}
+
+/// Statements compiled, by everything their compilation read (see
+/// `Session::compile_with`), at most [`MAX_COMPILED`]: a statement run again (a
+/// loop, `arrc bench`, the same REPL line) skips lowering, planning and the module
+/// lookups.
+#[derive(Default)]
+pub struct CompiledCache(std::cell::RefCell<CompiledMap>);
+
+#[derive(Default)]
+pub struct CompiledMap {
+    statements: HashMap<String, (u64, Rc<CompiledStatement>)>,
+    tick: u64,
+}
+
+/// Compiled statements kept at most by a session's [`CompiledCache`].
+pub const MAX_COMPILED: usize = 512;
+
+impl CompiledCache {
+    pub fn len(&self) -> usize {
+        self.0.borrow().statements.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Option<Rc<CompiledStatement>> {
+        let mut m = self.0.borrow_mut();
+        m.tick += 1;
+        let tick = m.tick;
+        m.statements.get_mut(key).map(|(t, c)| {
+            *t = tick;
+            c.clone()
+        })
+    }
+
+    pub(crate) fn put(&self, key: String, c: Rc<CompiledStatement>) {
+        let mut m = self.0.borrow_mut();
+        if m.statements.len() >= MAX_COMPILED {
+            let oldest = m
+                .statements
+                .iter()
+                .min_by_key(|(_, (t, _))| *t)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = oldest {
+                m.statements.remove(&k);
+            }
+        }
+        m.tick += 1;
+        let tick = m.tick;
+        m.statements.insert(key, (tick, c));
+    }
 }
 
 /// SPIR-V modules already emitted and validated, by kernel (its kind, bindings, push
@@ -191,6 +247,7 @@ pub(crate) fn compile(
     // compiles again when the error says a value is needed.
     let small = params(&|a| a.len() <= KNOWN_PARAM_LIMIT);
     let lower = |params: &[Param]| lower_program(&prog, params, functions, locals, float, io);
+    let mut uses_large_values = false;
     let ir = match lower(&small) {
         Err(why)
             if why.needs_known
@@ -198,6 +255,7 @@ pub(crate) fn compile(
                     .values()
                     .any(|a| a.len() > KNOWN_PARAM_LIMIT && a.host.is_some()) =>
         {
+            uses_large_values = true;
             lower(&params(&|_| true))?
         }
         r => r?,
@@ -211,7 +269,12 @@ pub(crate) fn compile(
             .map_err(|x| err::unsupported(x.to_string(), e.span.clone()))?;
         modules.push(words);
     }
-    Ok(CompiledStatement { ir, plan, modules })
+    Ok(CompiledStatement {
+        ir,
+        plan,
+        modules,
+        uses_large_values,
+    })
 }
 
 impl Gpu {

@@ -72,6 +72,8 @@ pub struct Stats {
     /// Assignments not run but kept as recipes, fused into the statements that read
     /// them (`deferred.rs`).
     pub deferred: u64,
+    /// Statements whose compiled form came from the session's cache.
+    pub compiles_reused: u64,
     /// Where the time went, in nanoseconds of wall time: compiling statements
     /// (lowering, planning, SPIR-V from the session's cache or emitted and
     /// validated), creating pipelines, uploading, recording and submitting with the
@@ -103,6 +105,7 @@ impl Stats {
             readback_bytes: d(self.readback_bytes, before.readback_bytes),
             evictions: d(self.evictions, before.evictions),
             deferred: d(self.deferred, before.deferred),
+            compiles_reused: d(self.compiles_reused, before.compiles_reused),
             compile_ns: d(self.compile_ns, before.compile_ns),
             pipeline_ns: d(self.pipeline_ns, before.pipeline_ns),
             upload_ns: d(self.upload_ns, before.upload_ns),
@@ -198,6 +201,11 @@ pub struct Session {
     pub no_device: Option<String>,
     /// Kernels already emitted and validated, so a repeated statement skips both.
     modules: gpu::ModuleCache,
+    /// Statements already compiled (`compile_with`), and the count of changes to the
+    /// workspace's functions, part of their key.
+    compiled: gpu::CompiledCache,
+    functions_changed: std::cell::Cell<u64>,
+    compiles_reused: std::cell::Cell<u64>,
     tune: Tuning,
     /// The source text of each function defined by name, to show it.
     sources: HashMap<String, String>,
@@ -228,6 +236,9 @@ impl Session {
             gpu: None,
             no_device: None,
             modules: gpu::ModuleCache::default(),
+            compiled: gpu::CompiledCache::default(),
+            functions_changed: std::cell::Cell::new(0),
+            compiles_reused: std::cell::Cell::new(0),
             tune: Tuning::default(),
             sources: HashMap::new(),
             deferred: HashMap::new(),
@@ -267,6 +278,7 @@ impl Session {
             .as_ref()
             .map_or(0, |g| g.ctx.pipelines_cached() as u64);
         st.modules_cached = self.modules.len() as u64;
+        st.compiles_reused = self.compiles_reused.get();
         if let Some(g) = &self.gpu {
             st.resident_arrays = g.resident_arrays() as u64;
             st.resident_bytes = g.resident_bytes();
@@ -483,7 +495,9 @@ impl Session {
             .try_for_each(|(h, old)| {
                 let a = self.gpu_expr(&h.value, false)?;
                 let a = self.host_of(a)?;
-                self.env.functions.remove(h.bind());
+                if self.env.functions.remove(h.bind()).is_some() {
+                    self.functions_changed();
+                }
                 let prev = self.set_host(h.bind(), Some(a));
                 if h.temp.is_none() {
                     *old = Some(prev);
@@ -617,6 +631,7 @@ impl Session {
             }
         }
         let v = arrc_ref::eval_program(&prog, &mut self.env);
+        self.functions_changed();
         self.forget_device(&mentioned);
         let v = v?;
         Ok(match stmt {
@@ -716,6 +731,7 @@ impl Session {
     fn compile_expr(&self, e: &Expr) -> Result<CompiledStatement, Error> {
         let names = workspace::workspace_names(&self.env.arrays, self.gpu.as_ref());
         self.compile_with(e, &names, &[], false)
+            .map(|c| (*c).clone())
     }
 
     /// Compiles `e` with `arrays` as its free names (locals by their
@@ -727,7 +743,15 @@ impl Session {
         arrays: &gpu::Names,
         locals: &[arrc_ir::lower::LocalScope],
         keep: bool,
-    ) -> Result<CompiledStatement, Error> {
+    ) -> Result<std::rc::Rc<CompiledStatement>, Error> {
+        // Everything the compilation reads is in the key: the expression (with its
+        // spans, which errors carry), the free names' types and shapes and the values
+        // of the small ones, the functions (by their count of changes), the options.
+        let key = locals.is_empty().then(|| self.compile_key(e, arrays, keep));
+        if let Some(c) = key.as_ref().and_then(|k| self.compiled.get(k)) {
+            self.compiles_reused.set(self.compiles_reused.get() + 1);
+            return Ok(c);
+        }
         let functions: Vec<_> = self
             .env
             .functions
@@ -742,7 +766,7 @@ impl Session {
         self.tune.apply(&mut opts);
         // A result kept on the device is checked there (not after a readback).
         opts.host_checks_result &= !keep;
-        gpu::compile(
+        let c = std::rc::Rc::new(gpu::compile(
             e,
             arrays,
             gpu::Scopes {
@@ -753,7 +777,38 @@ impl Session {
             self.env.io,
             &opts,
             &self.modules,
-        )
+        )?);
+        if let Some(k) = key.filter(|_| !c.uses_large_values) {
+            self.compiled.put(k, c.clone());
+        }
+        Ok(c)
+    }
+
+    fn compile_key(&self, e: &Expr, arrays: &gpu::Names, keep: bool) -> String {
+        use std::fmt::Write;
+        let mut key = format!(
+            "{keep} {:?} {} {} {:?}\n{e:?}\n",
+            self.env.float,
+            self.env.io,
+            self.functions_changed.get(),
+            self.tune
+        );
+        let mut names: Vec<_> = arrays.iter().collect();
+        names.sort_by(|a, b| a.0.cmp(b.0));
+        for (n, a) in names {
+            let _ = write!(key, "{n}:{:?}{:?}", a.elem(), a.shape());
+            if let Some(h) = a.host.filter(|h| h.len() <= workspace::HOST_COPY_LIMIT) {
+                let _ = write!(key, "={:?}", h.data);
+            }
+            key.push(';');
+        }
+        key
+    }
+
+    /// The workspace's functions changed: compiled statements that called them are
+    /// stale.
+    pub(crate) fn functions_changed(&self) {
+        self.functions_changed.set(self.functions_changed.get() + 1);
     }
 
     /// Compiles one expression without running it: its IR, kernel plan and SPIR-V.

@@ -312,7 +312,9 @@ impl Session {
 
     /// Binds `name` to a value the device path computed.
     pub(crate) fn bind_val(&mut self, name: &str, v: Val) {
-        self.env.functions.remove(name);
+        if self.env.functions.remove(name).is_some() {
+            self.functions_changed();
+        }
         self.deferred.remove(name);
         match v.host {
             Some(a) => self.env.arrays.insert(name.to_string(), a),

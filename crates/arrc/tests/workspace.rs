@@ -289,3 +289,28 @@ fn random_programs_of_assignments_agree_with_the_reference() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     assert!(deferred > 40, "only {deferred} statements were deferred");
 }
+
+#[test]
+fn a_statement_compiled_again_is_reused_only_where_nothing_it_read_changed() {
+    let mut s = gpu(Backend::Vulkan);
+    // The same text with other small values, functions, shapes or large counts.
+    for (src, want) in [
+        ("n←3 ⋄ +/⍳n", "6"),
+        ("n←4 ⋄ +/⍳n", "10"),
+        ("f←{⍵+1} ⋄ f 1", "2"),
+        ("f←{⍵+2} ⋄ f 1", "3"),
+        ("x←⍳100 ⋄ +/x", "5050"),
+        ("x←⍳200 ⋄ +/x", "20100"),
+        ("c←100⍴1 0 ⋄ x←⍳100 ⋄ +/c/x", "2500"),
+        ("c←100⍴0 1 ⋄ x←⍳100 ⋄ +/c/x", "2550"),
+        ("c←100⍴2 ⋄ x←⍳100 ⋄ +/c/x", "10100"),
+    ] {
+        for _ in 0..2 {
+            assert_eq!(show(&mut s, src), want, "{src}");
+        }
+    }
+    // Run again, the same statements come from the cache.
+    let before = s.stats();
+    assert_eq!(show(&mut s, "x←⍳200 ⋄ +/x"), "20100");
+    assert_eq!(s.stats().since(&before).compiles_reused, 2);
+}
