@@ -2353,7 +2353,20 @@ impl Lower {
             let total = counts
                 .iter()
                 .fold(0u64, |t, &c| t.saturating_add(c.unsigned_abs()));
-            if total > i32::MAX as u64 {
+            // The gather's indices are made here, one per item: at most the reference's
+            // own limit of items (2^28; the fuzzer's `2147483647⌿t` allocated 8 GB
+            // of indices and the process was killed), and a result within the
+            // device's.
+            let rest =
+                xt.shape
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| *k != ax)
+                    .fold(1u64, |acc, (_, d)| match d {
+                        Dim::Known(n) => acc.saturating_mul(*n),
+                        _ => acc,
+                    });
+            if total > 1 << 28 || total.saturating_mul(rest) > crate::plan::MAX_DEVICE_COUNT {
                 return Err(err::ws_full(
                     format!("replicate would give {total} items along its axis"),
                     span,

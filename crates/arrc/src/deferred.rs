@@ -39,9 +39,9 @@ pub(crate) struct Deferred {
 
 /// A statement's expression with the recipes of the deferred names it reads put in
 /// place, and the snapshots they read.
-struct Substituted {
-    expr: Expr,
-    inputs: Vec<(String, Val)>,
+pub(crate) struct Substituted {
+    pub expr: Expr,
+    pub inputs: Vec<(String, Val)>,
     nodes: usize,
 }
 
@@ -210,7 +210,7 @@ impl Session {
     }
 
     /// `e` with each deferred name it reads directly replaced by its recipe.
-    fn substitute(&self, e: &Expr) -> Substituted {
+    pub(crate) fn substitute(&self, e: &Expr) -> Substituted {
         let mut inputs: Vec<(String, Val)> = vec![];
         let mut seen: HashSet<String> = HashSet::new();
         let expr = replace(e, &mut |n| {
@@ -261,7 +261,7 @@ fn snapshot(sub: &Substituted, arrays: &Names, counter: &mut u64) -> Deferred {
 }
 
 /// A snapshot as a statement's free name.
-fn arg(v: &Val) -> Arg<'_> {
+pub(crate) fn arg(v: &Val) -> Arg<'_> {
     Arg {
         host: v.host.as_ref(),
         device: v.device.clone(),

@@ -729,8 +729,13 @@ impl Session {
     }
 
     fn compile_expr(&self, e: &Expr) -> Result<CompiledStatement, Error> {
-        let names = workspace::workspace_names(&self.env.arrays, self.gpu.as_ref());
-        self.compile_with(e, &names, &[], false)
+        // Deferred names read directly are compiled in, as a statement would.
+        let sub = self.substitute(e);
+        let mut names = workspace::workspace_names(&self.env.arrays, self.gpu.as_ref());
+        for (n, v) in &sub.inputs {
+            names.insert(n.clone(), deferred::arg(v));
+        }
+        self.compile_with(&sub.expr, &names, &[], false)
             .map(|c| (*c).clone())
     }
 

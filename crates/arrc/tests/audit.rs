@@ -350,6 +350,10 @@ fn found_by_the_fuzzer() {
         ("i←(100⍴20),0 ⋄ ⍴⍴(i)↑7", "101"),
         ("i←(100⍴20),0 ⋄ !\\[2]-(i)↑7", ""),
         ("⍴⍴((100⍴20),0)⍴1", "101"),
+        // seed 19 index 7493: `2147483647⌿t` made 2^31-1 gather indices on the host
+        // (8 GB; in a long run the process was killed for memory).
+        ("x←1 3⍴⍳3 ⋄ ⍴2147483647⌿x", "WS FULL"),
+        ("x←1 3⍴⍳3 ⋄ ⍴1000⌿x", "1000 3"),
         // seed 4 index 840: the reference's Γ overflowed in an intermediate beyond
         // 140 where the binomial is small and finite.
         (

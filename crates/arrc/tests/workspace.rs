@@ -314,3 +314,12 @@ fn a_statement_compiled_again_is_reused_only_where_nothing_it_read_changed() {
     assert_eq!(show(&mut s, "x←⍳200 ⋄ +/x"), "20100");
     assert_eq!(s.stats().since(&before).compiles_reused, 2);
 }
+
+#[test]
+fn compile_sees_deferred_names() {
+    let mut s = gpu(Backend::Vulkan);
+    s.eval("x←⍳1000 ⋄ y←x×2").unwrap();
+    assert!(s.stats().deferred >= 2);
+    let c = s.compile("+/y").expect("y is known to compile");
+    assert!(!c.plan.kernels.is_empty());
+}
