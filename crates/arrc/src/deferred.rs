@@ -96,7 +96,10 @@ impl Session {
         // computes it without storing it) cost more than storing it on the H100
         // (Black–Scholes 2.75 → 10.4 ms, Life 3.98 → 19.4 ms: each check recomputed
         // the recipes before it, and values read twice were computed twice).
+        // Not one lowered with large values (replicate counts): its snapshots keep
+        // only their device copies, which lowering cannot read.
         let defer = !names.is_empty()
+            && !compiled.uses_large_values
             && sub.nodes <= MAX_RECIPE_NODES
             && one_map(&compiled)
             && infallible(&compiled);
@@ -245,10 +248,13 @@ fn snapshot(sub: &Substituted, arrays: &Names, counter: &mut u64) -> Deferred {
         let hidden = renamed.entry(n.to_string()).or_insert_with(|| {
             *counter += 1;
             let h = format!("#d{counter}");
+            // A device copy is shared, not copied; a large host copy is cloned only
+            // where there is no device copy (small ones are kept: lowering reads them).
+            let small = a.len() <= HOST_COPY_LIMIT;
             fresh.push((
                 h.clone(),
                 Val {
-                    host: a.host.cloned(),
+                    host: a.host.filter(|_| small || a.device.is_none()).cloned(),
                     device: a.device.clone(),
                 },
             ));

@@ -60,6 +60,11 @@ fn elementwise_assignments_fuse_into_the_statements_that_read_them() {
     assert_eq!(show(&mut s, "y←(⍳1000)×2 ⋄ +/{⍵+y}1"), "1002000");
     assert_eq!(show(&mut s, "f←{⍵+y} ⋄ +/f 1"), "1002000");
     assert_eq!(show(&mut s, "k←(⍳100)×3 ⋄ m←⍳300 ⋄ +/m[k]"), "15150");
+    // A value lowered with large replicate counts, whose inputs are then reassigned.
+    assert_eq!(
+        show(&mut s, "c←1000⍴1 2 ⋄ x←⍳1000 ⋄ y←c/x ⋄ x←0 ⋄ c←0 ⋄ +/y"),
+        "751000"
+    );
     // Several names, one recipe; then each goes its own way.
     assert_eq!(
         show(&mut s, "a←b←(⍳1000)+0 ⋄ b←b×2 ⋄ (+/a),+/b"),
