@@ -75,86 +75,117 @@ pub(crate) fn dev(e: VkError) -> Error {
     Error::new(class, e.to_string(), 0..0)
 }
 
-/// Statements compiled, by everything their compilation read (see
-/// `Session::compile_with`), at most [`MAX_COMPILED`]: a statement run again (a
-/// loop, `arrc bench`, the same REPL line) skips lowering, planning and the module
-/// lookups.
-#[derive(Default)]
-pub struct CompiledCache(std::cell::RefCell<CompiledMap>);
-
-#[derive(Default)]
-pub struct CompiledMap {
-    statements: HashMap<String, (u64, Rc<CompiledStatement>)>,
-    tick: u64,
+/// A map of at most `limit` entries by string key: when full, the least recently
+/// used quarter goes. Behind a `RefCell`, so that `&self` compilation can fill it.
+pub struct Lru<V> {
+    map: std::cell::RefCell<HashMap<String, (u64, V)>>,
+    tick: std::cell::Cell<u64>,
+    limit: usize,
 }
 
-/// Compiled statements kept at most by a session's [`CompiledCache`].
-pub const MAX_COMPILED: usize = 512;
+impl<V: Clone> Lru<V> {
+    fn new(limit: usize) -> Lru<V> {
+        Lru {
+            map: Default::default(),
+            tick: Default::default(),
+            limit,
+        }
+    }
 
-impl CompiledCache {
+    /// How many entries it holds.
     pub fn len(&self) -> usize {
-        self.0.borrow().statements.len()
+        self.map.borrow().len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    pub(crate) fn get(&self, key: &str) -> Option<Rc<CompiledStatement>> {
-        let mut m = self.0.borrow_mut();
-        m.tick += 1;
-        let tick = m.tick;
-        m.statements.get_mut(key).map(|(t, c)| {
-            *t = tick;
-            c.clone()
+    fn now(&self) -> u64 {
+        self.tick.set(self.tick.get() + 1);
+        self.tick.get()
+    }
+
+    fn get(&self, key: &str) -> Option<V> {
+        let now = self.now();
+        self.map.borrow_mut().get_mut(key).map(|(t, v)| {
+            *t = now;
+            v.clone()
         })
     }
 
-    pub(crate) fn put(&self, key: String, c: Rc<CompiledStatement>) {
-        let mut m = self.0.borrow_mut();
-        if m.statements.len() >= MAX_COMPILED {
-            let oldest = m
-                .statements
-                .iter()
-                .min_by_key(|(_, (t, _))| *t)
-                .map(|(k, _)| k.clone());
-            if let Some(k) = oldest {
-                m.statements.remove(&k);
+    fn put(&self, key: String, v: V) {
+        let now = self.now();
+        let mut m = self.map.borrow_mut();
+        if m.len() >= self.limit {
+            let mut by_age: Vec<(u64, String)> =
+                m.iter().map(|(k, (t, _))| (*t, k.clone())).collect();
+            by_age.sort_unstable();
+            for (_, k) in by_age.into_iter().take(self.limit.div_ceil(4)) {
+                m.remove(&k);
             }
         }
-        m.tick += 1;
-        let tick = m.tick;
-        m.statements.insert(key, (tick, c));
+        m.insert(key, (now, v));
+    }
+}
+
+/// Statements compiled, by everything their compilation read (see
+/// `Session::compile_with`), at most [`MAX_COMPILED`]: a statement run again (a
+/// loop, `arrc bench`, the same REPL line) skips lowering, planning and the module
+/// lookups.
+pub struct CompiledCache(Lru<Rc<CompiledStatement>>);
+
+/// Compiled statements kept at most by a session's [`CompiledCache`].
+pub const MAX_COMPILED: usize = 512;
+
+impl Default for CompiledCache {
+    fn default() -> Self {
+        CompiledCache(Lru::new(MAX_COMPILED))
+    }
+}
+
+impl CompiledCache {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Option<Rc<CompiledStatement>> {
+        self.0.get(key)
+    }
+
+    pub(crate) fn put(&self, key: String, c: Rc<CompiledStatement>) {
+        self.0.put(key, c)
     }
 }
 
 /// SPIR-V modules already emitted and validated, by kernel (its kind, bindings, push
 /// constants and specialization defaults; not its name), at most [`MAX_MODULES`]: the
 /// least recently used go first.
-#[derive(Default)]
-pub struct ModuleCache(std::cell::RefCell<ModuleMap>);
-
-#[derive(Default)]
-pub struct ModuleMap {
-    modules: HashMap<String, (u64, Vec<u32>)>,
-    tick: u64,
-}
+pub struct ModuleCache(Lru<Vec<u32>>);
 
 /// Modules kept at most by a session's [`ModuleCache`].
 pub const MAX_MODULES: usize = 1024;
 
-impl ModuleCache {
-    /// How many modules it holds.
-    pub fn len(&self) -> usize {
-        self.0.borrow().modules.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+impl Default for ModuleCache {
+    fn default() -> Self {
+        ModuleCache(Lru::new(MAX_MODULES))
     }
 }
 
 impl ModuleCache {
+    /// How many modules it holds.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     fn get(&self, k: &arrc_ir::plan::Kernel) -> Result<Vec<u32>, arrc_spirv::SpirvError> {
         let key = format!(
             "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}|{}|{}",
@@ -169,28 +200,11 @@ impl ModuleCache {
             k.spin_limit,
             k.float64
         );
-        let mut m = self.0.borrow_mut();
-        m.tick += 1;
-        let tick = m.tick;
-        if let Some((used, words)) = m.modules.get_mut(&key) {
-            *used = tick;
-            return Ok(words.clone());
+        if let Some(words) = self.0.get(&key) {
+            return Ok(words);
         }
-        drop(m);
         let words = arrc_spirv::emit_validated(&[(k, "main")])?;
-        let mut m = self.0.borrow_mut();
-        if m.modules.len() >= MAX_MODULES {
-            let mut by_age: Vec<(u64, String)> = m
-                .modules
-                .iter()
-                .map(|(k, (u, _))| (*u, k.clone()))
-                .collect();
-            by_age.sort_unstable();
-            for (_, k) in by_age.into_iter().take(MAX_MODULES / 4) {
-                m.modules.remove(&k);
-            }
-        }
-        m.modules.insert(key, (tick, words.clone()));
+        self.0.put(key, words.clone());
         Ok(words)
     }
 }
