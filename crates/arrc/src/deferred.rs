@@ -81,11 +81,7 @@ impl Session {
         for (n, v) in &sub.inputs {
             arrays.insert(n.clone(), arg(v));
         }
-        let t = std::time::Instant::now();
         let compiled = self.compile_with(&sub.expr, &arrays, &[], keep);
-        if let Some(g) = self.gpu.as_mut() {
-            g.stats.compile_ns += t.elapsed().as_nanos() as u64;
-        }
         let Ok(compiled) = compiled else {
             // Staging, or an error: the normal path finds it again, in APL's order.
             drop(arrays);
@@ -126,13 +122,8 @@ impl Session {
             self.force_read(value)?;
             return Ok(None);
         };
-        if let Some(g) = self.gpu.as_mut() {
-            for (n, d) in uploaded {
-                if self.env.arrays.contains_key(&n) && !g.resident.contains_key(&n) {
-                    g.resident.insert(n, d);
-                }
-            }
-        }
+        // Snapshots (hidden names, `#d…`) are not workspace arrays.
+        self.keep_uploads(uploaded, |n| !n.starts_with('#'));
         for n in names {
             self.bind_val(n, v.clone());
         }

@@ -206,6 +206,8 @@ pub struct Session {
     compiled: gpu::CompiledCache,
     functions_changed: std::cell::Cell<u64>,
     compiles_reused: std::cell::Cell<u64>,
+    /// Time spent compiling statements (`Stats::compile_ns`).
+    compile_ns: std::cell::Cell<u64>,
     tune: Tuning,
     /// The source text of each function defined by name, to show it.
     sources: HashMap<String, String>,
@@ -239,6 +241,7 @@ impl Session {
             compiled: gpu::CompiledCache::default(),
             functions_changed: std::cell::Cell::new(0),
             compiles_reused: std::cell::Cell::new(0),
+            compile_ns: std::cell::Cell::new(0),
             tune: Tuning::default(),
             sources: HashMap::new(),
             deferred: HashMap::new(),
@@ -279,6 +282,7 @@ impl Session {
             .map_or(0, |g| g.ctx.pipelines_cached() as u64);
         st.modules_cached = self.modules.len() as u64;
         st.compiles_reused = self.compiles_reused.get();
+        st.compile_ns = self.compile_ns.get();
         if let Some(g) = &self.gpu {
             st.resident_arrays = g.resident_arrays() as u64;
             st.resident_bytes = g.resident_bytes();
@@ -661,15 +665,10 @@ impl Session {
     ) -> Result<workspace::Val, Error> {
         let mut retried = false;
         loop {
-            let r = self.run_once(e, arrays, locals, keep);
-            let has_device_only = self
-                .gpu
-                .as_ref()
-                .is_some_and(|g| g.resident.keys().any(|n| !self.env.arrays.contains_key(n)));
-            match r {
+            match self.run_once(e, arrays, locals, keep) {
                 // Lowering needs a value only the device has (replicate counts): the
                 // workspace comes back to the host, and the statement compiles again.
-                Err(why) if why.needs_known && has_device_only && !retried => {
+                Err(why) if why.needs_known && !retried && self.has_device_only() => {
                     self.materialize_all()?;
                 }
                 // Out of device memory: the workspace goes back to the host, and the
@@ -703,28 +702,14 @@ impl Session {
             .cloned()
             .collect();
         names.extend(arrays.iter().map(|(n, a)| (n.clone(), a.clone())));
-        let t = std::time::Instant::now();
-        let compiled = self.compile_with(e, &names, locals, keep);
-        if let Some(g) = self.gpu.as_mut() {
-            g.stats.compile_ns += t.elapsed().as_nanos() as u64;
-        }
-        let compiled = compiled?;
+        let compiled = self.compile_with(e, &names, locals, keep)?;
         let gpu = self
             .gpu
             .as_mut()
             .ok_or_else(|| err::unsupported("no Vulkan device", e.span.clone()))?;
         let (v, uploaded) = gpu.run_val(&compiled, &names, keep)?;
         drop(names);
-        // Workspace arrays uploaded for this statement stay on the device.
-        let gpu = self
-            .gpu
-            .as_mut()
-            .ok_or_else(|| err::unsupported("no Vulkan device", e.span.clone()))?;
-        for (n, d) in uploaded {
-            if workspace.contains(&n) && !gpu.resident.contains_key(&n) {
-                gpu.resident.insert(n, d);
-            }
-        }
+        self.keep_uploads(uploaded, |n| workspace.contains(n));
         Ok(v)
     }
 
@@ -752,6 +737,20 @@ impl Session {
         // Everything the compilation reads is in the key: the expression (with its
         // spans, which errors carry), the free names' types and shapes and the values
         // of the small ones, the functions (by their count of changes), the options.
+        let started = std::time::Instant::now();
+        let r = self.compile_uncounted(e, arrays, locals, keep);
+        let ns = started.elapsed().as_nanos() as u64;
+        self.compile_ns.set(self.compile_ns.get() + ns);
+        r
+    }
+
+    fn compile_uncounted(
+        &self,
+        e: &Expr,
+        arrays: &gpu::Names,
+        locals: &[arrc_ir::lower::LocalScope],
+        keep: bool,
+    ) -> Result<std::rc::Rc<CompiledStatement>, Error> {
         let key = locals.is_empty().then(|| self.compile_key(e, arrays, keep));
         if let Some(c) = key.as_ref().and_then(|k| self.compiled.get(k)) {
             self.compiles_reused.set(self.compiles_reused.get() + 1);

@@ -310,6 +310,24 @@ impl Session {
         }
     }
 
+    /// Workspace arrays (`is_workspace`) uploaded for a statement stay on the device.
+    pub(crate) fn keep_uploads(&mut self, uploaded: Uploaded, is_workspace: impl Fn(&str) -> bool) {
+        if let Some(g) = self.gpu.as_mut() {
+            for (n, d) in uploaded {
+                if is_workspace(&n) && !g.resident.contains_key(&n) {
+                    g.resident.insert(n, d);
+                }
+            }
+        }
+    }
+
+    /// Whether some workspace array is only on the device.
+    pub(crate) fn has_device_only(&self) -> bool {
+        self.gpu
+            .as_ref()
+            .is_some_and(|g| g.resident.keys().any(|n| !self.env.arrays.contains_key(n)))
+    }
+
     /// Binds `name` to a value the device path computed.
     pub(crate) fn bind_val(&mut self, name: &str, v: Val) {
         if self.env.functions.remove(name).is_some() {
