@@ -46,6 +46,15 @@ pub struct PlanOptions {
     pub busy_groups: u32,
     /// Whether the device has shaderFloat64 (f64 arrays need it).
     pub float64: bool,
+    /// f32 `+` and `×` folds (reductions, scans, inner products) accumulate in f64
+    /// where the device has it, and round once, as the reference does: a sum that
+    /// cancels then has the reference's digits, and a product whose partial products
+    /// leave f32 but whose result does not is not an error. Off only to measure what
+    /// it costs.
+    pub wide_folds: bool,
+    /// The device keeps f64 subnormals when a shader asks (DenormPreserve): every
+    /// kernel that computes in f64 asks. (lavapipe cannot, and flushes them to 0.)
+    pub denorm_preserve_f64: bool,
     /// The largest storage-buffer range a binding may have (a power of two); larger
     /// arrays are bound as several windows of this size.
     pub window_bytes: u64,
@@ -94,6 +103,8 @@ impl Default for PlanOptions {
             subgroup_size: 32,
             busy_groups: 2048,
             float64: true,
+            wide_folds: true,
+            denorm_preserve_f64: false,
             window_bytes: 1 << 31,
             every_subgroup_looks_back: false,
             int64_atomics: false,
@@ -478,8 +489,14 @@ pub enum KernelKind {
     },
     /// Push constants `m, n, k`: `out = a+.×b` for `a` m×k and `b` k×n (elements by
     /// ravel index), in tiles of 64×64 per workgroup of 256 invocations, 4×4 per
-    /// invocation, through workgroup memory 16 steps of `k` at a time.
-    MatMul { a: KExpr, b: KExpr, out: u32 },
+    /// invocation, through workgroup memory 16 steps of `k` at a time. `overflow` as
+    /// on `Reduce`.
+    MatMul {
+        a: KExpr,
+        b: KExpr,
+        out: u32,
+        overflow: Option<u32>,
+    },
     /// One invocation writes `clamp(ceil(n / per_group), 1, max), 1, 1` to `out`: the
     /// workgroup count of the next dispatch, from a length computed on the device.
     IndirectArgs {
@@ -590,6 +607,8 @@ pub struct Kernel {
     /// The device has shaderFloat64: f32 functions whose intermediate values leave
     /// f32's range (`⍺!⍵` through Γ) compute in f64 there.
     pub float64: bool,
+    /// Ask the device to keep f64 subnormals (`PlanOptions::denorm_preserve_f64`).
+    pub denorm_preserve_f64: bool,
 }
 
 /// One dispatch: a kernel, the buffers bound to its bindings in order, its push
@@ -900,6 +919,7 @@ fn can_fail(f: &Function, v: Value) -> bool {
         Inst::Index { .. } | Inst::FoldDfn { .. } | Inst::Compress { .. } => true,
         // A fold's steps (`⍴2 ⍟/m` must still find the ⍟ of a 0).
         Inst::Reduce { op, .. } | Inst::Scan { op, .. } => op.device_error(f.ty(v).elem).is_some(),
+        Inst::MatMul { .. } => f.ty(v).elem.is_float(),
         _ => false,
     }
 }
@@ -1486,6 +1506,7 @@ impl Planner<'_> {
             combine: self.dfn.clone(),
             window_bytes: self.opts.window_bytes.max(1 << 16),
             float64: self.opts.float64,
+            denorm_preserve_f64: self.opts.denorm_preserve_f64,
         });
         self.plan.dispatches.push(Dispatch {
             kernel: k,
@@ -1588,13 +1609,14 @@ impl Planner<'_> {
     /// `op/` of a vector: a grid-stride pass of partials, then one workgroup folds them.
     fn reduce_vector(&mut self, v: Value, op: BinOp, arg: Value, is_result: bool) {
         let elem = self.v.func.ty(v).elem;
+        let acc = self.accumulator(&Fold::Assoc(op), elem);
         let n = self.len_of(arg);
         let groups = self.grid(&n, self.opts.reduce_groups);
         // Pass 1: each workgroup folds its grid-stride share into partials[g].
-        let partials = self.new_buffer(elem, groups.clone(), BufferRole::Temp);
+        let partials = self.new_buffer(acc, groups.clone(), BufferRole::Temp);
         let mut kb = self.kb();
-        let expr = self.expr(arg, &IExpr::Index, &mut kb);
-        let out = kb.bind(partials, elem, true);
+        let expr = widen(self.expr(arg, &IExpr::Index, &mut kb), acc);
+        let out = kb.bind(partials, acc, true);
         self.bind_status(&mut kb, expr.may_fail());
         let n_from = self.n_from(arg, &mut kb);
         let kind = KernelKind::Reduce {
@@ -1609,11 +1631,11 @@ impl Planner<'_> {
         // gives the same bits on every run.
         let b = self.result_or_temp(v, is_result);
         let mut kb = self.kb();
-        let pin = kb.bind(partials, elem, false);
+        let pin = kb.bind(partials, acc, false);
         let out = kb.bind(b, elem, true);
         let expr = KExpr::Load {
             binding: pin,
-            elem,
+            elem: acc,
             index: IExpr::Index,
         };
         // With an indirect first pass, its workgroup count is the first argument word.
@@ -1740,6 +1762,16 @@ impl Planner<'_> {
         }
     }
 
+    /// The type a fold over values of type `elem` accumulates in: f64 for an
+    /// associative f32 `+` or `×` where the device has it (`PlanOptions::wide_folds`).
+    fn accumulator(&self, fold: &Fold, elem: ElemType) -> ElemType {
+        let wide = self.opts.wide_folds && self.opts.float64 && elem == ElemType::F32;
+        match fold {
+            Fold::Assoc(BinOp::Add | BinOp::Mul) if wide => ElemType::F64,
+            _ => elem,
+        }
+    }
+
     fn right_fold(&mut self, v: Value, op: BinOp, elem: ElemType) -> Fold {
         let span = self.v.func.span(v);
         let error_bit = op
@@ -1817,6 +1849,7 @@ impl Planner<'_> {
             (Fold::Assoc(op), unit, parts)
         };
         let parts = parts.min(u32::MAX as u64 / 2) as u32;
+        let acc = self.accumulator(&fold, elem);
         let rows = Count::Product(rows_dims.clone());
         let units = Count::Scaled {
             of: Box::new(rows.clone()),
@@ -1825,14 +1858,14 @@ impl Planner<'_> {
         let target = if parts == 1 {
             self.result_or_temp(v, is_result)
         } else {
-            self.new_buffer(elem, units.clone(), BufferRole::Temp)
+            self.new_buffer(acc, units.clone(), BufferRole::Temp)
         };
         let mut kb = self.kb();
         let idx = split.index(&mut kb);
-        let expr = self.expr(arg, &idx, &mut kb);
+        let expr = widen(self.expr(arg, &idx, &mut kb), acc);
         // The fold's own errors come after its items' (bits in evaluation order).
         let (fold, fold_fails) = self.fold_after_items(v, fold, elem, &mut kb);
-        let out = kb.bind(target, elem, true);
+        let out = kb.bind(target, if parts == 1 { elem } else { acc }, true);
         let overflow = if parts == 1 {
             self.overflow_bit(v, &fold, is_result)
         } else {
@@ -1857,11 +1890,11 @@ impl Planner<'_> {
             // Pass 2: fold each row's pieces (stored piece-major: a column fold).
             let b = self.result_or_temp(v, is_result);
             let mut kb = self.kb();
-            let pin = kb.bind(target, elem, false);
+            let pin = kb.bind(target, acc, false);
             let r = kb.product(&rows_dims);
             let expr = KExpr::Load {
                 binding: pin,
-                elem,
+                elem: acc,
                 index: IExpr::plus(IExpr::times(IExpr::Pos, r), IExpr::Row),
             };
             let out = kb.bind(b, elem, true);
@@ -1932,9 +1965,10 @@ impl Planner<'_> {
         let b = self.result_or_temp(v, is_result);
         let mut kb = self.kb();
         let idx = split.index(&mut kb);
-        let expr = self.expr(arg, &idx, &mut kb);
+        let acc = self.accumulator(&fold, elem);
+        let expr = widen(self.expr(arg, &idx, &mut kb), acc);
         let (fold, fold_fails) = self.fold_after_items(v, fold, elem, &mut kb);
-        let out = kb.bind(b, self.v.func.ty(v).elem, true);
+        let out = kb.bind(b, elem, true);
         let overflow = self.overflow_bit(v, &fold, is_result);
         self.bind_status(&mut kb, fold_fails || expr.may_fail() || overflow.is_some());
         // A right fold's prefixes are independent: one invocation per element.
@@ -1966,11 +2000,15 @@ impl Planner<'_> {
         let (m, k) = (f.ty(lhs).shape[0], f.ty(lhs).shape[1]);
         let n = f.ty(rhs).shape[1];
         let mut kb = self.kb();
-        let a = self.expr(lhs, &IExpr::Index, &mut kb);
-        let b = self.expr(rhs, &IExpr::Index, &mut kb);
+        // An f32 product accumulates in f64 (f32 products are exact there).
+        let acc = self.accumulator(&Fold::Assoc(BinOp::Add), f.ty(v).elem);
+        let a = widen(self.expr(lhs, &IExpr::Index, &mut kb), acc);
+        let b = widen(self.expr(rhs, &IExpr::Index, &mut kb), acc);
         let out_b = self.result_or_temp(v, is_result);
         let out = kb.bind(out_b, f.ty(v).elem, true);
-        self.bind_status(&mut kb, a.may_fail() || b.may_fail());
+        // A float product of finite items can leave the type's range.
+        let overflow = self.overflow_bit(v, &Fold::Assoc(BinOp::Add), is_result);
+        self.bind_status(&mut kb, a.may_fail() || b.may_fail() || overflow.is_some());
         let tiles = |d: Dim| Count::Groups {
             of: Box::new(Count::Product(vec![d])),
             per_group: 64,
@@ -1986,7 +2024,13 @@ impl Planner<'_> {
             ("n", Count::Product(vec![n])),
             ("k", Count::Product(vec![k])),
         ];
-        self.push_kernel("matmul", KernelKind::MatMul { a, b, out }, kb, push, groups);
+        let kind = KernelKind::MatMul {
+            a,
+            b,
+            out,
+            overflow,
+        };
+        self.push_kernel("matmul", kind, kb, push, groups);
         // The tile shape needs exactly 256 invocations.
         if let Some(kernel) = self.plan.kernels.last_mut() {
             kernel.workgroup_size = 256;
@@ -1999,7 +2043,8 @@ impl Planner<'_> {
         let n = self.len_of(arg);
         let b = self.result_or_temp(v, is_result);
         let mut kb = self.kb();
-        let expr = self.expr(arg, &IExpr::Index, &mut kb);
+        let acc = self.accumulator(&Fold::Assoc(op), elem);
+        let expr = widen(self.expr(arg, &IExpr::Index, &mut kb), acc);
         let n_from = self.n_from(arg, &mut kb);
         let overflow = self.overflow_bit(v, &Fold::Assoc(op), is_result);
         self.chained_scan(op, kb, expr, b, elem, n, n_from, overflow);
@@ -2027,7 +2072,8 @@ impl Planner<'_> {
         // invocation, and so the workgroups that fit on a core, as for 4-byte values
         // (on an H100, `+\` of i32 in i64 at 2^28: 2241 µs with 384 × 32, 119
         // registers; 2022 µs with 384 × 16, 56 registers).
-        let items = match elem.size() {
+        // (The fold's type: an f32 scan that accumulates in f64 holds 8-byte values.)
+        let items = match expr.elem().size() {
             8 if self.opts.scan_items_per_thread >= 8 => self.opts.scan_items_per_thread / 2,
             _ => self.opts.scan_items_per_thread,
         };
@@ -2039,7 +2085,7 @@ impl Planner<'_> {
         };
         // One workgroup per tile.
         let groups = tiles.clone();
-        let packed = self.opts.int64_atomics && elem.size() == 4;
+        let packed = self.opts.int64_atomics && expr.elem().size() == 4;
         let flag_words = if packed {
             Count::Scaled {
                 of: Box::new(tiles.clone()),
@@ -2344,4 +2390,15 @@ fn dyn_unsupported(span: Span) -> Error {
 fn unreachable_materialized(inst: &Inst) -> KExpr {
     debug_assert!(false, "{inst:?} should have been materialized");
     KExpr::Const(Scalar::I32(0))
+}
+
+/// `expr` converted to the fold type `acc`, where that differs.
+fn widen(expr: KExpr, acc: ElemType) -> KExpr {
+    match expr.elem() == acc {
+        true => expr,
+        false => KExpr::Cast {
+            to: acc,
+            arg: Box::new(expr),
+        },
+    }
 }

@@ -26,6 +26,8 @@ pub struct DeviceInfo {
     pub subgroup_shuffle: bool,
     pub shader_int64: bool,
     pub shader_float64: bool,
+    /// Shaders may ask to keep f64 subnormals (shaderDenormPreserveFloat64).
+    pub denorm_preserve_f64: bool,
     pub subgroup_extended_types: bool,
     /// 64-bit integer atomics on storage buffers (shaderBufferInt64Atomics).
     pub int64_atomics: bool,
@@ -405,9 +407,11 @@ fn version_string(v: u32) -> String {
 fn query_info(instance: &ash::Instance, pdev: vk::PhysicalDevice, index: usize) -> DeviceInfo {
     let mut sub = vk::PhysicalDeviceSubgroupProperties::default();
     let mut drv = vk::PhysicalDeviceDriverProperties::default();
+    let mut fc = vk::PhysicalDeviceFloatControlsProperties::default();
     let mut props2 = vk::PhysicalDeviceProperties2::default()
         .push_next(&mut sub)
-        .push_next(&mut drv);
+        .push_next(&mut drv)
+        .push_next(&mut fc);
     let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
     let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
     // SAFETY: valid physical device from this instance; out-structs live on the stack.
@@ -465,6 +469,8 @@ fn query_info(instance: &ash::Instance, pdev: vk::PhysicalDevice, index: usize) 
             && sub.supported_stages.contains(vk::ShaderStageFlags::COMPUTE),
         shader_int64: feats.shader_int64 == vk::TRUE,
         shader_float64: feats.shader_float64 == vk::TRUE,
+        denorm_preserve_f64: feats.shader_float64 == vk::TRUE
+            && fc.shader_denorm_preserve_float64 == vk::TRUE,
         subgroup_extended_types: f12.shader_subgroup_extended_types == vk::TRUE,
         int64_atomics: feats.shader_int64 == vk::TRUE
             && f12.shader_buffer_int64_atomics == vk::TRUE,

@@ -87,6 +87,9 @@ pub struct FuzzReport {
     /// The reference stopped at its own limit (2^28 elements) below the device's: the
     /// device's value or later error has nothing to compare to.
     pub beyond_reference: u64,
+    /// Different only because the device cannot keep f64 subnormals and flushes them
+    /// to 0 (lavapipe; LANGUAGE.md): the reference flushing them too agrees.
+    pub subnormals_flushed: u64,
     /// A value against an error, or different values.
     pub disagreements: Vec<Finding>,
     /// Errors of different classes.
@@ -103,7 +106,7 @@ impl FuzzReport {
 
     pub fn summary(&self) -> String {
         format!(
-            "{} programs in {:.0} s: {} same value, {} same error, {} not on the device, {} slow, {} beyond the reference; {} disagreements, {} error-class mismatches, {} crashes",
+            "{} programs in {:.0} s: {} same value, {} same error, {} not on the device, {} slow, {} beyond the reference, {} f64 subnormals flushed by the device; {} disagreements, {} error-class mismatches, {} crashes",
             self.programs,
             self.seconds,
             self.same_value,
@@ -111,6 +114,7 @@ impl FuzzReport {
             self.unsupported,
             self.slow,
             self.beyond_reference,
+            self.subnormals_flushed,
             self.disagreements.len(),
             self.class_mismatches.len(),
             self.crashes.len()
@@ -312,55 +316,104 @@ fn one(
     let reference_limit = matches!(&want, Err(w) if w.class == ErrorClass::WsFull)
         && ref_refused > 0
         && ref_refused <= arrc_ir::plan::MAX_DEVICE_COUNT;
-    match (&want, &got) {
-        (_, Err(g)) if g.message.contains("internal compiler error") => {
-            report
-                .crashes
-                .push(case.finding(format!("device: {}: {}", g.class.name(), g.message)));
+    let judge = |want: &Result<crate::Outcome, crate::Error>| {
+        verdict(want, &got, refused, raised, reference_limit)
+    };
+    let mut v = judge(&want);
+    // A device that cannot keep f64 subnormals (lavapipe) reads and gives them as 0:
+    // where the reference doing the same agrees, that is the whole difference.
+    let flushes = dev.device().is_some_and(|d| !d.denorm_preserve_f64);
+    if flushes && matches!(v, Verdict::Disagreement(_) | Verdict::ClassMismatch(_)) {
+        let again =
+            arrc_ir::scalar::with_subnormals_flushed(|| eval_guarded(cpu, case, opts.timeout));
+        if let Ok(w) = again {
+            if matches!(judge(&w), Verdict::SameValue | Verdict::SameError) {
+                v = Verdict::SubnormalsFlushed;
+            }
         }
-        (_, Err(g)) if g.class == ErrorClass::Unsupported => report.unsupported += 1,
+    }
+    match v {
+        Verdict::SameValue => report.same_value += 1,
+        Verdict::SameError => report.same_error += 1,
+        Verdict::Unsupported => report.unsupported += 1,
+        Verdict::BeyondReference => report.beyond_reference += 1,
+        Verdict::SubnormalsFlushed => report.subnormals_flushed += 1,
+        Verdict::Crash(m) => report.crashes.push(case.finding(m)),
+        Verdict::Disagreement(m) => report.disagreements.push(case.finding(m)),
+        Verdict::ClassMismatch(m) => report.class_mismatches.push(case.finding(m)),
+    }
+    Ok(())
+}
+
+/// How one program's two sides compare.
+enum Verdict {
+    SameValue,
+    SameError,
+    Unsupported,
+    BeyondReference,
+    /// Different only because the device flushes f64 subnormals to 0.
+    SubnormalsFlushed,
+    Crash(String),
+    Disagreement(String),
+    ClassMismatch(String),
+}
+
+/// `refused`: the device path said NOT YET SUPPORTED and the reference ran it;
+/// `raised`: the device path raised an error and the reference gave the value shown;
+/// `reference_limit`: the reference refused a size the device takes.
+fn verdict(
+    want: &Result<crate::Outcome, crate::Error>,
+    got: &Result<crate::Outcome, crate::Error>,
+    refused: bool,
+    raised: bool,
+    reference_limit: bool,
+) -> Verdict {
+    match (want, got) {
+        (_, Err(g)) if g.message.contains("internal compiler error") => {
+            Verdict::Crash(format!("device: {}: {}", g.class.name(), g.message))
+        }
+        (_, Err(g)) if g.class == ErrorClass::Unsupported => Verdict::Unsupported,
         // The reference stopped at its own 2^28 limit: whatever the device did with
         // the larger array (a value, or an error met later) has nothing to compare to.
-        (Err(_), _) if reference_limit => report.beyond_reference += 1,
+        (Err(_), _) if reference_limit => Verdict::BeyondReference,
         // The device raised an error where APL has a value (`Auto` then shows the
         // reference's value): a wrong error is a disagreement.
-        (_, Ok(g)) if raised => report.disagreements.push(case.finding(format!(
+        (_, Ok(g)) if raised => Verdict::Disagreement(format!(
             "device error where the reference gives {}: {}",
             show(g.value.as_ref()),
             g.notes.join("; ")
-        ))),
-        _ if refused => report.unsupported += 1,
+        )),
+        _ if refused => Verdict::Unsupported,
         (Ok(w), Ok(g)) => match (&w.value, &g.value) {
-            (Some(wv), Some(gv)) if close(gv, wv) => report.same_value += 1,
-            (None, None) => report.same_value += 1,
-            (wv, gv) => report.disagreements.push(case.finding(format!(
+            (Some(wv), Some(gv)) if close(gv, wv) => Verdict::SameValue,
+            (None, None) => Verdict::SameValue,
+            (wv, gv) => Verdict::Disagreement(format!(
                 "device {} reference {}",
                 show(gv.as_ref()),
                 show(wv.as_ref())
-            ))),
+            )),
         },
-        (Err(w), Err(g)) if w.class == g.class => report.same_error += 1,
-        (Err(w), Err(g)) => report.class_mismatches.push(case.finding(format!(
+        (Err(w), Err(g)) if w.class == g.class => Verdict::SameError,
+        (Err(w), Err(g)) => Verdict::ClassMismatch(format!(
             "device {}: {}; reference {}: {}",
             g.class.name(),
             g.message,
             w.class.name(),
             w.message
-        ))),
-        (Ok(w), Err(g)) => report.disagreements.push(case.finding(format!(
+        )),
+        (Ok(w), Err(g)) => Verdict::Disagreement(format!(
             "device {}: {}; reference {}",
             g.class.name(),
             g.message,
             show(w.value.as_ref())
-        ))),
-        (Err(w), Ok(g)) => report.disagreements.push(case.finding(format!(
+        )),
+        (Err(w), Ok(g)) => Verdict::Disagreement(format!(
             "device {}; reference {}: {}",
             show(g.value.as_ref()),
             w.class.name(),
             w.message
-        ))),
+        )),
     }
-    Ok(())
 }
 
 fn show(a: Option<&Array>) -> String {

@@ -153,6 +153,10 @@ pub struct Tuning {
     pub scan_tiles_by_workgroup: Option<bool>,
     /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`).
     pub every_subgroup_looks_back: Option<bool>,
+    /// f32 `+` and `×` folds accumulate in f64 (`PlanOptions::wide_folds`; on by
+    /// default: off only to measure what it costs, since f32 accumulation can differ
+    /// from the reference where a sum cancels).
+    pub wide_folds: Option<bool>,
 }
 
 impl Tuning {
@@ -188,6 +192,9 @@ impl Tuning {
         }
         if let Some(v) = self.every_subgroup_looks_back {
             o.every_subgroup_looks_back = v;
+        }
+        if let Some(v) = self.wide_folds {
+            o.wide_folds = v;
         }
     }
 }

@@ -122,6 +122,11 @@ enum Cmd {
         /// Float type of results such as `÷` and of non-integral literals (`⎕FR`).
         #[arg(long, value_enum, default_value = "f32")]
         float: FloatArg,
+        /// For a host without shaderFloat64: f32 `+` and `×` folds then accumulate in
+        /// f32 (where a sum cancels, their digits can differ from arrc's own), and
+        /// f64 is refused. By default a module may compute in f64 (Float64 capability).
+        #[arg(long)]
+        no_float64: bool,
     },
     /// List the Vulkan devices with API version and subgroup size.
     Devices,
@@ -231,6 +236,11 @@ enum Cmd {
         /// invocation (16-byte loads).
         #[arg(long)]
         quad_columns_from: Option<u64>,
+        /// Tuning: f32 `+` and `×` folds accumulate in f64 (the default, where the
+        /// device has f64); `false` measures what that costs (and gives f32
+        /// accumulation's answers, which can differ from the reference's).
+        #[arg(long)]
+        wide_folds: Option<bool>,
         /// Print what the driver compiled for each kernel (registers, shared memory,
         /// ...), where it reports that (VK_KHR_pipeline_executable_properties).
         #[arg(long)]
@@ -496,6 +506,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             emit,
             workgroup_size,
             float,
+            no_float64,
         } => {
             let src = read(&input)?;
             let omega_t = arrc::build::parse_arg_type(&omega, 0).map_err(|m| {
@@ -517,6 +528,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             let opts = arrc_ir::plan::PlanOptions {
                 workgroup_size,
+                float64: !no_float64,
                 ..Default::default()
             };
             let built = arrc::build::build(&src, omega_t, alpha_t, float.elem(), &opts)
@@ -592,6 +604,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             scan_every_subgroup,
             scan_tiles_by_workgroup,
             quad_columns_from,
+            wide_folds,
             pipeline_stats,
             ..
         } => {
@@ -633,6 +646,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     scan_tiles_by_workgroup,
                     quad_columns_from,
                     every_subgroup_looks_back: scan_every_subgroup,
+                    wide_folds,
                 },
                 pipeline_stats,
             };
@@ -661,7 +675,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             for d in ds {
                 println!(
-                    "{}: {} ({}), Vulkan {}, subgroup size {}, int64 {}, float64 {}, max storage buffer {} bytes, driver {}",
+                    "{}: {} ({}), Vulkan {}, subgroup size {}, int64 {}, float64 {} (subnormals {}), max storage buffer {} bytes, driver {}",
                     d.index,
                     d.name,
                     d.device_type,
@@ -669,6 +683,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     d.subgroup_size,
                     d.shader_int64,
                     d.shader_float64,
+                    if d.denorm_preserve_f64 { "kept" } else { "flushed to 0" },
                     d.max_storage_buffer_range,
                     d.driver
                 );

@@ -364,6 +364,59 @@ fn found_by_the_fuzzer() {
 }
 
 #[test]
+fn f64_subnormals_are_kept_where_the_device_can() {
+    // Kernels computing in f64 ask for DenormPreserve; a device without it (lavapipe)
+    // says so in `arrc devices` and flushes them to 0.
+    let mut s = gpu();
+    let keeps = s.device().expect("a device").denorm_preserve_f64;
+    let src = "⎕FR←645 ⋄ x←1 ⋄ 2*¯1070+x-1";
+    let got = outcome(&mut s, src);
+    let want = if keeps { "7.905050333E¯323" } else { "0" };
+    assert_eq!(got, want, "device keeps f64 subnormals: {keeps}");
+    assert_eq!(
+        outcome(&mut Session::new(Backend::Cpu).unwrap(), src),
+        "7.905050333E¯323"
+    );
+}
+
+#[test]
+fn f32_sums_and_products_round_once() {
+    // They accumulated in f32 on the device (in a tree) and in f64 on the reference
+    // (rounded once): where a sum cancels, the device lost its small items
+    // (`+/x` gave 100000000), and a product whose partial products left f32 was a
+    // DOMAIN ERROR. The device now accumulates them in f64 too.
+    check(&[
+        ("x←100000⍴1e8 0.5 ¯1e8 ⋄ +/x", "100016664"),
+        ("x←100000⍴1e8 0.5 ¯1e8 ⋄ ¯1↑+\\x", "100016664"),
+        ("x←100000⍴1e8 0.5 ¯1e8 ⋄ x+.×1", "100016664"),
+        ("x←3 100000⍴1e8 0.5 ¯1e8 ⋄ +/x", "100016664 16667 ¯99983336"),
+        ("x←100000 3⍴1e8 0.5 ¯1e8 ⋄ +⌿x", "1E13 50000 ¯1E13"),
+        (
+            "x←100001 4⍴1e8 0.5 ¯1e8 0.25 ⋄ +⌿x",
+            "1.00001E13 50000.5 ¯1.00001E13 25000.25",
+        ),
+        (
+            "x←3 100⍴1e8 0.5 ¯1e8 ⋄ ¯1↑[2]+\\x",
+            "100000020\n       17\n¯99999980",
+        ),
+        ("x←1000⍴1e30 1e30 1e¯30 1e¯30 ⋄ ×/x", "1.0000091"),
+        ("x←(50000⍴3.1e38),50000⍴¯3.1e38 ⋄ +/x", "0"),
+        // Results beyond f32 are still errors.
+        ("x←100⍴3.1e38 ⋄ +/x", "DOMAIN ERROR"),
+        ("x←100⍴3.1e38 ⋄ ¯1↑+\\x", "DOMAIN ERROR"),
+        ("x←1e30 1e30 1e¯30 1e¯30 ⋄ ×\\x", "DOMAIN ERROR"),
+        ("x←2 50⍴3.1e38 ⋄ +/x", "DOMAIN ERROR"),
+        // Matrix products too (found in review, session 10): the device gave 0 for
+        // the first and ∞ (which APL has not) for the next two.
+        ("a←1 3⍴1e8 0.5 ¯1e8 ⋄ b←3 1⍴1 ⋄ a+.×b", "0.5"),
+        ("a←2 3⍴3e38 ⋄ b←3 2⍴1 ⋄ a+.×b", "DOMAIN ERROR"),
+        ("a←64 64⍴3e38 ⋄ b←64 64⍴1 ⋄ ⍴a+.×b", "DOMAIN ERROR"),
+        ("⎕FR←645 ⋄ a←2 3⍴1e308 ⋄ b←3 2⍴1 ⋄ a+.×b", "DOMAIN ERROR"),
+        ("a←65 70⍴1e8 0.5 ¯1e8 ⋄ b←70 3⍴1 ⋄ +/,a+.×b", "300001820"),
+    ]);
+}
+
+#[test]
 fn a_zero_item_makes_a_float_product_zero_in_any_order() {
     // Seed 13 indices 4534, 17602, 19695: the device multiplied large items into ∞
     // before it met the 0 (a DOMAIN ERROR); the product is 0.

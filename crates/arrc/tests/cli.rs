@@ -91,9 +91,21 @@ fn build_writes_validated_spirv_and_manifest() {
     );
     let (code, out, _) = arrc(&["build", prog.to_str().unwrap(), "--emit", "spvasm"]);
     assert_eq!(code, 0);
+    // An f32 sum accumulates in f64 (`--no-float64`: in f32).
     assert!(
-        out.contains("OpGroupNonUniformFAdd Reduce")
-            || out.contains("OpGroupNonUniformFAdd %float %uint_3 Reduce"),
+        out.contains("OpGroupNonUniformFAdd %double %uint_3 Reduce"),
+        "{out}"
+    );
+    let (code, out, _) = arrc(&[
+        "build",
+        prog.to_str().unwrap(),
+        "--emit",
+        "spvasm",
+        "--no-float64",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("OpGroupNonUniformFAdd %float %uint_3 Reduce") && !out.contains("Float64"),
         "{out}"
     );
     // A dfn fold along a length known only at run time can be empty: the module then

@@ -1,0 +1,727 @@
+//! The single-pass chained scan of a vector: tiles claimed in order, each publishing
+//! its aggregate and inclusive prefix, with decoupled lookback and a bounded spin
+//! whose fallback reduces the awaited tile itself.
+
+use super::*;
+
+impl Emitter {
+    /// Single-pass inclusive scan: chained scan with decoupled lookback.
+    ///
+    /// Each workgroup takes one tile of `WG×items` elements, in order, from an atomic
+    /// counter (or its workgroup id). The tile is cut into one contiguous chunk per
+    /// subgroup; in each of the chunk's `items/V` rounds an invocation owns `V`
+    /// consecutive elements (`V` = 4 when `items` is a multiple of 4, read as one
+    /// 16-byte load from a plain f32/i32 array), so a round is one coalesced run of
+    /// the subgroup's width. An invocation scans its elements serially in registers;
+    /// per round one subgroup exclusive scan and one reduction of the invocations'
+    /// totals place them within the chunk, so a subgroup knows its chunk's scan
+    /// without workgroup memory. The chunk totals go through workgroup memory once:
+    /// after one barrier, subgroup 0 reduces them to the tile's aggregate, publishes
+    /// it (flag 1), looks back over earlier tiles until it meets an inclusive prefix
+    /// (flag 2), publishes its own and hands the prefix on through workgroup memory,
+    /// while the other subgroups add the totals of the chunks before theirs. A spin is
+    /// bounded: after `spin` (specialization constant 2) polls of a tile that has
+    /// published nothing, the subgroup reduces that tile's input itself (decoupled
+    /// fallback), so a device with no forward-progress guarantee between workgroups
+    /// cannot hang. Positions follow (SubgroupId, SubgroupLocalInvocationId), so the
+    /// result does not depend on how the device lays subgroups out; the workgroup
+    /// size is a multiple of the subgroup size (the planner rounds it).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn scan_kernel(
+        &mut self,
+        cx: &mut Cx,
+        op: BinOp,
+        expr: &KExpr,
+        out: u32,
+        state: [u32; 4],
+        every_subgroup: bool,
+        tiles_by_workgroup: bool,
+        shuffle: bool,
+    ) -> R<()> {
+        let counter = state[3];
+        let t = expr.elem();
+        let tt = self.ty(t);
+        let u = self.u32_t;
+        let bt = self.bool_t;
+        let (width, rounds) = if self.items_n.is_multiple_of(4) {
+            (4u32, self.items_n / 4)
+        } else {
+            (1, self.items_n)
+        };
+        // One function variable per element of the tile an invocation holds (the
+        // driver keeps them in registers).
+        let mut xs = vec![];
+        for _ in 0..rounds {
+            let row: Vec<Word> = (0..width).map(|_| self.local(tt)).collect();
+            xs.push(row);
+        }
+        let j = self.local(u);
+        let spins = self.local(u);
+        let carry = self.local(tt);
+        let whole_agg = self.local(tt);
+        let prefix = self.local(tt);
+        let fb = self.local(tt);
+        let e2 = self.local(u);
+        let looking = self.local(bt);
+        let lookback_vars = [j, spins, prefix, fb, looking];
+        let max_totals = self.c_u32(SCAN_TOTALS);
+        let tot_arr = self.b.type_array(tt, max_totals);
+        let pt = self.ptr(StorageClass::Workgroup, tot_arr);
+        let totals = self.workgroup_var(pt);
+        let pu = self.ptr(StorageClass::Workgroup, u);
+        let ptt = self.ptr(StorageClass::Workgroup, tt);
+        let sh_tile = self.workgroup_var(pu);
+        let sh_prefix = self.workgroup_var(ptt);
+        let id = self.identity(op, t);
+        let zero = self.c_u32(0);
+        let one = self.c_u32(1);
+        let dev = self.c_u32(SCOPE_DEVICE);
+        let relaxed = self.c_u32(0);
+        let sid = self.load_builtin(cx, BuiltIn::SubgroupId)?;
+        let nsg = self.load_builtin(cx, BuiltIn::NumSubgroups)?;
+        let sgs = self.load_builtin(cx, BuiltIn::SubgroupSize)?;
+        let lane = self.load_builtin(cx, BuiltIn::SubgroupLocalInvocationId)?;
+        let per_tile = self.c_u32(rounds * width);
+        let blk = self.umul(self.wg_size, per_tile)?;
+        let first = self.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
+        // Vector loads and stores (four elements each) where a side is a plain
+        // array in one window; the input may be converted as it is read (`+\` of i32
+        // scans in i64).
+        let vectors = |e: ElemType| {
+            matches!(
+                e,
+                ElemType::F32 | ElemType::I32 | ElemType::I64 | ElemType::F64
+            )
+        };
+        let vec_in = match plain_load(cx, expr) {
+            Some((b, from, IExpr::Index)) if width == 4 && vectors(from) => {
+                Some(self.vec4_source(cx, b, from)?)
+            }
+            _ => None,
+        };
+        // The output may be narrower than the fold (an f32 `+\` in f64).
+        let out_t = cx.bindings[out as usize].1;
+        let vec_out = if width == 4 && cx.windows[out as usize].len() == 1 && vectors(out_t) {
+            Some(self.vec4_view(cx, out, out_t, true)?)
+        } else {
+            None
+        };
+        let out_tt = self.ty(out_t);
+        let vt = self.b.type_vector(out_tt, 4);
+        let pvt = self.ptr(StorageClass::StorageBuffer, vt);
+        // Whole vectors end at n/V: a vector index below that is in bounds throughout.
+        let wc = self.c_u32(width);
+        let n_whole = self.b.u_div(u, None, cx.n, wc).map_err(be)?;
+        let cxr = &*cx;
+        let rc = self.c_u32(rounds);
+        let per_wg = self.umul(self.wg_size, rc)?;
+        // Subgroup s owns the s-th of the tile's nsg consecutive chunks: `rounds`
+        // rounds of one vector per lane, each round a contiguous run of the subgroup's
+        // width.
+        let chunk = self.umul(rc, sgs)?;
+        let mine = self.umul(sid, chunk)?;
+        let mine = self.uadd(mine, lane)?;
+        let elem_at = |e: &mut Self, v: Word, c: u32| -> R<Word> {
+            let vw = e.umul(v, wc)?;
+            let cc = e.c_u32(c);
+            e.uadd(vw, cc)
+        };
+        // One tile per workgroup (the dispatch has exactly one workgroup per tile), so
+        // every barrier is in the function's top-level control flow. Invocation 0
+        // claims the tile from the counter, so tiles start in order: a tile's
+        // predecessors were claimed by workgroups already running.
+        let e = self;
+        let tile = if tiles_by_workgroup {
+            cxr.group
+        } else {
+            e.if_then(first, |e| {
+                let (var, _) = cxr.bindings[counter as usize];
+                let p = e.ptr(StorageClass::StorageBuffer, u);
+                let cp = e.b.access_chain(p, None, var, [zero, zero]).map_err(be)?;
+                let t =
+                    e.b.atomic_i_add(u, None, cp, dev, relaxed, one)
+                        .map_err(be)?;
+                e.store(sh_tile, t)
+            })?;
+            e.barrier()?;
+            e.load(u, sh_tile)?
+        };
+        // A tile's vector indices for this invocation, one per round, and whether the
+        // whole tile is in bounds (only the last tile checks bounds).
+        let base = e.umul(tile, per_wg)?;
+        let sb = e.uadd(base, mine)?;
+        let mut vidx = vec![];
+        for r in 0..rounds {
+            let ro = e.c_u32(r);
+            let ro = e.umul(ro, sgs)?;
+            vidx.push(e.uadd(sb, ro)?);
+        }
+        let end = e.uadd(base, per_wg)?;
+        let whole = e.b.u_less_than_equal(bt, None, end, n_whole).map_err(be)?;
+        // Every load of the tile is issued before any is used.
+        e.if_else(
+            whole,
+            |e| {
+                for (row, &v) in xs.iter().zip(&vidx) {
+                    if let Some(src) = &vec_in {
+                        let x4 = e.load_vec4(src, v, t)?;
+                        for (&var, x) in row.iter().zip(x4) {
+                            e.store(var, x)?;
+                        }
+                    } else {
+                        for (c, &var) in row.iter().enumerate() {
+                            let i = elem_at(e, v, c as u32)?;
+                            let x = e.expr(cxr, expr, Ix::flat(i))?;
+                            e.store(var, x)?;
+                        }
+                    }
+                }
+                Ok(())
+            },
+            |e| {
+                for (row, &v) in xs.iter().zip(&vidx) {
+                    for (c, &var) in row.iter().enumerate() {
+                        let i = elem_at(e, v, c as u32)?;
+                        let inb = e.ult(i, cxr.n)?;
+                        e.store(var, id)?;
+                        e.if_then(inb, |e| {
+                            let x = e.expr(cxr, expr, Ix::flat(i))?;
+                            e.store(var, x)
+                        })?;
+                    }
+                }
+                Ok(())
+            },
+        )?;
+        // Each round: a serial inclusive scan of the invocation's own elements,
+        // then an exclusive scan and a reduction of the rows' totals across the
+        // subgroup (the rounds are independent, so their subgroup operations
+        // overlap).
+        let mut round_scans = vec![];
+        for row in &xs {
+            let mut acc = e.load(tt, row[0])?;
+            for &var in &row[1..] {
+                let x = e.load(tt, var)?;
+                acc = e.binop(op, t, acc, x)?;
+                e.store(var, acc)?;
+            }
+            let ex = e.group(op, t, GroupOperation::ExclusiveScan, acc)?;
+            // The round's total: the last lane's inclusive value, or a
+            // reduction where the device has no shuffles.
+            let tot = if shuffle {
+                e.uses_shuffle = true;
+                let inc = e.binop(op, t, ex, acc)?;
+                let one = e.c_u32(1);
+                let last = e.b.i_sub(u, None, sgs, one).map_err(be)?;
+                let sg = e.c_u32(SCOPE_SUBGROUP);
+                e.b.group_non_uniform_shuffle(tt, None, sg, inc, last)
+                    .map_err(be)?
+            } else {
+                e.group(op, t, GroupOperation::Reduce, acc)?
+            };
+            round_scans.push((ex, tot));
+        }
+        // Earlier rounds' totals and earlier lanes go into the elements now, so
+        // that after the lookback only the tile's and the subgroup's prefixes
+        // remain.
+        let mut run: Option<Word> = None;
+        for (row, &(ex, tot)) in xs.iter().zip(&round_scans) {
+            let off = match run {
+                Some(r) => e.binop(op, t, r, ex)?,
+                None => ex,
+            };
+            for &var in row {
+                let x = e.load(tt, var)?;
+                let y = e.binop(op, t, off, x)?;
+                e.store(var, y)?;
+            }
+            run = Some(match run {
+                Some(r) => e.binop(op, t, r, tot)?,
+                None => tot,
+            });
+        }
+        let sg_total = run.unwrap_or(id);
+        let el = e.elect()?;
+        e.if_then(el, |e| {
+            let p = e.shared_ptr(totals, t, sid)?;
+            e.store(p, sg_total)
+        })?;
+        e.barrier()?;
+        // The subgroup's exclusive prefix within the tile (`carry`) and, for
+        // subgroup 0 (or every subgroup, when each looks back), the tile's
+        // aggregate: reductions of the subgroup totals, a subgroup width at a time.
+        let sg0 = e.b.i_equal(bt, None, sid, zero).map_err(be)?;
+        e.store(carry, id)?;
+        e.store(whole_agg, id)?;
+        e.store(e2, zero)?;
+        e.while_loop(
+            |e| {
+                let ev = e.load(u, e2)?;
+                e.ult(ev, nsg)
+            },
+            |e| {
+                let ev = e.load(u, e2)?;
+                let k = e.uadd(ev, lane)?;
+                let ink = e.ult(k, nsg)?;
+                e.store(fb, id)?;
+                e.if_then(ink, |e| {
+                    let p = e.shared_ptr(totals, t, k)?;
+                    let v = e.load(tt, p)?;
+                    e.store(fb, v)
+                })?;
+                let v = e.load(tt, fb)?;
+                let before = e.ult(k, sid)?;
+                let vb = e.b.select(tt, None, before, v, id).map_err(be)?;
+                let q = e.group(op, t, GroupOperation::Reduce, vb)?;
+                let c = e.load(tt, carry)?;
+                let nc = e.binop(op, t, c, q)?;
+                e.store(carry, nc)?;
+                let need_agg = if every_subgroup {
+                    e.b.constant_true(bt)
+                } else {
+                    sg0
+                };
+                e.if_then(need_agg, |e| {
+                    let a = e.group(op, t, GroupOperation::Reduce, v)?;
+                    let c = e.load(tt, whole_agg)?;
+                    let na = e.binop(op, t, c, a)?;
+                    e.store(whole_agg, na)
+                })
+            },
+            |e| {
+                let ev = e.load(u, e2)?;
+                let nx = e.uadd(ev, sgs)?;
+                e.store(e2, nx)
+            },
+        )?;
+        let fold_in = |e: &mut Self, a: Word| -> R<()> {
+            for row in &xs {
+                for &var in row {
+                    let x = e.load(tt, var)?;
+                    let y = e.binop(op, t, a, x)?;
+                    e.store(var, y)?;
+                }
+            }
+            Ok(())
+        };
+        if every_subgroup {
+            // Each subgroup looks back itself (values are uniform within it, so
+            // control flow stays uniform) and finds the same prefix; subgroup 0
+            // publishes. No subgroup waits at a barrier while another spins.
+            let agg = e.load(tt, whole_agg)?;
+            e.look_back(cxr, op, expr, state, agg, tile, lookback_vars, blk)?;
+            let pv = e.load(tt, prefix)?;
+            let c = e.load(tt, carry)?;
+            let a = e.binop(op, t, pv, c)?;
+            fold_in(e, a)?;
+        } else {
+            // Subgroup 0 publishes and looks back while the others add their
+            // subgroup prefix; then it hands the tile's prefix on through
+            // workgroup memory.
+            e.if_else(
+                sg0,
+                |e| {
+                    let agg = e.load(tt, whole_agg)?;
+                    e.look_back(cxr, op, expr, state, agg, tile, lookback_vars, blk)?;
+                    let el = e.elect()?;
+                    e.if_then(el, |e| {
+                        let pv = e.load(tt, prefix)?;
+                        e.store(sh_prefix, pv)
+                    })
+                },
+                |e| {
+                    let c = e.load(tt, carry)?;
+                    fold_in(e, c)
+                },
+            )?;
+            e.barrier()?;
+            let pv = e.load(tt, sh_prefix)?;
+            fold_in(e, pv)?;
+        }
+        // Output.
+        for (row, &v) in xs.iter().zip(&vidx) {
+            let mut ys = vec![];
+            for &var in row {
+                ys.push(e.load(tt, var)?);
+            }
+            let each = |e: &mut Self, checked: bool| -> R<()> {
+                for (c, &y) in ys.iter().enumerate() {
+                    let i = elem_at(e, v, c as u32)?;
+                    if checked {
+                        let inb = e.ult(i, cxr.n)?;
+                        e.if_then(inb, |e| e.store_fold(cxr, out, i, y, t))?;
+                    } else {
+                        e.store_fold(cxr, out, i, y, t)?;
+                    }
+                }
+                Ok(())
+            };
+            e.if_else(
+                whole,
+                |e| match vec_out {
+                    Some(v4) => {
+                        let mut zs = vec![];
+                        for &y in &ys {
+                            let z = e.convert(y, t, out_t)?;
+                            e.check_finite(cxr, out, z)?;
+                            zs.push(z);
+                        }
+                        let y = e.b.composite_construct(vt, None, zs).map_err(be)?;
+                        let p = e.b.access_chain(pvt, None, v4, [zero, v]).map_err(be)?;
+                        e.store(p, y)
+                    }
+                    None => each(e, false),
+                },
+                |e| each(e, true),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// A subgroup's part in a tile's publication: the aggregate (flag 1) or, for
+    /// tile 0, the inclusive prefix (flag 2); then, past tile 0, the lookback into
+    /// `prefix` and the inclusive prefix. Only subgroup 0 publishes.
+    #[allow(clippy::too_many_arguments)]
+    fn look_back(
+        &mut self,
+        cx: &Cx,
+        op: BinOp,
+        expr: &KExpr,
+        state: [u32; 4],
+        agg: Word,
+        tile: Word,
+        vars: [Word; 5],
+        blk: Word,
+    ) -> R<()> {
+        let [flags, aggs, incls, _] = state;
+        let [j, spins, prefix, _, looking] = vars;
+        let t = expr.elem();
+        let tt = self.ty(t);
+        let (u, bt) = (self.u32_t, self.bool_t);
+        let zero = self.c_u32(0);
+        let one = self.c_u32(1);
+        let two = self.c_u32(2);
+        let id = self.identity(op, t);
+        let sid = self.load_builtin_cx(BuiltIn::SubgroupId)?;
+        let sg0 = self.b.i_equal(bt, None, sid, zero).map_err(be)?;
+        let is0 = self.b.i_equal(bt, None, tile, zero).map_err(be)?;
+        self.store(prefix, id)?;
+        self.if_else(
+            is0,
+            |e| e.publish(cx, sg0, [incls, flags], zero, agg, t, two),
+            |e| {
+                e.publish(cx, sg0, [aggs, flags], tile, agg, t, one)?;
+                let jm = e.b.i_sub(u, None, tile, one).map_err(be)?;
+                e.store(j, jm)?;
+                e.store(spins, zero)?;
+                let tru = e.b.constant_true(bt);
+                e.store(looking, tru)?;
+                let limit = e.spin;
+                e.while_loop(
+                    |e| e.load(bt, looking),
+                    |e| e.lookback_step(cx, op, expr, [flags, aggs, incls], vars, blk, limit),
+                    |_| Ok(()),
+                )?;
+                let pv = e.load(tt, prefix)?;
+                let inc = e.binop(op, t, pv, agg)?;
+                e.publish(cx, sg0, [incls, flags], tile, inc, t, two)
+            },
+        )
+    }
+
+    /// One elected lane of subgroup 0 stores a tile's value words, then its flag with release
+    /// semantics (so the words are visible before the flag).
+    #[allow(clippy::too_many_arguments)]
+    fn publish(
+        &mut self,
+        cx: &Cx,
+        sg0: Word,
+        bindings: [u32; 2],
+        tile: Word,
+        v: Word,
+        t: ElemType,
+        flag: Word,
+    ) -> R<()> {
+        let [values, flags] = bindings;
+        let el = self.elect()?;
+        let bt = self.bool_t;
+        let me = self.b.logical_and(bt, None, sg0, el).map_err(be)?;
+        self.if_then(me, |e| {
+            let dev = e.c_u32(SCOPE_DEVICE);
+            if let Some(view) = cx.packed_status {
+                // (value bits << 32) | flag, in one atomic store.
+                let relaxed = e.c_u32(0);
+                let u64t = e.b.type_int(64, 0);
+                let u = e.u32_t;
+                let bits = e.b.bitcast(u, None, v).map_err(be)?;
+                let hi = e.b.u_convert(u64t, None, bits).map_err(be)?;
+                let c32 = e.constant(u64t, 32, true);
+                let hi = e.b.shift_left_logical(u64t, None, hi, c32).map_err(be)?;
+                let lo = e.b.u_convert(u64t, None, flag).map_err(be)?;
+                let w = e.b.bitwise_or(u64t, None, hi, lo).map_err(be)?;
+                let p = e.packed_ptr(view, tile)?;
+                return e.b.atomic_store(p, dev, relaxed, w).map_err(be);
+            }
+            e.store_words(cx, values, tile, v, t)?;
+            let release = e.c_u32(SEM_RELEASE_UNIFORM);
+            let fp = e.flag_ptr(cx, flags, tile)?;
+            e.b.atomic_store(fp, dev, release, flag).map_err(be)
+        })
+    }
+
+    /// The packed status word of `tile`.
+    fn packed_ptr(&mut self, view: Word, tile: Word) -> R<Word> {
+        let u64t = self.b.type_int(64, 0);
+        let p = self.ptr(StorageClass::StorageBuffer, u64t);
+        let z = self.c_u32(0);
+        self.b.access_chain(p, None, view, [z, tile]).map_err(be)
+    }
+
+    /// The flag word of `tile` (flags are one word per tile, not two).
+    fn flag_ptr(&mut self, cx: &Cx, flags: u32, tile: Word) -> R<Word> {
+        let (var, _) = cx.bindings[flags as usize];
+        let p = self.ptr(StorageClass::StorageBuffer, self.u32_t);
+        let z = self.c_u32(0);
+        self.b.access_chain(p, None, var, [z, tile]).map_err(be)
+    }
+
+    /// Stores a tile value as two u32 words (`2·tile`, `2·tile+1`) with atomics, so that
+    /// no compiler or memory system can move it past the flag that publishes it.
+    fn store_words(&mut self, cx: &Cx, binding: u32, tile: Word, v: Word, t: ElemType) -> R<()> {
+        let (u, dev, relaxed) = (self.u32_t, self.c_u32(SCOPE_DEVICE), self.c_u32(0));
+        let (lo, hi) = match t {
+            ElemType::I64 | ElemType::F64 => {
+                self.uses_i64 = true;
+                let u64t = self.b.type_int(64, 0);
+                let bits = self.b.bitcast(u64t, None, v).map_err(be)?;
+                let lo = self.b.u_convert(u, None, bits).map_err(be)?;
+                let c32 = self.constant(u64t, 32, true);
+                let sh = self
+                    .b
+                    .shift_right_logical(u64t, None, bits, c32)
+                    .map_err(be)?;
+                let hi = self.b.u_convert(u, None, sh).map_err(be)?;
+                (lo, hi)
+            }
+            _ => (self.b.bitcast(u, None, v).map_err(be)?, self.c_u32(0)),
+        };
+        for (k, w) in [lo, hi].into_iter().enumerate() {
+            let ptr = self.word_ptr(cx, binding, tile, k as u32)?;
+            self.b.atomic_store(ptr, dev, relaxed, w).map_err(be)?;
+        }
+        Ok(())
+    }
+
+    /// Word `k` of tile `tile`'s value in a words binding.
+    fn word_ptr(&mut self, cx: &Cx, binding: u32, tile: Word, k: u32) -> R<Word> {
+        let two = self.c_u32(2);
+        let i0 = self.umul(tile, two)?;
+        let kc = self.c_u32(k);
+        let i = self.uadd(i0, kc)?;
+        let (var, _) = cx.bindings[binding as usize];
+        let p = self.ptr(StorageClass::StorageBuffer, self.u32_t);
+        let z = self.c_u32(0);
+        self.b.access_chain(p, None, var, [z, i]).map_err(be)
+    }
+
+    /// Reads a tile value written by [`Self::store_words`].
+    fn load_words(&mut self, cx: &Cx, binding: u32, tile: Word, t: ElemType) -> R<Word> {
+        let (u, dev, relaxed) = (self.u32_t, self.c_u32(SCOPE_DEVICE), self.c_u32(0));
+        let mut w = [0; 2];
+        for (k, slot) in w.iter_mut().enumerate() {
+            let ptr = self.word_ptr(cx, binding, tile, k as u32)?;
+            *slot = self.b.atomic_load(u, None, ptr, dev, relaxed).map_err(be)?;
+        }
+        let tt = self.ty(t);
+        match t {
+            ElemType::I64 | ElemType::F64 => {
+                self.uses_i64 = true;
+                let u64t = self.b.type_int(64, 0);
+                let lo = self.b.u_convert(u64t, None, w[0]).map_err(be)?;
+                let hi = self.b.u_convert(u64t, None, w[1]).map_err(be)?;
+                let c32 = self.constant(u64t, 32, true);
+                let hs = self.b.shift_left_logical(u64t, None, hi, c32).map_err(be)?;
+                let bits = self.b.bitwise_or(u64t, None, hs, lo).map_err(be)?;
+                self.b.bitcast(tt, None, bits).map_err(be)
+            }
+            _ => self.b.bitcast(tt, None, w[0]).map_err(be),
+        }
+    }
+
+    /// One step of a subgroup's lookback from tile `j`, a subgroup-width window at a
+    /// time: lane `l` reads tile `j-l`'s flag. If some tile in the window has its
+    /// inclusive prefix and no nearer tile is unpublished, the nearer aggregates and that
+    /// prefix complete the lookback; otherwise the aggregates before the first
+    /// unpublished tile are folded in and the window moves back to it. A tile still
+    /// unpublished after `limit` polls is reduced from the input by the subgroup (the
+    /// decoupled fallback). Lanes past tile 0 count as an inclusive prefix of identity.
+    #[allow(clippy::too_many_arguments)]
+    fn lookback_step(
+        &mut self,
+        cx: &Cx,
+        op: BinOp,
+        expr: &KExpr,
+        state: [u32; 3],
+        vars: [Word; 5],
+        blk: Word,
+        limit: Word,
+    ) -> R<()> {
+        let [flags, aggs, incls] = state;
+        let [j, spins, prefix, fb, looking] = vars;
+        let t = expr.elem();
+        let tt = self.ty(t);
+        let (u, bt) = (self.u32_t, self.bool_t);
+        let zero = self.c_u32(0);
+        let one = self.c_u32(1);
+        let two = self.c_u32(2);
+        let dev = self.c_u32(SCOPE_DEVICE);
+        let sg = self.c_u32(SCOPE_SUBGROUP);
+        let acquire = self.c_u32(SEM_ACQUIRE_UNIFORM);
+        let id = self.identity(op, t);
+        let fls = self.b.constant_false(bt);
+        let lane = self.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
+        let sgs = self.load_builtin_cx(BuiltIn::SubgroupSize)?;
+        let jv = self.load(u, j)?;
+        let valid = self.b.u_less_than_equal(bt, None, lane, jv).map_err(be)?;
+        let tj = self.b.i_sub(u, None, jv, lane).map_err(be)?;
+        // This lane's flag and value (identity unless published).
+        let fl = self.local(u);
+        let val = self.local(tt);
+        self.store(fl, two)?;
+        self.store(val, id)?;
+        self.if_then(valid, |e| {
+            if let Some(view) = cx.packed_status {
+                // One load: the flag in the low half, the value in the high half.
+                let relaxed = e.c_u32(0);
+                let u64t = e.b.type_int(64, 0);
+                let p = e.packed_ptr(view, tj)?;
+                let w = e.b.atomic_load(u64t, None, p, dev, relaxed).map_err(be)?;
+                let f = e.b.u_convert(u, None, w).map_err(be)?;
+                let c32 = e.constant(u64t, 32, true);
+                let hi = e.b.shift_right_logical(u64t, None, w, c32).map_err(be)?;
+                let hi = e.b.u_convert(u, None, hi).map_err(be)?;
+                let v = e.b.bitcast(tt, None, hi).map_err(be)?;
+                e.store(fl, f)?;
+                let any = e.ult(zero, f)?;
+                return e.if_then(any, |e| e.store(val, v));
+            }
+            let fp = e.flag_ptr(cx, flags, tj)?;
+            let f = e.b.atomic_load(u, None, fp, dev, acquire).map_err(be)?;
+            e.store(fl, f)?;
+            let is2 = e.b.i_equal(bt, None, f, two).map_err(be)?;
+            let is1 = e.b.i_equal(bt, None, f, one).map_err(be)?;
+            e.if_then(is2, |e| {
+                let v = e.load_words(cx, incls, tj, t)?;
+                e.store(val, v)
+            })?;
+            e.if_then(is1, |e| {
+                let v = e.load_words(cx, aggs, tj, t)?;
+                e.store(val, v)
+            })
+        })?;
+        let f = self.load(u, fl)?;
+        let v4 = self.b.type_vector(u, 4);
+        self.uses_ballot = true;
+        let first_set = |e: &mut Self, pred: Word| -> R<Word> {
+            let bal =
+                e.b.group_non_uniform_ballot(v4, None, sg, pred)
+                    .map_err(be)?;
+            let count =
+                e.b.group_non_uniform_ballot_bit_count(u, None, sg, GroupOperation::Reduce, bal)
+                    .map_err(be)?;
+            let lsb =
+                e.b.group_non_uniform_ballot_find_lsb(u, None, sg, bal)
+                    .map_err(be)?;
+            let any = e.ult(zero, count)?;
+            e.b.select(u, None, any, lsb, sgs).map_err(be)
+        };
+        let is_inc = self.b.i_equal(bt, None, f, two).map_err(be)?;
+        let is_unset = self.b.i_equal(bt, None, f, zero).map_err(be)?;
+        let first_inc = first_set(self, is_inc)?;
+        let first_unset = first_set(self, is_unset)?;
+        let fold_lanes = |e: &mut Self, upto_incl: Word, inclusive: bool| -> R<()> {
+            let take = if inclusive {
+                e.b.u_less_than_equal(bt, None, lane, upto_incl)
+                    .map_err(be)?
+            } else {
+                e.ult(lane, upto_incl)?
+            };
+            let mine = e.load(tt, val)?;
+            let c = e.b.select(tt, None, take, mine, id).map_err(be)?;
+            let total = e.group(op, t, GroupOperation::Reduce, c)?;
+            let pv = e.load(tt, prefix)?;
+            let np = e.binop(op, t, total, pv)?;
+            e.store(prefix, np)
+        };
+        let done = self.ult(first_inc, first_unset)?;
+        self.if_else(
+            done,
+            |e| {
+                fold_lanes(e, first_inc, true)?;
+                e.store(looking, fls)
+            },
+            |e| {
+                fold_lanes(e, first_unset, false)?;
+                let moved = e.ult(zero, first_unset)?;
+                e.if_else(
+                    moved,
+                    |e| {
+                        let nj = e.b.i_sub(u, None, jv, first_unset).map_err(be)?;
+                        e.store(j, nj)?;
+                        e.store(spins, zero)
+                    },
+                    |e| {
+                        // Tile j is unpublished: poll again, or reduce it here.
+                        let sv = e.load(u, spins)?;
+                        let ns = e.uadd(sv, one)?;
+                        e.store(spins, ns)?;
+                        let over = e.ult(limit, ns)?;
+                        e.if_then(over, |e| {
+                            e.store(fb, id)?;
+                            let base = e.umul(jv, blk)?;
+                            let k = e.local(u);
+                            e.store(k, lane)?;
+                            e.while_loop(
+                                |e| {
+                                    let kv = e.load(u, k)?;
+                                    e.ult(kv, blk)
+                                },
+                                |e| {
+                                    let kv = e.load(u, k)?;
+                                    let i = e.uadd(base, kv)?;
+                                    let inb = e.ult(i, cx.n)?;
+                                    e.if_then(inb, |e| {
+                                        let x = e.expr(cx, expr, Ix::flat(i))?;
+                                        let a = e.load(tt, fb)?;
+                                        let r = e.binop(op, t, a, x)?;
+                                        e.store(fb, r)
+                                    })
+                                },
+                                |e| {
+                                    let kv = e.load(u, k)?;
+                                    let nx = e.uadd(kv, sgs)?;
+                                    e.store(k, nx)
+                                },
+                            )?;
+                            let mine = e.load(tt, fb)?;
+                            let tot = e.group(op, t, GroupOperation::Reduce, mine)?;
+                            let pv = e.load(tt, prefix)?;
+                            let np = e.binop(op, t, tot, pv)?;
+                            e.store(prefix, np)?;
+                            let at0 = e.b.i_equal(bt, None, jv, zero).map_err(be)?;
+                            e.if_else(
+                                at0,
+                                |e| e.store(looking, fls),
+                                |e| {
+                                    let jm = e.b.i_sub(u, None, jv, one).map_err(be)?;
+                                    e.store(j, jm)?;
+                                    e.store(spins, zero)
+                                },
+                            )
+                        })
+                    },
+                )
+            },
+        )
+    }
+}
