@@ -120,27 +120,6 @@ fn fr(v: f64, ty: ElemType) -> Result<Scalar, ScalarError> {
     }
 }
 
-thread_local! {
-    static FLUSH_SUBNORMALS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Runs `f` with the scalar functions reading and giving f64 subnormals as 0, as a
-/// device that flushes them computes (lavapipe: it cannot keep them). Not APL's
-/// semantics: the fuzzer asks whether that alone explains a difference.
-pub fn with_subnormals_flushed<T>(f: impl FnOnce() -> T) -> T {
-    let before = FLUSH_SUBNORMALS.replace(true);
-    let r = f();
-    FLUSH_SUBNORMALS.set(before);
-    r
-}
-
-fn flush(s: Scalar) -> Scalar {
-    match s {
-        Scalar::F64(x) if x != 0.0 && x.abs() < f64::MIN_POSITIVE => Scalar::F64(0.0 * x.signum()),
-        s => s,
-    }
-}
-
 /// The DOMAIN ERROR message of a float result beyond the range of `ty`.
 pub fn not_finite(ty: ElemType) -> &'static str {
     if ty == ElemType::F64 {
@@ -264,13 +243,6 @@ impl UnOp {
     }
 
     pub fn apply(self, x: Scalar, float: ElemType) -> Result<Scalar, ScalarError> {
-        if FLUSH_SUBNORMALS.get() {
-            return self.apply_exact(flush(x), float).map(flush);
-        }
-        self.apply_exact(x, float)
-    }
-
-    fn apply_exact(self, x: Scalar, float: ElemType) -> Result<Scalar, ScalarError> {
         let ty = self.result_type(x.elem_type(), float);
         let f = x.as_f64();
         let int = x.elem_type().is_int();
@@ -600,13 +572,6 @@ impl BinOp {
 
     /// Applies the function (arguments of any types; they are converted here).
     pub fn apply(self, a: Scalar, b: Scalar, float: ElemType) -> Result<Scalar, ScalarError> {
-        if FLUSH_SUBNORMALS.get() {
-            return self.apply_exact(flush(a), flush(b), float).map(flush);
-        }
-        self.apply_exact(a, b, float)
-    }
-
-    fn apply_exact(self, a: Scalar, b: Scalar, float: ElemType) -> Result<Scalar, ScalarError> {
         use BinOp::*;
         let ot = self.operand_type(a.elem_type(), b.elem_type(), float);
         let rt = self.result_type(a.elem_type(), b.elem_type(), float);

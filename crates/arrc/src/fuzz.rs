@@ -87,9 +87,6 @@ pub struct FuzzReport {
     /// The reference stopped at its own limit (2^28 elements) below the device's: the
     /// device's value or later error has nothing to compare to.
     pub beyond_reference: u64,
-    /// Different only because the device cannot keep f64 subnormals and flushes them
-    /// to 0 (lavapipe; LANGUAGE.md): the reference flushing them too agrees.
-    pub subnormals_flushed: u64,
     /// A value against an error, or different values.
     pub disagreements: Vec<Finding>,
     /// Errors of different classes.
@@ -106,7 +103,7 @@ impl FuzzReport {
 
     pub fn summary(&self) -> String {
         format!(
-            "{} programs in {:.0} s: {} same value, {} same error, {} not on the device, {} slow, {} beyond the reference, {} f64 subnormals flushed by the device; {} disagreements, {} error-class mismatches, {} crashes",
+            "{} programs in {:.0} s: {} same value, {} same error, {} not on the device, {} slow, {} beyond the reference; {} disagreements, {} error-class mismatches, {} crashes",
             self.programs,
             self.seconds,
             self.same_value,
@@ -114,7 +111,6 @@ impl FuzzReport {
             self.unsupported,
             self.slow,
             self.beyond_reference,
-            self.subnormals_flushed,
             self.disagreements.len(),
             self.class_mismatches.len(),
             self.crashes.len()
@@ -319,25 +315,12 @@ fn one(
     let judge = |want: &Result<crate::Outcome, crate::Error>| {
         verdict(want, &got, refused, raised, reference_limit)
     };
-    let mut v = judge(&want);
-    // A device that cannot keep f64 subnormals (lavapipe) reads and gives them as 0:
-    // where the reference doing the same agrees, that is the whole difference.
-    let flushes = dev.device().is_some_and(|d| !d.denorm_preserve_f64);
-    if flushes && matches!(v, Verdict::Disagreement(_) | Verdict::ClassMismatch(_)) {
-        let again =
-            arrc_ir::scalar::with_subnormals_flushed(|| eval_guarded(cpu, case, opts.timeout));
-        if let Ok(w) = again {
-            if matches!(judge(&w), Verdict::SameValue | Verdict::SameError) {
-                v = Verdict::SubnormalsFlushed;
-            }
-        }
-    }
+    let v = judge(&want);
     match v {
         Verdict::SameValue => report.same_value += 1,
         Verdict::SameError => report.same_error += 1,
         Verdict::Unsupported => report.unsupported += 1,
         Verdict::BeyondReference => report.beyond_reference += 1,
-        Verdict::SubnormalsFlushed => report.subnormals_flushed += 1,
         Verdict::Crash(m) => report.crashes.push(case.finding(m)),
         Verdict::Disagreement(m) => report.disagreements.push(case.finding(m)),
         Verdict::ClassMismatch(m) => report.class_mismatches.push(case.finding(m)),
@@ -351,8 +334,6 @@ enum Verdict {
     SameError,
     Unsupported,
     BeyondReference,
-    /// Different only because the device flushes f64 subnormals to 0.
-    SubnormalsFlushed,
     Crash(String),
     Disagreement(String),
     ClassMismatch(String),

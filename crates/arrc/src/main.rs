@@ -675,7 +675,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             for d in ds {
                 println!(
-                    "{}: {} ({}), Vulkan {}, subgroup size {}, int64 {}, float64 {} (subnormals {}), max storage buffer {} bytes, driver {}",
+                    "{}: {} ({}), Vulkan {}, subgroup size {}, int64 {}, float64 {}, max storage buffer {} bytes, driver {}",
                     d.index,
                     d.name,
                     d.device_type,
@@ -683,7 +683,6 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     d.subgroup_size,
                     d.shader_int64,
                     d.shader_float64,
-                    if d.denorm_preserve_f64 { "kept" } else { "flushed to 0" },
                     d.max_storage_buffer_range,
                     d.driver
                 );

@@ -364,19 +364,21 @@ fn found_by_the_fuzzer() {
 }
 
 #[test]
-fn f64_subnormals_are_kept_where_the_device_can() {
-    // Kernels computing in f64 ask for DenormPreserve; a device without it (lavapipe)
-    // says so in `arrc devices` and flushes them to 0.
-    let mut s = gpu();
-    let keeps = s.device().expect("a device").denorm_preserve_f64;
-    let src = "⎕FR←645 ⋄ x←1 ⋄ 2*¯1070+x-1";
-    let got = outcome(&mut s, src);
-    let want = if keeps { "7.905050333E¯323" } else { "0" };
-    assert_eq!(got, want, "device keeps f64 subnormals: {keeps}");
-    assert_eq!(
-        outcome(&mut Session::new(Backend::Cpu).unwrap(), src),
-        "7.905050333E¯323"
-    );
+fn f64_subnormals_are_kept() {
+    // Seed 22 index 1922 (f64): the device's `*` scaled e^r by 2^k with one Ldexp,
+    // which drivers do by a normal power of two (0 below 2^¯1022), and `⍺*⍵` of a
+    // negative integer ⍵ took the reciprocal of |⍺|*|⍵|, which overflowed: both gave
+    // 0 where the result is a subnormal.
+    check(&[
+        ("⎕FR←645 ⋄ x←1 ⋄ 2*¯1070+x-1", "7.905050333E¯323"),
+        ("⎕FR←645 ⋄ x←1 ⋄ ¯2*¯1071+x-1", "¯3.952525167E¯323"),
+        ("⎕FR←645 ⋄ x←1 ⋄ *¯740+x-1", "4.19955799E¯322"),
+        ("⎕FR←645 ⋄ x←1 ⋄ *¯744+x-1", "9.881312917E¯324"),
+        ("⎕FR←645 ⋄ x←1 ⋄ 0=*¯744+x-1", "0"),
+        ("⎕FR←645 ⋄ x←1 ⋄ 3*¯600+x-1", "5.336385165E¯287"),
+        ("⎕FR←645 ⋄ x←1 ⋄ 2*¯1080+x-1", "0"),
+        ("⎕FR←645 ⋄ x←1 ⋄ (x×2*¯1074)=0", "0"),
+    ]);
 }
 
 #[test]

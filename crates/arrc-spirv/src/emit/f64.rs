@@ -12,6 +12,7 @@ use rspirv::spirv::Word;
 const F64: ElemType = ElemType::F64;
 // GLSL.std.450 instruction numbers.
 const ROUND_EVEN: u32 = 2;
+const FLOOR: u32 = 8;
 const LDEXP: u32 = 53;
 const FMA: u32 = 50;
 const FABS: u32 = 4;
@@ -81,13 +82,18 @@ impl Emitter {
             let c = self.fc(F64, 1.0 / fact[i]);
             p = self.fma64(p, r, c)?;
         }
-        // 2^k as 2^(k-1)·2, so that Ldexp never needs an exponent above 1023; beyond
+        // 2^k in two steps of about k/2 each, so that neither Ldexp needs an exponent
+        // outside the normal range (drivers scale by a normal power of two): the first
+        // is exact, the second rounds once, into the subnormals too (`*¯740`); beyond
         // the range of f64 the result is ∞ or 0 outright.
-        let one = self.fc(F64, 1.0);
-        let k1 = self.binop(BinOp::Sub, F64, k, one)?;
-        let ki = self.b.convert_f_to_s(it, None, k1).map_err(be)?;
-        let half_up = self.glsl(F64, LDEXP, &[p, ki])?;
-        let r = self.binop(BinOp::Add, F64, half_up, half_up)?;
+        let half = self.fc(F64, 0.5);
+        let kh = self.binop(BinOp::Mul, F64, k, half)?;
+        let ka = self.glsl(F64, FLOOR, &[kh])?;
+        let kb = self.binop(BinOp::Sub, F64, k, ka)?;
+        let kai = self.b.convert_f_to_s(it, None, ka).map_err(be)?;
+        let kbi = self.b.convert_f_to_s(it, None, kb).map_err(be)?;
+        let scaled = self.glsl(F64, LDEXP, &[p, kai])?;
+        let r = self.glsl(F64, LDEXP, &[scaled, kbi])?;
         let bt = self.bool_t;
         let over = self.fc(F64, 709.782_712_893_384);
         let under = self.fc(F64, -745.2);

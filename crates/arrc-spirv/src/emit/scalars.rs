@@ -1001,7 +1001,19 @@ impl Emitter {
                 e.if_then(neg, |e| {
                     let r = e.load(f, out)?;
                     let q = e.fop(t, BinOp::Div, one, r)?;
-                    e.store(out, q)
+                    e.store(out, q)?;
+                    if t != ElemType::F64 {
+                        return Ok(());
+                    }
+                    // |a|^|b| beyond f64 whose reciprocal is a subnormal (`2*¯1070`):
+                    // e^(b·ln|a|), which keeps it.
+                    let under = e.feq(q, zero)?;
+                    e.if_then(under, |e| {
+                        let l = e.log64(aa)?;
+                        let bl = e.fop(t, BinOp::Mul, b, l)?;
+                        let p = e.exp64(bl)?;
+                        e.store(out, p)
+                    })
                 })
             },
             |e| {
