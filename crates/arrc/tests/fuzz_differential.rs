@@ -21,7 +21,7 @@ fn slice(seed: u64, float: ElemType, programs: u64) {
 }
 
 fn check(opts: &FuzzOptions, min_values: u64) {
-    let report = run(&opts, &mut |_| {}).expect("a Vulkan device is required");
+    let report = run(opts, &mut |_| {}).expect("a Vulkan device is required");
     println!("{}", report.summary());
     let findings: Vec<String> = report
         .disagreements
