@@ -56,7 +56,7 @@ def torch_workload(torch, name, dtype, n, shape, runs, warmup, batch=1):
     if name == "copy":
         x, y = rand(n), torch.empty(n, device=dev, dtype=tdt)
         return torch_times_b(torch, lambda: y.copy_(x), runs, warmup), None
-    if name in ("sum", "max", "scan", "maxscan", "compress"):
+    if name in ("sum", "max", "scan", "maxscan", "compress", "grade"):
         x = rand(n)
         fn = {
             "sum": lambda: x.sum(),
@@ -64,6 +64,7 @@ def torch_workload(torch, name, dtype, n, shape, runs, warmup, batch=1):
             "scan": lambda: torch.cumsum(x, 0),
             "maxscan": lambda: torch.cummax(x, 0).values,
             "compress": lambda: x[x > 0.5],  # as arrc bench: (x>0.5)/x
+            "grade": lambda: torch.argsort(x, stable=True),  # as arrc bench: ⍋x
         }[name]
         t = torch_times_b(torch, fn, runs, warmup)
         e2e = None
@@ -96,7 +97,7 @@ def main():
     ap.add_argument("--arrc", default="target/release/arrc")
     ap.add_argument("--sizes", default="10,12,14,16,18,20,22,24,26,28")
     ap.add_argument("--types", default="f32,i32")
-    ap.add_argument("--workloads", default="copy,sum,max,scan,maxscan,rowsum,colsum,sqdiff,compress,matmul")
+    ap.add_argument("--workloads", default="copy,sum,max,scan,maxscan,rowsum,colsum,sqdiff,compress,grade,matmul")
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--json-out", default=None, help="also write all rows as JSON here")
     ap.add_argument("--batch", type=int, default=1,

@@ -21,6 +21,8 @@ use crate::verify::Verified;
 use arrc_syntax::Span;
 use serde::Serialize;
 
+mod sort;
+
 /// Planner settings.
 #[derive(Clone, Debug)]
 pub struct PlanOptions {
@@ -53,8 +55,11 @@ pub struct PlanOptions {
     /// it costs.
     pub wide_folds: bool,
     /// The device keeps f64 subnormals when a shader asks (DenormPreserve): every
-    /// kernel that computes in f64 asks. (lavapipe cannot, and flushes them to 0.)
+    /// kernel that computes in f64 asks.
     pub denorm_preserve_f64: bool,
+    /// Vectors of at least this many elements are graded by the radix sort; shorter
+    /// ones (and matrices) by the bitonic network.
+    pub radix_from: u64,
     /// The largest storage-buffer range a binding may have (a power of two); larger
     /// arrays are bound as several windows of this size.
     pub window_bytes: u64,
@@ -105,6 +110,7 @@ impl Default for PlanOptions {
             float64: true,
             wide_folds: true,
             denorm_preserve_f64: false,
+            radix_from: 1024,
             window_bytes: 1 << 31,
             every_subgroup_looks_back: false,
             int64_atomics: false,
@@ -526,6 +532,35 @@ pub enum KernelKind {
         down: bool,
         origin: i32,
     },
+    /// A radix sort's keys: for `i < n`, `key(i)` as unsigned 32-bit words (two for an
+    /// 8-byte key, low word first) that sort as the keys do (complemented when
+    /// `down`; a float's -0 as 0), in `out` (as i32 words).
+    RadixKeys { key: KExpr, out: u32, down: bool },
+    /// One pass of a radix sort: push constants `n, tile, shift, tiles`. Subgroup `t`
+    /// (of `subgroups` per workgroup at most) counts, in `counts[d·tiles + t]`, the
+    /// keys of positions `[t·tile, min(n, (t+1)·tile))` whose 8-bit digit at bit
+    /// `shift` is `d`.
+    RadixCount {
+        keys: u32,
+        wide: bool,
+        counts: u32,
+        subgroups: u32,
+    },
+    /// The same tiles, in order: each key (and its index: `idx[i]`, or `i` in the
+    /// first pass, plus `origin`) goes to `starts[q] - counts[q]` (`q = d·tiles + t`;
+    /// `starts` is the inclusive scan of `counts`) plus the number of earlier keys of
+    /// the tile with the same digit: stable. `keys_out` is `None` in the last pass.
+    RadixScatter {
+        keys: u32,
+        idx: Option<u32>,
+        counts: u32,
+        starts: u32,
+        keys_out: Option<u32>,
+        idx_out: u32,
+        wide: bool,
+        origin: i32,
+        subgroups: u32,
+    },
     /// Push constants `m, n`: for each of `m` needles, a binary search among the `n`
     /// keys in the order `order` (a 0-based grade of `keys`); `tolerant` for f64
     /// (⎕CT). Stores the first index (from `origin`; `origin+n` when absent) or
@@ -557,6 +592,7 @@ impl KernelKind {
             KernelKind::ReduceAxis { .. } | KernelKind::MatMul { .. } => 3,
             KernelKind::ScanAxis { .. } | KernelKind::Search { .. } => 2,
             KernelKind::SortStep { .. } => 5,
+            KernelKind::RadixCount { .. } | KernelKind::RadixScatter { .. } => 4,
             _ => 1,
         }
     }
@@ -2199,131 +2235,6 @@ impl Planner<'_> {
         }
         self.map(v, false);
         self.buffer_of[v.index()].unwrap_or(0)
-    }
-
-    /// `⍋`/`⍒` of a vector: its keys in a buffer, an index array padded to a power of
-    /// two, and a bitonic sorting network over it (log₂P·(log₂P+1)/2 dispatches).
-    fn grade(
-        &mut self,
-        v: Value,
-        arg: Value,
-        down: bool,
-        origin: i32,
-        is_result: bool,
-    ) -> Result<()> {
-        let f = self.v.func;
-        let shape = f.ty(arg).shape.clone();
-        let (Some(n), Some(cols)) = (known(&shape[..1]), known(&shape[1..])) else {
-            return Err(err::unsupported(
-                "grading an array whose shape is known only at run time is not supported yet",
-                f.span(v),
-            ));
-        };
-        let p = n.next_power_of_two().max(1);
-        let keys = self.materialize(arg);
-        let role = if is_result {
-            BufferRole::Result
-        } else {
-            BufferRole::Temp
-        };
-        let idx = self.new_buffer(ElemType::I32, Count::known(p), role);
-        if is_result {
-            self.plan.result = idx;
-        }
-        // idx[i] = i + origin over the padded length.
-        let mut kb = self.kb();
-        let out = kb.bind(idx, ElemType::I32, true);
-        let expr = KExpr::Iota {
-            index: IExpr::Index,
-            origin,
-        };
-        let pc = Count::known(p);
-        let groups = self.grid(&pc, self.opts.map_groups);
-        self.push_kernel(
-            "grade_init",
-            KernelKind::Map { expr, out },
-            kb,
-            vec![("n", pc)],
-            groups,
-        );
-        if n >= 2 {
-            let key_elem = f.ty(arg).elem;
-            let mut kb = self.kb();
-            let keys = kb.bind(keys, key_elem, false);
-            let idx_b = kb.bind(idx, ElemType::I32, true);
-            let kind = KernelKind::SortStep {
-                keys,
-                idx: idx_b,
-                down,
-                origin,
-            };
-            let pairs = Count::known(p / 2);
-            let groups = self.grid(&pairs, self.opts.map_groups);
-            let step = |k: u64, j: u64| {
-                vec![
-                    ("pairs", pairs.clone()),
-                    ("len", Count::known(n)),
-                    ("k", Count::known(k)),
-                    ("j", Count::known(j)),
-                    ("cols", Count::known(cols)),
-                ]
-            };
-            self.push_kernel("sort_step", kind, kb, step(2, 1), groups.clone());
-            let last = self.plan.dispatches.len() - 1;
-            let mut k = 2;
-            while k <= p {
-                let mut j = k / 2;
-                while j >= 1 {
-                    if (k, j) != (2, 1) {
-                        let mut d = self.plan.dispatches[last].clone();
-                        d.push = step(k, j).into_iter().map(|(_, c)| c).collect();
-                        self.plan.dispatches.push(d);
-                    }
-                    j /= 2;
-                }
-                k *= 2;
-            }
-        }
-        self.buffer_of[v.index()] = Some(idx);
-        Ok(())
-    }
-
-    /// `hay⍳needles` / `needles∊hay` by binary search in `hay` sorted by `order`.
-    fn search(
-        &mut self,
-        v: Value,
-        hay: Value,
-        order: Value,
-        needles: Value,
-        kind: SearchKind,
-        is_result: bool,
-    ) {
-        let f = self.v.func;
-        let elem = f.ty(hay).elem;
-        let keys_b = self.materialize(hay);
-        let order_b = self.materialize(order);
-        let mut kb = self.kb();
-        let needle = self.expr(needles, &IExpr::Index, &mut kb);
-        let keys = kb.bind(keys_b, elem, false);
-        let order = kb.bind(order_b, ElemType::I32, false);
-        let out_b = self.result_or_temp(v, is_result);
-        let out = kb.bind(out_b, f.ty(v).elem, true);
-        self.bind_status(&mut kb, needle.may_fail());
-        let m = self.len_of(v);
-        let n_from = self.n_from(v, &mut kb);
-        let groups = self.grid(&m, self.opts.map_groups);
-        let kind = KernelKind::Search {
-            keys,
-            order,
-            needle,
-            out,
-            kind,
-            tolerant: elem == ElemType::F64,
-        };
-        let n = self.len_of(hay);
-        self.push_kernel("search", kind, kb, vec![("m", m), ("n", n)], groups);
-        self.set_n_from(n_from);
-        self.buffer_of[v.index()] = Some(out_b);
     }
 
     /// `mask/arg` with the result's length left on the device: an inclusive `+\` of

@@ -507,7 +507,9 @@ impl FirstIndex {
             let mut sorted: Vec<(f64, usize)> = vals
                 .iter()
                 .enumerate()
-                .map(|(i, v)| (v.as_f64(), i))
+                // -0 as 0: the order must make equal values one run, in index order
+                // (`total_cmp` put -0 first, and a 0 before a -0 was not found).
+                .map(|(i, v)| (v.as_f64() + 0.0, i))
                 .collect();
             sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             let mut run_end = vec![sorted.len(); sorted.len()];

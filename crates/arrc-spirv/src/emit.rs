@@ -17,6 +17,7 @@ use std::collections::HashMap;
 mod f64;
 mod folds;
 mod matmul;
+mod radix;
 mod reduce;
 mod scalars;
 mod scan;
@@ -938,6 +939,15 @@ impl Emitter {
         v
     }
 
+    /// A workgroup array of `len` elements of type `t`.
+    fn shared_sized(&mut self, t: ElemType, len: u32) -> Word {
+        let et = self.ty(t);
+        let n = self.c_u32(len);
+        let arr = self.b.type_array(et, n);
+        let p = self.ptr(StorageClass::Workgroup, arr);
+        self.workgroup_var(p)
+    }
+
     /// Workgroup array `T shared[WorkgroupSize]`.
     fn shared_array(&mut self, t: ElemType) -> Word {
         let et = self.ty(t);
@@ -1316,6 +1326,36 @@ impl Emitter {
                 out,
                 len,
             } => self.compress_kernel(&mut cx, mask, value, *positions, *out, *len)?,
+            KernelKind::RadixKeys { key, out, down } => {
+                self.radix_keys_kernel(&mut cx, key, *out, *down)?
+            }
+            KernelKind::RadixCount {
+                keys,
+                wide,
+                counts,
+                subgroups,
+            } => self.radix_count_kernel(&mut cx, *keys, *wide, *counts, *subgroups)?,
+            KernelKind::RadixScatter {
+                keys,
+                idx,
+                counts,
+                starts,
+                keys_out,
+                idx_out,
+                wide,
+                origin,
+                subgroups,
+            } => self.radix_scatter_kernel(
+                &mut cx,
+                *keys,
+                *idx,
+                [*counts, *starts],
+                *keys_out,
+                *idx_out,
+                *wide,
+                *origin,
+                *subgroups,
+            )?,
             KernelKind::SortStep {
                 keys,
                 idx,

@@ -83,6 +83,11 @@ pub const WORKLOADS: &[Workload] = &[
         inputs: Inputs::Vector,
     },
     Workload {
+        name: "grade",
+        expr: "⍋x",
+        inputs: Inputs::Vector,
+    },
+    Workload {
         name: "matmul",
         expr: "x+.×y",
         inputs: Inputs::TwoSquares,

@@ -354,6 +354,11 @@ fn found_by_the_fuzzer() {
         // (8 GB; in a long run the process was killed for memory).
         ("x←1 3⍴⍳3 ⋄ ⍴2147483647⌿x", "WS FULL"),
         ("x←1 3⍴⍳3 ⋄ ⍴1000⌿x", "1000 3"),
+        // Found by the radix sort's tests (session 10): the reference's f64 search
+        // sorted -0 before 0 but ran them together, so a 0 before a -0 was found at
+        // the -0.
+        ("⎕FR←645 ⋄ x←0.5 0 1.5 ⋄ y←x,-x ⋄ y⍳y", "1 2 3 4 2 6"),
+        ("⎕FR←645 ⋄ x←0.5 0 1.5 ⋄ y←x,-x ⋄ (-y)⍳y", "4 2 6 1 2 3"),
         // seed 50 index 675 (lavapipe; and NVIDIA): the device's f32 cosh erred by
         // 2 ulps, which ⌊ showed; f32 hyperbolic functions are f64 rounded once now.
         ("x←19 17 ⋄ ⌊6○x", "89241152 12077476"),

@@ -1398,3 +1398,76 @@ fn f32_functions_match_the_reference() {
         false,
     );
 }
+
+#[test]
+fn radix_grades_of_every_key_type() {
+    // Vectors from `PlanOptions::radix_from` elements on are graded by the radix sort:
+    // keys of each type made unsigned in the same order (negative floats reversed,
+    // -0 as 0, i64 extremes), ties in index order, ⍒ stable too, and `⍳ ∊` on it.
+    let mut s = gpu();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x50e7);
+    let i64s = [
+        -i64::MAX,
+        -(1i64 << 62),
+        -(1i64 << 32),
+        -1,
+        0,
+        1,
+        1 << 31,
+        1 << 32,
+        (1 << 62) - 1,
+        1 << 62,
+        i64::MAX,
+    ];
+    let f32s = [
+        -0.0f32, 0.0, -1e38, 1e38, -0.5, 0.5, 1e-40, -1e-40, 3.0, -3.0, 1e-30,
+    ];
+    let f64s = [
+        -0.0f64, 0.0, -1e300, 1e300, -0.5, 0.5, 1e-310, -1e-310, 3.0, -3.0, 2.5,
+    ];
+    for n in [1023usize, 1024, 1025, 4097, 65537] {
+        let pick = |rng: &mut rand::rngs::StdRng, k: usize| rng.random_range(0..k);
+        let arrays = [
+            Array::vector(Data::Bool((0..n).map(|_| rng.random_bool(0.5)).collect())),
+            Array::vector(Data::I32(
+                (0..n)
+                    .map(|_| rng.random_range(i32::MIN + 1..=i32::MAX))
+                    .collect(),
+            )),
+            Array::vector(Data::I64(
+                (0..n).map(|_| i64s[pick(&mut rng, 11)]).collect(),
+            )),
+            Array::vector(Data::F32(
+                (0..n).map(|_| f32s[pick(&mut rng, 11)]).collect(),
+            )),
+            Array::vector(Data::F64(
+                (0..n).map(|_| f64s[pick(&mut rng, 11)]).collect(),
+            )),
+        ];
+        for x in arrays {
+            let float = if x.elem == ElemType::F64 {
+                ElemType::F64
+            } else {
+                ElemType::F32
+            };
+            s.set_float(float);
+            s.set("x", x.clone()).unwrap();
+            let mut cpu = arrc_ref::Env {
+                float,
+                ..Default::default()
+            };
+            cpu.arrays.insert("x".into(), x.clone());
+            for expr in ["⍋x", "⍒x", "x⍳x", "(⌽x)∊x", "⍋-x", "⍒⌽x"] {
+                let g = s.eval(expr).unwrap_or_else(|e| panic!("{expr} n={n}: {e}"));
+                assert!(g.notes.is_empty(), "{expr}: {:?}", g.notes);
+                let prog = arrc_syntax::parse_str(expr).expect("parses");
+                let c = arrc_ref::eval_program(&prog, &mut cpu).expect("cpu");
+                assert_eq!(
+                    g.value, c,
+                    "{expr} n={n} of {:?} on the device and the reference",
+                    x.elem
+                );
+            }
+        }
+    }
+}

@@ -3,15 +3,6 @@
 use super::*;
 
 impl Emitter {
-    /// A workgroup array of `len` elements of type `t`.
-    fn shared_sized(&mut self, t: ElemType, len: u32) -> Word {
-        let et = self.ty(t);
-        let n = self.c_u32(len);
-        let arr = self.b.type_array(et, n);
-        let p = self.ptr(StorageClass::Workgroup, arr);
-        self.workgroup_var(p)
-    }
-
     /// `out = a+.×b` (push constants m, n, k): each workgroup of 256 computes 64×64
     /// tiles of the result (grid-stride over tiles), 4×4 outputs per invocation held
     /// in registers; 64×16 of `a` and 16×64 of `b` pass through workgroup memory per

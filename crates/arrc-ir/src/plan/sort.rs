@@ -1,0 +1,293 @@
+//! Sorting and searching: `⍋ ⍒` by an LSD radix sort (vectors) or a bitonic network
+//! (matrices, and vectors too short for the radix sort to pay), and `⍳ ∊` by binary
+//! search in the grade of the keys.
+
+use super::*;
+
+/// Elements per tile of a radix pass at its largest: one subgroup counts and
+/// scatters a tile, so with fewer, longer tiles the digit counts (256 per tile) and
+/// their scan stay small against the keys (1/16 of them at 4096).
+const RADIX_TILE: u64 = 4096;
+
+impl Planner<'_> {
+    /// `⍋arg` (or `⍒`) into indices from `origin`: stable, ties in index order.
+    pub(super) fn grade(
+        &mut self,
+        v: Value,
+        arg: Value,
+        down: bool,
+        origin: i32,
+        is_result: bool,
+    ) -> Result<()> {
+        let f = self.v.func;
+        let shape = &f.ty(arg).shape;
+        match known(shape) {
+            Some(n) if shape.len() == 1 && n >= self.opts.radix_from.max(2) => {
+                self.radix_grade(v, arg, n, down, origin, is_result);
+                Ok(())
+            }
+            _ => self.bitonic_grade(v, arg, down, origin, is_result),
+        }
+    }
+
+    /// `⍋` of a vector of `n` by an LSD radix sort over 8-bit digits: the keys as
+    /// unsigned words that sort in the same order (`KernelKind::RadixKeys`), then per
+    /// digit, from the least significant: each tile's digit counts, their exclusive
+    /// scan in digit-major order (the chained scan), and a stable scatter of keys and
+    /// indices to their places. 4 passes for 4-byte keys, 8 for 8-byte ones.
+    fn radix_grade(
+        &mut self,
+        v: Value,
+        arg: Value,
+        n: u64,
+        down: bool,
+        origin: i32,
+        is_result: bool,
+    ) {
+        let f = self.v.func;
+        let wide = f.ty(arg).elem.size() == 8;
+        let words = if wide { 2 } else { 1 };
+        let sg = self.opts.subgroup_size.max(1);
+        // A workgroup of at most 16 subgroups (each holds 256 counters in workgroup
+        // memory: 16 KB), and at least one.
+        let wg = (self.opts.workgroup_size.min(16 * sg) / sg).max(1) * sg;
+        let subgroups = wg / sg;
+        // Tiles that keep the device busy while short arrays still split.
+        let tile = (n.next_power_of_two() / 2048).clamp(256, RADIX_TILE);
+        let tiles = n.div_ceil(tile);
+        let (nc, tile_c, tiles_c) = (Count::known(n), Count::known(tile), Count::known(tiles));
+        let key_words = Count::known(n * words);
+        let keys = [
+            self.new_buffer(ElemType::I32, key_words.clone(), BufferRole::Temp),
+            self.new_buffer(ElemType::I32, key_words, BufferRole::Temp),
+        ];
+        let idx = [
+            self.new_buffer(ElemType::I32, nc.clone(), BufferRole::Temp),
+            self.new_buffer(ElemType::I32, nc.clone(), BufferRole::Temp),
+        ];
+        let counts = self.new_buffer(ElemType::I32, Count::known(256 * tiles), BufferRole::Temp);
+        let starts = self.new_buffer(ElemType::I32, Count::known(256 * tiles), BufferRole::Temp);
+        let dest = self.result_or_temp(v, is_result);
+        // The keys, computed from the argument's expression (fused).
+        let mut kb = self.kb();
+        let key = self.expr(arg, &IExpr::Index, &mut kb);
+        let out = kb.bind(keys[0], ElemType::I32, true);
+        self.bind_status(&mut kb, key.may_fail());
+        let groups = self.grid(&nc, self.opts.map_groups);
+        let kind = KernelKind::RadixKeys { key, out, down };
+        self.push_kernel("radix_keys", kind, kb, vec![("n", nc.clone())], groups);
+        let tile_groups = Count::Groups {
+            of: Box::new(tiles_c.clone()),
+            per_group: subgroups,
+            max: self.opts.map_groups,
+        };
+        let passes = 4 * words;
+        for pass in 0..passes {
+            let (kin, kout) = (keys[(pass % 2) as usize], keys[((pass + 1) % 2) as usize]);
+            let iin = idx[(pass % 2) as usize];
+            let last = pass + 1 == passes;
+            let iout = if last {
+                dest
+            } else {
+                idx[((pass + 1) % 2) as usize]
+            };
+            let push = || {
+                vec![
+                    ("n", nc.clone()),
+                    ("tile", tile_c.clone()),
+                    ("shift", Count::known(8 * pass)),
+                    ("tiles", tiles_c.clone()),
+                ]
+            };
+            let mut kb = self.kb();
+            let k_in = kb.bind(kin, ElemType::I32, false);
+            let c_out = kb.bind(counts, ElemType::I32, true);
+            let kind = KernelKind::RadixCount {
+                keys: k_in,
+                wide,
+                counts: c_out,
+                subgroups,
+            };
+            self.push_kernel_shaped(
+                "radix_count",
+                kind,
+                kb,
+                push(),
+                tile_groups.clone(),
+                (wg, 1),
+            );
+            // Where each tile's run of each digit ends: a scan of the counts.
+            let mut kb = self.kb();
+            let c_in = kb.bind(counts, ElemType::I32, false);
+            let expr = KExpr::Load {
+                binding: c_in,
+                elem: ElemType::I32,
+                index: IExpr::Index,
+            };
+            let total = Count::known(256 * tiles);
+            self.chained_scan(
+                BinOp::Add,
+                kb,
+                expr,
+                starts,
+                ElemType::I32,
+                total,
+                None,
+                None,
+            );
+            let mut kb = self.kb();
+            let k_in = kb.bind(kin, ElemType::I32, false);
+            let i_in = (pass > 0).then(|| kb.bind(iin, ElemType::I32, false));
+            let c_in = kb.bind(counts, ElemType::I32, false);
+            let s_in = kb.bind(starts, ElemType::I32, false);
+            let k_out = (!last).then(|| kb.bind(kout, ElemType::I32, true));
+            let i_out = kb.bind(iout, ElemType::I32, true);
+            let kind = KernelKind::RadixScatter {
+                keys: k_in,
+                idx: i_in,
+                counts: c_in,
+                starts: s_in,
+                keys_out: k_out,
+                idx_out: i_out,
+                wide,
+                origin: if last { origin } else { 0 },
+                subgroups,
+            };
+            self.push_kernel_shaped(
+                "radix_scatter",
+                kind,
+                kb,
+                push(),
+                tile_groups.clone(),
+                (wg, 1),
+            );
+        }
+        self.buffer_of[v.index()] = Some(dest);
+    }
+
+    /// `⍋`/`⍒` by a bitonic network: its keys in a buffer, an index array padded to a
+    /// power of two, and log₂P·(log₂P+1)/2 compare-and-exchange dispatches over it.
+    /// For matrices (rows compared column by column) and short vectors.
+    fn bitonic_grade(
+        &mut self,
+        v: Value,
+        arg: Value,
+        down: bool,
+        origin: i32,
+        is_result: bool,
+    ) -> Result<()> {
+        let f = self.v.func;
+        let shape = f.ty(arg).shape.clone();
+        let (Some(n), Some(cols)) = (known(&shape[..1]), known(&shape[1..])) else {
+            return Err(err::unsupported(
+                "grading an array whose shape is known only at run time is not supported yet",
+                f.span(v),
+            ));
+        };
+        let p = n.next_power_of_two().max(1);
+        let keys = self.materialize(arg);
+        let role = if is_result {
+            BufferRole::Result
+        } else {
+            BufferRole::Temp
+        };
+        let idx = self.new_buffer(ElemType::I32, Count::known(p), role);
+        if is_result {
+            self.plan.result = idx;
+        }
+        // idx[i] = i + origin over the padded length.
+        let mut kb = self.kb();
+        let out = kb.bind(idx, ElemType::I32, true);
+        let expr = KExpr::Iota {
+            index: IExpr::Index,
+            origin,
+        };
+        let pc = Count::known(p);
+        let groups = self.grid(&pc, self.opts.map_groups);
+        self.push_kernel(
+            "grade_init",
+            KernelKind::Map { expr, out },
+            kb,
+            vec![("n", pc)],
+            groups,
+        );
+        if n >= 2 {
+            let key_elem = f.ty(arg).elem;
+            let mut kb = self.kb();
+            let keys = kb.bind(keys, key_elem, false);
+            let idx_b = kb.bind(idx, ElemType::I32, true);
+            let kind = KernelKind::SortStep {
+                keys,
+                idx: idx_b,
+                down,
+                origin,
+            };
+            let pairs = Count::known(p / 2);
+            let groups = self.grid(&pairs, self.opts.map_groups);
+            let step = |k: u64, j: u64| {
+                vec![
+                    ("pairs", pairs.clone()),
+                    ("len", Count::known(n)),
+                    ("k", Count::known(k)),
+                    ("j", Count::known(j)),
+                    ("cols", Count::known(cols)),
+                ]
+            };
+            self.push_kernel("sort_step", kind, kb, step(2, 1), groups.clone());
+            let last = self.plan.dispatches.len() - 1;
+            let mut k = 2;
+            while k <= p {
+                let mut j = k / 2;
+                while j >= 1 {
+                    if (k, j) != (2, 1) {
+                        let mut d = self.plan.dispatches[last].clone();
+                        d.push = step(k, j).into_iter().map(|(_, c)| c).collect();
+                        self.plan.dispatches.push(d);
+                    }
+                    j /= 2;
+                }
+                k *= 2;
+            }
+        }
+        self.buffer_of[v.index()] = Some(idx);
+        Ok(())
+    }
+
+    /// `hay⍳needles` / `needles∊hay` by binary search in `hay` sorted by `order`.
+    pub(super) fn search(
+        &mut self,
+        v: Value,
+        hay: Value,
+        order: Value,
+        needles: Value,
+        kind: SearchKind,
+        is_result: bool,
+    ) {
+        let f = self.v.func;
+        let elem = f.ty(hay).elem;
+        let keys_b = self.materialize(hay);
+        let order_b = self.materialize(order);
+        let mut kb = self.kb();
+        let needle = self.expr(needles, &IExpr::Index, &mut kb);
+        let keys = kb.bind(keys_b, elem, false);
+        let order = kb.bind(order_b, ElemType::I32, false);
+        let out_b = self.result_or_temp(v, is_result);
+        let out = kb.bind(out_b, f.ty(v).elem, true);
+        self.bind_status(&mut kb, needle.may_fail());
+        let m = self.len_of(v);
+        let n_from = self.n_from(v, &mut kb);
+        let groups = self.grid(&m, self.opts.map_groups);
+        let kind = KernelKind::Search {
+            keys,
+            order,
+            needle,
+            out,
+            kind,
+            tolerant: elem == ElemType::F64,
+        };
+        let n = self.len_of(hay);
+        self.push_kernel("search", kind, kb, vec![("m", m), ("n", n)], groups);
+        self.set_n_from(n_from);
+        self.buffer_of[v.index()] = Some(out_b);
+    }
+}
