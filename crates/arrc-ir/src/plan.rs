@@ -57,6 +57,8 @@ pub struct PlanOptions {
     /// The device keeps f64 subnormals when a shader asks (DenormPreserve): every
     /// kernel that computes in f64 asks.
     pub denorm_preserve_f64: bool,
+    /// The same for f32 (NVIDIA flushes f32 subnormals unless asked: `1e¯40=0` was 1).
+    pub denorm_preserve_f32: bool,
     /// Vectors of at least this many elements are graded by the radix sort; shorter
     /// ones (and matrices) by the bitonic network.
     pub radix_from: u64,
@@ -110,6 +112,7 @@ impl Default for PlanOptions {
             float64: true,
             wide_folds: true,
             denorm_preserve_f64: false,
+            denorm_preserve_f32: false,
             radix_from: 1024,
             window_bytes: 1 << 31,
             every_subgroup_looks_back: false,
@@ -645,6 +648,8 @@ pub struct Kernel {
     pub float64: bool,
     /// Ask the device to keep f64 subnormals (`PlanOptions::denorm_preserve_f64`).
     pub denorm_preserve_f64: bool,
+    /// Ask the device to keep f32 subnormals (`PlanOptions::denorm_preserve_f32`).
+    pub denorm_preserve_f32: bool,
 }
 
 /// One dispatch: a kernel, the buffers bound to its bindings in order, its push
@@ -1543,6 +1548,7 @@ impl Planner<'_> {
             window_bytes: self.opts.window_bytes.max(1 << 16),
             float64: self.opts.float64,
             denorm_preserve_f64: self.opts.denorm_preserve_f64,
+            denorm_preserve_f32: self.opts.denorm_preserve_f32,
         });
         self.plan.dispatches.push(Dispatch {
             kernel: k,

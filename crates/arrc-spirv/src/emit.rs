@@ -1379,15 +1379,19 @@ impl Emitter {
             .entry_point(ExecutionModel::GLCompute, f, name, iface);
         self.b
             .execution_mode(f, ExecutionMode::LocalSize, [1, 1, 1]);
-        if self.uses_f64 && k.denorm_preserve_f64 {
-            // f64 subnormals stay, as on the reference (`2*¯1070` is not 0).
+        // Subnormals stay, as on the reference (`2*¯1070` and `1e¯40=0` are not 0).
+        let widths = [
+            (k.denorm_preserve_f32, 32),
+            (self.uses_f64 && k.denorm_preserve_f64, 64),
+        ];
+        for (_, width) in widths.into_iter().filter(|w| w.0) {
             if !self.denorm_preserve {
                 self.denorm_preserve = true;
                 self.b.extension("SPV_KHR_float_controls");
                 self.b.capability(Capability::DenormPreserve);
             }
             self.b
-                .execution_mode(f, ExecutionMode::DenormPreserve, [64]);
+                .execution_mode(f, ExecutionMode::DenormPreserve, [width]);
         }
         Ok(())
     }

@@ -28,6 +28,8 @@ pub struct DeviceInfo {
     pub shader_float64: bool,
     /// Shaders may ask to keep f64 subnormals (shaderDenormPreserveFloat64).
     pub denorm_preserve_f64: bool,
+    /// Shaders may ask to keep f32 subnormals (shaderDenormPreserveFloat32).
+    pub denorm_preserve_f32: bool,
     pub subgroup_extended_types: bool,
     /// 64-bit integer atomics on storage buffers (shaderBufferInt64Atomics).
     pub int64_atomics: bool,
@@ -471,6 +473,7 @@ fn query_info(instance: &ash::Instance, pdev: vk::PhysicalDevice, index: usize) 
         shader_float64: feats.shader_float64 == vk::TRUE,
         denorm_preserve_f64: feats.shader_float64 == vk::TRUE
             && fc.shader_denorm_preserve_float64 == vk::TRUE,
+        denorm_preserve_f32: fc.shader_denorm_preserve_float32 == vk::TRUE,
         subgroup_extended_types: f12.shader_subgroup_extended_types == vk::TRUE,
         int64_atomics: feats.shader_int64 == vk::TRUE
             && f12.shader_buffer_int64_atomics == vk::TRUE,

@@ -188,7 +188,7 @@ impl ModuleCache {
 
     fn get(&self, k: &arrc_ir::plan::Kernel) -> Result<Vec<u32>, arrc_spirv::SpirvError> {
         let key = format!(
-            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}|{}|{}|{}",
+            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}|{}|{}|{}|{}",
             k.kind,
             k.n_from,
             k.combine,
@@ -199,7 +199,8 @@ impl ModuleCache {
             k.items_per_thread,
             k.spin_limit,
             k.float64,
-            k.denorm_preserve_f64
+            k.denorm_preserve_f64,
+            k.denorm_preserve_f32
         );
         if let Some(words) = self.0.get(&key) {
             return Ok(words);
@@ -313,6 +314,7 @@ impl Gpu {
         o.workgroup_size = o.workgroup_size.min(info.max_workgroup_invocations);
         o.float64 = info.shader_float64;
         o.denorm_preserve_f64 = info.denorm_preserve_f64;
+        o.denorm_preserve_f32 = info.denorm_preserve_f32;
         // `finish` checks the result read back (`Plan::finite_result`).
         o.host_checks_result = true;
         let cpu = info.device_type == "CPU";

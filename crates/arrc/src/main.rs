@@ -675,7 +675,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             for d in ds {
                 println!(
-                    "{}: {} ({}), Vulkan {}, subgroup size {}, int64 {}, float64 {}, max storage buffer {} bytes, driver {}",
+                    "{}: {} ({}), Vulkan {}, subgroup size {}, int64 {}, float64 {}, subnormals kept on request f32 {} f64 {}, max storage buffer {} bytes, driver {}",
                     d.index,
                     d.name,
                     d.device_type,
@@ -683,6 +683,8 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     d.subgroup_size,
                     d.shader_int64,
                     d.shader_float64,
+                    d.denorm_preserve_f32,
+                    d.denorm_preserve_f64,
                     d.max_storage_buffer_range,
                     d.driver
                 );

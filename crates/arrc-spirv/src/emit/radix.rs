@@ -38,9 +38,30 @@ impl Emitter {
     }
 
     /// Key `v` of type `t` as u32 words, low first, whose unsigned order is the
-    /// keys' (reversed when `down`): integers with the sign bit flipped; floats with
-    /// the sign bit flipped when positive and every bit when negative, -0 as 0.
+    /// keys' (reversed when `down`; see [`Self::ordered_bits`]).
     fn sort_words(&mut self, t: ElemType, v: Word, down: bool) -> R<Vec<Word>> {
+        let (ut, x) = self.ordered_bits(t, v)?;
+        let x = if down {
+            self.b.not(ut, None, x).map_err(be)?
+        } else {
+            x
+        };
+        if t.size() != 8 {
+            return Ok(vec![x]);
+        }
+        let u = self.u32_t;
+        let lo = self.b.u_convert(u, None, x).map_err(be)?;
+        let c32 = self.constant(ut, 32, true);
+        let h = self.b.shift_right_logical(ut, None, x, c32).map_err(be)?;
+        let hi = self.b.u_convert(u, None, h).map_err(be)?;
+        Ok(vec![lo, hi])
+    }
+
+    /// Key `v` of type `t` as an unsigned integer of its width (the type is returned
+    /// too) in the same order: integers with the sign bit flipped; floats with the
+    /// sign bit flipped when positive and every bit when negative, -0 as 0. Exact
+    /// whatever the device does with subnormals in float comparisons.
+    pub(super) fn ordered_bits(&mut self, t: ElemType, v: Word) -> R<(Word, Word)> {
         let wide = t.size() == 8;
         let (ut, st, bits) = if wide {
             self.uses_i64 = true;
@@ -67,20 +88,7 @@ impl Emitter {
         } else {
             self.b.bitwise_xor(ut, None, x, top).map_err(be)?
         };
-        let x = if down {
-            self.b.not(ut, None, x).map_err(be)?
-        } else {
-            x
-        };
-        if !wide {
-            return Ok(vec![x]);
-        }
-        let u = self.u32_t;
-        let lo = self.b.u_convert(u, None, x).map_err(be)?;
-        let c32 = self.constant(ut, 32, true);
-        let h = self.b.shift_right_logical(ut, None, x, c32).map_err(be)?;
-        let hi = self.b.u_convert(u, None, h).map_err(be)?;
-        Ok(vec![lo, hi])
+        Ok((ut, x))
     }
 
     /// The digit at bit `shift` of key `i`'s words in `keys`.

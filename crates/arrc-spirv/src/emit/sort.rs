@@ -10,11 +10,15 @@ use rspirv::spirv::Word;
 
 impl Emitter {
     /// `a < b` (or `a > b` when `greater`) of two keys of type `t`, exactly (a boolean).
+    /// (Floats by their ordered bits: a device that flushes subnormals in float
+    /// comparisons would take 1E¯40 for 0.)
     fn key_before(&mut self, t: ElemType, a: Word, b: Word, greater: bool) -> R<Word> {
         let bt = self.bool_t;
         let (x, y) = if greater { (b, a) } else { (a, b) };
         if t.is_float() {
-            self.b.f_ord_less_than(bt, None, x, y)
+            let (_, x) = self.ordered_bits(t, x)?;
+            let (_, y) = self.ordered_bits(t, y)?;
+            self.b.u_less_than(bt, None, x, y)
         } else {
             self.b.s_less_than(bt, None, x, y)
         }
