@@ -47,6 +47,11 @@ pub struct LocalScope {
     pub functions: Vec<(String, Func)>,
 }
 
+/// The most elements lowering makes into a literal on the host (identities of an
+/// empty reduction, replicate's and `⍸`'s indices): the reference's own limit, past
+/// which both say WS FULL.
+pub const LITERAL_LIMIT: u64 = 1 << 28;
+
 /// Separates a local's name from its scope in a parameter's name.
 const SCOPE_MARK: char = '\u{1f}';
 
@@ -1366,7 +1371,9 @@ impl Lower {
                 return Err(err::domain("⍸ needs non-negative integers", span));
             }
             let total: i64 = counts.iter().fold(0i64, |a, &c| a.saturating_add(c));
-            if total > i32::MAX as i64 {
+            // Made here, on the host: `⍸2147483647` allocated 8 GB (fuzz seed 50 index
+            // 8914; out of memory, the process aborted).
+            if total as u64 > LITERAL_LIMIT {
                 return Err(err::ws_full(format!("⍸ would give {total} elements"), span));
             }
             let idx: Vec<i32> = counts
@@ -1631,7 +1638,7 @@ impl Lower {
             {
                 // Made here as a literal: refused past the reference's own limit.
                 let n = crate::array::element_count(&dims)
-                    .filter(|&n| n <= 1 << 28)
+                    .filter(|&n| n as u64 <= LITERAL_LIMIT)
                     .ok_or_else(|| {
                         err::ws_full(
                             "the identities of this empty reduction are too many",
@@ -2366,7 +2373,7 @@ impl Lower {
                         Dim::Known(n) => acc.saturating_mul(*n),
                         _ => acc,
                     });
-            if total > 1 << 28 || total.saturating_mul(rest) > crate::plan::MAX_DEVICE_COUNT {
+            if total > LITERAL_LIMIT || total.saturating_mul(rest) > crate::plan::MAX_DEVICE_COUNT {
                 return Err(err::ws_full(
                     format!("replicate would give {total} items along its axis"),
                     span,

@@ -359,6 +359,10 @@ fn found_by_the_fuzzer() {
         // the -0.
         ("⎕FR←645 ⋄ x←0.5 0 1.5 ⋄ y←x,-x ⋄ y⍳y", "1 2 3 4 2 6"),
         ("⎕FR←645 ⋄ x←0.5 0 1.5 ⋄ y←x,-x ⋄ (-y)⍳y", "4 2 6 1 2 3"),
+        // seed 50 index 8914: `⍸` of a literal count was expanded on the host up to
+        // 2^31-1 elements (8 GB: out of memory, the fuzzer's process was killed).
+        ("a←⍸2147483647 ⋄ 1", "WS FULL"),
+        ("⍴⍸3 4", "7"),
         // seed 50 index 675 (lavapipe; and NVIDIA): the device's f32 cosh erred by
         // 2 ulps, which ⌊ showed; f32 hyperbolic functions are f64 rounded once now.
         ("x←19 17 ⋄ ⌊6○x", "89241152 12077476"),
