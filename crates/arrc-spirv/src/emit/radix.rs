@@ -8,6 +8,10 @@
 
 use super::*;
 
+/// Rounds whose loads a subgroup issues together before ranking them (memory-level
+/// parallelism: a round's ranking waits on its keys).
+const RADIX_BATCH: u32 = 4;
+
 impl Emitter {
     /// `KernelKind::RadixKeys`.
     pub(super) fn radix_keys_kernel(
@@ -91,28 +95,58 @@ impl Emitter {
         Ok((ut, x))
     }
 
-    /// The digit at bit `shift` of key `i`'s words in `keys`.
-    fn radix_digit(&mut self, cx: &Cx, keys: u32, wide: bool, i: Word, shift: Word) -> R<Word> {
+    /// Key `i`'s words in `keys` (as stored: i32) and its digit at bit `shift`.
+    fn radix_key(
+        &mut self,
+        cx: &Cx,
+        keys: u32,
+        wide: bool,
+        i: Word,
+        shift: Word,
+    ) -> R<(Vec<Word>, Word)> {
         let u = self.u32_t;
-        let five = self.c_u32(5);
-        let (at, s) = if wide {
-            let word = self
-                .b
-                .shift_right_logical(u, None, shift, five)
-                .map_err(be)?;
+        let mut words = vec![];
+        if wide {
             let one = self.c_u32(1);
             let i2 = self.b.shift_left_logical(u, None, i, one).map_err(be)?;
-            let c31 = self.c_u32(31);
-            let s = self.b.bitwise_and(u, None, shift, c31).map_err(be)?;
-            (self.uadd(i2, word)?, s)
+            let i3 = self.uadd(i2, one)?;
+            words.push(self.load_elem(cx, keys, i2)?);
+            words.push(self.load_elem(cx, keys, i3)?);
         } else {
-            (i, shift)
+            words.push(self.load_elem(cx, keys, i)?);
+        }
+        let lo = self.b.bitcast(u, None, words[0]).map_err(be)?;
+        let (w, s) = if wide {
+            let hi = self.b.bitcast(u, None, words[1]).map_err(be)?;
+            let c31 = self.c_u32(31);
+            let upper = self.b.u_greater_than(self.bool_t, None, shift, c31).map_err(be)?;
+            let w = self.b.select(u, None, upper, hi, lo).map_err(be)?;
+            let s = self.b.bitwise_and(u, None, shift, c31).map_err(be)?;
+            (w, s)
+        } else {
+            (lo, shift)
         };
-        let w = self.load_elem(cx, keys, at)?;
-        let w = self.b.bitcast(u, None, w).map_err(be)?;
         let d = self.b.shift_right_logical(u, None, w, s).map_err(be)?;
         let c255 = self.c_u32(255);
-        self.b.bitwise_and(u, None, d, c255).map_err(be)
+        let d = self.b.bitwise_and(u, None, d, c255).map_err(be)?;
+        Ok((words, d))
+    }
+
+    /// The positions of batch round `r` for this lane: `base + r·SG + lane`, whether
+    /// it is before `end`, and the position clamped below `end` (loads read there
+    /// unconditionally, so that a batch's loads are all in flight at once).
+    fn radix_at(&mut self, base: Word, r: u32, end: Word) -> R<(Word, Word, Word)> {
+        let lane = self.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
+        let sgs = self.load_builtin_cx(BuiltIn::SubgroupSize)?;
+        let rc = self.c_u32(r);
+        let off = self.umul(rc, sgs)?;
+        let i = self.uadd(base, off)?;
+        let i = self.uadd(i, lane)?;
+        let valid = self.ult(i, end)?;
+        let one = self.c_u32(1);
+        let last = self.b.i_sub(self.u32_t, None, end, one).map_err(be)?;
+        let at = self.umin(i, last)?;
+        Ok((i, valid, at))
     }
 
     /// A control barrier among the lanes of this subgroup, ordering their accesses
@@ -192,22 +226,32 @@ impl Emitter {
                 e.store(p, z)
             })?;
             e.subgroup_barrier()?;
-            let lane = e.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
             let sgs = e.load_builtin_cx(BuiltIn::SubgroupSize)?;
             let start = e.umul(t, tile)?;
             let end = e.uadd(start, tile)?;
             let end = e.umin(end, n)?;
-            let from = e.uadd(start, lane)?;
-            e.count_loop(pvar, from, end, sgs, |e, i| {
-                let d = e.radix_digit(cxr, keys, wide, i, shift)?;
-                let at = e.uadd(counters, d)?;
-                let p = e.shared_ptr(shared, it, at)?;
-                let ity = e.ty(it);
-                let scope = e.c_u32(SCOPE_SUBGROUP);
-                let relaxed = e.c_u32(0);
-                let one = e.scalar(Scalar::I32(1));
-                e.b.atomic_i_add(ity, None, p, scope, relaxed, one)
-                    .map_err(be)?;
+            let kc = e.c_u32(RADIX_BATCH);
+            let step = e.umul(sgs, kc)?;
+            e.count_loop(pvar, start, end, step, |e, base| {
+                let mut batch = vec![];
+                for r in 0..RADIX_BATCH {
+                    let (_, valid, at) = e.radix_at(base, r, end)?;
+                    let (_, d) = e.radix_key(cxr, keys, wide, at, shift)?;
+                    batch.push((valid, d));
+                }
+                for (valid, d) in batch {
+                    e.if_then(valid, |e| {
+                        let at = e.uadd(counters, d)?;
+                        let p = e.shared_ptr(shared, it, at)?;
+                        let ity = e.ty(it);
+                        let scope = e.c_u32(SCOPE_SUBGROUP);
+                        let relaxed = e.c_u32(0);
+                        let one = e.scalar(Scalar::I32(1));
+                        e.b.atomic_i_add(ity, None, p, scope, relaxed, one)
+                            .map_err(be)?;
+                        Ok(())
+                    })?;
+                }
                 Ok(())
             })?;
             e.subgroup_barrier()?;
@@ -271,108 +315,109 @@ impl Emitter {
                 e.store(p, first)
             })?;
             e.subgroup_barrier()?;
-            let lane = e.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
             let sgs = e.load_builtin_cx(BuiltIn::SubgroupSize)?;
             let start = e.umul(t, tile)?;
             let end = e.uadd(start, tile)?;
             let end = e.umin(end, n)?;
-            // Rounds of one element per lane: the loop is the subgroup's (uniform).
-            e.count_loop(rvar, start, end, sgs, |e, base| {
+            // Batches of RADIX_BATCH rounds of one element per lane (the loop is the
+            // subgroup's: uniform): every load of a batch first, then the rounds'
+            // ranks in order, then every store.
+            let kc = e.c_u32(RADIX_BATCH);
+            let step = e.umul(sgs, kc)?;
+            e.count_loop(rvar, start, end, step, |e, base| {
                 let bt = e.bool_t;
-                let i = e.uadd(base, lane)?;
-                let valid = e.ult(i, end)?;
-                let dvar = e.local(u);
-                let c256 = e.c_u32(256);
-                e.store(dvar, c256)?;
-                e.if_then(valid, |e| {
-                    let d = e.radix_digit(cxr, keys, wide, i, shift)?;
-                    e.store(dvar, d)
-                })?;
-                let d = e.load(u, dvar)?;
-                // The lanes with this lane's digit: valid ones agreeing on all 8 bits.
-                let v4 = e.b.type_vector(u, 4);
-                let sg = e.c_u32(SCOPE_SUBGROUP);
-                let mut mask =
-                    e.b.group_non_uniform_ballot(v4, None, sg, valid)
-                        .map_err(be)?;
-                for bit in 0..8 {
-                    let bc = e.c_u32(bit);
-                    let sh = e.b.shift_right_logical(u, None, d, bc).map_err(be)?;
-                    let one = e.c_u32(1);
-                    let b1 = e.b.bitwise_and(u, None, sh, one).map_err(be)?;
-                    let set = e.b.i_equal(bt, None, b1, one).map_err(be)?;
-                    let bal =
-                        e.b.group_non_uniform_ballot(v4, None, sg, set)
-                            .map_err(be)?;
-                    // Lanes whose bit equals this lane's: bal, or its complement.
-                    let flip = e.b.i_sub(u, None, b1, one).map_err(be)?;
-                    let fv = e.b.composite_construct(v4, None, [flip; 4]).map_err(be)?;
-                    let same = e.b.bitwise_xor(v4, None, bal, fv).map_err(be)?;
-                    mask = e.b.bitwise_and(v4, None, mask, same).map_err(be)?;
-                }
-                let rank =
-                    e.b.group_non_uniform_ballot_bit_count(
-                        u,
-                        None,
-                        sg,
-                        GroupOperation::ExclusiveScan,
-                        mask,
-                    )
-                    .map_err(be)?;
-                let count = e
-                    .b
-                    .group_non_uniform_ballot_bit_count(u, None, sg, GroupOperation::Reduce, mask)
-                    .map_err(be)?;
-                let before = e.local(ity);
-                let zero_i = e.scalar(Scalar::I32(0));
-                e.store(before, zero_i)?;
-                e.if_then(valid, |e| {
-                    let at = e.uadd(counters, d)?;
-                    let p = e.shared_ptr(shared, it, at)?;
-                    let b = e.load(ity, p)?;
-                    e.store(before, b)
-                })?;
-                e.subgroup_barrier()?;
-                let b = e.load(ity, before)?;
-                let zero = e.c_u32(0);
-                let leads = e.b.i_equal(bt, None, rank, zero).map_err(be)?;
-                let leader = e.b.logical_and(bt, None, valid, leads).map_err(be)?;
-                e.if_then(leader, |e| {
-                    let at = e.uadd(counters, d)?;
-                    let p = e.shared_ptr(shared, it, at)?;
-                    let ci = e.b.bitcast(ity, None, count).map_err(be)?;
-                    let nb = e.b.i_add(ity, None, b, ci).map_err(be)?;
-                    e.store(p, nb)
-                })?;
-                e.subgroup_barrier()?;
-                e.if_then(valid, |e| {
-                    let bu = e.b.bitcast(u, None, b).map_err(be)?;
-                    let pos = e.uadd(bu, rank)?;
-                    if let Some(ko) = keys_out {
-                        let words = if wide { 2 } else { 1 };
-                        let wc = e.c_u32(words);
-                        let src = e.umul(i, wc)?;
-                        let dst = e.umul(pos, wc)?;
-                        for w in 0..words {
-                            let c = e.c_u32(w);
-                            let s = e.uadd(src, c)?;
-                            let x = e.load_elem(cxr, keys, s)?;
-                            let dd = e.uadd(dst, c)?;
-                            e.store_elem(cxr, ko, dd, x)?;
-                        }
-                    }
+                let mut batch = vec![];
+                for r in 0..RADIX_BATCH {
+                    let (i, valid, at) = e.radix_at(base, r, end)?;
+                    let (words, d) = e.radix_key(cxr, keys, wide, at, shift)?;
                     let from = match idx {
-                        Some(ib) => e.load_elem(cxr, ib, i)?,
+                        Some(ib) => e.load_elem(cxr, ib, at)?,
                         None => e.b.bitcast(ity, None, i).map_err(be)?,
                     };
-                    let from = if origin != 0 {
-                        let o = e.scalar(Scalar::I32(origin));
-                        e.b.i_add(ity, None, from, o).map_err(be)?
-                    } else {
-                        from
-                    };
-                    e.store_elem(cxr, idx_out, pos, from)
-                })
+                    batch.push((valid, words, d, from));
+                }
+                let mut places = vec![];
+                for (valid, _, d, _) in &batch {
+                    let (valid, d) = (*valid, *d);
+                    // The lanes with this lane's digit: valid ones agreeing on all 8
+                    // bits (a ballot per bit, or its complement).
+                    let v4 = e.b.type_vector(u, 4);
+                    let sg = e.c_u32(SCOPE_SUBGROUP);
+                    let mut mask =
+                        e.b.group_non_uniform_ballot(v4, None, sg, valid)
+                            .map_err(be)?;
+                    for bit in 0..8 {
+                        let bc = e.c_u32(bit);
+                        let sh = e.b.shift_right_logical(u, None, d, bc).map_err(be)?;
+                        let one = e.c_u32(1);
+                        let b1 = e.b.bitwise_and(u, None, sh, one).map_err(be)?;
+                        let set = e.b.i_equal(bt, None, b1, one).map_err(be)?;
+                        let bal =
+                            e.b.group_non_uniform_ballot(v4, None, sg, set)
+                                .map_err(be)?;
+                        let flip = e.b.i_sub(u, None, b1, one).map_err(be)?;
+                        let fv = e.b.composite_construct(v4, None, [flip; 4]).map_err(be)?;
+                        let same = e.b.bitwise_xor(v4, None, bal, fv).map_err(be)?;
+                        mask = e.b.bitwise_and(v4, None, mask, same).map_err(be)?;
+                    }
+                    let rank =
+                        e.b.group_non_uniform_ballot_bit_count(
+                            u,
+                            None,
+                            sg,
+                            GroupOperation::ExclusiveScan,
+                            mask,
+                        )
+                        .map_err(be)?;
+                    let count =
+                        e.b.group_non_uniform_ballot_bit_count(
+                            u,
+                            None,
+                            sg,
+                            GroupOperation::Reduce,
+                            mask,
+                        )
+                        .map_err(be)?;
+                    // The counter of the digit (invalid lanes read digit 0's: unused).
+                    let c255 = e.c_u32(255);
+                    let dc = e.umin(d, c255)?;
+                    let at = e.uadd(counters, dc)?;
+                    let p = e.shared_ptr(shared, it, at)?;
+                    let b = e.load(ity, p)?;
+                    e.subgroup_barrier()?;
+                    let zero = e.c_u32(0);
+                    let leads = e.b.i_equal(bt, None, rank, zero).map_err(be)?;
+                    let leader = e.b.logical_and(bt, None, valid, leads).map_err(be)?;
+                    e.if_then(leader, |e| {
+                        let ci = e.b.bitcast(ity, None, count).map_err(be)?;
+                        let nb = e.b.i_add(ity, None, b, ci).map_err(be)?;
+                        e.store(p, nb)
+                    })?;
+                    e.subgroup_barrier()?;
+                    let bu = e.b.bitcast(u, None, b).map_err(be)?;
+                    places.push(e.uadd(bu, rank)?);
+                }
+                for ((valid, words, _, from), pos) in batch.into_iter().zip(places) {
+                    e.if_then(valid, |e| {
+                        if let Some(ko) = keys_out {
+                            let wc = e.c_u32(words.len() as u32);
+                            let dst = e.umul(pos, wc)?;
+                            for (w, &x) in words.iter().enumerate() {
+                                let c = e.c_u32(w as u32);
+                                let dd = e.uadd(dst, c)?;
+                                e.store_elem(cxr, ko, dd, x)?;
+                            }
+                        }
+                        let from = if origin != 0 {
+                            let o = e.scalar(Scalar::I32(origin));
+                            e.b.i_add(ity, None, from, o).map_err(be)?
+                        } else {
+                            from
+                        };
+                        e.store_elem(cxr, idx_out, pos, from)
+                    })?;
+                }
+                Ok(())
             })?;
             e.subgroup_barrier()
         };
