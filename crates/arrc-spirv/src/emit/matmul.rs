@@ -13,14 +13,23 @@ impl Emitter {
         const R4: u32 = 4;
         let t = a.elem();
         let tt = self.ty(t);
+        // Operands converted to a wider accumulator (an f32 product in f64) pass
+        // through workgroup memory in their own type: half the bytes.
+        let (a, b, st) = match (a, b) {
+            (KExpr::Cast { arg: x, .. }, KExpr::Cast { arg: y, .. }) if x.elem() == y.elem() => {
+                (&**x, &**y, x.elem())
+            }
+            _ => (a, b, t),
+        };
+        let stt = self.ty(st);
         let u = self.u32_t;
         let m = cx.n;
         let n = self.push_constant(cx, 1)?;
         let k = self.push_constant(cx, 2)?;
-        let as_ = self.shared_sized(t, T * TK);
-        let bs = self.shared_sized(t, T * TK);
+        let as_ = self.shared_sized(st, T * TK);
+        let bs = self.shared_sized(st, T * TK);
         let accs: Vec<Word> = (0..R4 * R4).map(|_| self.local(tt)).collect();
-        let tmp = self.local(tt);
+        let tmp = self.local(stt);
         let tile_var = self.local(u);
         let k0_var = self.local(u);
         let c63 = self.c_u32(T - 1);
@@ -34,6 +43,7 @@ impl Emitter {
         let ty_ = self.b.u_div(u, None, cx.lid, c16).map_err(be)?;
         let tx = self.b.u_mod(u, None, cx.lid, c16).map_err(be)?;
         let zero_t = self.scalar(Scalar::I32(0).cast(t));
+        let zero_st = self.scalar(Scalar::I32(0).cast(st));
         let cxr = &*cx;
         let (group, groups, lid) = (cx.group, cx.groups, cx.lid);
         self.count_loop(tile_var, group, tiles, groups, |e, tile| {
@@ -73,9 +83,9 @@ impl Emitter {
                             let v = e.expr(cxr, operand, Ix::flat(idx))?;
                             e.store(tmp, v)
                         },
-                        |e| e.store(tmp, zero_t),
+                        |e| e.store(tmp, zero_st),
                     )?;
-                    Ok((e.load(tt, tmp)?, row, col))
+                    Ok((e.load(stt, tmp)?, row, col))
                 };
                 for r in 0..R4 {
                     let el = e.c_u32(r * 256);
@@ -85,11 +95,11 @@ impl Emitter {
                     let c64 = e.c_u32(T);
                     let s = e.umul(acol, c64)?;
                     let s = e.uadd(s, arow)?;
-                    let p = e.shared_ptr(as_, t, s)?;
+                    let p = e.shared_ptr(as_, st, s)?;
                     e.store(p, v)?;
                     // b: 16 rows × 64 columns (bs[row][col]).
                     let (v, _, _) = stage(e, b, eid, T, (k0, col0), (k, n))?;
-                    let p = e.shared_ptr(bs, t, eid)?;
+                    let p = e.shared_ptr(bs, st, eid)?;
                     e.store(p, v)?;
                 }
                 e.barrier()?;
@@ -104,12 +114,14 @@ impl Emitter {
                         let ci = e.c_u32(i);
                         let ai = e.uadd(ty4, ci)?;
                         let ai = e.uadd(base, ai)?;
-                        let p = e.shared_ptr(as_, t, ai)?;
-                        av.push(e.load(tt, p)?);
+                        let p = e.shared_ptr(as_, st, ai)?;
+                        let x = e.load(stt, p)?;
+                        av.push(e.convert(x, st, t)?);
                         let bi = e.uadd(tx4, ci)?;
                         let bi = e.uadd(base, bi)?;
-                        let p = e.shared_ptr(bs, t, bi)?;
-                        bv.push(e.load(tt, p)?);
+                        let p = e.shared_ptr(bs, st, bi)?;
+                        let x = e.load(stt, p)?;
+                        bv.push(e.convert(x, st, t)?);
                     }
                     for i in 0..R4 as usize {
                         for j in 0..R4 as usize {

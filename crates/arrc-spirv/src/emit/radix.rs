@@ -119,7 +119,10 @@ impl Emitter {
         let (w, s) = if wide {
             let hi = self.b.bitcast(u, None, words[1]).map_err(be)?;
             let c31 = self.c_u32(31);
-            let upper = self.b.u_greater_than(self.bool_t, None, shift, c31).map_err(be)?;
+            let upper = self
+                .b
+                .u_greater_than(self.bool_t, None, shift, c31)
+                .map_err(be)?;
             let w = self.b.select(u, None, upper, hi, lo).map_err(be)?;
             let s = self.b.bitwise_and(u, None, shift, c31).map_err(be)?;
             (w, s)
