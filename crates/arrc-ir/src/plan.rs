@@ -539,20 +539,17 @@ pub enum KernelKind {
     /// 8-byte key, low word first) that sort as the keys do (complemented when
     /// `down`; a float's -0 as 0), in `out` (as i32 words).
     RadixKeys { key: KExpr, out: u32, down: bool },
-    /// One pass of a radix sort: push constants `n, tile, shift, tiles`. Subgroup `t`
-    /// (of `subgroups` per workgroup at most) counts, in `counts[d·tiles + t]`, the
-    /// keys of positions `[t·tile, min(n, (t+1)·tile))` whose 8-bit digit at bit
-    /// `shift` is `d`.
-    RadixCount {
-        keys: u32,
-        wide: bool,
-        counts: u32,
-        subgroups: u32,
-    },
+    /// One pass of a radix sort: push constants `n, tile, shift, tiles`. Workgroup
+    /// `t` counts, in `counts[d·tiles + t]`, the keys of positions
+    /// `[t·tile, min(n, (t+1)·tile))` whose 8-bit digit at bit `shift` is `d`.
+    RadixCount { keys: u32, wide: bool, counts: u32 },
     /// The same tiles, in order: each key (and its index: `idx[i]`, or `i` in the
     /// first pass, plus `origin`) goes to `starts[q] - counts[q]` (`q = d·tiles + t`;
     /// `starts` is the inclusive scan of `counts`) plus the number of earlier keys of
     /// the tile with the same digit: stable. `keys_out` is `None` in the last pass.
+    /// The workgroup is `subgroups` subgroups of the device's size, each ranking
+    /// `items` keys per invocation; `tile` (their product) keys are sorted in
+    /// workgroup memory before they go out.
     RadixScatter {
         keys: u32,
         idx: Option<u32>,
@@ -563,6 +560,8 @@ pub enum KernelKind {
         wide: bool,
         origin: i32,
         subgroups: u32,
+        items: u32,
+        tile: u32,
     },
     /// Push constants `m, n`: for each of `m` needles, a binary search among the `n`
     /// keys in the order `order` (a 0-based grade of `keys`); `tolerant` for f64

@@ -1329,12 +1329,9 @@ impl Emitter {
             KernelKind::RadixKeys { key, out, down } => {
                 self.radix_keys_kernel(&mut cx, key, *out, *down)?
             }
-            KernelKind::RadixCount {
-                keys,
-                wide,
-                counts,
-                subgroups,
-            } => self.radix_count_kernel(&mut cx, *keys, *wide, *counts, *subgroups)?,
+            KernelKind::RadixCount { keys, wide, counts } => {
+                self.radix_count_kernel(&mut cx, *keys, *wide, *counts)?
+            }
             KernelKind::RadixScatter {
                 keys,
                 idx,
@@ -1345,6 +1342,8 @@ impl Emitter {
                 wide,
                 origin,
                 subgroups,
+                items,
+                tile,
             } => self.radix_scatter_kernel(
                 &mut cx,
                 *keys,
@@ -1354,7 +1353,7 @@ impl Emitter {
                 *idx_out,
                 *wide,
                 *origin,
-                *subgroups,
+                [*subgroups, *items, *tile],
             )?,
             KernelKind::SortStep {
                 keys,

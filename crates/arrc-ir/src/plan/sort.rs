@@ -4,11 +4,6 @@
 
 use super::*;
 
-/// Elements per tile of a radix pass at its largest: one subgroup counts and
-/// scatters a tile, so with fewer, longer tiles the digit counts (256 per tile) and
-/// their scan stay small against the keys (1/16 of them at 4096).
-const RADIX_TILE: u64 = 4096;
-
 impl Planner<'_> {
     /// `⍋arg` (or `⍒`) into indices from `origin`: stable, ties in index order.
     pub(super) fn grade(
@@ -47,13 +42,15 @@ impl Planner<'_> {
         let f = self.v.func;
         let wide = f.ty(arg).elem.size() == 8;
         let words = if wide { 2 } else { 1 };
-        let sg = self.opts.subgroup_size.max(1);
-        // A workgroup of at most 16 subgroups (each holds 256 counters in workgroup
-        // memory: 16 KB), and at least one.
-        let wg = (self.opts.workgroup_size.min(16 * sg) / sg).max(1) * sg;
-        let subgroups = wg / sg;
-        // Tiles that keep the device busy while short arrays still split.
-        let tile = (n.next_power_of_two() / 2048).clamp(256, RADIX_TILE);
+        // A workgroup of at most 8 subgroups of the device's size (256 invocations on
+        // NVIDIA, 64 on lavapipe), each ranking `items` keys per invocation: a tile
+        // of up to 4096 keys and their indices in workgroup memory (40 KB with the
+        // subgroups' digit counters; 18 KB on lavapipe, which has 32 KB).
+        let sg = self.opts.subgroup_size.clamp(1, 128);
+        let subgroups = (256 / sg).clamp(1, 8);
+        let wg = subgroups * sg;
+        let items = if wide { 8 } else { 16 };
+        let tile = u64::from(wg * items);
         let tiles = n.div_ceil(tile);
         let (nc, tile_c, tiles_c) = (Count::known(n), Count::known(tile), Count::known(tiles));
         let key_words = Count::known(n * words);
@@ -78,7 +75,7 @@ impl Planner<'_> {
         self.push_kernel("radix_keys", kind, kb, vec![("n", nc.clone())], groups);
         let tile_groups = Count::Groups {
             of: Box::new(tiles_c.clone()),
-            per_group: subgroups,
+            per_group: 1,
             max: self.opts.map_groups,
         };
         let passes = 4 * words;
@@ -106,7 +103,6 @@ impl Planner<'_> {
                 keys: k_in,
                 wide,
                 counts: c_out,
-                subgroups,
             };
             self.push_kernel_shaped(
                 "radix_count",
@@ -152,6 +148,8 @@ impl Planner<'_> {
                 wide,
                 origin: if last { origin } else { 0 },
                 subgroups,
+                items,
+                tile: tile as u32,
             };
             self.push_kernel_shaped(
                 "radix_scatter",

@@ -115,6 +115,14 @@ impl Emitter {
         } else {
             words.push(self.load_elem(cx, keys, i)?);
         }
+        let d = self.digit_of(&words, shift)?;
+        Ok((words, d))
+    }
+
+    /// The digit at bit `shift` of a key's words (i32, low first).
+    fn digit_of(&mut self, words: &[Word], shift: Word) -> R<Word> {
+        let u = self.u32_t;
+        let wide = words.len() == 2;
         let lo = self.b.bitcast(u, None, words[0]).map_err(be)?;
         let (w, s) = if wide {
             let hi = self.b.bitcast(u, None, words[1]).map_err(be)?;
@@ -131,25 +139,7 @@ impl Emitter {
         };
         let d = self.b.shift_right_logical(u, None, w, s).map_err(be)?;
         let c255 = self.c_u32(255);
-        let d = self.b.bitwise_and(u, None, d, c255).map_err(be)?;
-        Ok((words, d))
-    }
-
-    /// The positions of batch round `r` for this lane: `base + r·SG + lane`, whether
-    /// it is before `end`, and the position clamped below `end` (loads read there
-    /// unconditionally, so that a batch's loads are all in flight at once).
-    fn radix_at(&mut self, base: Word, r: u32, end: Word) -> R<(Word, Word, Word)> {
-        let lane = self.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
-        let sgs = self.load_builtin_cx(BuiltIn::SubgroupSize)?;
-        let rc = self.c_u32(r);
-        let off = self.umul(rc, sgs)?;
-        let i = self.uadd(base, off)?;
-        let i = self.uadd(i, lane)?;
-        let valid = self.ult(i, end)?;
-        let one = self.c_u32(1);
-        let last = self.b.i_sub(self.u32_t, None, end, one).map_err(be)?;
-        let at = self.umin(i, last)?;
-        Ok((i, valid, at))
+        self.b.bitwise_and(u, None, d, c255).map_err(be)
     }
 
     /// A control barrier among the lanes of this subgroup, ordering their accesses
@@ -160,94 +150,75 @@ impl Emitter {
         self.b.control_barrier(sg, sg, sem).map_err(be)
     }
 
-    /// Runs `per_tile(tile, counters)` for each tile this subgroup takes (grid-stride
-    /// over the tiles, subgroups past `subgroups` idle): `counters` is the subgroup's
-    /// 256 digit counters in workgroup memory, as an index base into `shared`.
-    fn radix_tiles(
-        &mut self,
-        cx: &Cx,
-        subgroups: u32,
-        per_tile: &dyn Fn(&mut Self, Word, Word) -> R<()>,
-    ) -> R<()> {
-        let sid = self.load_builtin_cx(BuiltIn::SubgroupId)?;
-        let nsg = self.load_builtin_cx(BuiltIn::NumSubgroups)?;
-        let cap = self.c_u32(subgroups);
-        let active = self.umin(nsg, cap)?;
-        let mine = self.ult(sid, active)?;
+    /// Runs `per_tile(t)` for each tile this workgroup takes (grid-stride over the
+    /// tiles: workgroup-uniform, so barriers may follow).
+    fn radix_tiles(&mut self, cx: &Cx, per_tile: &dyn Fn(&mut Self, Word) -> R<()>) -> R<()> {
         let tiles = self.push_constant(cx, 3)?;
         let tvar = self.local(self.u32_t);
         let (group, groups) = (cx.group, cx.groups);
-        self.if_then(mine, |e| {
-            let c256 = e.c_u32(256);
-            let counters = e.umul(sid, c256)?;
-            let first = e.umul(group, active)?;
-            let first = e.uadd(first, sid)?;
-            let stride = e.umul(groups, active)?;
-            e.count_loop(tvar, first, tiles, stride, |e, t| per_tile(e, t, counters))
-        })
+        self.count_loop(tvar, group, tiles, groups, |e, t| per_tile(e, t))
     }
 
-    /// `for d in lane, lane+SG, … < 256: f(d)` (every lane of the subgroup).
-    fn each_digit(&mut self, f: &dyn Fn(&mut Self, Word) -> R<()>) -> R<()> {
-        let lane = self.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
-        let sgs = self.load_builtin_cx(BuiltIn::SubgroupSize)?;
-        let c256 = self.c_u32(256);
-        let dvar = self.local(self.u32_t);
-        self.count_loop(dvar, lane, c256, sgs, |e, d| f(e, d))
+    /// `for k in lid, lid+WG, … < len: f(k)` over the workgroup.
+    fn wg_each(&mut self, cx: &Cx, len: u32, f: &dyn Fn(&mut Self, Word) -> R<()>) -> R<()> {
+        let end = self.c_u32(len);
+        let kvar = self.local(self.u32_t);
+        self.count_loop(kvar, cx.lid, end, self.wg_size, |e, k| f(e, k))
     }
 
-    /// `KernelKind::RadixCount`.
+    fn shared_at(&mut self, shared: Word, idx: Word) -> R<Word> {
+        self.shared_ptr(shared, ElemType::I32, idx)
+    }
+
+    /// `KernelKind::RadixCount`: a workgroup per tile, its digits counted by atomic
+    /// adds to 256 counters in workgroup memory.
     pub(super) fn radix_count_kernel(
         &mut self,
         cx: &mut Cx,
         keys: u32,
         wide: bool,
         counts: u32,
-        subgroups: u32,
     ) -> R<()> {
-        for bi in [
-            BuiltIn::SubgroupId,
-            BuiltIn::NumSubgroups,
-            BuiltIn::SubgroupSize,
-            BuiltIn::SubgroupLocalInvocationId,
-        ] {
-            self.load_builtin(cx, bi)?;
-        }
         let it = ElemType::I32;
-        let shared = self.shared_sized(it, subgroups * 256);
+        let ity = self.ty(it);
+        let hist = self.shared_sized(it, 256);
         let tile = self.push_constant(cx, 1)?;
         let shift = self.push_constant(cx, 2)?;
         let tiles = self.push_constant(cx, 3)?;
         let n = cx.n;
         let pvar = self.local(self.u32_t);
         let cxr = &*cx;
-        let per_tile = |e: &mut Self, t: Word, counters: Word| -> R<()> {
-            e.each_digit(&|e, d| {
-                let at = e.uadd(counters, d)?;
-                let p = e.shared_ptr(shared, it, at)?;
+        let per_tile = |e: &mut Self, t: Word| -> R<()> {
+            e.wg_each(cxr, 256, &|e, d| {
+                let p = e.shared_at(hist, d)?;
                 let z = e.scalar(Scalar::I32(0));
                 e.store(p, z)
             })?;
-            e.subgroup_barrier()?;
-            let sgs = e.load_builtin_cx(BuiltIn::SubgroupSize)?;
+            e.barrier()?;
             let start = e.umul(t, tile)?;
             let end = e.uadd(start, tile)?;
             let end = e.umin(end, n)?;
+            let one = e.c_u32(1);
+            let last = e.b.i_sub(e.u32_t, None, end, one).map_err(be)?;
             let kc = e.c_u32(RADIX_BATCH);
-            let step = e.umul(sgs, kc)?;
-            e.count_loop(pvar, start, end, step, |e, base| {
+            let step = e.umul(e.wg_size, kc)?;
+            let from = e.uadd(start, cxr.lid)?;
+            e.count_loop(pvar, from, end, step, |e, base| {
+                // A batch's loads first (clamped in bounds), then its counts.
                 let mut batch = vec![];
                 for r in 0..RADIX_BATCH {
-                    let (_, valid, at) = e.radix_at(base, r, end)?;
+                    let rc = e.c_u32(r);
+                    let off = e.umul(rc, e.wg_size)?;
+                    let i = e.uadd(base, off)?;
+                    let valid = e.ult(i, end)?;
+                    let at = e.umin(i, last)?;
                     let (_, d) = e.radix_key(cxr, keys, wide, at, shift)?;
                     batch.push((valid, d));
                 }
                 for (valid, d) in batch {
                     e.if_then(valid, |e| {
-                        let at = e.uadd(counters, d)?;
-                        let p = e.shared_ptr(shared, it, at)?;
-                        let ity = e.ty(it);
-                        let scope = e.c_u32(SCOPE_SUBGROUP);
+                        let p = e.shared_at(hist, d)?;
+                        let scope = e.c_u32(SCOPE_WORKGROUP);
                         let relaxed = e.c_u32(0);
                         let one = e.scalar(Scalar::I32(1));
                         e.b.atomic_i_add(ity, None, p, scope, relaxed, one)
@@ -257,22 +228,26 @@ impl Emitter {
                 }
                 Ok(())
             })?;
-            e.subgroup_barrier()?;
-            e.each_digit(&|e, d| {
-                let at = e.uadd(counters, d)?;
-                let p = e.shared_ptr(shared, it, at)?;
-                let ity = e.ty(it);
+            e.barrier()?;
+            e.wg_each(cxr, 256, &|e, d| {
+                let p = e.shared_at(hist, d)?;
                 let c = e.load(ity, p)?;
                 let dt = e.umul(d, tiles)?;
                 let q = e.uadd(dt, t)?;
                 e.store_elem(cxr, counts, q, c)
             })?;
-            e.subgroup_barrier()
+            e.barrier()
         };
-        self.radix_tiles(cx, subgroups, &per_tile)
+        self.radix_tiles(cx, &per_tile)
     }
 
-    /// `KernelKind::RadixScatter`.
+    /// `KernelKind::RadixScatter`: a workgroup per tile of `items` keys per
+    /// invocation. Each subgroup ranks its run of the tile round by round (lanes of a
+    /// round with the same digit find each other by eight ballots; a counter per digit
+    /// carries earlier rounds); the runs' counts, summed across subgroups and digits,
+    /// give every key its place in the tile sorted by digit, in workgroup memory; the
+    /// tile then goes out in that order, so that each digit's keys are written as one
+    /// contiguous run.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn radix_scatter_kernel(
         &mut self,
@@ -284,7 +259,7 @@ impl Emitter {
         idx_out: u32,
         wide: bool,
         origin: i32,
-        subgroups: u32,
+        [subgroups, items, tile_max]: [u32; 3],
     ) -> R<()> {
         for bi in [
             BuiltIn::SubgroupId,
@@ -296,134 +271,238 @@ impl Emitter {
         }
         self.uses_ballot = true;
         let it = ElemType::I32;
-        let shared = self.shared_sized(it, subgroups * 256);
+        let ity = self.ty(it);
+        let u = self.u32_t;
+        let bt = self.bool_t;
+        let words = if wide { 2 } else { 1 };
+        // The tile's size is fixed here (workgroup memory): the planner makes the
+        // workgroup `subgroups` subgroups of the device's size, `items` keys each.
+        let sg_hist = self.shared_sized(it, subgroups * 256);
+        let digit_start = self.shared_sized(it, 256);
+        let global_base = self.shared_sized(it, 256);
+        let skeys = self.shared_sized(it, tile_max * words);
+        let sidx = self.shared_sized(it, tile_max);
         let tile = self.push_constant(cx, 1)?;
         let shift = self.push_constant(cx, 2)?;
         let tiles = self.push_constant(cx, 3)?;
         let n = cx.n;
-        let rvar = self.local(self.u32_t);
+        let jvar = self.local(u);
+        let svar = self.local(u);
         let cxr = &*cx;
-        let per_tile = |e: &mut Self, t: Word, counters: Word| -> R<()> {
-            let u = e.u32_t;
-            let ity = e.ty(it);
-            // Each digit's counter starts at the tile's first place for it.
-            e.each_digit(&|e, d| {
+        let sid = self.load_builtin_cx(BuiltIn::SubgroupId)?;
+        let nsg = self.load_builtin_cx(BuiltIn::NumSubgroups)?;
+        let lane = self.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
+        let sgs = self.load_builtin_cx(BuiltIn::SubgroupSize)?;
+        let c256 = self.c_u32(256);
+        let counters = self.umul(sid, c256)?;
+        let per_tile = |e: &mut Self, t: Word| -> R<()> {
+            let tile_start = e.umul(t, tile)?;
+            let left = e.b.i_sub(u, None, n, tile_start).map_err(be)?;
+            let tile_len = e.umin(tile, left)?;
+            let one = e.c_u32(1);
+            let last = e.b.i_sub(u, None, tile_len, one).map_err(be)?;
+            e.wg_each(cxr, subgroups * 256, &|e, k| {
+                let p = e.shared_at(sg_hist, k)?;
+                let z = e.scalar(Scalar::I32(0));
+                e.store(p, z)
+            })?;
+            e.wg_each(cxr, 256, &|e, d| {
                 let dt = e.umul(d, tiles)?;
                 let q = e.uadd(dt, t)?;
                 let s = e.load_elem(cxr, starts, q)?;
                 let c = e.load_elem(cxr, counts, q)?;
                 let first = e.b.i_sub(ity, None, s, c).map_err(be)?;
-                let at = e.uadd(counters, d)?;
-                let p = e.shared_ptr(shared, it, at)?;
+                let p = e.shared_at(global_base, d)?;
                 e.store(p, first)
             })?;
-            e.subgroup_barrier()?;
-            let sgs = e.load_builtin_cx(BuiltIn::SubgroupSize)?;
-            let start = e.umul(t, tile)?;
-            let end = e.uadd(start, tile)?;
-            let end = e.umin(end, n)?;
-            // Batches of RADIX_BATCH rounds of one element per lane (the loop is the
-            // subgroup's: uniform): every load of a batch first, then the rounds'
-            // ranks in order, then every store.
-            let kc = e.c_u32(RADIX_BATCH);
-            let step = e.umul(sgs, kc)?;
-            e.count_loop(rvar, start, end, step, |e, base| {
-                let bt = e.bool_t;
-                let mut batch = vec![];
-                for r in 0..RADIX_BATCH {
-                    let (i, valid, at) = e.radix_at(base, r, end)?;
-                    let (words, d) = e.radix_key(cxr, keys, wide, at, shift)?;
-                    let from = match idx {
-                        Some(ib) => e.load_elem(cxr, ib, at)?,
-                        None => e.b.bitcast(ity, None, i).map_err(be)?,
-                    };
-                    batch.push((valid, words, d, from));
-                }
-                let mut places = vec![];
-                for (valid, _, d, _) in &batch {
-                    let (valid, d) = (*valid, *d);
-                    // The lanes with this lane's digit: valid ones agreeing on all 8
-                    // bits (a ballot per bit, or its complement).
-                    let v4 = e.b.type_vector(u, 4);
-                    let sg = e.c_u32(SCOPE_SUBGROUP);
-                    let mut mask =
-                        e.b.group_non_uniform_ballot(v4, None, sg, valid)
+            e.barrier()?;
+            // This subgroup's run of the tile: `items` rounds of one key per lane.
+            let ic = e.c_u32(items);
+            let run = e.umul(sgs, ic)?;
+            let run_start = e.umul(sid, run)?;
+            let mut batch = vec![];
+            for r in 0..items {
+                let rc = e.c_u32(r);
+                let off = e.umul(rc, sgs)?;
+                let le = e.uadd(run_start, off)?;
+                let le = e.uadd(le, lane)?;
+                let valid = e.ult(le, tile_len)?;
+                let lc = e.umin(le, last)?;
+                let at = e.uadd(tile_start, lc)?;
+                let (ws, d) = e.radix_key(cxr, keys, wide, at, shift)?;
+                let from = match idx {
+                    Some(ib) => e.load_elem(cxr, ib, at)?,
+                    None => e.b.bitcast(ity, None, at).map_err(be)?,
+                };
+                batch.push((valid, ws, d, from));
+            }
+            let mut ranks = vec![];
+            for (valid, _, d, _) in &batch {
+                let (valid, d) = (*valid, *d);
+                let v4 = e.b.type_vector(u, 4);
+                let sg = e.c_u32(SCOPE_SUBGROUP);
+                let mut mask =
+                    e.b.group_non_uniform_ballot(v4, None, sg, valid)
+                        .map_err(be)?;
+                for bit in 0..8 {
+                    let bc = e.c_u32(bit);
+                    let sh = e.b.shift_right_logical(u, None, d, bc).map_err(be)?;
+                    let b1 = e.b.bitwise_and(u, None, sh, one).map_err(be)?;
+                    let set = e.b.i_equal(bt, None, b1, one).map_err(be)?;
+                    let bal =
+                        e.b.group_non_uniform_ballot(v4, None, sg, set)
                             .map_err(be)?;
-                    for bit in 0..8 {
-                        let bc = e.c_u32(bit);
-                        let sh = e.b.shift_right_logical(u, None, d, bc).map_err(be)?;
-                        let one = e.c_u32(1);
-                        let b1 = e.b.bitwise_and(u, None, sh, one).map_err(be)?;
-                        let set = e.b.i_equal(bt, None, b1, one).map_err(be)?;
-                        let bal =
-                            e.b.group_non_uniform_ballot(v4, None, sg, set)
-                                .map_err(be)?;
-                        let flip = e.b.i_sub(u, None, b1, one).map_err(be)?;
-                        let fv = e.b.composite_construct(v4, None, [flip; 4]).map_err(be)?;
-                        let same = e.b.bitwise_xor(v4, None, bal, fv).map_err(be)?;
-                        mask = e.b.bitwise_and(v4, None, mask, same).map_err(be)?;
-                    }
-                    let rank =
-                        e.b.group_non_uniform_ballot_bit_count(
-                            u,
-                            None,
-                            sg,
-                            GroupOperation::ExclusiveScan,
-                            mask,
-                        )
-                        .map_err(be)?;
-                    let count =
-                        e.b.group_non_uniform_ballot_bit_count(
-                            u,
-                            None,
-                            sg,
-                            GroupOperation::Reduce,
-                            mask,
-                        )
-                        .map_err(be)?;
-                    // The counter of the digit (invalid lanes read digit 0's: unused).
-                    let c255 = e.c_u32(255);
-                    let dc = e.umin(d, c255)?;
-                    let at = e.uadd(counters, dc)?;
-                    let p = e.shared_ptr(shared, it, at)?;
-                    let b = e.load(ity, p)?;
-                    e.subgroup_barrier()?;
-                    let zero = e.c_u32(0);
-                    let leads = e.b.i_equal(bt, None, rank, zero).map_err(be)?;
-                    let leader = e.b.logical_and(bt, None, valid, leads).map_err(be)?;
-                    e.if_then(leader, |e| {
-                        let ci = e.b.bitcast(ity, None, count).map_err(be)?;
-                        let nb = e.b.i_add(ity, None, b, ci).map_err(be)?;
-                        e.store(p, nb)
-                    })?;
-                    e.subgroup_barrier()?;
-                    let bu = e.b.bitcast(u, None, b).map_err(be)?;
-                    places.push(e.uadd(bu, rank)?);
+                    // Lanes whose bit equals this lane's: bal, or its complement.
+                    let flip = e.b.i_sub(u, None, b1, one).map_err(be)?;
+                    let fv = e.b.composite_construct(v4, None, [flip; 4]).map_err(be)?;
+                    let same = e.b.bitwise_xor(v4, None, bal, fv).map_err(be)?;
+                    mask = e.b.bitwise_and(v4, None, mask, same).map_err(be)?;
                 }
-                for ((valid, words, _, from), pos) in batch.into_iter().zip(places) {
-                    e.if_then(valid, |e| {
-                        if let Some(ko) = keys_out {
-                            let wc = e.c_u32(words.len() as u32);
-                            let dst = e.umul(pos, wc)?;
-                            for (w, &x) in words.iter().enumerate() {
-                                let c = e.c_u32(w as u32);
-                                let dd = e.uadd(dst, c)?;
-                                e.store_elem(cxr, ko, dd, x)?;
-                            }
-                        }
-                        let from = if origin != 0 {
-                            let o = e.scalar(Scalar::I32(origin));
-                            e.b.i_add(ity, None, from, o).map_err(be)?
-                        } else {
-                            from
-                        };
-                        e.store_elem(cxr, idx_out, pos, from)
-                    })?;
-                }
-                Ok(())
+                let rank =
+                    e.b.group_non_uniform_ballot_bit_count(
+                        u,
+                        None,
+                        sg,
+                        GroupOperation::ExclusiveScan,
+                        mask,
+                    )
+                    .map_err(be)?;
+                let count =
+                    e.b.group_non_uniform_ballot_bit_count(
+                        u,
+                        None,
+                        sg,
+                        GroupOperation::Reduce,
+                        mask,
+                    )
+                    .map_err(be)?;
+                let at = e.uadd(counters, d)?;
+                let p = e.shared_at(sg_hist, at)?;
+                let b = e.load(ity, p)?;
+                e.subgroup_barrier()?;
+                let zero = e.c_u32(0);
+                let leads = e.b.i_equal(bt, None, rank, zero).map_err(be)?;
+                let leader = e.b.logical_and(bt, None, valid, leads).map_err(be)?;
+                e.if_then(leader, |e| {
+                    let ci = e.b.bitcast(ity, None, count).map_err(be)?;
+                    let nb = e.b.i_add(ity, None, b, ci).map_err(be)?;
+                    e.store(p, nb)
+                })?;
+                e.subgroup_barrier()?;
+                let bu = e.b.bitcast(u, None, b).map_err(be)?;
+                ranks.push(e.uadd(bu, rank)?);
+            }
+            e.barrier()?;
+            // Per digit: each subgroup's start among the tile's keys of that digit
+            // (in place of its count), and the digit's total.
+            e.wg_each(cxr, 256, &|e, d| {
+                let z = e.scalar(Scalar::I32(0));
+                let acc = e.local(ity);
+                e.store(acc, z)?;
+                let zero = e.c_u32(0);
+                e.count_loop(svar, zero, nsg, one, |e, s| {
+                    let at = e.umul(s, c256)?;
+                    let at = e.uadd(at, d)?;
+                    let p = e.shared_at(sg_hist, at)?;
+                    let v = e.load(ity, p)?;
+                    let a = e.load(ity, acc)?;
+                    e.store(p, a)?;
+                    let na = e.b.i_add(ity, None, a, v).map_err(be)?;
+                    e.store(acc, na)
+                })?;
+                let a = e.load(ity, acc)?;
+                let p = e.shared_at(digit_start, d)?;
+                e.store(p, a)
             })?;
-            e.subgroup_barrier()
+            e.barrier()?;
+            // The digits' starts in the sorted tile: an exclusive scan of the totals
+            // by the first subgroup, a subgroup width at a time.
+            let zero = e.c_u32(0);
+            let first_sg = e.b.i_equal(bt, None, sid, zero).map_err(be)?;
+            e.if_then(first_sg, |e| {
+                let carry = e.local(ity);
+                let z = e.scalar(Scalar::I32(0));
+                e.store(carry, z)?;
+                e.count_loop(jvar, zero, c256, sgs, |e, c| {
+                    let k = e.uadd(c, lane)?;
+                    let p = e.shared_at(digit_start, k)?;
+                    let v = e.load(ity, p)?;
+                    let inc = e.group(BinOp::Add, it, GroupOperation::InclusiveScan, v)?;
+                    let tot = e.group(BinOp::Add, it, GroupOperation::Reduce, v)?;
+                    let cv = e.load(ity, carry)?;
+                    let ex = e.b.i_sub(ity, None, inc, v).map_err(be)?;
+                    let st = e.b.i_add(ity, None, cv, ex).map_err(be)?;
+                    e.store(p, st)?;
+                    let nc = e.b.i_add(ity, None, cv, tot).map_err(be)?;
+                    e.store(carry, nc)
+                })
+            })?;
+            e.barrier()?;
+            // Every key to its place in the sorted tile.
+            for ((valid, ws, d, from), rank) in batch.into_iter().zip(ranks) {
+                e.if_then(valid, |e| {
+                    let p = e.shared_at(digit_start, d)?;
+                    let ds = e.load(ity, p)?;
+                    let at = e.uadd(counters, d)?;
+                    let p = e.shared_at(sg_hist, at)?;
+                    let ss = e.load(ity, p)?;
+                    let base = e.b.i_add(ity, None, ds, ss).map_err(be)?;
+                    let base = e.b.bitcast(u, None, base).map_err(be)?;
+                    let lp = e.uadd(base, rank)?;
+                    let wc = e.c_u32(words);
+                    let kp = e.umul(lp, wc)?;
+                    for (w, &x) in ws.iter().enumerate() {
+                        let c = e.c_u32(w as u32);
+                        let k = e.uadd(kp, c)?;
+                        let p = e.shared_at(skeys, k)?;
+                        e.store(p, x)?;
+                    }
+                    let p = e.shared_at(sidx, lp)?;
+                    e.store(p, from)
+                })?;
+            }
+            e.barrier()?;
+            // Out in sorted order: the keys of a digit go to consecutive places.
+            e.count_loop(jvar, cxr.lid, tile_len, e.wg_size, |e, j| {
+                let wc = e.c_u32(words);
+                let kp = e.umul(j, wc)?;
+                let mut ws = vec![];
+                for w in 0..words {
+                    let c = e.c_u32(w);
+                    let k = e.uadd(kp, c)?;
+                    let p = e.shared_at(skeys, k)?;
+                    ws.push(e.load(ity, p)?);
+                }
+                let d = e.digit_of(&ws, shift)?;
+                let p = e.shared_at(digit_start, d)?;
+                let ds = e.load(ity, p)?;
+                let ds = e.b.bitcast(u, None, ds).map_err(be)?;
+                let p = e.shared_at(global_base, d)?;
+                let gb = e.load(ity, p)?;
+                let gb = e.b.bitcast(u, None, gb).map_err(be)?;
+                let within = e.b.i_sub(u, None, j, ds).map_err(be)?;
+                let pos = e.uadd(gb, within)?;
+                if let Some(ko) = keys_out {
+                    let dst = e.umul(pos, wc)?;
+                    for (w, &x) in ws.iter().enumerate() {
+                        let c = e.c_u32(w as u32);
+                        let k = e.uadd(dst, c)?;
+                        e.store_elem(cxr, ko, k, x)?;
+                    }
+                }
+                let p = e.shared_at(sidx, j)?;
+                let from = e.load(ity, p)?;
+                let from = if origin != 0 {
+                    let o = e.scalar(Scalar::I32(origin));
+                    e.b.i_add(ity, None, from, o).map_err(be)?
+                } else {
+                    from
+                };
+                e.store_elem(cxr, idx_out, pos, from)
+            })?;
+            e.barrier()
         };
-        self.radix_tiles(cx, subgroups, &per_tile)
+        self.radix_tiles(cx, &per_tile)
     }
+
 }
