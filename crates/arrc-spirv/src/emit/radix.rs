@@ -367,14 +367,9 @@ impl Emitter {
                         mask,
                     )
                     .map_err(be)?;
-                let count =
-                    e.b.group_non_uniform_ballot_bit_count(
-                        u,
-                        None,
-                        sg,
-                        GroupOperation::Reduce,
-                        mask,
-                    )
+                let count = e
+                    .b
+                    .group_non_uniform_ballot_bit_count(u, None, sg, GroupOperation::Reduce, mask)
                     .map_err(be)?;
                 let at = e.uadd(counters, d)?;
                 let p = e.shared_at(sg_hist, at)?;
@@ -504,5 +499,4 @@ impl Emitter {
         };
         self.radix_tiles(cx, &per_tile)
     }
-
 }

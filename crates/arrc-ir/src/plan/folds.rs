@@ -1,0 +1,579 @@
+//! Planning folds: `op/` of a vector (partials, then one workgroup), folds along an
+//! axis (the unit that works on a row chosen from the row's length and layout),
+//! right folds and dfn folds, scans (the single-pass chained scan for vectors, per
+//! row otherwise) and matrix products; f32 `+ ×` folds accumulate in f64.
+
+use super::*;
+
+impl Planner<'_> {
+    pub(super) fn reduce(
+        &mut self,
+        v: Value,
+        op: BinOp,
+        arg: Value,
+        axis: usize,
+        is_result: bool,
+    ) -> Result<()> {
+        let split = AxisSplit::new(&self.v.func.ty(arg).shape.clone(), axis);
+        let at = self.v.func.ty(arg);
+        if let (Dim::Dyn(id), BinOp::Max | BinOp::Min, true) = (split.len, op, at.elem.is_int()) {
+            match (is_result, op.identity(at.elem, self.v.func.float)) {
+                (true, Some(id_value)) => self.plan.empty_identity = Some((id, id_value)),
+                _ => return Err(dyn_unsupported(self.v.func.span(v))),
+            }
+        }
+        if parallel_reduce(op, self.v.func.ty(arg).elem) && known(&split.rows()) == Some(1) {
+            self.reduce_vector(v, op, arg, is_result);
+        } else if self.has_dyn(arg) {
+            return Err(dyn_unsupported(self.v.func.span(v)));
+        } else {
+            if !parallel_reduce(op, self.v.func.ty(arg).elem) {
+                self.check_serial(v, split.len)?;
+            }
+            self.reduce_axis(v, op, arg, split, is_result);
+        }
+        Ok(())
+    }
+
+    /// A fold that loops `trips` times in one invocation (a right fold along its axis,
+    /// a scan of one row per invocation): refused where that is more loop trips than
+    /// the device runs (`PlanOptions::loop_trip_limit`).
+    fn check_serial(&self, v: Value, trips: Dim) -> Result<()> {
+        match (self.opts.loop_trip_limit, trips) {
+            (Some(limit), Dim::Known(l)) if l > limit => Err(err::unsupported(
+                format!(
+                    "this fold runs {l} loop trips in one invocation, and this device stops loops after {limit}"
+                ),
+                self.v.func.span(v),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// `op/` of a vector: a grid-stride pass of partials, then one workgroup folds them.
+    fn reduce_vector(&mut self, v: Value, op: BinOp, arg: Value, is_result: bool) {
+        let elem = self.v.func.ty(v).elem;
+        let acc = self.accumulator(&Fold::Assoc(op), elem);
+        let n = self.len_of(arg);
+        let groups = self.grid(&n, self.opts.reduce_groups);
+        // Pass 1: each workgroup folds its grid-stride share into partials[g].
+        let partials = self.new_buffer(acc, groups.clone(), BufferRole::Temp);
+        let mut kb = self.kb();
+        let expr = widen(self.expr(arg, &IExpr::Index, &mut kb), acc);
+        let out = kb.bind(partials, acc, true);
+        self.bind_status(&mut kb, expr.may_fail());
+        let n_from = self.n_from(arg, &mut kb);
+        let kind = KernelKind::Reduce {
+            op,
+            expr,
+            out,
+            overflow: None,
+        };
+        self.push_kernel("reduce", kind, kb, vec![("n", n)], groups.clone());
+        let args = self.set_n_from(n_from);
+        // Pass 2: one workgroup folds the partials, in a fixed order: the same input
+        // gives the same bits on every run.
+        let b = self.result_or_temp(v, is_result);
+        let mut kb = self.kb();
+        let pin = kb.bind(partials, acc, false);
+        let out = kb.bind(b, elem, true);
+        let expr = KExpr::Load {
+            binding: pin,
+            elem: acc,
+            index: IExpr::Index,
+        };
+        // With an indirect first pass, its workgroup count is the first argument word.
+        let n_from = args.map(|a| {
+            let binding = kb.bind(a, ElemType::I32, false);
+            IExpr::Data(Box::new(KExpr::Load {
+                binding,
+                elem: ElemType::I32,
+                index: IExpr::Const(0),
+            }))
+        });
+        // Partials may overflow; the result is checked.
+        let overflow = self.overflow_bit(v, &Fold::Assoc(op), is_result);
+        self.bind_status(&mut kb, overflow.is_some());
+        let kind = KernelKind::Reduce {
+            op,
+            expr,
+            out,
+            overflow,
+        };
+        self.push_kernel("reduce", kind, kb, vec![("n", groups)], Count::known(1));
+        if let Some(k) = self.plan.kernels.last_mut() {
+            k.n_from = n_from;
+        }
+        self.buffer_of[v.index()] = Some(b);
+    }
+
+    /// A dfn fold's step as a kernel expression of `Operand`s 0 (⍺) and 1 (⍵), its
+    /// errors numbered after the items'.
+    /// A fold's final form once its items' expression exists: a dfn fold's step, or a
+    /// right fold's error bit, is numbered after the items' errors. Also whether the
+    /// fold step itself can raise an error.
+    fn fold_after_items(
+        &mut self,
+        v: Value,
+        fold: Fold,
+        elem: ElemType,
+        kb: &mut KernelBindings,
+    ) -> (Fold, bool) {
+        match fold {
+            Fold::Right { .. } if self.dfn_src.is_some() => {
+                if let Some((c, r, span)) = self.dfn_src.take() {
+                    self.dfn = Some(self.comb(&c, r, &span, kb));
+                }
+                let fails = self.dfn.as_ref().is_some_and(|c| c.may_fail());
+                // Lowering refuses a known empty axis; a run-time one is checked here.
+                let f = self.v.func;
+                let empty_error = match f.inst(v) {
+                    Inst::FoldDfn {
+                        arg,
+                        axis,
+                        scan: false,
+                        ..
+                    } if !matches!(f.ty(*arg).shape[*axis], Dim::Known(_)) => Some(self.error_bit(
+                        ErrorClass::Domain,
+                        "this function has no identity element for an empty reduction",
+                        f.span(v),
+                    )),
+                    _ => None,
+                };
+                (Fold::Dfn { empty_error }, fails || empty_error.is_some())
+            }
+            Fold::Right { op, .. } => {
+                let f = self.right_fold(v, op, elem);
+                (
+                    f,
+                    matches!(
+                        f,
+                        Fold::Right {
+                            error_bit: Some(_),
+                            ..
+                        }
+                    ),
+                )
+            }
+            f => (f, false),
+        }
+    }
+
+    /// `r` is the fold's type (⍺'s and ⍵'s).
+    fn comb(&mut self, c: &Comb, r: ElemType, span: &Span, kb: &mut KernelBindings) -> KExpr {
+        match c {
+            Comb::Outer(v) => self.expr(*v, &IExpr::Const(0), kb),
+            Comb::Alpha | Comb::Omega => KExpr::Operand {
+                k: u8::from(matches!(c, Comb::Omega)),
+                elem: r,
+            },
+            Comb::Const(s) => KExpr::Const(*s),
+            Comb::Cast { to, arg } => KExpr::Cast {
+                to: *to,
+                arg: Box::new(self.comb(arg, r, span, kb)),
+            },
+            Comb::Select { cond, then, els } => KExpr::If {
+                cond: Box::new(self.comb(cond, r, span, kb)),
+                then: Box::new(self.comb(then, r, span, kb)),
+                els: Box::new(self.comb(els, r, span, kb)),
+            },
+            Comb::Unary { op, elem, arg } => {
+                let arg = Box::new(self.comb(arg, r, span, kb));
+                let error_bit = op
+                    .device_error(arg.elem(), *elem)
+                    .map(|m| self.error_bit(ErrorClass::Domain, m, span.clone()));
+                KExpr::Unary {
+                    op: *op,
+                    elem: *elem,
+                    arg,
+                    error_bit,
+                }
+            }
+            Comb::Binary { op, elem, lhs, rhs } => {
+                let rhs = Box::new(self.comb(rhs, r, span, kb));
+                let lhs = Box::new(self.comb(lhs, r, span, kb));
+                let error_bit = op
+                    .device_error(lhs.elem())
+                    .map(|m| self.error_bit(ErrorClass::Domain, m, span.clone()));
+                KExpr::Binary {
+                    op: *op,
+                    elem: *elem,
+                    lhs,
+                    rhs,
+                    error_bit,
+                }
+            }
+        }
+    }
+
+    /// The type a fold over values of type `elem` accumulates in: f64 for an
+    /// associative f32 `+` or `×` where the device has it (`PlanOptions::wide_folds`).
+    fn accumulator(&self, fold: &Fold, elem: ElemType) -> ElemType {
+        let wide = self.opts.wide_folds && self.opts.float64 && elem == ElemType::F32;
+        match fold {
+            Fold::Assoc(BinOp::Add | BinOp::Mul) if wide => ElemType::F64,
+            _ => elem,
+        }
+    }
+
+    fn right_fold(&mut self, v: Value, op: BinOp, elem: ElemType) -> Fold {
+        let span = self.v.func.span(v);
+        let error_bit = op
+            .device_error(elem)
+            .map(|m| self.error_bit(ErrorClass::Domain, m, span));
+        Fold::Right { op, error_bit }
+    }
+
+    /// Grid for `units` rows (or row pieces) handled by `unit`s.
+    fn unit_groups(&self, unit: Unit, units: Count) -> Count {
+        let per_group = match unit {
+            Unit::Thread => self.opts.workgroup_size,
+            Unit::Quad => self.opts.workgroup_size * 4,
+            Unit::Subgroup => (self.opts.workgroup_size / self.opts.subgroup_size.max(1)).max(1),
+            Unit::Workgroup => 1,
+        };
+        Count::Groups {
+            of: Box::new(units),
+            per_group,
+            max: self.opts.map_groups,
+        }
+    }
+
+    /// `op/[axis]` with several rows. The unit working on a row is chosen from the row
+    /// length and layout: contiguous short rows one per invocation, medium ones one
+    /// per subgroup, long ones one workgroup per piece; rows strided in memory (a
+    /// first-axis reduction) one per invocation, so neighbours read neighbours, split
+    /// into pieces when there are too few rows to fill the device. Pieces are folded
+    /// by a second pass. Non-associative functions fold each row right to left in one
+    /// invocation.
+    fn reduce_axis(&mut self, v: Value, op: BinOp, arg: Value, split: AxisSplit, is_result: bool) {
+        let elem = self.v.func.ty(v).elem;
+        let rows_dims = split.rows();
+        let rows_n = known(&rows_dims);
+        let len_n = known(&[split.len]);
+        let contiguous = known(&split.post) == Some(1);
+        let (wg, items) = (
+            self.opts.workgroup_size as u64,
+            self.opts.items_per_thread as u64,
+        );
+        let busy = self.opts.busy_groups as u64;
+        let (fold, unit, parts) = if !parallel_reduce(op, elem) {
+            (
+                Fold::Right {
+                    op,
+                    error_bit: None,
+                },
+                Unit::Thread,
+                1,
+            )
+        } else if contiguous {
+            match len_n {
+                Some(l) if l <= 8 => (Fold::Assoc(op), Unit::Thread, 1),
+                Some(l) if l <= 4096 => (Fold::Assoc(op), Unit::Subgroup, 1),
+                Some(l) => {
+                    let want = busy.div_ceil(rows_n.unwrap_or(busy).max(1));
+                    let parts = want.min(l.div_ceil(wg * items)).max(1);
+                    (Fold::Assoc(op), Unit::Workgroup, parts)
+                }
+                None => (Fold::Assoc(op), Unit::Subgroup, 1),
+            }
+        } else {
+            let parts = match (rows_n, len_n) {
+                (Some(r), Some(l)) => (busy * wg).div_ceil(r.max(1)).min(l / 64).max(1),
+                _ => 1,
+            };
+            // Rows come in fours in memory where the axes after the folded one span a
+            // multiple of 4 elements. Four columns per invocation pay where the fold
+            // is bound by bandwidth (on an H100, `+⌿` of 2^14×2^14 f32: 383 → 361 µs)
+            // and cost where it is bound by latency (a quarter of the invocations:
+            // 1024×1024 f32 14.0 → 16.0 µs, 4096×4096 i32 39.4 → 41.4 µs).
+            let big = matches!((rows_n, len_n), (Some(r), Some(l)) if r * l >= self.opts.quad_columns_from);
+            let quads = big && matches!(known(&split.post), Some(p) if p % 4 == 0);
+            let unit = if quads { Unit::Quad } else { Unit::Thread };
+            (Fold::Assoc(op), unit, parts)
+        };
+        let parts = parts.min(u32::MAX as u64 / 2) as u32;
+        let acc = self.accumulator(&fold, elem);
+        let rows = Count::Product(rows_dims.clone());
+        let units = Count::Scaled {
+            of: Box::new(rows.clone()),
+            times: parts,
+        };
+        let target = if parts == 1 {
+            self.result_or_temp(v, is_result)
+        } else {
+            self.new_buffer(acc, units.clone(), BufferRole::Temp)
+        };
+        let mut kb = self.kb();
+        let idx = split.index(&mut kb);
+        let expr = widen(self.expr(arg, &idx, &mut kb), acc);
+        // The fold's own errors come after its items' (bits in evaluation order).
+        let (fold, fold_fails) = self.fold_after_items(v, fold, elem, &mut kb);
+        let out = kb.bind(target, if parts == 1 { elem } else { acc }, true);
+        let overflow = if parts == 1 {
+            self.overflow_bit(v, &fold, is_result)
+        } else {
+            None
+        };
+        self.bind_status(&mut kb, fold_fails || expr.may_fail() || overflow.is_some());
+        let groups = self.unit_groups(unit, units);
+        let push = vec![
+            ("rows", rows.clone()),
+            ("len", Count::Product(vec![split.len])),
+            ("parts", Count::known(parts as u64)),
+        ];
+        let kind = KernelKind::ReduceAxis {
+            fold,
+            expr,
+            out,
+            unit,
+            overflow,
+        };
+        self.push_kernel("reduce_axis", kind, kb, push, groups);
+        if parts > 1 {
+            // Pass 2: fold each row's pieces (stored piece-major: a column fold).
+            let b = self.result_or_temp(v, is_result);
+            let mut kb = self.kb();
+            let pin = kb.bind(target, acc, false);
+            let r = kb.product(&rows_dims);
+            let expr = KExpr::Load {
+                binding: pin,
+                elem: acc,
+                index: IExpr::plus(IExpr::times(IExpr::Pos, r), IExpr::Row),
+            };
+            let out = kb.bind(b, elem, true);
+            let overflow = self.overflow_bit(v, &fold, is_result);
+            self.bind_status(&mut kb, overflow.is_some());
+            let push = vec![
+                ("rows", rows.clone()),
+                ("len", Count::known(parts as u64)),
+                ("parts", Count::known(1)),
+            ];
+            let kind = KernelKind::ReduceAxis {
+                fold,
+                expr,
+                out,
+                unit: Unit::Thread,
+                overflow,
+            };
+            let groups = self.unit_groups(Unit::Thread, rows);
+            self.push_kernel("reduce_axis", kind, kb, push, groups);
+            self.buffer_of[v.index()] = Some(b);
+        } else {
+            self.buffer_of[v.index()] = Some(target);
+        }
+    }
+
+    pub(super) fn scan(
+        &mut self,
+        v: Value,
+        op: BinOp,
+        arg: Value,
+        axis: usize,
+        is_result: bool,
+    ) -> Result<()> {
+        let split = AxisSplit::new(&self.v.func.ty(arg).shape.clone(), axis);
+        let elem = self.v.func.ty(v).elem;
+        if parallel(op, elem) && known(&split.rows()) == Some(1) {
+            self.scan_vector(v, op, arg, is_result);
+            return Ok(());
+        }
+        if self.has_dyn(arg) {
+            return Err(dyn_unsupported(self.v.func.span(v)));
+        }
+        let contiguous = known(&split.post) == Some(1);
+        let short = matches!(split.len, Dim::Known(l) if l <= 8);
+        let (fold, unit) = if !parallel(op, elem) {
+            (
+                Fold::Right {
+                    op,
+                    error_bit: None,
+                },
+                Unit::Thread,
+            )
+        } else if contiguous && !short {
+            (Fold::Assoc(op), Unit::Subgroup)
+        } else {
+            (Fold::Assoc(op), Unit::Thread)
+        };
+        // Each invocation loops along the axis: once per element (one row per
+        // invocation, or a right fold's prefix), or once per subgroup width.
+        let trips = match (split.len, unit) {
+            (Dim::Known(l), Unit::Subgroup) => {
+                Dim::Known(l / self.opts.subgroup_size.max(1) as u64)
+            }
+            (len, _) => len,
+        };
+        self.check_serial(v, trips)?;
+        let rows = Count::Product(split.rows());
+        let b = self.result_or_temp(v, is_result);
+        let mut kb = self.kb();
+        let idx = split.index(&mut kb);
+        let acc = self.accumulator(&fold, elem);
+        let expr = widen(self.expr(arg, &idx, &mut kb), acc);
+        let (fold, fold_fails) = self.fold_after_items(v, fold, elem, &mut kb);
+        let out = kb.bind(b, elem, true);
+        let overflow = self.overflow_bit(v, &fold, is_result);
+        self.bind_status(&mut kb, fold_fails || expr.may_fail() || overflow.is_some());
+        // A right fold's prefixes are independent: one invocation per element.
+        let units = match fold {
+            Fold::Assoc(_) => rows.clone(),
+            _ => {
+                let mut dims = split.rows();
+                dims.push(split.len);
+                Count::Product(dims)
+            }
+        };
+        let groups = self.unit_groups(unit, units);
+        let push = vec![("rows", rows), ("len", Count::Product(vec![split.len]))];
+        let kind = KernelKind::ScanAxis {
+            fold,
+            expr,
+            out,
+            out_index: idx,
+            unit,
+            overflow,
+        };
+        self.push_kernel("scan_axis", kind, kb, push, groups);
+        self.buffer_of[v.index()] = Some(b);
+        Ok(())
+    }
+
+    pub(super) fn matmul(&mut self, v: Value, lhs: Value, rhs: Value, is_result: bool) {
+        let f = self.v.func;
+        let (m, k) = (f.ty(lhs).shape[0], f.ty(lhs).shape[1]);
+        let n = f.ty(rhs).shape[1];
+        let mut kb = self.kb();
+        // An f32 product accumulates in f64 (f32 products are exact there).
+        let acc = self.accumulator(&Fold::Assoc(BinOp::Add), f.ty(v).elem);
+        let a = widen(self.expr(lhs, &IExpr::Index, &mut kb), acc);
+        let b = widen(self.expr(rhs, &IExpr::Index, &mut kb), acc);
+        let out_b = self.result_or_temp(v, is_result);
+        let out = kb.bind(out_b, f.ty(v).elem, true);
+        // A float product of finite items can leave the type's range.
+        let overflow = self.overflow_bit(v, &Fold::Assoc(BinOp::Add), is_result);
+        self.bind_status(&mut kb, a.may_fail() || b.may_fail() || overflow.is_some());
+        let tiles = |d: Dim| Count::Groups {
+            of: Box::new(Count::Product(vec![d])),
+            per_group: 64,
+            max: u32::MAX,
+        };
+        let groups = Count::Groups {
+            of: Box::new(Count::Times(vec![tiles(m), tiles(n)])),
+            per_group: 1,
+            max: self.opts.map_groups,
+        };
+        let push = vec![
+            ("m", Count::Product(vec![m])),
+            ("n", Count::Product(vec![n])),
+            ("k", Count::Product(vec![k])),
+        ];
+        let kind = KernelKind::MatMul {
+            a,
+            b,
+            out,
+            overflow,
+        };
+        self.push_kernel("matmul", kind, kb, push, groups);
+        // The tile shape needs exactly 256 invocations.
+        if let Some(kernel) = self.plan.kernels.last_mut() {
+            kernel.workgroup_size = 256;
+        }
+        self.buffer_of[v.index()] = Some(out_b);
+    }
+
+    fn scan_vector(&mut self, v: Value, op: BinOp, arg: Value, is_result: bool) {
+        let elem = self.v.func.ty(v).elem;
+        let n = self.len_of(arg);
+        let b = self.result_or_temp(v, is_result);
+        let mut kb = self.kb();
+        let acc = self.accumulator(&Fold::Assoc(op), elem);
+        let expr = widen(self.expr(arg, &IExpr::Index, &mut kb), acc);
+        let n_from = self.n_from(arg, &mut kb);
+        let overflow = self.overflow_bit(v, &Fold::Assoc(op), is_result);
+        self.chained_scan(op, kb, expr, b, elem, n, n_from, overflow);
+        self.buffer_of[v.index()] = Some(b);
+    }
+
+    /// A single-pass chained scan of `expr` (bindings in `kb`) into buffer `out_b`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn chained_scan(
+        &mut self,
+        op: BinOp,
+        mut kb: KernelBindings,
+        expr: KExpr,
+        out_b: usize,
+        elem: ElemType,
+        n: Count,
+        n_from: Option<IExpr>,
+        overflow: Option<u32>,
+    ) {
+        // A tile is cut into one chunk per subgroup: the workgroup is a whole number of
+        // subgroups (rounded down, at least one).
+        let sgs = self.opts.subgroup_size.max(1);
+        let wg = (self.opts.scan_workgroup_size / sgs).max(1) * sgs;
+        // 8-byte values take two registers each: half as many keep the registers per
+        // invocation, and so the workgroups that fit on a core, as for 4-byte values
+        // (on an H100, `+\` of i32 in i64 at 2^28: 2241 µs with 384 × 32, 119
+        // registers; 2022 µs with 384 × 16, 56 registers).
+        // (The fold's type: an f32 scan that accumulates in f64 holds 8-byte values.)
+        let items = match expr.elem().size() {
+            8 if self.opts.scan_items_per_thread >= 8 => self.opts.scan_items_per_thread / 2,
+            _ => self.opts.scan_items_per_thread,
+        };
+        let tile = wg * items;
+        let tiles = Count::Groups {
+            of: Box::new(n.clone()),
+            per_group: tile,
+            max: u32::MAX,
+        };
+        // One workgroup per tile.
+        let groups = tiles.clone();
+        let packed = self.opts.int64_atomics && expr.elem().size() == 4;
+        let flag_words = if packed {
+            Count::Scaled {
+                of: Box::new(tiles.clone()),
+                times: 2,
+            }
+        } else {
+            tiles.clone()
+        };
+        let flags = self.new_buffer(ElemType::I32, flag_words, BufferRole::Zeroed);
+        let counter = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
+        // Tile values travel as two u32 words each, written and read with atomics.
+        let words = Count::Scaled {
+            of: Box::new(tiles),
+            times: 2,
+        };
+        let aggregates = self.new_buffer(ElemType::I32, words.clone(), BufferRole::Temp);
+        let inclusive = self.new_buffer(ElemType::I32, words, BufferRole::Temp);
+        let out = kb.bind(out_b, elem, true);
+        let shared = |kb: &mut KernelBindings, buf: usize, elem: ElemType, atomic: bool| {
+            let i = kb.bind(buf, elem, true);
+            kb.bindings[i as usize].shared_between_groups = true;
+            kb.bindings[i as usize].atomic = atomic;
+            i
+        };
+        let flags = shared(&mut kb, flags, ElemType::I32, true);
+        let aggregates = shared(&mut kb, aggregates, ElemType::I32, true);
+        let inclusive = shared(&mut kb, inclusive, ElemType::I32, true);
+        let counter = shared(&mut kb, counter, ElemType::I32, true);
+        self.bind_status(&mut kb, expr.may_fail() || overflow.is_some());
+        let kind = KernelKind::ScanChained {
+            op,
+            expr,
+            out,
+            flags,
+            aggregates,
+            inclusive,
+            counter,
+            every_subgroup_looks_back: self.opts.every_subgroup_looks_back,
+            packed,
+            shuffle: self.opts.subgroup_shuffle,
+            tiles_by_workgroup: self.opts.scan_tiles_by_workgroup,
+            overflow,
+        };
+        self.push_kernel_shaped("scan", kind, kb, vec![("n", n)], groups, (wg, items));
+        self.set_n_from(n_from);
+    }
+}
