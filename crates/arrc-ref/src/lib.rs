@@ -708,8 +708,12 @@ impl Interp<'_> {
                             subtract_scan(&row).map_err(|e| scalar_error(e, span.clone()))?
                         }
                         _ => {
+                            // Each prefix folded on its own: O(n²) steps, so the loop
+                            // stops when asked (the fuzzer's timeout, Ctrl-C): a `{⍺-⍵}\`
+                            // of 65537 items ran for minutes without looking.
                             let mut v = Vec::with_capacity(n);
                             for k in 0..n {
+                                arrc_ir::interrupt::check(&span)?;
                                 v.push(self.fold_row(prim, &operand, &row[..=k], elem, &span)?);
                             }
                             v
@@ -783,7 +787,10 @@ impl Interp<'_> {
         if prim.is_some() {
             acc = acc.cast(elem);
         }
-        for s in row[..row.len() - 1].iter().rev() {
+        for (k, s) in row[..row.len() - 1].iter().rev().enumerate() {
+            if k % 65536 == 65535 {
+                arrc_ir::interrupt::check(span)?;
+            }
             acc = self.scalar_call(operand, prim, *s, acc, span)?;
         }
         Ok(match prim {

@@ -202,6 +202,18 @@ fn ctrl_c_interrupts_a_statement_and_the_session_goes_on() {
 }
 
 #[test]
+fn ctrl_c_interrupts_a_long_scan_on_the_reference() {
+    // A scan of a function that is not associative folds each prefix on its own
+    // (O(n²) steps): `-\` of 65537 floats took about a minute and never looked for
+    // the interrupt (nor could the fuzzer's timeout stop it: seed 51 hung at about
+    // program 22800).
+    let src = "x←42\n¯1↑-\\0.5×⍳65537\nx+1\n";
+    let (out, err) = repl(src.as_bytes(), Some(std::time::Duration::from_secs(2)));
+    let lines: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(lines, ["INTERRUPT", "43"], "{err}");
+}
+
+#[test]
 fn a_closed_pipe_ends_quietly() {
     use std::io::Read;
     use std::process::Stdio;
