@@ -663,6 +663,29 @@ impl Emitter {
         if t == ElemType::F64 {
             return self.tolerant_compare(op, a, c);
         }
+        if t == ElemType::F32 {
+            // Exact comparisons of f32 by their ordered bits (-0 as 0): NVIDIA flushes
+            // f32 subnormals in float comparisons (`1e¯40=0` was 1 there).
+            let (_, x) = self.ordered_bits(t, a)?;
+            let (_, y) = self.ordered_bits(t, c)?;
+            let b = &mut self.b;
+            let r = match op {
+                BinOp::Less => b.u_less_than(bt, None, x, y),
+                BinOp::LessEq => b.u_less_than_equal(bt, None, x, y),
+                BinOp::Equal => b.i_equal(bt, None, x, y),
+                BinOp::GreaterEq => b.u_greater_than_equal(bt, None, x, y),
+                BinOp::Greater => b.u_greater_than(bt, None, x, y),
+                BinOp::NotEqual => b.i_not_equal(bt, None, x, y),
+                _ => {
+                    return Err(SpirvError::Build(format!(
+                        "{} is not a comparison",
+                        op.glyph()
+                    )))
+                }
+            }
+            .map_err(be)?;
+            return self.bool_word(r);
+        }
         let b = &mut self.b;
         let r = match (op, float) {
             (BinOp::Less, false) => b.s_less_than(bt, None, a, c),

@@ -395,7 +395,7 @@ fn f64_subnormals_are_kept() {
 }
 
 #[test]
-fn f32_subnormals_sort_as_numbers() {
+fn f32_subnormals_sort_and_compare_as_numbers() {
     // On the H100 the bitonic grade took 1E¯40 for 0 (NVIDIA flushes f32 subnormals
     // in comparisons, and offers no DenormPreserve): floats sort by their ordered
     // bits now, in both sorts. (Arithmetic on f32 subnormals there is still flushed:
@@ -405,6 +405,12 @@ fn f32_subnormals_sort_as_numbers() {
         ("x←1e¯40 0 ¯1e¯40 1e¯30 ⋄ ⍒x", "4 1 2 3"),
         ("x←2000⍴1e¯40 0 ¯1e¯40 ⋄ 4↑⍋x", "3 6 9 12"),
         ("x←2000⍴1e¯40 0 ¯1e¯40 ⋄ 4↑⍒x", "1 4 7 10"),
+        // f32 comparisons are by ordered bits too (NVIDIA said `1e¯40=0`).
+        ("x←1e¯40 0 ¯1e¯40 ⋄ x=0", "0 1 0"),
+        ("x←1e¯40 0 ¯1e¯40 ⋄ x<0", "0 0 1"),
+        ("x←1e¯40 0 ¯1e¯40 ⋄ (x≥0)∧x≤1", "1 1 0"),
+        ("x←2000⍴1e¯40 0 ¯1e¯40 ⋄ +/x∊0", "667"),
+        ("x←0 0.5 ⋄ (-x)=x", "1 0"),
     ]);
 }
 

@@ -60,7 +60,10 @@ impl Emitter {
     fn key_equal(&mut self, t: ElemType, a: Word, b: Word) -> R<Word> {
         let bt = self.bool_t;
         if t.is_float() {
-            self.b.f_ord_equal(bt, None, a, b)
+            // By ordered bits, as `key_before` (-0 is 0; subnormals are not 0).
+            let (_, x) = self.ordered_bits(t, a)?;
+            let (_, y) = self.ordered_bits(t, b)?;
+            self.b.i_equal(bt, None, x, y)
         } else {
             self.b.i_equal(bt, None, a, b)
         }
