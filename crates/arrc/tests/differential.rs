@@ -1419,8 +1419,10 @@ fn radix_grades_of_every_key_type() {
         1 << 62,
         i64::MAX,
     ];
+    // (No f32 subnormals: `⍋-x` negates them, which NVIDIA flushes to 0, a known
+    // difference; audit.rs sorts and compares them.)
     let f32s = [
-        -0.0f32, 0.0, -1e38, 1e38, -0.5, 0.5, 1e-40, -1e-40, 3.0, -3.0, 1e-30,
+        -0.0f32, 0.0, -1e38, 1e38, -0.5, 0.5, 1e-37, -1e-37, 3.0, -3.0, 1e-30,
     ];
     let f64s = [
         -0.0f64, 0.0, -1e300, 1e300, -0.5, 0.5, 1e-310, -1e-310, 3.0, -3.0, 2.5,
