@@ -251,6 +251,19 @@ pub enum Comb {
 }
 
 impl Comb {
+    /// Whether it reads ⍺ or ⍵.
+    pub fn reads_arguments(&self) -> bool {
+        match self {
+            Comb::Alpha | Comb::Omega => true,
+            Comb::Outer(_) | Comb::Const(_) => false,
+            Comb::Cast { arg, .. } | Comb::Unary { arg, .. } => arg.reads_arguments(),
+            Comb::Binary { lhs, rhs, .. } => lhs.reads_arguments() || rhs.reads_arguments(),
+            Comb::Select { cond, then, els } => {
+                cond.reads_arguments() || then.reads_arguments() || els.reads_arguments()
+            }
+        }
+    }
+
     /// The outside values it reads.
     pub fn outer_values(&self, out: &mut Vec<Value>) {
         match self {

@@ -589,6 +589,29 @@ impl Lower {
     }
 
     /// The element type a `Comb` gives, with ⍺ and ⍵ of type `r`.
+    /// Whether some function in `c` takes an integer computed from ⍺ or ⍵ (⍺ and ⍵
+    /// of type `r`) as an integer, not converted to a float first.
+    fn int_operands(&self, c: &Comb, r: ElemType) -> bool {
+        let int_from_args = |x: &Comb| x.reads_arguments() && self.comb_elem(x, r).is_int();
+        match c {
+            Comb::Alpha | Comb::Omega | Comb::Outer(_) | Comb::Const(_) => false,
+            Comb::Cast { arg, .. } => self.int_operands(arg, r),
+            Comb::Unary { arg, .. } => int_from_args(arg) || self.int_operands(arg, r),
+            Comb::Binary { lhs, rhs, .. } => {
+                int_from_args(lhs)
+                    || int_from_args(rhs)
+                    || self.int_operands(lhs, r)
+                    || self.int_operands(rhs, r)
+            }
+            Comb::Select { cond, then, els } => {
+                int_from_args(cond)
+                    || self.int_operands(cond, r)
+                    || self.int_operands(then, r)
+                    || self.int_operands(els, r)
+            }
+        }
+    }
+
     fn comb_elem(&self, c: &Comb, r: ElemType) -> ElemType {
         match c {
             Comb::Alpha | Comb::Omega => r,

@@ -298,6 +298,10 @@ impl Lower {
         // two of them gives that type again.
         let mut r = at.elem;
         let mut comb = None;
+        // Whether the first step, on two integer items, computes on them as integers
+        // (`⍺×⍵` in `{(⍺×⍵)!2}/`): the reference's first step does, while a fold
+        // whose type widens to floats would compute it in floats.
+        let mut int_first = false;
         // The operand certainly runs: at least one pair on every line, and a line.
         let runs = known_dims(&at.shape)
             .is_some_and(|d| d[axis] >= 2 && crate::array::saturating_count(&d) > 0);
@@ -308,6 +312,9 @@ impl Lower {
             // reference's steps keep integers exact until a float appears, but one
             // fold type would compute every step in floats (`{⍵>0:⍺+⍵ ⋄ ⍺⍟⍵}/` of
             // 476 (2*63)-1 overflows in APL's integers, not in f32).
+            if round == 0 && at.elem.is_int() {
+                int_first = self.int_operands(&f.comb, r);
+            }
             if round == 0 && at.elem.is_int() && self.mixed_guard(&f.comb, r) {
                 return Err(err::unsupported(
                     "a dfn operand whose guard chooses an integer or a float is not supported on the GPU path yet",
@@ -337,6 +344,17 @@ impl Lower {
                 fspan,
             ));
         };
+        // Integer items folded in floats: their first step differs from APL's
+        // (integers that overflow, or that floats cannot hold), unless the items are
+        // small enough for floats to compute it exactly (seed 52 index 14121:
+        // `{(⍺×⍵)!2}⌿` of 4611686018427387904 ¯726 gave 0, not DOMAIN ERROR).
+        let small = self.magnitude(arg, 0).is_some_and(|m| m <= 1 << 11);
+        if int_first && r.is_float() && !small {
+            return Err(err::unsupported(
+                "a dfn fold of integers whose steps give floats, and whose first step computes in integers, is not supported on the GPU path yet",
+                fspan,
+            ));
+        }
         let arg = self.cast(arg, r);
         let mut shape = at.shape.clone();
         if !scan {
