@@ -563,6 +563,9 @@ pub enum KernelKind {
         subgroups: u32,
         items: u32,
         tile: u32,
+        /// The error bit raised where the device runs more subgroups per workgroup
+        /// than `subgroups` (subgroups smaller than it reports).
+        wrong_subgroups: u32,
     },
     /// Push constants `m, n`: for each of `m` needles, a binary search among the `n`
     /// keys in the order `order` (a 0-based grade of `keys`); `tolerant` for f64

@@ -1367,6 +1367,7 @@ impl Emitter {
                 subgroups,
                 items,
                 tile,
+                wrong_subgroups,
             } => self.radix_scatter_kernel(
                 &mut cx,
                 *keys,
@@ -1376,7 +1377,7 @@ impl Emitter {
                 *idx_out,
                 *wide,
                 *origin,
-                [*subgroups, *items, *tile],
+                [*subgroups, *items, *tile, *wrong_subgroups],
             )?,
             KernelKind::SortStep {
                 keys,

@@ -78,6 +78,12 @@ impl Planner<'_> {
             per_group: 1,
             max: self.opts.map_groups,
         };
+        // One error bit for every pass (see `KernelKind::RadixScatter`).
+        let wrong_subgroups = self.error_bit(
+            ErrorClass::Device,
+            "the device ran the sort with smaller subgroups than it reports; use --backend cpu",
+            f.span(v),
+        );
         let passes = 4 * words;
         for pass in 0..passes {
             let (kin, kout) = (keys[(pass % 2) as usize], keys[((pass + 1) % 2) as usize]);
@@ -138,6 +144,7 @@ impl Planner<'_> {
             let s_in = kb.bind(starts, ElemType::I32, false);
             let k_out = (!last).then(|| kb.bind(kout, ElemType::I32, true));
             let i_out = kb.bind(iout, ElemType::I32, true);
+            self.bind_status(&mut kb, true);
             let kind = KernelKind::RadixScatter {
                 keys: k_in,
                 idx: i_in,
@@ -150,6 +157,7 @@ impl Planner<'_> {
                 subgroups,
                 items,
                 tile: tile as u32,
+                wrong_subgroups,
             };
             self.push_kernel_shaped(
                 "radix_scatter",

@@ -259,7 +259,7 @@ impl Emitter {
         idx_out: u32,
         wide: bool,
         origin: i32,
-        [subgroups, items, tile_max]: [u32; 3],
+        [subgroups, items, tile_max, wrong_subgroups]: [u32; 4],
     ) -> R<()> {
         for bi in [
             BuiltIn::SubgroupId,
@@ -294,7 +294,19 @@ impl Emitter {
         let lane = self.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
         let sgs = self.load_builtin_cx(BuiltIn::SubgroupSize)?;
         let c256 = self.c_u32(256);
-        let counters = self.umul(sid, c256)?;
+        // Workgroup memory is sized for the subgroups the planner expects (the device's
+        // reported size): a device that runs smaller ones raises the kernel's error
+        // rather than sorting wrong, and the extra subgroups stay inside the memory.
+        let cap = self.c_u32(subgroups);
+        let too_many = self
+            .b
+            .u_greater_than(self.bool_t, None, nsg, cap)
+            .map_err(be)?;
+        self.raise(cx, Some(wrong_subgroups), too_many)?;
+        let nsg = self.umin(nsg, cap)?;
+        let last_sg = self.c_u32(subgroups - 1);
+        let sid_in = self.umin(sid, last_sg)?;
+        let counters = self.umul(sid_in, c256)?;
         let per_tile = |e: &mut Self, t: Word| -> R<()> {
             let tile_start = e.umul(t, tile)?;
             let left = e.b.i_sub(u, None, n, tile_start).map_err(be)?;
