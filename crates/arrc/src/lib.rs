@@ -157,6 +157,9 @@ pub struct Tuning {
     /// default: off only to measure what it costs, since f32 accumulation can differ
     /// from the reference where a sum cancels).
     pub wide_folds: Option<bool>,
+    /// Vectors from this many elements are graded by the radix sort
+    /// (`PlanOptions::radix_from`), shorter ones by the bitonic network.
+    pub radix_from: Option<u64>,
 }
 
 impl Tuning {
@@ -195,6 +198,9 @@ impl Tuning {
         }
         if let Some(v) = self.wide_folds {
             o.wide_folds = v;
+        }
+        if let Some(v) = self.radix_from {
+            o.radix_from = v;
         }
     }
 }

@@ -241,6 +241,10 @@ enum Cmd {
         /// accumulation's answers, which can differ from the reference's).
         #[arg(long)]
         wide_folds: Option<bool>,
+        /// Tuning: vectors from this many elements are graded by the radix sort,
+        /// shorter ones by the bitonic network.
+        #[arg(long)]
+        radix_from: Option<u64>,
         /// Print what the driver compiled for each kernel (registers, shared memory,
         /// ...), where it reports that (VK_KHR_pipeline_executable_properties).
         #[arg(long)]
@@ -605,6 +609,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             scan_tiles_by_workgroup,
             quad_columns_from,
             wide_folds,
+            radix_from,
             pipeline_stats,
             ..
         } => {
@@ -647,6 +652,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     quad_columns_from,
                     every_subgroup_looks_back: scan_every_subgroup,
                     wide_folds,
+                    radix_from,
                 },
                 pipeline_stats,
             };

@@ -405,6 +405,9 @@ fn f32_subnormals_sort_and_compare_as_numbers() {
         ("x←1e¯40 0 ¯1e¯40 1e¯30 ⋄ ⍒x", "4 1 2 3"),
         ("x←2000⍴1e¯40 0 ¯1e¯40 ⋄ 4↑⍋x", "3 6 9 12"),
         ("x←2000⍴1e¯40 0 ¯1e¯40 ⋄ 4↑⍒x", "1 4 7 10"),
+        // Rows of a matrix go through the bitonic network.
+        ("m←3 2⍴1e¯40 0 0 0 ¯1e¯40 0 ⋄ ⍋m", "3 2 1"),
+        ("m←3 2⍴1e¯40 0 0 0 ¯1e¯40 0 ⋄ ⍒m", "1 2 3"),
         // f32 comparisons are by ordered bits too (NVIDIA said `1e¯40=0`).
         ("x←1e¯40 0 ¯1e¯40 ⋄ x=0", "0 1 0"),
         ("x←1e¯40 0 ¯1e¯40 ⋄ x<0", "0 0 1"),
