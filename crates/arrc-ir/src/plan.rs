@@ -603,6 +603,19 @@ impl KernelKind {
             _ => 1,
         }
     }
+
+    /// For the folds that check their stored values: the output binding and the
+    /// error bit raised where a value stored there is not finite.
+    pub fn overflow(&self) -> Option<(u32, u32)> {
+        match self {
+            KernelKind::Reduce { out, overflow, .. }
+            | KernelKind::ScanChained { out, overflow, .. }
+            | KernelKind::ReduceAxis { out, overflow, .. }
+            | KernelKind::ScanAxis { out, overflow, .. }
+            | KernelKind::MatMul { out, overflow, .. } => overflow.map(|b| (*out, b)),
+            _ => None,
+        }
+    }
 }
 
 /// One storage-buffer binding of a kernel (descriptor set 0).

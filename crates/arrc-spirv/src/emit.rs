@@ -1239,15 +1239,10 @@ impl Emitter {
         cx.group = self.load_builtin(&mut cx, BuiltIn::WorkgroupId)?;
         cx.groups = self.load_builtin(&mut cx, BuiltIn::NumWorkgroups)?;
 
+        cx.overflow = k.kind.overflow();
         match &k.kind {
             KernelKind::Map { expr, out } => self.map_kernel(&mut cx, expr, *out)?,
-            KernelKind::Reduce {
-                op,
-                expr,
-                out,
-                overflow,
-            } => {
-                cx.overflow = overflow.map(|b| (*out, b));
+            KernelKind::Reduce { op, expr, out, .. } => {
                 self.reduce_kernel(&mut cx, *op, expr, *out)?
             }
             KernelKind::ScanChained {
@@ -1262,9 +1257,8 @@ impl Emitter {
                 packed,
                 shuffle,
                 tiles_by_workgroup,
-                overflow,
+                ..
             } => {
-                cx.overflow = overflow.map(|b| (*out, b));
                 if *packed {
                     cx.packed_status = Some(self.u64_view(&cx, *flags)?);
                 }
@@ -1284,31 +1278,17 @@ impl Emitter {
                 expr,
                 out,
                 unit,
-                overflow,
-            } => {
-                cx.overflow = overflow.map(|b| (*out, b));
-                self.reduce_axis_kernel(&mut cx, *fold, expr, *out, *unit)?
-            }
+                ..
+            } => self.reduce_axis_kernel(&mut cx, *fold, expr, *out, *unit)?,
             KernelKind::ScanAxis {
                 fold,
                 expr,
                 out,
                 out_index,
                 unit,
-                overflow,
-            } => {
-                cx.overflow = overflow.map(|b| (*out, b));
-                self.scan_axis_kernel(&mut cx, *fold, expr, *out, out_index, *unit)?
-            }
-            KernelKind::MatMul {
-                a,
-                b,
-                out,
-                overflow,
-            } => {
-                cx.overflow = overflow.map(|b| (*out, b));
-                self.matmul_kernel(&mut cx, a, b, *out)?
-            }
+                ..
+            } => self.scan_axis_kernel(&mut cx, *fold, expr, *out, out_index, *unit)?,
+            KernelKind::MatMul { a, b, out, .. } => self.matmul_kernel(&mut cx, a, b, *out)?,
             KernelKind::IndirectArgs {
                 n,
                 per_group,

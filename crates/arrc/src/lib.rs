@@ -747,9 +747,6 @@ impl Session {
         locals: &[arrc_ir::lower::LocalScope],
         keep: bool,
     ) -> Result<std::rc::Rc<CompiledStatement>, Error> {
-        // Everything the compilation reads is in the key: the expression (with its
-        // spans, which errors carry), the free names' types and shapes and the values
-        // of the small ones, the functions (by their count of changes), the options.
         let started = std::time::Instant::now();
         let r = self.compile_uncounted(e, arrays, locals, keep);
         let ns = started.elapsed().as_nanos() as u64;
@@ -764,6 +761,9 @@ impl Session {
         locals: &[arrc_ir::lower::LocalScope],
         keep: bool,
     ) -> Result<std::rc::Rc<CompiledStatement>, Error> {
+        // Everything the compilation reads is in the key: the expression (with its
+        // spans, which errors carry), the free names' types and shapes and the values
+        // of the small ones, the functions (by their count of changes), the options.
         let key = locals.is_empty().then(|| self.compile_key(e, arrays, keep));
         if let Some(c) = key.as_ref().and_then(|k| self.compiled.get(k)) {
             self.compiles_reused.set(self.compiles_reused.get() + 1);
