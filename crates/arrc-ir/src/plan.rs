@@ -64,6 +64,16 @@ pub struct PlanOptions {
     /// ones (and matrices) by the bitonic network. The radix sort is the faster from
     /// 64 elements on (H100: 111 against 125 µs; 113 against 348 µs at 1024).
     pub radix_from: u64,
+    /// Radix sorts of fewer keys than this (at most 2^30: counts in 30 bits) take
+    /// one kernel per pass (`RadixPlaces::Lookback`); longer ones a count kernel and
+    /// a scan besides (`RadixPlaces::Counted`). On the H100 one kernel per pass wins
+    /// up to 2^20 keys (2^16: 94 against 129 µs; 2^20: 162 against 172) and loses
+    /// from 2^24 (1609 against 1259 µs; 2^28: 25.5 against 18.3 ms), where waiting on
+    /// earlier tiles leaves its one workgroup per core idle (134 registers).
+    pub radix_lookback_below: u64,
+    /// Keys per invocation of a radix pass's tile (half for 8-byte keys): the tile is
+    /// this × the workgroup's invocations, held in registers while they are ranked.
+    pub radix_items: u32,
     /// The largest storage-buffer range a binding may have (a power of two); larger
     /// arrays are bound as several windows of this size.
     pub window_bytes: u64,
@@ -116,6 +126,8 @@ impl Default for PlanOptions {
             denorm_preserve_f64: false,
             denorm_preserve_f32: false,
             radix_from: 2,
+            radix_lookback_below: 1 << 21,
+            radix_items: 16,
             window_bytes: 1 << 31,
             every_subgroup_looks_back: false,
             int64_atomics: false,
@@ -540,23 +552,30 @@ pub enum KernelKind {
     /// A radix sort's keys: for `i < n`, `key(i)` as unsigned 32-bit words (two for an
     /// 8-byte key, low word first) that sort as the keys do (complemented when
     /// `down`; a float's -0 as 0), in `out` (as i32 words).
-    RadixKeys { key: KExpr, out: u32, down: bool },
-    /// One pass of a radix sort: push constants `n, tile, shift, tiles`. Workgroup
+    RadixKeys {
+        key: KExpr,
+        out: u32,
+        down: bool,
+        /// `(binding, passes)`: the digit counts of every pass, `hist[p·256 + d]`,
+        /// added up here (the binding is zeroed) for `RadixPlaces::Lookback`.
+        hist: Option<(u32, u32)>,
+    },
+    /// One pass of the multi-kernel radix sort (`RadixPlaces::Counted`): push
+    /// constants `n, tile, shift, tiles`. Workgroup
     /// `t` counts, in `counts[d·tiles + t]`, the keys of positions
     /// `[t·tile, min(n, (t+1)·tile))` whose 8-bit digit at bit `shift` is `d`.
     RadixCount { keys: u32, wide: bool, counts: u32 },
-    /// The same tiles, in order: each key (and its index: `idx[i]`, or `i` in the
-    /// first pass, plus `origin`) goes to `starts[q] - counts[q]` (`q = d·tiles + t`;
-    /// `starts` is the inclusive scan of `counts`) plus the number of earlier keys of
-    /// the tile with the same digit: stable. `keys_out` is `None` in the last pass.
-    /// The workgroup is `subgroups` subgroups of the device's size, each ranking
-    /// `items` keys per invocation; `tile` (their product) keys are sorted in
-    /// workgroup memory before they go out.
+    /// One pass of a radix sort over tiles of `tile` keys (push constants `n, tile,
+    /// shift, tiles`): each key (and its index: `idx[i]`, or `i` in the first pass,
+    /// plus `origin`) goes to the start of its digit's run among the tile's (from
+    /// `places`) plus the number of earlier keys of the tile with the same digit:
+    /// stable. `keys_out` is `None` in the last pass. The workgroup is `subgroups`
+    /// subgroups of the device's size, each ranking `items` keys per invocation;
+    /// `tile` (their product) keys are sorted in workgroup memory before they go out.
     RadixScatter {
         keys: u32,
         idx: Option<u32>,
-        counts: u32,
-        starts: u32,
+        places: RadixPlaces,
         keys_out: Option<u32>,
         idx_out: u32,
         wide: bool,
@@ -564,8 +583,10 @@ pub enum KernelKind {
         subgroups: u32,
         items: u32,
         tile: u32,
-        /// The error bit raised where the device runs more subgroups per workgroup
-        /// than `subgroups` (subgroups smaller than it reports).
+        /// The error bit raised where the device runs subgroups of another size than
+        /// the one the tile was made for (`tile / (subgroups × items)`, the size it
+        /// reports), or a lookback ends with a digit's place unknown (a loop the
+        /// device cut short).
         wrong_subgroups: u32,
     },
     /// Push constants `m, n`: for each of `m` needles, a binary search among the `n`
@@ -634,6 +655,32 @@ pub struct Binding {
     /// largest storage-buffer range are bound as consecutive windows of
     /// `Kernel::window_bytes` each (descriptor bindings numbered on from this one's).
     pub windows: u32,
+}
+
+/// Where a radix-sort pass finds the start of each digit's run for a tile.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RadixPlaces {
+    /// `starts[q] - counts[q]` (`q = d·tiles + t`): a `RadixCount` kernel counted
+    /// each tile's digits and a chained scan made `starts`, their inclusive scan in
+    /// digit-major order. For any length.
+    Counted { counts: u32, starts: u32 },
+    /// OneSweep (one kernel per pass): `hist[pass·256 + d]`, all keys' digit counts,
+    /// gives each digit's start; tiles are claimed in order from `counter[pass]`, and
+    /// each publishes its digits' counts in `status[t·256 + d]` (a flag in the top two
+    /// bits: 1 the tile's count, 2 the count of this and every earlier tile) for the
+    /// tiles after it, which look back through them, counting a tile's keys
+    /// themselves when it stays unpublished for `spin` polls (so no tile waits on
+    /// one that has not started). Counts take 30 bits: for fewer than 2^30 keys.
+    /// The pass zeroes its tiles' words of `next`, the next pass's status. A word
+    /// is polled `polls` times before the tile is counted here.
+    Lookback {
+        hist: u32,
+        status: u32,
+        next: u32,
+        counter: u32,
+        pass: u32,
+        polls: u32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

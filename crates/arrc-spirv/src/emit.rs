@@ -84,6 +84,8 @@ struct Emitter {
     uses_i64: bool,
     uses_f64: bool,
     uses_ballot: bool,
+    /// Subgroup votes (`OpGroupNonUniformAllEqual`).
+    uses_vote: bool,
     uses_shuffle: bool,
     uses_i64_atomics: bool,
     /// ⍺ and ⍵ of the dfn step being evaluated (`KExpr::Operand`).
@@ -216,6 +218,7 @@ impl Emitter {
             uses_i64: false,
             uses_f64: false,
             uses_ballot: false,
+            uses_vote: false,
             uses_shuffle: false,
             uses_i64_atomics: false,
             operands: [0; 2],
@@ -252,6 +255,9 @@ impl Emitter {
         }
         if self.uses_ballot {
             self.b.capability(Capability::GroupNonUniformBallot);
+        }
+        if self.uses_vote {
+            self.b.capability(Capability::GroupNonUniformVote);
         }
         if self.uses_shuffle {
             self.b.capability(Capability::GroupNonUniformShuffle);
@@ -1329,17 +1335,19 @@ impl Emitter {
                 out,
                 len,
             } => self.compress_kernel(&mut cx, mask, value, *positions, *out, *len)?,
-            KernelKind::RadixKeys { key, out, down } => {
-                self.radix_keys_kernel(&mut cx, key, *out, *down)?
-            }
+            KernelKind::RadixKeys {
+                key,
+                out,
+                down,
+                hist,
+            } => self.radix_keys_kernel(&mut cx, key, *out, *down, *hist)?,
             KernelKind::RadixCount { keys, wide, counts } => {
                 self.radix_count_kernel(&mut cx, *keys, *wide, *counts)?
             }
             KernelKind::RadixScatter {
                 keys,
                 idx,
-                counts,
-                starts,
+                places,
                 keys_out,
                 idx_out,
                 wide,
@@ -1352,7 +1360,7 @@ impl Emitter {
                 &mut cx,
                 *keys,
                 *idx,
-                [*counts, *starts],
+                places,
                 *keys_out,
                 *idx_out,
                 *wide,

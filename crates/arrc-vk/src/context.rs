@@ -174,7 +174,12 @@ pub struct Recording {
     cb: vk::CommandBuffer,
     dpool: DescriptorPool,
     fence: vk::Fence,
+    /// Dispatches followed by a timestamp of their own (`Context::profile`).
+    profiled: u32,
 }
+
+/// Dispatches of one recording that `Context::profile` times at most.
+const PROFILED_DISPATCHES: u32 = 4096;
 
 /// A descriptor pool and what it holds at most (sets, storage-buffer descriptors).
 #[derive(Clone, Copy)]
@@ -191,10 +196,13 @@ const SPARE_RECORDINGS: usize = 16;
 const READBACK_CACHE_BYTES: u64 = 64 << 20;
 
 /// Measurements of one submission.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct RunStats {
     /// Time between the first and last timestamp on the device, in nanoseconds.
     pub device_ns: Option<f64>,
+    /// With `Context::profile` when the recording was made: each dispatch's time, from
+    /// the end of the one before it (or the start) to its own end, in nanoseconds.
+    pub dispatch_ns: Vec<f64>,
 }
 
 pub struct Context {
@@ -227,6 +235,9 @@ pub struct Context {
     /// Pipelines made from now on record the driver's statistics (a diagnostic for
     /// tuning: registers per invocation decide how many workgroups fit on a core).
     pub capture_statistics: bool,
+    /// Recordings made from now on write a timestamp after each dispatch (up to
+    /// [`PROFILED_DISPATCHES`]), so that `RunStats::dispatch_ns` times each kernel.
+    pub profile: bool,
     executables: Option<ash::khr::pipeline_executable_properties::Device>,
     pub info: DeviceInfo,
 }
@@ -671,7 +682,7 @@ impl Context {
             device.create_query_pool(
                 &vk::QueryPoolCreateInfo::default()
                     .query_type(vk::QueryType::TIMESTAMP)
-                    .query_count(2),
+                    .query_count(2 + PROFILED_DISPATCHES),
                 None,
             )
         }
@@ -710,6 +721,7 @@ impl Context {
             spare_pools: Vec::new(),
             stalled: std::cell::Cell::new(false),
             capture_statistics: false,
+            profile: false,
             executables,
             info,
         })
@@ -1166,7 +1178,17 @@ impl Context {
         let sets = dispatches.len().max(1) as u32;
         let dpool = self.descriptor_pool(sets, total.max(1))?;
         let (cb, fence) = self.spare_commands.pop().unwrap_or_default();
-        let mut rec = Recording { cb, dpool, fence };
+        let profiled = if self.profile && self.timestamps {
+            (dispatches.len() as u32).min(PROFILED_DISPATCHES)
+        } else {
+            0
+        };
+        let mut rec = Recording {
+            cb,
+            dpool,
+            fence,
+            profiled,
+        };
         match self.record_into(&mut rec, zero, dispatches, readback) {
             Ok(()) => Ok(rec),
             Err(e) => {
@@ -1267,7 +1289,7 @@ impl Context {
             d.begin_command_buffer(cb, &begin)
                 .what("vkBeginCommandBuffer")?;
             if ts {
-                d.cmd_reset_query_pool(cb, qp, 0, 2);
+                d.cmd_reset_query_pool(cb, qp, 0, 2 + rec.profiled);
                 d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, qp, 0);
             }
             for z in zero {
@@ -1284,7 +1306,7 @@ impl Context {
                     &[],
                 );
             }
-            for (disp, set) in dispatches.iter().zip(&sets) {
+            for (i, (disp, set)) in dispatches.iter().zip(&sets).enumerate() {
                 let p = self.pipeline_at(disp.pipeline);
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
                 d.cmd_bind_descriptor_sets(
@@ -1314,6 +1336,10 @@ impl Context {
                     &[],
                     &[],
                 );
+                if (i as u32) < rec.profiled {
+                    let at = 2 + i as u32;
+                    d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, at);
+                }
             }
             if ts {
                 d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, 1);
@@ -1370,7 +1396,7 @@ impl Context {
                 .what("vkQueueSubmit")?;
         }
         wait_fence(&self.device, rec.fence, &self.stalled)?;
-        self.read_timestamps()
+        self.read_timestamps(rec.profiled)
     }
 
     pub fn free_recording(&mut self, rec: Recording) {
@@ -1493,13 +1519,15 @@ impl Context {
                 dev.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, 1);
             }
         })?;
-        self.read_timestamps()
+        self.read_timestamps(0)
     }
 
-    fn read_timestamps(&self) -> Result<RunStats> {
+    /// The submission's two timestamps and the `profiled` dispatches' own.
+    fn read_timestamps(&self, profiled: u32) -> Result<RunStats> {
         let mut stats = RunStats::default();
         if self.timestamps {
-            let mut out = [0u64; 2];
+            let mut out = vec![0u64; 2 + profiled as usize];
+            // SAFETY: the queries were written by the submission just waited on.
             let r = unsafe {
                 self.device.get_query_pool_results(
                     self.query_pool,
@@ -1509,8 +1537,15 @@ impl Context {
                 )
             };
             if r.is_ok() {
-                stats.device_ns =
-                    Some(out[1].wrapping_sub(out[0]) as f64 * self.info.timestamp_period_ns as f64);
+                let ns = |a: u64, b: u64| {
+                    b.wrapping_sub(a) as f64 * self.info.timestamp_period_ns as f64
+                };
+                stats.device_ns = Some(ns(out[0], out[1]));
+                let mut prev = out[0];
+                for &t in &out[2..] {
+                    stats.dispatch_ns.push(ns(prev, t));
+                    prev = t;
+                }
             }
         }
         Ok(stats)

@@ -115,6 +115,8 @@ pub struct BenchOptions {
     pub tune: crate::Tuning,
     /// Report what the driver compiled for each new kernel (`BenchResult::pipelines`).
     pub pipeline_stats: bool,
+    /// Time each kernel on its own (a timestamp after every dispatch; `BenchResult::kernels`).
+    pub profile: bool,
 }
 
 /// One measurement.
@@ -141,6 +143,10 @@ pub struct BenchResult {
     /// entry point, specialization constants and the driver's statistics.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pipelines: Vec<String>,
+    /// With `profile`: each kernel's median time per run in microseconds (summed over
+    /// its dispatches), in the order the kernels first run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<(String, f64)>,
 }
 
 fn median(v: &mut [f64]) -> Option<f64> {
@@ -244,6 +250,7 @@ fn measure(
         checked: false,
         note: None,
         pipelines: vec![],
+        kernels: vec![],
     };
     if w.inputs == Inputs::TwoSquares && n > 1 << 24 {
         // n^1.5 multiply-adds: beyond 4096×4096 a run takes seconds.
@@ -297,6 +304,7 @@ fn measure(
     };
     let mut prepared = Prepared::default();
     g.ctx.capture_statistics = opts.pipeline_stats;
+    g.ctx.profile = opts.profile;
     let made_before = g.ctx.pipeline_count();
     let r = (|| -> Result<(), Error> {
         g.prepare(&compiled, &bound, &mut prepared)?;
@@ -329,11 +337,31 @@ fn measure(
             warm += batch;
         }
         let mut times = Vec::with_capacity(opts.runs);
+        let mut per_kernel: Vec<(usize, Vec<f64>)> = vec![];
         for _ in 0..opts.runs {
-            if let Some(ns) = g.execute_repeated(&prepared, opts.batch)?.device_ns {
-                times.push(ns);
+            let stats = g.execute_repeated(&prepared, opts.batch)?;
+            times.extend(stats.device_ns);
+            let mut run: Vec<(usize, f64)> = vec![];
+            for (&k, ns) in prepared.kernels().iter().zip(&stats.dispatch_ns) {
+                match run.iter_mut().find(|(kk, _)| *kk == k) {
+                    Some((_, t)) => *t += ns,
+                    None => run.push((k, *ns)),
+                }
+            }
+            for (k, ns) in run {
+                match per_kernel.iter_mut().find(|(kk, _)| *kk == k) {
+                    Some((_, v)) => v.push(ns),
+                    None => per_kernel.push((k, vec![ns])),
+                }
             }
         }
+        result.kernels = per_kernel
+            .into_iter()
+            .filter_map(|(k, mut v)| {
+                let name = compiled.plan.kernels[k].name.clone();
+                Some((name, median(&mut v)? / 1e3))
+            })
+            .collect();
         result.runs = times.len();
         result.min_us = times.iter().copied().reduce(f64::min).map(|x| x / 1e3);
         result.median_us = median(&mut times).map(|x| x / 1e3);
@@ -437,6 +465,9 @@ pub fn table(results: &[BenchResult]) -> String {
         ));
         for p in &r.pipelines {
             s.push_str(&format!("    kernel {p}\n"));
+        }
+        for (k, us) in &r.kernels {
+            s.push_str(&format!("    {us:>10.1} µs  {k}\n"));
         }
     }
     s

@@ -579,6 +579,7 @@ impl Gpu {
             }
             out.dispatches
                 .push((pipelines[d.kernel], views, push, groups as u32, d.indirect));
+            out.kernels.push(d.kernel);
         }
         out.status = plan.status;
         out.result_len = plan.buffers[plan.result].len.eval(&syms);
@@ -879,6 +880,8 @@ pub struct Prepared {
     uploaded: Vec<(String, usize)>,
     /// Pipeline, buffers, push constants, workgroups, indirect-arguments buffer.
     dispatches: Vec<PreparedDispatch>,
+    /// The plan's kernel each dispatch runs (for profiles).
+    kernels: Vec<usize>,
     status: Option<usize>,
     result_len: u64,
     result_elem: ElemType,
@@ -890,6 +893,13 @@ pub struct Prepared {
     /// Where the status word lies in `result_stage`.
     status_offset: u64,
     recording: Option<Recording>,
+}
+
+impl Prepared {
+    /// The plan's kernel index of each recorded dispatch, in order.
+    pub fn kernels(&self) -> &[usize] {
+        &self.kernels
+    }
 }
 
 /// A count (elements, rows, a run-time length) as the kernels take it, or WS FULL

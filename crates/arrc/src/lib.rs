@@ -160,6 +160,11 @@ pub struct Tuning {
     /// Vectors from this many elements are graded by the radix sort
     /// (`PlanOptions::radix_from`), shorter ones by the bitonic network.
     pub radix_from: Option<u64>,
+    /// Radix sorts of fewer keys take one kernel per pass (decoupled lookback);
+    /// longer ones count and scan first (`PlanOptions::radix_lookback_below`).
+    pub radix_lookback_below: Option<u64>,
+    /// Keys per invocation of a radix pass (`PlanOptions::radix_items`).
+    pub radix_items: Option<u32>,
 }
 
 impl Tuning {
@@ -202,6 +207,10 @@ impl Tuning {
         if let Some(v) = self.radix_from {
             o.radix_from = v;
         }
+        if let Some(v) = self.radix_lookback_below {
+            o.radix_lookback_below = v;
+        }
+        set(&mut o.radix_items, self.radix_items, 1, 16);
     }
 }
 

@@ -245,10 +245,21 @@ enum Cmd {
         /// shorter ones by the bitonic network.
         #[arg(long)]
         radix_from: Option<u64>,
+        /// Tuning: radix sorts of fewer keys take one kernel per pass (decoupled
+        /// lookback), longer ones a count kernel and a scan besides (at most 2^30).
+        #[arg(long)]
+        radix_lookback_below: Option<u64>,
+        /// Tuning: keys per invocation of a radix pass (at most 16; half for 8-byte keys).
+        #[arg(long)]
+        radix_items: Option<u32>,
         /// Print what the driver compiled for each kernel (registers, shared memory,
         /// ...), where it reports that (VK_KHR_pipeline_executable_properties).
         #[arg(long)]
         pipeline_stats: bool,
+        /// Time each kernel on its own: a timestamp after every dispatch, the median
+        /// per kernel listed under each result.
+        #[arg(long)]
+        profile: bool,
     },
     /// Interactive session; APL glyphs with a backtick prefix (`i → ⍳).
     Repl {
@@ -610,7 +621,10 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             quad_columns_from,
             wide_folds,
             radix_from,
+            radix_lookback_below,
+            radix_items,
             pipeline_stats,
+            profile,
             ..
         } => {
             let mut s = Session::with_device(Backend::Vulkan, device).map_err(|e| fail("", &e))?;
@@ -653,8 +667,11 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     every_subgroup_looks_back: scan_every_subgroup,
                     wide_folds,
                     radix_from,
+                    radix_lookback_below,
+                    radix_items,
                 },
                 pipeline_stats,
+                profile,
             };
             if let Some(d) = s.device() {
                 eprintln!(

@@ -1404,7 +1404,41 @@ fn radix_grades_of_every_key_type() {
     // Vectors from `PlanOptions::radix_from` elements on are graded by the radix sort:
     // keys of each type made unsigned in the same order (negative floats reversed,
     // -0 as 0, i64 extremes), ties in index order, ⍒ stable too, and `⍳ ∊` on it.
-    let mut s = gpu();
+    // Each pass is one kernel finding its tiles' places by decoupled lookback
+    // (below 2^30 keys), also with the fallback taken at once (a spin limit of 1);
+    // and, as for longer vectors, a count kernel and a scan per pass.
+    for tune in [
+        arrc::Tuning::default(),
+        arrc::Tuning {
+            spin_limit: Some(1),
+            ..Default::default()
+        },
+        arrc::Tuning {
+            radix_lookback_below: Some(0),
+            ..Default::default()
+        },
+    ] {
+        let mut s = gpu();
+        s.tune(tune.clone());
+        radix_grades(&mut s);
+        // Hundreds of tiles, claimed and looked back through by workgroups that run
+        // at once (the first such bug gave wrong answers from 2^19 keys on lavapipe:
+        // one workgroup claimed every tile and ran out of loop trips).
+        let n = 300_007;
+        for expr in [
+            format!("x←1000003|(⍳{n})×7919 ⋄ +/(⍳{n})×⍋x"),
+            format!("x←100|(⍳{n})×7919 ⋄ +/(⍳{n})×⍒x"),
+        ] {
+            let g = s.eval(&expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+            assert!(g.notes.is_empty(), "{expr}: {:?}", g.notes);
+            let prog = arrc_syntax::parse_str(&expr).expect("parses");
+            let c = arrc_ref::eval_program(&prog, &mut arrc_ref::Env::default()).expect("cpu");
+            assert_eq!(g.value, c, "{expr} with {tune:?}");
+        }
+    }
+}
+
+fn radix_grades(s: &mut arrc::Session) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x50e7);
     let i64s = [
         -i64::MAX,

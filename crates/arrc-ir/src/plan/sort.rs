@@ -27,9 +27,12 @@ impl Planner<'_> {
 
     /// `⍋` of a vector of `n` by an LSD radix sort over 8-bit digits: the keys as
     /// unsigned words that sort in the same order (`KernelKind::RadixKeys`), then per
-    /// digit, from the least significant: each tile's digit counts, their exclusive
-    /// scan in digit-major order (the chained scan), and a stable scatter of keys and
-    /// indices to their places. 4 passes for 4-byte keys, 8 for 8-byte ones.
+    /// digit, from the least significant, a stable scatter of keys and indices to
+    /// their places. 4 passes for 4-byte keys, 8 for 8-byte ones. Below
+    /// `radix_lookback_below` keys a pass is one kernel (OneSweep: the keys kernel
+    /// counts every pass's digits, and tiles find their places by decoupled
+    /// lookback); from there each pass counts each tile's digits in a kernel of its
+    /// own and scans the counts in digit-major order (the chained scan) first.
     fn radix_grade(
         &mut self,
         v: Value,
@@ -49,7 +52,11 @@ impl Planner<'_> {
         let sg = self.opts.subgroup_size.clamp(1, 128);
         let subgroups = (256 / sg).clamp(1, 8);
         let wg = subgroups * sg;
-        let items = if wide { 8 } else { 16 };
+        let items = if wide {
+            (self.opts.radix_items / 2).max(1)
+        } else {
+            self.opts.radix_items
+        };
         let tile = u64::from(wg * items);
         let tiles = n.div_ceil(tile);
         let (nc, tile_c, tiles_c) = (Count::known(n), Count::known(tile), Count::known(tiles));
@@ -62,16 +69,49 @@ impl Planner<'_> {
             self.new_buffer(ElemType::I32, nc.clone(), BufferRole::Temp),
             self.new_buffer(ElemType::I32, nc.clone(), BufferRole::Temp),
         ];
-        let counts = self.new_buffer(ElemType::I32, Count::known(256 * tiles), BufferRole::Temp);
-        let starts = self.new_buffer(ElemType::I32, Count::known(256 * tiles), BufferRole::Temp);
+        let passes = 4 * words;
+        // Where the device cuts loops off after so many trips in all (lavapipe), a
+        // lookback must not spend them polling: a few polls, then the tile is counted.
+        let polls = match self.opts.loop_trip_limit {
+            Some(_) => self.opts.spin_limit.min(4),
+            None => self.opts.spin_limit,
+        };
+        let lookback = n < self.opts.radix_lookback_below.min(1 << 30);
         let dest = self.result_or_temp(v, is_result);
-        // The keys, computed from the argument's expression (fused).
+        let shared = |kb: &mut KernelBindings, buf: usize| {
+            let i = kb.bind(buf, ElemType::I32, true);
+            kb.bindings[i as usize].shared_between_groups = true;
+            kb.bindings[i as usize].atomic = true;
+            i
+        };
+        let (hist, status, counter) = if lookback {
+            let mut zeroed =
+                |len: u64| self.new_buffer(ElemType::I32, Count::known(len), BufferRole::Zeroed);
+            let hist = zeroed(256 * passes);
+            let status = [zeroed(256 * tiles), zeroed(256 * tiles)];
+            let counter = zeroed(passes);
+            (hist, status, counter)
+        } else {
+            let counts =
+                self.new_buffer(ElemType::I32, Count::known(256 * tiles), BufferRole::Temp);
+            let starts =
+                self.new_buffer(ElemType::I32, Count::known(256 * tiles), BufferRole::Temp);
+            (0, [counts, starts], 0)
+        };
+        // The keys, computed from the argument's expression (fused), and with
+        // lookback every pass's digit counts.
         let mut kb = self.kb();
         let key = self.expr(arg, &IExpr::Index, &mut kb);
         let out = kb.bind(keys[0], ElemType::I32, true);
+        let hist_b = lookback.then(|| (shared(&mut kb, hist), passes as u32));
         self.bind_status(&mut kb, key.may_fail());
         let groups = self.grid(&nc, self.opts.map_groups);
-        let kind = KernelKind::RadixKeys { key, out, down };
+        let kind = KernelKind::RadixKeys {
+            key,
+            out,
+            down,
+            hist: hist_b,
+        };
         self.push_kernel("radix_keys", kind, kb, vec![("n", nc.clone())], groups);
         let tile_groups = Count::Groups {
             of: Box::new(tiles_c.clone()),
@@ -81,10 +121,9 @@ impl Planner<'_> {
         // One error bit for every pass (see `KernelKind::RadixScatter`).
         let wrong_subgroups = self.error_bit(
             ErrorClass::Device,
-            "the device ran the sort with smaller subgroups than it reports; use --backend cpu",
+            "the device did not run the sort as planned (another subgroup size than it reports, or a loop cut short); use --backend cpu",
             f.span(v),
         );
-        let passes = 4 * words;
         for pass in 0..passes {
             let (kin, kout) = (keys[(pass % 2) as usize], keys[((pass + 1) % 2) as usize]);
             let iin = idx[(pass % 2) as usize];
@@ -102,6 +141,55 @@ impl Planner<'_> {
                     ("tiles", tiles_c.clone()),
                 ]
             };
+            let places = |kb: &mut KernelBindings| {
+                if lookback {
+                    RadixPlaces::Lookback {
+                        hist: shared(kb, hist),
+                        status: shared(kb, status[(pass % 2) as usize]),
+                        next: shared(kb, status[((pass + 1) % 2) as usize]),
+                        counter: shared(kb, counter),
+                        pass: pass as u32,
+                        polls,
+                    }
+                } else {
+                    RadixPlaces::Counted {
+                        counts: kb.bind(status[0], ElemType::I32, false),
+                        starts: kb.bind(status[1], ElemType::I32, false),
+                    }
+                }
+            };
+            if lookback {
+                let mut kb = self.kb();
+                let k_in = kb.bind(kin, ElemType::I32, false);
+                let i_in = (pass > 0).then(|| kb.bind(iin, ElemType::I32, false));
+                let places = places(&mut kb);
+                let k_out = (!last).then(|| kb.bind(kout, ElemType::I32, true));
+                let i_out = kb.bind(iout, ElemType::I32, true);
+                self.bind_status(&mut kb, true);
+                let kind = KernelKind::RadixScatter {
+                    keys: k_in,
+                    idx: i_in,
+                    places,
+                    keys_out: k_out,
+                    idx_out: i_out,
+                    wide,
+                    origin: if last { origin } else { 0 },
+                    subgroups,
+                    items,
+                    tile: tile as u32,
+                    wrong_subgroups,
+                };
+                self.push_kernel_shaped(
+                    "radix_pass",
+                    kind,
+                    kb,
+                    push(),
+                    tile_groups.clone(),
+                    (wg, 1),
+                );
+                continue;
+            }
+            let [counts, starts] = status;
             let mut kb = self.kb();
             let k_in = kb.bind(kin, ElemType::I32, false);
             let c_out = kb.bind(counts, ElemType::I32, true);
@@ -140,16 +228,14 @@ impl Planner<'_> {
             let mut kb = self.kb();
             let k_in = kb.bind(kin, ElemType::I32, false);
             let i_in = (pass > 0).then(|| kb.bind(iin, ElemType::I32, false));
-            let c_in = kb.bind(counts, ElemType::I32, false);
-            let s_in = kb.bind(starts, ElemType::I32, false);
+            let places = places(&mut kb);
             let k_out = (!last).then(|| kb.bind(kout, ElemType::I32, true));
             let i_out = kb.bind(iout, ElemType::I32, true);
             self.bind_status(&mut kb, true);
             let kind = KernelKind::RadixScatter {
                 keys: k_in,
                 idx: i_in,
-                counts: c_in,
-                starts: s_in,
+                places,
                 keys_out: k_out,
                 idx_out: i_out,
                 wide,

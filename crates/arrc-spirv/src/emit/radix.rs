@@ -7,6 +7,7 @@
 //! digit in workgroup memory), plus the lanes below it in its round.
 
 use super::*;
+use arrc_ir::plan::RadixPlaces;
 
 /// Rounds whose loads a subgroup issues together before ranking them (memory-level
 /// parallelism: a round's ranking waits on its keys).
@@ -20,7 +21,11 @@ impl Emitter {
         key: &KExpr,
         out: u32,
         down: bool,
+        hist: Option<(u32, u32)>,
     ) -> R<()> {
+        if let Some((hist, passes)) = hist {
+            return self.radix_keys_counted(cx, key, out, down, hist, passes);
+        }
         let t = key.elem();
         let i = self.local(self.u32_t);
         let k = self.local(self.u32_t);
@@ -39,6 +44,109 @@ impl Emitter {
             Ok(())
         };
         self.unrolled_share(cx, &per, i, k)
+    }
+
+    /// `KernelKind::RadixKeys` with the digit counts of every pass: a grid-stride
+    /// loop that stores each key's words and counts its digits in workgroup memory
+    /// (one atomic add per subgroup where all its lanes have the same digit, as the
+    /// high digits of narrow ranges do), then adds the workgroup's counts to `hist`.
+    fn radix_keys_counted(
+        &mut self,
+        cx: &mut Cx,
+        key: &KExpr,
+        out: u32,
+        down: bool,
+        hist: u32,
+        passes: u32,
+    ) -> R<()> {
+        let t = key.elem();
+        let it = ElemType::I32;
+        let ity = self.ty(it);
+        let u = self.u32_t;
+        let bins = 256 * passes;
+        let counts = self.shared_sized(it, bins);
+        self.uses_ballot = true;
+        self.uses_vote = true;
+        let cxr = &*cx;
+        self.wg_each(cxr, bins, &|e, k| {
+            let p = e.shared_at(counts, k)?;
+            let z = e.scalar(Scalar::I32(0));
+            e.store(p, z)
+        })?;
+        self.barrier()?;
+        let base = self.umul(cx.group, self.wg_size)?;
+        let start = self.uadd(base, cx.lid)?;
+        let step = self.umul(cx.groups, self.wg_size)?;
+        let ivar = self.local(u);
+        self.count_loop(ivar, start, cx.n, step, |e, i| {
+            let v = e.expr(cxr, key, Ix::flat(i))?;
+            let words = e.sort_words(t, v, down)?;
+            let n = e.c_u32(words.len() as u32);
+            let at0 = e.umul(i, n)?;
+            let mut stored = vec![];
+            for (w, &word) in words.iter().enumerate() {
+                let c = e.c_u32(w as u32);
+                let at = e.uadd(at0, c)?;
+                let x = e.b.bitcast(ity, None, word).map_err(be)?;
+                e.store_elem(cxr, out, at, x)?;
+                stored.push(x);
+            }
+            let sg = e.c_u32(SCOPE_SUBGROUP);
+            let v4 = e.b.type_vector(u, 4);
+            let tru = e.b.constant_true(e.bool_t);
+            let active =
+                e.b.group_non_uniform_ballot(v4, None, sg, tru)
+                    .map_err(be)?;
+            let lanes =
+                e.b.group_non_uniform_ballot_bit_count(u, None, sg, GroupOperation::Reduce, active)
+                    .map_err(be)?;
+            let lanes = e.b.bitcast(ity, None, lanes).map_err(be)?;
+            for pass in 0..passes {
+                let shift = e.c_u32(8 * pass);
+                let d = e.digit_of(&stored, shift)?;
+                let off = e.c_u32(256 * pass);
+                let at = e.uadd(off, d)?;
+                let p = e.shared_at(counts, at)?;
+                let same =
+                    e.b.group_non_uniform_all_equal(e.bool_t, None, sg, d)
+                        .map_err(be)?;
+                let add = |e: &mut Self, x: Word| -> R<()> {
+                    let scope = e.c_u32(SCOPE_WORKGROUP);
+                    let relaxed = e.c_u32(0);
+                    e.b.atomic_i_add(ity, None, p, scope, relaxed, x)
+                        .map_err(be)?;
+                    Ok(())
+                };
+                e.if_else(
+                    same,
+                    |e| {
+                        let el = e.elect()?;
+                        e.if_then(el, |e| add(e, lanes))
+                    },
+                    |e| {
+                        let one = e.scalar(Scalar::I32(1));
+                        add(e, one)
+                    },
+                )?;
+            }
+            Ok(())
+        })?;
+        self.barrier()?;
+        self.wg_each(cxr, bins, &|e, k| {
+            let p = e.shared_at(counts, k)?;
+            let c = e.load(ity, p)?;
+            let z = e.scalar(Scalar::I32(0));
+            let any = e.b.i_not_equal(e.bool_t, None, c, z).map_err(be)?;
+            e.if_then(any, |e| {
+                let gp = e.word_at(cxr, hist, k)?;
+                let dev = e.c_u32(SCOPE_DEVICE);
+                let relaxed = e.c_u32(0);
+                let c = e.b.bitcast(e.u32_t, None, c).map_err(be)?;
+                e.b.atomic_i_add(e.u32_t, None, gp, dev, relaxed, c)
+                    .map_err(be)?;
+                Ok(())
+            })
+        })
     }
 
     /// Key `v` of type `t` as u32 words, low first, whose unsigned order is the
@@ -241,20 +349,75 @@ impl Emitter {
         self.radix_tiles(cx, &per_tile)
     }
 
+    /// Among this subgroup's lanes that are `valid`, those whose digit `d` equals
+    /// this lane's: how many are below it (its rank) and how many there are, by
+    /// eight ballots (one per digit bit). `narrow` subgroups (at most 32 lanes) keep
+    /// the ballots as one word, `below` being the mask of the lanes under this one.
+    fn match_digit(&mut self, valid: Word, d: Word, narrow: bool, below: Word) -> R<(Word, Word)> {
+        let u = self.u32_t;
+        let bt = self.bool_t;
+        let one = self.c_u32(1);
+        let v4 = self.b.type_vector(u, 4);
+        let sg = self.c_u32(SCOPE_SUBGROUP);
+        let ballot = |e: &mut Self, p: Word| -> R<Word> {
+            let b = e.b.group_non_uniform_ballot(v4, None, sg, p).map_err(be)?;
+            if narrow {
+                e.b.composite_extract(u, None, b, [0]).map_err(be)
+            } else {
+                Ok(b)
+            }
+        };
+        let mt = if narrow { u } else { v4 };
+        let mut mask = ballot(self, valid)?;
+        for bit in 0..8 {
+            let bc = self.c_u32(bit);
+            let sh = self.b.shift_right_logical(u, None, d, bc).map_err(be)?;
+            let b1 = self.b.bitwise_and(u, None, sh, one).map_err(be)?;
+            let set = self.b.i_equal(bt, None, b1, one).map_err(be)?;
+            let bal = ballot(self, set)?;
+            // Lanes whose bit equals this lane's: bal, or its complement.
+            let flip = self.b.i_sub(u, None, b1, one).map_err(be)?;
+            let fv = if narrow {
+                flip
+            } else {
+                self.b
+                    .composite_construct(v4, None, [flip; 4])
+                    .map_err(be)?
+            };
+            let same = self.b.bitwise_xor(mt, None, bal, fv).map_err(be)?;
+            mask = self.b.bitwise_and(mt, None, mask, same).map_err(be)?;
+        }
+        if narrow {
+            let lower = self.b.bitwise_and(u, None, mask, below).map_err(be)?;
+            let rank = self.b.bit_count(u, None, lower).map_err(be)?;
+            let count = self.b.bit_count(u, None, mask).map_err(be)?;
+            return Ok((rank, count));
+        }
+        let rank = self
+            .b
+            .group_non_uniform_ballot_bit_count(u, None, sg, GroupOperation::ExclusiveScan, mask)
+            .map_err(be)?;
+        let count = self
+            .b
+            .group_non_uniform_ballot_bit_count(u, None, sg, GroupOperation::Reduce, mask)
+            .map_err(be)?;
+        Ok((rank, count))
+    }
+
     /// `KernelKind::RadixScatter`: a workgroup per tile of `items` keys per
     /// invocation. Each subgroup ranks its run of the tile round by round (lanes of a
     /// round with the same digit find each other by eight ballots; a counter per digit
     /// carries earlier rounds); the runs' counts, summed across subgroups and digits,
     /// give every key its place in the tile sorted by digit, in workgroup memory; the
     /// tile then goes out in that order, so that each digit's keys are written as one
-    /// contiguous run.
+    /// contiguous run, from where `places` says the tile's keys of that digit start.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn radix_scatter_kernel(
         &mut self,
         cx: &mut Cx,
         keys: u32,
         idx: Option<u32>,
-        [counts, starts]: [u32; 2],
+        places: &RadixPlaces,
         keys_out: Option<u32>,
         idx_out: u32,
         wide: bool,
@@ -288,25 +451,78 @@ impl Emitter {
         let n = cx.n;
         let jvar = self.local(u);
         let svar = self.local(u);
-        let cxr = &*cx;
         let sid = self.load_builtin_cx(BuiltIn::SubgroupId)?;
         let nsg = self.load_builtin_cx(BuiltIn::NumSubgroups)?;
         let lane = self.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
         let sgs = self.load_builtin_cx(BuiltIn::SubgroupSize)?;
         let c256 = self.c_u32(256);
-        // Workgroup memory is sized for the subgroups the planner expects (the device's
-        // reported size): a device that runs smaller ones raises the kernel's error
-        // rather than sorting wrong, and the extra subgroups stay inside the memory.
+        // Workgroup memory and ballots are made for the subgroup size the planner
+        // expects (the device's reported size): a device that runs another size
+        // raises the kernel's error rather than sorting wrong, and extra subgroups
+        // stay inside the memory.
+        let lanes = tile_max / (subgroups * items);
         let cap = self.c_u32(subgroups);
-        let too_many = self
-            .b
-            .u_greater_than(self.bool_t, None, nsg, cap)
-            .map_err(be)?;
-        self.raise(cx, Some(wrong_subgroups), too_many)?;
+        let planned = self.c_u32(lanes);
+        let other = self.b.i_not_equal(bt, None, sgs, planned).map_err(be)?;
+        self.raise(cx, Some(wrong_subgroups), other)?;
+        // Subgroups of at most 32 lanes: ballots as one word.
+        let narrow = lanes <= 32;
+        let below = {
+            // The lanes below this one, as a mask (narrow subgroups only).
+            let one = self.c_u32(1);
+            let c31 = self.c_u32(31);
+            let l = self.umin(lane, c31)?;
+            let bit = self.b.shift_left_logical(u, None, one, l).map_err(be)?;
+            self.b.i_sub(u, None, bit, one).map_err(be)?
+        };
         let nsg = self.umin(nsg, cap)?;
         let last_sg = self.c_u32(subgroups - 1);
         let sid_in = self.umin(sid, last_sg)?;
         let counters = self.umul(sid_in, c256)?;
+        let lookback = match *places {
+            RadixPlaces::Lookback {
+                hist,
+                status,
+                next,
+                counter,
+                pass,
+                polls,
+            } => {
+                let lb = Lookback {
+                    polls,
+                    status,
+                    next,
+                    keys,
+                    wide,
+                    acc: self.shared_sized(it, 256),
+                    done: self.shared_sized(it, 256),
+                    at: self.shared_sized(it, 256),
+                    flags: self.shared_sized(it, 2),
+                    counts: self.shared_sized(it, 256),
+                    wrong: wrong_subgroups,
+                };
+                // Where each digit's keys start among all keys: the exclusive scan of
+                // this pass's counts, once per workgroup (in `global_base`'s place
+                // until a tile adds its lookback).
+                let digit_global = self.shared_sized(it, 256);
+                let cxr = &*cx;
+                self.wg_each(cxr, 256, &|e, d| {
+                    let off = e.c_u32(256 * pass);
+                    let at = e.uadd(off, d)?;
+                    let gp = e.word_at(cxr, hist, at)?;
+                    let c = e.load(e.u32_t, gp)?;
+                    let c = e.b.bitcast(ity, None, c).map_err(be)?;
+                    let p = e.shared_at(digit_global, d)?;
+                    e.store(p, c)
+                })?;
+                self.barrier()?;
+                self.scan_256(digit_global, sid, lane, sgs)?;
+                self.barrier()?;
+                Some((lb, digit_global, counter, pass))
+            }
+            RadixPlaces::Counted { .. } => None,
+        };
+        let cxr = &*cx;
         let per_tile = |e: &mut Self, t: Word| -> R<()> {
             let tile_start = e.umul(t, tile)?;
             let left = e.b.i_sub(u, None, n, tile_start).map_err(be)?;
@@ -318,15 +534,17 @@ impl Emitter {
                 let z = e.scalar(Scalar::I32(0));
                 e.store(p, z)
             })?;
-            e.wg_each(cxr, 256, &|e, d| {
-                let dt = e.umul(d, tiles)?;
-                let q = e.uadd(dt, t)?;
-                let s = e.load_elem(cxr, starts, q)?;
-                let c = e.load_elem(cxr, counts, q)?;
-                let first = e.b.i_sub(ity, None, s, c).map_err(be)?;
-                let p = e.shared_at(global_base, d)?;
-                e.store(p, first)
-            })?;
+            if let RadixPlaces::Counted { counts, starts } = *places {
+                e.wg_each(cxr, 256, &|e, d| {
+                    let dt = e.umul(d, tiles)?;
+                    let q = e.uadd(dt, t)?;
+                    let s = e.load_elem(cxr, starts, q)?;
+                    let c = e.load_elem(cxr, counts, q)?;
+                    let first = e.b.i_sub(ity, None, s, c).map_err(be)?;
+                    let p = e.shared_at(global_base, d)?;
+                    e.store(p, first)
+                })?;
+            }
             e.barrier()?;
             // This subgroup's run of the tile: `items` rounds of one key per lane.
             let ic = e.c_u32(items);
@@ -351,38 +569,7 @@ impl Emitter {
             let mut ranks = vec![];
             for (valid, _, d, _) in &batch {
                 let (valid, d) = (*valid, *d);
-                let v4 = e.b.type_vector(u, 4);
-                let sg = e.c_u32(SCOPE_SUBGROUP);
-                let mut mask =
-                    e.b.group_non_uniform_ballot(v4, None, sg, valid)
-                        .map_err(be)?;
-                for bit in 0..8 {
-                    let bc = e.c_u32(bit);
-                    let sh = e.b.shift_right_logical(u, None, d, bc).map_err(be)?;
-                    let b1 = e.b.bitwise_and(u, None, sh, one).map_err(be)?;
-                    let set = e.b.i_equal(bt, None, b1, one).map_err(be)?;
-                    let bal =
-                        e.b.group_non_uniform_ballot(v4, None, sg, set)
-                            .map_err(be)?;
-                    // Lanes whose bit equals this lane's: bal, or its complement.
-                    let flip = e.b.i_sub(u, None, b1, one).map_err(be)?;
-                    let fv = e.b.composite_construct(v4, None, [flip; 4]).map_err(be)?;
-                    let same = e.b.bitwise_xor(v4, None, bal, fv).map_err(be)?;
-                    mask = e.b.bitwise_and(v4, None, mask, same).map_err(be)?;
-                }
-                let rank =
-                    e.b.group_non_uniform_ballot_bit_count(
-                        u,
-                        None,
-                        sg,
-                        GroupOperation::ExclusiveScan,
-                        mask,
-                    )
-                    .map_err(be)?;
-                let count = e
-                    .b
-                    .group_non_uniform_ballot_bit_count(u, None, sg, GroupOperation::Reduce, mask)
-                    .map_err(be)?;
+                let (rank, count) = e.match_digit(valid, d, narrow, below)?;
                 let at = e.uadd(counters, d)?;
                 let p = e.shared_at(sg_hist, at)?;
                 let b = e.load(ity, p)?;
@@ -401,7 +588,8 @@ impl Emitter {
             }
             e.barrier()?;
             // Per digit: each subgroup's start among the tile's keys of that digit
-            // (in place of its count), and the digit's total.
+            // (in place of its count), and the digit's total; with lookback, the total
+            // published for the tiles after this one.
             e.wg_each(cxr, 256, &|e, d| {
                 let z = e.scalar(Scalar::I32(0));
                 let acc = e.local(ity);
@@ -419,31 +607,38 @@ impl Emitter {
                 })?;
                 let a = e.load(ity, acc)?;
                 let p = e.shared_at(digit_start, d)?;
-                e.store(p, a)
+                e.store(p, a)?;
+                if let Some((lb, ..)) = &lookback {
+                    e.lookback_publish(cxr, lb, t, d, a)?;
+                }
+                Ok(())
             })?;
             e.barrier()?;
-            // The digits' starts in the sorted tile: an exclusive scan of the totals
-            // by the first subgroup, a subgroup width at a time.
-            let zero = e.c_u32(0);
-            let first_sg = e.b.i_equal(bt, None, sid, zero).map_err(be)?;
-            e.if_then(first_sg, |e| {
-                let carry = e.local(ity);
-                let z = e.scalar(Scalar::I32(0));
-                e.store(carry, z)?;
-                e.count_loop(jvar, zero, c256, sgs, |e, c| {
-                    let k = e.uadd(c, lane)?;
-                    let p = e.shared_at(digit_start, k)?;
-                    let v = e.load(ity, p)?;
-                    let inc = e.group(BinOp::Add, it, GroupOperation::InclusiveScan, v)?;
-                    let tot = e.group(BinOp::Add, it, GroupOperation::Reduce, v)?;
-                    let cv = e.load(ity, carry)?;
-                    let ex = e.b.i_sub(ity, None, inc, v).map_err(be)?;
-                    let st = e.b.i_add(ity, None, cv, ex).map_err(be)?;
-                    e.store(p, st)?;
-                    let nc = e.b.i_add(ity, None, cv, tot).map_err(be)?;
-                    e.store(carry, nc)
-                })
-            })?;
+            if let Some((lb, digit_global, ..)) = &lookback {
+                e.lookback_digits(cxr, lb, t, tile, shift)?;
+                // The tile's start for each digit; its inclusive count published.
+                e.wg_each(cxr, 256, &|e, d| {
+                    let p = e.shared_at(lb.acc, d)?;
+                    let before = e.load(ity, p)?;
+                    let p = e.shared_at(*digit_global, d)?;
+                    let g = e.load(ity, p)?;
+                    let gb = e.b.i_add(ity, None, g, before).map_err(be)?;
+                    let p = e.shared_at(global_base, d)?;
+                    e.store(p, gb)?;
+                    let p = e.shared_at(digit_start, d)?;
+                    let mine = e.load(ity, p)?;
+                    let incl = e.b.i_add(ity, None, before, mine).map_err(be)?;
+                    let incl = e.b.bitcast(u, None, incl).map_err(be)?;
+                    let two = e.c_u32(2 << 30);
+                    let w = e.b.bitwise_or(u, None, incl, two).map_err(be)?;
+                    e.status_store(cxr, lb.status, t, d, w)?;
+                    let zero = e.c_u32(0);
+                    e.status_store(cxr, lb.next, t, d, zero)
+                })?;
+                e.barrier()?;
+            }
+            // The digits' starts in the sorted tile.
+            e.scan_256(digit_start, sid, lane, sgs)?;
             e.barrier()?;
             // Every key to its place in the sorted tile.
             for ((valid, ws, d, from), rank) in batch.into_iter().zip(ranks) {
@@ -509,6 +704,385 @@ impl Emitter {
             })?;
             e.barrier()
         };
-        self.radix_tiles(cx, &per_tile)
+        match &lookback {
+            None => self.radix_tiles(cx, &per_tile),
+            Some((lb, _, counter, pass)) => {
+                self.claimed_tiles(cx, lb.flags, *counter, *pass, tiles, &per_tile)
+            }
+        }
     }
+
+    /// An exclusive scan of a workgroup array of 256 i32 in place, by the first
+    /// subgroup a subgroup width at a time (between barriers).
+    fn scan_256(&mut self, arr: Word, sid: Word, lane: Word, sgs: Word) -> R<()> {
+        let it = ElemType::I32;
+        let ity = self.ty(it);
+        let zero = self.c_u32(0);
+        let c256 = self.c_u32(256);
+        let jvar = self.local(self.u32_t);
+        let first_sg = self.b.i_equal(self.bool_t, None, sid, zero).map_err(be)?;
+        self.if_then(first_sg, |e| {
+            let carry = e.local(ity);
+            let z = e.scalar(Scalar::I32(0));
+            e.store(carry, z)?;
+            e.count_loop(jvar, zero, c256, sgs, |e, c| {
+                let k = e.uadd(c, lane)?;
+                let p = e.shared_at(arr, k)?;
+                let v = e.load(ity, p)?;
+                let inc = e.group(BinOp::Add, it, GroupOperation::InclusiveScan, v)?;
+                let tot = e.group(BinOp::Add, it, GroupOperation::Reduce, v)?;
+                let cv = e.load(ity, carry)?;
+                let ex = e.b.i_sub(ity, None, inc, v).map_err(be)?;
+                let st = e.b.i_add(ity, None, cv, ex).map_err(be)?;
+                e.store(p, st)?;
+                let nc = e.b.i_add(ity, None, cv, tot).map_err(be)?;
+                e.store(carry, nc)
+            })
+        })
+    }
+
+    /// Tiles claimed in order from `counter[pass]`: each workgroup claims its share
+    /// (`⌈tiles ÷ workgroups⌉`, one where there are as many workgroups as tiles) and
+    /// no more, so that a device that runs workgroups one after another does not
+    /// give all tiles to the first. The first invocation claims; `slot` (workgroup
+    /// memory) hands the tile to the others.
+    fn claimed_tiles(
+        &mut self,
+        cx: &Cx,
+        slot: Word,
+        counter: u32,
+        pass: u32,
+        tiles: Word,
+        per_tile: &dyn Fn(&mut Self, Word) -> R<()>,
+    ) -> R<()> {
+        let it = ElemType::I32;
+        let ity = self.ty(it);
+        let u = self.u32_t;
+        let one = self.c_u32(1);
+        let zero = self.c_u32(0);
+        let gm1 = self.b.i_sub(u, None, cx.groups, one).map_err(be)?;
+        let up = self.uadd(tiles, gm1)?;
+        let share = self.b.u_div(u, None, up, cx.groups).map_err(be)?;
+        let rvar = self.local(u);
+        self.count_loop(rvar, zero, share, one, |e, _| {
+            let first = e.b.i_equal(e.bool_t, None, cx.lid, zero).map_err(be)?;
+            e.if_then(first, |e| {
+                let pc = e.c_u32(pass);
+                let gp = e.word_at(cx, counter, pc)?;
+                let dev = e.c_u32(SCOPE_DEVICE);
+                let relaxed = e.c_u32(0);
+                let t =
+                    e.b.atomic_i_add(u, None, gp, dev, relaxed, one)
+                        .map_err(be)?;
+                let t = e.b.bitcast(ity, None, t).map_err(be)?;
+                let p = e.shared_at(slot, zero)?;
+                e.store(p, t)
+            })?;
+            e.barrier()?;
+            let p = e.shared_at(slot, zero)?;
+            let t = e.load(ity, p)?;
+            let t = e.b.bitcast(u, None, t).map_err(be)?;
+            let mine = e.ult(t, tiles)?;
+            e.if_then(mine, |e| per_tile(e, t))?;
+            // Every invocation has read the slot before it is claimed into again.
+            e.barrier()
+        })
+    }
+
+    /// A pointer to word `at` of a binding the planner made `atomic` (u32 words).
+    fn word_at(&mut self, cx: &Cx, binding: u32, at: Word) -> R<Word> {
+        let (var, _) = cx.bindings[binding as usize];
+        let p = self.ptr(StorageClass::StorageBuffer, self.u32_t);
+        let z = self.c_u32(0);
+        self.b.access_chain(p, None, var, [z, at]).map_err(be)
+    }
+
+    /// Status word `t·256 + d` of a lookback buffer, stored atomically.
+    fn status_store(&mut self, cx: &Cx, buf: u32, t: Word, d: Word, w: Word) -> R<()> {
+        let c256 = self.c_u32(256);
+        let at = self.umul(t, c256)?;
+        let at = self.uadd(at, d)?;
+        let p = self.word_at(cx, buf, at)?;
+        let dev = self.c_u32(SCOPE_DEVICE);
+        let relaxed = self.c_u32(0);
+        self.b.atomic_store(p, dev, relaxed, w).map_err(be)
+    }
+
+    /// Tile `t`'s count `a` of digit `d` published: as the inclusive count (flag 2)
+    /// for tile 0, else as the tile's own (flag 1); the digit's lookback starts.
+    fn lookback_publish(&mut self, cx: &Cx, lb: &Lookback, t: Word, d: Word, a: Word) -> R<()> {
+        let u = self.u32_t;
+        let bt = self.bool_t;
+        let ity = self.ty(ElemType::I32);
+        let zero = self.c_u32(0);
+        let first = self.b.i_equal(bt, None, t, zero).map_err(be)?;
+        let f1 = self.c_u32(1 << 30);
+        let f2 = self.c_u32(2 << 30);
+        let flag = self.b.select(u, None, first, f2, f1).map_err(be)?;
+        let au = self.b.bitcast(u, None, a).map_err(be)?;
+        let w = self.b.bitwise_or(u, None, au, flag).map_err(be)?;
+        self.status_store(cx, lb.status, t, d, w)?;
+        let z = self.scalar(Scalar::I32(0));
+        let p = self.shared_at(lb.acc, d)?;
+        self.store(p, z)?;
+        let one = self.c_u32(1);
+        let done = self.b.select(u, None, first, one, zero).map_err(be)?;
+        let done = self.b.bitcast(ity, None, done).map_err(be)?;
+        let p = self.shared_at(lb.done, d)?;
+        self.store(p, done)?;
+        // The first tile to look at: the one before (none for tile 0).
+        let before = self.b.i_sub(u, None, t, one).map_err(be)?;
+        let before = self.b.select(u, None, first, zero, before).map_err(be)?;
+        let before = self.b.bitcast(ity, None, before).map_err(be)?;
+        let p = self.shared_at(lb.at, d)?;
+        self.store(p, before)
+    }
+
+    /// The decoupled lookback of tile `t`: each digit walks back on its own from
+    /// the tile before, adding each tile's published count, until an inclusive one;
+    /// a digit whose tile stays unpublished for `polls` polls stops there. Then, if
+    /// any stopped, the workgroup counts the nearest such tile from its keys (the
+    /// decoupled fallback) for the digits stopped at it, and the walks go on; so no
+    /// tile waits on one that has not started. A digit not done at the end (a loop
+    /// the device cut short) raises the kernel's error bit.
+    fn lookback_digits(
+        &mut self,
+        cx: &Cx,
+        lb: &Lookback,
+        t: Word,
+        tile: Word,
+        shift: Word,
+    ) -> R<()> {
+        let it = ElemType::I32;
+        let ity = self.ty(it);
+        let u = self.u32_t;
+        let bt = self.bool_t;
+        let zero = self.c_u32(0);
+        let one = self.c_u32(1);
+        let looking = self.local(bt);
+        let walking = self.local(bt);
+        let spins = self.local(u);
+        let word = self.local(u);
+        let not_first = self.b.i_not_equal(bt, None, t, zero).map_err(be)?;
+        self.store(looking, not_first)?;
+        let c1 = self.c_u32(1);
+        let open_flag = self.shared_at(lb.flags, zero)?;
+        let nearest = self.shared_at(lb.flags, c1)?;
+        let mask30 = self.c_u32((1 << 30) - 1);
+        let c30 = self.c_u32(30);
+        let limit = self.c_u32(lb.polls.max(1));
+        self.while_loop(
+            |e| e.load(bt, looking),
+            |e| {
+                let z = e.scalar(Scalar::I32(0));
+                let first = e.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
+                e.if_then(first, |e| {
+                    e.store(open_flag, z)?;
+                    e.store(nearest, z)
+                })?;
+                e.barrier()?;
+                e.wg_each(cx, 256, &|e, d| {
+                    let pd = e.shared_at(lb.done, d)?;
+                    let pa = e.shared_at(lb.at, d)?;
+                    let pacc = e.shared_at(lb.acc, d)?;
+                    let dn = e.load(ity, pd)?;
+                    let z = e.scalar(Scalar::I32(0));
+                    let open = e.b.i_equal(bt, None, dn, z).map_err(be)?;
+                    e.store(walking, open)?;
+                    e.while_loop(
+                        |e| e.load(bt, walking),
+                        |e| {
+                            let k = e.load(ity, pa)?;
+                            let k = e.b.bitcast(u, None, k).map_err(be)?;
+                            // Poll tile k's word for this digit, `polls` times at most.
+                            let c256 = e.c_u32(256);
+                            let at = e.umul(k, c256)?;
+                            let at = e.uadd(at, d)?;
+                            let gp = e.word_at(cx, lb.status, at)?;
+                            let dev = e.c_u32(SCOPE_DEVICE);
+                            let relaxed = e.c_u32(0);
+                            e.store(spins, zero)?;
+                            e.while_loop(
+                                |e| {
+                                    let w =
+                                        e.b.atomic_load(u, None, gp, dev, relaxed).map_err(be)?;
+                                    e.store(word, w)?;
+                                    let f = e.b.shift_right_logical(u, None, w, c30).map_err(be)?;
+                                    let unset = e.b.i_equal(bt, None, f, zero).map_err(be)?;
+                                    let sv = e.load(u, spins)?;
+                                    let more = e.ult(sv, limit)?;
+                                    e.b.logical_and(bt, None, unset, more).map_err(be)
+                                },
+                                |e| {
+                                    let sv = e.load(u, spins)?;
+                                    let ns = e.uadd(sv, one)?;
+                                    e.store(spins, ns)
+                                },
+                                |_| Ok(()),
+                            )?;
+                            let w = e.load(u, word)?;
+                            let f = e.b.shift_right_logical(u, None, w, c30).map_err(be)?;
+                            let v = e.b.bitwise_and(u, None, w, mask30).map_err(be)?;
+                            let unset = e.b.i_equal(bt, None, f, zero).map_err(be)?;
+                            let fls = e.b.constant_false(bt);
+                            e.if_else(
+                                unset,
+                                |e| {
+                                    // Stopped at tile k: the nearest such is counted.
+                                    e.store(walking, fls)?;
+                                    let scope = e.c_u32(SCOPE_WORKGROUP);
+                                    let relaxed = e.c_u32(0);
+                                    let o = e.scalar(Scalar::I32(1));
+                                    e.b.atomic_or(ity, None, open_flag, scope, relaxed, o)
+                                        .map_err(be)?;
+                                    let k1 = e.uadd(k, one)?;
+                                    let k1 = e.b.bitcast(ity, None, k1).map_err(be)?;
+                                    e.b.atomic_s_max(ity, None, nearest, scope, relaxed, k1)
+                                        .map_err(be)?;
+                                    Ok(())
+                                },
+                                |e| {
+                                    let a = e.load(ity, pacc)?;
+                                    let vi = e.b.bitcast(ity, None, v).map_err(be)?;
+                                    let na = e.b.i_add(ity, None, a, vi).map_err(be)?;
+                                    e.store(pacc, na)?;
+                                    let two = e.c_u32(2);
+                                    let incl = e.b.i_equal(bt, None, f, two).map_err(be)?;
+                                    let at0 = e.b.i_equal(bt, None, k, zero).map_err(be)?;
+                                    let fin = e.b.logical_or(bt, None, incl, at0).map_err(be)?;
+                                    e.if_else(
+                                        fin,
+                                        |e| {
+                                            let o = e.scalar(Scalar::I32(1));
+                                            e.store(pd, o)?;
+                                            e.store(walking, fls)
+                                        },
+                                        |e| {
+                                            let km = e.b.i_sub(u, None, k, one).map_err(be)?;
+                                            let km = e.b.bitcast(ity, None, km).map_err(be)?;
+                                            e.store(pa, km)
+                                        },
+                                    )
+                                },
+                            )
+                        },
+                        |_| Ok(()),
+                    )
+                })?;
+                e.barrier()?;
+                let fl = e.load(ity, open_flag)?;
+                let near = e.load(ity, nearest)?;
+                e.barrier()?;
+                let z = e.scalar(Scalar::I32(0));
+                let any = e.b.i_not_equal(bt, None, fl, z).map_err(be)?;
+                e.if_then(any, |e| {
+                    let near = e.b.bitcast(u, None, near).map_err(be)?;
+                    let k = e.b.i_sub(u, None, near, one).map_err(be)?;
+                    e.count_tile(cx, lb, k, tile, shift)
+                })?;
+                e.store(looking, any)
+            },
+            |_| Ok(()),
+        )?;
+        // Every digit is done now, unless the device cut a loop short.
+        self.wg_each(cx, 256, &|e, d| {
+            let p = e.shared_at(lb.done, d)?;
+            let dn = e.load(ity, p)?;
+            let z = e.scalar(Scalar::I32(0));
+            let open = e.b.i_equal(bt, None, dn, z).map_err(be)?;
+            let bad = e.b.logical_and(bt, None, open, not_first).map_err(be)?;
+            e.raise(cx, Some(lb.wrong), bad)
+        })?;
+        self.barrier()
+    }
+
+    /// The decoupled fallback: tile `k`'s digit counts from its keys, added to the
+    /// lookback of every open digit stopped at tile `k`, which then goes on from the
+    /// tile before (or is done, at tile 0).
+    fn count_tile(&mut self, cx: &Cx, lb: &Lookback, k: Word, tile: Word, shift: Word) -> R<()> {
+        let it = ElemType::I32;
+        let ity = self.ty(it);
+        let u = self.u32_t;
+        let bt = self.bool_t;
+        self.wg_each(cx, 256, &|e, d| {
+            let p = e.shared_at(lb.counts, d)?;
+            let z = e.scalar(Scalar::I32(0));
+            e.store(p, z)
+        })?;
+        self.barrier()?;
+        let start = self.umul(k, tile)?;
+        let left = self.b.i_sub(u, None, cx.n, start).map_err(be)?;
+        let len = self.umin(tile, left)?;
+        let jvar = self.local(u);
+        self.count_loop(jvar, cx.lid, len, self.wg_size, |e, j| {
+            let i = e.uadd(start, j)?;
+            let (_, d) = e.radix_key(cx, lb.keys, lb.wide, i, shift)?;
+            let p = e.shared_at(lb.counts, d)?;
+            let scope = e.c_u32(SCOPE_WORKGROUP);
+            let relaxed = e.c_u32(0);
+            let one = e.scalar(Scalar::I32(1));
+            e.b.atomic_i_add(ity, None, p, scope, relaxed, one)
+                .map_err(be)?;
+            Ok(())
+        })?;
+        self.barrier()?;
+        let zero = self.c_u32(0);
+        let one = self.c_u32(1);
+        let ki = self.b.bitcast(ity, None, k).map_err(be)?;
+        let at0 = self.b.i_equal(bt, None, k, zero).map_err(be)?;
+        self.wg_each(cx, 256, &|e, d| {
+            let pd = e.shared_at(lb.done, d)?;
+            let pa = e.shared_at(lb.at, d)?;
+            let dn = e.load(ity, pd)?;
+            let z = e.scalar(Scalar::I32(0));
+            let open = e.b.i_equal(bt, None, dn, z).map_err(be)?;
+            let a = e.load(ity, pa)?;
+            let here = e.b.i_equal(bt, None, a, ki).map_err(be)?;
+            let mine = e.b.logical_and(bt, None, open, here).map_err(be)?;
+            e.if_then(mine, |e| {
+                let p = e.shared_at(lb.counts, d)?;
+                let c = e.load(ity, p)?;
+                let pacc = e.shared_at(lb.acc, d)?;
+                let acc = e.load(ity, pacc)?;
+                let na = e.b.i_add(ity, None, acc, c).map_err(be)?;
+                e.store(pacc, na)?;
+                e.if_else(
+                    at0,
+                    |e| {
+                        let o = e.scalar(Scalar::I32(1));
+                        e.store(pd, o)
+                    },
+                    |e| {
+                        let km = e.b.i_sub(u, None, k, one).map_err(be)?;
+                        let km = e.b.bitcast(ity, None, km).map_err(be)?;
+                        e.store(pa, km)
+                    },
+                )
+            })
+        })?;
+        self.barrier()
+    }
+}
+
+/// A radix pass's lookback state: its bindings, and workgroup arrays per digit.
+struct Lookback {
+    /// Polls of an unpublished word before its tile is counted here.
+    polls: u32,
+    status: u32,
+    next: u32,
+    keys: u32,
+    wide: bool,
+    /// The count of the digit in the tiles looked back through so far.
+    acc: Word,
+    /// 1 once an inclusive count was added.
+    done: Word,
+    /// The tile the digit's walk looks at next.
+    at: Word,
+    /// Two words: whether a digit stopped at an unpublished tile, and the nearest
+    /// such tile plus one; the first is also the claimed tile's number between
+    /// claims.
+    flags: Word,
+    /// The fallback's counts of one tile.
+    counts: Word,
+    wrong: u32,
 }
