@@ -75,7 +75,12 @@ impl Error {
 
 impl From<SyntaxError> for Error {
     fn from(e: SyntaxError) -> Self {
-        Error::new(ErrorClass::Syntax, e.message, e.span)
+        let class = if e.unsupported {
+            ErrorClass::Unsupported
+        } else {
+            ErrorClass::Syntax
+        };
+        Error::new(class, e.message, e.span)
     }
 }
 

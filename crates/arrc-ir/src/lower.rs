@@ -7,7 +7,7 @@ use crate::array::{Array, Data, ElemType, Scalar};
 use crate::error::{err, Result};
 use crate::ir::{Comb, Dim, Function, Gather, Inst, LengthCheck, Param, SearchKind, Type, Value};
 use crate::scalar::{BinOp, ScalarError, UnOp};
-use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Op1, Prim, Program, Span, Stmt};
+use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Op1, Prim, Program, Span, Stmt, Tine};
 use std::collections::HashMap;
 
 mod folds;
@@ -470,8 +470,17 @@ impl Lower {
     }
 
     fn resolve(&self, func: &Func) -> Result<Func> {
+        self.resolve_within(func, 64)
+    }
+
+    /// `func` with names looked up, through `g←f` aliases (`hops` of them at most).
+    fn resolve_within(&self, func: &Func, hops: u32) -> Result<Func> {
         match &func.kind {
             FuncKind::Name(n) => match self.lookup(n) {
+                Some(Binding::Func(f)) if matches!(f.kind, FuncKind::Name(_)) && hops > 0 => {
+                    let f = f.clone();
+                    self.resolve_within(&f, hops - 1)
+                }
                 Some(Binding::Func(f)) => Ok(f.clone()),
                 Some(Binding::Array(_)) => Err(err::domain(
                     format!("{n} is an array, not a function"),
@@ -486,6 +495,21 @@ impl Lower {
         }
     }
 
+    /// A fork's left tine applied (monadically, or to both arguments), or its array.
+    pub(super) fn tine(
+        &mut self,
+        t: &Tine,
+        l: Option<Value>,
+        r: Value,
+        span: &Span,
+    ) -> Result<Value> {
+        match (t, l) {
+            (Tine::Array(e), _) => self.expr(e),
+            (Tine::Func(f), None) => self.monadic(f, r, span),
+            (Tine::Func(f), Some(l)) => self.dyadic(f, l, r, span),
+        }
+    }
+
     fn monadic(&mut self, func: &Func, arg: Value, span: &Span) -> Result<Value> {
         let fspan = func.span.clone();
         match &self.resolve(func)?.kind {
@@ -495,7 +519,7 @@ impl Lower {
                 let origin = self.io as i32;
                 self.grade(arg, *p == Prim::GradeDown, origin, fspan)
             }
-            FuncKind::Prim(Prim::Plus) => Ok(arg),
+            FuncKind::Prim(Prim::Plus | Prim::Right | Prim::Left) => Ok(arg),
             // ≡ of a simple array: its depth, 0 for a scalar and 1 otherwise.
             FuncKind::Prim(Prim::Match) => {
                 let depth = (self.f.ty(arg).rank() > 0) as i32;
@@ -515,6 +539,15 @@ impl Lower {
                 )),
             },
             FuncKind::Dfn(body) => self.call_dfn(body, None, arg, span),
+            FuncKind::Atop(g, h) => {
+                let y = self.monadic(h, arg, span)?;
+                self.monadic(g, y, span)
+            }
+            FuncKind::Fork(t, g, h) => {
+                let r = self.monadic(h, arg, span)?;
+                let l = self.tine(t, None, arg, span)?;
+                self.dyadic(g, l, r, span)
+            }
             FuncKind::Derived {
                 op: Op1::Commute,
                 operand,

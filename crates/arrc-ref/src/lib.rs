@@ -17,7 +17,7 @@ use arrc_ir::error::{err, Error, Result};
 use arrc_ir::lower::scalar_error;
 use arrc_ir::scalar::{BinOp, UnOp};
 use arrc_ir::{Array, Data, ElemType, Scalar};
-use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Op1, Prim, Program, Span, Stmt};
+use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Op1, Prim, Program, Span, Stmt, Tine};
 use prims::from_scalars;
 use std::collections::HashMap;
 
@@ -300,6 +300,18 @@ impl Interp<'_> {
     }
 
     fn resolve(&self, func: &Func) -> Result<Func> {
+        let mut f = self.resolve_once(func)?;
+        // Through `g←f` aliases.
+        for _ in 0..64 {
+            if !matches!(f.kind, FuncKind::Name(_)) {
+                break;
+            }
+            f = self.resolve_once(&f)?;
+        }
+        Ok(f)
+    }
+
+    fn resolve_once(&self, func: &Func) -> Result<Func> {
         match &func.kind {
             FuncKind::Name(n) => self
                 .lookup_fn(n)
@@ -333,7 +345,7 @@ impl Interp<'_> {
                 Prim::GradeDown => prims::grade(&x, true, io, &s),
                 Prim::Match => Ok(prims::depth(&x)),
                 // ↑ (mix) and ⌷ leave a simple array as it is.
-                Prim::Take | Prim::Squad => Ok(x),
+                Prim::Take | Prim::Squad | Prim::Right | Prim::Left => Ok(x),
                 Prim::Drop => Err(err::unsupported("↓⍵ (split) makes a nested array", s)),
                 p => match UnOp::from_prim(*p) {
                     Some(op) => unary(op, &x, self.env.float, s),
@@ -356,7 +368,25 @@ impl Interp<'_> {
                 Err(err::syntax_like("a product needs a left argument", s))
             }
             FuncKind::Axis(g, k) => self.with_axis(g, k, None, x, &s),
+            FuncKind::Atop(g, h) => {
+                let y = self.monadic(h, x, span)?;
+                self.monadic(g, y, span)
+            }
+            FuncKind::Fork(t, g, h) => {
+                let r = self.monadic(h, x.clone(), span)?;
+                let l = self.tine(t, None, x, span)?;
+                self.dyadic(g, l, r, span)
+            }
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
+        }
+    }
+
+    /// A fork's left tine applied (monadically, or to both arguments), or its array.
+    fn tine(&mut self, t: &Tine, a: Option<Array>, x: Array, span: &Span) -> Result<Array> {
+        match (t, a) {
+            (Tine::Array(e), _) => self.expr(e),
+            (Tine::Func(f), None) => self.monadic(f, x, span),
+            (Tine::Func(f), Some(a)) => self.dyadic(f, a, x, span),
         }
     }
 
@@ -444,6 +474,8 @@ impl Interp<'_> {
                 Prim::Squad => prims::squad(&a, &b, io, &s),
                 Prim::Match => Ok(Array::scalar(Scalar::Bool(prims::matches(&a, &b)))),
                 Prim::Tally => Ok(Array::scalar(Scalar::Bool(!prims::matches(&a, &b)))),
+                Prim::Right => Ok(b),
+                Prim::Left => Ok(a),
                 p => match BinOp::from_prim(*p) {
                     Some(op) => binary(op, &a, &b, self.env.float, s),
                     None => Err(err::unsupported(
@@ -476,6 +508,15 @@ impl Interp<'_> {
             FuncKind::Outer(g) => self.outer(g, &a, &b, &s),
             FuncKind::Axis(g, k) => self.with_axis(g, k, Some(a), b, &s),
             FuncKind::Inner(fr, g) => self.inner(fr, g, &a, &b, &s),
+            FuncKind::Atop(g, h) => {
+                let y = self.dyadic(h, a, b, span)?;
+                self.monadic(g, y, span)
+            }
+            FuncKind::Fork(t, g, h) => {
+                let r = self.dyadic(h, a.clone(), b.clone(), span)?;
+                let l = self.tine(t, Some(a), b, span)?;
+                self.dyadic(g, l, r, span)
+            }
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }

@@ -96,6 +96,56 @@ pub enum FuncKind {
     Inner(Box<Func>, Box<Func>),
     /// `f[k]`: a function applied along axis `k` (`+/[1]`, `⌽[1]`, `,[1]`).
     Axis(Box<Func>, Box<Expr>),
+    /// A 2-train `(f g)`: `f g ⍵` and `f ⍺ g ⍵`.
+    Atop(Box<Func>, Box<Func>),
+    /// A 3-train `(f g h)`: `(f ⍵) g (h ⍵)` and `(⍺ f ⍵) g (⍺ h ⍵)`; the left tine
+    /// may be an array (`(2×+)`), which stands for itself.
+    Fork(Box<Tine>, Box<Func>, Box<Func>),
+}
+
+/// The left tine of a fork.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tine {
+    Func(Func),
+    Array(Expr),
+}
+
+/// A train from its tines, left to right: from the right, each three make a fork
+/// (whose right tine is what was built so far) and a last one left over an atop.
+/// Arrays may stand only as the left tine of a fork.
+pub fn train(mut tines: Vec<Tine>, span: Span) -> Result<Func, (String, Span)> {
+    let as_func = |t: Tine| match t {
+        Tine::Func(f) => Ok(f),
+        Tine::Array(a) => Err((
+            "an array in a train stands only as a fork's left tine: (A g h)".to_string(),
+            a.span,
+        )),
+    };
+    let Some(last) = tines.pop() else {
+        return Err(("an empty train".into(), span));
+    };
+    let mut acc = as_func(last)?;
+    while let Some(g) = tines.pop() {
+        let g = as_func(g)?;
+        acc = match tines.pop() {
+            Some(f) => {
+                let start = match &f {
+                    Tine::Func(x) => x.span.start,
+                    Tine::Array(x) => x.span.start,
+                };
+                let end = acc.span.end;
+                Func::new(
+                    FuncKind::Fork(Box::new(f), Box::new(g), Box::new(acc)),
+                    start..end,
+                )
+            }
+            None => {
+                let span = g.span.start..acc.span.end;
+                Func::new(FuncKind::Atop(Box::new(g), Box::new(acc)), span)
+            }
+        };
+    }
+    Ok(Func { span, ..acc })
 }
 
 impl Expr {
@@ -269,6 +319,14 @@ impl Func {
                 FuncKind::Derived { operand, .. } | FuncKind::Outer(operand) => operand.any_func(p),
                 FuncKind::Inner(a, b) => a.any_func(p) || b.any_func(p),
                 FuncKind::Axis(g, k) => g.any_func(p) || k.any_func(p),
+                FuncKind::Atop(f, g) => f.any_func(p) || g.any_func(p),
+                FuncKind::Fork(f, g, h) => {
+                    (match &**f {
+                        Tine::Func(f) => f.any_func(p),
+                        Tine::Array(a) => a.any_func(p),
+                    }) || g.any_func(p)
+                        || h.any_func(p)
+                }
                 _ => false,
             }
     }
@@ -310,6 +368,18 @@ impl Func {
             FuncKind::Axis(g, k) => {
                 g.names(out);
                 k.names(out);
+            }
+            FuncKind::Atop(f, g) => {
+                f.names(out);
+                g.names(out);
+            }
+            FuncKind::Fork(f, g, h) => {
+                match &**f {
+                    Tine::Func(f) => f.names(out),
+                    Tine::Array(a) => a.names(out),
+                }
+                g.names(out);
+                h.names(out);
             }
             FuncKind::Prim(_) | FuncKind::SelfRef => {}
         }
@@ -399,6 +469,11 @@ mod print {
                 FuncKind::Outer(g) => write!(f, "(∘.{g})"),
                 FuncKind::Inner(a, b) => write!(f, "({a}.{b})"),
                 FuncKind::Axis(g, k) => write!(f, "({g}[{k}])"),
+                FuncKind::Atop(g, h) => write!(f, "({g} {h})"),
+                FuncKind::Fork(t, g, h) => match &**t {
+                    Tine::Func(t) => write!(f, "({t} {g} {h})"),
+                    Tine::Array(t) => write!(f, "({t} {g} {h})"),
+                },
             }
         }
     }

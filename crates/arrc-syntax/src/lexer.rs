@@ -49,6 +49,10 @@ pub enum Prim {
     GradeDown,
     Squad,
     Match,
+    /// `⊢`: its right argument (or its only one).
+    Right,
+    /// `⊣`: its left argument (or its only one).
+    Left,
     /// `/` used as a function (compress, replicate).
     Slash,
     /// `⌿` used as a function.
@@ -111,6 +115,8 @@ impl Prim {
             GradeDown => '⍒',
             Squad => '⌷',
             Match => '≡',
+            Right => '⊢',
+            Left => '⊣',
             Slash => '/',
             SlashBar => '⌿',
             Backslash => '\\',
@@ -147,6 +153,36 @@ impl Op1 {
             Op1::Commute => '⍨',
         }
     }
+}
+
+/// Dyalog APL's glyphs that arrc does not read yet, with their names: written, they
+/// are NOT YET SUPPORTED rather than an unknown character.
+pub fn unsupported_glyph(c: char) -> Option<&'static str> {
+    Some(match c {
+        '⍣' => "power operator",
+        '⍤' => "rank / atop operator",
+        '⍥' => "over operator",
+        '@' => "at operator",
+        '⌸' => "key operator",
+        '⌺' => "stencil operator",
+        '⌶' => "I-beam",
+        '⊤' => "encode",
+        '⊥' => "decode",
+        '?' => "roll and deal",
+        '∪' => "unique and union",
+        '∩' => "intersection",
+        '⍷' => "find",
+        '⌹' => "matrix inverse and divide",
+        '⊂' => "enclose and partitioned enclose",
+        '⊃' => "disclose and pick",
+        '⊆' => "nest and partition",
+        '⍎' => "execute",
+        '⍕' => "format",
+        '⍞' => "character input and output",
+        '⍠' => "variant operator",
+        '→' => "branch",
+        _ => return None,
+    })
 }
 
 /// Why a token could not be read.
@@ -305,6 +341,8 @@ pub enum Token {
     #[token("⍒", |_| Prim::GradeDown)]
     #[token("⌷", |_| Prim::Squad)]
     #[token("≡", |_| Prim::Match)]
+    #[token("⊢", |_| Prim::Right)]
+    #[token("⊣", |_| Prim::Left)]
     Prim(Prim),
 }
 

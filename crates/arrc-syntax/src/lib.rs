@@ -22,10 +22,12 @@ use lexer::{LexError, Token};
 
 /// A syntax error with the span of the text it points at.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("SYNTAX ERROR: {message}")]
+#[error("{} {message}", if *.unsupported { "NOT YET SUPPORTED:" } else { "SYNTAX ERROR:" })]
 pub struct SyntaxError {
     pub message: String,
     pub span: Span,
+    /// A Dyalog glyph that arrc does not support yet, not a mistake in the text.
+    pub unsupported: bool,
 }
 
 /// Parses a program (statements separated by newlines or `⋄`).
@@ -34,10 +36,19 @@ pub struct SyntaxError {
 /// library) holds a function.
 pub fn parse(src: &str, is_function: &dyn Fn(&str) -> bool) -> Result<Program, SyntaxError> {
     let tokens = lexer::lex(src).map_err(|(e, span)| SyntaxError {
+        unsupported: e == LexError::UnknownChar
+            && src[span.clone()]
+                .chars()
+                .next()
+                .and_then(lexer::unsupported_glyph)
+                .is_some(),
         message: match e {
             LexError::UnknownChar => {
                 let c = src[span.clone()].chars().next().unwrap_or('?');
-                format!("unknown character '{c}' (U+{:04X})", c as u32)
+                match lexer::unsupported_glyph(c) {
+                    Some(name) => format!("{c} ({name})"),
+                    None => format!("unknown character '{c}' (U+{:04X})", c as u32),
+                }
             }
             LexError::BadNumber => format!("malformed number '{}'", &src[span.clone()]),
         },
@@ -50,18 +61,62 @@ pub fn parse(src: &str, is_function: &dyn Fn(&str) -> bool) -> Result<Program, S
     check_brackets(src, &tokens)?;
     let end = src.len();
     grammar::ProgramParser::new()
-        .parse(tokens.into_iter().map(Ok::<_, ()>))
+        .parse(tokens.into_iter().map(Ok::<_, (String, Span)>))
         .map_err(|e| convert_error(src, e, end))
 }
 
-/// Turns `Name` tokens that hold functions into `FnName`: names defined by
-/// `name ← {` in this text, and names `is_function` knows.
+/// Whether the statement that starts at token `from` (up to `⋄`, a line's end or
+/// the `}` that closes its dfn) ends in a function, so that `name ← …` assigns a
+/// function (`f←{⍵}`, `avg←+/÷≢`, `g←f`, `h←(+/)`) rather than an array (`b←{⍵}7`).
+fn assigns_function(
+    tokens: &[lexer::Spanned],
+    from: usize,
+    fns: &[String],
+    is_function: &dyn Fn(&str) -> bool,
+) -> bool {
+    let mut depth = 0i32;
+    let mut end = tokens.len();
+    for (k, (_, t, _)) in tokens.iter().enumerate().skip(from) {
+        match t {
+            Token::LParen | Token::FnLParen | Token::LBrace | Token::LBracket => depth += 1,
+            Token::RParen | Token::RBrace | Token::RBracket => {
+                depth -= 1;
+                if depth < 0 {
+                    end = k;
+                    break;
+                }
+            }
+            Token::Sep if depth == 0 => {
+                end = k;
+                break;
+            }
+            _ => {}
+        }
+    }
+    // The last token, looking through closing parentheses to what they hold last.
+    let mut k = end;
+    while k > from {
+        k -= 1;
+        match &tokens[k].1 {
+            Token::RParen => continue,
+            Token::Prim(_) | Token::Op(_) | Token::Slash(_) | Token::FnName(_) | Token::RBrace => {
+                return true
+            }
+            Token::Name(n) => return fns.contains(n) || is_function(n),
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Turns `Name` tokens that hold functions into `FnName`: names assigned a function
+/// in this text (see [`assigns_function`]), and names `is_function` knows.
 fn classify(tokens: &mut [lexer::Spanned], is_function: &dyn Fn(&str) -> bool) {
     let mut fns: Vec<String> = Vec::new();
     for i in 0..tokens.len() {
         if let Token::Name(n) = &tokens[i].1 {
             let defines = matches!(tokens.get(i + 1), Some((_, Token::Assign, _)))
-                && matches!(tokens.get(i + 2), Some((_, Token::LBrace, _)));
+                && assigns_function(tokens, i + 2, &fns, is_function);
             let assigns_array =
                 matches!(tokens.get(i + 1), Some((_, Token::Assign, _))) && !defines;
             if defines && !fns.contains(n) {
@@ -82,23 +137,27 @@ fn classify(tokens: &mut [lexer::Spanned], is_function: &dyn Fn(&str) -> bool) {
 /// `FnLParen`: one token of lookahead cannot tell `1 (+) 2` from `1 (2)`.
 fn mark_function_parens(tokens: &mut [lexer::Spanned]) {
     let mut open: Vec<usize> = Vec::new();
+    // The `)` that close function groups: a group may end in one (`(+ (-×÷))`).
+    let mut closes_function = vec![false; tokens.len()];
     for i in 0..tokens.len() {
         match tokens[i].1 {
             Token::LParen => open.push(i),
             Token::RParen => {
                 if let Some(o) = open.pop() {
                     let ends_in_function = i > o + 1
-                        && matches!(
-                            tokens[i - 1].1,
-                            Token::Prim(_)
-                                | Token::Op(_)
-                                | Token::Slash(_)
-                                | Token::FnName(_)
-                                | Token::Del
-                                | Token::RBrace
-                        );
+                        && (closes_function[i - 1]
+                            || matches!(
+                                tokens[i - 1].1,
+                                Token::Prim(_)
+                                    | Token::Op(_)
+                                    | Token::Slash(_)
+                                    | Token::FnName(_)
+                                    | Token::Del
+                                    | Token::RBrace
+                            ));
                     if ends_in_function {
                         tokens[o].1 = Token::FnLParen;
+                        closes_function[i] = true;
                     }
                 }
             }
@@ -117,6 +176,7 @@ fn check_statement_length(tokens: &[lexer::Spanned]) -> Result<(), SyntaxError> 
         count = if *t == Token::Sep { 0 } else { count + 1 };
         if count > MAX_STATEMENT_TOKENS {
             return Err(SyntaxError {
+                unsupported: false,
                 message: format!("a statement has more than {MAX_STATEMENT_TOKENS} tokens; split it with ⋄ or names"),
                 span: *l..*r,
             });
@@ -149,6 +209,7 @@ fn check_brackets(src: &str, tokens: &[lexer::Spanned]) -> Result<(), SyntaxErro
                 Some((o, _)) if o == c => {}
                 Some((_, span)) => {
                     return Err(SyntaxError {
+                        unsupported: false,
                         message: format!(
                             "'{}' does not close what '{}' opened",
                             &src[*l..*r],
@@ -159,6 +220,7 @@ fn check_brackets(src: &str, tokens: &[lexer::Spanned]) -> Result<(), SyntaxErro
                 }
                 None => {
                     return Err(SyntaxError {
+                        unsupported: false,
                         message: format!("unmatched '{}'", &src[*l..*r]),
                         span: *l..*r,
                     })
@@ -168,6 +230,7 @@ fn check_brackets(src: &str, tokens: &[lexer::Spanned]) -> Result<(), SyntaxErro
     }
     if let Some((_, span)) = stack.pop() {
         return Err(SyntaxError {
+            unsupported: false,
             message: format!("'{}' is never closed", &src[span.clone()]),
             span,
         });
@@ -177,18 +240,20 @@ fn check_brackets(src: &str, tokens: &[lexer::Spanned]) -> Result<(), SyntaxErro
 
 fn convert_error(
     src: &str,
-    e: lalrpop_util::ParseError<usize, Token, ()>,
+    e: lalrpop_util::ParseError<usize, Token, (String, Span)>,
     end: usize,
 ) -> SyntaxError {
     use lalrpop_util::ParseError::*;
     match e {
         InvalidToken { location } => SyntaxError {
+            unsupported: false,
             message: "invalid token".into(),
             span: location..location,
         },
         UnrecognizedEof { .. } => {
             let last = src.char_indices().last().map_or(0, |(i, _)| i);
             SyntaxError {
+                unsupported: false,
                 message: "the expression ends too early".into(),
                 span: last..end,
             }
@@ -200,13 +265,17 @@ fn convert_error(
             let text = src.get(l..r).unwrap_or("?");
             let text = if text == "\n" { "end of line" } else { text };
             SyntaxError {
+                unsupported: false,
                 message: format!("unexpected '{text}'"),
                 span: l..r,
             }
         }
-        User { .. } => SyntaxError {
-            message: "invalid input".into(),
-            span: 0..0,
+        User {
+            error: (message, span),
+        } => SyntaxError {
+            message,
+            span,
+            unsupported: false,
         },
     }
 }

@@ -56,3 +56,29 @@ proptest::proptest! {
         let _ = parse_str(&s);
     }
 }
+
+#[test]
+fn trains() {
+    // From the right: three tines make a fork, a last one left over an atop; an array
+    // may be a fork's left tine only. A name assigned a function expression is a
+    // function (`avg←+/÷≢`); `b←{⍵}7` assigns an array.
+    expect!["(monadic@0..15 ((+/) ÷ ≢) (strand (num 1) (num 2) (num 3)))"]
+        .assert_eq(&p("(+/÷≢) 1 2 3"));
+    expect!["(monadic@0..13 (+ (- × ÷)) (num 4))"].assert_eq(&p("(+ - × ÷) 4"));
+    expect!["(monadic@0..8 ((num 2) × +) (num 3))"].assert_eq(&p("(2×+) 3"));
+    expect![[r#"(fndef avg ((+/) ÷ ≢))"#]].assert_eq(&p("avg←+/÷≢"));
+    expect!["(assign b (monadic@4..10 {⍵} (num 7)))"].assert_eq(&p("b←{⍵}7"));
+    expect!["SYNTAX ERROR: an array in a train stands only as a fork's left tine: (A g h) at 1..2"]
+        .assert_eq(&p("(2 + - ×) 3"));
+    expect!["(dyadic@0..8 (/⍨) x (dyadic@5..8 > x (num 2)))"].assert_eq(&p("x/⍨x>2"));
+}
+
+#[test]
+fn dyalog_glyphs_not_supported_yet() {
+    // A Dyalog glyph arrc does not read yet is named, and NOT YET SUPPORTED, not a
+    // typo; a character no APL has stays an unknown character.
+    expect!["NOT YET SUPPORTED: ⍣ (power operator) at 1..4"].assert_eq(&p("+⍣3⊢1"));
+    expect!["NOT YET SUPPORTED: ⊤ (encode) at 1..4"].assert_eq(&p("2⊤5"));
+    expect!["NOT YET SUPPORTED: ? (roll and deal) at 0..1"].assert_eq(&p("?6"));
+    expect!["SYNTAX ERROR: unknown character '§' (U+00A7) at 2..4"].assert_eq(&p("1 § 2"));
+}

@@ -1507,3 +1507,30 @@ fn radix_grades(s: &mut arrc::Session) {
         }
     }
 }
+
+#[test]
+fn trains_on_the_device() {
+    // Tacit functions compile like the dfns they stand for: atops, forks (with an
+    // array as the left tine), nested trains, ⊢ ⊣, and `/⍨`, monadic and dyadic,
+    // fused into the device's kernels (no statement falls back to the reference).
+    let mut s = gpu();
+    let trains = [
+        "(+/÷≢) x",
+        "(⌈/-⌊/) x",
+        "(2×+) x",
+        "x (2×+) y",
+        "x (⊢×⊣) y",
+        "x (+,-) y",
+        "(-,÷) 1+|x",
+        "(⊢-+/÷≢) x",
+        "(+ (- × ⌈)) x",
+        "x (⌈/+) y",
+        "((+/)×(⌈/)) x",
+        "x/⍨x>0",
+        "{⍵/⍨⍵>2} x",
+        "+/(x>0) (⊣×⊢) y",
+    ];
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_at(&mut s, &[1, 33, 4097], &trains, ty, false);
+    }
+}

@@ -111,6 +111,8 @@ impl Lower {
                 self.search(l, r, kind, fspan)
             }
             FuncKind::Prim(Prim::Epsilon) => self.search(r, l, SearchKind::Member, fspan),
+            FuncKind::Prim(Prim::Right) => Ok(r),
+            FuncKind::Prim(Prim::Left) => Ok(l),
             FuncKind::Prim(p) if p.is_structural() => self.structural2(*p, l, r, None, fspan),
             FuncKind::Prim(p) => match BinOp::from_prim(*p) {
                 Some(BinOp::Power) if self.small_power(r).is_some() => {
@@ -126,6 +128,15 @@ impl Lower {
                 )),
             },
             FuncKind::Dfn(body) => self.call_dfn(body, Some(l), r, span),
+            FuncKind::Atop(g, h) => {
+                let y = self.dyadic(h, l, r, span)?;
+                self.monadic(g, y, span)
+            }
+            FuncKind::Fork(t, g, h) => {
+                let rr = self.dyadic(h, l, r, span)?;
+                let ll = self.tine(t, Some(l), r, span)?;
+                self.dyadic(g, ll, rr, span)
+            }
             FuncKind::Name(_) => unreachable_name(fspan),
             FuncKind::Derived {
                 op: Op1::Commute,
