@@ -189,7 +189,14 @@ impl Case {
                 .wrapping_add(index.wrapping_mul(0xD1B5_4A32_D192_ED03)),
         );
         let arrays = arrays(&mut rng, opts);
-        let mut g = Gen { rng: &mut rng };
+        // Forms added later draw from a stream of their own, so that the programs
+        // (and the findings replayed by seed and index) stay what they were.
+        let mut tacit =
+            StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0xA24B_AED4_963E_E407));
+        let mut g = Gen {
+            rng: &mut rng,
+            tacit: &mut tacit,
+        };
         let mut stmts = vec![];
         if g.rng.random_bool(0.1) {
             stmts.push("⎕IO←0".to_string());
@@ -578,6 +585,8 @@ const LITERALS: &[&str] = &[
 
 struct Gen<'r> {
     rng: &'r mut StdRng,
+    /// Whether a scalar function is written as an equivalent train.
+    tacit: &'r mut StdRng,
 }
 
 impl Gen<'_> {
@@ -629,8 +638,28 @@ impl Gen<'_> {
         }
         let d = depth - 1;
         match self.rng.random_range(0..20) {
-            0..=3 => format!("{}{}", self.pick(SCALAR1), self.expr(d)),
-            4..=7 => format!("({}){}{}", self.expr(d), self.pick(SCALAR2), self.expr(d)),
+            0..=3 => {
+                let f = self.pick(SCALAR1);
+                let x = self.expr(d);
+                match self.tacit.random_range(0..8) {
+                    0 => format!("({f}⊢){x}"),
+                    1 => format!("(⊢⊢{f}){x}"),
+                    2 => format!("(0+{f}){x}"),
+                    _ => format!("{f}{x}"),
+                }
+            }
+            4..=7 => {
+                let a = self.expr(d);
+                let f = self.pick(SCALAR2);
+                let b = self.expr(d);
+                match self.tacit.random_range(0..8) {
+                    0 => format!("({a})(⊣{f}⊢){b}"),
+                    1 => format!("({b})(⊢{f}⊣){a}"),
+                    2 => format!("({a})(+{f}){b}"),
+                    3 => format!("({a})(0+{f}){b}"),
+                    _ => format!("({a}){f}{b}"),
+                }
+            }
             8 => format!("{}{}", self.pick(STRUCT1), self.expr(d)),
             9 => format!("({}){}{}", self.small(), self.pick(STRUCT2), self.expr(d)),
             10 => {
