@@ -1534,3 +1534,20 @@ fn trains_on_the_device() {
         check_at(&mut s, &[1, 33, 4097], &trains, ty, false);
     }
 }
+
+#[test]
+fn comparison_folds_of_empty_vectors_on_the_device() {
+    // `=/⍬` and friends give the function's identity on the device (they fell back
+    // to the reference: the fold of integers by a comparison is a right fold, which
+    // an empty axis does not run).
+    let mut s = gpu();
+    let folds = ["=/x", "≠/x", "</x", "≤/x", ">/x", "≥/x", "=⌿x", "≠\\x"];
+    for ty in [ElemType::I32, ElemType::F32, ElemType::I64] {
+        check_at(&mut s, &[0], &folds, ty, false);
+    }
+    let g = s.eval("m←3 0⍴5 ⋄ ≤/m").expect("runs");
+    assert!(g.notes.is_empty(), "{:?}", g.notes);
+    let v = g.value.expect("a value");
+    assert_eq!(v.shape, vec![3]);
+    assert!((0..3).all(|i| v.data.get(i).as_f64() == 1.0), "{v:?}");
+}

@@ -37,6 +37,28 @@ impl Lower {
             // followed by a conversion (as a dfn operand would).
             return self.fold_dfn(operand, op, arg, axis, fspan);
         }
+        if empty_axis && reduce && !keeps_type {
+            // `=/⍬`, `</0 3⍴0`: the function's identity (a boolean) in each cell.
+            let shape = self.f.ty(arg).shape.clone();
+            let cells: Option<Vec<u64>> = shape
+                .iter()
+                .enumerate()
+                .filter(|&(k, _)| k != axis)
+                .map(|(_, d)| match d {
+                    Dim::Known(n) => Some(*n),
+                    _ => None,
+                })
+                .collect();
+            if let (Some(id), Some(cells)) = (bin.identity(elem, self.f.float), cells) {
+                let c = self.konst(Array::scalar(id), fspan.clone());
+                if cells.is_empty() {
+                    return Ok(c);
+                }
+                let dims = Array::vector(Data::I64(cells.iter().map(|&n| n as i64).collect()));
+                let dims = self.konst(dims, fspan.clone());
+                return self.structural2(Prim::Rho, dims, c, None, fspan);
+            }
+        }
         if !bin.on_gpu_for(elem, elem, self.f.float) || !keeps_type {
             return Err(err::unsupported(
                 format!(
