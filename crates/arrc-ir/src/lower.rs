@@ -548,6 +548,23 @@ impl Lower {
                 let l = self.tine(t, None, arg, span)?;
                 self.dyadic(g, l, r, span)
             }
+            FuncKind::Jot(f, g) => match (&**f, &**g) {
+                (Tine::Func(f), Tine::Func(g)) => {
+                    let y = self.monadic(g, arg, span)?;
+                    self.monadic(f, y, span)
+                }
+                (Tine::Array(a), Tine::Func(g)) => {
+                    let a = self.expr(a)?;
+                    self.dyadic(g, a, arg, span)
+                }
+                (Tine::Func(f), Tine::Array(b)) => {
+                    let b = self.expr(b)?;
+                    self.dyadic(f, arg, b, span)
+                }
+                (Tine::Array(_), Tine::Array(_)) => {
+                    Err(err::syntax_like("∘ needs a function operand", fspan))
+                }
+            },
             FuncKind::Derived {
                 op: Op1::Commute,
                 operand,

@@ -377,6 +377,23 @@ impl Interp<'_> {
                 let l = self.tine(t, None, x, span)?;
                 self.dyadic(g, l, r, span)
             }
+            FuncKind::Jot(f, g) => match (&**f, &**g) {
+                (Tine::Func(f), Tine::Func(g)) => {
+                    let y = self.monadic(g, x, span)?;
+                    self.monadic(f, y, span)
+                }
+                (Tine::Array(a), Tine::Func(g)) => {
+                    let a = self.expr(a)?;
+                    self.dyadic(g, a, x, span)
+                }
+                (Tine::Func(f), Tine::Array(b)) => {
+                    let b = self.expr(b)?;
+                    self.dyadic(f, x, b, span)
+                }
+                (Tine::Array(_), Tine::Array(_)) => {
+                    Err(err::syntax_like("∘ needs a function operand", s))
+                }
+            },
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }
@@ -517,6 +534,16 @@ impl Interp<'_> {
                 let l = self.tine(t, Some(a), b, span)?;
                 self.dyadic(g, l, r, span)
             }
+            FuncKind::Jot(f, g) => match (&**f, &**g) {
+                (Tine::Func(f), Tine::Func(g)) => {
+                    let y = self.monadic(g, b, span)?;
+                    self.dyadic(f, a, y, span)
+                }
+                _ => Err(err::unsupported(
+                    "a function with a bound array (A∘f, f∘A) takes one argument here",
+                    s,
+                )),
+            },
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }

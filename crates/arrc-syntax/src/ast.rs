@@ -101,9 +101,11 @@ pub enum FuncKind {
     /// A 3-train `(f g h)`: `(f ⍵) g (h ⍵)` and `(⍺ f ⍵) g (⍺ h ⍵)`; the left tine
     /// may be an array (`(2×+)`), which stands for itself.
     Fork(Box<Tine>, Box<Func>, Box<Func>),
+    /// `∘` (jot): `f∘g` compose, `A∘f` and `f∘A` bind an array to an argument.
+    Jot(Box<Tine>, Box<Tine>),
 }
 
-/// The left tine of a fork.
+/// The left tine of a fork, or an operand of `∘`: a function or an array.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tine {
     Func(Func),
@@ -320,6 +322,10 @@ impl Func {
                 FuncKind::Inner(a, b) => a.any_func(p) || b.any_func(p),
                 FuncKind::Axis(g, k) => g.any_func(p) || k.any_func(p),
                 FuncKind::Atop(f, g) => f.any_func(p) || g.any_func(p),
+                FuncKind::Jot(f, g) => [f, g].iter().any(|t| match &***t {
+                    Tine::Func(f) => f.any_func(p),
+                    Tine::Array(a) => a.any_func(p),
+                }),
                 FuncKind::Fork(f, g, h) => {
                     (match &**f {
                         Tine::Func(f) => f.any_func(p),
@@ -372,6 +378,14 @@ impl Func {
             FuncKind::Atop(f, g) => {
                 f.names(out);
                 g.names(out);
+            }
+            FuncKind::Jot(f, g) => {
+                for t in [f, g] {
+                    match &**t {
+                        Tine::Func(f) => f.names(out),
+                        Tine::Array(a) => a.names(out),
+                    }
+                }
             }
             FuncKind::Fork(f, g, h) => {
                 match &**f {
@@ -470,6 +484,13 @@ mod print {
                 FuncKind::Inner(a, b) => write!(f, "({a}.{b})"),
                 FuncKind::Axis(g, k) => write!(f, "({g}[{k}])"),
                 FuncKind::Atop(g, h) => write!(f, "({g} {h})"),
+                FuncKind::Jot(g, h) => {
+                    let t = |t: &Tine| match t {
+                        Tine::Func(x) => x.to_string(),
+                        Tine::Array(x) => x.to_string(),
+                    };
+                    write!(f, "({}∘{})", t(g), t(h))
+                }
                 FuncKind::Fork(t, g, h) => match &**t {
                     Tine::Func(t) => write!(f, "({t} {g} {h})"),
                     Tine::Array(t) => write!(f, "({t} {g} {h})"),

@@ -294,6 +294,11 @@ pub enum Token {
     Dot,
     #[token("∘")]
     Jot,
+    /// The `∘` of an outer product `∘.f` (set by [`mark_jots`], never by logos).
+    OuterJot,
+    /// An array and the `∘` that binds it as a left operand (`2∘×`, `v∘⍳`; set by
+    /// [`mark_jots`]).
+    Bound(Bound),
     #[token("/", |_| Prim::Slash)]
     #[token("⌿", |_| Prim::SlashBar)]
     #[token("\\", |_| Prim::Backslash)]
@@ -361,6 +366,71 @@ pub fn lex(src: &str) -> Result<Vec<Spanned>, (LexError, std::ops::Range<usize>)
         }
     }
     Ok(out)
+}
+
+/// The array of a `Bound` token.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Bound {
+    Numbers(Vec<Num>),
+    Name(String),
+}
+
+/// Tells the three uses of `∘` apart before parsing (one token of lookahead cannot):
+/// `∘.` of an outer product becomes `OuterJot`; a number, numbers or a name (not a
+/// function's) before a `∘` that a function follows becomes one `Bound` token with
+/// it (`2∘×`: an array bound as the left operand; it binds tighter than stranding
+/// here, so `x 2∘×` is `x (2∘×)`); any other `∘` composes or binds a right operand.
+pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
+    let mut out: Vec<Spanned> = Vec::with_capacity(tokens.len());
+    let mut it = tokens.into_iter().peekable();
+    while let Some((l, t, r)) = it.next() {
+        if t != Token::Jot {
+            out.push((l, t, r));
+            continue;
+        }
+        let next = it.peek().map(|(_, t, _)| t.clone());
+        if next == Some(Token::Dot) {
+            out.push((l, Token::OuterJot, r));
+            continue;
+        }
+        let function_follows = matches!(
+            next,
+            Some(
+                Token::Prim(_)
+                    | Token::FnName(_)
+                    | Token::LBrace
+                    | Token::FnLParen
+                    | Token::Del
+                    | Token::Slash(_)
+            )
+        );
+        let bound = match out.last() {
+            Some((_, Token::Number(n), _)) => Some(Bound::Numbers(vec![*n])),
+            Some((_, Token::Numbers(v), _)) => Some(Bound::Numbers(v.clone())),
+            Some((_, Token::Name(n), _)) => Some(Bound::Name(n.clone())),
+            _ => None,
+        };
+        match bound {
+            Some(b) if function_follows => {
+                let (start, _, _) = out.pop().unwrap_or((l, Token::Jot, r));
+                out.push((start, Token::Bound(b), r));
+            }
+            _ => {
+                out.push((l, t, r));
+                // A right operand is one item: `×∘2 3` is `(×∘2) 3`.
+                if let Some((nl, Token::Numbers(v), nr)) = it.peek().cloned() {
+                    it.next();
+                    out.push((nl, Token::Number(v[0]), nr));
+                    let rest = match &v[1..] {
+                        [one] => Token::Number(*one),
+                        more => Token::Numbers(more.to_vec()),
+                    };
+                    out.push((nl, rest, nr));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Merges runs of adjacent numbers into one `Numbers` token: in APL `1 2 3` is a single

@@ -58,6 +58,7 @@ pub fn parse(src: &str, is_function: &dyn Fn(&str) -> bool) -> Result<Program, S
     check_statement_length(&tokens)?;
     classify(&mut tokens, is_function);
     mark_function_parens(&mut tokens);
+    let tokens = lexer::mark_jots(tokens);
     check_brackets(src, &tokens)?;
     let end = src.len();
     grammar::ProgramParser::new()
@@ -97,6 +98,9 @@ fn assigns_function(
     let mut k = end;
     while k > from {
         k -= 1;
+        if k > from && tokens[k - 1].1 == Token::Jot && matches!(tokens[k].1, Token::Number(_)) {
+            return true;
+        }
         match &tokens[k].1 {
             Token::RParen => continue,
             Token::Prim(_) | Token::Op(_) | Token::Slash(_) | Token::FnName(_) | Token::RBrace => {
@@ -139,13 +143,17 @@ fn mark_function_parens(tokens: &mut [lexer::Spanned]) {
     let mut open: Vec<usize> = Vec::new();
     // The `)` that close function groups: a group may end in one (`(+ (-×÷))`).
     let mut closes_function = vec![false; tokens.len()];
+    // For each `)`, where its group opened.
+    let mut opened_at = vec![usize::MAX; tokens.len()];
     for i in 0..tokens.len() {
         match tokens[i].1 {
             Token::LParen => open.push(i),
             Token::RParen => {
                 if let Some(o) = open.pop() {
+                    opened_at[i] = o;
                     let ends_in_function = i > o + 1
                         && (closes_function[i - 1]
+                            || ends_in_jot_operand(tokens, i - 1, &opened_at)
                             || matches!(
                                 tokens[i - 1].1,
                                 Token::Prim(_)
@@ -164,6 +172,17 @@ fn mark_function_parens(tokens: &mut [lexer::Spanned]) {
             _ => {}
         }
     }
+}
+
+/// Whether token `k` ends an array that is `∘`'s right operand (`×∘2`, `*∘(÷2)`),
+/// so that what it ends is a function.
+fn ends_in_jot_operand(tokens: &[lexer::Spanned], k: usize, opened_at: &[usize]) -> bool {
+    let start = match tokens[k].1 {
+        Token::Number(_) => k,
+        Token::RParen if opened_at[k] != usize::MAX => opened_at[k],
+        _ => return false,
+    };
+    start > 0 && tokens[start - 1].1 == Token::Jot
 }
 
 /// The most tokens one statement may have: it bounds the depth of the AST, which

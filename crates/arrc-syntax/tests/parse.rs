@@ -74,6 +74,17 @@ fn trains() {
 }
 
 #[test]
+fn jot() {
+    // `∘.` is the outer product; an array before `∘` and a function is bound as the
+    // left operand; a right operand is one item (`×∘2 3` is `(×∘2) 3`).
+    expect!["(dyadic@0..9 (∘.+) (strand (num 1) (num 2)) (num 3))"].assert_eq(&p("1 2∘.+3"));
+    expect!["(monadic@0..8 ((num 2)∘×) (num 3))"].assert_eq(&p("2∘× 3"));
+    expect!["(monadic@0..8 (×∘(num 2)) (num 3))"].assert_eq(&p("×∘2 3"));
+    expect!["(monadic@0..8 (-∘÷) (num 4))"].assert_eq(&p("-∘÷ 4"));
+    expect!["(fndef f (×∘(num 2)))"].assert_eq(&p("f←×∘2"));
+}
+
+#[test]
 fn dyalog_glyphs_not_supported_yet() {
     // A Dyalog glyph arrc does not read yet is named, and NOT YET SUPPORTED, not a
     // typo; a character no APL has stays an unknown character.

@@ -159,6 +159,16 @@ impl Lower {
                 let ll = self.tine(t, Some(l), r, span)?;
                 self.dyadic(g, ll, rr, span)
             }
+            FuncKind::Jot(f, g) => match (&**f, &**g) {
+                (Tine::Func(f), Tine::Func(g)) => {
+                    let y = self.monadic(g, r, span)?;
+                    self.dyadic(f, l, y, span)
+                }
+                _ => Err(err::unsupported(
+                    "a function with a bound array (A∘f, f∘A) takes one argument here",
+                    fspan,
+                )),
+            },
             FuncKind::Name(_) => unreachable_name(fspan),
             FuncKind::Derived {
                 op: Op1::Commute,

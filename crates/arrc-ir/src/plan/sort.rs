@@ -158,73 +158,10 @@ impl Planner<'_> {
                     }
                 }
             };
-            if lookback {
-                let mut kb = self.kb();
-                let k_in = kb.bind(kin, ElemType::I32, false);
-                let i_in = (pass > 0).then(|| kb.bind(iin, ElemType::I32, false));
-                let places = places(&mut kb);
-                let k_out = (!last).then(|| kb.bind(kout, ElemType::I32, true));
-                let i_out = kb.bind(iout, ElemType::I32, true);
-                self.bind_status(&mut kb, true);
-                let kind = KernelKind::RadixScatter {
-                    keys: k_in,
-                    idx: i_in,
-                    places,
-                    keys_out: k_out,
-                    idx_out: i_out,
-                    wide,
-                    origin: if last { origin } else { 0 },
-                    subgroups,
-                    items,
-                    tile: tile as u32,
-                    wrong_subgroups,
-                };
-                self.push_kernel_shaped(
-                    "radix_pass",
-                    kind,
-                    kb,
-                    push(),
-                    tile_groups.clone(),
-                    (wg, 1),
-                );
-                continue;
+            if !lookback {
+                let [counts, starts] = status;
+                self.radix_counts(kin, wide, counts, starts, tiles, push(), &tile_groups, wg);
             }
-            let [counts, starts] = status;
-            let mut kb = self.kb();
-            let k_in = kb.bind(kin, ElemType::I32, false);
-            let c_out = kb.bind(counts, ElemType::I32, true);
-            let kind = KernelKind::RadixCount {
-                keys: k_in,
-                wide,
-                counts: c_out,
-            };
-            self.push_kernel_shaped(
-                "radix_count",
-                kind,
-                kb,
-                push(),
-                tile_groups.clone(),
-                (wg, 1),
-            );
-            // Where each tile's run of each digit ends: a scan of the counts.
-            let mut kb = self.kb();
-            let c_in = kb.bind(counts, ElemType::I32, false);
-            let expr = KExpr::Load {
-                binding: c_in,
-                elem: ElemType::I32,
-                index: IExpr::Index,
-            };
-            let total = Count::known(256 * tiles);
-            self.chained_scan(
-                BinOp::Add,
-                kb,
-                expr,
-                starts,
-                ElemType::I32,
-                total,
-                None,
-                None,
-            );
             let mut kb = self.kb();
             let k_in = kb.bind(kin, ElemType::I32, false);
             let i_in = (pass > 0).then(|| kb.bind(iin, ElemType::I32, false));
@@ -246,7 +183,11 @@ impl Planner<'_> {
                 wrong_subgroups,
             };
             self.push_kernel_shaped(
-                "radix_scatter",
+                if lookback {
+                    "radix_pass"
+                } else {
+                    "radix_scatter"
+                },
                 kind,
                 kb,
                 push(),
@@ -255,6 +196,51 @@ impl Planner<'_> {
             );
         }
         self.buffer_of[v.index()] = Some(dest);
+    }
+
+    /// The multi-kernel sort's count kernel for a pass (`counts[d·tiles + t]`) and
+    /// the chained scan of the counts into `starts` (where each tile's run of each
+    /// digit ends).
+    #[allow(clippy::too_many_arguments)]
+    fn radix_counts(
+        &mut self,
+        keys: usize,
+        wide: bool,
+        counts: usize,
+        starts: usize,
+        tiles: u64,
+        push: Vec<(&'static str, Count)>,
+        groups: &Count,
+        wg: u32,
+    ) {
+        let mut kb = self.kb();
+        let k_in = kb.bind(keys, ElemType::I32, false);
+        let c_out = kb.bind(counts, ElemType::I32, true);
+        let kind = KernelKind::RadixCount {
+            keys: k_in,
+            wide,
+            counts: c_out,
+        };
+        self.push_kernel_shaped("radix_count", kind, kb, push, groups.clone(), (wg, 1));
+        // Where each tile's run of each digit ends: a scan of the counts.
+        let mut kb = self.kb();
+        let c_in = kb.bind(counts, ElemType::I32, false);
+        let expr = KExpr::Load {
+            binding: c_in,
+            elem: ElemType::I32,
+            index: IExpr::Index,
+        };
+        let total = Count::known(256 * tiles);
+        self.chained_scan(
+            BinOp::Add,
+            kb,
+            expr,
+            starts,
+            ElemType::I32,
+            total,
+            None,
+            None,
+        );
     }
 
     /// `⍋`/`⍒` by a bitonic network: its keys in a buffer, an index array padded to a

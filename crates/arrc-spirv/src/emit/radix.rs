@@ -274,6 +274,18 @@ impl Emitter {
         self.count_loop(kvar, cx.lid, end, self.wg_size, |e, k| f(e, k))
     }
 
+    /// Adds 1 to a workgroup-memory counter, atomically.
+    fn shared_increment(&mut self, p: Word) -> R<()> {
+        let ity = self.ty(ElemType::I32);
+        let scope = self.c_u32(SCOPE_WORKGROUP);
+        let relaxed = self.c_u32(0);
+        let one = self.scalar(Scalar::I32(1));
+        self.b
+            .atomic_i_add(ity, None, p, scope, relaxed, one)
+            .map_err(be)?;
+        Ok(())
+    }
+
     fn shared_at(&mut self, shared: Word, idx: Word) -> R<Word> {
         self.shared_ptr(shared, ElemType::I32, idx)
     }
@@ -326,12 +338,7 @@ impl Emitter {
                 for (valid, d) in batch {
                     e.if_then(valid, |e| {
                         let p = e.shared_at(hist, d)?;
-                        let scope = e.c_u32(SCOPE_WORKGROUP);
-                        let relaxed = e.c_u32(0);
-                        let one = e.scalar(Scalar::I32(1));
-                        e.b.atomic_i_add(ity, None, p, scope, relaxed, one)
-                            .map_err(be)?;
-                        Ok(())
+                        e.shared_increment(p)
                     })?;
                 }
                 Ok(())
@@ -1018,12 +1025,7 @@ impl Emitter {
             let i = e.uadd(start, j)?;
             let (_, d) = e.radix_key(cx, lb.keys, lb.wide, i, shift)?;
             let p = e.shared_at(lb.counts, d)?;
-            let scope = e.c_u32(SCOPE_WORKGROUP);
-            let relaxed = e.c_u32(0);
-            let one = e.scalar(Scalar::I32(1));
-            e.b.atomic_i_add(ity, None, p, scope, relaxed, one)
-                .map_err(be)?;
-            Ok(())
+            e.shared_increment(p)
         })?;
         self.barrier()?;
         let zero = self.c_u32(0);
