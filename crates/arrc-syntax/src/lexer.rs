@@ -299,6 +299,9 @@ pub enum Token {
     /// An array and the `∘` that binds it as a left operand (`2∘×`, `v∘⍳`; set by
     /// [`mark_jots`]).
     Bound(Bound),
+    /// The `(` of a parenthesised array that `∘` binds as a left operand
+    /// (`(x+1)∘×`; set by [`mark_jots`]).
+    BindLParen,
     #[token("/", |_| Prim::Slash)]
     #[token("⌿", |_| Prim::SlashBar)]
     #[token("\\", |_| Prim::Backslash)]
@@ -379,12 +382,22 @@ pub enum Bound {
 /// `∘.` of an outer product becomes `OuterJot`; a number, numbers or a name (not a
 /// function's) before a `∘` that a function follows becomes one `Bound` token with
 /// it (`2∘×`: an array bound as the left operand; it binds tighter than stranding
-/// here, so `x 2∘×` is `x (2∘×)`); any other `∘` composes or binds a right operand.
+/// here, so `x 2∘×` is `x (2∘×)`), and a parenthesised array's `(` before such a `∘`
+/// becomes `BindLParen`; any other `∘` composes or binds a right operand.
 pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
     let mut out: Vec<Spanned> = Vec::with_capacity(tokens.len());
     let mut it = tokens.into_iter().peekable();
+    // Open groups, and where the group that the last `)` closed opened.
+    let mut open: Vec<usize> = vec![];
+    let mut closed_from = None;
     while let Some((l, t, r)) = it.next() {
         if t != Token::Jot {
+            closed_from = None;
+            match t {
+                Token::LParen | Token::FnLParen => open.push(out.len()),
+                Token::RParen => closed_from = open.pop(),
+                _ => {}
+            }
             out.push((l, t, r));
             continue;
         }
@@ -410,6 +423,13 @@ pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
             Some((_, Token::Name(n), _)) => Some(Bound::Name(n.clone())),
             _ => None,
         };
+        if let (Some(o), true) = (closed_from, function_follows) {
+            if out[o].1 == Token::LParen {
+                out[o].1 = Token::BindLParen;
+                out.push((l, t, r));
+                continue;
+            }
+        }
         match bound {
             Some(b) if function_follows => {
                 let (start, _, _) = out.pop().unwrap_or((l, Token::Jot, r));

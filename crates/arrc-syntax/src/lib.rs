@@ -210,7 +210,7 @@ fn check_brackets(src: &str, tokens: &[lexer::Spanned]) -> Result<(), SyntaxErro
     let mut stack: Vec<(char, Span)> = Vec::new();
     for (l, t, r) in tokens {
         let open = match t {
-            Token::LParen | Token::FnLParen => Some('('),
+            Token::LParen | Token::FnLParen | Token::BindLParen => Some('('),
             Token::LBrace => Some('{'),
             Token::LBracket => Some('['),
             _ => None,

@@ -82,6 +82,7 @@ fn jot() {
     expect!["(monadic@0..8 (×∘(num 2)) (num 3))"].assert_eq(&p("×∘2 3"));
     expect!["(monadic@0..8 (-∘÷) (num 4))"].assert_eq(&p("-∘÷ 4"));
     expect!["(fndef f (×∘(num 2)))"].assert_eq(&p("f←×∘2"));
+    expect!["(monadic@0..12 ((dyadic@1..4 + x (num 1))∘×) (num 3))"].assert_eq(&p("(x+1)∘× 3"));
 }
 
 #[test]
