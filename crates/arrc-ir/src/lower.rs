@@ -8,6 +8,9 @@ use crate::error::{err, Result};
 use crate::ir::{Comb, Dim, Function, Gather, Inst, LengthCheck, Param, SearchKind, Type, Value};
 use crate::scalar::{BinOp, ScalarError, UnOp};
 use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Op1, Prim, Program, Span, Stmt, Tine};
+
+/// The most applications of `f⍣n` inlined into one statement on the GPU path.
+pub const POWER_UNROLL: i64 = 64;
 use std::collections::HashMap;
 
 mod folds;
@@ -495,6 +498,44 @@ impl Lower {
         }
     }
 
+    /// `f⍣n` with a count known here (at most [`POWER_UNROLL`]): f inlined n times,
+    /// so the applications fuse. A computed count or a function right operand runs
+    /// on the reference.
+    pub(super) fn power_op(
+        &mut self,
+        f: &Func,
+        until: &Tine,
+        a: Option<Value>,
+        mut x: Value,
+        span: &Span,
+    ) -> Result<Value> {
+        let Tine::Array(e) = until else {
+            return Err(err::unsupported(
+                "⍣ with a function right operand is not supported on the GPU path yet",
+                span.clone(),
+            ));
+        };
+        let n = self.expr(e)?;
+        let count = match self.const_ints(n).as_deref() {
+            Some(&[k]) if (0..=POWER_UNROLL).contains(&k) => k,
+            _ => {
+                return Err(err::unsupported(
+                    format!(
+                        "⍣ runs on the GPU path with a count from 0 to {POWER_UNROLL} known when it compiles"
+                    ),
+                    e.span.clone(),
+                ))
+            }
+        };
+        for _ in 0..count {
+            x = match a {
+                Some(a) => self.dyadic(f, a, x, span)?,
+                None => self.monadic(f, x, span)?,
+            };
+        }
+        Ok(x)
+    }
+
     /// A fork's left tine applied (monadically, or to both arguments), or its array.
     pub(super) fn tine(
         &mut self,
@@ -565,6 +606,7 @@ impl Lower {
                     Err(err::syntax_like("∘ needs a function operand", fspan))
                 }
             },
+            FuncKind::Power(g, h) => self.power_op(g, h, None, arg, span),
             FuncKind::Derived {
                 op: Op1::Commute,
                 operand,

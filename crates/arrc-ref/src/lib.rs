@@ -394,7 +394,62 @@ impl Interp<'_> {
                     Err(err::syntax_like("∘ needs a function operand", s))
                 }
             },
+            FuncKind::Power(g, h) => self.power(g, h, None, x, span),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
+        }
+    }
+
+    /// `f⍣n ⍵` (f applied n times; with `⍺`, `⍺∘f`) or `f⍣g ⍵` (f applied until
+    /// `(f y) g y` is 1).
+    fn power(
+        &mut self,
+        f: &Func,
+        until: &Tine,
+        a: Option<Array>,
+        mut x: Array,
+        span: &Span,
+    ) -> Result<Array> {
+        let step = |me: &mut Self, x: Array| match &a {
+            Some(a) => me.dyadic(f, a.clone(), x, span),
+            None => me.monadic(f, x, span),
+        };
+        match until {
+            Tine::Array(e) => {
+                let n = self.expr(e)?;
+                let count = match n.as_singleton() {
+                    Some(s) if n.rank() <= 1 => s.as_i64(),
+                    _ => None,
+                };
+                let Some(count) = count else {
+                    return Err(err::domain("⍣ needs an integer count", e.span.clone()));
+                };
+                if count < 0 {
+                    return Err(err::unsupported(
+                        "a negative count (the inverse function) is not supported yet",
+                        e.span.clone(),
+                    ));
+                }
+                for _ in 0..count {
+                    arrc_ir::interrupt::check(span)?;
+                    x = step(self, x)?;
+                }
+                Ok(x)
+            }
+            Tine::Func(g) => loop {
+                arrc_ir::interrupt::check(span)?;
+                let y = step(self, x.clone())?;
+                let stop = self.dyadic(g, y.clone(), x, span)?;
+                match stop.as_singleton().and_then(|s| s.as_i64()) {
+                    Some(1) if stop.rank() <= 1 => return Ok(y),
+                    Some(0) if stop.rank() <= 1 => x = y,
+                    _ => {
+                        return Err(err::domain(
+                            "⍣'s right operand must give one boolean",
+                            g.span.clone(),
+                        ))
+                    }
+                }
+            },
         }
     }
 
@@ -544,6 +599,7 @@ impl Interp<'_> {
                     s,
                 )),
             },
+            FuncKind::Power(g, h) => self.power(g, h, Some(a), b, span),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }

@@ -103,6 +103,8 @@ pub enum FuncKind {
     Fork(Box<Tine>, Box<Func>, Box<Func>),
     /// `∘` (jot): `f∘g` compose, `A∘f` and `f∘A` bind an array to an argument.
     Jot(Box<Tine>, Box<Tine>),
+    /// `f⍣n` (f applied n times) and `f⍣g` (f applied until `new g old` is 1).
+    Power(Box<Func>, Box<Tine>),
 }
 
 /// The left tine of a fork, or an operand of `∘`: a function or an array.
@@ -326,6 +328,13 @@ impl Func {
                     Tine::Func(f) => f.any_func(p),
                     Tine::Array(a) => a.any_func(p),
                 }),
+                FuncKind::Power(f, g) => {
+                    f.any_func(p)
+                        || match &**g {
+                            Tine::Func(g) => g.any_func(p),
+                            Tine::Array(a) => a.any_func(p),
+                        }
+                }
                 FuncKind::Fork(f, g, h) => {
                     (match &**f {
                         Tine::Func(f) => f.any_func(p),
@@ -378,6 +387,13 @@ impl Func {
             FuncKind::Atop(f, g) => {
                 f.names(out);
                 g.names(out);
+            }
+            FuncKind::Power(f, g) => {
+                f.names(out);
+                match &**g {
+                    Tine::Func(g) => g.names(out),
+                    Tine::Array(a) => a.names(out),
+                }
             }
             FuncKind::Jot(f, g) => {
                 for t in [f, g] {
@@ -491,6 +507,10 @@ mod print {
                     };
                     write!(f, "({}∘{})", t(g), t(h))
                 }
+                FuncKind::Power(g, h) => match &**h {
+                    Tine::Func(h) => write!(f, "({g}⍣{h})"),
+                    Tine::Array(h) => write!(f, "({g}⍣{h})"),
+                },
                 FuncKind::Fork(t, g, h) => match &**t {
                     Tine::Func(t) => write!(f, "({t} {g} {h})"),
                     Tine::Array(t) => write!(f, "({t} {g} {h})"),

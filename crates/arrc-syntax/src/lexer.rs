@@ -159,7 +159,6 @@ impl Op1 {
 /// are NOT YET SUPPORTED rather than an unknown character.
 pub fn unsupported_glyph(c: char) -> Option<&'static str> {
     Some(match c {
-        '⍣' => "power operator",
         '⍤' => "rank / atop operator",
         '⍥' => "over operator",
         '@' => "at operator",
@@ -294,6 +293,8 @@ pub enum Token {
     Dot,
     #[token("∘")]
     Jot,
+    #[token("⍣")]
+    Power,
     /// The `∘` of an outer product `∘.f` (set by [`mark_jots`], never by logos).
     OuterJot,
     /// An array and the `∘` that binds it as a left operand (`2∘×`, `v∘⍳`; set by
@@ -391,6 +392,12 @@ pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
     let mut open: Vec<usize> = vec![];
     let mut closed_from = None;
     while let Some((l, t, r)) = it.next() {
+        if t == Token::Power {
+            closed_from = None;
+            out.push((l, t, r));
+            split_operand(&mut it, &mut out);
+            continue;
+        }
         if t != Token::Jot {
             closed_from = None;
             match t {
@@ -437,20 +444,29 @@ pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
             }
             _ => {
                 out.push((l, t, r));
-                // A right operand is one item: `×∘2 3` is `(×∘2) 3`.
-                if let Some((nl, Token::Numbers(v), nr)) = it.peek().cloned() {
-                    it.next();
-                    out.push((nl, Token::Number(v[0]), nr));
-                    let rest = match &v[1..] {
-                        [one] => Token::Number(*one),
-                        more => Token::Numbers(more.to_vec()),
-                    };
-                    out.push((nl, rest, nr));
-                }
+                // A right operand is one item: `×∘2 3` is `(×∘2) 3` (and `f⍣2 3`).
+                split_operand(&mut it, &mut out);
             }
         }
     }
     out
+}
+
+/// After a dyadic operator: numbers that follow are its right operand, the first of
+/// them, and an argument, the rest.
+fn split_operand(
+    it: &mut std::iter::Peekable<std::vec::IntoIter<Spanned>>,
+    out: &mut Vec<Spanned>,
+) {
+    if let Some((nl, Token::Numbers(v), nr)) = it.peek().cloned() {
+        it.next();
+        out.push((nl, Token::Number(v[0]), nr));
+        let rest = match &v[1..] {
+            [one] => Token::Number(*one),
+            more => Token::Numbers(more.to_vec()),
+        };
+        out.push((nl, rest, nr));
+    }
 }
 
 /// Merges runs of adjacent numbers into one `Numbers` token: in APL `1 2 3` is a single

@@ -98,7 +98,10 @@ fn assigns_function(
     let mut k = end;
     while k > from {
         k -= 1;
-        if k > from && tokens[k - 1].1 == Token::Jot && matches!(tokens[k].1, Token::Number(_)) {
+        if k > from
+            && matches!(tokens[k - 1].1, Token::Jot | Token::Power)
+            && matches!(tokens[k].1, Token::Number(_) | Token::Name(_))
+        {
             return true;
         }
         match &tokens[k].1 {
@@ -174,15 +177,16 @@ fn mark_function_parens(tokens: &mut [lexer::Spanned]) {
     }
 }
 
-/// Whether token `k` ends an array that is `∘`'s right operand (`×∘2`, `*∘(÷2)`),
+/// Whether token `k` ends an array that is `∘`'s or `⍣`'s right operand (`×∘2`,
+/// `*∘(÷2)`, `f⍣3`),
 /// so that what it ends is a function.
 fn ends_in_jot_operand(tokens: &[lexer::Spanned], k: usize, opened_at: &[usize]) -> bool {
     let start = match tokens[k].1 {
-        Token::Number(_) => k,
+        Token::Number(_) | Token::Name(_) => k,
         Token::RParen if opened_at[k] != usize::MAX => opened_at[k],
         _ => return false,
     };
-    start > 0 && tokens[start - 1].1 == Token::Jot
+    start > 0 && matches!(tokens[start - 1].1, Token::Jot | Token::Power)
 }
 
 /// The most tokens one statement may have: it bounds the depth of the AST, which

@@ -89,8 +89,18 @@ fn jot() {
 fn dyalog_glyphs_not_supported_yet() {
     // A Dyalog glyph arrc does not read yet is named, and NOT YET SUPPORTED, not a
     // typo; a character no APL has stays an unknown character.
-    expect!["NOT YET SUPPORTED: ⍣ (power operator) at 1..4"].assert_eq(&p("+⍣3⊢1"));
+    expect!["NOT YET SUPPORTED: ⍤ (rank / atop operator) at 1..4"].assert_eq(&p("+⍤1⊢1"));
     expect!["NOT YET SUPPORTED: ⊤ (encode) at 1..4"].assert_eq(&p("2⊤5"));
     expect!["NOT YET SUPPORTED: ? (roll and deal) at 0..1"].assert_eq(&p("?6"));
     expect!["SYNTAX ERROR: unknown character '§' (U+00A7) at 2..4"].assert_eq(&p("1 § 2"));
+}
+
+#[test]
+fn power() {
+    // `⍣`'s right operand is one item: a number, a name, a parenthesised array or a
+    // function (`f⍣3 2` is `(f⍣3) 2`).
+    expect!["(monadic@0..7 (-⍣(num 3)) (num 2))"].assert_eq(&p("-⍣3 2"));
+    expect!["(monadic@0..9 (-⍣≡) (num 2))"].assert_eq(&p("-⍣≡ 2"));
+    expect!["(monadic@0..12 ((×∘n)⍣k) (num 2))"].assert_eq(&p("×∘n⍣k 2"));
+    expect!["(fndef g ({(dyadic@5..10 + ⍵ (num 1))}⍣(num 2)))"].assert_eq(&p("g←{⍵+1}⍣2"));
 }

@@ -1511,8 +1511,8 @@ fn radix_grades(s: &mut arrc::Session) {
 #[test]
 fn trains_on_the_device() {
     // Tacit functions compile like the dfns they stand for: atops, forks (with an
-    // array as the left tine), nested trains, ⊢ ⊣, `/⍨`, and `∘` (bound arrays and
-    // composition), monadic and dyadic,
+    // array as the left tine), nested trains, ⊢ ⊣, `/⍨`, `∘` (bound arrays and
+    // composition) and `⍣` with a known count (inlined), monadic and dyadic,
     // fused into the device's kernels (no statement falls back to the reference).
     let mut s = gpu();
     let trains = [
@@ -1536,6 +1536,10 @@ fn trains_on_the_device() {
         "(+/÷≢)∘|x",
         "+/∘(2∘×)x",
         "1 2 3∘.+x",
+        "(×∘2)⍣3⊢x",
+        "x +⍣2 y",
+        "+\\⍣2⊢x",
+        "{⍵-1}⍣0⊢x",
     ];
     for ty in [ElemType::I32, ElemType::F32] {
         check_at(&mut s, &[1, 33, 4097], &trains, ty, false);

@@ -169,6 +169,7 @@ impl Lower {
                     fspan,
                 )),
             },
+            FuncKind::Power(g, h) => self.power_op(g, h, Some(l), r, span),
             FuncKind::Name(_) => unreachable_name(fspan),
             FuncKind::Derived {
                 op: Op1::Commute,
