@@ -641,10 +641,12 @@ impl Gen<'_> {
             0..=3 => {
                 let f = self.pick(SCALAR1);
                 let x = self.expr(d);
-                match self.tacit.random_range(0..8) {
+                match self.tacit.random_range(0..10) {
                     0 => format!("({f}⊢){x}"),
                     1 => format!("(⊢⊢{f}){x}"),
                     2 => format!("(0+{f}){x}"),
+                    3 => format!("({f}⍣1){x}"),
+                    4 => format!("{f}∘⊢{x}"),
                     _ => format!("{f}{x}"),
                 }
             }
@@ -652,11 +654,13 @@ impl Gen<'_> {
                 let a = self.expr(d);
                 let f = self.pick(SCALAR2);
                 let b = self.expr(d);
-                match self.tacit.random_range(0..8) {
+                match self.tacit.random_range(0..10) {
                     0 => format!("({a})(⊣{f}⊢){b}"),
                     1 => format!("({b})(⊢{f}⊣){a}"),
                     2 => format!("({a})(+{f}){b}"),
                     3 => format!("({a})(0+{f}){b}"),
+                    4 => format!("({a}){f}∘⊢{b}"),
+                    5 => format!("({a})({f}⍣1){b}"),
                     _ => format!("({a}){f}{b}"),
                 }
             }
