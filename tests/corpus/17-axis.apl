@@ -38,3 +38,19 @@ AXIS ERROR
       ¯4↑[2]2 3⍴⍳6
 0 1 2 3
 0 4 5 6
+⍝ Replicate along an axis.
+      m←3 3⍴⍳9
+      1 0 1/[1]m
+1 2 3
+7 8 9
+      1 0 1⌿[2]m
+1 3
+4 6
+7 9
+      2/[2]2 2⍴1 2 3 4
+1 1 2 2
+3 3 4 4
+      1 0/[1]m
+LENGTH ERROR
+      1 0 1/[3]m
+AXIS ERROR

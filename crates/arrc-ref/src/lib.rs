@@ -518,6 +518,9 @@ impl Interp<'_> {
             (FuncKind::Prim(p @ (Prim::Take | Prim::Drop)), Some(a)) => {
                 prims::take_drop_axis(&a, &x, *p == Prim::Drop, axis, span)
             }
+            (FuncKind::Prim(Prim::Slash | Prim::SlashBar), Some(a)) => {
+                prims::replicate_axis(&a, &x, Some(axis), span)
+            }
             _ => Err(prims::axis_error(
                 "this function takes no axis",
                 span.clone(),

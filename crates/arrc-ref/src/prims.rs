@@ -594,6 +594,16 @@ pub(crate) fn where_(x: &Array, io: i64, span: &Span) -> Result<Array> {
 /// `⍺/⍵` (last axis) and `⍺⌿⍵` (first axis): compress and replicate; negative counts
 /// insert fill elements.
 pub(crate) fn replicate(a: &Array, x: &Array, first: bool, span: &Span) -> Result<Array> {
+    replicate_axis(a, x, if first { Some(0) } else { None }, span)
+}
+
+/// `⍺/[k]⍵`: compress and replicate along axis `k` (the last when `None`).
+pub(crate) fn replicate_axis(
+    a: &Array,
+    x: &Array,
+    axis: Option<usize>,
+    span: &Span,
+) -> Result<Array> {
     let counts = int_vector(a, span, "replicate counts")?;
     // A scalar extends to the counts' length (`⍬/5` is empty).
     let x = if x.rank() == 0 {
@@ -605,7 +615,7 @@ pub(crate) fn replicate(a: &Array, x: &Array, first: bool, span: &Span) -> Resul
     } else {
         x.clone()
     };
-    let axis = if first { 0 } else { x.rank() - 1 };
+    let axis = axis.unwrap_or(x.rank() - 1).min(x.rank() - 1);
     let (outer, n, inner) = around(&x.shape, axis);
     let counts = if counts.len() == 1 {
         vec![counts[0]; n]

@@ -1562,3 +1562,19 @@ fn comparison_folds_of_empty_vectors_on_the_device() {
     assert_eq!(v.shape, vec![3]);
     assert!((0..3).all(|i| v.data.get(i).as_f64() == 1.0), "{v:?}");
 }
+
+#[test]
+fn replicate_along_an_axis_on_the_device() {
+    // `1 0 1/[1]m`, `⌿[2]`, replicate with fills, along each axis of a rank-3 array.
+    let mut s = gpu();
+    let exprs = [
+        "m←(3,⌈(≢x)÷3)⍴x ⋄ 1 0 1/[1]m",
+        "m←(3,⌈(≢x)÷3)⍴x ⋄ 2/[1]m",
+        "m←((⌈(≢x)÷3),3)⍴x ⋄ 1 0 2⌿[2]m",
+        "a←2 3 2⍴x ⋄ 1 0 2/[2]a",
+        "a←2 3 2⍴x ⋄ ¯1 1/[3]a",
+    ];
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_at(&mut s, &[1, 33, 4097], &exprs, ty, false);
+    }
+}

@@ -218,6 +218,10 @@ impl Lower {
                         | Prim::Take
                         | Prim::Drop),
                     ) => self.structural2(*p, l, r, Some(axis), fspan),
+                    FuncKind::Prim(Prim::Slash | Prim::SlashBar) => {
+                        let axis = self.axis(k, self.f.ty(r).rank())?;
+                        self.compress(l, r, false, Some(axis), fspan)
+                    }
                     // As the reference: `2 2⍴[1]⍳4` is an AXIS ERROR, never a reshape.
                     FuncKind::Prim(p) if p.is_structural() || BinOp::from_prim(*p).is_none() => {
                         Err(err::axis("this function takes no axis", fspan))
