@@ -54,3 +54,17 @@ AXIS ERROR
 LENGTH ERROR
       1 0 1/[3]m
 AXIS ERROR
+⍝ Take and drop along several axes, one count each (or one for all).
+      a←2 3 4⍴⍳24
+      1 2↓[1 3]a
+15 16
+19 20
+23 24
+      m←3 4⍴⍳12
+      2↑[1 2]m
+1 2
+5 6
+      1 2 3↑[1 2]m
+LENGTH ERROR
+      1 1↑[1 1]m
+AXIS ERROR

@@ -1565,7 +1565,8 @@ fn comparison_folds_of_empty_vectors_on_the_device() {
 
 #[test]
 fn replicate_along_an_axis_on_the_device() {
-    // `1 0 1/[1]m`, `⌿[2]`, replicate with fills, along each axis of a rank-3 array.
+    // `1 0 1/[1]m`, `⌿[2]`, replicate with fills, along each axis of a rank-3 array;
+    // take and drop along several axes.
     let mut s = gpu();
     let exprs = [
         "m←(3,⌈(≢x)÷3)⍴x ⋄ 1 0 1/[1]m",
@@ -1573,6 +1574,9 @@ fn replicate_along_an_axis_on_the_device() {
         "m←((⌈(≢x)÷3),3)⍴x ⋄ 1 0 2⌿[2]m",
         "a←2 3 2⍴x ⋄ 1 0 2/[2]a",
         "a←2 3 2⍴x ⋄ ¯1 1/[3]a",
+        "a←2 3 4⍴x ⋄ 1 ¯1↑[2 3]a",
+        "a←2 3 4⍴x ⋄ 1 2↓[1 3]a",
+        "m←3 4⍴x ⋄ 5 ¯5↑[1 2]m",
     ];
     for ty in [ElemType::I32, ElemType::F32] {
         check_at(&mut s, &[1, 33, 4097], &exprs, ty, false);

@@ -207,6 +207,11 @@ impl Lower {
                     let operand = self.resolve(operand)?;
                     return self.nwise(&operand, l, r, axis, fspan);
                 }
+                if let FuncKind::Prim(p @ (Prim::Take | Prim::Drop)) = g.kind {
+                    if let Some(v) = self.take_drop_axes(p, l, r, k, &fspan)? {
+                        return Ok(v);
+                    }
+                }
                 let rank = self.f.ty(l).rank().max(self.f.ty(r).rank());
                 let axis = self.axis(k, rank)?;
                 match &g.kind {
@@ -237,6 +242,63 @@ impl Lower {
                 fspan,
             )),
         }
+    }
+
+    /// `1 ¯1↑[2 3]a`: take or drop along several axes (known axes and counts), one
+    /// axis after another; `None` where the axis is one number (the usual path).
+    fn take_drop_axes(
+        &mut self,
+        p: Prim,
+        l: Value,
+        r: Value,
+        k: &Expr,
+        span: &Span,
+    ) -> Result<Option<Value>> {
+        let kv = self.expr(k)?;
+        let Some(axes) = self.const_ints(kv) else {
+            return Ok(None);
+        };
+        if axes.len() == 1 {
+            return Ok(None);
+        }
+        let rank = self.f.ty(r).rank();
+        let io = self.io;
+        let mut at: Vec<usize> = Vec::with_capacity(axes.len());
+        for &v in &axes {
+            let i = v - io;
+            if i < 0 || i as usize >= rank || at.contains(&(i as usize)) {
+                return Err(err::axis(
+                    format!(
+                        "the axes must be different integers from {io} to {}",
+                        rank as i64 - 1 + io
+                    ),
+                    k.span.clone(),
+                ));
+            }
+            at.push(i as usize);
+        }
+        let Some(counts) = self.const_ints(l) else {
+            return Err(err::unsupported(
+                "take and drop along several axes need counts known when the statement compiles",
+                span.clone(),
+            ));
+        };
+        let counts = match counts.len() {
+            1 => vec![counts[0]; at.len()],
+            n if n == at.len() => counts,
+            n => {
+                return Err(err::length(
+                    format!("{n} counts for {} axes", at.len()),
+                    span.clone(),
+                ))
+            }
+        };
+        let mut y = r;
+        for (axis, c) in at.into_iter().zip(counts) {
+            let c = self.konst(Array::scalar(Scalar::I64(c)), span.clone());
+            y = self.structural2(p, c, y, Some(axis), span.clone())?;
+        }
+        Ok(Some(y))
     }
 
     /// `n f/[axis] x`: `f/` of each window of `|n|` items along `axis` (reversed when
