@@ -113,3 +113,7 @@
 1 4 10 20 35
       -⍣1.5 ⊢3
 DOMAIN ERROR
+⍝ ⎕CT reads as Dyalog's default; other values are not supported yet.
+      ⎕CT
+1E¯14
+      ⎕CT←1E¯14

@@ -406,6 +406,10 @@ impl Lower {
                 )),
                 None => Err(err::value(format!("undefined name: {n}"), span)),
             },
+            ExprKind::SysName(n) if n == "⎕CT" => {
+                let ct = Scalar::F64(crate::scalar::COMPARISON_TOLERANCE);
+                Ok(self.konst(Array::scalar(ct), span))
+            }
             ExprKind::SysName(n) => {
                 let v = match n.as_str() {
                     "⎕IO" => self.io as i32,

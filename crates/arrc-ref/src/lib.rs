@@ -181,6 +181,17 @@ impl Interp<'_> {
                         span.clone(),
                     )),
                 },
+                // Tolerance is fixed at Dyalog's default for now (issue 16).
+                "⎕CT" => match v.as_singleton().map(|s| s.as_f64()) {
+                    // (Within f32 rounding: an f32 session's literal 1E¯14.)
+                    Some(ct) if (ct / arrc_ir::scalar::COMPARISON_TOLERANCE - 1.0).abs() < 1e-6 => {
+                        Ok(())
+                    }
+                    _ => Err(err::unsupported(
+                        "⎕CT other than its default 1E¯14 is not supported yet",
+                        span.clone(),
+                    )),
+                },
                 _ => Err(err::unsupported(
                     format!("assigning {name} is not supported"),
                     span.clone(),
@@ -243,6 +254,9 @@ impl Interp<'_> {
             ExprKind::SysName(n) => match n.as_str() {
                 "⎕IO" => Ok(Array::scalar(Scalar::I32(self.io() as i32))),
                 "⎕FR" => Ok(Array::scalar(Scalar::I32(self.env.float.fr()))),
+                "⎕CT" => Ok(Array::scalar(Scalar::F64(
+                    arrc_ir::scalar::COMPARISON_TOLERANCE,
+                ))),
                 "⎕PP" => Ok(Array::scalar(Scalar::I32(
                     arrc_ir::display::PRINT_PRECISION as i32,
                 ))),
