@@ -8,6 +8,7 @@
 //! - Every instruction has a span; errors from any stage point at the source.
 
 pub mod array;
+pub mod axes;
 pub mod display;
 pub mod error;
 pub mod interrupt;

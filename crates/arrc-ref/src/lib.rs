@@ -496,35 +496,10 @@ impl Interp<'_> {
         if let (FuncKind::Prim(p @ (Prim::Take | Prim::Drop)), Some(a)) = (&g.kind, &a) {
             if kv.rank() == 1 && kv.len() != 1 {
                 let axes = prims::int_vector(&kv, &k.span, "axes")?;
-                let mut seen = vec![false; rank];
-                let mut at = Vec::with_capacity(axes.len());
-                for &v in &axes {
-                    let i = v - io;
-                    if i < 0 || i as usize >= rank || seen[i as usize] {
-                        return Err(prims::axis_error(
-                            format!(
-                                "the axes must be different integers from {io} to {}",
-                                rank as i64 - 1 + io
-                            ),
-                            k.span.clone(),
-                        ));
-                    }
-                    seen[i as usize] = true;
-                    at.push(i as usize);
-                }
                 let counts = prims::int_vector(a, span, "counts")?;
-                let counts = match counts.len() {
-                    1 => vec![counts[0]; at.len()],
-                    n if n == at.len() => counts,
-                    n => {
-                        return Err(err::length(
-                            format!("{n} counts for {} axes", at.len()),
-                            span.clone(),
-                        ))
-                    }
-                };
+                let steps = arrc_ir::axes::axis_counts(&axes, &counts, rank, io, &k.span, span)?;
                 let mut y = x;
-                for (axis, c) in at.into_iter().zip(counts) {
+                for (axis, c) in steps {
                     let c = Array::scalar(Scalar::I64(c));
                     y = prims::take_drop_axis(&c, &y, *p == Prim::Drop, axis, span)?;
                 }

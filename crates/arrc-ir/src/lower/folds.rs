@@ -261,40 +261,16 @@ impl Lower {
         if axes.len() == 1 {
             return Ok(None);
         }
-        let rank = self.f.ty(r).rank();
-        let io = self.io;
-        let mut at: Vec<usize> = Vec::with_capacity(axes.len());
-        for &v in &axes {
-            let i = v - io;
-            if i < 0 || i as usize >= rank || at.contains(&(i as usize)) {
-                return Err(err::axis(
-                    format!(
-                        "the axes must be different integers from {io} to {}",
-                        rank as i64 - 1 + io
-                    ),
-                    k.span.clone(),
-                ));
-            }
-            at.push(i as usize);
-        }
         let Some(counts) = self.const_ints(l) else {
             return Err(err::unsupported(
                 "take and drop along several axes need counts known when the statement compiles",
                 span.clone(),
             ));
         };
-        let counts = match counts.len() {
-            1 => vec![counts[0]; at.len()],
-            n if n == at.len() => counts,
-            n => {
-                return Err(err::length(
-                    format!("{n} counts for {} axes", at.len()),
-                    span.clone(),
-                ))
-            }
-        };
+        let rank = self.f.ty(r).rank();
+        let steps = crate::axes::axis_counts(&axes, &counts, rank, self.io, &k.span, span)?;
         let mut y = r;
-        for (axis, c) in at.into_iter().zip(counts) {
+        for (axis, c) in steps {
             let c = self.konst(Array::scalar(Scalar::I64(c)), span.clone());
             y = self.structural2(p, c, y, Some(axis), span.clone())?;
         }
