@@ -73,6 +73,12 @@ fn fuzz_findings_replayed() {
         // A dfn fold of i64 items whose steps give floats computed its first step in
         // floats (`{(⍺×⍵)!2}⌿` gave 0 where ⍺×⍵ overflows: DOMAIN ERROR).
         (52, 14121, ElemType::F32),
+        // Empty folds of dfns that compute a comparison (`{⍺<⍵}/⍬`, `0 {⍺≤⍵}/x`,
+        // along a first axis) gave the comparison's identity on the device (session
+        // 11's `=/⍬` change) where a dfn has none: DOMAIN ERROR.
+        (63, 2997, ElemType::F32),
+        (63, 6686, ElemType::F32),
+        (63, 8730, ElemType::F32),
     ] {
         let opts = FuzzOptions {
             seed,

@@ -37,7 +37,10 @@ impl Lower {
             // followed by a conversion (as a dfn operand would).
             return self.fold_dfn(operand, op, arg, axis, fspan);
         }
-        if empty_axis && reduce && !keeps_type {
+        // (A dfn has no identity, though it computes a primitive: `{⍺<⍵}/⍬` is a
+        // DOMAIN ERROR, below.)
+        let dfn = matches!(self.resolve(operand)?.kind, FuncKind::Dfn(_));
+        if empty_axis && reduce && !keeps_type && !dfn {
             // `=/⍬`, `</0 3⍴0`: the function's identity (a boolean) in each cell.
             let shape = self.f.ty(arg).shape.clone();
             let cells: Option<Vec<u64>> = shape
