@@ -532,32 +532,71 @@ impl Lower {
             }
         };
         for _ in 0..count {
-            x = match a {
-                Some(a) => self.dyadic(f, a, x, span)?,
-                None => self.monadic(f, x, span)?,
-            };
+            x = self.apply(f, a, x, span)?;
         }
         Ok(x)
     }
 
-    /// A fork's left tine applied (monadically, or to both arguments), or its array.
-    pub(super) fn tine(
+    /// `f` applied to `x`, with `a` as its left argument when there is one.
+    fn apply(&mut self, f: &Func, a: Option<Value>, x: Value, span: &Span) -> Result<Value> {
+        match a {
+            None => self.monadic(f, x, span),
+            Some(a) => self.dyadic(f, a, x, span),
+        }
+    }
+
+    /// Trains, `∘` and `⍣` (monadic when `a` is `None`), inlined into the statement.
+    pub(super) fn tacit(
         &mut self,
-        t: &Tine,
-        l: Option<Value>,
-        r: Value,
+        f: &Func,
+        a: Option<Value>,
+        x: Value,
         span: &Span,
     ) -> Result<Value> {
-        match (t, l) {
-            (Tine::Array(e), _) => self.expr(e),
-            (Tine::Func(f), None) => self.monadic(f, r, span),
-            (Tine::Func(f), Some(l)) => self.dyadic(f, l, r, span),
+        let fspan = f.span.clone();
+        match &f.kind {
+            FuncKind::Atop(g, h) => {
+                let y = self.apply(h, a, x, span)?;
+                self.monadic(g, y, span)
+            }
+            FuncKind::Fork(t, g, h) => {
+                let r = self.apply(h, a, x, span)?;
+                let l = match &**t {
+                    Tine::Array(e) => self.expr(e)?,
+                    Tine::Func(t) => self.apply(t, a, x, span)?,
+                };
+                self.dyadic(g, l, r, span)
+            }
+            FuncKind::Jot(l, r) => match (&**l, &**r, a) {
+                (Tine::Func(g), Tine::Func(h), a) => {
+                    let y = self.monadic(h, x, span)?;
+                    self.apply(g, a, y, span)
+                }
+                (Tine::Array(b), Tine::Func(g), None) => {
+                    let b = self.expr(b)?;
+                    self.dyadic(g, b, x, span)
+                }
+                (Tine::Func(g), Tine::Array(b), None) => {
+                    let b = self.expr(b)?;
+                    self.dyadic(g, x, b, span)
+                }
+                (Tine::Array(_), Tine::Array(_), _) => {
+                    Err(err::syntax_like("∘ needs a function operand", fspan))
+                }
+                _ => Err(err::unsupported(
+                    "a function with a bound array (A∘f, f∘A) takes one argument here",
+                    fspan,
+                )),
+            },
+            FuncKind::Power(g, h) => self.power_op(g, h, a, x, span),
+            _ => Err(err::value("not a tacit function", fspan)),
         }
     }
 
     fn monadic(&mut self, func: &Func, arg: Value, span: &Span) -> Result<Value> {
         let fspan = func.span.clone();
-        match &self.resolve(func)?.kind {
+        let f = self.resolve(func)?;
+        match &f.kind {
             FuncKind::Prim(Prim::Iota) => self.iota(arg, fspan),
             FuncKind::Prim(Prim::Where) => self.where_(arg, fspan),
             FuncKind::Prim(p @ (Prim::GradeUp | Prim::GradeDown)) => {
@@ -584,33 +623,9 @@ impl Lower {
                 )),
             },
             FuncKind::Dfn(body) => self.call_dfn(body, None, arg, span),
-            FuncKind::Atop(g, h) => {
-                let y = self.monadic(h, arg, span)?;
-                self.monadic(g, y, span)
+            FuncKind::Atop(..) | FuncKind::Fork(..) | FuncKind::Jot(..) | FuncKind::Power(..) => {
+                self.tacit(&f, None, arg, span)
             }
-            FuncKind::Fork(t, g, h) => {
-                let r = self.monadic(h, arg, span)?;
-                let l = self.tine(t, None, arg, span)?;
-                self.dyadic(g, l, r, span)
-            }
-            FuncKind::Jot(f, g) => match (&**f, &**g) {
-                (Tine::Func(f), Tine::Func(g)) => {
-                    let y = self.monadic(g, arg, span)?;
-                    self.monadic(f, y, span)
-                }
-                (Tine::Array(a), Tine::Func(g)) => {
-                    let a = self.expr(a)?;
-                    self.dyadic(g, a, arg, span)
-                }
-                (Tine::Func(f), Tine::Array(b)) => {
-                    let b = self.expr(b)?;
-                    self.dyadic(f, arg, b, span)
-                }
-                (Tine::Array(_), Tine::Array(_)) => {
-                    Err(err::syntax_like("∘ needs a function operand", fspan))
-                }
-            },
-            FuncKind::Power(g, h) => self.power_op(g, h, None, arg, span),
             FuncKind::Derived {
                 op: Op1::Commute,
                 operand,

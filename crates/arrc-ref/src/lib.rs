@@ -382,33 +382,9 @@ impl Interp<'_> {
                 Err(err::syntax_like("a product needs a left argument", s))
             }
             FuncKind::Axis(g, k) => self.with_axis(g, k, None, x, &s),
-            FuncKind::Atop(g, h) => {
-                let y = self.monadic(h, x, span)?;
-                self.monadic(g, y, span)
+            FuncKind::Atop(..) | FuncKind::Fork(..) | FuncKind::Jot(..) | FuncKind::Power(..) => {
+                self.tacit(&f, None, x, span)
             }
-            FuncKind::Fork(t, g, h) => {
-                let r = self.monadic(h, x.clone(), span)?;
-                let l = self.tine(t, None, x, span)?;
-                self.dyadic(g, l, r, span)
-            }
-            FuncKind::Jot(f, g) => match (&**f, &**g) {
-                (Tine::Func(f), Tine::Func(g)) => {
-                    let y = self.monadic(g, x, span)?;
-                    self.monadic(f, y, span)
-                }
-                (Tine::Array(a), Tine::Func(g)) => {
-                    let a = self.expr(a)?;
-                    self.dyadic(g, a, x, span)
-                }
-                (Tine::Func(f), Tine::Array(b)) => {
-                    let b = self.expr(b)?;
-                    self.dyadic(f, x, b, span)
-                }
-                (Tine::Array(_), Tine::Array(_)) => {
-                    Err(err::syntax_like("∘ needs a function operand", s))
-                }
-            },
-            FuncKind::Power(g, h) => self.power(g, h, None, x, span),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }
@@ -423,10 +399,7 @@ impl Interp<'_> {
         mut x: Array,
         span: &Span,
     ) -> Result<Array> {
-        let step = |me: &mut Self, x: Array| match &a {
-            Some(a) => me.dyadic(f, a.clone(), x, span),
-            None => me.monadic(f, x, span),
-        };
+        let step = |me: &mut Self, x: Array| me.apply(f, a.clone(), x, span);
         match until {
             Tine::Array(e) => {
                 let n = self.expr(e)?;
@@ -467,12 +440,58 @@ impl Interp<'_> {
         }
     }
 
-    /// A fork's left tine applied (monadically, or to both arguments), or its array.
+    /// `f` applied to `x`, with `a` as its left argument when there is one.
+    fn apply(&mut self, f: &Func, a: Option<Array>, x: Array, span: &Span) -> Result<Array> {
+        match a {
+            None => self.monadic(f, x, span),
+            Some(a) => self.dyadic(f, a, x, span),
+        }
+    }
+
+    /// A fork's left tine applied, or its array.
     fn tine(&mut self, t: &Tine, a: Option<Array>, x: Array, span: &Span) -> Result<Array> {
-        match (t, a) {
-            (Tine::Array(e), _) => self.expr(e),
-            (Tine::Func(f), None) => self.monadic(f, x, span),
-            (Tine::Func(f), Some(a)) => self.dyadic(f, a, x, span),
+        match t {
+            Tine::Array(e) => self.expr(e),
+            Tine::Func(f) => self.apply(f, a, x, span),
+        }
+    }
+
+    /// Trains, `∘` and `⍣` (monadic when `a` is `None`).
+    fn tacit(&mut self, f: &Func, a: Option<Array>, x: Array, span: &Span) -> Result<Array> {
+        match (&f.kind, a) {
+            (FuncKind::Atop(g, h), a) => {
+                let y = self.apply(h, a, x, span)?;
+                self.monadic(g, y, span)
+            }
+            (FuncKind::Fork(t, g, h), a) => {
+                let r = self.apply(h, a.clone(), x.clone(), span)?;
+                let l = self.tine(t, a, x, span)?;
+                self.dyadic(g, l, r, span)
+            }
+            (FuncKind::Jot(l, r), a) => match (&**l, &**r, a) {
+                (Tine::Func(g), Tine::Func(h), a) => {
+                    let y = self.monadic(h, x, span)?;
+                    self.apply(g, a, y, span)
+                }
+                (Tine::Array(b), Tine::Func(g), None) => {
+                    let b = self.expr(b)?;
+                    self.dyadic(g, b, x, span)
+                }
+                (Tine::Func(g), Tine::Array(b), None) => {
+                    let b = self.expr(b)?;
+                    self.dyadic(g, x, b, span)
+                }
+                (Tine::Array(_), Tine::Array(_), _) => Err(err::syntax_like(
+                    "∘ needs a function operand",
+                    f.span.clone(),
+                )),
+                _ => Err(err::unsupported(
+                    "a function with a bound array (A∘f, f∘A) takes one argument here",
+                    f.span.clone(),
+                )),
+            },
+            (FuncKind::Power(g, h), a) => self.power(g, h, a, x, span),
+            _ => Err(err::value("not a tacit function", f.span.clone())),
         }
     }
 
@@ -611,26 +630,9 @@ impl Interp<'_> {
             FuncKind::Outer(g) => self.outer(g, &a, &b, &s),
             FuncKind::Axis(g, k) => self.with_axis(g, k, Some(a), b, &s),
             FuncKind::Inner(fr, g) => self.inner(fr, g, &a, &b, &s),
-            FuncKind::Atop(g, h) => {
-                let y = self.dyadic(h, a, b, span)?;
-                self.monadic(g, y, span)
+            FuncKind::Atop(..) | FuncKind::Fork(..) | FuncKind::Jot(..) | FuncKind::Power(..) => {
+                self.tacit(&f, Some(a), b, span)
             }
-            FuncKind::Fork(t, g, h) => {
-                let r = self.dyadic(h, a.clone(), b.clone(), span)?;
-                let l = self.tine(t, Some(a), b, span)?;
-                self.dyadic(g, l, r, span)
-            }
-            FuncKind::Jot(f, g) => match (&**f, &**g) {
-                (Tine::Func(f), Tine::Func(g)) => {
-                    let y = self.monadic(g, b, span)?;
-                    self.dyadic(f, a, y, span)
-                }
-                _ => Err(err::unsupported(
-                    "a function with a bound array (A∘f, f∘A) takes one argument here",
-                    s,
-                )),
-            },
-            FuncKind::Power(g, h) => self.power(g, h, Some(a), b, span),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }

@@ -882,6 +882,15 @@ impl Emitter {
         Ok((ptr, t))
     }
 
+    /// A pointer to word `at` of a binding the planner made `atomic` or a status
+    /// binding (u32 words: scan flags and tile values, radix counts and lookback).
+    fn word_at(&mut self, cx: &Cx, binding: u32, at: Word) -> R<Word> {
+        let (var, _) = cx.bindings[binding as usize];
+        let p = self.ptr(StorageClass::StorageBuffer, self.u32_t);
+        let z = self.c_u32(0);
+        self.b.access_chain(p, None, var, [z, at]).map_err(be)
+    }
+
     fn load_elem(&mut self, cx: &Cx, binding: u32, idx: Word) -> R<Word> {
         if cx.windows[binding as usize].len() > 1 {
             let t = cx.bindings[binding as usize].1;

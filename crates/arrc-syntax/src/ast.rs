@@ -114,6 +114,24 @@ pub enum Tine {
     Array(Expr),
 }
 
+impl Tine {
+    /// As [`Func::any_func`], for whichever this is.
+    pub fn any_func(&self, p: &mut dyn FnMut(&Func) -> bool) -> bool {
+        match self {
+            Tine::Func(f) => f.any_func(p),
+            Tine::Array(a) => a.any_func(p),
+        }
+    }
+
+    /// As [`Func::names`], for whichever this is.
+    pub fn names(&self, out: &mut std::collections::HashSet<String>) {
+        match self {
+            Tine::Func(f) => f.names(out),
+            Tine::Array(a) => a.names(out),
+        }
+    }
+}
+
 /// A train from its tines, left to right: from the right, each three make a fork
 /// (whose right tine is what was built so far) and a last one left over an atop.
 /// Arrays may stand only as the left tine of a fork.
@@ -324,24 +342,9 @@ impl Func {
                 FuncKind::Inner(a, b) => a.any_func(p) || b.any_func(p),
                 FuncKind::Axis(g, k) => g.any_func(p) || k.any_func(p),
                 FuncKind::Atop(f, g) => f.any_func(p) || g.any_func(p),
-                FuncKind::Jot(f, g) => [f, g].iter().any(|t| match &***t {
-                    Tine::Func(f) => f.any_func(p),
-                    Tine::Array(a) => a.any_func(p),
-                }),
-                FuncKind::Power(f, g) => {
-                    f.any_func(p)
-                        || match &**g {
-                            Tine::Func(g) => g.any_func(p),
-                            Tine::Array(a) => a.any_func(p),
-                        }
-                }
-                FuncKind::Fork(f, g, h) => {
-                    (match &**f {
-                        Tine::Func(f) => f.any_func(p),
-                        Tine::Array(a) => a.any_func(p),
-                    }) || g.any_func(p)
-                        || h.any_func(p)
-                }
+                FuncKind::Jot(f, g) => f.any_func(p) || g.any_func(p),
+                FuncKind::Power(f, g) => f.any_func(p) || g.any_func(p),
+                FuncKind::Fork(f, g, h) => f.any_func(p) || g.any_func(p) || h.any_func(p),
                 _ => false,
             }
     }
@@ -390,24 +393,14 @@ impl Func {
             }
             FuncKind::Power(f, g) => {
                 f.names(out);
-                match &**g {
-                    Tine::Func(g) => g.names(out),
-                    Tine::Array(a) => a.names(out),
-                }
+                g.names(out);
             }
             FuncKind::Jot(f, g) => {
-                for t in [f, g] {
-                    match &**t {
-                        Tine::Func(f) => f.names(out),
-                        Tine::Array(a) => a.names(out),
-                    }
-                }
+                f.names(out);
+                g.names(out);
             }
             FuncKind::Fork(f, g, h) => {
-                match &**f {
-                    Tine::Func(f) => f.names(out),
-                    Tine::Array(a) => a.names(out),
-                }
+                f.names(out);
                 g.names(out);
                 h.names(out);
             }
@@ -479,6 +472,15 @@ mod print {
         }
     }
 
+    impl Display for Tine {
+        fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+            match self {
+                Tine::Func(x) => write!(f, "{x}"),
+                Tine::Array(x) => write!(f, "{x}"),
+            }
+        }
+    }
+
     impl Display for Func {
         fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
             match &self.kind {
@@ -500,21 +502,9 @@ mod print {
                 FuncKind::Inner(a, b) => write!(f, "({a}.{b})"),
                 FuncKind::Axis(g, k) => write!(f, "({g}[{k}])"),
                 FuncKind::Atop(g, h) => write!(f, "({g} {h})"),
-                FuncKind::Jot(g, h) => {
-                    let t = |t: &Tine| match t {
-                        Tine::Func(x) => x.to_string(),
-                        Tine::Array(x) => x.to_string(),
-                    };
-                    write!(f, "({}∘{})", t(g), t(h))
-                }
-                FuncKind::Power(g, h) => match &**h {
-                    Tine::Func(h) => write!(f, "({g}⍣{h})"),
-                    Tine::Array(h) => write!(f, "({g}⍣{h})"),
-                },
-                FuncKind::Fork(t, g, h) => match &**t {
-                    Tine::Func(t) => write!(f, "({t} {g} {h})"),
-                    Tine::Array(t) => write!(f, "({t} {g} {h})"),
-                },
+                FuncKind::Jot(g, h) => write!(f, "({g}∘{h})"),
+                FuncKind::Power(g, h) => write!(f, "({g}⍣{h})"),
+                FuncKind::Fork(t, g, h) => write!(f, "({t} {g} {h})"),
             }
         }
     }

@@ -1526,13 +1526,22 @@ impl Context {
     fn read_timestamps(&self, profiled: u32) -> Result<RunStats> {
         let mut stats = RunStats::default();
         if self.timestamps {
-            let mut out = vec![0u64; 2 + profiled as usize];
+            // (On the stack unless dispatches are profiled: this runs after every
+            // submission.)
+            let mut two = [0u64; 2];
+            let mut many = vec![];
+            let out: &mut [u64] = if profiled == 0 {
+                &mut two
+            } else {
+                many.resize(2 + profiled as usize, 0);
+                &mut many
+            };
             // SAFETY: the queries were written by the submission just waited on.
             let r = unsafe {
                 self.device.get_query_pool_results(
                     self.query_pool,
                     0,
-                    &mut out,
+                    out,
                     vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
                 )
             };

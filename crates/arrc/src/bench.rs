@@ -144,7 +144,7 @@ pub struct BenchResult {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pipelines: Vec<String>,
     /// With `profile`: each kernel's median time per run in microseconds (summed over
-    /// its dispatches), in the order the kernels first run.
+    /// its dispatches), in the plan's order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kernels: Vec<(String, f64)>,
 }
@@ -337,26 +337,28 @@ fn measure(
             warm += batch;
         }
         let mut times = Vec::with_capacity(opts.runs);
-        let mut per_kernel: Vec<(usize, Vec<f64>)> = vec![];
+        // Per kernel of the plan: its time in each run, summed over its dispatches.
+        let kernels = compiled.plan.kernels.len();
+        let mut ran = vec![false; kernels];
+        prepared.kernels().iter().for_each(|&k| ran[k] = true);
+        let mut per_kernel: Vec<Vec<f64>> = vec![vec![]; kernels];
         for _ in 0..opts.runs {
             let stats = g.execute_repeated(&prepared, opts.batch)?;
             times.extend(stats.device_ns);
-            let mut run: Vec<(usize, f64)> = vec![];
-            for (&k, ns) in prepared.kernels().iter().zip(&stats.dispatch_ns) {
-                match run.iter_mut().find(|(kk, _)| *kk == k) {
-                    Some((_, t)) => *t += ns,
-                    None => run.push((k, *ns)),
-                }
+            if stats.dispatch_ns.is_empty() {
+                continue;
             }
-            for (k, ns) in run {
-                match per_kernel.iter_mut().find(|(kk, _)| *kk == k) {
-                    Some((_, v)) => v.push(ns),
-                    None => per_kernel.push((k, vec![ns])),
-                }
+            let mut run = vec![0.0; kernels];
+            for (&k, ns) in prepared.kernels().iter().zip(&stats.dispatch_ns) {
+                run[k] += ns;
+            }
+            for k in (0..kernels).filter(|&k| ran[k]) {
+                per_kernel[k].push(run[k]);
             }
         }
         result.kernels = per_kernel
             .into_iter()
+            .enumerate()
             .filter_map(|(k, mut v)| {
                 let name = compiled.plan.kernels[k].name.clone();
                 Some((name, median(&mut v)? / 1e3))

@@ -72,7 +72,7 @@ impl Lower {
                 fspan,
             ));
         }
-        if matches!(operand.kind, FuncKind::Dfn(_)) && reduce {
+        if dfn && reduce {
             self.check_empty_fold(arg, axis, &fspan)?;
         }
         match op {
@@ -90,7 +90,8 @@ impl Lower {
 
     pub(super) fn dyadic(&mut self, func: &Func, l: Value, r: Value, span: &Span) -> Result<Value> {
         let fspan = func.span.clone();
-        match &self.resolve(func)?.kind {
+        let f = self.resolve(func)?;
+        match &f.kind {
             FuncKind::Prim(Prim::Squad) => {
                 // `i⌷x`: scalar indices for the leading axes.
                 let Some(ix) = self.const_ints(l) else {
@@ -153,26 +154,9 @@ impl Lower {
                 )),
             },
             FuncKind::Dfn(body) => self.call_dfn(body, Some(l), r, span),
-            FuncKind::Atop(g, h) => {
-                let y = self.dyadic(h, l, r, span)?;
-                self.monadic(g, y, span)
+            FuncKind::Atop(..) | FuncKind::Fork(..) | FuncKind::Jot(..) | FuncKind::Power(..) => {
+                self.tacit(&f, Some(l), r, span)
             }
-            FuncKind::Fork(t, g, h) => {
-                let rr = self.dyadic(h, l, r, span)?;
-                let ll = self.tine(t, Some(l), r, span)?;
-                self.dyadic(g, ll, rr, span)
-            }
-            FuncKind::Jot(f, g) => match (&**f, &**g) {
-                (Tine::Func(f), Tine::Func(g)) => {
-                    let y = self.monadic(g, r, span)?;
-                    self.dyadic(f, l, y, span)
-                }
-                _ => Err(err::unsupported(
-                    "a function with a bound array (A∘f, f∘A) takes one argument here",
-                    fspan,
-                )),
-            },
-            FuncKind::Power(g, h) => self.power_op(g, h, Some(l), r, span),
             FuncKind::Name(_) => unreachable_name(fspan),
             FuncKind::Derived {
                 op: Op1::Commute,

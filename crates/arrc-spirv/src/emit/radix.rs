@@ -26,24 +26,31 @@ impl Emitter {
         if let Some((hist, passes)) = hist {
             return self.radix_keys_counted(cx, key, out, down, hist, passes);
         }
-        let t = key.elem();
         let i = self.local(self.u32_t);
         let k = self.local(self.u32_t);
         let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
-            let v = e.expr(cx, key, Ix::flat(j))?;
-            let words = e.sort_words(t, v, down)?;
-            let it = e.ty(ElemType::I32);
-            let n = e.c_u32(words.len() as u32);
-            let base = e.umul(j, n)?;
-            for (w, &word) in words.iter().enumerate() {
-                let c = e.c_u32(w as u32);
-                let at = e.uadd(base, c)?;
-                let x = e.b.bitcast(it, None, word).map_err(be)?;
-                e.store_elem(cx, out, at, x)?;
-            }
-            Ok(())
+            e.store_key(cx, key, out, down, j).map(|_| ())
         };
         self.unrolled_share(cx, &per, i, k)
+    }
+
+    /// Key `j` computed from `key`, stored in `out` as its sort words (i32, low
+    /// first, at `j × words`); the stored words are returned.
+    fn store_key(&mut self, cx: &Cx, key: &KExpr, out: u32, down: bool, j: Word) -> R<Vec<Word>> {
+        let v = self.expr(cx, key, Ix::flat(j))?;
+        let words = self.sort_words(key.elem(), v, down)?;
+        let it = self.ty(ElemType::I32);
+        let n = self.c_u32(words.len() as u32);
+        let base = self.umul(j, n)?;
+        let mut stored = Vec::with_capacity(words.len());
+        for (w, &word) in words.iter().enumerate() {
+            let c = self.c_u32(w as u32);
+            let at = self.uadd(base, c)?;
+            let x = self.b.bitcast(it, None, word).map_err(be)?;
+            self.store_elem(cx, out, at, x)?;
+            stored.push(x);
+        }
+        Ok(stored)
     }
 
     /// `KernelKind::RadixKeys` with the digit counts of every pass: a grid-stride
@@ -59,7 +66,6 @@ impl Emitter {
         hist: u32,
         passes: u32,
     ) -> R<()> {
-        let t = key.elem();
         let it = ElemType::I32;
         let ity = self.ty(it);
         let u = self.u32_t;
@@ -79,18 +85,7 @@ impl Emitter {
         let step = self.umul(cx.groups, self.wg_size)?;
         let ivar = self.local(u);
         self.count_loop(ivar, start, cx.n, step, |e, i| {
-            let v = e.expr(cxr, key, Ix::flat(i))?;
-            let words = e.sort_words(t, v, down)?;
-            let n = e.c_u32(words.len() as u32);
-            let at0 = e.umul(i, n)?;
-            let mut stored = vec![];
-            for (w, &word) in words.iter().enumerate() {
-                let c = e.c_u32(w as u32);
-                let at = e.uadd(at0, c)?;
-                let x = e.b.bitcast(ity, None, word).map_err(be)?;
-                e.store_elem(cxr, out, at, x)?;
-                stored.push(x);
-            }
+            let stored = e.store_key(cxr, key, out, down, i)?;
             let sg = e.c_u32(SCOPE_SUBGROUP);
             let v4 = e.b.type_vector(u, 4);
             let tru = e.b.constant_true(e.bool_t);
@@ -794,14 +789,6 @@ impl Emitter {
             // Every invocation has read the slot before it is claimed into again.
             e.barrier()
         })
-    }
-
-    /// A pointer to word `at` of a binding the planner made `atomic` (u32 words).
-    fn word_at(&mut self, cx: &Cx, binding: u32, at: Word) -> R<Word> {
-        let (var, _) = cx.bindings[binding as usize];
-        let p = self.ptr(StorageClass::StorageBuffer, self.u32_t);
-        let z = self.c_u32(0);
-        self.b.access_chain(p, None, var, [z, at]).map_err(be)
     }
 
     /// Status word `t·256 + d` of a lookback buffer, stored atomically.

@@ -464,7 +464,7 @@ impl Emitter {
             }
             e.store_words(cx, values, tile, v, t)?;
             let release = e.c_u32(SEM_RELEASE_UNIFORM);
-            let fp = e.flag_ptr(cx, flags, tile)?;
+            let fp = e.word_at(cx, flags, tile)?;
             e.b.atomic_store(fp, dev, release, flag).map_err(be)
         })
     }
@@ -475,14 +475,6 @@ impl Emitter {
         let p = self.ptr(StorageClass::StorageBuffer, u64t);
         let z = self.c_u32(0);
         self.b.access_chain(p, None, view, [z, tile]).map_err(be)
-    }
-
-    /// The flag word of `tile` (flags are one word per tile, not two).
-    fn flag_ptr(&mut self, cx: &Cx, flags: u32, tile: Word) -> R<Word> {
-        let (var, _) = cx.bindings[flags as usize];
-        let p = self.ptr(StorageClass::StorageBuffer, self.u32_t);
-        let z = self.c_u32(0);
-        self.b.access_chain(p, None, var, [z, tile]).map_err(be)
     }
 
     /// Stores a tile value as two u32 words (`2·tile`, `2·tile+1`) with atomics, so that
@@ -518,10 +510,7 @@ impl Emitter {
         let i0 = self.umul(tile, two)?;
         let kc = self.c_u32(k);
         let i = self.uadd(i0, kc)?;
-        let (var, _) = cx.bindings[binding as usize];
-        let p = self.ptr(StorageClass::StorageBuffer, self.u32_t);
-        let z = self.c_u32(0);
-        self.b.access_chain(p, None, var, [z, i]).map_err(be)
+        self.word_at(cx, binding, i)
     }
 
     /// Reads a tile value written by [`Self::store_words`].
@@ -605,7 +594,7 @@ impl Emitter {
                 let any = e.ult(zero, f)?;
                 return e.if_then(any, |e| e.store(val, v));
             }
-            let fp = e.flag_ptr(cx, flags, tj)?;
+            let fp = e.word_at(cx, flags, tj)?;
             let f = e.b.atomic_load(u, None, fp, dev, acquire).map_err(be)?;
             e.store(fl, f)?;
             let is2 = e.b.i_equal(bt, None, f, two).map_err(be)?;
