@@ -1422,9 +1422,9 @@ fn radix_grades_of_every_key_type() {
         s.tune(tune.clone());
         radix_grades(&mut s);
         // Hundreds of tiles, claimed and looked back through by workgroups that run
-        // at once (the first such bug gave wrong answers from 2^19 keys on lavapipe:
+        // at once (the first such bug gave wrong answers from 2^19 keys on lavapipe,
         // one workgroup claimed every tile and ran out of loop trips).
-        let n = 300_007;
+        let n = 600_007;
         for expr in [
             format!("x←1000003|(⍳{n})×7919 ⋄ +/(⍳{n})×⍋x"),
             format!("x←100|(⍳{n})×7919 ⋄ +/(⍳{n})×⍒x"),
