@@ -16,6 +16,7 @@ use std::collections::HashMap;
 mod folds;
 mod search;
 mod structural;
+mod tacit;
 
 /// How deeply dfns may call each other before lowering gives up.
 const MAX_INLINE_DEPTH: usize = 64;
@@ -502,97 +503,6 @@ impl Lower {
         }
     }
 
-    /// `f⍣n` with a count known here (at most [`POWER_UNROLL`]): f inlined n times,
-    /// so the applications fuse. A computed count or a function right operand runs
-    /// on the reference.
-    pub(super) fn power_op(
-        &mut self,
-        f: &Func,
-        until: &Tine,
-        a: Option<Value>,
-        mut x: Value,
-        span: &Span,
-    ) -> Result<Value> {
-        let Tine::Array(e) = until else {
-            return Err(err::unsupported(
-                "⍣ with a function right operand is not supported on the GPU path yet",
-                span.clone(),
-            ));
-        };
-        let n = self.expr(e)?;
-        let count = match self.const_ints(n).as_deref() {
-            Some(&[k]) if (0..=POWER_UNROLL).contains(&k) => k,
-            _ => {
-                return Err(err::unsupported(
-                    format!(
-                        "⍣ runs on the GPU path with a count from 0 to {POWER_UNROLL} known when it compiles"
-                    ),
-                    e.span.clone(),
-                ))
-            }
-        };
-        for _ in 0..count {
-            x = self.apply(f, a, x, span)?;
-        }
-        Ok(x)
-    }
-
-    /// `f` applied to `x`, with `a` as its left argument when there is one.
-    fn apply(&mut self, f: &Func, a: Option<Value>, x: Value, span: &Span) -> Result<Value> {
-        match a {
-            None => self.monadic(f, x, span),
-            Some(a) => self.dyadic(f, a, x, span),
-        }
-    }
-
-    /// Trains, `∘` and `⍣` (monadic when `a` is `None`), inlined into the statement.
-    pub(super) fn tacit(
-        &mut self,
-        f: &Func,
-        a: Option<Value>,
-        x: Value,
-        span: &Span,
-    ) -> Result<Value> {
-        let fspan = f.span.clone();
-        match &f.kind {
-            FuncKind::Atop(g, h) => {
-                let y = self.apply(h, a, x, span)?;
-                self.monadic(g, y, span)
-            }
-            FuncKind::Fork(t, g, h) => {
-                let r = self.apply(h, a, x, span)?;
-                let l = match &**t {
-                    Tine::Array(e) => self.expr(e)?,
-                    Tine::Func(t) => self.apply(t, a, x, span)?,
-                };
-                self.dyadic(g, l, r, span)
-            }
-            FuncKind::Jot(l, r) => match (&**l, &**r, a) {
-                (Tine::Func(g), Tine::Func(h), a) => {
-                    let y = self.monadic(h, x, span)?;
-                    self.apply(g, a, y, span)
-                }
-                (Tine::Array(b), Tine::Func(g), None) => {
-                    let b = self.expr(b)?;
-                    self.dyadic(g, b, x, span)
-                }
-                (Tine::Func(g), Tine::Array(b), None) => {
-                    let b = self.expr(b)?;
-                    self.dyadic(g, x, b, span)
-                }
-                (Tine::Array(_), Tine::Array(_), _) => {
-                    Err(err::syntax_like("∘ needs a function operand", fspan))
-                }
-                _ => Err(err::unsupported(
-                    "a function with a bound array (A∘f, f∘A) takes one argument here",
-                    fspan,
-                )),
-            },
-            FuncKind::Power(g, h) => self.power_op(g, h, a, x, span),
-            _ => Err(err::value("not a tacit function", fspan)),
-        }
-    }
-
     fn monadic(&mut self, func: &Func, arg: Value, span: &Span) -> Result<Value> {
         let fspan = func.span.clone();
         let f = self.resolve(func)?;
@@ -623,9 +533,13 @@ impl Lower {
                 )),
             },
             FuncKind::Dfn(body) => self.call_dfn(body, None, arg, span),
-            FuncKind::Atop(..) | FuncKind::Fork(..) | FuncKind::Jot(..) | FuncKind::Power(..) => {
-                self.tacit(&f, None, arg, span)
-            }
+            FuncKind::Atop(..)
+            | FuncKind::Fork(..)
+            | FuncKind::Jot(..)
+            | FuncKind::Power(..)
+            | FuncKind::Rank(..)
+            | FuncKind::Over(..)
+            | FuncKind::At(..) => self.tacit(&f, None, arg, span),
             FuncKind::Derived {
                 op: Op1::Commute,
                 operand,

@@ -9,7 +9,11 @@
 //!   least as accurate as any device order of summation.
 //! - Evaluation never panics; every failure is an [`Error`] with a span.
 
+mod numeric;
+mod operators;
 mod prims;
+pub mod random;
+mod sets;
 
 pub use prims::{last_refused_size, set_limits, MAX_CALLS, MAX_ELEMENTS};
 
@@ -33,6 +37,8 @@ pub struct Env {
     pub io: i64,
     /// The float type: f32 (default, `⎕FR←32`) or f64 (`⎕FR←645`).
     pub float: ElemType,
+    /// The random generator of `?`: ⎕RL's seed and the draws made since.
+    pub rng: random::Rng,
 }
 
 impl Default for Env {
@@ -42,6 +48,7 @@ impl Default for Env {
             functions: HashMap::new(),
             io: 1,
             float: ElemType::F32,
+            rng: random::Rng::default(),
         }
     }
 }
@@ -192,6 +199,19 @@ impl Interp<'_> {
                         span.clone(),
                     )),
                 },
+                "⎕RL" => match v.as_singleton().and_then(|s| s.as_i64()) {
+                    Some(seed) if seed >= 0 && v.rank() <= 1 => {
+                        self.env.rng = random::Rng {
+                            seed: seed as u64,
+                            next: 0,
+                        };
+                        Ok(())
+                    }
+                    _ => Err(err::domain(
+                        "⎕RL must be a non-negative integer seed",
+                        span.clone(),
+                    )),
+                },
                 _ => Err(err::unsupported(
                     format!("assigning {name} is not supported"),
                     span.clone(),
@@ -260,6 +280,7 @@ impl Interp<'_> {
                 "⎕PP" => Ok(Array::scalar(Scalar::I32(
                     arrc_ir::display::PRINT_PRECISION as i32,
                 ))),
+                "⎕RL" => Ok(Array::scalar(Scalar::I64(self.env.rng.seed as i64))),
                 _ => Err(err::value(format!("unknown system name {n}"), span)),
             },
             ExprKind::Alpha => self.lookup_array("⍺").cloned().ok_or_else(|| {
@@ -361,6 +382,10 @@ impl Interp<'_> {
                 // ↑ (mix) and ⌷ leave a simple array as it is.
                 Prim::Take | Prim::Squad | Prim::Right | Prim::Left => Ok(x),
                 Prim::Drop => Err(err::unsupported("↓⍵ (split) makes a nested array", s)),
+                Prim::Union => sets::unique(&x, &s),
+                Prim::NotEqual => sets::unique_mask(&x, &s),
+                Prim::Roll => random::roll(&x, &mut self.env.rng, io, self.env.float, &s),
+                Prim::Domino => numeric::domino(None, &x, self.env.float, &s),
                 p => match UnOp::from_prim(*p) {
                     Some(op) => unary(op, &x, self.env.float, s),
                     None => Err(err::syntax_like(
@@ -382,9 +407,13 @@ impl Interp<'_> {
                 Err(err::syntax_like("a product needs a left argument", s))
             }
             FuncKind::Axis(g, k) => self.with_axis(g, k, None, x, &s),
-            FuncKind::Atop(..) | FuncKind::Fork(..) | FuncKind::Jot(..) | FuncKind::Power(..) => {
-                self.tacit(&f, None, x, span)
-            }
+            FuncKind::Atop(..)
+            | FuncKind::Fork(..)
+            | FuncKind::Jot(..)
+            | FuncKind::Power(..)
+            | FuncKind::Rank(..)
+            | FuncKind::Over(..)
+            | FuncKind::At(..) => self.tacit(&f, None, x, span),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }
@@ -491,6 +520,9 @@ impl Interp<'_> {
                 )),
             },
             (FuncKind::Power(g, h), a) => self.power(g, h, a, x, span),
+            (FuncKind::Rank(g, k), a) => self.rank_op(g, k, a, x, span),
+            (FuncKind::Over(g, h), a) => self.over(g, h, a, x, span),
+            (FuncKind::At(l, r), a) => self.at(l, r, a, x, span),
             _ => Err(err::value("not a tacit function", f.span.clone())),
         }
     }
@@ -523,6 +555,22 @@ impl Interp<'_> {
                     y = prims::take_drop_axis(&c, &y, *p == Prim::Drop, axis, span)?;
                 }
                 return Ok(y);
+            }
+        }
+        // `⍺,[k.5]⍵`: laminate along a new axis.
+        if let (FuncKind::Prim(Prim::Comma | Prim::CommaBar), Some(a), Some(v)) =
+            (&g.kind, &a, kv.as_singleton())
+        {
+            let kf = v.as_f64();
+            if kv.rank() <= 1 && kf.fract() != 0.0 {
+                let at = (kf - io as f64).ceil();
+                if at < 0.0 || at > rank as f64 {
+                    return Err(prims::axis_error(
+                        format!("no axis {kf} to laminate along for rank {rank}"),
+                        k.span.clone(),
+                    ));
+                }
+                return prims::laminate(a, &x, at as usize, span);
             }
         }
         let axis = match kv.as_singleton().and_then(|s| s.as_i64()) {
@@ -568,6 +616,9 @@ impl Interp<'_> {
             (FuncKind::Prim(Prim::Slash | Prim::SlashBar), Some(a)) => {
                 prims::replicate_axis(&a, &x, Some(axis), span)
             }
+            (FuncKind::Prim(Prim::Backslash | Prim::BackslashBar), Some(a)) => {
+                prims::expand(&a, &x, Some(axis), span)
+            }
             _ => Err(prims::axis_error(
                 "this function takes no axis",
                 span.clone(),
@@ -598,6 +649,17 @@ impl Interp<'_> {
                 Prim::Tally => Ok(Array::scalar(Scalar::Bool(!prims::matches(&a, &b)))),
                 Prim::Right => Ok(b),
                 Prim::Left => Ok(a),
+                Prim::Union => sets::union(&a, &b, &s),
+                Prim::Intersection => sets::intersect(&a, &b, true, &s),
+                Prim::Tilde => sets::intersect(&a, &b, false, &s),
+                Prim::Find => Ok(sets::find(&a, &b)),
+                Prim::Where => sets::interval_index(&a, &b, io, &s),
+                Prim::Encode => numeric::encode(&a, &b, self.env.float, &s),
+                Prim::Decode => numeric::decode(&a, &b, self.env.float, &s),
+                Prim::Roll => random::deal(&a, &b, &mut self.env.rng, io, &s),
+                Prim::Domino => numeric::domino(Some(&a), &b, self.env.float, &s),
+                Prim::Backslash => prims::expand(&a, &b, None, &s),
+                Prim::BackslashBar => prims::expand(&a, &b, Some(0), &s),
                 p => match BinOp::from_prim(*p) {
                     Some(op) => binary(op, &a, &b, self.env.float, s),
                     None => Err(err::unsupported(
@@ -630,9 +692,13 @@ impl Interp<'_> {
             FuncKind::Outer(g) => self.outer(g, &a, &b, &s),
             FuncKind::Axis(g, k) => self.with_axis(g, k, Some(a), b, &s),
             FuncKind::Inner(fr, g) => self.inner(fr, g, &a, &b, &s),
-            FuncKind::Atop(..) | FuncKind::Fork(..) | FuncKind::Jot(..) | FuncKind::Power(..) => {
-                self.tacit(&f, Some(a), b, span)
-            }
+            FuncKind::Atop(..)
+            | FuncKind::Fork(..)
+            | FuncKind::Jot(..)
+            | FuncKind::Power(..)
+            | FuncKind::Rank(..)
+            | FuncKind::Over(..)
+            | FuncKind::At(..) => self.tacit(&f, Some(a), b, span),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }

@@ -418,7 +418,7 @@ pub(crate) fn take_drop(a: &Array, x: &Array, drop: bool, span: &Span) -> Result
     Ok(from_scalars(shape, out, x.elem))
 }
 
-fn same(a: Scalar, b: Scalar) -> bool {
+pub(crate) fn same(a: Scalar, b: Scalar) -> bool {
     match (a.as_i64(), b.as_i64()) {
         (Some(x), Some(y)) if a.elem_type().is_int() && b.elem_type().is_int() => x == y,
         _ if a.elem_type() == ElemType::F64 || b.elem_type() == ElemType::F64 => {
@@ -812,4 +812,88 @@ pub(crate) fn iota(x: &Array, io: i64, span: &Span) -> Result<Array> {
 
 fn unreachable_size() -> Result<Array> {
     Err(Error::new(ErrorClass::WsFull, "array too large", 0..0))
+}
+
+/// `⍺\[k]⍵` (expand): the j-th positive count of ⍺ repeats the j-th cell of ⍵ along
+/// `axis` (the last when `None`); a negative count inserts that many cells of fill, a
+/// 0 one. A length of 1 along the axis extends to the number of positive counts.
+pub(crate) fn expand(a: &Array, x: &Array, axis: Option<usize>, span: &Span) -> Result<Array> {
+    let counts = int_vector(a, span, "expand counts")?;
+    let x = if x.rank() == 0 { ravel(x) } else { x.clone() };
+    let axis = axis.unwrap_or(x.rank() - 1).min(x.rank() - 1);
+    let (outer, n, inner) = around(&x.shape, axis);
+    let positive = counts.iter().filter(|&&c| c > 0).count();
+    if n != positive && n != 1 {
+        return Err(err::length(
+            format!("{positive} positive counts for an axis of length {n}"),
+            span.clone(),
+        ));
+    }
+    let total = counts
+        .iter()
+        .map(|c| c.unsigned_abs().max(1) as usize)
+        .fold(0usize, |a, c| a.saturating_add(c));
+    check_size(total, span)?;
+    check_size(total.saturating_mul(outer * inner), span)?;
+    let mut shape = x.shape.clone();
+    shape[axis] = total;
+    let fill = Scalar::I32(0).cast(x.elem);
+    let mut d = Data::with_capacity(x.elem, outer * total * inner);
+    for o in 0..outer {
+        let mut j = 0;
+        for &c in &counts {
+            for _ in 0..c.unsigned_abs().max(1) {
+                for i in 0..inner {
+                    d.push(if c > 0 {
+                        x.data.get((o * n + j.min(n - 1)) * inner + i)
+                    } else {
+                        fill
+                    });
+                }
+            }
+            if c > 0 {
+                j += 1;
+            }
+        }
+    }
+    Ok(Array::new(shape, d))
+}
+
+/// `⍺,[k]⍵` with a fractional `k` (laminate): the arguments, of one shape (a scalar
+/// extends), side by side along a new axis of length 2 inserted at position `at`
+/// (0 to their rank).
+pub(crate) fn laminate(a: &Array, b: &Array, at: usize, span: &Span) -> Result<Array> {
+    let shape = match (a.rank(), b.rank()) {
+        (0, _) => b.shape.clone(),
+        (_, 0) => a.shape.clone(),
+        _ if a.shape == b.shape => a.shape.clone(),
+        (ra, rb) if ra != rb => {
+            return Err(err::rank(
+                "laminate needs arguments of one rank",
+                span.clone(),
+            ))
+        }
+        _ => {
+            return Err(err::length(
+                "laminate needs arguments of one shape",
+                span.clone(),
+            ))
+        }
+    };
+    if at > shape.len() {
+        return Err(axis_error(
+            format!("no axis {at}.5 for rank {}", shape.len()),
+            span.clone(),
+        ));
+    }
+    let lift = |x: &Array| -> Result<Array> {
+        let mut s = shape.clone();
+        s.insert(at, 1);
+        if x.rank() == 0 {
+            reshape(&shape_array(&s), x, span)
+        } else {
+            Ok(Array::new(s, x.data.clone()))
+        }
+    };
+    catenate_axis(&lift(a)?, &lift(b)?, at, span)
 }

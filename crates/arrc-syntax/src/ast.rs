@@ -105,6 +105,14 @@ pub enum FuncKind {
     Jot(Box<Tine>, Box<Tine>),
     /// `f⍣n` (f applied n times) and `f⍣g` (f applied until `new g old` is 1).
     Power(Box<Func>, Box<Tine>),
+    /// `f⍤k`: `f` applied to the cells of rank `k` (one to three numbers: monadic,
+    /// left, right; negative for the rank below the argument's).
+    Rank(Box<Func>, Box<Expr>),
+    /// `f⍥g`: `f g ⍵`, and `(g ⍺) f (g ⍵)`.
+    Over(Box<Func>, Box<Func>),
+    /// `X@I`: the items of the argument at indices `I` (or where the function `I`
+    /// gives 1) replaced by the array `X` or by the function `X` applied to them.
+    At(Box<Tine>, Box<Tine>),
 }
 
 /// The left tine of a fork, or an operand of `∘`: a function or an array.
@@ -344,6 +352,9 @@ impl Func {
                 FuncKind::Atop(f, g) => f.any_func(p) || g.any_func(p),
                 FuncKind::Jot(f, g) => f.any_func(p) || g.any_func(p),
                 FuncKind::Power(f, g) => f.any_func(p) || g.any_func(p),
+                FuncKind::At(f, g) => f.any_func(p) || g.any_func(p),
+                FuncKind::Rank(f, k) => f.any_func(p) || k.any_func(p),
+                FuncKind::Over(f, g) => f.any_func(p) || g.any_func(p),
                 FuncKind::Fork(f, g, h) => f.any_func(p) || g.any_func(p) || h.any_func(p),
                 _ => false,
             }
@@ -392,6 +403,18 @@ impl Func {
                 g.names(out);
             }
             FuncKind::Power(f, g) => {
+                f.names(out);
+                g.names(out);
+            }
+            FuncKind::At(f, g) => {
+                f.names(out);
+                g.names(out);
+            }
+            FuncKind::Rank(f, k) => {
+                f.names(out);
+                k.names(out);
+            }
+            FuncKind::Over(f, g) => {
                 f.names(out);
                 g.names(out);
             }
@@ -504,6 +527,9 @@ mod print {
                 FuncKind::Atop(g, h) => write!(f, "({g} {h})"),
                 FuncKind::Jot(g, h) => write!(f, "({g}∘{h})"),
                 FuncKind::Power(g, h) => write!(f, "({g}⍣{h})"),
+                FuncKind::Rank(g, k) => write!(f, "({g}⍤{k})"),
+                FuncKind::Over(g, h) => write!(f, "({g}⍥{h})"),
+                FuncKind::At(g, h) => write!(f, "({g}@{h})"),
                 FuncKind::Fork(t, g, h) => write!(f, "({t} {g} {h})"),
             }
         }

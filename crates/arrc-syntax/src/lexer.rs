@@ -61,6 +61,20 @@ pub enum Prim {
     Backslash,
     /// `⍀` used as a function.
     BackslashBar,
+    /// `∪`: unique (monadic), union (dyadic).
+    Union,
+    /// `∩`: intersection.
+    Intersection,
+    /// `⊤`: encode.
+    Encode,
+    /// `⊥`: decode.
+    Decode,
+    /// `⍷`: find.
+    Find,
+    /// `?`: roll (monadic), deal (dyadic).
+    Roll,
+    /// `⌹`: matrix inverse (monadic), matrix divide (dyadic).
+    Domino,
 }
 
 impl Prim {
@@ -121,6 +135,13 @@ impl Prim {
             SlashBar => '⌿',
             Backslash => '\\',
             BackslashBar => '⍀',
+            Union => '∪',
+            Intersection => '∩',
+            Encode => '⊤',
+            Decode => '⊥',
+            Find => '⍷',
+            Roll => '?',
+            Domino => '⌹',
         }
     }
 }
@@ -155,23 +176,35 @@ impl Op1 {
     }
 }
 
+/// A dyadic operator glyph other than `∘` and `⍣` (which the grammar treats on
+/// their own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op2 {
+    /// `⍤`: rank (`f⍤k`) or atop (`f⍤g`).
+    Rank,
+    /// `⍥`: over.
+    Over,
+    /// `@`: at.
+    At,
+}
+
+impl Op2 {
+    pub fn glyph(self) -> char {
+        match self {
+            Op2::Rank => '⍤',
+            Op2::Over => '⍥',
+            Op2::At => '@',
+        }
+    }
+}
+
 /// Dyalog APL's glyphs that arrc does not read yet, with their names: written, they
 /// are NOT YET SUPPORTED rather than an unknown character.
 pub fn unsupported_glyph(c: char) -> Option<&'static str> {
     Some(match c {
-        '⍤' => "rank / atop operator",
-        '⍥' => "over operator",
-        '@' => "at operator",
         '⌸' => "key operator",
         '⌺' => "stencil operator",
         '⌶' => "I-beam",
-        '⊤' => "encode",
-        '⊥' => "decode",
-        '?' => "roll and deal",
-        '∪' => "unique and union",
-        '∩' => "intersection",
-        '⍷' => "find",
-        '⌹' => "matrix inverse and divide",
         '⊂' => "enclose and partitioned enclose",
         '⊃' => "disclose and pick",
         '⊆' => "nest and partition",
@@ -295,6 +328,13 @@ pub enum Token {
     Jot,
     #[token("⍣")]
     Power,
+    #[token("⍤", |_| Op2::Rank)]
+    #[token("⍥", |_| Op2::Over)]
+    #[token("@", |_| Op2::At)]
+    Op2(Op2),
+    /// An array and the `@` that takes it as its left operand (`0@2 4`; set by
+    /// [`mark_jots`]).
+    AtBound(Bound),
     /// The `∘` of an outer product `∘.f` (set by [`mark_jots`], never by logos).
     OuterJot,
     /// An array and the `∘` that binds it as a left operand (`2∘×`, `v∘⍳`; set by
@@ -352,6 +392,13 @@ pub enum Token {
     #[token("≡", |_| Prim::Match)]
     #[token("⊢", |_| Prim::Right)]
     #[token("⊣", |_| Prim::Left)]
+    #[token("∪", |_| Prim::Union)]
+    #[token("∩", |_| Prim::Intersection)]
+    #[token("⊤", |_| Prim::Encode)]
+    #[token("⊥", |_| Prim::Decode)]
+    #[token("⍷", |_| Prim::Find)]
+    #[token("?", |_| Prim::Roll)]
+    #[token("⌹", |_| Prim::Domino)]
     Prim(Prim),
 }
 
@@ -377,6 +424,8 @@ pub fn lex(src: &str) -> Result<Vec<Spanned>, (LexError, std::ops::Range<usize>)
 pub enum Bound {
     Numbers(Vec<Num>),
     Name(String),
+    Alpha,
+    Omega,
 }
 
 /// Tells the three uses of `∘` apart before parsing (one token of lookahead cannot):
@@ -384,18 +433,47 @@ pub enum Bound {
 /// function's) before a `∘` that a function follows becomes one `Bound` token with
 /// it (`2∘×`: an array bound as the left operand; it binds tighter than stranding
 /// here, so `x 2∘×` is `x (2∘×)`), and a parenthesised array's `(` before such a `∘`
-/// becomes `BindLParen`; any other `∘` composes or binds a right operand.
+/// becomes `BindLParen`; any other `∘` composes or binds a right operand. An array
+/// before `@` (the same forms, and `⍺ ⍵`) is its left operand likewise (`AtBound`,
+/// `BindLParen`).
 pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
     let mut out: Vec<Spanned> = Vec::with_capacity(tokens.len());
     let mut it = tokens.into_iter().peekable();
     // Open groups, and where the group that the last `)` closed opened.
     let mut open: Vec<usize> = vec![];
-    let mut closed_from = None;
+    let mut closed_from: Option<usize> = None;
     while let Some((l, t, r)) = it.next() {
         if t == Token::Power {
             closed_from = None;
             out.push((l, t, r));
             split_operand(&mut it, &mut out);
+            continue;
+        }
+        if t == Token::Op2(Op2::At) {
+            // An array on `@`'s left is its left operand (`0@2 4`, `x@i`, `(⍵×2)@i`).
+            if let Some(o) = closed_from {
+                if out[o].1 == Token::LParen {
+                    out[o].1 = Token::BindLParen;
+                }
+            } else if let Some(b) = out
+                .last()
+                .and_then(|(_, t, _)| bound_array(t))
+                // Not another operator's right operand: `×∘10@2` is `(×∘10)@2`.
+                .filter(|_| {
+                    out.len() < 2
+                        || !matches!(
+                            out[out.len() - 2].1,
+                            Token::Jot | Token::Power | Token::Op2(_)
+                        )
+                })
+            {
+                let (start, _, _) = out.pop().unwrap_or((l, Token::Jot, r));
+                closed_from = None;
+                out.push((start, Token::AtBound(b), r));
+                continue;
+            }
+            closed_from = None;
+            out.push((l, t, r));
             continue;
         }
         if t != Token::Jot {
@@ -424,12 +502,7 @@ pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
                     | Token::Slash(_)
             )
         );
-        let bound = match out.last() {
-            Some((_, Token::Number(n), _)) => Some(Bound::Numbers(vec![*n])),
-            Some((_, Token::Numbers(v), _)) => Some(Bound::Numbers(v.clone())),
-            Some((_, Token::Name(n), _)) => Some(Bound::Name(n.clone())),
-            _ => None,
-        };
+        let bound = out.last().and_then(|(_, t, _)| bound_array(t));
         if let (Some(o), true) = (closed_from, function_follows) {
             if out[o].1 == Token::LParen {
                 out[o].1 = Token::BindLParen;
@@ -450,6 +523,37 @@ pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
         }
     }
     out
+}
+
+impl Bound {
+    /// The expression it stands for, spanning `span`.
+    pub fn into_expr(self, span: std::ops::Range<usize>) -> crate::ast::Expr {
+        use crate::ast::{Expr, ExprKind};
+        let kind = match self {
+            Bound::Numbers(v) if v.len() == 1 => ExprKind::Number(v[0]),
+            Bound::Numbers(v) => ExprKind::Strand(
+                v.into_iter()
+                    .map(|n| Expr::new(ExprKind::Number(n), span.clone()))
+                    .collect(),
+            ),
+            Bound::Name(n) => ExprKind::Name(n),
+            Bound::Alpha => ExprKind::Alpha,
+            Bound::Omega => ExprKind::Omega,
+        };
+        Expr::new(kind, span)
+    }
+}
+
+/// The array a token stands for when it is an operator's left operand by itself.
+fn bound_array(t: &Token) -> Option<Bound> {
+    match t {
+        Token::Number(n) => Some(Bound::Numbers(vec![*n])),
+        Token::Numbers(v) => Some(Bound::Numbers(v.clone())),
+        Token::Name(n) => Some(Bound::Name(n.clone())),
+        Token::Alpha => Some(Bound::Alpha),
+        Token::Omega => Some(Bound::Omega),
+        _ => None,
+    }
 }
 
 /// After a dyadic operator: numbers that follow are its right operand, the first of

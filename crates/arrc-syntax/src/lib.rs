@@ -99,8 +99,11 @@ fn assigns_function(
     while k > from {
         k -= 1;
         if k > from
-            && matches!(tokens[k - 1].1, Token::Jot | Token::Power)
-            && matches!(tokens[k].1, Token::Number(_) | Token::Name(_))
+            && matches!(tokens[k - 1].1, Token::Jot | Token::Power | Token::Op2(_))
+            && matches!(
+                tokens[k].1,
+                Token::Number(_) | Token::Numbers(_) | Token::Name(_)
+            )
         {
             return true;
         }
@@ -182,11 +185,15 @@ fn mark_function_parens(tokens: &mut [lexer::Spanned]) {
 /// so that what it ends is a function.
 fn ends_in_jot_operand(tokens: &[lexer::Spanned], k: usize, opened_at: &[usize]) -> bool {
     let start = match tokens[k].1 {
-        Token::Number(_) | Token::Name(_) => k,
+        Token::Number(_) | Token::Numbers(_) | Token::Name(_) => k,
         Token::RParen if opened_at[k] != usize::MAX => opened_at[k],
         _ => return false,
     };
-    start > 0 && matches!(tokens[start - 1].1, Token::Jot | Token::Power)
+    start > 0
+        && matches!(
+            tokens[start - 1].1,
+            Token::Jot | Token::Power | Token::Op2(_)
+        )
 }
 
 /// The most tokens one statement may have: it bounds the depth of the AST, which

@@ -89,9 +89,8 @@ fn jot() {
 fn dyalog_glyphs_not_supported_yet() {
     // A Dyalog glyph arrc does not read yet is named, and NOT YET SUPPORTED, not a
     // typo; a character no APL has stays an unknown character.
-    expect!["NOT YET SUPPORTED: ⍤ (rank / atop operator) at 1..4"].assert_eq(&p("+⍤1⊢1"));
-    expect!["NOT YET SUPPORTED: ⊤ (encode) at 1..4"].assert_eq(&p("2⊤5"));
-    expect!["NOT YET SUPPORTED: ? (roll and deal) at 0..1"].assert_eq(&p("?6"));
+    expect!["NOT YET SUPPORTED: ⌸ (key operator) at 1..4"].assert_eq(&p("+⌸1 1 2"));
+    expect!["NOT YET SUPPORTED: ⊂ (enclose and partitioned enclose) at 0..3"].assert_eq(&p("⊂1 2"));
     expect!["SYNTAX ERROR: unknown character '§' (U+00A7) at 2..4"].assert_eq(&p("1 § 2"));
 }
 
@@ -103,4 +102,32 @@ fn power() {
     expect!["(monadic@0..9 (-⍣≡) (num 2))"].assert_eq(&p("-⍣≡ 2"));
     expect!["(monadic@0..12 ((×∘n)⍣k) (num 2))"].assert_eq(&p("×∘n⍣k 2"));
     expect!["(fndef g ({(dyadic@5..10 + ⍵ (num 1))}⍣(num 2)))"].assert_eq(&p("g←{⍵+1}⍣2"));
+}
+
+#[test]
+fn rank_over_at() {
+    // `⍤` with a function is an atop, with numbers (a whole vector literal) the rank
+    // operator; an array before `@` is its left operand, and its right operand is a
+    // whole vector literal or a function. An operator's right operand is never taken
+    // as `@`'s left (`×∘10@2` is `(×∘10)@2`).
+    expect!["(monadic@0..12 ((+/)⍤(strand (num 1) (num 0))) (monadic@8..12 ⊢ x))"]
+        .assert_eq(&p("+/⍤1 0⊢x"));
+    expect!["(monadic@0..7 (- +) (num 3))"].assert_eq(&p("-⍤+ 3"));
+    expect!["(dyadic@0..10 (×⍥|) (num 2) (num -3))"].assert_eq(&p("2×⍥|¯3"));
+    expect!["(monadic@0..9 ((num 0)@(strand (num 2) (num 4))) (monadic@5..9 ⊢ x))"]
+        .assert_eq(&p("0@2 4⊢x"));
+    expect!["(monadic@0..12 ((dyadic@1..5 × x (num 2))@(num 2)) (monadic@8..12 ⊢ x))"]
+        .assert_eq(&p("(x×2)@2⊢x"));
+    expect!["(monadic@0..18 ({(dyadic@1..8 × ⍵ (num 10))}@{(dyadic@11..16 > ⍵ (num 2))}) x)"]
+        .assert_eq(&p("{⍵×10}@{⍵>2}x"));
+    expect!["(monadic@0..15 ((×∘(num 10))@(strand (num 2) (num 3))) (monadic@11..15 ⊢ x))"]
+        .assert_eq(&p("×∘10@2 3⊢x"));
+    expect!["(function {(monadic@1..12 (⍺∘×) ⍵)})"].assert_eq(&p("{⍺∘×⍵}"));
+    expect!["(fndef f (+⍤(strand (num 1) (num 0))))"].assert_eq(&p("f←+⍤1 0"));
+    expect![[r#"
+        (dyadic@0..5 ⊤ (num 2) (num 5))
+        (monadic@10..12 ? (num 6))
+        (dyadic@17..24 ∪ (strand (num 1) (num 2)) (num 3))
+        (dyadic@29..34 ⌹ a b)"#]]
+    .assert_eq(&p("2⊤5 ⋄ ?6 ⋄ 1 2∪3 ⋄ a⌹b"));
 }

@@ -154,9 +154,13 @@ impl Lower {
                 )),
             },
             FuncKind::Dfn(body) => self.call_dfn(body, Some(l), r, span),
-            FuncKind::Atop(..) | FuncKind::Fork(..) | FuncKind::Jot(..) | FuncKind::Power(..) => {
-                self.tacit(&f, Some(l), r, span)
-            }
+            FuncKind::Atop(..)
+            | FuncKind::Fork(..)
+            | FuncKind::Jot(..)
+            | FuncKind::Power(..)
+            | FuncKind::Rank(..)
+            | FuncKind::Over(..)
+            | FuncKind::At(..) => self.tacit(&f, Some(l), r, span),
             FuncKind::Name(_) => unreachable_name(fspan),
             FuncKind::Derived {
                 op: Op1::Commute,
@@ -200,6 +204,25 @@ impl Lower {
                     }
                 }
                 let rank = self.f.ty(l).rank().max(self.f.ty(r).rank());
+                if let FuncKind::Prim(Prim::Comma | Prim::CommaBar) = g.kind {
+                    let kv = self.expr(k)?;
+                    let frac = self
+                        .known_value(kv)
+                        .filter(|v| v.rank() <= 1)
+                        .and_then(|v| v.as_singleton())
+                        .map(|s| s.as_f64())
+                        .filter(|f| f.fract() != 0.0);
+                    if let Some(kf) = frac {
+                        let at = (kf - self.io as f64).ceil();
+                        if at < 0.0 || at > rank as f64 {
+                            return Err(err::axis(
+                                format!("no axis {kf} to laminate along for rank {rank}"),
+                                k.span.clone(),
+                            ));
+                        }
+                        return self.laminate(l, r, at as usize, fspan);
+                    }
+                }
                 let axis = self.axis(k, rank)?;
                 match &g.kind {
                     FuncKind::Prim(

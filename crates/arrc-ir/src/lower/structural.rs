@@ -19,6 +19,34 @@ impl Lower {
         self.gather(arg, Gather::Cycle { fill }, shape, span)
     }
 
+    /// `l,[k.5]r` (laminate): both, of one shape (a scalar extends), joined along a
+    /// new axis of length 2 at position `at`.
+    pub(super) fn laminate(&mut self, l: Value, r: Value, at: usize, span: Span) -> Result<Value> {
+        let (lt, rt) = (self.f.ty(l).clone(), self.f.ty(r).clone());
+        let shape = match (lt.rank(), rt.rank()) {
+            (0, _) => rt.shape.clone(),
+            (_, 0) => lt.shape.clone(),
+            _ if lt.shape == rt.shape => lt.shape.clone(),
+            (a, b) if a != b => {
+                return Err(err::rank("laminate needs arguments of one rank", span))
+            }
+            _ if known_dims(&lt.shape).is_some() && known_dims(&rt.shape).is_some() => {
+                return Err(err::length("laminate needs arguments of one shape", span))
+            }
+            _ => {
+                return Err(err::unsupported(
+                    "laminate of arrays whose lengths are known only at run time is not supported on the GPU path yet",
+                    span,
+                ))
+            }
+        };
+        let mut lifted = shape;
+        lifted.insert(at, Dim::Known(1));
+        let l = self.reshape(l, lifted.clone(), span.clone());
+        let r = self.reshape(r, lifted, span.clone());
+        self.structural2(Prim::Comma, l, r, Some(at), span)
+    }
+
     /// A structural function applied monadically (with an axis when given).
     pub(super) fn structural1(
         &mut self,

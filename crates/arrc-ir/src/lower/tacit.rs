@@ -1,0 +1,371 @@
+//! Lowering tacit functions: trains, `∘`, `⍣` with a count, `⍤`, `⍥` and `@`,
+//! inlined into the statement so that they fuse with what surrounds them.
+
+use super::*;
+
+impl Lower {
+    /// `f⍣n` with a count known here (at most [`POWER_UNROLL`]): f inlined n times,
+    /// so the applications fuse. A computed count or a function right operand runs
+    /// on the reference.
+    pub(super) fn power_op(
+        &mut self,
+        f: &Func,
+        until: &Tine,
+        a: Option<Value>,
+        mut x: Value,
+        span: &Span,
+    ) -> Result<Value> {
+        let Tine::Array(e) = until else {
+            return Err(err::unsupported(
+                "⍣ with a function right operand is not supported on the GPU path yet",
+                span.clone(),
+            ));
+        };
+        let n = self.expr(e)?;
+        let count = match self.const_ints(n).as_deref() {
+            Some(&[k]) if (0..=POWER_UNROLL).contains(&k) => k,
+            _ => {
+                return Err(err::unsupported(
+                    format!(
+                        "⍣ runs on the GPU path with a count from 0 to {POWER_UNROLL} known when it compiles"
+                    ),
+                    e.span.clone(),
+                ))
+            }
+        };
+        for _ in 0..count {
+            x = self.apply(f, a, x, span)?;
+        }
+        Ok(x)
+    }
+
+    /// `f` applied to `x`, with `a` as its left argument when there is one.
+    pub(super) fn apply(
+        &mut self,
+        f: &Func,
+        a: Option<Value>,
+        x: Value,
+        span: &Span,
+    ) -> Result<Value> {
+        match a {
+            None => self.monadic(f, x, span),
+            Some(a) => self.dyadic(f, a, x, span),
+        }
+    }
+
+    /// Trains, `∘` and `⍣` (monadic when `a` is `None`), inlined into the statement.
+    pub(super) fn tacit(
+        &mut self,
+        f: &Func,
+        a: Option<Value>,
+        x: Value,
+        span: &Span,
+    ) -> Result<Value> {
+        let fspan = f.span.clone();
+        match &f.kind {
+            FuncKind::Atop(g, h) => {
+                let y = self.apply(h, a, x, span)?;
+                self.monadic(g, y, span)
+            }
+            FuncKind::Fork(t, g, h) => {
+                let r = self.apply(h, a, x, span)?;
+                let l = match &**t {
+                    Tine::Array(e) => self.expr(e)?,
+                    Tine::Func(t) => self.apply(t, a, x, span)?,
+                };
+                self.dyadic(g, l, r, span)
+            }
+            FuncKind::Jot(l, r) => match (&**l, &**r, a) {
+                (Tine::Func(g), Tine::Func(h), a) => {
+                    let y = self.monadic(h, x, span)?;
+                    self.apply(g, a, y, span)
+                }
+                (Tine::Array(b), Tine::Func(g), None) => {
+                    let b = self.expr(b)?;
+                    self.dyadic(g, b, x, span)
+                }
+                (Tine::Func(g), Tine::Array(b), None) => {
+                    let b = self.expr(b)?;
+                    self.dyadic(g, x, b, span)
+                }
+                (Tine::Array(_), Tine::Array(_), _) => {
+                    Err(err::syntax_like("∘ needs a function operand", fspan))
+                }
+                _ => Err(err::unsupported(
+                    "a function with a bound array (A∘f, f∘A) takes one argument here",
+                    fspan,
+                )),
+            },
+            FuncKind::Power(g, h) => self.power_op(g, h, a, x, span),
+            FuncKind::Over(g, h) => {
+                let x = self.monadic(h, x, span)?;
+                let a = match a {
+                    Some(a) => Some(self.monadic(h, a, span)?),
+                    None => None,
+                };
+                self.apply(g, a, x, span)
+            }
+            FuncKind::Rank(g, k) => self.rank_op(g, k, a, x, span),
+            FuncKind::At(l, r) => self.at(l, r, a, x, span),
+            _ => Err(err::value("not a tacit function", fspan)),
+        }
+    }
+
+    /// `f⍤k`, where it is `f` itself or a scalar function spread over frames: a
+    /// single cell (`f⍤k` with `k` at least the arguments' ranks), a function of the
+    /// last axis on its rows (`+/⍤1`, `⌽⍤1`), a monadic scalar primitive, or a dyadic
+    /// scalar primitive on cells (`m +⍤1 0 ⊢v`). Other forms run on the reference.
+    fn rank_op(
+        &mut self,
+        f: &Func,
+        k: &Expr,
+        a: Option<Value>,
+        x: Value,
+        span: &Span,
+    ) -> Result<Value> {
+        let kv = self.expr(k)?;
+        let unsupported = |what: &str| {
+            Err(err::unsupported(
+                format!("{what} is not supported on the GPU path yet"),
+                span.clone(),
+            ))
+        };
+        let Some(ks) = self.const_ints(kv) else {
+            return unsupported("⍤ with computed ranks");
+        };
+        if self.f.ty(kv).rank() > 1 || !(1..=3).contains(&ks.len()) {
+            return unsupported("⍤ with this right operand");
+        }
+        let (m, l, r) = match ks.as_slice() {
+            [c] => (*c, *c, *c),
+            [l, r] => (*r, *l, *r),
+            [m, l, r] => (*m, *l, *r),
+            _ => unreachable!("one to three ranks"),
+        };
+        let cell_rank = |k: i64, rank: usize| -> usize {
+            if k >= 0 {
+                (k as usize).min(rank)
+            } else {
+                rank.saturating_sub(k.unsigned_abs() as usize)
+            }
+        };
+        let g = self.resolve(f)?;
+        let xr = self.f.ty(x).rank();
+        let Some(a) = a else {
+            let c = cell_rank(m, xr);
+            let last_axis = matches!(
+                &g.kind,
+                FuncKind::Derived {
+                    op: Op1::Reduce | Op1::Scan,
+                    ..
+                } | FuncKind::Prim(Prim::Reverse)
+            );
+            let scalar = matches!(&g.kind, FuncKind::Prim(p) if UnOp::from_prim(*p).is_some());
+            if c == xr || scalar || (last_axis && c == 1) {
+                return self.monadic(&g, x, span);
+            }
+            return unsupported("this function with ⍤ on cells");
+        };
+        let ar = self.f.ty(a).rank();
+        let (cl, cr) = (cell_rank(l, ar), cell_rank(r, xr));
+        if cl == ar && cr == xr {
+            return self.dyadic(&g, a, x, span);
+        }
+        let op = match &g.kind {
+            FuncKind::Prim(p) => BinOp::from_prim(*p),
+            _ => None,
+        };
+        let Some(op) = op else {
+            return unsupported("this function with ⍤ on cells");
+        };
+        let (at, xt) = (self.f.ty(a).clone(), self.f.ty(x).clone());
+        let (fa, ca) = at.shape.split_at(ar - cl);
+        let (fx, cx) = xt.shape.split_at(xr - cr);
+        let frame = if fa == fx || fx.is_empty() {
+            fa.to_vec()
+        } else if fa.is_empty() {
+            fx.to_vec()
+        } else if fa.len() != fx.len() {
+            return Err(err::rank(
+                "the frames of ⍤'s arguments differ in rank",
+                span.clone(),
+            ));
+        } else if known_dims(fa).is_some() && known_dims(fx).is_some() {
+            return Err(err::length(
+                "the frames of ⍤'s arguments differ in length",
+                span.clone(),
+            ));
+        } else {
+            return unsupported("⍤ with frames of lengths known only at run time");
+        };
+        // The cells meet as the scalar function's arguments: equal, or one a scalar.
+        let cell = if ca.is_empty() {
+            cx.to_vec()
+        } else if cx.is_empty() || ca == cx {
+            ca.to_vec()
+        } else if ca.len() != cx.len() {
+            return Err(err::rank(
+                "the cells of ⍤'s arguments differ in rank",
+                span.clone(),
+            ));
+        } else if known_dims(ca).is_some() && known_dims(cx).is_some() {
+            return Err(err::length(
+                "the cells of ⍤'s arguments differ in length",
+                span.clone(),
+            ));
+        } else {
+            return unsupported("⍤ with cells of lengths known only at run time");
+        };
+        let mut shape = frame.clone();
+        shape.extend(cell.iter().copied());
+        // Each argument spread to the result's shape: its frame axes (if any) are the
+        // result's first, its cell axes (if any) the result's last.
+        let spread = |me: &mut Self, v: Value, frame_axes: usize, cell_axes: usize| {
+            let mut axes: Vec<usize> = (0..frame_axes).collect();
+            axes.extend((0..cell_axes).map(|j| frame.len() + j));
+            if frame_axes + cell_axes == shape.len() {
+                return v;
+            }
+            me.gather(v, Gather::Axes(axes), shape.clone(), span.clone())
+        };
+        let a2 = spread(self, a, fa.len(), ca.len());
+        let x2 = spread(self, x, fx.len(), cx.len());
+        if !op.on_gpu_for(self.f.ty(a2).elem, self.f.ty(x2).elem, self.f.float) {
+            return unsupported("this scalar function");
+        }
+        self.binary(op, a2, x2, span.clone())
+    }
+
+    /// `X@I`, `f@I`, `X@g`, `f@g` where the device can: indices known when the
+    /// program compiles into an array whose first axis is known (new items chosen
+    /// per major cell), or a boolean function of ⍵ with a scalar `X` or a monadic
+    /// scalar primitive `f`. Other forms run on the reference.
+    fn at(&mut self, l: &Tine, r: &Tine, a: Option<Value>, x: Value, span: &Span) -> Result<Value> {
+        let unsupported = |what: &str| {
+            Err(err::unsupported(
+                format!("{what} is not supported on the GPU path yet"),
+                span.clone(),
+            ))
+        };
+        let xt = self.f.ty(x).clone();
+        match r {
+            Tine::Func(g) => {
+                if a.is_some() {
+                    return unsupported("@ with a left argument");
+                }
+                let mask = self.monadic(g, x, span)?;
+                let mt = self.f.ty(mask).clone();
+                if mt.shape != xt.shape || mt.elem != ElemType::Bool {
+                    return unsupported("@ with this selecting function");
+                }
+                let new = match l {
+                    Tine::Array(e) => {
+                        let v = self.expr(e)?;
+                        if self.f.ty(v).rank() != 0 {
+                            return unsupported(
+                                "@ with a function right operand and an array of new items",
+                            );
+                        }
+                        v
+                    }
+                    Tine::Func(f) => {
+                        let f = self.resolve(f)?;
+                        match &f.kind {
+                            FuncKind::Prim(p) if UnOp::from_prim(*p).is_some() => {
+                                self.monadic(&f, x, span)?
+                            }
+                            _ => return unsupported("@ with this function"),
+                        }
+                    }
+                };
+                self.select(mask, new, x, span)
+            }
+            Tine::Array(e) => {
+                let iv = self.expr(e)?;
+                let Some(idx) = self.const_ints(iv) else {
+                    return unsupported("@ with indices computed on the device");
+                };
+                let Some(&Dim::Known(n)) = xt.shape.first() else {
+                    return if xt.rank() == 0 {
+                        Err(err::rank("@ with indices needs an array ⍵", span.clone()))
+                    } else {
+                        unsupported("@ on an array whose length is known only at run time")
+                    };
+                };
+                let io = self.io;
+                // For each major cell of ⍵: the last position in I that names it.
+                let mut from = vec![None; n as usize];
+                for (p, &i) in idx.iter().enumerate() {
+                    let v = i - io;
+                    if v < 0 || v >= n as i64 {
+                        return Err(err::index(
+                            format!("index {i} is outside {io}…{}", n as i64 - 1 + io),
+                            e.span.clone(),
+                        ));
+                    }
+                    from[v as usize] = Some(p);
+                }
+                let it = self.f.ty(iv).clone();
+                let mut sel_shape = it.shape.clone();
+                sel_shape.extend(xt.shape[1..].iter().copied());
+                let new = match l {
+                    Tine::Array(e) => {
+                        if a.is_some() {
+                            return Err(err::syntax_like(
+                                "@ with an array left operand takes one argument",
+                                span.clone(),
+                            ));
+                        }
+                        self.expr(e)?
+                    }
+                    Tine::Func(f) => {
+                        let flat =
+                            self.reshape(iv, vec![Dim::Known(idx.len() as u64)], span.clone());
+                        let one = self.one_based(flat, span.clone())?;
+                        let mut axes = vec![Some(one)];
+                        axes.resize(xt.rank(), None);
+                        let sel = self.index(x, axes, span.clone())?;
+                        let sel = self.reshape(sel, sel_shape.clone(), span.clone());
+                        self.apply(f, a, sel, span)?
+                    }
+                };
+                let nt = self.f.ty(new).clone();
+                let cells = if nt.rank() == 0 {
+                    new
+                } else if nt.shape == sel_shape {
+                    // Row j of the result's new items: row from[j] of the selection.
+                    let k = idx.len() as u64;
+                    let rows: Vec<i32> = from.iter().map(|p| p.unwrap_or(0) as i32 + 1).collect();
+                    let mut flat_shape = vec![Dim::Known(k)];
+                    flat_shape.extend(xt.shape[1..].iter().copied());
+                    let flat = self.reshape(new, flat_shape, span.clone());
+                    let rows = self.konst(Array::vector(Data::I32(rows)), span.clone());
+                    let mut axes = vec![Some(rows)];
+                    axes.resize(xt.rank(), None);
+                    if k == 0 {
+                        return Ok(x);
+                    }
+                    self.index(flat, axes, span.clone())?
+                } else if nt.rank() != sel_shape.len() {
+                    return Err(err::rank(
+                        "@'s new items must match the selection's rank",
+                        span.clone(),
+                    ));
+                } else {
+                    return Err(err::length(
+                        "@'s new items must match the selection's shape",
+                        span.clone(),
+                    ));
+                };
+                let mask: Vec<bool> = from.iter().map(|p| p.is_some()).collect();
+                let mask = self.konst(Array::vector(Data::Bool(mask)), span.clone());
+                let mask = if xt.rank() > 1 {
+                    self.gather(mask, Gather::Axes(vec![0]), xt.shape.clone(), span.clone())
+                } else {
+                    mask
+                };
+                self.select(mask, cells, x, span)
+            }
+        }
+    }
+}

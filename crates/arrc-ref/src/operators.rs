@@ -1,0 +1,310 @@
+//! The dyadic operators `⍤` (rank), `⍥` (over) and `@` (at) on the reference.
+
+use super::*;
+
+/// The cells of rank `c` of `x`: the frame (the leading axes) and each cell, in
+/// ravel order of the frame.
+fn cells(x: &Array, c: usize) -> (Vec<usize>, Vec<Array>) {
+    let r = x.rank();
+    let frame = x.shape[..r - c].to_vec();
+    let cell_shape = x.shape[r - c..].to_vec();
+    let size = arrc_ir::array::saturating_count(&cell_shape);
+    let count = arrc_ir::array::saturating_count(&frame);
+    let out = (0..count)
+        .map(|i| {
+            let mut d = Data::with_capacity(x.elem, size);
+            (0..size).for_each(|t| d.push(x.data.get(i * size + t)));
+            Array::new(cell_shape.clone(), d)
+        })
+        .collect();
+    (frame, out)
+}
+
+/// The rank of the cells `f⍤k` gives `f` from an array of rank `r`.
+fn cell_rank(k: i64, r: usize) -> usize {
+    if k >= 0 {
+        (k as usize).min(r)
+    } else {
+        r.saturating_sub(k.unsigned_abs() as usize)
+    }
+}
+
+/// Results of the cells put together under their frame: each raised to the highest
+/// rank among them (leading axes of length 1) and padded with fill to the longest
+/// length on each axis, as Dyalog's mix does.
+fn assemble(frame: Vec<usize>, results: Vec<Array>, span: &Span) -> Result<Array> {
+    let rank = results.iter().map(|r| r.rank()).max().unwrap_or(0);
+    let raised: Vec<Vec<usize>> = results
+        .iter()
+        .map(|r| {
+            let mut s = vec![1; rank - r.rank()];
+            s.extend(r.shape.iter().copied());
+            s
+        })
+        .collect();
+    let mut cell = vec![0usize; rank];
+    for s in &raised {
+        for (c, &d) in cell.iter_mut().zip(s) {
+            *c = (*c).max(d);
+        }
+    }
+    let size = arrc_ir::array::saturating_count(&cell);
+    prims::check_size(size.saturating_mul(results.len()), span)?;
+    let elem = results
+        .iter()
+        .map(|r| r.elem)
+        .max()
+        .unwrap_or(ElemType::Bool);
+    let mut d = Data::with_capacity(elem, size * results.len());
+    let fill = Scalar::I32(0).cast(elem);
+    for (r, s) in results.iter().zip(&raised) {
+        // Position by position in the padded cell: inside `s`, the result's item.
+        for t in 0..size {
+            let mut rem = t;
+            let mut off = 0;
+            let mut inside = true;
+            let mut stride = size;
+            for (k, &len) in cell.iter().enumerate() {
+                stride /= len.max(1);
+                let c = rem / stride.max(1);
+                rem %= stride.max(1);
+                if c >= s[k] {
+                    inside = false;
+                }
+                off = off * s[k] + c.min(s[k].saturating_sub(1));
+            }
+            d.push(if inside {
+                r.data.get(off).cast(elem)
+            } else {
+                fill
+            });
+        }
+    }
+    let mut shape = frame;
+    shape.extend(cell);
+    Ok(Array::new(shape, d))
+}
+
+impl Interp<'_> {
+    /// `f⍤k ⍵` and `⍺ f⍤k ⍵`: `f` applied to the cells of the ranks `k` gives
+    /// (monadic, left, right), under the frames they leave (equal, or one empty).
+    pub(super) fn rank_op(
+        &mut self,
+        f: &Func,
+        k: &Expr,
+        a: Option<Array>,
+        x: Array,
+        span: &Span,
+    ) -> Result<Array> {
+        let kv = self.expr(k)?;
+        let ks = prims::int_vector(&kv, &k.span, "the ranks of ⍤")?;
+        let (m, l, r) = match ks.as_slice() {
+            [c] => (*c, *c, *c),
+            [l, r] => (*r, *l, *r),
+            [m, l, r] => (*m, *l, *r),
+            _ => return Err(err::length("⍤ takes one to three ranks", k.span.clone())),
+        };
+        let Some(a) = a else {
+            let (frame, xs) = cells(&x, cell_rank(m, x.rank()));
+            if xs.is_empty() {
+                return self.empty_frame(f, None, &x, frame, cell_rank(m, x.rank()), span);
+            }
+            let mut out = Vec::with_capacity(xs.len());
+            for c in xs {
+                arrc_ir::interrupt::check(span)?;
+                out.push(self.monadic(f, c, span)?);
+            }
+            return assemble(frame, out, span);
+        };
+        let (cl, cr) = (cell_rank(l, a.rank()), cell_rank(r, x.rank()));
+        let (fa, a_cells) = cells(&a, cl);
+        let (fx, x_cells) = cells(&x, cr);
+        let frame = if fa == fx || fx.is_empty() {
+            fa.clone()
+        } else if fa.is_empty() {
+            fx.clone()
+        } else if fa.len() != fx.len() {
+            return Err(err::rank(
+                "the frames of ⍤'s arguments differ in rank",
+                span.clone(),
+            ));
+        } else {
+            return Err(err::length(
+                "the frames of ⍤'s arguments differ in length",
+                span.clone(),
+            ));
+        };
+        let n = arrc_ir::array::saturating_count(&frame);
+        if n == 0 {
+            return self.empty_frame(f, Some(&a), &x, frame, cr, span);
+        }
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            arrc_ir::interrupt::check(span)?;
+            let ac = a_cells[if fa.is_empty() { 0 } else { i }].clone();
+            let xc = x_cells[if fx.is_empty() { 0 } else { i }].clone();
+            out.push(self.dyadic(f, ac, xc, span)?);
+        }
+        assemble(frame, out, span)
+    }
+
+    /// An empty frame: the result's cell shape is that of `f` applied to a cell of
+    /// fill items (none if that fails).
+    fn empty_frame(
+        &mut self,
+        f: &Func,
+        a: Option<&Array>,
+        x: &Array,
+        frame: Vec<usize>,
+        cr: usize,
+        span: &Span,
+    ) -> Result<Array> {
+        let cell_of = |v: &Array, c: usize| {
+            let s = v.shape[v.rank() - c..].to_vec();
+            let n = arrc_ir::array::saturating_count(&s);
+            Array::new(s, {
+                let mut d = Data::with_capacity(v.elem, n);
+                (0..n).for_each(|_| d.push(Scalar::I32(0).cast(v.elem)));
+                d
+            })
+        };
+        let xc = cell_of(x, cr);
+        let proto = match a {
+            None => self.monadic(f, xc, span),
+            Some(a) => {
+                let ac = cell_of(a, a.rank().min(a.rank()));
+                self.dyadic(f, ac, xc, span)
+            }
+        };
+        let (cell, elem) = match proto {
+            Ok(p) => (p.shape, p.elem),
+            Err(_) => (vec![], x.elem),
+        };
+        let mut shape = frame;
+        shape.extend(cell);
+        Ok(Array::new(shape, Data::empty(elem)))
+    }
+
+    /// `f⍥g ⍵` is `f g ⍵`; `⍺ f⍥g ⍵` is `(g ⍺) f (g ⍵)`.
+    pub(super) fn over(
+        &mut self,
+        f: &Func,
+        g: &Func,
+        a: Option<Array>,
+        x: Array,
+        span: &Span,
+    ) -> Result<Array> {
+        let x = self.monadic(g, x, span)?;
+        let a = match a {
+            Some(a) => Some(self.monadic(g, a, span)?),
+            None => None,
+        };
+        self.apply(f, a, x, span)
+    }
+
+    /// `X@I ⍵`, `f@I ⍵`, `X@g ⍵`, `f@g ⍵` (and `⍺ f@… ⍵`): the major cells of ⍵ at
+    /// indices `I`, or its items where `g ⍵` is 1, replaced by `X` or by `f` of them.
+    pub(super) fn at(
+        &mut self,
+        l: &Tine,
+        r: &Tine,
+        a: Option<Array>,
+        x: Array,
+        span: &Span,
+    ) -> Result<Array> {
+        let io = self.io();
+        // Where each selected item lies in ⍵'s ravel, and the selection's shape.
+        let (places, shape): (Vec<usize>, Vec<usize>) = match r {
+            Tine::Array(e) => {
+                let idx = self.expr(e)?;
+                if x.rank() == 0 {
+                    return Err(err::rank("@ with indices needs an array ⍵", span.clone()));
+                }
+                let n = x.shape[0];
+                let cell = arrc_ir::array::saturating_count(&x.shape[1..]);
+                let mut places = Vec::with_capacity(idx.len() * cell);
+                for i in 0..idx.len() {
+                    let v =
+                        idx.data.get(i).as_i64().ok_or_else(|| {
+                            err::domain("@ needs integer indices", e.span.clone())
+                        })? - io;
+                    if v < 0 || v >= n as i64 {
+                        return Err(prims::index_error(
+                            format!("index {} is outside {}…{}", v + io, io, n as i64 - 1 + io),
+                            e.span.clone(),
+                        ));
+                    }
+                    places.extend((0..cell).map(|t| v as usize * cell + t));
+                }
+                let mut shape = idx.shape.clone();
+                shape.extend(x.shape[1..].iter().copied());
+                (places, shape)
+            }
+            Tine::Func(g) => {
+                let mask = self.monadic(g, x.clone(), span)?;
+                if mask.shape != x.shape {
+                    return Err(err::length(
+                        "@'s right operand must give a boolean array of ⍵'s shape",
+                        g.span.clone(),
+                    ));
+                }
+                let mut places = vec![];
+                for i in 0..mask.len() {
+                    match mask.data.get(i).as_i64() {
+                        Some(1) => places.push(i),
+                        Some(0) => {}
+                        _ => {
+                            return Err(err::domain(
+                                "@'s right operand must give booleans",
+                                g.span.clone(),
+                            ))
+                        }
+                    }
+                }
+                let n = places.len();
+                (places, vec![n])
+            }
+        };
+        let selected = {
+            let mut d = Data::with_capacity(x.elem, places.len());
+            places.iter().for_each(|&p| d.push(x.data.get(p)));
+            Array::new(shape.clone(), d)
+        };
+        let new = match l {
+            Tine::Array(e) => {
+                if a.is_some() {
+                    return Err(err::syntax_like(
+                        "@ with an array left operand takes one argument",
+                        span.clone(),
+                    ));
+                }
+                self.expr(e)?
+            }
+            Tine::Func(f) => self.apply(f, a, selected, span)?,
+        };
+        let fits = new.rank() == 0
+            || new.shape == shape
+            || (matches!(r, Tine::Func(_)) && new.len() == places.len());
+        if !fits {
+            return Err(if new.rank() != shape.len() {
+                err::rank(
+                    "@'s new items must match the selection's rank",
+                    span.clone(),
+                )
+            } else {
+                err::length(
+                    "@'s new items must match the selection's shape",
+                    span.clone(),
+                )
+            });
+        }
+        let elem = x.elem.join(new.elem);
+        let mut out: Vec<Scalar> = (0..x.len()).map(|i| x.data.get(i)).collect();
+        for (k, &p) in places.iter().enumerate() {
+            out[p] = new.data.get(if new.rank() == 0 { 0 } else { k });
+        }
+        let mut d = Data::with_capacity(elem, out.len());
+        out.into_iter().for_each(|s| d.push(s.cast(elem)));
+        Ok(Array::new(x.shape.clone(), d))
+    }
+}
