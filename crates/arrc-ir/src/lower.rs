@@ -15,6 +15,7 @@ use std::collections::HashMap;
 
 mod folds;
 mod search;
+mod sets;
 mod structural;
 mod tacit;
 
@@ -522,6 +523,8 @@ impl Lower {
             // ↑ (mix) of a simple array is the array; ∊ (enlist) its ravel.
             FuncKind::Prim(Prim::Take) => Ok(arg),
             FuncKind::Prim(Prim::Epsilon) => self.structural1(Prim::Comma, arg, None, fspan),
+            FuncKind::Prim(Prim::Union) => self.unique(arg, fspan),
+            FuncKind::Prim(Prim::NotEqual) => self.unique_mask(arg, fspan),
             FuncKind::Prim(p) if p.is_structural() => self.structural1(*p, arg, None, fspan),
             FuncKind::Prim(p) => match UnOp::from_prim(*p) {
                 Some(op) if op.on_gpu_for(self.f.ty(arg).elem, self.f.float) => {

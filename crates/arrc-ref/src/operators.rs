@@ -136,7 +136,7 @@ impl Interp<'_> {
         };
         let n = arrc_ir::array::saturating_count(&frame);
         if n == 0 {
-            return self.empty_frame(f, Some(&a), &x, frame, cr, span);
+            return self.empty_frame(f, Some((&a, cl)), &x, frame, cr, span);
         }
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
@@ -153,7 +153,7 @@ impl Interp<'_> {
     fn empty_frame(
         &mut self,
         f: &Func,
-        a: Option<&Array>,
+        a: Option<(&Array, usize)>,
         x: &Array,
         frame: Vec<usize>,
         cr: usize,
@@ -171,8 +171,8 @@ impl Interp<'_> {
         let xc = cell_of(x, cr);
         let proto = match a {
             None => self.monadic(f, xc, span),
-            Some(a) => {
-                let ac = cell_of(a, a.rank().min(a.rank()));
+            Some((a, cl)) => {
+                let ac = cell_of(a, cl);
                 self.dyadic(f, ac, xc, span)
             }
         };

@@ -1582,3 +1582,42 @@ fn replicate_along_an_axis_on_the_device() {
         check_at(&mut s, &[1, 33, 4097], &exprs, ty, false);
     }
 }
+
+#[test]
+fn set_functions_find_decode_expand_on_the_device() {
+    // `∪ ≠ ∩ ~` (searches and compresses), `⍷` of a known pattern (shifted
+    // comparisons), `⍸` of known intervals, `⊥` of known radices (an inner product),
+    // expand, laminate, and the operators `⍤ ⍥ @` where they are scalar functions
+    // spread over frames or selections, all fused on the device.
+    let mut s = gpu();
+    let exprs = [
+        "∪x",
+        "≠x",
+        "x∩y",
+        "x~y",
+        "(⍳10)∩x",
+        "x~⍳5",
+        "∪x>0",
+        "1 0 1⍷x>0",
+        "5⍷x",
+        "¯50 0 50⍸x",
+        "10 10 10⊥3 3⍴x",
+        "1 ¯2 1⊥3 3⍴x",
+        "2⊥⍉4 3⍴x>0",
+        "m←(2,≢x)⍴x ⋄ 1 0 1⍀m",
+        "m←(2,≢x)⍴x ⋄ 0 ¯2 1 1\\[1]m",
+        "0 1 0\\1↑x",
+        "x,[0.5]y",
+        "x,[1.5]y",
+        "x+⍤0 0⊢y",
+        "(2 3⍴x)+⍤1 0⊢2↑y",
+        "+/⍤1⊢(3,≢x)⍴x",
+        "x×⍥|y",
+        "0@{⍵>0}x",
+        "-@{⍵<0}x",
+    ];
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_at(&mut s, &[0, 1, 9, 33, 4097], &exprs, ty, false);
+        check_at(&mut s, &[1, 8, 4097], &["0@1⊢x", "(2↑y)@1 1⊢2⍴x"], ty, false);
+    }
+}

@@ -139,6 +139,16 @@ impl Lower {
             FuncKind::Prim(Prim::Epsilon) => self.search(r, l, SearchKind::Member, fspan),
             FuncKind::Prim(Prim::Right) => Ok(r),
             FuncKind::Prim(Prim::Left) => Ok(l),
+            FuncKind::Prim(p @ (Prim::Intersection | Prim::Tilde)) => {
+                self.intersect(l, r, *p == Prim::Intersection, fspan)
+            }
+            FuncKind::Prim(Prim::Find) => self.find(l, r, fspan),
+            FuncKind::Prim(Prim::Where) => self.interval_index(l, r, fspan),
+            FuncKind::Prim(Prim::Decode) => self.decode(l, r, fspan),
+            FuncKind::Prim(p @ (Prim::Backslash | Prim::BackslashBar)) => {
+                let axis = (*p == Prim::BackslashBar).then_some(0);
+                self.expand(l, r, axis, fspan)
+            }
             FuncKind::Prim(p) if p.is_structural() => self.structural2(*p, l, r, None, fspan),
             FuncKind::Prim(p) => match BinOp::from_prim(*p) {
                 Some(BinOp::Power) if self.small_power(r).is_some() => {
@@ -236,6 +246,10 @@ impl Lower {
                     FuncKind::Prim(Prim::Slash | Prim::SlashBar) => {
                         let axis = self.axis(k, self.f.ty(r).rank())?;
                         self.compress(l, r, false, Some(axis), fspan)
+                    }
+                    FuncKind::Prim(Prim::Backslash | Prim::BackslashBar) => {
+                        let axis = self.axis(k, self.f.ty(r).rank())?;
+                        self.expand(l, r, Some(axis), fspan)
                     }
                     // As the reference: `2 2⍴[1]⍳4` is an AXIS ERROR, never a reshape.
                     FuncKind::Prim(p) if p.is_structural() || BinOp::from_prim(*p).is_none() => {

@@ -19,6 +19,86 @@ impl Lower {
         self.gather(arg, Gather::Cycle { fill }, shape, span)
     }
 
+    /// The cells of `x` along axis `ax` in the order `picks` names them (from 0), a
+    /// cell of fill items for `None`: the gathered cells of replicate and expand.
+    fn pick_cells(&mut self, x: Value, ax: usize, picks: &[Option<u32>], span: Span) -> Result<Value> {
+        let xt = self.f.ty(x).clone();
+        let Dim::Known(n) = xt.shape[ax] else {
+            return Err(err::needs_known(
+                "replicate along a run-time length is not supported yet",
+                span,
+            ));
+        };
+        // Fill items are gathered from a fill cell put after the last one.
+        let x = if picks.iter().any(|p| p.is_none()) {
+            let zero = Array::scalar(Scalar::I32(0).cast(xt.elem));
+            let z = self.konst(zero, span.clone());
+            self.catenate(x, z, ax, span.clone())?
+        } else {
+            x
+        };
+        let idx: Vec<i32> = picks
+            .iter()
+            .map(|p| p.map_or(n as i32 + 1, |k| k as i32 + 1))
+            .collect();
+        let iv = self.konst(Array::vector(Data::I32(idx)), span.clone());
+        let axes = (0..xt.rank()).map(|k| (k == ax).then_some(iv)).collect();
+        self.index(x, axes, span)
+    }
+
+    /// `⍺\[k]⍵` (expand) with counts known when compiling: the j-th positive count
+    /// repeats the j-th cell, a negative one inserts that many fill cells, a 0 one.
+    pub(super) fn expand(&mut self, a: Value, x: Value, axis: Option<usize>, span: Span) -> Result<Value> {
+        let Some(counts) = self.const_ints(a) else {
+            return Err(err::unsupported(
+                "expand with counts computed on the device is not supported on the GPU path yet",
+                span,
+            ));
+        };
+        if self.f.ty(a).rank() > 1 {
+            return Err(err::rank("expand counts must be a scalar or vector", span));
+        }
+        let x = if self.f.ty(x).rank() == 0 {
+            self.reshape(x, vec![Dim::Known(1)], span.clone())
+        } else {
+            x
+        };
+        let xt = self.f.ty(x).clone();
+        let ax = axis.unwrap_or(xt.rank() - 1);
+        let Dim::Known(n) = xt.shape[ax] else {
+            return Err(err::needs_known(
+                "expand along a run-time length is not supported yet",
+                span,
+            ));
+        };
+        let positive = counts.iter().filter(|&&c| c > 0).count() as u64;
+        if n != positive && n != 1 {
+            return Err(err::length(
+                format!("{positive} positive counts for an axis of length {n}"),
+                span,
+            ));
+        }
+        let total = counts
+            .iter()
+            .fold(0u64, |t, &c| t.saturating_add(c.unsigned_abs().max(1)));
+        if total > LITERAL_LIMIT {
+            return Err(err::ws_full(
+                format!("expand would give {total} items along its axis"),
+                span,
+            ));
+        }
+        let mut j = 0u32;
+        let mut picks = Vec::with_capacity(total as usize);
+        for &c in &counts {
+            let pick = (c > 0).then_some(if n == 1 { 0 } else { j });
+            picks.extend(std::iter::repeat_n(pick, c.unsigned_abs().max(1) as usize));
+            if c > 0 {
+                j += 1;
+            }
+        }
+        self.pick_cells(x, ax, &picks, span)
+    }
+
     /// `l,[k.5]r` (laminate): both, of one shape (a scalar extends), joined along a
     /// new axis of length 2 at position `at`.
     pub(super) fn laminate(&mut self, l: Value, r: Value, at: usize, span: Span) -> Result<Value> {
@@ -491,15 +571,6 @@ impl Lower {
                     span,
                 ));
             }
-            // A negative count inserts that many fill items (zeros): they are gathered
-            // from a fill item put after the last one.
-            let x = if counts.iter().any(|&c| c < 0) {
-                let zero = Array::scalar(Scalar::I32(0).cast(xt.elem));
-                let z = self.konst(zero, span.clone());
-                self.catenate(x, z, ax, span.clone())?
-            } else {
-                x
-            };
             let total = counts
                 .iter()
                 .fold(0u64, |t, &c| t.saturating_add(c.unsigned_abs()));
@@ -522,18 +593,15 @@ impl Lower {
                     span,
                 ));
             }
-            let fill = n as i32 + 1;
-            let idx: Vec<i32> = counts
+            // A negative count inserts that many fill items.
+            let picks: Vec<Option<u32>> = counts
                 .iter()
                 .enumerate()
                 .flat_map(|(k, &c)| {
-                    let at = if c < 0 { fill } else { k as i32 + 1 };
-                    std::iter::repeat_n(at, c.unsigned_abs() as usize)
+                    std::iter::repeat_n((c > 0).then_some(k as u32), c.unsigned_abs() as usize)
                 })
                 .collect();
-            let iv = self.konst(Array::vector(Data::I32(idx)), span.clone());
-            let axes = (0..xt.rank()).map(|k| (k == ax).then_some(iv)).collect();
-            return self.index(x, axes, span);
+            return self.pick_cells(x, ax, &picks, span);
         }
         if at.elem != ElemType::Bool || at.rank() != 1 || xt.rank() != 1 {
             return Err(err::needs_known(

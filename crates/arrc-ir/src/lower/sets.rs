@@ -1,0 +1,220 @@
+//! Lowering the set functions `∪ ∩ ~ ≠⍵`, find `⍷`, interval index `⍺⍸⍵` and decode
+//! `⍺⊥⍵` into searches, compresses, shifted comparisons and inner products.
+
+use super::*;
+
+/// The most items of a left argument that `⍷` and `⍸` unroll into one comparison
+/// each.
+pub const UNROLL_ITEMS: usize = 64;
+
+impl Lower {
+    fn unsupported<T>(&self, what: &str, span: &Span) -> Result<T> {
+        Err(err::unsupported(
+            format!("{what} is not supported on the GPU path yet"),
+            span.clone(),
+        ))
+    }
+
+    /// A scalar as a one-item vector.
+    fn as_vector(&mut self, x: Value, span: &Span) -> Value {
+        if self.f.ty(x).rank() == 0 {
+            self.reshape(x, vec![Dim::Known(1)], span.clone())
+        } else {
+            x
+        }
+    }
+
+    /// `≠⍵`: 1 where a major cell first occurs, `(⍵⍳⍵)=⍳≢⍵`.
+    pub(super) fn unique_mask(&mut self, x: Value, span: Span) -> Result<Value> {
+        let x = self.as_vector(x, &span);
+        let n = self.f.ty(x).shape[0];
+        if !matches!(n, Dim::Known(_) | Dim::Sym(_)) {
+            return self.unsupported("≠ of an array whose length is computed on the device", &span);
+        }
+        let first = self.search(x, x, SearchKind::IndexOf { origin: 0 }, span.clone())?;
+        let iota = self.f.push(
+            Inst::Iota { len: n, origin: 0 },
+            Type {
+                elem: ElemType::I32,
+                shape: vec![n],
+            },
+            span.clone(),
+        );
+        self.binary(BinOp::Equal, first, iota, span)
+    }
+
+    /// `∪⍵` of a vector: its first occurrences, compressed.
+    pub(super) fn unique(&mut self, x: Value, span: Span) -> Result<Value> {
+        let x = self.as_vector(x, &span);
+        if self.f.ty(x).rank() != 1 {
+            return self.unsupported("∪ of a matrix", &span);
+        }
+        let mask = self.unique_mask(x, span.clone())?;
+        self.compress(mask, x, false, None, span)
+    }
+
+    /// `⍺∩⍵` (`keep`) and `⍺~⍵`: the items of the vector ⍺ found (not found) in ⍵.
+    pub(super) fn intersect(&mut self, a: Value, x: Value, keep: bool, span: Span) -> Result<Value> {
+        let a = self.as_vector(a, &span);
+        if self.f.ty(a).rank() != 1 {
+            return if keep {
+                Err(err::rank("∩ takes scalars and vectors", span))
+            } else {
+                self.unsupported("~ with a matrix left argument", &span)
+            };
+        }
+        if keep && self.f.ty(x).rank() > 1 {
+            return Err(err::rank("∩ takes scalars and vectors", span));
+        }
+        let found = self.search(x, a, SearchKind::Member, span.clone())?;
+        let mask = if keep {
+            found
+        } else {
+            self.unary(UnOp::Not, found, span.clone())?
+        };
+        self.compress(mask, a, false, None, span)
+    }
+
+    /// `⍺⍷⍵` of a vector ⍺ known when compiling (at most [`UNROLL_ITEMS`] items) in a
+    /// vector ⍵: the and of ⍺'s items compared with ⍵ shifted, a shift past the end
+    /// giving 0.
+    pub(super) fn find(&mut self, a: Value, x: Value, span: Span) -> Result<Value> {
+        let (Some(pat), xt) = (self.known_value(a), self.f.ty(x).clone()) else {
+            return self.unsupported("⍷ with a pattern computed on the device", &span);
+        };
+        if pat.rank() > 1 || xt.rank() != 1 || pat.len() > UNROLL_ITEMS {
+            return self.unsupported("⍷ other than of a short vector in a vector", &span);
+        }
+        if !matches!(xt.shape[0], Dim::Known(_) | Dim::Sym(_)) {
+            return self.unsupported("⍷ in an array whose length is computed on the device", &span);
+        }
+        let mut acc: Option<Value> = None;
+        for j in 0..pat.len() {
+            let item = self.konst(Array::scalar(pat.data.get(j)), span.clone());
+            let eq = self.binary(BinOp::Equal, x, item, span.clone())?;
+            let eq = self.cast(eq, ElemType::Bool);
+            let shifted = self.gather(
+                eq,
+                Gather::Window {
+                    start: vec![j as i64],
+                    fill: Scalar::Bool(false),
+                },
+                xt.shape.clone(),
+                span.clone(),
+            );
+            acc = Some(match acc {
+                None => shifted,
+                Some(p) => self.binary(BinOp::And, p, shifted, span.clone())?,
+            });
+        }
+        Ok(match acc {
+            Some(v) => v,
+            // An empty pattern is found everywhere.
+            None => {
+                let one = self.konst(Array::scalar(Scalar::Bool(true)), span.clone());
+                self.reshape(one, xt.shape, span)
+            }
+        })
+    }
+
+    /// `⍺⍸⍵` with an ascending ⍺ known when compiling (at most [`UNROLL_ITEMS`]
+    /// items, integers or f32): how many items of ⍺ are at most each item of ⍵.
+    pub(super) fn interval_index(&mut self, a: Value, x: Value, span: Span) -> Result<Value> {
+        let Some(cuts) = self.known_value(a) else {
+            return self.unsupported("⍸ with intervals computed on the device", &span);
+        };
+        let xt = self.f.ty(x).clone();
+        if cuts.rank() != 1 {
+            return if cuts.rank() == 0 {
+                Err(err::rank("⍺⍸⍵ needs a vector ⍺", span))
+            } else {
+                self.unsupported("⍺⍸⍵ with major cells of a matrix ⍺", &span)
+            };
+        }
+        // Comparisons here are exact, as the reference's: f64 ones would be tolerant.
+        let t = cuts.elem.join(xt.elem);
+        if cuts.len() > UNROLL_ITEMS || t == ElemType::F64 {
+            return self.unsupported("⍸ with many or f64 intervals", &span);
+        }
+        let vals: Vec<f64> = (0..cuts.len())
+            .map(|i| cuts.data.get(i).cast(t).as_f64())
+            .collect();
+        let ints: Vec<Option<i64>> = (0..cuts.len()).map(|i| cuts.data.get(i).as_i64()).collect();
+        let ascending = if t.is_int() {
+            ints.windows(2).all(|w| w[0] <= w[1])
+        } else {
+            vals.windows(2).all(|w| w[0] <= w[1])
+        };
+        if !ascending {
+            return Err(err::domain("⍺⍸⍵ needs ⍺ in ascending order", span));
+        }
+        let base = self.io as i32 - 1;
+        let mut acc = self.konst(Array::scalar(Scalar::I32(base)), span.clone());
+        for i in 0..cuts.len() {
+            let c = self.konst(Array::scalar(cuts.data.get(i)), span.clone());
+            let le = self.binary(BinOp::LessEq, c, x, span.clone())?;
+            acc = self.binary(BinOp::Add, acc, le, span.clone())?;
+        }
+        let acc = self.cast(acc, ElemType::I32);
+        if self.f.ty(acc).shape != xt.shape {
+            return Ok(self.reshape(acc, xt.shape, span));
+        }
+        Ok(acc)
+    }
+
+    /// `⍺⊥⍵` with a radix scalar or vector known when compiling: the place values
+    /// (`×/` of the radices to the right of each) made here, then `w+.×⍵`.
+    pub(super) fn decode(&mut self, a: Value, x: Value, span: Span) -> Result<Value> {
+        let Some(r) = self.known_value(a) else {
+            return self.unsupported("⊥ with radices computed on the device", &span);
+        };
+        let xt = self.f.ty(x).clone();
+        if r.rank() > 1 {
+            return self.unsupported("⊥ with a matrix of radices", &span);
+        }
+        let n = match xt.shape.first() {
+            None => 1,
+            Some(Dim::Known(n)) => *n as usize,
+            Some(_) => return self.unsupported("⊥ of digits whose count is known only at run time", &span),
+        };
+        let m = if r.len() == 1 { n } else { r.len() };
+        if m != n && n != 1 {
+            return Err(err::length(
+                format!("⊥ of {} radices and {n} digits", r.len()),
+                span,
+            ));
+        }
+        let radix = |i: usize| r.data.get(if r.len() == 1 { 0 } else { i });
+        let float = self.f.float;
+        // Place values from the right, exact (an overflow leaves it to the reference).
+        let mut w = vec![Scalar::I32(1).cast(r.elem.join(ElemType::I32)); m];
+        for i in (0..m.saturating_sub(1)).rev() {
+            match BinOp::Mul.apply(w[i + 1], radix(i + 1), float) {
+                Ok(v) => w[i] = v,
+                Err(_) => return self.unsupported("⊥ whose place values leave 64 bits", &span),
+            }
+        }
+        let ty = w.iter().map(|s| s.elem_type()).max().unwrap_or(ElemType::I32);
+        let mut d = Data::with_capacity(ty, m);
+        w.iter().for_each(|s| d.push(s.cast(ty)));
+        let wv = self.konst(Array::vector(d), span.clone());
+        let x = if xt.rank() == 0 || n != m {
+            // A single digit (or row of digits) repeats for every radix.
+            let mut shape = vec![Dim::Known(m as u64)];
+            shape.extend(xt.shape.iter().skip(1).copied());
+            self.reshape(x, shape, span.clone())
+        } else {
+            x
+        };
+        let plus = Func::new(FuncKind::Prim(Prim::Plus), span.clone());
+        let times = Func::new(FuncKind::Prim(Prim::Times), span.clone());
+        let v = self.inner(&plus, &times, wv, x, span.clone())?;
+        // The reference's type: integers give i64.
+        let want = BinOp::Mul.result_type(r.elem, xt.elem, float);
+        Ok(if self.f.ty(v).elem != want && want.is_int() {
+            self.cast(v, want)
+        } else {
+            v
+        })
+    }
+}
