@@ -246,9 +246,7 @@ impl Lower {
             match s {
                 // In a dfn the first statement that is not an assignment gives the
                 // result (`{1 ⋄ 2}0` is 1); a program's statements all run.
-                Stmt::Expr(e) if self.depth > 0 && !matches!(e.kind, ExprKind::Assign { .. }) => {
-                    return self.expr(e)
-                }
+                Stmt::Expr(e) if self.depth > 0 && !e.is_assignment() => return self.expr(e),
                 Stmt::Expr(e) => last = Some(self.expr(e)?),
                 Stmt::FnDef { name, func, .. } => self.bind(name, Binding::Func(func.clone())),
                 Stmt::Func(f) => {
@@ -408,6 +406,10 @@ impl Lower {
                 )),
                 None => Err(err::value(format!("undefined name: {n}"), span)),
             },
+            ExprKind::AssignTo { .. } => Err(err::unsupported(
+                "indexed, strand and modified assignment are not supported on the GPU path yet",
+                span,
+            )),
             ExprKind::SysName(n) if n == "⎕CT" => {
                 let ct = Scalar::F64(crate::scalar::COMPARISON_TOLERANCE);
                 Ok(self.konst(Array::scalar(ct), span))

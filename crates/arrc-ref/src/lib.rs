@@ -9,6 +9,7 @@
 //!   least as accurate as any device order of summation.
 //! - Evaluation never panics; every failure is an [`Error`] with a span.
 
+mod assign;
 mod numeric;
 mod operators;
 mod prims;
@@ -316,6 +317,11 @@ impl Interp<'_> {
                 self.assign(name, v.clone(), name_span)?;
                 Ok(v)
             }
+            ExprKind::AssignTo {
+                target,
+                func,
+                value,
+            } => self.assign_to(target, func.as_ref(), value),
             ExprKind::Index { array, axes } => {
                 let mut ix = Vec::with_capacity(axes.len());
                 for a in axes.iter().rev() {
@@ -765,7 +771,7 @@ impl Interp<'_> {
             Stmt::Expr(e) => {
                 let v = self.expr(e)?;
                 // In a dfn, the first expression that is not an assignment is the result.
-                Ok(Some(if matches!(e.kind, ExprKind::Assign { .. }) {
+                Ok(Some(if e.is_assignment() {
                     Flow::Value(v)
                 } else {
                     Flow::Return(v)

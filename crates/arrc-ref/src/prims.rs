@@ -697,6 +697,21 @@ pub(crate) fn grade(x: &Array, down: bool, io: i64, span: &Span) -> Result<Array
     )))
 }
 
+/// Where each item `select` would take lies in `x`'s ravel, in the selection's order.
+pub(crate) fn select_places(
+    x: &Array,
+    axes: &[Option<Array>],
+    io: i64,
+    span: &Span,
+) -> Result<Vec<usize>> {
+    let n = x.len();
+    let positions = Array::new(x.shape.clone(), Data::I64((0..n as i64).collect()));
+    let sel = select(&positions, axes, io, span)?;
+    Ok((0..sel.len())
+        .map(|i| sel.data.get(i).as_i64().unwrap_or(0) as usize)
+        .collect())
+}
+
 /// Selects with one index array (or all, for `None`) per axis: `x[i;j]`, `i⌷x`.
 pub(crate) fn select(x: &Array, axes: &[Option<Array>], io: i64, span: &Span) -> Result<Array> {
     if axes.len() != x.rank() {

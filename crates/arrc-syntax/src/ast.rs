@@ -69,6 +69,38 @@ pub enum ExprKind {
         array: Box<Expr>,
         axes: Vec<Option<Expr>>,
     },
+    /// The other forms of assignment, each a whole statement: `x f←v` (modified),
+    /// `(a b)←v` / `a b←v` (strand), `x[i]←v` and `x[i] f←v` (indexed). A name
+    /// modified by `x f←v` or `x[i]←v` is changed where it is found (in a dfn, the
+    /// enclosing dfn's or the workspace's when it is not local). The value is `v`.
+    AssignTo {
+        target: Target,
+        func: Option<Func>,
+        value: Box<Expr>,
+    },
+}
+
+/// What [`ExprKind::AssignTo`] assigns.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    /// One name (`x f←v`) or several (`(a b)←v`), with their spans.
+    Names(Vec<(String, Span)>),
+    /// `x[i;j]`: the name and one entry per axis.
+    Indexed {
+        name: String,
+        name_span: Span,
+        axes: Vec<Option<Expr>>,
+    },
+}
+
+impl Target {
+    /// The names it assigns.
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            Target::Names(v) => v.iter().map(|(n, _)| n.as_str()).collect(),
+            Target::Indexed { name, .. } => vec![name.as_str()],
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -204,6 +236,20 @@ impl Expr {
                 array.names(out);
                 axes.iter().flatten().for_each(|x| x.names(out));
             }
+            ExprKind::AssignTo {
+                target,
+                func,
+                value,
+            } => {
+                out.extend(target.names().into_iter().map(String::from));
+                if let Target::Indexed { axes, .. } = target {
+                    axes.iter().flatten().for_each(|x| x.names(out));
+                }
+                if let Some(f) = func {
+                    f.names(out);
+                }
+                value.names(out);
+            }
             ExprKind::Number(_)
             | ExprKind::Str(_)
             | ExprKind::Zilde
@@ -215,6 +261,15 @@ impl Expr {
 
     pub fn new(kind: ExprKind, span: Span) -> Self {
         Expr { kind, span }
+    }
+
+    /// Whether this is an assignment of any form (in a dfn, a statement that does
+    /// not give the result).
+    pub fn is_assignment(&self) -> bool {
+        matches!(
+            self.kind,
+            ExprKind::Assign { .. } | ExprKind::AssignTo { .. }
+        )
     }
 
     /// This expression with each direct sub-expression replaced by `f` of it, `f`
@@ -266,6 +321,40 @@ impl Expr {
                 name_span: name_span.clone(),
                 value: Box::new(f(value)?),
             },
+            ExprKind::AssignTo {
+                target,
+                func,
+                value,
+            } => {
+                let value = Box::new(f(value)?);
+                let target = match target {
+                    Target::Names(v) => Target::Names(v.clone()),
+                    Target::Indexed {
+                        name,
+                        name_span,
+                        axes,
+                    } => {
+                        let mut out = Vec::with_capacity(axes.len());
+                        for a in axes.iter().rev() {
+                            out.push(match a {
+                                Some(x) => Some(f(x)?),
+                                None => None,
+                            });
+                        }
+                        out.reverse();
+                        Target::Indexed {
+                            name: name.clone(),
+                            name_span: name_span.clone(),
+                            axes: out,
+                        }
+                    }
+                };
+                ExprKind::AssignTo {
+                    target,
+                    func: func.clone(),
+                    value,
+                }
+            }
             other => other.clone(),
         };
         Ok(Expr::new(kind, self.span.clone()))
@@ -333,6 +422,16 @@ impl Expr {
             ExprKind::Assign { value, .. } => value.any_func(p),
             ExprKind::Index { array, axes } => {
                 array.any_func(p) || axes.iter().flatten().any(|x| x.any_func(p))
+            }
+            ExprKind::AssignTo {
+                target,
+                func,
+                value,
+            } => {
+                func.as_ref().is_some_and(|f| f.any_func(p))
+                    || value.any_func(p)
+                    || matches!(target, Target::Indexed { axes, .. }
+                        if axes.iter().flatten().any(|x| x.any_func(p)))
             }
             _ => false,
         }
@@ -481,6 +580,34 @@ mod print {
                     write!(f, "(dyadic@{}..{} {func} {left} {right})", s.start, s.end)
                 }
                 ExprKind::Assign { name, value, .. } => write!(f, "(assign {name} {value})"),
+                ExprKind::AssignTo {
+                    target,
+                    func,
+                    value,
+                } => {
+                    write!(f, "(assign-to")?;
+                    match target {
+                        Target::Names(v) => {
+                            for (n, _) in v {
+                                write!(f, " {n}")?;
+                            }
+                        }
+                        Target::Indexed { name, axes, .. } => {
+                            write!(f, " (index {name}")?;
+                            for a in axes {
+                                match a {
+                                    Some(e) => write!(f, " {e}")?,
+                                    None => write!(f, " _")?,
+                                }
+                            }
+                            write!(f, ")")?;
+                        }
+                    }
+                    if let Some(g) = func {
+                        write!(f, " {g}")?;
+                    }
+                    write!(f, " {value})")
+                }
                 ExprKind::Index { array, axes } => {
                     write!(f, "(index {array}")?;
                     for a in axes {

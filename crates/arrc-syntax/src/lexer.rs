@@ -332,6 +332,14 @@ pub enum Token {
     #[token("⍥", |_| Op2::Over)]
     #[token("@", |_| Op2::At)]
     Op2(Op2),
+    /// A name modified by the function that follows and `←` (`x+←1`; set by
+    /// `mark_assignments`).
+    ModName(String),
+    /// A name indexed by the brackets that follow, then assigned (`x[2]←0`; set by
+    /// `mark_assignments`).
+    IdxName(String),
+    /// Names assigned together (`(a b)←v`, `a b←v`; set by `mark_assignments`).
+    Names(Vec<(String, std::ops::Range<usize>)>),
     /// An array and the `@` that takes it as its left operand (`0@2 4`; set by
     /// [`mark_jots`]).
     AtBound(Bound),

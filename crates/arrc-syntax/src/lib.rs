@@ -58,6 +58,7 @@ pub fn parse(src: &str, is_function: &dyn Fn(&str) -> bool) -> Result<Program, S
     check_statement_length(&tokens)?;
     classify(&mut tokens, is_function);
     mark_function_parens(&mut tokens);
+    let tokens = mark_assignments(tokens);
     let tokens = lexer::mark_jots(tokens);
     check_brackets(src, &tokens)?;
     let end = src.len();
@@ -141,6 +142,91 @@ fn classify(tokens: &mut [lexer::Spanned], is_function: &dyn Fn(&str) -> bool) {
             }
         }
     }
+}
+
+/// Whether a token starts a statement's text (nothing before it in the statement).
+fn starts_statement(tokens: &[lexer::Spanned], k: usize) -> bool {
+    k == 0 || matches!(tokens[k - 1].1, Token::Sep | Token::LBrace | Token::Colon)
+}
+
+/// Turns the other forms of assignment, at the start of a statement, into one token
+/// each that the grammar tells apart: `x f←v` (`ModName`, `f` one primitive or
+/// function name), `x[…]←v` and `x[…] f←v` (`IdxName`), `(a b)←v` and `a b←v`
+/// (`Names`).
+fn mark_assignments(tokens: Vec<lexer::Spanned>) -> Vec<lexer::Spanned> {
+    let is_fn = |t: &Token| matches!(t, Token::Prim(_) | Token::FnName(_) | Token::Slash(_));
+    let assign_at = |k: usize| matches!(tokens.get(k), Some((_, Token::Assign, _)));
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut k = 0;
+    while k < tokens.len() {
+        let (l, t, r) = &tokens[k];
+        if starts_statement(&tokens, k) {
+            // `a b c←v` and `(a b c)←v`.
+            let paren = *t == Token::LParen;
+            let from = k + paren as usize;
+            let mut end = from;
+            while matches!(tokens.get(end), Some((_, Token::Name(_), _))) {
+                end += 1;
+            }
+            let closed = !paren || matches!(tokens.get(end), Some((_, Token::RParen, _)));
+            let after = end + paren as usize;
+            if end - from >= 2 - paren as usize
+                && closed
+                && assign_at(after)
+                && (paren || end - from >= 2)
+            {
+                let names = tokens[from..end]
+                    .iter()
+                    .map(|(a, t, b)| match t {
+                        Token::Name(n) => (n.clone(), *a..*b),
+                        _ => unreachable!("a run of names"),
+                    })
+                    .collect();
+                out.push((*l, Token::Names(names), tokens[after - 1].2));
+                k = after;
+                continue;
+            }
+            if let Token::Name(n) = t {
+                // `x f←v`.
+                if tokens.get(k + 1).is_some_and(|(_, t, _)| is_fn(t)) && assign_at(k + 2) {
+                    out.push((*l, Token::ModName(n.clone()), *r));
+                    k += 1;
+                    continue;
+                }
+                // `x[…]←v`, `x[…] f←v`.
+                if matches!(tokens.get(k + 1), Some((_, Token::LBracket, _))) {
+                    let mut depth = 0;
+                    let mut close = None;
+                    for (j, (_, t, _)) in tokens.iter().enumerate().skip(k + 1) {
+                        match t {
+                            Token::LBracket => depth += 1,
+                            Token::RBracket => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    close = Some(j);
+                                    break;
+                                }
+                            }
+                            Token::Sep => break,
+                            _ => {}
+                        }
+                    }
+                    if let Some(c) = close {
+                        let modified =
+                            tokens.get(c + 1).is_some_and(|(_, t, _)| is_fn(t)) && assign_at(c + 2);
+                        if assign_at(c + 1) || modified {
+                            out.push((*l, Token::IdxName(n.clone()), *r));
+                            k += 1;
+                            continue;
+                        }
+                    }
+                }
+            }
+        }
+        out.push(tokens[k].clone());
+        k += 1;
+    }
+    out
 }
 
 /// Marks `(` tokens whose group ends in a function (`(+/)`, `(f)`, `({⍵})`) as

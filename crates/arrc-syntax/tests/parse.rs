@@ -131,3 +131,17 @@ fn rank_over_at() {
         (dyadic@29..34 ⌹ a b)"#]]
     .assert_eq(&p("2⊤5 ⋄ ?6 ⋄ 1 2∪3 ⋄ a⌹b"));
 }
+
+#[test]
+fn assignment_forms() {
+    // At the start of a statement: `x f←v`, `x[i]←v`, `x[i] f←v`, `(a b)←v` and
+    // `a b←v`; elsewhere these are not assignments (`1+x[2]` indexes).
+    expect!["(assign-to x + (num 1))"].assert_eq(&p("x+←1"));
+    expect!["(assign-to (index x (num 2)) (num 0))"].assert_eq(&p("x[2]←0"));
+    expect!["(assign-to (index m _ (num 1)) × (num 10))"].assert_eq(&p("m[;1]×←10"));
+    expect!["(assign-to a b (strand (num 1) (num 2)))"].assert_eq(&p("(a b)←1 2"));
+    expect!["(assign-to a b c (num 5))"].assert_eq(&p("a b c←5"));
+    expect!["(function {(assign-to x , ⍵) ⋄ x})"].assert_eq(&p("{x,←⍵ ⋄ x}"));
+    expect!["(dyadic@0..6 + (num 1) (index x (num 2)))"].assert_eq(&p("1+x[2]"));
+    expect!["(assign y (index x (num 2)))"].assert_eq(&p("y←x[2]"));
+}

@@ -450,6 +450,39 @@ impl Session {
         if self.gpu.is_none() {
             return self.cpu(stmt);
         }
+        if let ExprKind::AssignTo {
+            target,
+            func,
+            value,
+        } = &e.kind
+        {
+            // `x f←v` in the workspace is `x←x f v`; the other forms run on the
+            // reference.
+            return match (target, func) {
+                (arrc_syntax::Target::Names(names), Some(f)) if names.len() == 1 => {
+                    let (name, name_span) = names[0].clone();
+                    let x = Expr::new(ExprKind::Name(name.clone()), name_span.clone());
+                    let new = Expr::new(
+                        ExprKind::Dyadic {
+                            func: f.clone(),
+                            left: Box::new(x),
+                            right: value.clone(),
+                        },
+                        e.span.clone(),
+                    );
+                    let plain = Stmt::Expr(Expr::new(
+                        ExprKind::Assign {
+                            name,
+                            name_span,
+                            value: Box::new(new),
+                        },
+                        e.span.clone(),
+                    ));
+                    self.stmt(&plain, notes, want)
+                }
+                _ => self.cpu(stmt),
+            };
+        }
         // `a←b←expr` at the top level: compute `expr`, then bind each name.
         let mut names = vec![];
         let mut value = e;
@@ -661,10 +694,7 @@ impl Session {
         self.forget_device(&mentioned);
         let v = v?;
         Ok(match stmt {
-            Stmt::Expr(Expr {
-                kind: ExprKind::Assign { .. },
-                ..
-            }) => None,
+            Stmt::Expr(e) if e.is_assignment() => None,
             _ => v,
         })
     }

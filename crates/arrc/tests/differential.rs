@@ -1618,6 +1618,12 @@ fn set_functions_find_decode_expand_on_the_device() {
     ];
     for ty in [ElemType::I32, ElemType::F32] {
         check_at(&mut s, &[0, 1, 9, 33, 4097], &exprs, ty, false);
-        check_at(&mut s, &[1, 8, 4097], &["0@1⊢x", "(2↑y)@1 1⊢2⍴x"], ty, false);
+        check_at(
+            &mut s,
+            &[1, 8, 4097],
+            &["0@1⊢x", "(2↑y)@1 1⊢2⍴x"],
+            ty,
+            false,
+        );
     }
 }

@@ -29,7 +29,10 @@ impl Lower {
         let x = self.as_vector(x, &span);
         let n = self.f.ty(x).shape[0];
         if !matches!(n, Dim::Known(_) | Dim::Sym(_)) {
-            return self.unsupported("≠ of an array whose length is computed on the device", &span);
+            return self.unsupported(
+                "≠ of an array whose length is computed on the device",
+                &span,
+            );
         }
         let first = self.search(x, x, SearchKind::IndexOf { origin: 0 }, span.clone())?;
         let iota = self.f.push(
@@ -54,7 +57,13 @@ impl Lower {
     }
 
     /// `⍺∩⍵` (`keep`) and `⍺~⍵`: the items of the vector ⍺ found (not found) in ⍵.
-    pub(super) fn intersect(&mut self, a: Value, x: Value, keep: bool, span: Span) -> Result<Value> {
+    pub(super) fn intersect(
+        &mut self,
+        a: Value,
+        x: Value,
+        keep: bool,
+        span: Span,
+    ) -> Result<Value> {
         let a = self.as_vector(a, &span);
         if self.f.ty(a).rank() != 1 {
             return if keep {
@@ -86,7 +95,10 @@ impl Lower {
             return self.unsupported("⍷ other than of a short vector in a vector", &span);
         }
         if !matches!(xt.shape[0], Dim::Known(_) | Dim::Sym(_)) {
-            return self.unsupported("⍷ in an array whose length is computed on the device", &span);
+            return self.unsupported(
+                "⍷ in an array whose length is computed on the device",
+                &span,
+            );
         }
         let mut acc: Option<Value> = None;
         for j in 0..pat.len() {
@@ -175,7 +187,9 @@ impl Lower {
         let n = match xt.shape.first() {
             None => 1,
             Some(Dim::Known(n)) => *n as usize,
-            Some(_) => return self.unsupported("⊥ of digits whose count is known only at run time", &span),
+            Some(_) => {
+                return self.unsupported("⊥ of digits whose count is known only at run time", &span)
+            }
         };
         let m = if r.len() == 1 { n } else { r.len() };
         if m != n && n != 1 {
@@ -194,7 +208,11 @@ impl Lower {
                 Err(_) => return self.unsupported("⊥ whose place values leave 64 bits", &span),
             }
         }
-        let ty = w.iter().map(|s| s.elem_type()).max().unwrap_or(ElemType::I32);
+        let ty = w
+            .iter()
+            .map(|s| s.elem_type())
+            .max()
+            .unwrap_or(ElemType::I32);
         let mut d = Data::with_capacity(ty, m);
         w.iter().for_each(|s| d.push(s.cast(ty)));
         let wv = self.konst(Array::vector(d), span.clone());

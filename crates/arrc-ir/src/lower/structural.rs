@@ -21,7 +21,13 @@ impl Lower {
 
     /// The cells of `x` along axis `ax` in the order `picks` names them (from 0), a
     /// cell of fill items for `None`: the gathered cells of replicate and expand.
-    fn pick_cells(&mut self, x: Value, ax: usize, picks: &[Option<u32>], span: Span) -> Result<Value> {
+    fn pick_cells(
+        &mut self,
+        x: Value,
+        ax: usize,
+        picks: &[Option<u32>],
+        span: Span,
+    ) -> Result<Value> {
         let xt = self.f.ty(x).clone();
         let Dim::Known(n) = xt.shape[ax] else {
             return Err(err::needs_known(
@@ -48,7 +54,13 @@ impl Lower {
 
     /// `⍺\[k]⍵` (expand) with counts known when compiling: the j-th positive count
     /// repeats the j-th cell, a negative one inserts that many fill cells, a 0 one.
-    pub(super) fn expand(&mut self, a: Value, x: Value, axis: Option<usize>, span: Span) -> Result<Value> {
+    pub(super) fn expand(
+        &mut self,
+        a: Value,
+        x: Value,
+        axis: Option<usize>,
+        span: Span,
+    ) -> Result<Value> {
         let Some(counts) = self.const_ints(a) else {
             return Err(err::unsupported(
                 "expand with counts computed on the device is not supported on the GPU path yet",

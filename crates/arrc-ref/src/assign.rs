@@ -1,0 +1,122 @@
+//! The forms of assignment beyond `name←value`: modified (`x f←v`), strand
+//! (`(a b)←v`) and indexed (`x[i]←v`, `x[i] f←v`).
+
+use super::*;
+use arrc_syntax::Target;
+
+impl Interp<'_> {
+    /// Where `name` is found: the frame (innermost first along the lexical chain) or
+    /// the workspace (`None`); VALUE ERROR if it is not an array anywhere.
+    fn holder(&self, name: &str, span: &Span) -> Result<Option<usize>> {
+        let mut next = self.frames.len().checked_sub(1);
+        while let Some(k) = next {
+            if self.frames[k].arrays.contains_key(name) {
+                return Ok(Some(k));
+            }
+            next = self.frames[k].parent;
+        }
+        if self.env.arrays.contains_key(name) {
+            return Ok(None);
+        }
+        Err(err::value(format!("undefined name: {name}"), span.clone()))
+    }
+
+    /// Replaces the value of `name` where it is found.
+    fn modify(&mut self, name: &str, v: Array, span: &Span) -> Result<()> {
+        match self.holder(name, span)? {
+            Some(k) => self.frames[k].arrays.insert(name.to_string(), v),
+            None => self.env.arrays.insert(name.to_string(), v),
+        };
+        Ok(())
+    }
+
+    pub(super) fn assign_to(
+        &mut self,
+        target: &Target,
+        func: Option<&Func>,
+        value: &Expr,
+    ) -> Result<Array> {
+        let v = self.expr(value)?;
+        match target {
+            Target::Names(names) => match (names.as_slice(), func) {
+                ([(name, span)], Some(f)) => {
+                    let old = self.lookup_array(name).cloned().ok_or_else(|| {
+                        err::value(format!("undefined name: {name}"), span.clone())
+                    })?;
+                    let new = self.dyadic(f, old, v.clone(), &f.span)?;
+                    self.modify(name, new, span)?;
+                }
+                ([(name, span)], None) => self.assign(name, v.clone(), span)?,
+                (_, Some(f)) => {
+                    return Err(err::unsupported(
+                        "modified assignment of several names is not supported yet",
+                        f.span.clone(),
+                    ))
+                }
+                (names, None) => {
+                    let n = names.len();
+                    if v.rank() > 1 {
+                        return Err(err::rank(
+                            "names are assigned the items of a scalar or vector",
+                            value.span.clone(),
+                        ));
+                    }
+                    if v.rank() == 1 && v.len() != n {
+                        return Err(err::length(
+                            format!("{n} names and {} items", v.len()),
+                            value.span.clone(),
+                        ));
+                    }
+                    for (k, (name, span)) in names.iter().enumerate() {
+                        let item = v.data.get(if v.rank() == 0 { 0 } else { k });
+                        self.assign(name, Array::scalar(item), span)?;
+                    }
+                }
+            },
+            Target::Indexed {
+                name,
+                name_span,
+                axes,
+            } => {
+                let mut ix = Vec::with_capacity(axes.len());
+                for a in axes.iter().rev() {
+                    ix.push(match a {
+                        Some(e) => Some(self.expr(e)?),
+                        None => None,
+                    });
+                }
+                ix.reverse();
+                let x = self.lookup_array(name).cloned().ok_or_else(|| {
+                    err::value(format!("undefined name: {name}"), name_span.clone())
+                })?;
+                if x.rank() == 0 {
+                    return Err(err::rank("a scalar cannot be indexed", name_span.clone()));
+                }
+                let io = self.io();
+                let places = prims::select_places(&x, &ix, io, name_span)?;
+                let selected = prims::select(&x, &ix, io, name_span)?;
+                let new = match func {
+                    Some(f) => self.dyadic(f, selected.clone(), v.clone(), &f.span)?,
+                    None => v.clone(),
+                };
+                if new.rank() != 0 && new.shape != selected.shape {
+                    let span = value.span.clone();
+                    return Err(if new.rank() != selected.rank() {
+                        err::rank("the new items must have the shape of the selection", span)
+                    } else {
+                        err::length("the new items must have the shape of the selection", span)
+                    });
+                }
+                let elem = x.elem.join(new.elem);
+                let mut out: Vec<Scalar> = (0..x.len()).map(|i| x.data.get(i)).collect();
+                for (k, &p) in places.iter().enumerate() {
+                    out[p] = new.data.get(if new.rank() == 0 { 0 } else { k });
+                }
+                let mut d = Data::with_capacity(elem, out.len());
+                out.into_iter().for_each(|s| d.push(s.cast(elem)));
+                self.modify(name, Array::new(x.shape.clone(), d), name_span)?;
+            }
+        }
+        Ok(v)
+    }
+}
