@@ -544,7 +544,8 @@ impl Lower {
             | FuncKind::Power(..)
             | FuncKind::Rank(..)
             | FuncKind::Over(..)
-            | FuncKind::At(..) => self.tacit(&f, None, arg, span),
+            | FuncKind::At(..)
+            | FuncKind::UserOp { .. } => self.tacit(&f, None, arg, span),
             FuncKind::Derived {
                 op: Op1::Commute,
                 operand,
@@ -874,15 +875,25 @@ impl Lower {
         omega: Value,
         span: &Span,
     ) -> Result<Value> {
-        if self.depth >= MAX_INLINE_DEPTH {
-            return Err(err::domain("dfns nest too deeply", span.clone()));
-        }
-        self.depth += 1;
         let mut scope = HashMap::new();
         scope.insert("⍵".to_string(), Binding::Array(omega));
         if let Some(a) = alpha {
             scope.insert("⍺".to_string(), Binding::Array(a));
         }
+        self.call_body(body, scope, span)
+    }
+
+    /// A dfn's (or an operator's) body run in a new scope holding `scope`.
+    fn call_body(
+        &mut self,
+        body: &Program,
+        scope: HashMap<String, Binding>,
+        span: &Span,
+    ) -> Result<Value> {
+        if self.depth >= MAX_INLINE_DEPTH {
+            return Err(err::domain("dfns nest too deeply", span.clone()));
+        }
+        self.depth += 1;
         // The innermost running dfn whose text holds this one, else the workspace.
         let parent = (0..self.frames.len())
             .rev()

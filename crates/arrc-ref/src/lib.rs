@@ -58,6 +58,9 @@ struct Frame {
     arrays: HashMap<String, Array>,
     functions: HashMap<String, Func>,
     dfn: Option<Func>,
+    /// In an operator's body: the derived function (the operator with its operands),
+    /// which `∇` calls.
+    derived: Option<Func>,
     /// The frame of the dfn whose text encloses this one's (its names are visible
     /// here); `None`: only the workspace's.
     parent: Option<usize>,
@@ -361,7 +364,7 @@ impl Interp<'_> {
                 .frames
                 .iter()
                 .rev()
-                .find_map(|f| f.dfn.clone())
+                .find_map(|f| f.derived.clone().or_else(|| f.dfn.clone()))
                 .ok_or_else(|| err::syntax_like("∇ outside a dfn", func.span.clone())),
             _ => Ok(func.clone()),
         }
@@ -419,7 +422,8 @@ impl Interp<'_> {
             | FuncKind::Power(..)
             | FuncKind::Rank(..)
             | FuncKind::Over(..)
-            | FuncKind::At(..) => self.tacit(&f, None, x, span),
+            | FuncKind::At(..)
+            | FuncKind::UserOp { .. } => self.tacit(&f, None, x, span),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }
@@ -435,6 +439,8 @@ impl Interp<'_> {
         span: &Span,
     ) -> Result<Array> {
         let step = |me: &mut Self, x: Array| me.apply(f, a.clone(), x, span);
+        let array_operand = self.array_operand(until);
+        let until = array_operand.as_ref().unwrap_or(until);
         match until {
             Tine::Array(e) => {
                 let n = self.expr(e)?;
@@ -483,6 +489,20 @@ impl Interp<'_> {
         }
     }
 
+    /// An operand written as a function that is an operator's array operand
+    /// (`⍵⍵` in `{⍺⍺⍣⍵⍵⊢⍵}` called with a number), as the array it is.
+    fn array_operand(&self, t: &Tine) -> Option<Tine> {
+        match t {
+            Tine::Func(Func {
+                kind: FuncKind::Name(n),
+                span,
+            }) if (n == "⍺⍺" || n == "⍵⍵") && self.lookup_array(n).is_some() => Some(
+                Tine::Array(Expr::new(ExprKind::Name(n.clone()), span.clone())),
+            ),
+            _ => None,
+        }
+    }
+
     /// A fork's left tine applied, or its array.
     fn tine(&mut self, t: &Tine, a: Option<Array>, x: Array, span: &Span) -> Result<Array> {
         match t {
@@ -528,7 +548,15 @@ impl Interp<'_> {
             (FuncKind::Power(g, h), a) => self.power(g, h, a, x, span),
             (FuncKind::Rank(g, k), a) => self.rank_op(g, k, a, x, span),
             (FuncKind::Over(g, h), a) => self.over(g, h, a, x, span),
-            (FuncKind::At(l, r), a) => self.at(l, r, a, x, span),
+            (FuncKind::At(l, r), a) => {
+                let (l2, r2) = (self.array_operand(l), self.array_operand(r));
+                let l = l2.as_ref().unwrap_or(l);
+                let r = r2.as_ref().unwrap_or(r);
+                self.at(l, r, a, x, span)
+            }
+            (FuncKind::UserOp { op, left, right }, a) => {
+                self.user_op(f, op, left, right.as_deref(), a, x, span)
+            }
             _ => Err(err::value("not a tacit function", f.span.clone())),
         }
     }
@@ -704,7 +732,8 @@ impl Interp<'_> {
             | FuncKind::Power(..)
             | FuncKind::Rank(..)
             | FuncKind::Over(..)
-            | FuncKind::At(..) => self.tacit(&f, Some(a), b, span),
+            | FuncKind::At(..)
+            | FuncKind::UserOp { .. } => self.tacit(&f, Some(a), b, span),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }
@@ -747,6 +776,7 @@ impl Interp<'_> {
             arrays,
             functions: HashMap::new(),
             dfn: Some(f.clone()),
+            derived: None,
             parent,
         });
         let r = self.body(&body.stmts, span);

@@ -307,4 +307,89 @@ impl Interp<'_> {
         out.into_iter().for_each(|s| d.push(s.cast(elem)));
         Ok(Array::new(x.shape.clone(), d))
     }
+
+    /// An operator of the user's applied: its body runs as a dfn's, with `⍺⍺` and
+    /// `⍵⍵` its operands. The operands are captured first, where they are written:
+    /// their function names resolved and their arrays computed here.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn user_op(
+        &mut self,
+        derived: &Func,
+        op: &Func,
+        left: &Tine,
+        right: Option<&Tine>,
+        a: Option<Array>,
+        x: Array,
+        span: &Span,
+    ) -> Result<Array> {
+        let opf = self.resolve(op)?;
+        let FuncKind::Dfn(body) = &opf.kind else {
+            return Err(err::syntax_like("not an operator", op.span.clone()));
+        };
+        let arity = opf.operator_arity().unwrap_or(1);
+        if (arity == 2) != right.is_some() {
+            return Err(err::syntax_like(
+                format!("this operator takes {arity} operand(s)"),
+                op.span.clone(),
+            ));
+        }
+        let mut arrays = HashMap::new();
+        let mut functions = HashMap::new();
+        for (name, t) in [("⍺⍺", Some(left)), ("⍵⍵", right)] {
+            let Some(t) = t else { continue };
+            match t {
+                Tine::Array(e) => {
+                    let v = self.expr(e)?;
+                    arrays.insert(name.to_string(), v);
+                }
+                Tine::Func(g) => {
+                    let g = self.capture_operand(g, &mut arrays)?;
+                    functions.insert(name.to_string(), g);
+                }
+            }
+        }
+        if self.frames.len() >= MAX_DEPTH {
+            return Err(err::domain(
+                "dfns nest too deeply (recursion limit)",
+                span.clone(),
+            ));
+        }
+        if let Some(a) = a {
+            arrays.insert("⍺".to_string(), a);
+        }
+        arrays.insert("⍵".to_string(), x);
+        let running: Vec<_> = self
+            .frames
+            .iter()
+            .map(|fr| (fr.dfn.as_ref(), fr.parent))
+            .collect();
+        let parent = arrc_syntax::ast::lexical_parent(&running, &opf, body);
+        self.frames.push(Frame {
+            arrays,
+            functions,
+            dfn: Some(opf.clone()),
+            derived: Some(derived.clone()),
+            parent,
+        });
+        let r = self.body(&body.stmts, span);
+        self.frames.pop();
+        r
+    }
+
+    /// An operand function as written here: names of functions resolved (through
+    /// aliases), arrays computed and held in `arrays` under hidden names.
+    fn capture_operand(&mut self, g: &Func, arrays: &mut HashMap<String, Array>) -> Result<Func> {
+        let me = std::cell::RefCell::new(self);
+        let held = std::cell::RefCell::new(arrays);
+        g.capture(
+            &mut |f: &Func| me.borrow_mut().resolve(f),
+            &mut |e: &Expr| {
+                let v = me.borrow_mut().expr(e)?;
+                let mut h = held.borrow_mut();
+                let name = format!("⍙operand{}", h.len());
+                h.insert(name.clone(), v);
+                Ok(Expr::new(ExprKind::Name(name), e.span.clone()))
+            },
+        )
+    }
 }

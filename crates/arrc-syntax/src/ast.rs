@@ -145,6 +145,13 @@ pub enum FuncKind {
     /// `X@I`: the items of the argument at indices `I` (or where the function `I`
     /// gives 1) replaced by the array `X` or by the function `X` applied to them.
     At(Box<Tine>, Box<Tine>),
+    /// An operator of the user's (a dfn naming `⍺⍺`, and `⍵⍵` when dyadic, or a name
+    /// holding one) applied to its operands: the derived function.
+    UserOp {
+        op: Box<Func>,
+        left: Box<Tine>,
+        right: Option<Box<Tine>>,
+    },
 }
 
 /// The left tine of a fork, or an operand of `∘`: a function or an array.
@@ -161,6 +168,18 @@ impl Tine {
             Tine::Func(f) => f.any_func(p),
             Tine::Array(a) => a.any_func(p),
         }
+    }
+
+    /// As [`Func::capture`], for whichever this is.
+    pub fn capture<E>(
+        &self,
+        name: &mut dyn FnMut(&Func) -> Result<Func, E>,
+        array: &mut dyn FnMut(&Expr) -> Result<Expr, E>,
+    ) -> Result<Tine, E> {
+        Ok(match self {
+            Tine::Func(f) => Tine::Func(f.capture(name, array)?),
+            Tine::Array(a) => Tine::Array(array(a)?),
+        })
     }
 
     /// As [`Func::names`], for whichever this is.
@@ -453,6 +472,11 @@ impl Func {
                 FuncKind::Power(f, g) => f.any_func(p) || g.any_func(p),
                 FuncKind::At(f, g) => f.any_func(p) || g.any_func(p),
                 FuncKind::Rank(f, k) => f.any_func(p) || k.any_func(p),
+                FuncKind::UserOp { op, left, right } => {
+                    op.any_func(p)
+                        || left.any_func(p)
+                        || right.as_ref().is_some_and(|r| r.any_func(p))
+                }
                 FuncKind::Over(f, g) => f.any_func(p) || g.any_func(p),
                 FuncKind::Fork(f, g, h) => f.any_func(p) || g.any_func(p) || h.any_func(p),
                 _ => false,
@@ -463,6 +487,96 @@ impl Func {
 impl Func {
     pub fn new(kind: FuncKind, span: Span) -> Self {
         Func { kind, span }
+    }
+
+    /// This function with every name of a function in its operand tree (not inside
+    /// dfn bodies) replaced by `name` of it, and every array in it (a bound `∘`
+    /// operand, an axis, a rank, a count) by `array` of it: how an operator's operand
+    /// is captured where it is written, before the operator's body runs elsewhere.
+    pub fn capture<E>(
+        &self,
+        name: &mut dyn FnMut(&Func) -> Result<Func, E>,
+        array: &mut dyn FnMut(&Expr) -> Result<Expr, E>,
+    ) -> Result<Func, E> {
+        let mut f = |g: &Func| g.capture(name, array);
+        let boxed = |g: Func| Box::new(g);
+        let kind = match &self.kind {
+            FuncKind::Name(_) | FuncKind::SelfRef => return name(self),
+            FuncKind::Prim(_) | FuncKind::Dfn(_) => return Ok(self.clone()),
+            FuncKind::Derived { op, operand } => FuncKind::Derived {
+                op: *op,
+                operand: boxed(operand.capture(name, array)?),
+            },
+            FuncKind::Outer(g) => FuncKind::Outer(boxed(g.capture(name, array)?)),
+            FuncKind::Inner(g, h) => {
+                let g = g.capture(name, array)?;
+                FuncKind::Inner(boxed(g), boxed(h.capture(name, array)?))
+            }
+            FuncKind::Axis(g, k) => {
+                let k = array(k)?;
+                FuncKind::Axis(boxed(g.capture(name, array)?), Box::new(k))
+            }
+            FuncKind::Atop(g, h) => {
+                let g = g.capture(name, array)?;
+                FuncKind::Atop(boxed(g), boxed(h.capture(name, array)?))
+            }
+            FuncKind::Over(g, h) => {
+                let g = g.capture(name, array)?;
+                FuncKind::Over(boxed(g), boxed(h.capture(name, array)?))
+            }
+            FuncKind::Rank(g, k) => {
+                let k = array(k)?;
+                FuncKind::Rank(boxed(g.capture(name, array)?), Box::new(k))
+            }
+            FuncKind::Fork(t, g, h) => {
+                let t = t.capture(name, array)?;
+                let g = g.capture(name, array)?;
+                FuncKind::Fork(Box::new(t), boxed(g), boxed(h.capture(name, array)?))
+            }
+            FuncKind::Jot(l, r) => {
+                let l = l.capture(name, array)?;
+                FuncKind::Jot(Box::new(l), Box::new(r.capture(name, array)?))
+            }
+            FuncKind::Power(g, h) => {
+                let g = g.capture(name, array)?;
+                FuncKind::Power(boxed(g), Box::new(h.capture(name, array)?))
+            }
+            FuncKind::At(l, r) => {
+                let l = l.capture(name, array)?;
+                FuncKind::At(Box::new(l), Box::new(r.capture(name, array)?))
+            }
+            FuncKind::UserOp { op, left, right } => {
+                let op = f(op)?;
+                let left = left.capture(name, array)?;
+                let right = match right {
+                    Some(r) => Some(Box::new(r.capture(name, array)?)),
+                    None => None,
+                };
+                FuncKind::UserOp {
+                    op: boxed(op),
+                    left: Box::new(left),
+                    right,
+                }
+            }
+        };
+        Ok(Func::new(kind, self.span.clone()))
+    }
+
+    /// For a dfn that is an operator, its number of operands: 2 when it names `⍵⍵`,
+    /// 1 when it names only `⍺⍺`.
+    pub fn operator_arity(&self) -> Option<u8> {
+        let FuncKind::Dfn(body) = &self.kind else {
+            return None;
+        };
+        let names =
+            |n: &str| body.any_func(&mut |f| matches!(&f.kind, FuncKind::Name(m) if m == n));
+        if names("⍵⍵") {
+            Some(2)
+        } else if names("⍺⍺") {
+            Some(1)
+        } else {
+            None
+        }
     }
 
     /// Every name written in this function's text, at any depth (arrays and
@@ -512,6 +626,13 @@ impl Func {
             FuncKind::Rank(f, k) => {
                 f.names(out);
                 k.names(out);
+            }
+            FuncKind::UserOp { op, left, right } => {
+                op.names(out);
+                left.names(out);
+                if let Some(r) = right {
+                    r.names(out);
+                }
             }
             FuncKind::Over(f, g) => {
                 f.names(out);
@@ -657,6 +778,10 @@ mod print {
                 FuncKind::Rank(g, k) => write!(f, "({g}⍤{k})"),
                 FuncKind::Over(g, h) => write!(f, "({g}⍥{h})"),
                 FuncKind::At(g, h) => write!(f, "({g}@{h})"),
+                FuncKind::UserOp { op, left, right } => match right {
+                    Some(r) => write!(f, "({left} {op} {r})"),
+                    None => write!(f, "({left} {op})"),
+                },
                 FuncKind::Fork(t, g, h) => write!(f, "({t} {g} {h})"),
             }
         }

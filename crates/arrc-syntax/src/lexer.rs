@@ -332,6 +332,13 @@ pub enum Token {
     #[token("⍥", |_| Op2::Over)]
     #[token("@", |_| Op2::At)]
     Op2(Op2),
+    /// The `{` of a dfn that names `⍺⍺` (a monadic operator) or `⍵⍵` (a dyadic
+    /// one) at its own level (set by `mark_operators`).
+    OpLBrace1,
+    OpLBrace2,
+    /// A name known to hold a monadic or dyadic operator (set by classification).
+    OpName1(String),
+    OpName2(String),
     /// A name modified by the function that follows and `←` (`x+←1`; set by
     /// `mark_assignments`).
     ModName(String),

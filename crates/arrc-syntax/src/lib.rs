@@ -30,11 +30,29 @@ pub struct SyntaxError {
     pub unsupported: bool,
 }
 
+/// What a name defined outside the text holds, where the grammar needs to know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameKind {
+    Function,
+    /// An operator taking one (`⍺⍺`) or two (`⍺⍺ ⍵⍵`) operands.
+    Operator(u8),
+}
+
 /// Parses a program (statements separated by newlines or `⋄`).
 ///
 /// `is_function` tells whether a name defined outside `src` (in a session or
 /// library) holds a function.
 pub fn parse(src: &str, is_function: &dyn Fn(&str) -> bool) -> Result<Program, SyntaxError> {
+    parse_names(src, &|n| is_function(n).then_some(NameKind::Function))
+}
+
+/// Parses a program, with `kind` telling what each name defined outside `src` holds
+/// (`None` for arrays and unknown names).
+pub fn parse_names(
+    src: &str,
+    kind: &dyn Fn(&str) -> Option<NameKind>,
+) -> Result<Program, SyntaxError> {
+    let is_function = &|n: &str| kind(n) == Some(NameKind::Function);
     let tokens = lexer::lex(src).map_err(|(e, span)| SyntaxError {
         unsupported: e == LexError::UnknownChar
             && src[span.clone()]
@@ -56,7 +74,8 @@ pub fn parse(src: &str, is_function: &dyn Fn(&str) -> bool) -> Result<Program, S
     })?;
     let mut tokens = lexer::merge_numbers(tokens);
     check_statement_length(&tokens)?;
-    classify(&mut tokens, is_function);
+    mark_operators(&mut tokens);
+    classify(&mut tokens, is_function, kind);
     mark_function_parens(&mut tokens);
     let tokens = mark_assignments(tokens);
     let tokens = lexer::mark_jots(tokens);
@@ -80,7 +99,12 @@ fn assigns_function(
     let mut end = tokens.len();
     for (k, (_, t, _)) in tokens.iter().enumerate().skip(from) {
         match t {
-            Token::LParen | Token::FnLParen | Token::LBrace | Token::LBracket => depth += 1,
+            Token::LParen
+            | Token::FnLParen
+            | Token::LBrace
+            | Token::OpLBrace1
+            | Token::OpLBrace2
+            | Token::LBracket => depth += 1,
             Token::RParen | Token::RBrace | Token::RBracket => {
                 depth -= 1;
                 if depth < 0 {
@@ -110,9 +134,13 @@ fn assigns_function(
         }
         match &tokens[k].1 {
             Token::RParen => continue,
-            Token::Prim(_) | Token::Op(_) | Token::Slash(_) | Token::FnName(_) | Token::RBrace => {
-                return true
-            }
+            Token::Prim(_)
+            | Token::Op(_)
+            | Token::Slash(_)
+            | Token::FnName(_)
+            | Token::RBrace
+            | Token::AlphaAlpha
+            | Token::OmegaOmega => return true,
             Token::Name(n) => return fns.contains(n) || is_function(n),
             _ => return false,
         }
@@ -121,22 +149,63 @@ fn assigns_function(
 }
 
 /// Turns `Name` tokens that hold functions into `FnName`: names assigned a function
-/// in this text (see [`assigns_function`]), and names `is_function` knows.
-fn classify(tokens: &mut [lexer::Spanned], is_function: &dyn Fn(&str) -> bool) {
+/// in this text (see [`assigns_function`]), and names `is_function` knows; and those
+/// that hold operators (assigned a dfn that is one, or known to `kind`) into
+/// `OpName1`/`OpName2`.
+fn classify(
+    tokens: &mut [lexer::Spanned],
+    is_function: &dyn Fn(&str) -> bool,
+    kind: &dyn Fn(&str) -> Option<NameKind>,
+) {
     let mut fns: Vec<String> = Vec::new();
+    let mut ops: Vec<(String, u8)> = Vec::new();
     for i in 0..tokens.len() {
         if let Token::Name(n) = &tokens[i].1 {
-            let defines = matches!(tokens.get(i + 1), Some((_, Token::Assign, _)))
-                && assigns_function(tokens, i + 2, &fns, is_function);
-            let assigns_array =
-                matches!(tokens.get(i + 1), Some((_, Token::Assign, _))) && !defines;
+            let assigned = matches!(tokens.get(i + 1), Some((_, Token::Assign, _)));
+            let defines_op = match tokens.get(i + 2) {
+                Some((_, Token::OpLBrace1, _)) if assigned => Some(1),
+                Some((_, Token::OpLBrace2, _)) if assigned => Some(2),
+                _ => None,
+            };
+            // A name holding a monadic operator ends a derived function (`f←×op`).
+            let function_like = |m: &str| {
+                is_function(m)
+                    || ops.iter().any(|(o, k)| o == m && *k == 1)
+                    || kind(m) == Some(NameKind::Operator(1))
+            };
+            let defines = defines_op.is_none()
+                && assigned
+                && assigns_function(tokens, i + 2, &fns, &function_like);
+            let assigns_array = assigned && !defines && defines_op.is_none();
+            if let Some(k) = defines_op {
+                ops.retain(|(m, _)| m != n);
+                ops.push((n.clone(), k));
+                fns.retain(|f| f != n);
+            } else if assigned {
+                ops.retain(|(m, _)| m != n);
+            }
             if defines && !fns.contains(n) {
                 fns.push(n.clone());
             }
             if assigns_array {
                 fns.retain(|f| f != n);
             }
-            if defines || (!assigns_array && (fns.contains(n) || is_function(n))) {
+            let op = ops
+                .iter()
+                .find(|(m, _)| m == n)
+                .map(|(_, k)| *k)
+                .or(match kind(n) {
+                    Some(NameKind::Operator(k)) if !assigned && !fns.contains(n) => Some(k),
+                    _ => None,
+                });
+            if let Some(k) = op {
+                let n = n.clone();
+                tokens[i].1 = if k == 2 {
+                    Token::OpName2(n)
+                } else {
+                    Token::OpName1(n)
+                };
+            } else if defines || (!assigns_array && (fns.contains(n) || is_function(n))) {
                 let n = n.clone();
                 tokens[i].1 = Token::FnName(n);
             }
@@ -144,9 +213,46 @@ fn classify(tokens: &mut [lexer::Spanned], is_function: &dyn Fn(&str) -> bool) {
     }
 }
 
+/// Marks the `{` of each dfn that names `⍺⍺` or `⍵⍵` at its own level (not only in
+/// dfns inside it) as an operator's: `OpLBrace2` when it names `⍵⍵`, else
+/// `OpLBrace1`.
+fn mark_operators(tokens: &mut [lexer::Spanned]) {
+    // For each open brace, the operands named directly in it so far.
+    let mut open: Vec<(usize, u8)> = Vec::new();
+    for i in 0..tokens.len() {
+        match tokens[i].1 {
+            Token::LBrace => open.push((i, 0)),
+            Token::AlphaAlpha => {
+                if let Some(top) = open.last_mut() {
+                    top.1 = top.1.max(1);
+                }
+            }
+            Token::OmegaOmega => {
+                if let Some(top) = open.last_mut() {
+                    top.1 = 2;
+                }
+            }
+            Token::RBrace => {
+                if let Some((at, k)) = open.pop() {
+                    match k {
+                        1 => tokens[at].1 = Token::OpLBrace1,
+                        2 => tokens[at].1 = Token::OpLBrace2,
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Whether a token starts a statement's text (nothing before it in the statement).
 fn starts_statement(tokens: &[lexer::Spanned], k: usize) -> bool {
-    k == 0 || matches!(tokens[k - 1].1, Token::Sep | Token::LBrace | Token::Colon)
+    k == 0
+        || matches!(
+            tokens[k - 1].1,
+            Token::Sep | Token::LBrace | Token::OpLBrace1 | Token::OpLBrace2 | Token::Colon
+        )
 }
 
 /// Turns the other forms of assignment, at the start of a statement, into one token
@@ -254,6 +360,9 @@ fn mark_function_parens(tokens: &mut [lexer::Spanned]) {
                                     | Token::FnName(_)
                                     | Token::Del
                                     | Token::RBrace
+                                    | Token::AlphaAlpha
+                                    | Token::OmegaOmega
+                                    | Token::OpName1(_)
                             ));
                     if ends_in_function {
                         tokens[o].1 = Token::FnLParen;
@@ -308,7 +417,7 @@ fn check_brackets(src: &str, tokens: &[lexer::Spanned]) -> Result<(), SyntaxErro
     for (l, t, r) in tokens {
         let open = match t {
             Token::LParen | Token::FnLParen | Token::BindLParen => Some('('),
-            Token::LBrace => Some('{'),
+            Token::LBrace | Token::OpLBrace1 | Token::OpLBrace2 => Some('{'),
             Token::LBracket => Some('['),
             _ => None,
         };

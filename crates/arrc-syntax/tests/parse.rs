@@ -145,3 +145,21 @@ fn assignment_forms() {
     expect!["(dyadic@0..6 + (num 1) (index x (num 2)))"].assert_eq(&p("1+x[2]"));
     expect!["(assign y (index x (num 2)))"].assert_eq(&p("y←x[2]"));
 }
+
+#[test]
+fn operators_of_the_users() {
+    // A dfn naming ⍺⍺ is a monadic operator, one naming ⍵⍵ a dyadic one, whether
+    // written in place or assigned to a name; the operand on the left binds first.
+    expect!["(monadic@0..18 (+ {(monadic@2..12 (⍺⍺/) ⍵)}) (strand (num 1) (num 2) (num 3)))"]
+        .assert_eq(&p("+{⍺⍺/⍵}1 2 3"));
+    expect![[r#"
+        (fndef op {(monadic@6..23 ⍺⍺ (monadic@13..23 ⍵⍵ ⍵))})
+        (monadic@29..37 (- op |) (num -4))"#]]
+    .assert_eq(&p("op←{⍺⍺ ⍵⍵ ⍵} ⋄ -op| ¯4"));
+    expect![[r#"
+        (fndef red {(monadic@7..17 (⍺⍺/) ⍵)})
+        (fndef f (× red))
+        (monadic@37..49 ((+ red)¨) (monadic@45..49 ⍳ (num 3)))"#]]
+    .assert_eq(&p("red←{⍺⍺/⍵} ⋄ f←×red ⋄ (+red)¨⍳3"));
+    expect!["(function {(monadic@1..22 (⍺⍺⍣⍵⍵) (monadic@16..22 ⊢ ⍵))})"].assert_eq(&p("{⍺⍺⍣⍵⍵⊢⍵}"));
+}

@@ -375,10 +375,16 @@ impl Session {
         self.env.arrays.get(name)
     }
 
-    /// Parses `src` with this session's function names known.
+    /// Parses `src` with this session's function and operator names known.
     pub fn parse(&self, src: &str) -> Result<Program, Error> {
         let fns = &self.env.functions;
-        arrc_syntax::parse(src, &|n| fns.contains_key(n)).map_err(Error::from)
+        arrc_syntax::parse_names(src, &|n| {
+            fns.get(n).map(|f| match f.operator_arity() {
+                Some(k) => arrc_syntax::NameKind::Operator(k),
+                None => arrc_syntax::NameKind::Function,
+            })
+        })
+        .map_err(Error::from)
     }
 
     /// Loads APL source that defines functions (such as a stdlib file).

@@ -1627,3 +1627,23 @@ fn set_functions_find_decode_expand_on_the_device() {
         );
     }
 }
+
+#[test]
+fn operators_of_the_users_on_the_device() {
+    // A dop's body is inlined with its operands bound (captured where they are
+    // written), so it fuses like a dfn: no statement falls back to the reference.
+    let mut s = gpu();
+    let exprs = [
+        "+{⍺⍺/⍵}x",
+        "x ×{⍺ ⍺⍺ ⍵} y",
+        "(×∘2){⍺⍺ ⍺⍺ ⍵}x",
+        "-{⍺⍺ ⍵⍵ ⍵}|x",
+        "(×∘2){⍺⍺⍣⍵⍵⊢⍵}3⊢x",
+        "k←3 ⋄ (k∘+){⍺⍺ ⍵}x",
+        "{⍵×⍵}{⍺⍺¨⍵}x",
+        "x +{⍺⍺/⍺,⍵}⍨ y",
+    ];
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_at(&mut s, &[1, 33, 4097], &exprs, ty, false);
+    }
+}

@@ -170,7 +170,8 @@ impl Lower {
             | FuncKind::Power(..)
             | FuncKind::Rank(..)
             | FuncKind::Over(..)
-            | FuncKind::At(..) => self.tacit(&f, Some(l), r, span),
+            | FuncKind::At(..)
+            | FuncKind::UserOp { .. } => self.tacit(&f, Some(l), r, span),
             FuncKind::Name(_) => unreachable_name(fspan),
             FuncKind::Derived {
                 op: Op1::Commute,

@@ -15,6 +15,8 @@ impl Lower {
         mut x: Value,
         span: &Span,
     ) -> Result<Value> {
+        let array_operand = self.array_operand(until);
+        let until = array_operand.as_ref().unwrap_or(until);
         let Tine::Array(e) = until else {
             return Err(err::unsupported(
                 "⍣ with a function right operand is not supported on the GPU path yet",
@@ -106,7 +108,15 @@ impl Lower {
                 self.apply(g, a, x, span)
             }
             FuncKind::Rank(g, k) => self.rank_op(g, k, a, x, span),
-            FuncKind::At(l, r) => self.at(l, r, a, x, span),
+            FuncKind::At(l, r) => {
+                let (l2, r2) = (self.array_operand(l), self.array_operand(r));
+                let l = l2.as_ref().unwrap_or(l);
+                let r = r2.as_ref().unwrap_or(r);
+                self.at(l, r, a, x, span)
+            }
+            FuncKind::UserOp { op, left, right } => {
+                self.user_op(op, left, right.as_deref(), a, x, span)
+            }
             _ => Err(err::value("not a tacit function", fspan)),
         }
     }
@@ -367,5 +377,75 @@ impl Lower {
                 self.select(mask, cells, x, span)
             }
         }
+    }
+
+    /// An operand written as a function that is an operator's array operand
+    /// (`⍵⍵` in `{⍺⍺⍣⍵⍵⊢⍵}` called with a number), as the array it is.
+    fn array_operand(&self, t: &Tine) -> Option<Tine> {
+        match t {
+            Tine::Func(Func {
+                kind: FuncKind::Name(n),
+                span,
+            }) if (n == "⍺⍺" || n == "⍵⍵") && matches!(self.lookup(n), Some(Binding::Array(_))) => {
+                Some(Tine::Array(Expr::new(
+                    ExprKind::Name(n.clone()),
+                    span.clone(),
+                )))
+            }
+            _ => None,
+        }
+    }
+
+    /// An operator of the user's, inlined: its body with `⍺⍺` and `⍵⍵` bound to its
+    /// operands, captured where they are written (function names resolved, arrays
+    /// computed and bound to hidden names).
+    fn user_op(
+        &mut self,
+        op: &Func,
+        left: &Tine,
+        right: Option<&Tine>,
+        a: Option<Value>,
+        x: Value,
+        span: &Span,
+    ) -> Result<Value> {
+        let opf = self.resolve(op)?;
+        let FuncKind::Dfn(body) = &opf.kind else {
+            return Err(err::syntax_like("not an operator", op.span.clone()));
+        };
+        let arity = opf.operator_arity().unwrap_or(1);
+        if (arity == 2) != right.is_some() {
+            return Err(err::syntax_like(
+                format!("this operator takes {arity} operand(s)"),
+                op.span.clone(),
+            ));
+        }
+        let mut scope = HashMap::new();
+        for (name, t) in [("⍺⍺", Some(left)), ("⍵⍵", right)] {
+            let Some(t) = t else { continue };
+            match t {
+                Tine::Array(e) => {
+                    let v = self.expr(e)?;
+                    scope.insert(name.to_string(), Binding::Array(v));
+                }
+                Tine::Func(g) => {
+                    let me = std::cell::RefCell::new(&mut *self);
+                    let held = std::cell::RefCell::new(&mut scope);
+                    let g =
+                        g.capture(&mut |f: &Func| me.borrow().resolve(f), &mut |e: &Expr| {
+                            let v = me.borrow_mut().expr(e)?;
+                            let mut h = held.borrow_mut();
+                            let hidden = format!("⍙operand{}", h.len());
+                            h.insert(hidden.clone(), Binding::Array(v));
+                            Ok(Expr::new(ExprKind::Name(hidden), e.span.clone()))
+                        })?;
+                    scope.insert(name.to_string(), Binding::Func(g));
+                }
+            }
+        }
+        scope.insert("⍵".to_string(), Binding::Array(x));
+        if let Some(a) = a {
+            scope.insert("⍺".to_string(), Binding::Array(a));
+        }
+        self.call_body(body, scope, span)
     }
 }
