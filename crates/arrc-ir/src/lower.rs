@@ -16,6 +16,7 @@ use std::collections::HashMap;
 mod folds;
 mod search;
 mod sets;
+mod stencil;
 mod structural;
 mod tacit;
 
@@ -545,7 +546,9 @@ impl Lower {
             | FuncKind::Rank(..)
             | FuncKind::Over(..)
             | FuncKind::At(..)
-            | FuncKind::UserOp { .. } => self.tacit(&f, None, arg, span),
+            | FuncKind::UserOp { .. }
+            | FuncKind::Key(..)
+            | FuncKind::Stencil(..) => self.tacit(&f, None, arg, span),
             FuncKind::Derived {
                 op: Op1::Commute,
                 operand,

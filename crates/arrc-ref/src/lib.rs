@@ -423,7 +423,9 @@ impl Interp<'_> {
             | FuncKind::Rank(..)
             | FuncKind::Over(..)
             | FuncKind::At(..)
-            | FuncKind::UserOp { .. } => self.tacit(&f, None, x, span),
+            | FuncKind::UserOp { .. }
+            | FuncKind::Key(..)
+            | FuncKind::Stencil(..) => self.tacit(&f, None, x, span),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }
@@ -554,6 +556,12 @@ impl Interp<'_> {
                 let r = r2.as_ref().unwrap_or(r);
                 self.at(l, r, a, x, span)
             }
+            (FuncKind::Key(g), a) => self.key(g, a, x, span),
+            (FuncKind::Stencil(g, k), None) => self.stencil(g, k, x, span),
+            (FuncKind::Stencil(..), Some(_)) => Err(err::unsupported(
+                "⌺ with a left argument is not supported yet",
+                f.span.clone(),
+            )),
             (FuncKind::UserOp { op, left, right }, a) => {
                 self.user_op(f, op, left, right.as_deref(), a, x, span)
             }
@@ -733,7 +741,9 @@ impl Interp<'_> {
             | FuncKind::Rank(..)
             | FuncKind::Over(..)
             | FuncKind::At(..)
-            | FuncKind::UserOp { .. } => self.tacit(&f, Some(a), b, span),
+            | FuncKind::UserOp { .. }
+            | FuncKind::Key(..)
+            | FuncKind::Stencil(..) => self.tacit(&f, Some(a), b, span),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
         }
     }

@@ -392,4 +392,197 @@ impl Interp<'_> {
             },
         )
     }
+
+    /// `f⌸⍵`: for each unique major cell of ⍵ (in order of first occurrence), `f`
+    /// with it as ⍺ and the indices where it occurs as ⍵; `⍺ f⌸⍵`: the keys are ⍺'s
+    /// major cells and ⍵ is the major cells of ⍵ that go with each.
+    pub(super) fn key(
+        &mut self,
+        f: &Func,
+        a: Option<Array>,
+        x: Array,
+        span: &Span,
+    ) -> Result<Array> {
+        let (keys, vals) = match a {
+            Some(a) => {
+                let (ka, kx) = (at_least_vector(&a), at_least_vector(&x));
+                if ka.shape[0] != kx.shape[0] {
+                    return Err(err::length(
+                        format!("{} keys for {} items", ka.shape[0], kx.shape[0]),
+                        span.clone(),
+                    ));
+                }
+                (ka, kx)
+            }
+            None => {
+                let k = at_least_vector(&x);
+                let n = k.shape[0];
+                let io = self.io();
+                let idx =
+                    Array::vector(Data::I32((0..n as i64).map(|i| (i + io) as i32).collect()));
+                (k, idx)
+            }
+        };
+        let first = prims::index_of(&keys, &keys, 0, span)?;
+        let n = keys.shape[0];
+        // Groups in order of first occurrence.
+        let mut order: Vec<usize> = vec![];
+        let mut members: HashMap<usize, Vec<usize>> = HashMap::new();
+        for i in 0..n {
+            let g = first.data.get(i).as_i64().unwrap_or(0) as usize;
+            if g == i {
+                order.push(g);
+            }
+            members.entry(g).or_default().push(i);
+        }
+        let (_, key_cells) = cells(&keys, keys.rank() - 1);
+        let cell_shape = vals.shape[1..].to_vec();
+        let size = arrc_ir::array::saturating_count(&cell_shape);
+        let mut out = Vec::with_capacity(order.len());
+        for g in &order {
+            arrc_ir::interrupt::check(span)?;
+            let m = &members[g];
+            let mut d = Data::with_capacity(vals.elem, m.len() * size);
+            for &i in m {
+                (0..size).for_each(|t| d.push(vals.data.get(i * size + t)));
+            }
+            let mut shape = vec![m.len()];
+            shape.extend(cell_shape.iter().copied());
+            let group = Array::new(shape, d);
+            out.push(self.dyadic(f, key_cells[*g].clone(), group, span)?);
+        }
+        if out.is_empty() {
+            return Ok(Array::new(vec![0], Data::empty(vals.elem)));
+        }
+        assemble(vec![order.len()], out, span)
+    }
+
+    /// `f⌺s ⍵`: `f` applied to each window of ⍵ (sizes the first row of `s`, steps
+    /// its second, 1 by default; its columns the leading axes), centred on the items
+    /// (between them for an even size), padded with fill items at the edges; ⍺ is the
+    /// padding on each axis (positive at the start, negative at the end).
+    pub(super) fn stencil(&mut self, f: &Func, s: &Expr, x: Array, span: &Span) -> Result<Array> {
+        let sv = self.expr(s)?;
+        let ints = |v: &Array| -> Result<Vec<i64>> {
+            (0..v.len())
+                .map(|i| {
+                    v.data.get(i).as_i64().ok_or_else(|| {
+                        err::domain("⌺ needs integer sizes and steps", s.span.clone())
+                    })
+                })
+                .collect()
+        };
+        let (sizes, steps) = match sv.rank() {
+            0 | 1 => {
+                let z = ints(&sv)?;
+                let one = vec![1; z.len()];
+                (z, one)
+            }
+            2 if sv.shape[0] == 2 => {
+                let all = ints(&sv)?;
+                let c = sv.shape[1];
+                (all[..c].to_vec(), all[c..].to_vec())
+            }
+            _ => {
+                return Err(err::rank(
+                    "⌺'s right operand is sizes, or a matrix of sizes and steps",
+                    s.span.clone(),
+                ))
+            }
+        };
+        let k = sizes.len();
+        if k > x.rank() {
+            return Err(err::length(
+                "⌺ has more window sizes than ⍵ has axes",
+                s.span.clone(),
+            ));
+        }
+        if sizes.iter().any(|&z| z < 0) || steps.iter().any(|&m| m < 1) {
+            return Err(err::domain(
+                "⌺ needs non-negative sizes and positive steps",
+                s.span.clone(),
+            ));
+        }
+        // Per axis: the number of windows, and where the first begins.
+        let mut counts = Vec::with_capacity(k);
+        for a in 0..k {
+            let (n, z, m) = (x.shape[a] as i64, sizes[a], steps[a]);
+            let centres = if z % 2 == 1 { n } else { (n - 1).max(0) };
+            counts.push(((centres + m - 1) / m).max(0) as usize);
+        }
+        let rest = x.shape[k..].to_vec();
+        let mut wshape: Vec<usize> = sizes.iter().map(|&z| z as usize).collect();
+        wshape.extend(rest.iter().copied());
+        let wsize = arrc_ir::array::saturating_count(&wshape);
+        let total = arrc_ir::array::saturating_count(&counts);
+        prims::check_size(total.saturating_mul(wsize), span)?;
+        let xst = {
+            let mut st = vec![1usize; x.rank()];
+            for a in (0..x.rank().saturating_sub(1)).rev() {
+                st[a] = st[a + 1] * x.shape[a + 1];
+            }
+            st
+        };
+        let fill = Scalar::I32(0).cast(x.elem);
+        let mut out = Vec::with_capacity(total);
+        let mut pos = vec![0usize; k];
+        for w in 0..total {
+            arrc_ir::interrupt::check(span)?;
+            let mut rem = w;
+            for a in (0..k).rev() {
+                pos[a] = rem % counts[a];
+                rem /= counts[a];
+            }
+            // The window's first position on each axis, and its padding.
+            let start: Vec<i64> = (0..k)
+                .map(|a| pos[a] as i64 * steps[a] - (sizes[a] - 1) / 2)
+                .collect();
+            let pad: Vec<i64> = (0..k)
+                .map(|a| {
+                    let before = (-start[a]).max(0);
+                    let after = (start[a] + sizes[a] - x.shape[a] as i64).max(0);
+                    if before > 0 {
+                        before
+                    } else {
+                        -after
+                    }
+                })
+                .collect();
+            let mut d = Data::with_capacity(x.elem, wsize);
+            for t in 0..wsize {
+                let mut rem = t;
+                let mut off = 0usize;
+                let mut inside = true;
+                for a in (0..wshape.len()).rev() {
+                    let c = rem % wshape[a];
+                    rem /= wshape[a];
+                    let p = if a < k { start[a] + c as i64 } else { c as i64 };
+                    if p < 0 || p >= x.shape[a] as i64 {
+                        inside = false;
+                    } else {
+                        off += p as usize * xst[a];
+                    }
+                }
+                d.push(if inside { x.data.get(off) } else { fill });
+            }
+            let window = Array::new(wshape.clone(), d);
+            let padding = Array::vector(Data::I64(pad));
+            out.push(self.dyadic(f, padding, window, span)?);
+        }
+        if out.is_empty() {
+            let mut shape = counts;
+            shape.extend(wshape);
+            return Ok(Array::new(shape, Data::empty(x.elem)));
+        }
+        assemble(counts, out, span)
+    }
+}
+
+/// A scalar as a one-item vector.
+fn at_least_vector(x: &Array) -> Array {
+    if x.rank() == 0 {
+        Array::new(vec![1], x.data.clone())
+    } else {
+        x.clone()
+    }
 }

@@ -145,6 +145,12 @@ pub enum FuncKind {
     /// `X@I`: the items of the argument at indices `I` (or where the function `I`
     /// gives 1) replaced by the array `X` or by the function `X` applied to them.
     At(Box<Tine>, Box<Tine>),
+    /// `f⌸`: key, `f` applied to each unique major cell (of ⍺, or of ⍵ when
+    /// monadic) and the cells of ⍵ (or the indices) that go with it.
+    Key(Box<Func>),
+    /// `f⌺s`: stencil, `f` applied to the windows of ⍵ of the sizes (and steps) `s`,
+    /// with the padding counts as ⍺.
+    Stencil(Box<Func>, Box<Expr>),
     /// An operator of the user's (a dfn naming `⍺⍺`, and `⍵⍵` when dyadic, or a name
     /// holding one) applied to its operands: the derived function.
     UserOp {
@@ -471,7 +477,8 @@ impl Func {
                 FuncKind::Jot(f, g) => f.any_func(p) || g.any_func(p),
                 FuncKind::Power(f, g) => f.any_func(p) || g.any_func(p),
                 FuncKind::At(f, g) => f.any_func(p) || g.any_func(p),
-                FuncKind::Rank(f, k) => f.any_func(p) || k.any_func(p),
+                FuncKind::Rank(f, k) | FuncKind::Stencil(f, k) => f.any_func(p) || k.any_func(p),
+                FuncKind::Key(f) => f.any_func(p),
                 FuncKind::UserOp { op, left, right } => {
                     op.any_func(p)
                         || left.any_func(p)
@@ -528,6 +535,11 @@ impl Func {
                 let k = array(k)?;
                 FuncKind::Rank(boxed(g.capture(name, array)?), Box::new(k))
             }
+            FuncKind::Stencil(g, k) => {
+                let k = array(k)?;
+                FuncKind::Stencil(boxed(g.capture(name, array)?), Box::new(k))
+            }
+            FuncKind::Key(g) => FuncKind::Key(boxed(g.capture(name, array)?)),
             FuncKind::Fork(t, g, h) => {
                 let t = t.capture(name, array)?;
                 let g = g.capture(name, array)?;
@@ -623,10 +635,11 @@ impl Func {
                 f.names(out);
                 g.names(out);
             }
-            FuncKind::Rank(f, k) => {
+            FuncKind::Rank(f, k) | FuncKind::Stencil(f, k) => {
                 f.names(out);
                 k.names(out);
             }
+            FuncKind::Key(f) => f.names(out),
             FuncKind::UserOp { op, left, right } => {
                 op.names(out);
                 left.names(out);
@@ -776,6 +789,8 @@ mod print {
                 FuncKind::Jot(g, h) => write!(f, "({g}∘{h})"),
                 FuncKind::Power(g, h) => write!(f, "({g}⍣{h})"),
                 FuncKind::Rank(g, k) => write!(f, "({g}⍤{k})"),
+                FuncKind::Key(g) => write!(f, "({g}⌸)"),
+                FuncKind::Stencil(g, k) => write!(f, "({g}⌺{k})"),
                 FuncKind::Over(g, h) => write!(f, "({g}⍥{h})"),
                 FuncKind::At(g, h) => write!(f, "({g}@{h})"),
                 FuncKind::UserOp { op, left, right } => match right {

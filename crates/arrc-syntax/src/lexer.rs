@@ -186,6 +186,8 @@ pub enum Op2 {
     Over,
     /// `@`: at.
     At,
+    /// `⌺`: stencil.
+    Stencil,
 }
 
 impl Op2 {
@@ -194,6 +196,7 @@ impl Op2 {
             Op2::Rank => '⍤',
             Op2::Over => '⍥',
             Op2::At => '@',
+            Op2::Stencil => '⌺',
         }
     }
 }
@@ -202,8 +205,6 @@ impl Op2 {
 /// are NOT YET SUPPORTED rather than an unknown character.
 pub fn unsupported_glyph(c: char) -> Option<&'static str> {
     Some(match c {
-        '⌸' => "key operator",
-        '⌺' => "stencil operator",
         '⌶' => "I-beam",
         '⊂' => "enclose and partitioned enclose",
         '⊃' => "disclose and pick",
@@ -328,7 +329,10 @@ pub enum Token {
     Jot,
     #[token("⍣")]
     Power,
+    #[token("⌸")]
+    Key,
     #[token("⍤", |_| Op2::Rank)]
+    #[token("⌺", |_| Op2::Stencil)]
     #[token("⍥", |_| Op2::Over)]
     #[token("@", |_| Op2::At)]
     Op2(Op2),

@@ -1647,3 +1647,27 @@ fn operators_of_the_users_on_the_device() {
         check_at(&mut s, &[1, 33, 4097], &exprs, ty, false);
     }
 }
+
+#[test]
+fn stencils_on_the_device() {
+    // `f⌺s` with `f` a reduction of a scalar formula of its window: one shifted read
+    // of ⍵ per window position (padding read as fill), fused into one kernel.
+    let mut s = gpu();
+    let exprs = [
+        "{+/⍵}⌺3⊢x",
+        "{⌈/⍵}⌺5⊢x",
+        "{-/⍵}⌺3⊢x",
+        "m←(3,≢x)⍴x ⋄ {+/,⍵}⌺3 3⊢m",
+        "m←(3,≢x)⍴x ⋄ {⌊/,⍵}⌺1 5⊢m",
+        "m←(3,≢x)⍴x ⋄ A←3 3⍴1 2 1 2 4 2 1 2 1 ⋄ {+/,A×⍵}⌺3 3⊢m",
+        "m←(3,≢x)⍴x>0 ⋄ {3=s-⍵∧4=s←{+/,⍵}⌺3 3⊢⍵}m",
+        "m←(4,≢x)⍴x ⋄ {0<+/,⍵×⍵}⌺3 3⊢m",
+    ];
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_at(&mut s, &[1, 2, 9, 33, 1025], &exprs, ty, false);
+    }
+    // An even size gives one window per gap between items.
+    let g = s.eval("{+/,⍵}⌺2 2⊢4 5⍴⍳20").expect("runs");
+    assert!(g.notes.is_empty(), "{:?}", g.notes);
+    assert_eq!(g.value.expect("a value").shape, vec![3, 4]);
+}

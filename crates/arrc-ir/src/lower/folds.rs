@@ -171,7 +171,9 @@ impl Lower {
             | FuncKind::Rank(..)
             | FuncKind::Over(..)
             | FuncKind::At(..)
-            | FuncKind::UserOp { .. } => self.tacit(&f, Some(l), r, span),
+            | FuncKind::UserOp { .. }
+            | FuncKind::Key(..)
+            | FuncKind::Stencil(..) => self.tacit(&f, Some(l), r, span),
             FuncKind::Name(_) => unreachable_name(fspan),
             FuncKind::Derived {
                 op: Op1::Commute,

@@ -117,6 +117,17 @@ impl Lower {
             FuncKind::UserOp { op, left, right } => {
                 self.user_op(op, left, right.as_deref(), a, x, span)
             }
+            FuncKind::Key(_) => Err(err::unsupported(
+                "⌸ is not supported on the GPU path yet",
+                fspan,
+            )),
+            FuncKind::Stencil(g, k) => match a {
+                None => self.stencil(g, k, x, span),
+                Some(_) => Err(err::unsupported(
+                    "⌺ with a left argument is not supported yet",
+                    fspan,
+                )),
+            },
             _ => Err(err::value("not a tacit function", fspan)),
         }
     }

@@ -1,0 +1,258 @@
+//! Lowering `f⌺s` where `f` reduces a scalar formula of its window: `{+/,⍵}`,
+//! `{+/,A×⍵}`, `{C<+/,A×⍵}` (steps of 1, a size for every axis, `A` known when
+//! compiling). Each window position becomes one shifted read of ⍵ (a `Window`
+//! gather whose fill is the padding), the formula is applied to it, and the terms
+//! are folded from the right as the reduction does: one fused elementwise kernel.
+
+use super::*;
+
+/// The most window positions unrolled into one kernel.
+pub const STENCIL_POSITIONS: usize = 64;
+
+struct Windows {
+    sizes: Vec<u64>,
+    /// The result's shape: one item per window.
+    grid: Vec<Dim>,
+    /// The argument each term reads.
+    x: Value,
+    /// Per window position (in ravel order), ⍵ read at that offset.
+    shifted: HashMap<usize, Value>,
+}
+
+impl Lower {
+    fn stencil_unsupported<T>(&self, what: &str, span: &Span) -> Result<T> {
+        Err(err::unsupported(
+            format!("⌺ {what} is not supported on the GPU path yet"),
+            span.clone(),
+        ))
+    }
+
+    pub(super) fn stencil(&mut self, f: &Func, s: &Expr, x: Value, span: &Span) -> Result<Value> {
+        let sv = self.expr(s)?;
+        let Some(sizes) = self.const_ints(sv).filter(|_| self.f.ty(sv).rank() <= 1) else {
+            return self.stencil_unsupported("with steps or computed sizes", span);
+        };
+        let xt = self.f.ty(x).clone();
+        if sizes.len() > xt.rank() {
+            return Err(err::length(
+                "⌺ has more window sizes than ⍵ has axes",
+                s.span.clone(),
+            ));
+        }
+        if sizes.iter().any(|&z| z < 0) {
+            return Err(err::domain("⌺ needs non-negative sizes", s.span.clone()));
+        }
+        let count: u64 = sizes.iter().map(|&z| z as u64).product();
+        if sizes.len() != xt.rank() || count == 0 || count as usize > STENCIL_POSITIONS {
+            return self.stencil_unsupported("with these window sizes", span);
+        }
+        let f = self.resolve(f)?;
+        let body = match &f.kind {
+            FuncKind::Dfn(body) => match body.stmts.as_slice() {
+                [Stmt::Expr(e)] => e.clone(),
+                _ => return self.stencil_unsupported("with this operand", span),
+            },
+            _ => return self.stencil_unsupported("with this operand", span),
+        };
+        // One window per item for an odd size, per gap between items for an even one.
+        let mut grid = Vec::with_capacity(sizes.len());
+        for (d, &z) in xt.shape.iter().zip(&sizes) {
+            grid.push(match (d, z % 2) {
+                (Dim::Known(_) | Dim::Sym(_), 1) => *d,
+                (Dim::Known(n), _) => Dim::Known(n.saturating_sub(1)),
+                _ => {
+                    return self.stencil_unsupported(
+                        "of an array whose lengths are not known when compiling",
+                        span,
+                    )
+                }
+            });
+        }
+        let mut w = Windows {
+            sizes: sizes.iter().map(|&z| z as u64).collect(),
+            grid,
+            x,
+            shifted: HashMap::new(),
+        };
+        self.stencil_cell(&body, &mut w, span)
+    }
+
+    /// The operand's result for every window: scalar functions of scalars and of
+    /// reductions `R/,E` of the window.
+    fn stencil_cell(&mut self, e: &Expr, w: &mut Windows, span: &Span) -> Result<Value> {
+        let espan = e.span.clone();
+        match &e.kind {
+            ExprKind::Monadic { func, arg } => {
+                let g = self.resolve(func)?;
+                if let (
+                    FuncKind::Derived {
+                        op: Op1::Reduce | Op1::ReduceFirst,
+                        operand,
+                    },
+                    ExprKind::Monadic {
+                        func: rav,
+                        arg: inner,
+                    },
+                ) = (&g.kind, &arg.kind)
+                {
+                    if matches!(self.resolve(rav)?.kind, FuncKind::Prim(Prim::Comma)) {
+                        let op = self.operand_op(&self.resolve(operand)?)?;
+                        return self.window_fold(op, inner, w, span);
+                    }
+                }
+                // A vector's window needs no ravel: `{+/⍵}⌺3`.
+                if let FuncKind::Derived {
+                    op: Op1::Reduce | Op1::ReduceFirst,
+                    operand,
+                } = &g.kind
+                {
+                    if w.sizes.len() == 1 {
+                        let op = self.operand_op(&self.resolve(operand)?)?;
+                        return self.window_fold(op, arg, w, span);
+                    }
+                }
+                let v = self.stencil_cell(arg, w, span)?;
+                match &g.kind {
+                    FuncKind::Prim(p) => match UnOp::from_prim(*p) {
+                        Some(op) => self.unary(op, v, espan),
+                        None => self.stencil_unsupported("with this operand", span),
+                    },
+                    _ => self.stencil_unsupported("with this operand", span),
+                }
+            }
+            ExprKind::Dyadic { func, left, right } => {
+                let g = self.resolve(func)?;
+                let op = match &g.kind {
+                    FuncKind::Prim(p) => BinOp::from_prim(*p),
+                    _ => None,
+                };
+                let Some(op) = op else {
+                    return self.stencil_unsupported("with this operand", span);
+                };
+                let r = self.stencil_cell(right, w, span)?;
+                let l = self.stencil_cell(left, w, span)?;
+                self.apply_binary(op, l, r, espan)
+            }
+            ExprKind::Omega | ExprKind::Alpha => {
+                self.stencil_unsupported("with an operand that uses its window whole or ⍺", span)
+            }
+            _ => {
+                let v = self.expr(e)?;
+                if self.f.ty(v).rank() != 0 {
+                    return self.stencil_unsupported("with an operand that uses arrays", span);
+                }
+                Ok(v)
+            }
+        }
+    }
+
+    /// `R/,E` of every window: `E` at each window position, folded from the right.
+    fn window_fold(&mut self, op: BinOp, e: &Expr, w: &mut Windows, span: &Span) -> Result<Value> {
+        let count: u64 = w.sizes.iter().product();
+        let mut terms = Vec::with_capacity(count as usize);
+        for o in 0..count as usize {
+            terms.push(self.window_term(e, o, w, span)?);
+        }
+        let elem = terms
+            .iter()
+            .map(|t| self.f.ty(*t).elem)
+            .max()
+            .unwrap_or(ElemType::I32);
+        // f32 sums accumulate in f64 and round once, as the reference's `+/` does.
+        let wide = op == BinOp::Add && elem == ElemType::F32;
+        let mut acc: Option<Value> = None;
+        for t in terms.into_iter().rev() {
+            let t = if wide { self.cast(t, ElemType::F64) } else { t };
+            acc = Some(match acc {
+                None => t,
+                Some(a) => self.apply_binary(op, t, a, span.clone())?,
+            });
+        }
+        let acc = acc.expect("a window has at least one position");
+        let want = op.reduce_type(elem, self.f.float);
+        let acc = if self.f.ty(acc).elem != want {
+            self.cast(acc, want)
+        } else {
+            acc
+        };
+        // A single position over a scalar formula: spread to every window.
+        if self.f.ty(acc).shape != w.grid {
+            return Ok(self.reshape(acc, w.grid.clone(), span.clone()));
+        }
+        Ok(acc)
+    }
+
+    /// `E` at window position `o` (ravel order) of every window.
+    fn window_term(&mut self, e: &Expr, o: usize, w: &mut Windows, span: &Span) -> Result<Value> {
+        let espan = e.span.clone();
+        match &e.kind {
+            ExprKind::Omega => {
+                if let Some(v) = w.shifted.get(&o) {
+                    return Ok(*v);
+                }
+                // The offset of position `o` on each axis, from the window's centre.
+                let mut rem = o as u64;
+                let mut start = vec![0i64; w.sizes.len()];
+                for a in (0..w.sizes.len()).rev() {
+                    let c = rem % w.sizes[a];
+                    rem /= w.sizes[a];
+                    start[a] = c as i64 - (w.sizes[a] as i64 - 1) / 2;
+                }
+                let fill = Scalar::I32(0).cast(self.f.ty(w.x).elem);
+                let v = self.gather(
+                    w.x,
+                    Gather::Window { start, fill },
+                    w.grid.clone(),
+                    span.clone(),
+                );
+                w.shifted.insert(o, v);
+                Ok(v)
+            }
+            ExprKind::Alpha => self.stencil_unsupported("with an operand that uses ⍺", span),
+            ExprKind::Monadic { func, arg } => {
+                let g = self.resolve(func)?;
+                let op = match &g.kind {
+                    FuncKind::Prim(p) => UnOp::from_prim(*p),
+                    _ => None,
+                };
+                let Some(op) = op else {
+                    return self.stencil_unsupported("with this operand", span);
+                };
+                let v = self.window_term(arg, o, w, span)?;
+                self.unary(op, v, espan)
+            }
+            ExprKind::Dyadic { func, left, right } => {
+                let g = self.resolve(func)?;
+                let op = match &g.kind {
+                    FuncKind::Prim(p) => BinOp::from_prim(*p),
+                    _ => None,
+                };
+                let Some(op) = op else {
+                    return self.stencil_unsupported("with this operand", span);
+                };
+                let r = self.window_term(right, o, w, span)?;
+                let l = self.window_term(left, o, w, span)?;
+                self.apply_binary(op, l, r, espan)
+            }
+            _ => {
+                // An array of the window's shape known here gives its item at `o`; a
+                // scalar is itself.
+                let v = self.expr(e)?;
+                let t = self.f.ty(v).clone();
+                if t.rank() == 0 {
+                    return Ok(v);
+                }
+                let window: Vec<Dim> = w.sizes.iter().map(|&z| Dim::Known(z)).collect();
+                match self.known_value(v) {
+                    Some(a) if t.shape == window => {
+                        Ok(self.konst(Array::scalar(a.data.get(o)), espan))
+                    }
+                    _ => self.stencil_unsupported(
+                        "with an array in its operand that is not of the window's shape and known when compiling",
+                        span,
+                    ),
+                }
+            }
+        }
+    }
+}
