@@ -4,17 +4,25 @@
 
 use crate::array::{Array, Scalar};
 
-/// Significant digits shown for floats (APL's ⎕PP).
+/// Significant digits shown for floats by default (APL's ⎕PP in a clear workspace).
 pub const PRINT_PRECISION: usize = 10;
 
-/// One element as APL prints it.
+/// The largest ⎕PP that shows more digits (an f64 has 17 significant ones).
+pub const MAX_PRINT_PRECISION: usize = 17;
+
+/// One element as APL prints it (⎕PP=10).
 pub fn format_scalar(s: Scalar) -> String {
+    format_scalar_pp(s, PRINT_PRECISION)
+}
+
+/// One element as APL prints it with ⎕PP=`pp` significant digits for floats.
+pub fn format_scalar_pp(s: Scalar, pp: usize) -> String {
     match s {
         Scalar::Bool(v) => format_int(v as i64),
         Scalar::I32(v) => format_int(v as i64),
         Scalar::I64(v) => format_int(v),
-        Scalar::F32(v) => format_float(v),
-        Scalar::F64(v) => format_f64(v),
+        Scalar::F32(v) => format_float_pp(v, pp),
+        Scalar::F64(v) => format_f64_pp(v, pp),
     }
 }
 
@@ -29,16 +37,38 @@ fn format_int(v: i64) -> String {
 /// Formats a float with at most ⎕PP significant digits, using the shortest digits that
 /// read back as the same f32 (so `0.1` shows as `0.1`, not its binary expansion).
 pub fn format_float(v: f32) -> String {
-    format_real(v as f64, || format!("{:e}", v.abs()))
+    format_float_pp(v, PRINT_PRECISION)
+}
+
+/// As [`format_float`] with ⎕PP=`pp`: the shortest digits, or the value rounded to
+/// `pp` digits when those are more.
+pub fn format_float_pp(v: f32, pp: usize) -> String {
+    let pp = pp.clamp(1, MAX_PRINT_PRECISION);
+    let shortest = format!("{:e}", v.abs());
+    let digits = shortest
+        .split('e')
+        .next()
+        .map_or(0, |m| m.chars().filter(char::is_ascii_digit).count());
+    if digits <= pp {
+        format_real(v as f64, pp, || shortest)
+    } else {
+        format_real(v as f64, pp, || format!("{:.*e}", pp - 1, (v as f64).abs()))
+    }
 }
 
 /// Formats an f64 rounded to ⎕PP significant digits (`÷3` shows as `0.3333333333`).
 pub fn format_f64(v: f64) -> String {
-    format_real(v, || format!("{:.*e}", PRINT_PRECISION - 1, v.abs()))
+    format_f64_pp(v, PRINT_PRECISION)
 }
 
-/// `sci` gives |v| as `d.ddde±x` with at most ⎕PP significant digits that matter.
-fn format_real(v: f64, sci: impl FnOnce() -> String) -> String {
+/// As [`format_f64`] with ⎕PP=`pp`.
+pub fn format_f64_pp(v: f64, pp: usize) -> String {
+    let pp = pp.clamp(1, MAX_PRINT_PRECISION);
+    format_real(v, pp, || format!("{:.*e}", pp - 1, v.abs()))
+}
+
+/// `sci` gives |v| as `d.ddde±x` with at most `pp` significant digits that matter.
+fn format_real(v: f64, pp: usize, sci: impl FnOnce() -> String) -> String {
     if v.is_nan() {
         return "NaN".into();
     }
@@ -58,11 +88,11 @@ fn format_real(v: f64, sci: impl FnOnce() -> String) -> String {
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let mut digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
-    digits.truncate(PRINT_PRECISION);
+    digits.truncate(pp);
     while digits.len() > 1 && digits.ends_with('0') {
         digits.pop();
     }
-    let body = if exp >= PRINT_PRECISION as i32 || exp < -6 {
+    let body = if exp >= pp as i32 || exp < -6 {
         let (first, rest) = digits.split_at(1);
         let e = if exp < 0 {
             format!("¯{}", -exp)
@@ -93,16 +123,26 @@ fn format_real(v: f64, sci: impl FnOnce() -> String) -> String {
 
 /// The whole array as APL displays it (no trailing newline).
 pub fn display(a: &Array) -> String {
+    display_pp(a, PRINT_PRECISION)
+}
+
+/// The whole array as APL displays it with ⎕PP=`pp`.
+pub fn display_pp(a: &Array, pp: usize) -> String {
     let mut out = String::new();
-    let _ = write_display(a, &mut out);
+    let _ = write_display_pp(a, pp, &mut out);
     out
 }
 
-/// Writes the display of `a` to `out` as it goes: no string per element is kept, so
-/// showing 10^8 numbers takes no more memory than the array (a matrix's elements are
-/// formatted twice, once for its column widths).
+/// Writes the display of `a` to `out` (⎕PP=10).
 pub fn write_display(a: &Array, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
-    let cell = |i: usize| format_scalar(a.data.get(i));
+    write_display_pp(a, PRINT_PRECISION, out)
+}
+
+/// Writes the display of `a` with ⎕PP=`pp` to `out` as it goes: no string per element
+/// is kept, so showing 10^8 numbers takes no more memory than the array (a matrix's
+/// elements are formatted twice, once for its column widths).
+pub fn write_display_pp(a: &Array, pp: usize, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
+    let cell = |i: usize| format_scalar_pp(a.data.get(i), pp);
     match a.rank() {
         0 => out.write_str(&cell(0)),
         1 => {
@@ -185,6 +225,17 @@ mod tests {
         for (v, want) in cases {
             assert_eq!(format_float(v), want, "{v}");
         }
+    }
+
+    #[test]
+    fn print_precision_rounds() {
+        assert_eq!(format_float_pp(1.0 / 3.0, 3), "0.333");
+        assert_eq!(format_float_pp(2.0 / 3.0, 3), "0.667");
+        assert_eq!(format_float_pp(123456.7, 3), "1.23E5");
+        assert_eq!(format_f64_pp(2.0 / 3.0, 17), "0.66666666666666663");
+        assert_eq!(format_f64_pp(2.0 / 3.0, 5), "0.66667");
+        assert_eq!(format_f64_pp(99999.5, 5), "1E5");
+        assert_eq!(format_f64_pp(1.5, 40), "1.5");
     }
 
     #[test]

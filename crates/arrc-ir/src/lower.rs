@@ -419,7 +419,6 @@ impl Lower {
                 let v = match n.as_str() {
                     "⎕IO" => self.io as i32,
                     "⎕FR" => self.f.float.fr(),
-                    "⎕PP" => crate::display::PRINT_PRECISION as i32,
                     _ => {
                         return Err(err::unsupported(
                             format!("{n} is not supported on the GPU path"),

@@ -40,6 +40,8 @@ pub struct Env {
     pub float: ElemType,
     /// The random generator of `?`: ⎕RL's seed and the draws made since.
     pub rng: random::Rng,
+    /// ⎕PP: significant digits of displayed floats.
+    pub pp: usize,
 }
 
 impl Default for Env {
@@ -50,6 +52,7 @@ impl Default for Env {
             io: 1,
             float: ElemType::F32,
             rng: random::Rng::default(),
+            pp: arrc_ir::display::PRINT_PRECISION,
         }
     }
 }
@@ -203,6 +206,13 @@ impl Interp<'_> {
                         span.clone(),
                     )),
                 },
+                "⎕PP" => match v.as_singleton().and_then(|s| s.as_i64()) {
+                    Some(pp) if pp >= 1 && v.rank() <= 1 => {
+                        self.env.pp = pp.min(34) as usize;
+                        Ok(())
+                    }
+                    _ => Err(err::domain("⎕PP must be a positive integer", span.clone())),
+                },
                 "⎕RL" => match v.as_singleton().and_then(|s| s.as_i64()) {
                     Some(seed) if seed >= 0 && v.rank() <= 1 => {
                         self.env.rng = random::Rng {
@@ -281,9 +291,7 @@ impl Interp<'_> {
                 "⎕CT" => Ok(Array::scalar(Scalar::F64(
                     arrc_ir::scalar::COMPARISON_TOLERANCE,
                 ))),
-                "⎕PP" => Ok(Array::scalar(Scalar::I32(
-                    arrc_ir::display::PRINT_PRECISION as i32,
-                ))),
+                "⎕PP" => Ok(Array::scalar(Scalar::I32(self.env.pp as i32))),
                 "⎕RL" => Ok(Array::scalar(Scalar::I64(self.env.rng.seed as i64))),
                 _ => Err(err::value(format!("unknown system name {n}"), span)),
             },

@@ -25,7 +25,7 @@ mod hosted;
 pub mod keymap;
 pub mod workspace;
 
-pub use arrc_ir::display::display;
+pub use arrc_ir::display::{display, display_pp};
 pub use arrc_ir::interrupt;
 pub use arrc_ir::{Array, Data, ElemType, Error, ErrorClass, Scalar};
 pub use arrc_vk::DeviceInfo;
@@ -373,6 +373,11 @@ impl Session {
     pub fn get(&mut self, name: &str) -> Option<&Array> {
         self.materialize(name).ok()?;
         self.env.arrays.get(name)
+    }
+
+    /// ⎕PP: the significant digits floats are displayed with (`⎕PP←n` sets it).
+    pub fn print_precision(&self) -> usize {
+        self.env.pp
     }
 
     /// Parses `src` with this session's function and operator names known.

@@ -1,0 +1,24 @@
+⍝ System variables: ⎕PP (print precision), ⎕RL (the random seed), ⎕CT (Dyalog APL 18).
+      ⎕PP←5
+      ÷3
+0.33333
+      2÷3
+0.66667
+      ⎕PP
+5
+      123456.7
+1.2346E5
+      1 2.5 ÷3
+0.33333 0.83333
+      ⎕PP←3
+      2 2⍴÷1 2 3 7
+1     0.5
+0.333 0.143
+      ⎕PP←17
+      0.5
+0.5
+      ⎕PP←0
+DOMAIN ERROR
+      ⎕PP←10
+      ⎕PP
+10
