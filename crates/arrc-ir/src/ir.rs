@@ -476,6 +476,8 @@ pub struct Function {
     /// The program's float type (f32, or f64 when asked for): the type of `÷`, `*`…
     /// of integers and of non-integral literals.
     pub float: ElemType,
+    /// ⎕CT when it was compiled: its f64 comparisons, floors and ceilings use it.
+    pub ct: f64,
 }
 
 impl Function {

@@ -187,6 +187,7 @@ impl Lower {
         Lower {
             f: Function {
                 float,
+                ct: crate::scalar::comparison_tolerance(),
                 ..Function::default()
             },
             io: 1,
@@ -412,7 +413,7 @@ impl Lower {
                 span,
             )),
             ExprKind::SysName(n) if n == "⎕CT" => {
-                let ct = Scalar::F64(crate::scalar::COMPARISON_TOLERANCE);
+                let ct = Scalar::F64(self.f.ct);
                 Ok(self.konst(Array::scalar(ct), span))
             }
             ExprKind::SysName(n) => {

@@ -714,6 +714,8 @@ pub struct Kernel {
     pub denorm_preserve_f64: bool,
     /// Ask the device to keep f32 subnormals (`PlanOptions::denorm_preserve_f32`).
     pub denorm_preserve_f32: bool,
+    /// ⎕CT of the program's f64 comparisons, floors and ceilings.
+    pub ct: f64,
 }
 
 /// One dispatch: a kernel, the buffers bound to its bindings in order, its push
@@ -1613,6 +1615,7 @@ impl Planner<'_> {
             float64: self.opts.float64,
             denorm_preserve_f64: self.opts.denorm_preserve_f64,
             denorm_preserve_f32: self.opts.denorm_preserve_f32,
+            ct: self.v.func.ct,
         });
         self.plan.dispatches.push(Dispatch {
             kernel: k,

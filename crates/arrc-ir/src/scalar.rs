@@ -129,13 +129,32 @@ pub fn not_finite(ty: ElemType) -> &'static str {
     }
 }
 
-/// Dyalog's comparison tolerance ⎕CT, applied to f64 comparisons, floors and ceilings.
-/// (For f32 it is below one rounding step and comparisons are exact.)
+/// Dyalog's comparison tolerance ⎕CT in a clear workspace, applied to f64
+/// comparisons, floors and ceilings. (Every ⎕CT Dyalog allows is below one f32
+/// rounding step, so f32 comparisons are exact.)
 pub const COMPARISON_TOLERANCE: f64 = 1e-14;
+
+/// The largest ⎕CT (Dyalog's: 2*¯32).
+pub const MAX_COMPARISON_TOLERANCE: f64 = 2.3283064365386963e-10;
+
+thread_local! {
+    static CT: std::cell::Cell<f64> = const { std::cell::Cell::new(COMPARISON_TOLERANCE) };
+}
+
+/// This thread's ⎕CT, which the reference and the compiler read (a session sets it
+/// before it evaluates).
+pub fn comparison_tolerance() -> f64 {
+    CT.with(|c| c.get())
+}
+
+/// Sets this thread's ⎕CT.
+pub fn set_comparison_tolerance(ct: f64) {
+    CT.with(|c| c.set(ct));
+}
 
 /// `x = y` within ⎕CT: |x-y| ≤ ⎕CT × (|x| ⌈ |y|).
 pub fn tolerant_eq(x: f64, y: f64) -> bool {
-    x == y || (x - y).abs() <= COMPARISON_TOLERANCE * x.abs().max(y.abs())
+    x == y || (x - y).abs() <= comparison_tolerance() * x.abs().max(y.abs())
 }
 
 /// Dyalog's tolerant floor: the nearest integer, less one when that is above `x` by
@@ -146,7 +165,7 @@ pub fn tolerant_floor(x: f64) -> f64 {
         return x;
     }
     let n = (x + 0.5).floor();
-    if n - x > COMPARISON_TOLERANCE * x.abs().max(1.0) {
+    if n - x > comparison_tolerance() * x.abs().max(1.0) {
         n - 1.0
     } else {
         n

@@ -42,6 +42,8 @@ pub struct Env {
     pub rng: random::Rng,
     /// ⎕PP: significant digits of displayed floats.
     pub pp: usize,
+    /// ⎕CT: the comparison tolerance of f64 comparisons, floors and ceilings.
+    pub ct: f64,
 }
 
 impl Default for Env {
@@ -53,6 +55,7 @@ impl Default for Env {
             float: ElemType::F32,
             rng: random::Rng::default(),
             pp: arrc_ir::display::PRINT_PRECISION,
+            ct: arrc_ir::scalar::COMPARISON_TOLERANCE,
         }
     }
 }
@@ -80,6 +83,7 @@ struct Interp<'e> {
 /// value of the last statement, or `None` when it only defines a function.
 pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
     prims::clear_refused();
+    arrc_ir::scalar::set_comparison_tolerance(env.ct);
     let mut it = Interp {
         env,
         frames: vec![],
@@ -195,14 +199,25 @@ impl Interp<'_> {
                         span.clone(),
                     )),
                 },
-                // Tolerance is fixed at Dyalog's default for now (issue 16).
                 "⎕CT" => match v.as_singleton().map(|s| s.as_f64()) {
-                    // (Within f32 rounding: an f32 session's literal 1E¯14.)
-                    Some(ct) if (ct / arrc_ir::scalar::COMPARISON_TOLERANCE - 1.0).abs() < 1e-6 => {
+                    Some(ct)
+                        if v.rank() <= 1
+                            && (0.0..=arrc_ir::scalar::MAX_COMPARISON_TOLERANCE * (1.0 + 1e-6))
+                                .contains(&ct) =>
+                    {
+                        // An f32 session's literal 1E¯14 is 1E¯14 within f32 rounding.
+                        let ct = if (ct / arrc_ir::scalar::COMPARISON_TOLERANCE - 1.0).abs() < 1e-6
+                        {
+                            arrc_ir::scalar::COMPARISON_TOLERANCE
+                        } else {
+                            ct.min(arrc_ir::scalar::MAX_COMPARISON_TOLERANCE)
+                        };
+                        self.env.ct = ct;
+                        arrc_ir::scalar::set_comparison_tolerance(ct);
                         Ok(())
                     }
-                    _ => Err(err::unsupported(
-                        "⎕CT other than its default 1E¯14 is not supported yet",
+                    _ => Err(err::domain(
+                        "⎕CT must be a number from 0 to 2*¯32",
                         span.clone(),
                     )),
                 },
@@ -288,9 +303,7 @@ impl Interp<'_> {
             ExprKind::SysName(n) => match n.as_str() {
                 "⎕IO" => Ok(Array::scalar(Scalar::I32(self.io() as i32))),
                 "⎕FR" => Ok(Array::scalar(Scalar::I32(self.env.float.fr()))),
-                "⎕CT" => Ok(Array::scalar(Scalar::F64(
-                    arrc_ir::scalar::COMPARISON_TOLERANCE,
-                ))),
+                "⎕CT" => Ok(Array::scalar(Scalar::F64(self.env.ct))),
                 "⎕PP" => Ok(Array::scalar(Scalar::I32(self.env.pp as i32))),
                 "⎕RL" => Ok(Array::scalar(Scalar::I64(self.env.rng.seed as i64))),
                 _ => Err(err::value(format!("unknown system name {n}"), span)),

@@ -553,7 +553,7 @@ impl FirstIndex {
                 // Every value within ⎕CT of y lies within 2⎕CT|y| of it; each distinct
                 // value there once, its run's first index the smallest.
                 let y = v.as_f64();
-                let d = 2.0 * arrc_ir::scalar::COMPARISON_TOLERANCE * y.abs();
+                let d = 2.0 * arrc_ir::scalar::comparison_tolerance() * y.abs();
                 let mut p = sorted.partition_point(|e| e.0 < y - d);
                 let mut best: Option<usize> = None;
                 while p < sorted.len() && sorted[p].0 <= y + d {

@@ -77,6 +77,8 @@ struct Emitter {
     items_n: u32,
     /// The kernel may use f64 for f32 intermediates (`Kernel::float64`).
     float64: bool,
+    /// ⎕CT of the kernel's f64 comparisons (`Kernel::ct`).
+    ct: f64,
     /// The module declares DenormPreserve (once, for every entry point asking).
     denorm_preserve: bool,
     /// Specialization constant 2: polls before a scan's lookback falls back.
@@ -213,6 +215,7 @@ impl Emitter {
             items,
             items_n: items_per_thread.max(1),
             float64: false,
+            ct: arrc_ir::scalar::COMPARISON_TOLERANCE,
             denorm_preserve: false,
             spin,
             uses_i64: false,
@@ -1163,6 +1166,7 @@ impl Emitter {
         // A scan's tile shape is fixed here (one variable per element it holds).
         self.items_n = k.items_per_thread.max(1);
         self.float64 = k.float64;
+        self.ct = k.ct;
         // Bindings: set 0, binding i.
         let mut cx = Cx {
             bindings: vec![],

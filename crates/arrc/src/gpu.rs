@@ -188,7 +188,7 @@ impl ModuleCache {
 
     fn get(&self, k: &arrc_ir::plan::Kernel) -> Result<Vec<u32>, arrc_spirv::SpirvError> {
         let key = format!(
-            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}|{}|{}|{}|{}",
+            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}|{}|{}|{}|{}|{:e}",
             k.kind,
             k.n_from,
             k.combine,
@@ -200,7 +200,8 @@ impl ModuleCache {
             k.spin_limit,
             k.float64,
             k.denorm_preserve_f64,
-            k.denorm_preserve_f32
+            k.denorm_preserve_f32,
+            k.ct
         );
         if let Some(words) = self.0.get(&key) {
             return Ok(words);

@@ -412,6 +412,8 @@ impl Session {
 
     /// Evaluates a program: statements separated by newlines or `⋄`.
     pub fn eval(&mut self, src: &str) -> Result<Outcome, Error> {
+        // The reference and the compiler read ⎕CT from this thread.
+        arrc_ir::scalar::set_comparison_tolerance(self.env.ct);
         let prog = self.parse(src)?;
         let mut out = Outcome::default();
         if let (Backend::Auto, Some(why)) = (self.backend, &self.no_device) {
@@ -854,9 +856,10 @@ impl Session {
     fn compile_key(&self, e: &Expr, arrays: &gpu::Names, keep: bool) -> String {
         use std::fmt::Write;
         let mut key = format!(
-            "{keep} {:?} {} {} {:?}\n{e:?}\n",
+            "{keep} {:?} {} {:e} {} {:?}\n{e:?}\n",
             self.env.float,
             self.env.io,
+            self.env.ct,
             self.functions_changed.get(),
             self.tune
         );

@@ -1671,3 +1671,65 @@ fn stencils_on_the_device() {
     assert!(g.notes.is_empty(), "{:?}", g.notes);
     assert_eq!(g.value.expect("a value").shape, vec![3, 4]);
 }
+
+#[test]
+fn comparison_tolerance_is_the_sessions_on_the_device() {
+    // `⎕CT←v` reaches the device's f64 comparisons, floors and searches: the same
+    // answers as the reference for each tolerance, and different answers for
+    // different tolerances (so a kernel keeping the default would fail here).
+    let mut s = gpu();
+    s.set_float(ElemType::F64);
+    let x = Array::vector(Data::F64(vec![
+        0.1 + 0.2,
+        2.9999999999999996,
+        1.0 + 1e-11,
+        5.0,
+    ]));
+    s.set("x", x.clone()).unwrap();
+    let exprs = [
+        "x=0.3 3 1 5",
+        "⌊x",
+        "⌈x",
+        "x∊0.3 3 1",
+        "0.3 3 1⍳x",
+        "x≤0.3 3 1 5",
+    ];
+    let mut seen: Vec<Vec<String>> = vec![];
+    for ct in ["0", "1E¯14", "1E¯10"] {
+        s.eval(&format!("⎕CT←{ct}")).unwrap();
+        let mut cpu = arrc_ref::Env {
+            float: ElemType::F64,
+            ..Default::default()
+        };
+        cpu.arrays.insert("x".into(), x.clone());
+        let set = arrc_syntax::parse_str(&format!("⎕CT←{ct}")).unwrap();
+        arrc_ref::eval_program(&set, &mut cpu).unwrap();
+        let mut shown = vec![];
+        for e in exprs {
+            let g = s
+                .eval(e)
+                .unwrap_or_else(|err| panic!("{e} ⎕CT={ct}: {err}"));
+            assert!(
+                g.notes.is_empty(),
+                "{e} did not run on the GPU: {:?}",
+                g.notes
+            );
+            let g = g.value.expect("a value");
+            let c = arrc_ref::eval_program(&arrc_syntax::parse_str(e).unwrap(), &mut cpu)
+                .unwrap()
+                .expect("a value");
+            assert_eq!(arrc::display(&g), arrc::display(&c), "{e} with ⎕CT={ct}");
+            shown.push(arrc::display(&g));
+        }
+        seen.push(shown);
+    }
+    assert_ne!(
+        seen[0], seen[1],
+        "⎕CT←0 and the default gave the same answers"
+    );
+    assert_ne!(
+        seen[1], seen[2],
+        "⎕CT←1E¯10 and the default gave the same answers"
+    );
+    s.eval("⎕CT←1E¯14").unwrap();
+}

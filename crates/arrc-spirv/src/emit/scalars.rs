@@ -5,7 +5,7 @@
 
 use super::{be, Cx, Emitter, R, SCOPE_DEVICE};
 use crate::SpirvError;
-use arrc_ir::scalar::{BinOp, UnOp, COMPARISON_TOLERANCE, LANCZOS};
+use arrc_ir::scalar::{BinOp, UnOp, LANCZOS};
 use arrc_ir::{ElemType, Scalar};
 use rspirv::dr::Operand;
 use rspirv::spirv::{StorageClass, Word};
@@ -191,7 +191,7 @@ impl Emitter {
         let ax = self.glsl(t, 4, &[x])?;
         let ay = self.glsl(t, 4, &[y])?;
         let m = self.binop(BinOp::Max, t, ax, ay)?;
-        let ct = self.fc(t, COMPARISON_TOLERANCE);
+        let ct = self.fc(t, self.ct);
         let lim = self.fop(t, BinOp::Mul, ct, m)?;
         let near = self
             .b
@@ -218,7 +218,7 @@ impl Emitter {
         let ax = self.glsl(t, 4, &[x])?;
         let one = self.fc(t, 1.0);
         let m = self.binop(BinOp::Max, t, ax, one)?;
-        let ct = self.fc(t, COMPARISON_TOLERANCE);
+        let ct = self.fc(t, self.ct);
         let lim = self.fop(t, BinOp::Mul, ct, m)?;
         let too_high = self.flt(lim, above)?;
         let n1 = self.fop(t, BinOp::Sub, n, one)?;

@@ -4,7 +4,7 @@
 use super::{be, Cx, Emitter, R};
 use arrc_ir::ir::SearchKind;
 use arrc_ir::plan::KExpr;
-use arrc_ir::scalar::{BinOp, COMPARISON_TOLERANCE};
+use arrc_ir::scalar::BinOp;
 use arrc_ir::{ElemType, Scalar};
 use rspirv::spirv::Word;
 
@@ -218,7 +218,7 @@ impl Emitter {
                 // at every key up to y + 2⎕CT|y|.
                 let (from, to) = if tolerant {
                     let ay = e.glsl(t, 4, &[y])?; // FAbs
-                    let c = e.fc(t, 2.0 * COMPARISON_TOLERANCE);
+                    let c = e.fc(t, 2.0 * e.ct);
                     let d = e.binop(BinOp::Mul, t, ay, c)?;
                     (e.binop(BinOp::Sub, t, y, d)?, e.binop(BinOp::Add, t, y, d)?)
                 } else {
