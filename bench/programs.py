@@ -89,6 +89,24 @@ def stencil(t, dev):
     return (S.sum() / (m * m)).item()
 
 
+def boxfilter(t, dev):
+    m = 8192
+    A = (t.arange(m * m, device=dev) % 1000 + 1).to(t.float32).reshape(m, m) / 1000
+    k = t.ones(1, 1, 5, 5, device=dev, dtype=t.float32)
+    S = t.nn.functional.conv2d(A[None, None], k, padding=2)[0, 0] / 25
+    return (S.sum() / (m * m)).item()
+
+
+def lifestencil(t, dev):
+    m = 8192
+    B = (3 > ((t.arange(m * m, device=dev) % (m - 1) + 1) * 13) % 7).reshape(m, m)
+    k = t.ones(1, 1, 3, 3, device=dev, dtype=t.float32)
+    for _ in range(3):
+        s = t.nn.functional.conv2d(B.to(t.float32)[None, None], k, padding=1)[0, 0]
+        B = (s == 3) | (B & (s == 4))
+    return B.sum().item()
+
+
 def streak(t, dev):
     n = 67108864
     i = t.arange(1, n + 1, device=dev, dtype=t.int64)
@@ -126,6 +144,8 @@ TORCH = {
     "ann": ann,
     "life": life,
     "stencil": stencil,
+    "boxfilter": boxfilter,
+    "lifestencil": lifestencil,
     "streak": streak,
     "normalize": normalize,
     "softmax": softmax,

@@ -193,9 +193,16 @@ impl Case {
         // (and the findings replayed by seed and index) stay what they were.
         let mut tacit =
             StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0xA24B_AED4_963E_E407));
+        let mut newer =
+            StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0x9FB2_1C65_1E98_DF25));
+        // Seeds from 64 on also write the functions added in session 12; earlier
+        // seeds' programs, and the findings replayed from them, stay what they were.
+        let newer_forms = opts.seed >= NEWER_FORMS_FROM_SEED;
         let mut g = Gen {
             rng: &mut rng,
             tacit: &mut tacit,
+            newer: &mut newer,
+            newer_forms,
         };
         let mut stmts = vec![];
         if g.rng.random_bool(0.1) {
@@ -587,7 +594,14 @@ struct Gen<'r> {
     rng: &'r mut StdRng,
     /// Whether a scalar function is written as an equivalent train.
     tacit: &'r mut StdRng,
+    /// Whether a structural function gives way to one of session 12's (set
+    /// functions, find, expand, laminate, `⍤ ⍥ @ ⌺`, operators of the user's).
+    newer: &'r mut StdRng,
+    newer_forms: bool,
 }
+
+/// The first seed whose programs use [`Gen::newer`]'s forms.
+pub const NEWER_FORMS_FROM_SEED: u64 = 64;
 
 impl Gen<'_> {
     fn pick(&mut self, from: &[&'static str]) -> &'static str {
@@ -664,8 +678,48 @@ impl Gen<'_> {
                     _ => format!("({a}){f}{b}"),
                 }
             }
-            8 => format!("{}{}", self.pick(STRUCT1), self.expr(d)),
-            9 => format!("({}){}{}", self.small(), self.pick(STRUCT2), self.expr(d)),
+            8 => {
+                let f = self.pick(STRUCT1);
+                let x = self.expr(d);
+                let k = if self.newer_forms {
+                    self.newer.random_range(0..16)
+                } else {
+                    99
+                };
+                match k {
+                    0 => format!("∪{x}"),
+                    1 => format!("≠{x}"),
+                    2 => format!("+/⍤1⊢{x}"),
+                    3 => format!("{{+/⍵}}⌺3⊢,{x}"),
+                    4 => format!("{{⌈/,⍵}}⌺3 3⊢2 3⍴{x}"),
+                    5 => format!("-@{{⍵>0}}{x}"),
+                    6 => format!("0@1⊢,{x}"),
+                    7 => format!("{f}{{⍺⍺ ⍵}}⊢{x}"),
+                    8 => format!("2×⍥|{x}"),
+                    _ => format!("{f}{x}"),
+                }
+            }
+            9 => {
+                let a = self.small();
+                let f = self.pick(STRUCT2);
+                let x = self.expr(d);
+                let k = if self.newer_forms {
+                    self.newer.random_range(0..16)
+                } else {
+                    99
+                };
+                match k {
+                    0 => format!("({a})∩{x}"),
+                    1 => format!("({a})~{x}"),
+                    2 => format!("({a})⍷{x}"),
+                    3 => format!("1 ¯1 0 1\\({a}){f}{x}"),
+                    4 => format!("({a}),[0.5]{x}"),
+                    5 => format!("10⊥({a}){f}{x}"),
+                    6 => format!("(1 2 3)⍸{x}"),
+                    7 => format!("({a})+⍤0 1⊢{x}"),
+                    _ => format!("({a}){f}{x}"),
+                }
+            }
             10 => {
                 let op = self.pick(&["/", "⌿", "\\", "⍀"]);
                 format!("{}{op}{}", self.operand(), self.expr(d))
