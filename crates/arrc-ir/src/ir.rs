@@ -205,6 +205,15 @@ pub enum Inst {
         down: bool,
         origin: i32,
     },
+    /// `?arg` (roll): for each item n of `arg` (non-negative integers), an integer
+    /// from `origin` to n-1+`origin`, or for 0 a float between 0 and 1, from draw
+    /// `base+i` of the generator (`crate::random`) for the item in ravel position
+    /// `i`. `state` is the i32 vector (seed low, seed high, base low, base high).
+    Roll {
+        arg: Value,
+        state: Value,
+        origin: i32,
+    },
     /// For each element of `needles`, where it first occurs in the vector `hay`
     /// (`hay⍳needles`, from `origin`, `origin+≢hay` when absent) or whether it occurs
     /// (`needles∊hay`). `order` is `⍋hay` from 0; `hay` and `needles` have one type,
@@ -354,6 +363,11 @@ impl Inst {
             }
             | Inst::Rotate {
                 arg: lhs, by: rhs, ..
+            }
+            | Inst::Roll {
+                arg: lhs,
+                state: rhs,
+                ..
             } => {
                 *lhs = f(*lhs);
                 *rhs = f(*rhs);
@@ -403,6 +417,7 @@ impl Inst {
             Inst::Compress { mask, arg } => vec![*mask, *arg],
             Inst::Select { cond, then, els } => vec![*cond, *then, *els],
             Inst::Rotate { arg, by, .. } => vec![*arg, *by],
+            Inst::Roll { arg, state, .. } => vec![*arg, *state],
             Inst::Grade { arg, .. } => vec![*arg],
             Inst::FoldDfn { arg, comb, .. } => {
                 let mut v = vec![*arg];
@@ -436,6 +451,7 @@ impl Inst {
                 | Inst::Catenate { .. }
                 | Inst::Index { .. }
                 | Inst::Rotate { .. }
+                | Inst::Roll { .. }
         )
     }
 }
@@ -476,6 +492,9 @@ pub struct Function {
     /// The program's float type (f32, or f64 when asked for): the type of `÷`, `*`…
     /// of integers and of non-integral literals.
     pub float: ElemType,
+    /// The generator draws its `Roll`s make, all together: the session's counter
+    /// moves on by this many once it has run.
+    pub draws: u64,
     /// ⎕CT when it was compiled: its f64 comparisons, floors and ceilings use it.
     pub ct: f64,
 }
@@ -557,6 +576,9 @@ impl fmt::Display for Function {
                 Inst::MatMul { lhs, rhs } => write!(f, "matmul {lhs}, {rhs}")?,
                 Inst::Compress { mask, arg } => write!(f, "compress {mask}, {arg}")?,
                 Inst::Rotate { arg, by, axis } => write!(f, "rotate[{axis}] {arg} by {by}")?,
+                Inst::Roll { arg, state, origin } => {
+                    write!(f, "roll {arg} from {origin} with {state}")?
+                }
                 Inst::FoldDfn {
                     comb,
                     arg,

@@ -15,6 +15,7 @@ pub mod interrupt;
 pub mod ir;
 pub mod lower;
 pub mod plan;
+pub mod random;
 pub mod scalar;
 pub mod verify;
 

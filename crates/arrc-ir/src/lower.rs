@@ -14,6 +14,7 @@ pub const POWER_UNROLL: i64 = 64;
 use std::collections::HashMap;
 
 mod folds;
+mod random;
 mod search;
 mod sets;
 mod stencil;
@@ -527,6 +528,7 @@ impl Lower {
             FuncKind::Prim(Prim::Take) => Ok(arg),
             FuncKind::Prim(Prim::Epsilon) => self.structural1(Prim::Comma, arg, None, fspan),
             FuncKind::Prim(Prim::Union) => self.unique(arg, fspan),
+            FuncKind::Prim(Prim::Roll) => self.roll(arg, fspan),
             FuncKind::Prim(Prim::NotEqual) => self.unique_mask(arg, fspan),
             FuncKind::Prim(p) if p.is_structural() => self.structural1(*p, arg, None, fspan),
             FuncKind::Prim(p) => match UnOp::from_prim(*p) {
@@ -660,8 +662,9 @@ impl Lower {
     /// Runs `f` as a trial on the IR and undoes every instruction and length check it
     /// added (the IR only grows at its end).
     fn undone<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
-        let (start, checks) = (self.f.insts.len(), self.f.checks.len());
+        let (start, checks, draws) = (self.f.insts.len(), self.f.checks.len(), self.f.draws);
         let r = f(self);
+        self.f.draws = draws;
         self.f.insts.truncate(start);
         self.f.types.truncate(start);
         self.f.spans.truncate(start);

@@ -94,6 +94,17 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                 ty.elem == crate::ElemType::I32 && ty.rank() == 0 && *axis < f.ty(*of).rank()
             }
             Inst::Cast(x) => f.ty(*x).shape == ty.shape,
+            Inst::Roll { arg, state, .. } => {
+                let (at, st) = (f.ty(*arg), f.ty(*state));
+                at.shape == ty.shape
+                    && at.elem.is_int()
+                    && st.elem == crate::ElemType::I32
+                    && st.shape == vec![Dim::Known(4)]
+                    && matches!(
+                        ty.elem,
+                        crate::ElemType::I32 | crate::ElemType::F32 | crate::ElemType::F64
+                    )
+            }
             Inst::Select { cond, then, els } => {
                 let (ct, tt, et) = (f.ty(*cond), f.ty(*then), f.ty(*els));
                 ct.elem == crate::ElemType::Bool

@@ -13,7 +13,7 @@ mod assign;
 mod numeric;
 mod operators;
 mod prims;
-pub mod random;
+mod random;
 mod sets;
 
 pub use prims::{last_refused_size, set_limits, MAX_CALLS, MAX_ELEMENTS};
@@ -39,7 +39,7 @@ pub struct Env {
     /// The float type: f32 (default, `⎕FR←32`) or f64 (`⎕FR←645`).
     pub float: ElemType,
     /// The random generator of `?`: ⎕RL's seed and the draws made since.
-    pub rng: random::Rng,
+    pub rng: arrc_ir::random::Rng,
     /// ⎕PP: significant digits of displayed floats.
     pub pp: usize,
     /// ⎕CT: the comparison tolerance of f64 comparisons, floors and ceilings.
@@ -53,7 +53,7 @@ impl Default for Env {
             functions: HashMap::new(),
             io: 1,
             float: ElemType::F32,
-            rng: random::Rng::default(),
+            rng: arrc_ir::random::Rng::default(),
             pp: arrc_ir::display::PRINT_PRECISION,
             ct: arrc_ir::scalar::COMPARISON_TOLERANCE,
         }
@@ -230,7 +230,7 @@ impl Interp<'_> {
                 },
                 "⎕RL" => match v.as_singleton().and_then(|s| s.as_i64()) {
                     Some(seed) if seed >= 0 && v.rank() <= 1 => {
-                        self.env.rng = random::Rng {
+                        self.env.rng = arrc_ir::random::Rng {
                             seed: seed as u64,
                             next: 0,
                         };

@@ -18,6 +18,7 @@ mod f64;
 mod folds;
 mod matmul;
 mod radix;
+mod random;
 mod reduce;
 mod scalars;
 mod scan;
@@ -1106,6 +1107,13 @@ impl Emitter {
                 self.choose(cx, c, then, els, ix)
             }
             KExpr::Const(s) => Ok(self.scalar(*s)),
+            KExpr::Roll {
+                n,
+                index,
+                state,
+                elem,
+                origin,
+            } => self.roll(cx, n, index, state, *elem, *origin, ix),
             KExpr::Fail { elem, bit } => {
                 let t = self.b.constant_true(self.bool_t);
                 self.raise(cx, Some(*bit), t)?;

@@ -94,7 +94,9 @@ impl Session {
         // the recipes before it, and values read twice were computed twice).
         // Not one lowered with large values (replicate counts): its snapshots keep
         // only their device copies, which lowering cannot read.
+        // Not one that draws random numbers: they are drawn in statement order.
         let defer = !names.is_empty()
+            && compiled.ir.draws == 0
             && !compiled.uses_large_values
             && sub.nodes <= MAX_RECIPE_NODES
             && one_map(&compiled)
@@ -122,6 +124,7 @@ impl Session {
             self.force_read(value)?;
             return Ok(None);
         };
+        self.advance_rng(compiled.ir.draws);
         // Snapshots (hidden names, `#d…`) are not workspace arrays.
         self.keep_uploads(uploaded, |n| !n.starts_with('#'));
         for n in names {

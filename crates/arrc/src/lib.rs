@@ -375,6 +375,15 @@ impl Session {
         self.env.arrays.get(name)
     }
 
+    /// A statement that drew `draws` numbers on the device has run: the generator's
+    /// counter moves on, for the reference and the next compile.
+    pub(crate) fn advance_rng(&mut self, draws: u64) {
+        if draws > 0 {
+            self.env.rng.next = self.env.rng.next.wrapping_add(draws);
+            arrc_ir::random::set_device_rng(Some(self.env.rng));
+        }
+    }
+
     /// ⎕PP: the significant digits floats are displayed with (`⎕PP←n` sets it).
     pub fn print_precision(&self) -> usize {
         self.env.pp
@@ -412,8 +421,9 @@ impl Session {
 
     /// Evaluates a program: statements separated by newlines or `⋄`.
     pub fn eval(&mut self, src: &str) -> Result<Outcome, Error> {
-        // The reference and the compiler read ⎕CT from this thread.
+        // The reference and the compiler read ⎕CT and the generator from this thread.
         arrc_ir::scalar::set_comparison_tolerance(self.env.ct);
+        arrc_ir::random::set_device_rng(Some(self.env.rng));
         let prog = self.parse(src)?;
         let mut out = Outcome::default();
         if let (Backend::Auto, Some(why)) = (self.backend, &self.no_device) {
@@ -423,6 +433,9 @@ impl Session {
         let last = prog.stmts.len().saturating_sub(1);
         for (i, stmt) in prog.stmts.iter().enumerate() {
             arrc_ir::interrupt::check(&stmt_span(stmt))?;
+            // (The reference may have set ⎕CT or ⎕RL, or drawn numbers.)
+            arrc_ir::scalar::set_comparison_tolerance(self.env.ct);
+            arrc_ir::random::set_device_rng(Some(self.env.rng));
             // Only the last statement's value is the program's: the others' stay on
             // the device.
             out.value = self.stmt(stmt, &mut out.notes, i == last)?;
@@ -703,6 +716,7 @@ impl Session {
             }
         }
         let v = arrc_ref::eval_program(&prog, &mut self.env);
+        arrc_ir::random::set_device_rng(Some(self.env.rng));
         self.functions_changed();
         self.forget_device(&mentioned);
         let v = v?;
@@ -774,6 +788,7 @@ impl Session {
             .ok_or_else(|| err::unsupported("no Vulkan device", e.span.clone()))?;
         let (v, uploaded) = gpu.run_val(&compiled, &names, keep)?;
         drop(names);
+        self.advance_rng(compiled.ir.draws);
         self.keep_uploads(uploaded, |n| workspace.contains(n));
         Ok(v)
     }
@@ -863,6 +878,12 @@ impl Session {
             self.functions_changed.get(),
             self.tune
         );
+        // A roll is compiled with the generator's counter.
+        if e.any_func(&mut |f| {
+            matches!(f.kind, arrc_syntax::FuncKind::Prim(arrc_syntax::Prim::Roll))
+        }) {
+            let _ = writeln!(key, "rng {:?}", self.env.rng);
+        }
         let mut names: Vec<_> = arrays.iter().collect();
         names.sort_by(|a, b| a.0.cmp(b.0));
         for (n, a) in names {

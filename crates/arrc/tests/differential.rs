@@ -1733,3 +1733,64 @@ fn comparison_tolerance_is_the_sessions_on_the_device() {
     );
     s.eval("⎕CT←1E¯14").unwrap();
 }
+
+#[test]
+fn roll_draws_the_references_numbers_on_the_device() {
+    // `?` on the device computes Philox4x32-10 of the draw's number under ⎕RL's seed:
+    // the same numbers as the reference, for integers and floats, every size (0, 1,
+    // subgroups ± 1, workgroups ± 1, 2^20), ⎕IO 0 and 1, f32 and f64, several rolls in
+    // one statement and statements in a row; the counter moves on by each draw.
+    for float in [ElemType::F32, ElemType::F64] {
+        let mut s = gpu();
+        s.set_float(float);
+        let mut cpu = arrc_ref::Env {
+            float,
+            ..Default::default()
+        };
+        let programs = [
+            "⎕RL←42",
+            "?6",
+            "?0",
+            "?0⍴6",
+            "?7⍴1000",
+            "?9⍴2147483647",
+            "?33⍴0",
+            "?255⍴6",
+            "?257 3⍴6 0 9",
+            "(?4097⍴10)-?4097⍴10",
+            "+/?1048576⍴100",
+            "⌈/?1048576⍴0",
+            "⎕IO←0",
+            "?10⍴3",
+            "⎕IO←1",
+            "x←?100⍴6",
+            "x+?100⍴6",
+            "⎕RL←7",
+            "?5⍴1E9",
+        ];
+        for p in programs {
+            let g = s.eval(p).unwrap_or_else(|e| panic!("{p}: {e}"));
+            if !p.starts_with('⎕') {
+                assert!(
+                    g.notes.is_empty(),
+                    "{p} did not run on the GPU: {:?}",
+                    g.notes
+                );
+            }
+            let prog = arrc_syntax::parse_str(p).unwrap();
+            let c = arrc_ref::eval_program(&prog, &mut cpu).expect("cpu");
+            if p.contains('←') {
+                continue;
+            }
+            assert_eq!(
+                g.value.map(|v| arrc::display(&v)),
+                c.map(|v| arrc::display(&v)),
+                "{p} in {float}"
+            );
+        }
+        // The draws of one statement differ from the next's.
+        let a = device_value(&mut s, "?100⍴1000000");
+        let b = device_value(&mut s, "?100⍴1000000");
+        assert_ne!(a, b);
+    }
+}

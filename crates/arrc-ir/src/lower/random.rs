@@ -1,0 +1,89 @@
+//! Lowering `?⍵` (roll) when its argument's values are known when compiling (`?6`,
+//! `?1000⍴6`, `?n⍴0`): one draw per item from the session's generator, numbered
+//! from its counter, so the reference and the device draw the same numbers.
+
+use super::*;
+
+impl Lower {
+    pub(super) fn roll(&mut self, x: Value, span: Span) -> Result<Value> {
+        let unsupported = |what: &str| {
+            Err(err::unsupported(
+                format!("{what} is not supported on the GPU path yet"),
+                span.clone(),
+            ))
+        };
+        let Some(rng) = crate::random::device_rng() else {
+            return unsupported("? outside a session");
+        };
+        if self.trials > 0 {
+            return unsupported("? in a function applied item by item");
+        }
+        let xt = self.f.ty(x).clone();
+        let Some(dims) = known_dims(&xt.shape) else {
+            return unsupported("? of an array whose length is known only at run time");
+        };
+        let count = crate::array::saturating_count(&dims) as u64;
+        let Some(vals) = self.roll_values(x) else {
+            return unsupported("? of values computed on the device");
+        };
+        let mut ns = Vec::with_capacity(vals.len());
+        for v in vals {
+            match v.as_i64() {
+                Some(n) if n >= 0 => ns.push(n),
+                _ => return Err(err::domain("? needs non-negative integers", span)),
+            }
+        }
+        let io = self.io;
+        let elem = if count > 0 && ns.contains(&0) {
+            self.f.float
+        } else if ns.iter().any(|&n| n - 1 + io > i32::MAX as i64) {
+            return unsupported("? of numbers beyond 32 bits");
+        } else {
+            ElemType::I32
+        };
+        let x = if xt.elem.is_int() {
+            x
+        } else {
+            self.cast(x, ElemType::I64)
+        };
+        let base = rng.next.wrapping_add(self.f.draws);
+        self.f.draws = self.f.draws.wrapping_add(count);
+        let words = [rng.seed, rng.seed >> 32, base, base >> 32].map(|w| w as u32 as i32);
+        let state = self.konst(Array::vector(Data::I32(words.to_vec())), span.clone());
+        Ok(self.f.push(
+            Inst::Roll {
+                arg: x,
+                state,
+                origin: io as i32,
+            },
+            Type {
+                elem,
+                shape: xt.shape,
+            },
+            span,
+        ))
+    }
+
+    /// The values of a roll's argument, where they are known here: a literal, or a
+    /// literal reshaped or converted.
+    fn roll_values(&self, v: Value) -> Option<Vec<Scalar>> {
+        match self.f.inst(v) {
+            Inst::Const(a) => Some((0..a.len()).map(|i| a.data.get(i)).collect()),
+            Inst::Cast(x) => self.roll_values(*x),
+            Inst::Gather {
+                arg,
+                map: Gather::Cycle { .. },
+            } => {
+                let vals = self.roll_values(*arg)?;
+                // An empty argument gives fill items; none of them is drawn here.
+                if vals.is_empty() {
+                    return Some(vec![Scalar::I32(1)]);
+                }
+                Some(vals)
+            }
+            _ => self
+                .known_value(v)
+                .map(|a| (0..a.len()).map(|i| a.data.get(i)).collect()),
+        }
+    }
+}

@@ -1,0 +1,479 @@
+//! The expressions a kernel computes: index arithmetic ([`IExpr`]) and values per
+//! element ([`KExpr`]).
+
+use super::*;
+
+/// Index arithmetic inside a kernel: u32, wrapping (a coordinate below zero becomes
+/// huge, so one unsigned comparison checks both ends of a range).
+#[derive(Clone, Debug, PartialEq)]
+pub enum IExpr {
+    /// The element the kernel computes, in ravel order (maps, and the argument of
+    /// vector reductions and scans).
+    Index,
+    /// Axis kernels: the row (the combined index of every axis but the folded one).
+    Row,
+    /// Axis kernels: the position along the folded axis.
+    Pos,
+    Const(u32),
+    /// A length known at run time: the kernel's extra push constant of this slot.
+    Push(u32),
+    Add(Box<IExpr>, Box<IExpr>),
+    Sub(Box<IExpr>, Box<IExpr>),
+    Mul(Box<IExpr>, Box<IExpr>),
+    Div(Box<IExpr>, Box<IExpr>),
+    Rem(Box<IExpr>, Box<IExpr>),
+    /// An integer computed per element (an index read from an array), as u32;
+    /// negative and too large values become `u32::MAX`, outside every array.
+    Data(Box<KExpr>),
+}
+
+impl IExpr {
+    /// Whether evaluating it may set a status bit.
+    pub fn may_fail(&self) -> bool {
+        match self {
+            IExpr::Data(k) => k.may_fail(),
+            IExpr::Add(a, b)
+            | IExpr::Sub(a, b)
+            | IExpr::Mul(a, b)
+            | IExpr::Div(a, b)
+            | IExpr::Rem(a, b) => a.may_fail() || b.may_fail(),
+            _ => false,
+        }
+    }
+
+    pub fn plus(a: IExpr, b: IExpr) -> IExpr {
+        match (a, b) {
+            (IExpr::Const(0), x) | (x, IExpr::Const(0)) => x,
+            (IExpr::Const(x), IExpr::Const(y)) => IExpr::Const(x.wrapping_add(y)),
+            (a, b) => IExpr::Add(Box::new(a), Box::new(b)),
+        }
+    }
+
+    pub fn minus(a: IExpr, b: IExpr) -> IExpr {
+        match (a, b) {
+            (x, IExpr::Const(0)) => x,
+            (IExpr::Const(x), IExpr::Const(y)) => IExpr::Const(x.wrapping_sub(y)),
+            (a, b) => IExpr::Sub(Box::new(a), Box::new(b)),
+        }
+    }
+
+    pub fn times(a: IExpr, b: IExpr) -> IExpr {
+        match (a, b) {
+            (IExpr::Const(0), _) | (_, IExpr::Const(0)) => IExpr::Const(0),
+            (IExpr::Const(1), x) | (x, IExpr::Const(1)) => x,
+            (IExpr::Const(x), IExpr::Const(y)) => IExpr::Const(x.wrapping_mul(y)),
+            (a, b) => IExpr::Mul(Box::new(a), Box::new(b)),
+        }
+    }
+
+    pub fn quot(a: IExpr, b: IExpr) -> IExpr {
+        match (a, b) {
+            (x, IExpr::Const(1)) => x,
+            (IExpr::Const(0), _) => IExpr::Const(0),
+            (IExpr::Const(x), IExpr::Const(y)) if y != 0 => IExpr::Const(x / y),
+            (a, b) => IExpr::Div(Box::new(a), Box::new(b)),
+        }
+    }
+
+    pub fn modulo(a: IExpr, b: IExpr) -> IExpr {
+        match (a, b) {
+            (_, IExpr::Const(1)) | (IExpr::Const(0), _) => IExpr::Const(0),
+            (IExpr::Const(x), IExpr::Const(y)) if y != 0 => IExpr::Const(x % y),
+            (a, b) => IExpr::Rem(Box::new(a), Box::new(b)),
+        }
+    }
+}
+
+/// An expression computed per element inside a kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KExpr {
+    /// Element `index` of a binding.
+    Load {
+        binding: u32,
+        elem: ElemType,
+        index: IExpr,
+    },
+    /// Operand `k` (0: ⍺, 1: ⍵) of a dfn fold's step.
+    Operand {
+        k: u8,
+        elem: ElemType,
+    },
+    /// `index + origin` as i32: a fused `⍳`.
+    Iota {
+        index: IExpr,
+        origin: i32,
+    },
+    /// `then` when every `a < b` (unsigned) holds, else `els`; only the chosen side is
+    /// evaluated (so an index outside an argument is never loaded).
+    Select {
+        when: Vec<(IExpr, IExpr)>,
+        then: Box<KExpr>,
+        els: Box<KExpr>,
+    },
+    /// `then` where `cond` (a boolean) is 1, else `els`; only the chosen side is
+    /// evaluated (a dfn guard).
+    If {
+        cond: Box<KExpr>,
+        then: Box<KExpr>,
+        els: Box<KExpr>,
+    },
+    Const(Scalar),
+    /// Raises error `bit` and gives 0 of type `elem` (an index out of range).
+    Fail {
+        elem: ElemType,
+        bit: u32,
+    },
+    Cast {
+        to: ElemType,
+        arg: Box<KExpr>,
+    },
+    /// `error_bit` is set for functions that can raise an error (`÷x`, `⍟x`, …).
+    Unary {
+        op: UnOp,
+        elem: ElemType,
+        arg: Box<KExpr>,
+        error_bit: Option<u32>,
+    },
+    /// `error_bit` is set for functions that can raise an error (`÷`, overflow, …).
+    Binary {
+        op: BinOp,
+        elem: ElemType,
+        lhs: Box<KExpr>,
+        rhs: Box<KExpr>,
+        error_bit: Option<u32>,
+    },
+    /// `?n` for the element at `index` of a roll (see `Inst::Roll`): `state` reads
+    /// the seed's and the first draw's low and high words.
+    Roll {
+        n: Box<KExpr>,
+        index: IExpr,
+        state: Vec<KExpr>,
+        elem: ElemType,
+        origin: i32,
+    },
+}
+
+impl KExpr {
+    pub fn elem(&self) -> ElemType {
+        match self {
+            KExpr::Load { elem, .. }
+            | KExpr::Unary { elem, .. }
+            | KExpr::Binary { elem, .. }
+            | KExpr::Roll { elem, .. } => *elem,
+            KExpr::Cast { to, .. } => *to,
+            KExpr::Select { then, .. } | KExpr::If { then, .. } => then.elem(),
+            KExpr::Fail { elem, .. } => *elem,
+            KExpr::Iota { .. } => ElemType::I32,
+            KExpr::Const(s) => s.elem_type(),
+            KExpr::Operand { elem, .. } => *elem,
+        }
+    }
+
+    /// Whether evaluating it may set a status bit.
+    pub fn may_fail(&self) -> bool {
+        match self {
+            KExpr::Binary {
+                lhs,
+                rhs,
+                error_bit,
+                ..
+            } => error_bit.is_some() || lhs.may_fail() || rhs.may_fail(),
+            KExpr::Unary { arg, error_bit, .. } => error_bit.is_some() || arg.may_fail(),
+            KExpr::Cast { arg, .. } => arg.may_fail(),
+            KExpr::Select {
+                when, then, els, ..
+            } => {
+                then.may_fail()
+                    || els.may_fail()
+                    || when.iter().any(|(a, b)| a.may_fail() || b.may_fail())
+            }
+            KExpr::If { cond, then, els } => cond.may_fail() || then.may_fail() || els.may_fail(),
+            KExpr::Fail { .. } => true,
+            // An index computed from data (a rotation amount, an indexing vector) may
+            // fail too.
+            KExpr::Load { index, .. } | KExpr::Iota { index, .. } => index.may_fail(),
+            _ => false,
+        }
+    }
+}
+
+/// Building a value's expression inside the kernel that reads it.
+impl Planner<'_> {
+    /// The fused expression computing element `idx` (ravel order) of `v` inside a
+    /// kernel.
+    pub(super) fn expr(&mut self, v: Value, idx: &IExpr, kb: &mut KernelBindings) -> KExpr {
+        let f = self.v.func;
+        let ty = f.ty(v);
+        let zero = IExpr::Const(0);
+        // A singleton operand is extended: every element reads its only one.
+        let idx = if ty.is_singleton() { &zero } else { idx };
+        if let Some(b) = self.buffer_of[v.index()] {
+            let binding = kb.bind(b, ty.elem, false);
+            return KExpr::Load {
+                binding,
+                elem: ty.elem,
+                index: idx.clone(),
+            };
+        }
+        match f.inst(v) {
+            Inst::Const(a) => KExpr::Const(a.data.get(0)),
+            Inst::Iota { origin, .. } => KExpr::Iota {
+                index: idx.clone(),
+                origin: *origin,
+            },
+            Inst::Length { of, axis } => KExpr::Iota {
+                index: kb.product(&[f.ty(*of).shape[*axis]]),
+                origin: 0,
+            },
+            Inst::Cast(x) => KExpr::Cast {
+                to: ty.elem,
+                arg: Box::new(self.expr(*x, idx, kb)),
+            },
+            // Error bits are numbered in evaluation order (operands first, the right
+            // one before the left), and the lowest bit set is reported: the error
+            // APL would meet first.
+            Inst::Unary { op, arg } => {
+                let arg = Box::new(self.expr(*arg, idx, kb));
+                let error_bit = op
+                    .device_error(arg.elem(), ty.elem)
+                    .map(|m| self.error_bit(ErrorClass::Domain, m, f.span(v)));
+                KExpr::Unary {
+                    op: *op,
+                    elem: ty.elem,
+                    arg,
+                    error_bit,
+                }
+            }
+            Inst::Binary { op, lhs: l, rhs: r } => {
+                let rhs = Box::new(self.expr(*r, idx, kb));
+                let lhs = Box::new(self.expr(*l, idx, kb));
+                let error_bit = op
+                    .device_error(lhs.elem())
+                    .filter(|_| !integer_fits(f, *op, *l, *r))
+                    .map(|m| self.error_bit(ErrorClass::Domain, m, f.span(v)));
+                KExpr::Binary {
+                    op: *op,
+                    elem: ty.elem,
+                    lhs,
+                    rhs,
+                    error_bit,
+                }
+            }
+            Inst::Select { cond, then, els } => KExpr::If {
+                cond: Box::new(self.expr(*cond, idx, kb)),
+                then: Box::new(self.expr(*then, idx, kb)),
+                els: Box::new(self.expr(*els, idx, kb)),
+            },
+            Inst::Gather { arg, map } => self.gather(v, *arg, map, idx, kb),
+            Inst::Roll { arg, state, origin } => KExpr::Roll {
+                n: Box::new(self.expr(*arg, idx, kb)),
+                index: idx.clone(),
+                state: (0..4)
+                    .map(|k| self.expr(*state, &IExpr::Const(k), kb))
+                    .collect(),
+                elem: ty.elem,
+                origin: *origin,
+            },
+            Inst::Rotate { arg, by, axis } => {
+                // Coordinate c along the axis reads (c + (n|amount)) mod n, the amount
+                // that of c's line.
+                let shape = ty.shape.clone();
+                let mut c = kb.coords(idx, &shape);
+                let n = shape[*axis];
+                let mut line = c.clone();
+                line.remove(*axis);
+                let mut lines = shape.clone();
+                lines.remove(*axis);
+                let li = kb.linear(&line, &lines);
+                let amount = self.expr(*by, &li, kb);
+                let Dim::Known(len) = n else {
+                    // (Lowering only makes Rotate for known lengths.)
+                    return self.expr(*arg, idx, kb);
+                };
+                // In the amount's own integer type (booleans as i32).
+                let t = amount.elem().join(ElemType::I32);
+                let amount = if amount.elem() == t {
+                    amount
+                } else {
+                    KExpr::Cast {
+                        to: t,
+                        arg: Box::new(amount),
+                    }
+                };
+                let shift = KExpr::Binary {
+                    op: BinOp::Residue,
+                    elem: t,
+                    lhs: Box::new(KExpr::Const(Scalar::I64(len.max(1) as i64).cast(t))),
+                    rhs: Box::new(amount),
+                    error_bit: None,
+                };
+                let d = kb.dim(n);
+                c[*axis] = IExpr::modulo(
+                    IExpr::plus(c[*axis].clone(), IExpr::Data(Box::new(shift))),
+                    d,
+                );
+                let i = kb.linear(&c, &shape);
+                self.expr(*arg, &i, kb)
+            }
+            Inst::Index { arg, axes } => {
+                let c = kb.coords(idx, &ty.shape.clone());
+                let at = f.ty(*arg).shape.clone();
+                let mut pos = 0;
+                let mut ci = vec![];
+                let mut when = vec![];
+                for (a, ix) in axes.iter().enumerate() {
+                    match ix {
+                        None => {
+                            ci.push(c[pos].clone());
+                            pos += 1;
+                        }
+                        Some(iv) => {
+                            let ishape = f.ty(*iv).shape.clone();
+                            let r = ishape.len();
+                            let lin = kb.linear(&c[pos..pos + r], &ishape);
+                            let val = self.expr(*iv, &lin, kb);
+                            // ⎕IO=1: index 0 wraps to u32::MAX, out of range.
+                            let at_a = IExpr::minus(IExpr::Data(Box::new(val)), IExpr::Const(1));
+                            when.push((at_a.clone(), kb.dim(at[a])));
+                            ci.push(at_a);
+                            pos += r;
+                        }
+                    }
+                }
+                let i = kb.linear(&ci, &at);
+                let then = self.expr(*arg, &i, kb);
+                if when.is_empty() {
+                    then
+                } else {
+                    let bit = self.error_bit(ErrorClass::Index, "index out of range", f.span(v));
+                    KExpr::Select {
+                        when,
+                        then: Box::new(then),
+                        els: Box::new(KExpr::Fail { elem: ty.elem, bit }),
+                    }
+                }
+            }
+            Inst::Catenate { lhs, rhs, axis } => {
+                let out = ty.shape.clone();
+                let c = kb.coords(idx, &out);
+                let la = kb.dim(f.ty(*lhs).shape[*axis]);
+                let li = kb.linear(&c, &f.ty(*lhs).shape.clone());
+                let mut rc = c.clone();
+                rc[*axis] = IExpr::minus(c[*axis].clone(), la.clone());
+                let ri = kb.linear(&rc, &f.ty(*rhs).shape.clone());
+                let then = self.expr(*lhs, &li, kb);
+                let els = self.expr(*rhs, &ri, kb);
+                KExpr::Select {
+                    when: vec![(c[*axis].clone(), la)],
+                    then: Box::new(then),
+                    els: Box::new(els),
+                }
+            }
+            // Params, non-scalar consts, reductions and scans are always materialized
+            // before their users (instructions are planned in order).
+            other => unreachable_materialized(other),
+        }
+    }
+
+    /// Element `idx` of a structural function's result, read from its argument.
+    pub(super) fn gather(
+        &mut self,
+        v: Value,
+        arg: Value,
+        map: &Gather,
+        idx: &IExpr,
+        kb: &mut KernelBindings,
+    ) -> KExpr {
+        let f = self.v.func;
+        let out = f.ty(v).shape.clone();
+        let inp = f.ty(arg).shape.clone();
+        match map {
+            Gather::Cycle { fill } => {
+                let n = kb.product(&inp);
+                match known(&inp) {
+                    Some(0) => KExpr::Const(*fill),
+                    Some(_) => self.expr(arg, &IExpr::modulo(idx.clone(), n), kb),
+                    None => {
+                        let then = self.expr(arg, &IExpr::modulo(idx.clone(), n.clone()), kb);
+                        KExpr::Select {
+                            when: vec![(IExpr::Const(0), n)],
+                            then: Box::new(then),
+                            els: Box::new(KExpr::Const(*fill)),
+                        }
+                    }
+                }
+            }
+            Gather::Reverse(axis) => {
+                let mut c = kb.coords(idx, &out);
+                let d = kb.dim(inp[*axis]);
+                c[*axis] = IExpr::minus(IExpr::minus(d, IExpr::Const(1)), c[*axis].clone());
+                let i = kb.linear(&c, &inp);
+                self.expr(arg, &i, kb)
+            }
+            Gather::Rotate { axis, by } => {
+                let mut c = kb.coords(idx, &out);
+                let d = kb.dim(inp[*axis]);
+                let shift = match inp[*axis] {
+                    Dim::Known(n) if n > 0 => IExpr::Const(by.rem_euclid(n as i64) as u32),
+                    _ if *by >= 0 => IExpr::modulo(IExpr::Const(*by as u32), d.clone()),
+                    _ => IExpr::minus(
+                        d.clone(),
+                        IExpr::modulo(IExpr::Const(by.unsigned_abs() as u32), d.clone()),
+                    ),
+                };
+                c[*axis] = IExpr::modulo(IExpr::plus(c[*axis].clone(), shift), d);
+                let i = kb.linear(&c, &inp);
+                self.expr(arg, &i, kb)
+            }
+            Gather::Axes(axes) => {
+                let c = kb.coords(idx, &out);
+                let ci: Vec<IExpr> = axes.iter().map(|&a| c[a].clone()).collect();
+                let i = kb.linear(&ci, &inp);
+                self.expr(arg, &i, kb)
+            }
+            Gather::Windows { axis, reverse } => {
+                let c = kb.coords(idx, &out);
+                let a = *axis;
+                let k = if *reverse {
+                    let w = kb.dim(out[a + 1]);
+                    IExpr::minus(IExpr::minus(w, IExpr::Const(1)), c[a + 1].clone())
+                } else {
+                    c[a + 1].clone()
+                };
+                let mut ci: Vec<IExpr> = c[..a].to_vec();
+                ci.push(IExpr::plus(c[a].clone(), k));
+                ci.extend(c[a + 2..].iter().cloned());
+                let i = kb.linear(&ci, &inp);
+                self.expr(arg, &i, kb)
+            }
+            Gather::Window { start, fill } => {
+                let c = kb.coords(idx, &out);
+                let mut when = vec![];
+                let mut ci = vec![];
+                for (a, st) in start.iter().enumerate() {
+                    let x = IExpr::plus(c[a].clone(), IExpr::Const(*st as u32));
+                    let inside = matches!(
+                        (out[a], inp[a]),
+                        (Dim::Known(o), Dim::Known(n)) if *st >= 0 && *st as u64 + o <= n
+                    );
+                    if !inside {
+                        let d = kb.dim(inp[a]);
+                        when.push((x.clone(), d));
+                    }
+                    ci.push(x);
+                }
+                let i = kb.linear(&ci, &inp);
+                let then = self.expr(arg, &i, kb);
+                if when.is_empty() {
+                    then
+                } else {
+                    KExpr::Select {
+                        when,
+                        then: Box::new(then),
+                        els: Box::new(KExpr::Const(*fill)),
+                    }
+                }
+            }
+        }
+    }
+}
