@@ -1002,6 +1002,21 @@ impl Lower {
             return Ok(lt.shape.clone());
         }
         if lt.rank() != rt.rank() {
+            // Lengths known only at run time may make either a single item, which
+            // extends (`(,5)+m`): the host decides once it knows them.
+            let maybe_one = |t: &Type| {
+                t.shape
+                    .iter()
+                    .all(|d| !matches!(d, Dim::Known(n) if *n != 1))
+                    && t.shape.iter().any(|d| !matches!(d, Dim::Known(_)))
+            };
+            if (maybe_one(lt) && lt.rank() < rt.rank()) || (maybe_one(rt) && rt.rank() < lt.rank())
+            {
+                return Err(err::needs_known(
+                    "an array whose lengths are known only at run time (perhaps one item) with one of another rank is not supported on the GPU path yet",
+                    span.clone(),
+                ));
+            }
             return Err(err::rank(
                 format!(
                     "arguments of rank {} and {} do not conform",

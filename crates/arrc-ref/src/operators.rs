@@ -570,9 +570,20 @@ impl Interp<'_> {
             out.push(self.dyadic(f, padding, window, span)?);
         }
         if out.is_empty() {
+            // No window: the cells have the shape of `f` of a window of fill items.
+            let fill_window = Array::new(wshape.clone(), {
+                let mut d = Data::with_capacity(x.elem, wsize);
+                (0..wsize).for_each(|_| d.push(fill));
+                d
+            });
+            let padding = Array::vector(Data::I64(vec![0; k]));
+            let (cell, elem) = match self.dyadic(f, padding, fill_window, span) {
+                Ok(p) => (p.shape, p.elem),
+                Err(_) => (vec![], x.elem),
+            };
             let mut shape = counts;
-            shape.extend(wshape);
-            return Ok(Array::new(shape, Data::empty(x.elem)));
+            shape.extend(cell);
+            return Ok(Array::new(shape, Data::empty(elem)));
         }
         assemble(counts, out, span)
     }

@@ -79,6 +79,13 @@ fn fuzz_findings_replayed() {
         (63, 2997, ElemType::F32),
         (63, 6686, ElemType::F32),
         (63, 8730, ElemType::F32),
+        // Session 12's forms: a stencil of an empty vector had the window's shape
+        // appended on the reference (`{+/⍵}⌺3⊢,⍬` gave shape 0 3, Dyalog's is 0);
+        // a 3-item f32 stencil sum that left f32 was ¯∞ on the device (the f64 sum
+        // rounded back unchecked) where the reference gives DOMAIN ERROR.
+        (66, 1434, ElemType::F32),
+        (66, 3393, ElemType::F32),
+        (66, 7609, ElemType::F32),
     ] {
         let opts = FuzzOptions {
             seed,
@@ -93,5 +100,21 @@ fn fuzz_findings_replayed() {
             "seed {seed} index {index} was not compared: {}",
             report.summary()
         );
+    }
+}
+
+/// Findings where the device raised an error the reference did not, now refused by
+/// the device (and computed on the reference) instead: a vector whose length is
+/// computed on the device (`0~h`, one item) with an array of another rank, which a
+/// single item extends to.
+#[test]
+fn fuzz_findings_the_device_now_refuses() {
+    for (seed, index) in [(66, 7181), (66, 7967)] {
+        let opts = FuzzOptions {
+            seed,
+            index: Some(index),
+            ..FuzzOptions::default()
+        };
+        check(&opts);
     }
 }

@@ -175,6 +175,14 @@ impl Lower {
         } else {
             acc
         };
+        // A sum of f32 items that leaves f32 is a DOMAIN ERROR, as the reference's:
+        // adding 0 in f32 checks what the rounding back gave.
+        let acc = if wide {
+            let zero = self.konst(Array::scalar(Scalar::F32(0.0)), span.clone());
+            self.binary(BinOp::Add, acc, zero, span.clone())?
+        } else {
+            acc
+        };
         // A single position over a scalar formula: spread to every window.
         if self.f.ty(acc).shape != w.grid {
             return Ok(self.reshape(acc, w.grid.clone(), span.clone()));
