@@ -107,6 +107,12 @@ def lifestencil(t, dev):
     return B.sum().item()
 
 
+def roll(t, dev):
+    n = 67108864
+    x = t.randint(1, 7, (n,), device=dev, dtype=t.int32)
+    return (x.sum() / n).item()
+
+
 def streak(t, dev):
     n = 67108864
     i = t.arange(1, n + 1, device=dev, dtype=t.int64)
@@ -146,6 +152,7 @@ TORCH = {
     "stencil": stencil,
     "boxfilter": boxfilter,
     "lifestencil": lifestencil,
+    "roll": roll,
     "streak": streak,
     "normalize": normalize,
     "softmax": softmax,
