@@ -205,14 +205,18 @@ pub enum Inst {
         down: bool,
         origin: i32,
     },
+    /// The session's generator when the program runs: i32 seed low, seed high,
+    /// next draw low, next draw high (filled by the host at each run).
+    RngState,
     /// `?arg` (roll): for each item n of `arg` (non-negative integers), an integer
     /// from `origin` to n-1+`origin`, or for 0 a float between 0 and 1, from draw
-    /// `base+i` of the generator (`crate::random`) for the item in ravel position
-    /// `i`. `state` is the i32 vector (seed low, seed high, base low, base high).
+    /// `next+offset+i` of the generator (`crate::random`) for the item in ravel
+    /// position `i`; `state` is the [`Inst::RngState`].
     Roll {
         arg: Value,
         state: Value,
         origin: i32,
+        offset: u64,
     },
     /// For each element of `needles`, where it first occurs in the vector `hay`
     /// (`hay⍳needles`, from `origin`, `origin+≢hay` when absent) or whether it occurs
@@ -346,7 +350,7 @@ impl Inst {
     /// Applies `f` to each value this instruction uses, in place.
     pub fn map_operands(&mut self, f: &mut impl FnMut(Value) -> Value) {
         match self {
-            Inst::Param { .. } | Inst::Const(_) | Inst::Iota { .. } => {}
+            Inst::Param { .. } | Inst::Const(_) | Inst::Iota { .. } | Inst::RngState => {}
             Inst::Length { of, .. } => *of = f(*of),
             Inst::Cast(v)
             | Inst::Unary { arg: v, .. }
@@ -403,7 +407,7 @@ impl Inst {
     /// The values this instruction uses.
     pub fn operands(&self) -> Vec<Value> {
         match self {
-            Inst::Param { .. } | Inst::Const(_) | Inst::Iota { .. } => vec![],
+            Inst::Param { .. } | Inst::Const(_) | Inst::Iota { .. } | Inst::RngState => vec![],
             Inst::Length { of, .. } => vec![*of],
             Inst::Cast(v)
             | Inst::Unary { arg: v, .. }
@@ -557,6 +561,7 @@ impl fmt::Display for Function {
             write!(f, "  {v} = ")?;
             match inst {
                 Inst::Param { index } => write!(f, "param {index}")?,
+                Inst::RngState => write!(f, "rng state")?,
                 Inst::Const(a) => write!(
                     f,
                     "const {}",
@@ -576,9 +581,12 @@ impl fmt::Display for Function {
                 Inst::MatMul { lhs, rhs } => write!(f, "matmul {lhs}, {rhs}")?,
                 Inst::Compress { mask, arg } => write!(f, "compress {mask}, {arg}")?,
                 Inst::Rotate { arg, by, axis } => write!(f, "rotate[{axis}] {arg} by {by}")?,
-                Inst::Roll { arg, state, origin } => {
-                    write!(f, "roll {arg} from {origin} with {state}")?
-                }
+                Inst::Roll {
+                    arg,
+                    state,
+                    origin,
+                    offset,
+                } => write!(f, "roll {arg} from {origin} with {state} +{offset}")?,
                 Inst::FoldDfn {
                     comb,
                     arg,

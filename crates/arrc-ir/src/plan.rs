@@ -207,6 +207,9 @@ pub enum BufferRole {
     Param(u32),
     /// A literal array, uploaded by the host.
     Const(Array),
+    /// The session's generator state (`Inst::RngState`), uploaded by the host at
+    /// each run.
+    Rng,
     /// Written and read by kernels only.
     Temp,
     /// The program's result, read back by the host.
@@ -758,6 +761,10 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
             }
             Inst::Const(a) if a.len() != 1 => {
                 let b = p.buffer(val, BufferRole::Const(a.clone()));
+                p.buffer_of[i] = Some(b);
+            }
+            Inst::RngState => {
+                let b = p.buffer(val, BufferRole::Rng);
                 p.buffer_of[i] = Some(b);
             }
             Inst::Reduce { op, arg, axis } => p.reduce(val, *op, *arg, *axis, is_result)?,

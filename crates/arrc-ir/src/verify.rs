@@ -81,6 +81,7 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
         }
         let ok = match inst {
             Inst::Param { index } => f.params.get(*index as usize).is_some_and(|p| p.ty == *ty),
+            Inst::RngState => ty.elem == crate::ElemType::I32 && ty.shape == vec![Dim::Known(4)],
             Inst::Const(a) => {
                 a.elem == ty.elem
                     && a.shape.len() == ty.rank()

@@ -1113,7 +1113,8 @@ impl Emitter {
                 state,
                 elem,
                 origin,
-            } => self.roll(cx, n, index, state, *elem, *origin, ix),
+                offset,
+            } => self.roll(cx, n, index, state, (*elem, *origin, *offset), ix),
             KExpr::Fail { elem, bit } => {
                 let t = self.b.constant_true(self.bool_t);
                 self.raise(cx, Some(*bit), t)?;

@@ -117,6 +117,7 @@ impl Session {
         let Some(gpu) = self.gpu.as_mut() else {
             return Ok(None);
         };
+        gpu.rng = self.env.rng;
         let run = gpu.run_val(&compiled, &arrays, keep);
         drop(arrays);
         let Ok((v, uploaded)) = run else {

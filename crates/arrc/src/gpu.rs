@@ -63,6 +63,8 @@ pub(crate) struct Gpu {
     pub(crate) clock: u64,
     /// Resident bytes kept at most (half the device-local memory by default).
     pub budget: u64,
+    /// The session's generator as the next statement starts (`BufferRole::Rng`).
+    pub rng: arrc_ir::random::Rng,
 }
 
 /// A device failure as an error: running out of device memory is APL's WS FULL (the
@@ -305,6 +307,7 @@ impl Gpu {
             owned: Vec::new(),
             clock: 0,
             budget,
+            rng: arrc_ir::random::Rng::default(),
         })
     }
 
@@ -532,6 +535,15 @@ impl Gpu {
                     }
                 }
                 BufferRole::Const(a) => uploads.push((i, a.data.to_bytes())),
+                BufferRole::Rng => {
+                    let r = self.rng;
+                    let words = [r.seed, r.seed >> 32, r.next, r.next >> 32];
+                    let bytes = words
+                        .iter()
+                        .flat_map(|w| (*w as u32).to_le_bytes())
+                        .collect();
+                    uploads.push((i, bytes));
+                }
                 _ => {}
             }
         }

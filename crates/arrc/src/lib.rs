@@ -786,6 +786,7 @@ impl Session {
             .gpu
             .as_mut()
             .ok_or_else(|| err::unsupported("no Vulkan device", e.span.clone()))?;
+        gpu.rng = self.env.rng;
         let (v, uploaded) = gpu.run_val(&compiled, &names, keep)?;
         drop(names);
         self.advance_rng(compiled.ir.draws);
@@ -878,12 +879,6 @@ impl Session {
             self.functions_changed.get(),
             self.tune
         );
-        // A roll is compiled with the generator's counter.
-        if e.any_func(&mut |f| {
-            matches!(f.kind, arrc_syntax::FuncKind::Prim(arrc_syntax::Prim::Roll))
-        }) {
-            let _ = writeln!(key, "rng {:?}", self.env.rng);
-        }
         let mut names: Vec<_> = arrays.iter().collect();
         names.sort_by(|a, b| a.0.cmp(b.0));
         for (n, a) in names {

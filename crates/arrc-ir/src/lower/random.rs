@@ -12,9 +12,9 @@ impl Lower {
                 span.clone(),
             ))
         };
-        let Some(rng) = crate::random::device_rng() else {
+        if crate::random::device_rng().is_none() {
             return unsupported("? outside a session");
-        };
+        }
         if self.trials > 0 {
             return unsupported("? in a function applied item by item");
         }
@@ -46,15 +46,22 @@ impl Lower {
         } else {
             self.cast(x, ElemType::I64)
         };
-        let base = rng.next.wrapping_add(self.f.draws);
+        let offset = self.f.draws;
         self.f.draws = self.f.draws.wrapping_add(count);
-        let words = [rng.seed, rng.seed >> 32, base, base >> 32].map(|w| w as u32 as i32);
-        let state = self.konst(Array::vector(Data::I32(words.to_vec())), span.clone());
+        let state = self.f.push(
+            Inst::RngState,
+            Type {
+                elem: ElemType::I32,
+                shape: vec![Dim::Known(4)],
+            },
+            span.clone(),
+        );
         Ok(self.f.push(
             Inst::Roll {
                 arg: x,
                 state,
                 origin: io as i32,
+                offset,
             },
             Type {
                 elem,

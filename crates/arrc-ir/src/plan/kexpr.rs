@@ -143,13 +143,14 @@ pub enum KExpr {
         error_bit: Option<u32>,
     },
     /// `?n` for the element at `index` of a roll (see `Inst::Roll`): `state` reads
-    /// the seed's and the first draw's low and high words.
+    /// the seed's and the next draw's low and high words.
     Roll {
         n: Box<KExpr>,
         index: IExpr,
         state: Vec<KExpr>,
         elem: ElemType,
         origin: i32,
+        offset: u64,
     },
 }
 
@@ -265,7 +266,12 @@ impl Planner<'_> {
                 els: Box::new(self.expr(*els, idx, kb)),
             },
             Inst::Gather { arg, map } => self.gather(v, *arg, map, idx, kb),
-            Inst::Roll { arg, state, origin } => KExpr::Roll {
+            Inst::Roll {
+                arg,
+                state,
+                origin,
+                offset,
+            } => KExpr::Roll {
                 n: Box::new(self.expr(*arg, idx, kb)),
                 index: idx.clone(),
                 state: (0..4)
@@ -273,6 +279,7 @@ impl Planner<'_> {
                     .collect(),
                 elem: ty.elem,
                 origin: *origin,
+                offset: *offset,
             },
             Inst::Rotate { arg, by, axis } => {
                 // Coordinate c along the axis reads (c + (n|amount)) mod n, the amount

@@ -9,15 +9,15 @@ use arrc_ir::ElemType;
 use rspirv::spirv::Word;
 
 impl Emitter {
-    #[allow(clippy::too_many_arguments)]
+    /// `(elem, origin, offset)`: the result's type, ⎕IO, and the roll's first draw
+    /// after the state's next one.
     pub(super) fn roll(
         &mut self,
         cx: &Cx,
         n: &KExpr,
         index: &IExpr,
         state: &[KExpr],
-        elem: ElemType,
-        origin: i32,
+        (elem, origin, offset): (ElemType, i32, u64),
         ix: Ix,
     ) -> R<Word> {
         let u = self.u32_t;
@@ -45,6 +45,8 @@ impl Emitter {
             .b
             .bitwise_or(u64t, None, base_hi, base_lo)
             .map_err(be)?;
+        let off = self.constant(u64t, offset, true);
+        let base = self.b.i_add(u64t, None, base, off).map_err(be)?;
         let i64v = wide(self, i)?;
         let ctr = self.b.i_add(u64t, None, base, i64v).map_err(be)?;
         let lo = self.b.u_convert(u, None, ctr).map_err(be)?;
