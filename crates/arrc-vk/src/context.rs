@@ -67,7 +67,11 @@ impl Buffer {
 
 /// Device-local storage buffers kept after use for the next request of the same size
 /// class (like a caching allocator): fresh large allocations can be slower to reach
-/// (seen on an H200: a reused 1 GiB buffer read at 4.3 TB/s, a fresh one at 1.7).
+/// (seen on an H200: a reused 1 GiB buffer read at 4.3 TB/s, a fresh one at 1.7), and
+/// allocating them costs milliseconds. At least this much is kept, and up to an
+/// eighth of the device's memory (a program whose temporaries are larger allocated
+/// them again on every run: three generations of Life on 8192² spent 19 ms there);
+/// an allocation that fails for want of memory first empties the cache.
 const BUFFER_CACHE_BYTES: u64 = 2 << 30;
 
 /// How long one submission may run before arrc gives up on it. The largest
@@ -226,6 +230,8 @@ pub struct Context {
     timestamps: bool,
     buffer_cache: HashMap<u64, Vec<Buffer>>,
     cached_bytes: u64,
+    /// The most bytes `buffer_cache` holds.
+    buffer_cache_limit: u64,
     readback_cache: HashMap<u64, Vec<Buffer>>,
     readback_cached_bytes: u64,
     /// Command buffers with their fences, and descriptor pools, of released
@@ -715,6 +721,12 @@ impl Context {
             timestamps,
             buffer_cache: HashMap::new(),
             cached_bytes: 0,
+            // (On a CPU device, lavapipe's, its memory is the host's: the floor.)
+            buffer_cache_limit: if info.device_type.contains("CPU") {
+                BUFFER_CACHE_BYTES
+            } else {
+                BUFFER_CACHE_BYTES.max(info.device_local_bytes / 8)
+            },
             readback_cache: HashMap::new(),
             readback_cached_bytes: 0,
             spare_commands: Vec::new(),
@@ -810,14 +822,22 @@ impl Context {
             b.size = size;
             return Ok(b);
         }
-        let mut b = self.make_buffer(
-            class,
-            vk::BufferUsageFlags::STORAGE_BUFFER
-                | vk::BufferUsageFlags::TRANSFER_SRC
-                | vk::BufferUsageFlags::TRANSFER_DST
-                | vk::BufferUsageFlags::INDIRECT_BUFFER,
-            MemoryLocation::GpuOnly,
-        )?;
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::TRANSFER_SRC
+            | vk::BufferUsageFlags::TRANSFER_DST
+            | vk::BufferUsageFlags::INDIRECT_BUFFER;
+        let mut b = match self.make_buffer(class, usage, MemoryLocation::GpuOnly) {
+            Err(VkError::OutOfMemory { .. }) if self.cached_bytes > 0 => {
+                // The cache gives its memory back, and the allocation is tried again.
+                let cached: Vec<Buffer> = self.buffer_cache.drain().flat_map(|(_, v)| v).collect();
+                self.cached_bytes = 0;
+                for c in cached {
+                    self.destroy_buffer(c);
+                }
+                self.make_buffer(class, usage, MemoryLocation::GpuOnly)?
+            }
+            r => r?,
+        };
         b.size = size;
         b.class = class;
         Ok(b)
@@ -833,7 +853,7 @@ impl Context {
             }
             return self.destroy_buffer(b);
         }
-        if b.class > 0 && self.cached_bytes + b.class <= BUFFER_CACHE_BYTES {
+        if b.class > 0 && self.cached_bytes + b.class <= self.buffer_cache_limit {
             self.cached_bytes += b.class;
             self.buffer_cache.entry(b.class).or_default().push(b);
             return;

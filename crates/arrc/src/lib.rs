@@ -715,9 +715,23 @@ impl Session {
                 value.names(&mut mentioned);
             }
         }
+        // The functions it could change: those it names (a definition, or an array
+        // assigned over one). Compiled statements stay valid if none did: a program
+        // that defines `f←{…}` again on each run still compiles once.
+        let before: Vec<(String, Option<arrc_syntax::Func>)> = mentioned
+            .iter()
+            .map(|n| (n.clone(), self.env.functions.get(n).cloned()))
+            .collect();
+        let count = self.env.functions.len();
         let v = arrc_ref::eval_program(&prog, &mut self.env);
         arrc_ir::random::set_device_rng(Some(self.env.rng));
-        self.functions_changed();
+        let changed = self.env.functions.len() != count
+            || before
+                .iter()
+                .any(|(n, f)| self.env.functions.get(n) != f.as_ref());
+        if changed {
+            self.functions_changed();
+        }
         self.forget_device(&mentioned);
         let v = v?;
         Ok(match stmt {
