@@ -1136,8 +1136,25 @@ impl Lower {
                 .filter(|a| a.rank() == 0)
                 .and_then(|a| a.as_singleton())
         };
-        // Vectors made of known scalars and vectors (`n,3`, `2 n`).
+        // A known array reshaped (`2 2⍴1 2 4 5`), at most 64 items.
         let ty = self.f.ty(v);
+        if let (
+            Inst::Gather {
+                arg,
+                map: Gather::Cycle { .. },
+            },
+            Some(dims),
+        ) = (self.f.inst(v), known_dims(&ty.shape))
+        {
+            let n = crate::array::saturating_count(&dims);
+            if ty.rank() != 1 && n <= 64 {
+                let a = self.known_value(*arg).filter(|a| !a.is_empty())?;
+                let mut d = Data::with_capacity(elem, n);
+                (0..n).for_each(|i| d.push(a.data.get(i % a.len()).cast(elem)));
+                return Some(Array::new(dims, d));
+            }
+        }
+        // Vectors made of known scalars and vectors (`n,3`, `2 n`).
         if let ([Dim::Known(len)], true) = (ty.shape.as_slice(), ty.rank() == 1) {
             let items: Option<Vec<Scalar>> = match self.f.inst(v) {
                 Inst::Gather {

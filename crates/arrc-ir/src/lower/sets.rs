@@ -84,31 +84,50 @@ impl Lower {
         self.compress(mask, a, false, None, span)
     }
 
-    /// `⍺⍷⍵` of a vector ⍺ known when compiling (at most [`UNROLL_ITEMS`] items) in a
-    /// vector ⍵: the and of ⍺'s items compared with ⍵ shifted, a shift past the end
-    /// giving 0.
+    /// `⍺⍷⍵` of a pattern ⍺ known when compiling (at most [`UNROLL_ITEMS`] items, of
+    /// rank at most ⍵'s; a lower rank has leading axes of length 1): the and of ⍺'s
+    /// items compared with ⍵ shifted by their positions, a shift past an end giving 0.
+    /// A pattern of higher rank than ⍵ is found nowhere.
     pub(super) fn find(&mut self, a: Value, x: Value, span: Span) -> Result<Value> {
         let (Some(pat), xt) = (self.known_value(a), self.f.ty(x).clone()) else {
             return self.unsupported("⍷ with a pattern computed on the device", &span);
         };
-        if pat.rank() > 1 || xt.rank() != 1 || pat.len() > UNROLL_ITEMS {
-            return self.unsupported("⍷ other than of a short vector in a vector", &span);
+        if pat.len() > UNROLL_ITEMS {
+            return self.unsupported("⍷ of a pattern of more than 64 items", &span);
         }
-        if !matches!(xt.shape[0], Dim::Known(_) | Dim::Sym(_)) {
+        if xt.shape.iter().any(|d| matches!(d, Dim::Dyn(_))) {
             return self.unsupported(
                 "⍷ in an array whose length is computed on the device",
                 &span,
             );
         }
+        let r = xt.rank();
+        if pat.rank() > r {
+            let zero = self.konst(Array::scalar(Scalar::Bool(false)), span.clone());
+            return Ok(self.reshape(zero, xt.shape, span));
+        }
+        let mut pshape = vec![1usize; r - pat.rank()];
+        pshape.extend(pat.shape.iter().copied());
         let mut acc: Option<Value> = None;
         for j in 0..pat.len() {
+            // Item j's position in the pattern, one coordinate per axis of ⍵.
+            let mut rem = j;
+            let mut start = vec![0i64; r];
+            for k in (0..r).rev() {
+                start[k] = (rem % pshape[k]) as i64;
+                rem /= pshape[k];
+            }
             let item = self.konst(Array::scalar(pat.data.get(j)), span.clone());
             let eq = self.binary(BinOp::Equal, x, item, span.clone())?;
-            let eq = self.cast(eq, ElemType::Bool);
+            let eq = if self.f.ty(eq).shape != xt.shape {
+                self.reshape(eq, xt.shape.clone(), span.clone())
+            } else {
+                eq
+            };
             let shifted = self.gather(
                 eq,
                 Gather::Window {
-                    start: vec![j as i64],
+                    start,
                     fill: Scalar::Bool(false),
                 },
                 xt.shape.clone(),
@@ -119,13 +138,24 @@ impl Lower {
                 Some(p) => self.binary(BinOp::And, p, shifted, span.clone())?,
             });
         }
+        // A pattern that does not fit past a position is not found there, also when
+        // it has no items (`(0 2⍴0)⍷m`): it must fit inside ⍵.
+        let fits: Vec<i64> = pshape.iter().map(|&p| p as i64).collect();
+        let one = self.konst(Array::scalar(Scalar::Bool(true)), span.clone());
+        let whole = self.reshape(one, xt.shape.clone(), span.clone());
+        let last: Vec<i64> = fits.iter().map(|&p| (p - 1).max(0)).collect();
+        let room = self.gather(
+            whole,
+            Gather::Window {
+                start: last,
+                fill: Scalar::Bool(false),
+            },
+            xt.shape.clone(),
+            span.clone(),
+        );
         Ok(match acc {
             Some(v) => v,
-            // An empty pattern is found everywhere.
-            None => {
-                let one = self.konst(Array::scalar(Scalar::Bool(true)), span.clone());
-                self.reshape(one, xt.shape, span)
-            }
+            None => room,
         })
     }
 
