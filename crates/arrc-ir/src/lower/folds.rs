@@ -145,6 +145,7 @@ impl Lower {
             FuncKind::Prim(Prim::Find) => self.find(l, r, fspan),
             FuncKind::Prim(Prim::Where) => self.interval_index(l, r, fspan),
             FuncKind::Prim(Prim::Decode) => self.decode(l, r, fspan),
+            FuncKind::Prim(Prim::Encode) => self.encode(l, r, fspan),
             FuncKind::Prim(p @ (Prim::Backslash | Prim::BackslashBar)) => {
                 let axis = (*p == Prim::BackslashBar).then_some(0);
                 self.expand(l, r, axis, fspan)

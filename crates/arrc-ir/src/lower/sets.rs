@@ -1,5 +1,6 @@
-//! Lowering the set functions `∪ ∩ ~ ≠⍵`, find `⍷`, interval index `⍺⍸⍵` and decode
-//! `⍺⊥⍵` into searches, compresses, shifted comparisons and inner products.
+//! Lowering the set functions `∪ ∩ ~ ≠⍵`, find `⍷`, interval index `⍺⍸⍵`, decode
+//! `⍺⊥⍵` and encode `⍺⊤⍵` into searches, compresses, shifted comparisons, inner
+//! products and scalar functions.
 
 use super::*;
 
@@ -264,5 +265,66 @@ impl Lower {
         } else {
             v
         })
+    }
+
+    /// `⍺⊤⍵` with a radix scalar or vector known when compiling (at most
+    /// [`UNROLL_ITEMS`]) and ⍵ of i32 or floats: the reference's steps from the last
+    /// radix to the first (`z←r|q`, then `q←(q-z)÷r`, or `q←0` for a radix of 0), the
+    /// integers' exact division done in f64 (exact below 2^53), the digits stacked
+    /// along a new first axis.
+    pub(super) fn encode(&mut self, a: Value, x: Value, span: Span) -> Result<Value> {
+        let Some(r) = self.known_value(a) else {
+            return self.unsupported("⊤ with radices computed on the device", &span);
+        };
+        let xt = self.f.ty(x).clone();
+        if r.rank() > 1 || r.len() > UNROLL_ITEMS || r.is_empty() {
+            return self.unsupported("⊤ with these radices", &span);
+        }
+        if xt.elem == ElemType::I64 || !r.elem.is_int() && xt.elem.is_int() {
+            return self.unsupported("⊤ of 64-bit integers or with float radices", &span);
+        }
+        let float = self.f.float;
+        let want = BinOp::Residue.result_type(r.elem, xt.elem, float);
+        let n = r.len();
+        let mut digits = vec![None; n];
+        let mut q = x;
+        for i in (0..n).rev() {
+            let ri = r.data.get(i);
+            let rv = self.konst(Array::scalar(ri), span.clone());
+            let z = self.binary(BinOp::Residue, rv, q, span.clone())?;
+            digits[i] = Some(self.cast(z, want));
+            if i == 0 {
+                break;
+            }
+            q = if ri.as_f64() == 0.0 {
+                let zero = self.konst(Array::scalar(Scalar::I32(0).cast(want)), span.clone());
+                self.reshape(zero, xt.shape.clone(), span.clone())
+            } else {
+                let d = self.binary(BinOp::Sub, q, z, span.clone())?;
+                if xt.elem.is_int() {
+                    let d = self.cast(d, ElemType::F64);
+                    let rf = self.konst(Array::scalar(Scalar::F64(ri.as_f64())), span.clone());
+                    let d = self.binary(BinOp::Div, d, rf, span.clone())?;
+                    self.unary(UnOp::Floor, d, span.clone())?
+                } else {
+                    self.binary(BinOp::Div, d, rv, span.clone())?
+                }
+            };
+        }
+        let digits: Vec<Value> = digits.into_iter().flatten().collect();
+        if r.rank() == 0 {
+            return Ok(digits[0]);
+        }
+        let mut lifted = vec![Dim::Known(1)];
+        lifted.extend(xt.shape.iter().copied());
+        let mut acc: Option<Value> = None;
+        for d in digits {
+            let d = self.reshape(d, lifted.clone(), span.clone());
+            acc = Some(match acc {
+                None => d,
+                Some(p) => self.catenate(p, d, 0, span.clone())?,
+            });
+        }
+        Ok(acc.expect("at least one radix"))
     }
 }
