@@ -433,6 +433,12 @@ impl Session {
                 op: Op1::Each,
                 operand,
             } => self.each(operand, alpha, omega, st, span),
+            FuncKind::Power(g, until) if matches!(**until, arrc_syntax::Tine::Func(_)) => {
+                let arrc_syntax::Tine::Func(u) = &**until else {
+                    unreachable!("matched above")
+                };
+                self.power_until(g, u, alpha, omega, st, span)
+            }
             _ if hosted_operator(f) => self.operator(f, alpha, omega, st, span),
             // Anything else (a primitive, a derived function the device compiles)
             // applies to its arguments on the device.
@@ -452,6 +458,55 @@ impl Session {
                 };
                 let v = self.run_staged(&Expr::new(kind, span.clone()), st, &mut temps, false)?;
                 self.host_of(v)
+            }
+        }
+    }
+
+    /// `f⍣g ⍵` (and `⍺ f⍣g ⍵`, which applies `⍺∘f`): `f` applied until `(f y) g y`
+    /// is 1, each application and test on the device, the test's one boolean read
+    /// back to decide.
+    fn power_until(
+        &mut self,
+        f: &Func,
+        g: &Func,
+        alpha: Option<Array>,
+        omega: Array,
+        st: &mut Calls,
+        span: &Span,
+    ) -> Result<Array, Error> {
+        let mut x = omega;
+        loop {
+            arrc_ir::interrupt::check(span)?;
+            st.calls += 1;
+            if x.len() > SMALL_CALL {
+                st.large_calls += 1;
+            }
+            if self.backend == crate::Backend::Auto && st.calls > EARLY_CALLS && st.large_calls == 0
+            {
+                return Err(err::unsupported(
+                    format!(
+                        "more than {EARLY_CALLS} steps of ⍣ on small arrays: faster on the CPU than as device submissions"
+                    ),
+                    span.clone(),
+                ));
+            }
+            if st.calls > MAX_CALLS {
+                return Err(err::unsupported(
+                    format!("more than {MAX_CALLS} steps of ⍣ on the GPU path"),
+                    span.clone(),
+                ));
+            }
+            let y = self.call(f, alpha.clone(), x.clone(), st, span)?;
+            let stop = self.call(g, Some(y.clone()), x, st, span)?;
+            match stop.as_singleton().and_then(|s| s.as_i64()) {
+                Some(1) if stop.rank() <= 1 => return Ok(y),
+                Some(0) if stop.rank() <= 1 => x = y,
+                _ => {
+                    return Err(err::domain(
+                        "⍣'s right operand must give one boolean",
+                        g.span.clone(),
+                    ))
+                }
             }
         }
     }
@@ -843,6 +898,8 @@ impl Session {
     fn host_func(&self, f: &Func, st: &Calls, seen: &mut HashSet<String>) -> bool {
         f.any_func(&mut |g| match &g.kind {
             FuncKind::SelfRef => true,
+            // `f⍣g`: the host decides when to stop.
+            FuncKind::Power(_, until) => matches!(**until, arrc_syntax::Tine::Func(_)),
             _ if st.host_operators && hosted_operator(g) => true,
             FuncKind::Dfn(body) => body.stmts.iter().any(|s| matches!(s, Stmt::Guard { .. })),
             FuncKind::Name(n) => {

@@ -1802,3 +1802,19 @@ fn roll_draws_the_references_numbers_on_the_device() {
         assert_ne!(a, b);
     }
 }
+
+#[test]
+fn power_until_on_the_device() {
+    // `f⍣g` with a function right operand: each step and each test runs on the
+    // device, the host reads the test's one boolean back and decides.
+    let mut s = gpu();
+    let exprs = [
+        "{⌊⍵÷2}⍣≡|x",
+        "{⍵×2}⍣{∧/⍺>1000}1+|x",
+        "3 {⍺+⍵÷2}⍣{(⌈/|⍺-⍵)<0.01} |x",
+        "+/{0⌈⍵-1}⍣≡ x",
+    ];
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_at(&mut s, &[1, 33, 4097], &exprs, ty, false);
+    }
+}
