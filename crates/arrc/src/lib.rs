@@ -506,6 +506,61 @@ impl Session {
                     ));
                     self.stmt(&plain, notes, want)
                 }
+                // `x[I]←V` (and `m[I;]←V`, `x[I] f←V`) of a workspace array whose
+                // first axis alone is indexed is `x←V@I⊢x` (`x←V f⍨@I⊢x`).
+                (
+                    arrc_syntax::Target::Indexed {
+                        name,
+                        name_span,
+                        axes,
+                    },
+                    func,
+                ) if matches!(axes.first(), Some(Some(_)))
+                    && axes[1..].iter().all(|a| a.is_none())
+                    && workspace::workspace_names(&self.env.arrays, self.gpu.as_ref())
+                        .get(name)
+                        .is_some_and(|a| a.shape().len() == axes.len()) =>
+                {
+                    let Some(Some(idx)) = axes.first() else {
+                        unreachable!("matched above")
+                    };
+                    let x = Expr::new(ExprKind::Name(name.clone()), name_span.clone());
+                    let at = |l: arrc_syntax::Tine| {
+                        arrc_syntax::Func::new(
+                            arrc_syntax::FuncKind::At(
+                                Box::new(l),
+                                Box::new(arrc_syntax::Tine::Array(idx.clone())),
+                            ),
+                            e.span.clone(),
+                        )
+                    };
+                    let kind = match func {
+                        None => ExprKind::Monadic {
+                            func: at(arrc_syntax::Tine::Array((**value).clone())),
+                            arg: Box::new(x),
+                        },
+                        Some(f) => ExprKind::Dyadic {
+                            func: at(arrc_syntax::Tine::Func(arrc_syntax::Func::new(
+                                arrc_syntax::FuncKind::Derived {
+                                    op: arrc_syntax::Op1::Commute,
+                                    operand: Box::new(f.clone()),
+                                },
+                                f.span.clone(),
+                            ))),
+                            left: value.clone(),
+                            right: Box::new(x),
+                        },
+                    };
+                    let plain = Stmt::Expr(Expr::new(
+                        ExprKind::Assign {
+                            name: name.clone(),
+                            name_span: name_span.clone(),
+                            value: Box::new(Expr::new(kind, e.span.clone())),
+                        },
+                        e.span.clone(),
+                    ));
+                    self.stmt(&plain, notes, want)
+                }
                 _ => self.cpu(stmt),
             };
         }

@@ -1818,3 +1818,21 @@ fn power_until_on_the_device() {
         check_at(&mut s, &[1, 33, 4097], &exprs, ty, false);
     }
 }
+
+#[test]
+fn indexed_assignment_on_the_device() {
+    // `x[I]←V` and `x[I] f←V` of a workspace array indexed on its first axis run on
+    // the device as `x←V@I⊢x` (`V f⍨@I⊢x`); `x f←V` as `x←x f V`.
+    let mut s = gpu();
+    let exprs = [
+        "z←x ⋄ z[1]←0 ⋄ z",
+        "z←x ⋄ z[3 1 3]←y[1 2 3] ⋄ z",
+        "z←x ⋄ z[2 1]+←100 ⋄ z",
+        "z←x ⋄ z+←y ⋄ z",
+        "m←(3,≢x)⍴x ⋄ m[2;]←y ⋄ m",
+        "m←(3,≢x)⍴x ⋄ m[1 3;]×←2 ⋄ m",
+    ];
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_at(&mut s, &[3, 33, 4097], &exprs, ty, false);
+    }
+}
