@@ -1623,6 +1623,7 @@ fn set_functions_find_decode_expand_on_the_device() {
         "x×⍥|y",
         "0@{⍵>0}x",
         "-@{⍵<0}x",
+        "{1+⍵×2}@{⍵<0}x",
     ];
     for ty in [ElemType::I32, ElemType::F32] {
         check_at(&mut s, &[0, 1, 9, 33, 4097], &exprs, ty, false);

@@ -295,6 +295,12 @@ impl Lower {
                             FuncKind::Prim(p) if UnOp::from_prim(*p).is_some() => {
                                 self.monadic(&f, x, span)?
                             }
+                            // A dfn of scalar functions of ⍵ and numbers (`{⍵×10}`)
+                            // gives the selected items what it gives every item; only
+                            // those are computed (`{+/⍵}` is not one: it sums them).
+                            FuncKind::Dfn(body) if pervasive_body(body) => {
+                                self.monadic(&f, x, span)?
+                            }
                             _ => return unsupported("@ with this function"),
                         }
                     }
@@ -459,4 +465,25 @@ impl Lower {
         }
         self.call_body(body, scope, span)
     }
+}
+
+/// Whether a dfn is one expression of scalar primitives applied to ⍵ and numbers: it
+/// gives each item of an array what it gives that item alone.
+fn pervasive_body(body: &Program) -> bool {
+    fn scalar_expr(e: &Expr) -> bool {
+        let prim = |f: &Func, dyadic: bool| match &f.kind {
+            FuncKind::Prim(p) if dyadic => BinOp::from_prim(*p).is_some(),
+            FuncKind::Prim(p) => UnOp::from_prim(*p).is_some(),
+            _ => false,
+        };
+        match &e.kind {
+            ExprKind::Omega | ExprKind::Number(_) => true,
+            ExprKind::Monadic { func, arg } => prim(func, false) && scalar_expr(arg),
+            ExprKind::Dyadic { func, left, right } => {
+                prim(func, true) && scalar_expr(left) && scalar_expr(right)
+            }
+            _ => false,
+        }
+    }
+    matches!(body.stmts.as_slice(), [Stmt::Expr(e)] if scalar_expr(e))
 }
