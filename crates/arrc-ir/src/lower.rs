@@ -541,16 +541,6 @@ impl Lower {
                 )),
             },
             FuncKind::Dfn(body) => self.call_dfn(body, None, arg, span),
-            FuncKind::Atop(..)
-            | FuncKind::Fork(..)
-            | FuncKind::Jot(..)
-            | FuncKind::Power(..)
-            | FuncKind::Rank(..)
-            | FuncKind::Over(..)
-            | FuncKind::At(..)
-            | FuncKind::UserOp { .. }
-            | FuncKind::Key(..)
-            | FuncKind::Stencil(..) => self.tacit(&f, None, arg, span),
             FuncKind::Derived {
                 op: Op1::Commute,
                 operand,
@@ -600,6 +590,7 @@ impl Lower {
                     )),
                 }
             }
+            _ => self.tacit(&f, None, arg, span),
         }
     }
 

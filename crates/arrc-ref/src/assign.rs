@@ -78,14 +78,7 @@ impl Interp<'_> {
                 name_span,
                 axes,
             } => {
-                let mut ix = Vec::with_capacity(axes.len());
-                for a in axes.iter().rev() {
-                    ix.push(match a {
-                        Some(e) => Some(self.expr(e)?),
-                        None => None,
-                    });
-                }
-                ix.reverse();
+                let ix = self.index_values(axes)?;
                 let x = self.lookup_array(name).cloned().ok_or_else(|| {
                     err::value(format!("undefined name: {name}"), name_span.clone())
                 })?;
@@ -107,14 +100,7 @@ impl Interp<'_> {
                         err::length("the new items must have the shape of the selection", span)
                     });
                 }
-                let elem = x.elem.join(new.elem);
-                let mut out: Vec<Scalar> = (0..x.len()).map(|i| x.data.get(i)).collect();
-                for (k, &p) in places.iter().enumerate() {
-                    out[p] = new.data.get(if new.rank() == 0 { 0 } else { k });
-                }
-                let mut d = Data::with_capacity(elem, out.len());
-                out.into_iter().for_each(|s| d.push(s.cast(elem)));
-                self.modify(name, Array::new(x.shape.clone(), d), name_span)?;
+                self.modify(name, prims::scatter(&x, &places, &new), name_span)?;
             }
         }
         Ok(v)

@@ -347,14 +347,7 @@ impl Interp<'_> {
                 value,
             } => self.assign_to(target, func.as_ref(), value),
             ExprKind::Index { array, axes } => {
-                let mut ix = Vec::with_capacity(axes.len());
-                for a in axes.iter().rev() {
-                    ix.push(match a {
-                        Some(e) => Some(self.expr(e)?),
-                        None => None,
-                    });
-                }
-                ix.reverse();
+                let ix = self.index_values(axes)?;
                 let x = self.expr(array)?;
                 if x.rank() == 0 {
                     return Err(err::rank("a scalar cannot be indexed", span));
@@ -362,6 +355,19 @@ impl Interp<'_> {
                 prims::select(&x, &ix, self.io(), &span)
             }
         }
+    }
+
+    /// The indices of `x[i;j]`, evaluated right to left (`None` for an elided axis).
+    fn index_values(&mut self, axes: &[Option<Expr>]) -> Result<Vec<Option<Array>>> {
+        let mut ix = Vec::with_capacity(axes.len());
+        for a in axes.iter().rev() {
+            ix.push(match a {
+                Some(e) => Some(self.expr(e)?),
+                None => None,
+            });
+        }
+        ix.reverse();
+        Ok(ix)
     }
 
     fn resolve(&self, func: &Func) -> Result<Func> {
@@ -437,17 +443,8 @@ impl Interp<'_> {
                 Err(err::syntax_like("a product needs a left argument", s))
             }
             FuncKind::Axis(g, k) => self.with_axis(g, k, None, x, &s),
-            FuncKind::Atop(..)
-            | FuncKind::Fork(..)
-            | FuncKind::Jot(..)
-            | FuncKind::Power(..)
-            | FuncKind::Rank(..)
-            | FuncKind::Over(..)
-            | FuncKind::At(..)
-            | FuncKind::UserOp { .. }
-            | FuncKind::Key(..)
-            | FuncKind::Stencil(..) => self.tacit(&f, None, x, span),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
+            _ => self.tacit(&f, None, x, span),
         }
     }
 
@@ -515,15 +512,7 @@ impl Interp<'_> {
     /// An operand written as a function that is an operator's array operand
     /// (`⍵⍵` in `{⍺⍺⍣⍵⍵⊢⍵}` called with a number), as the array it is.
     fn array_operand(&self, t: &Tine) -> Option<Tine> {
-        match t {
-            Tine::Func(Func {
-                kind: FuncKind::Name(n),
-                span,
-            }) if (n == "⍺⍺" || n == "⍵⍵") && self.lookup_array(n).is_some() => Some(
-                Tine::Array(Expr::new(ExprKind::Name(n.clone()), span.clone())),
-            ),
-            _ => None,
-        }
+        t.as_array_operand(|n| self.lookup_array(n).is_some())
     }
 
     /// A fork's left tine applied, or its array.
@@ -755,17 +744,8 @@ impl Interp<'_> {
             FuncKind::Outer(g) => self.outer(g, &a, &b, &s),
             FuncKind::Axis(g, k) => self.with_axis(g, k, Some(a), b, &s),
             FuncKind::Inner(fr, g) => self.inner(fr, g, &a, &b, &s),
-            FuncKind::Atop(..)
-            | FuncKind::Fork(..)
-            | FuncKind::Jot(..)
-            | FuncKind::Power(..)
-            | FuncKind::Rank(..)
-            | FuncKind::Over(..)
-            | FuncKind::At(..)
-            | FuncKind::UserOp { .. }
-            | FuncKind::Key(..)
-            | FuncKind::Stencil(..) => self.tacit(&f, Some(a), b, span),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
+            _ => self.tacit(&f, Some(a), b, span),
         }
     }
 

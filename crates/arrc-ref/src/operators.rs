@@ -298,14 +298,7 @@ impl Interp<'_> {
                 )
             });
         }
-        let elem = x.elem.join(new.elem);
-        let mut out: Vec<Scalar> = (0..x.len()).map(|i| x.data.get(i)).collect();
-        for (k, &p) in places.iter().enumerate() {
-            out[p] = new.data.get(if new.rank() == 0 { 0 } else { k });
-        }
-        let mut d = Data::with_capacity(elem, out.len());
-        out.into_iter().for_each(|s| d.push(s.cast(elem)));
-        Ok(Array::new(x.shape.clone(), d))
+        Ok(prims::scatter(&x, &places, &new))
     }
 
     /// An operator of the user's applied: its body runs as a dfn's, with `⍺⍺` and

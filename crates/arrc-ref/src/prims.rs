@@ -912,3 +912,17 @@ pub(crate) fn laminate(a: &Array, b: &Array, at: usize, span: &Span) -> Result<A
     };
     catenate_axis(&lift(a)?, &lift(b)?, at, span)
 }
+
+/// `x` with item `places[k]` of its ravel replaced by item `k` of `new` (its only item
+/// when a scalar), in order (a place named twice takes the later), in the type that
+/// holds both: indexed assignment and `@`.
+pub(crate) fn scatter(x: &Array, places: &[usize], new: &Array) -> Array {
+    let elem = x.elem.join(new.elem);
+    let mut out: Vec<Scalar> = (0..x.len()).map(|i| x.data.get(i)).collect();
+    for (k, &p) in places.iter().enumerate() {
+        out[p] = new.data.get(if new.rank() == 0 { 0 } else { k });
+    }
+    let mut d = Data::with_capacity(elem, out.len());
+    out.into_iter().for_each(|s| d.push(s.cast(elem)));
+    Array::new(x.shape.clone(), d)
+}

@@ -491,6 +491,43 @@ impl Func {
     }
 }
 
+impl FuncKind {
+    /// Trains and the dyadic operators, `⌸` and operators of the user's: what the
+    /// evaluators apply through their `tacit` functions.
+    pub fn is_tacit(&self) -> bool {
+        matches!(
+            self,
+            FuncKind::Atop(..)
+                | FuncKind::Fork(..)
+                | FuncKind::Jot(..)
+                | FuncKind::Power(..)
+                | FuncKind::Rank(..)
+                | FuncKind::Over(..)
+                | FuncKind::At(..)
+                | FuncKind::UserOp { .. }
+                | FuncKind::Key(..)
+                | FuncKind::Stencil(..)
+        )
+    }
+}
+
+impl Tine {
+    /// An operand written as a function that is an operator's array operand (`⍵⍵`
+    /// in `{⍺⍺⍣⍵⍵⊢⍵}` called with a number, which `is_array` says), as the array.
+    pub fn as_array_operand(&self, is_array: impl Fn(&str) -> bool) -> Option<Tine> {
+        match self {
+            Tine::Func(Func {
+                kind: FuncKind::Name(n),
+                span,
+            }) if (n == "⍺⍺" || n == "⍵⍵") && is_array(n) => Some(Tine::Array(Expr::new(
+                ExprKind::Name(n.clone()),
+                span.clone(),
+            ))),
+            _ => None,
+        }
+    }
+}
+
 impl Func {
     pub fn new(kind: FuncKind, span: Span) -> Self {
         Func { kind, span }

@@ -165,16 +165,7 @@ impl Lower {
                 )),
             },
             FuncKind::Dfn(body) => self.call_dfn(body, Some(l), r, span),
-            FuncKind::Atop(..)
-            | FuncKind::Fork(..)
-            | FuncKind::Jot(..)
-            | FuncKind::Power(..)
-            | FuncKind::Rank(..)
-            | FuncKind::Over(..)
-            | FuncKind::At(..)
-            | FuncKind::UserOp { .. }
-            | FuncKind::Key(..)
-            | FuncKind::Stencil(..) => self.tacit(&f, Some(l), r, span),
+            k if k.is_tacit() => self.tacit(&f, Some(l), r, span),
             FuncKind::Name(_) => unreachable_name(fspan),
             FuncKind::Derived {
                 op: Op1::Commute,

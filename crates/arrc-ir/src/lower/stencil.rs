@@ -121,12 +121,7 @@ impl Lower {
                 }
             }
             ExprKind::Dyadic { func, left, right } => {
-                let g = self.resolve(func)?;
-                let op = match &g.kind {
-                    FuncKind::Prim(p) => BinOp::from_prim(*p),
-                    _ => None,
-                };
-                let Some(op) = op else {
+                let Some(op) = self.scalar_prim(func, span)?.1 else {
                     return self.stencil_unsupported("with this operand", span);
                 };
                 let r = self.stencil_cell(right, w, span)?;
@@ -190,6 +185,15 @@ impl Lower {
         Ok(acc)
     }
 
+    /// The scalar primitive a function of an operand is, as either valence (NOT YET
+    /// SUPPORTED otherwise).
+    fn scalar_prim(&self, func: &Func, span: &Span) -> Result<(Option<UnOp>, Option<BinOp>)> {
+        match &self.resolve(func)?.kind {
+            FuncKind::Prim(p) => Ok((UnOp::from_prim(*p), BinOp::from_prim(*p))),
+            _ => self.stencil_unsupported("with this operand", span),
+        }
+    }
+
     /// `E` at window position `o` (ravel order) of every window.
     fn window_term(&mut self, e: &Expr, o: usize, w: &mut Windows, span: &Span) -> Result<Value> {
         let espan = e.span.clone();
@@ -218,24 +222,14 @@ impl Lower {
             }
             ExprKind::Alpha => self.stencil_unsupported("with an operand that uses ⍺", span),
             ExprKind::Monadic { func, arg } => {
-                let g = self.resolve(func)?;
-                let op = match &g.kind {
-                    FuncKind::Prim(p) => UnOp::from_prim(*p),
-                    _ => None,
-                };
-                let Some(op) = op else {
+                let Some(op) = self.scalar_prim(func, span)?.0 else {
                     return self.stencil_unsupported("with this operand", span);
                 };
                 let v = self.window_term(arg, o, w, span)?;
                 self.unary(op, v, espan)
             }
             ExprKind::Dyadic { func, left, right } => {
-                let g = self.resolve(func)?;
-                let op = match &g.kind {
-                    FuncKind::Prim(p) => BinOp::from_prim(*p),
-                    _ => None,
-                };
-                let Some(op) = op else {
+                let Some(op) = self.scalar_prim(func, span)?.1 else {
                     return self.stencil_unsupported("with this operand", span);
                 };
                 let r = self.window_term(right, o, w, span)?;

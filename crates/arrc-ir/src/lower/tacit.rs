@@ -202,41 +202,10 @@ impl Lower {
         let (at, xt) = (self.f.ty(a).clone(), self.f.ty(x).clone());
         let (fa, ca) = at.shape.split_at(ar - cl);
         let (fx, cx) = xt.shape.split_at(xr - cr);
-        let frame = if fa == fx || fx.is_empty() {
-            fa.to_vec()
-        } else if fa.is_empty() {
-            fx.to_vec()
-        } else if fa.len() != fx.len() {
-            return Err(err::rank(
-                "the frames of ⍤'s arguments differ in rank",
-                span.clone(),
-            ));
-        } else if known_dims(fa).is_some() && known_dims(fx).is_some() {
-            return Err(err::length(
-                "the frames of ⍤'s arguments differ in length",
-                span.clone(),
-            ));
-        } else {
-            return unsupported("⍤ with frames of lengths known only at run time");
-        };
-        // The cells meet as the scalar function's arguments: equal, or one a scalar.
-        let cell = if ca.is_empty() {
-            cx.to_vec()
-        } else if cx.is_empty() || ca == cx {
-            ca.to_vec()
-        } else if ca.len() != cx.len() {
-            return Err(err::rank(
-                "the cells of ⍤'s arguments differ in rank",
-                span.clone(),
-            ));
-        } else if known_dims(ca).is_some() && known_dims(cx).is_some() {
-            return Err(err::length(
-                "the cells of ⍤'s arguments differ in length",
-                span.clone(),
-            ));
-        } else {
-            return unsupported("⍤ with cells of lengths known only at run time");
-        };
+        // Frames agree, or one is empty; the cells meet as the scalar function's
+        // arguments: equal, or one a scalar.
+        let frame = agree(fa, fx, "frames", span)?;
+        let cell = agree(ca, cx, "cells", span)?;
         let mut shape = frame.clone();
         shape.extend(cell.iter().copied());
         // Each argument spread to the result's shape: its frame axes (if any) are the
@@ -399,18 +368,7 @@ impl Lower {
     /// An operand written as a function that is an operator's array operand
     /// (`⍵⍵` in `{⍺⍺⍣⍵⍵⊢⍵}` called with a number), as the array it is.
     fn array_operand(&self, t: &Tine) -> Option<Tine> {
-        match t {
-            Tine::Func(Func {
-                kind: FuncKind::Name(n),
-                span,
-            }) if (n == "⍺⍺" || n == "⍵⍵") && matches!(self.lookup(n), Some(Binding::Array(_))) => {
-                Some(Tine::Array(Expr::new(
-                    ExprKind::Name(n.clone()),
-                    span.clone(),
-                )))
-            }
-            _ => None,
-        }
+        t.as_array_operand(|n| matches!(self.lookup(n), Some(Binding::Array(_))))
     }
 
     /// An operator of the user's, inlined: its body with `⍺⍺` and `⍵⍵` bound to its
@@ -486,4 +444,30 @@ fn pervasive_body(body: &Program) -> bool {
         }
     }
     matches!(body.stmts.as_slice(), [Stmt::Expr(e)] if scalar_expr(e))
+}
+
+/// Two frames (or cells) of `⍤`'s arguments: equal, or one empty and the other
+/// taken; RANK or LENGTH ERROR when they differ, NOT YET SUPPORTED when that is
+/// known only at run time.
+fn agree(a: &[Dim], b: &[Dim], what: &str, span: &Span) -> Result<Vec<Dim>> {
+    if a == b || b.is_empty() {
+        Ok(a.to_vec())
+    } else if a.is_empty() {
+        Ok(b.to_vec())
+    } else if a.len() != b.len() {
+        Err(err::rank(
+            format!("the {what} of ⍤'s arguments differ in rank"),
+            span.clone(),
+        ))
+    } else if known_dims(a).is_some() && known_dims(b).is_some() {
+        Err(err::length(
+            format!("the {what} of ⍤'s arguments differ in length"),
+            span.clone(),
+        ))
+    } else {
+        Err(err::unsupported(
+            format!("⍤ with {what} of lengths known only at run time is not supported on the GPU path yet"),
+            span.clone(),
+        ))
+    }
 }
