@@ -46,3 +46,11 @@ DOMAIN ERROR
 1
       ⌊2.9999999999999996
 3
+      ⎕PW
+80
+      ⎕PW←100
+      ⎕PW
+100
+      ⎕PW←41
+DOMAIN ERROR
+      ⎕PW←80

@@ -10,6 +10,9 @@ pub const PRINT_PRECISION: usize = 10;
 /// The largest ⎕PP that shows more digits (an f64 has 17 significant ones).
 pub const MAX_PRINT_PRECISION: usize = 17;
 
+/// ⎕PW in a clear workspace: the characters of a line before it folds.
+pub const PRINT_WIDTH: usize = 80;
+
 /// One element as APL prints it (⎕PP=10).
 pub fn format_scalar(s: Scalar) -> String {
     format_scalar_pp(s, PRINT_PRECISION)
@@ -138,6 +141,42 @@ pub fn write_display(a: &Array, out: &mut dyn std::fmt::Write) -> std::fmt::Resu
     write_display_pp(a, PRINT_PRECISION, out)
 }
 
+/// Writes the display of `a` as a session shows it, with ⎕PP=`pp` and ⎕PW=`pw`: a
+/// vector longer than `pw` characters folds between numbers, each folded part on a
+/// line of its own indented 6 spaces (Dyalog's rule; matrices are not folded yet).
+pub fn write_display_session(
+    a: &Array,
+    pp: usize,
+    pw: usize,
+    out: &mut dyn std::fmt::Write,
+) -> std::fmt::Result {
+    if a.rank() != 1 {
+        return write_display_pp(a, pp, out);
+    }
+    let mut col = 0usize;
+    for i in 0..a.len() {
+        let cell = format_scalar_pp(a.data.get(i), pp);
+        let w = cell.chars().count();
+        if i > 0 && col + 1 + w > pw {
+            out.write_str("\n      ")?;
+            col = 6;
+        } else if i > 0 {
+            out.write_char(' ')?;
+            col += 1;
+        }
+        out.write_str(&cell)?;
+        col += w;
+    }
+    Ok(())
+}
+
+/// As [`write_display_session`], into a string.
+pub fn display_session(a: &Array, pp: usize, pw: usize) -> String {
+    let mut out = String::new();
+    let _ = write_display_session(a, pp, pw, &mut out);
+    out
+}
+
 /// Writes the display of `a` with ⎕PP=`pp` to `out` as it goes: no string per element
 /// is kept, so showing 10^8 numbers takes no more memory than the array (a matrix's
 /// elements are formatted twice, once for its column widths).
@@ -225,6 +264,18 @@ mod tests {
         for (v, want) in cases {
             assert_eq!(format_float(v), want, "{v}");
         }
+    }
+
+    #[test]
+    fn long_vectors_fold_at_the_print_width() {
+        let a = Array::vector(Data::I32((1..=30).collect()));
+        let shown = display_session(&a, 10, 42);
+        assert_eq!(
+            shown,
+            "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n      18 19 20 21 22 23 24 25 26 27 28 29\n      30"
+        );
+        assert!(shown.lines().all(|l| l.chars().count() <= 42));
+        assert_eq!(display_session(&a, 10, 200), display(&a));
     }
 
     #[test]

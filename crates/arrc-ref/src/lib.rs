@@ -42,6 +42,8 @@ pub struct Env {
     pub rng: arrc_ir::random::Rng,
     /// ⎕PP: significant digits of displayed floats.
     pub pp: usize,
+    /// ⎕PW: the characters of a displayed line before it folds.
+    pub pw: usize,
     /// ⎕CT: the comparison tolerance of f64 comparisons, floors and ceilings.
     pub ct: f64,
 }
@@ -55,6 +57,7 @@ impl Default for Env {
             float: ElemType::F32,
             rng: arrc_ir::random::Rng::default(),
             pp: arrc_ir::display::PRINT_PRECISION,
+            pw: arrc_ir::display::PRINT_WIDTH,
             ct: arrc_ir::scalar::COMPARISON_TOLERANCE,
         }
     }
@@ -228,6 +231,16 @@ impl Interp<'_> {
                     }
                     _ => Err(err::domain("⎕PP must be a positive integer", span.clone())),
                 },
+                "⎕PW" => match v.as_singleton().and_then(|s| s.as_i64()) {
+                    Some(pw) if (42..=32767).contains(&pw) && v.rank() <= 1 => {
+                        self.env.pw = pw as usize;
+                        Ok(())
+                    }
+                    _ => Err(err::domain(
+                        "⎕PW must be an integer from 42 to 32767",
+                        span.clone(),
+                    )),
+                },
                 "⎕RL" => match v.as_singleton().and_then(|s| s.as_i64()) {
                     Some(seed) if seed >= 0 && v.rank() <= 1 => {
                         self.env.rng = arrc_ir::random::Rng {
@@ -305,6 +318,7 @@ impl Interp<'_> {
                 "⎕FR" => Ok(Array::scalar(Scalar::I32(self.env.float.fr()))),
                 "⎕CT" => Ok(Array::scalar(Scalar::F64(self.env.ct))),
                 "⎕PP" => Ok(Array::scalar(Scalar::I32(self.env.pp as i32))),
+                "⎕PW" => Ok(Array::scalar(Scalar::I32(self.env.pw as i32))),
                 "⎕RL" => Ok(Array::scalar(Scalar::I64(self.env.rng.seed as i64))),
                 _ => Err(err::value(format!("unknown system name {n}"), span)),
             },

@@ -389,6 +389,16 @@ impl Session {
         self.env.pp
     }
 
+    /// ⎕PW: the characters of a displayed line before it folds (`⎕PW←n` sets it).
+    pub fn print_width(&self) -> usize {
+        self.env.pw
+    }
+
+    /// `v` as this session displays it (⎕PP, ⎕PW).
+    pub fn display(&self, v: &Array) -> String {
+        arrc_ir::display::display_session(v, self.env.pp, self.env.pw)
+    }
+
     /// Parses `src` with this session's function and operator names known.
     pub fn parse(&self, src: &str) -> Result<Program, Error> {
         let fns = &self.env.functions;

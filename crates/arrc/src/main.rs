@@ -288,7 +288,7 @@ fn backend(b: Option<BackendArg>) -> Backend {
 
 /// Writes a value to stdout as it is formatted: a display of 10^8 numbers never
 /// builds one string of them.
-fn show(v: &arrc::Array, format: Format, pp: usize) {
+fn show(v: &arrc::Array, format: Format, (pp, pw): (usize, usize)) {
     use std::io::Write;
     /// `fmt::Write` onto an `io::Write`.
     struct Out<W: Write>(W);
@@ -302,7 +302,7 @@ fn show(v: &arrc::Array, format: Format, pp: usize) {
         std::io::stdout().lock(),
     ));
     let ok = match format {
-        Format::Apl => arrc_ir::display::write_display_pp(v, pp, &mut out).is_ok(),
+        Format::Apl => arrc_ir::display::write_display_session(v, pp, pw, &mut out).is_ok(),
         Format::Json => serde_json::to_writer(&mut out.0, v).is_ok(),
     };
     if ok {
@@ -401,7 +401,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 eprintln!("arrc: {n}");
             }
             if let Some(v) = out.value {
-                show(&v, format, s.print_precision());
+                show(&v, format, (s.print_precision(), s.print_width()));
             }
             if time {
                 let wall = started.elapsed().as_nanos() as u64;
@@ -827,7 +827,7 @@ mod repl {
                     eprintln!("note: {n}");
                 }
                 if let Some(v) = out.value {
-                    show(&v, Format::Apl, s.print_precision());
+                    show(&v, Format::Apl, (s.print_precision(), s.print_width()));
                 }
                 if let Some(f) = out.function {
                     println!("{f}");

@@ -282,3 +282,24 @@ fn the_pipeline_cache_on_disk_survives_a_corrupt_file() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn long_vectors_fold_at_the_print_width() {
+    // ⎕PW (80 in a clear workspace) folds a long vector between its numbers, the
+    // folded parts indented 6 spaces, as Dyalog shows them; ⎕PW←n sets it.
+    let (code, out, err) = arrc(&["eval", "⍳40"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30\n      31 32 33 34 35 36 37 38 39 40\n"
+    );
+    let (code, out, err) = arrc(&["eval", "⎕PW←42 ⋄ ⍳30"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n      18 19 20 21 22 23 24 25 26 27 28 29\n      30\n"
+    );
+    let (code, _, err) = arrc(&["eval", "⎕PW←41"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("DOMAIN ERROR"), "{err}");
+}

@@ -116,9 +116,7 @@ fn run(backend: arrc::Backend, float: arrc::ElemType) -> (usize, Vec<String>, Ve
                 if let Some(n) = o.notes.iter().find(|n| n.contains("computed on the CPU")) {
                     fallbacks.push(format!("{}:{}: {}  ({n})", c.file, c.line, c.input));
                 }
-                o.value
-                    .map(|v| arrc::display_pp(&v, s.print_precision()))
-                    .unwrap_or_default()
+                o.value.map(|v| s.display(&v)).unwrap_or_default()
             }
             Err(e) if c.expected.ends_with("ERROR") => e.class.name().to_string(),
             Err(e) => format!("{e}"),
