@@ -13,6 +13,7 @@ use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Op1, Prim, Program, Span, Stmt
 pub const POWER_UNROLL: i64 = 64;
 use std::collections::HashMap;
 
+mod batched;
 mod folds;
 mod random;
 mod search;

@@ -185,6 +185,11 @@ impl Lower {
             if c == xr || scalar || (last_axis && c == 1) {
                 return self.monadic(&g, x, span);
             }
+            if c == 1 {
+                if let Some(v) = self.by_rows(&g, x, span)? {
+                    return Ok(v);
+                }
+            }
             return unsupported("this function with ⍤ on cells");
         };
         let ar = self.f.ty(a).rank();
