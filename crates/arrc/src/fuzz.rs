@@ -198,11 +198,18 @@ impl Case {
         // Seeds from 64 on also write the functions added in session 12; earlier
         // seeds' programs, and the findings replayed from them, stay what they were.
         let newer_forms = opts.seed >= NEWER_FORMS_FROM_SEED;
+        // Seeds from 70 on also write the device paths added later in session 12 (a
+        // stream of their own again: the findings of seeds 64 to 69 replay as found).
+        let mut newest =
+            StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0xC2B2_AE3D_27D4_EB4F));
+        let newest_forms = opts.seed >= NEWEST_FORMS_FROM_SEED;
         let mut g = Gen {
             rng: &mut rng,
             tacit: &mut tacit,
             newer: &mut newer,
             newer_forms,
+            newest: &mut newest,
+            newest_forms,
         };
         let mut stmts = vec![];
         if g.rng.random_bool(0.1) {
@@ -598,10 +605,17 @@ struct Gen<'r> {
     /// functions, find, expand, laminate, `⍤ ⍥ @ ⌺`, operators of the user's).
     newer: &'r mut StdRng,
     newer_forms: bool,
+    /// Whether a scalar function of one argument gives way to a later form (`f⍤1` of
+    /// rows, `f@g` of a dfn, `⊤`, `⍷` of a matrix, `f⍣g`).
+    newest: &'r mut StdRng,
+    newest_forms: bool,
 }
 
 /// The first seed whose programs use [`Gen::newer`]'s forms.
 pub const NEWER_FORMS_FROM_SEED: u64 = 64;
+
+/// The first seed whose programs use [`Gen::newest`]'s forms.
+pub const NEWEST_FORMS_FROM_SEED: u64 = 70;
 
 impl Gen<'_> {
     fn pick(&mut self, from: &[&'static str]) -> &'static str {
@@ -655,6 +669,22 @@ impl Gen<'_> {
             0..=3 => {
                 let f = self.pick(SCALAR1);
                 let x = self.expr(d);
+                let k = if self.newest_forms {
+                    self.newest.random_range(0..24)
+                } else {
+                    99
+                };
+                match k {
+                    0 => return format!("{{⍵-⌈/⍵}}⍤1⊢2 3⍴{x}"),
+                    1 => return format!("(+/÷≢)⍤1⊢3 2⍴{x}"),
+                    2 => return format!("{{⍵{f}1}}@{{⍵>0}}{x}"),
+                    3 => return format!("2 2 2⊤{x}"),
+                    4 => return format!("(2 2⍴1 0 0 1)⍷3 3⍴{x}"),
+                    5 => return format!("{{e÷+/e←⍵-⌊/⍵}}⍤1⊢2 2⍴{x}"),
+                    6 => return format!("0 1 0⍷{x}>0"),
+                    7 => return format!("{{⍵+1}}⍣{{∧/⍺>5}}{x}"),
+                    _ => {}
+                }
                 match self.tacit.random_range(0..10) {
                     0 => format!("({f}⊢){x}"),
                     1 => format!("(⊢⊢{f}){x}"),
