@@ -1838,8 +1838,15 @@ fn indexed_assignment_on_the_device() {
         "z←x ⋄ z+←y ⋄ z",
         "m←(3,≢x)⍴x ⋄ m[2;]←y ⋄ m",
         "m←(3,≢x)⍴x ⋄ m[1 3;]×←2 ⋄ m",
+        // Float indices that are integers index; others are a DOMAIN ERROR.
+        "x[⌽(⍳≢x)÷1]",
+        "m←(3,≢x)⍴x ⋄ m[2.0 1;(≢x)÷1]",
     ];
     for ty in [ElemType::I32, ElemType::F32] {
         check_at(&mut s, &[3, 33, 4097], &exprs, ty, false);
+    }
+    for e in ["x←⍳5 ⋄ x[1.5]", "x←⍳5 ⋄ i←÷2 ⋄ x[i]", "x←⍳5 ⋄ x[(⍳3)÷2]"] {
+        let err = s.eval(e).expect_err(e);
+        assert_eq!(err.class, arrc::ErrorClass::Domain, "{e}: {err}");
     }
 }

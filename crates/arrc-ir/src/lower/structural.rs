@@ -659,6 +659,25 @@ impl Lower {
         ))
     }
 
+    /// Float indices (as written, from ⎕IO) as 1-based integers: a DOMAIN ERROR for
+    /// one that is not an integer (`1∧i` raises it on the device), and one beyond
+    /// every axis kept beyond it (clamped before it becomes an integer).
+    fn float_index(&mut self, i: Value, span: Span) -> Result<Value> {
+        let one = self.konst(Array::scalar(Scalar::I32(1)), span.clone());
+        let whole = self.binary(BinOp::And, one, i, span.clone())?;
+        let t = self.f.ty(whole).elem;
+        let hi = self.konst(Array::scalar(Scalar::float(4.0e18, t)), span.clone());
+        let lo = self.konst(Array::scalar(Scalar::float(-1.0, t)), span.clone());
+        let c = self.binary(BinOp::Min, whole, hi, span.clone())?;
+        let c = self.binary(BinOp::Max, c, lo, span.clone())?;
+        let c = self.cast(c, ElemType::I64);
+        if self.io == 1 {
+            return Ok(c);
+        }
+        let d = self.konst(Array::scalar(Scalar::I64(1 - self.io)), span.clone());
+        self.binary(BinOp::Add, c, d, span)
+    }
+
     /// `x[i;j;…]`, with one entry per axis of `x` (1-based indices).
     pub(super) fn index(
         &mut self,
@@ -674,16 +693,15 @@ impl Lower {
             ));
         }
         let mut shape = vec![];
+        let mut axes = axes;
+        for ix in axes.iter_mut().flatten() {
+            if self.f.ty(*ix).elem.is_float() {
+                *ix = self.float_index(*ix, span.clone())?;
+            }
+        }
         for (a, ix) in axes.iter().enumerate() {
             match ix {
                 Some(i) => {
-                    let it = self.f.ty(*i);
-                    if it.elem.is_float() {
-                        return Err(err::unsupported(
-                            "float indices are not supported on the GPU path",
-                            span,
-                        ));
-                    }
                     // Known indices into a known length are checked here: an empty
                     // result would never read them (`4⌷2 2 0⍴0` is an INDEX ERROR).
                     if let (Some(k), Dim::Known(len)) = (self.const_ints(*i), xt.shape[a]) {
