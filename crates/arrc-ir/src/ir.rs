@@ -217,6 +217,10 @@ pub enum Inst {
         state: Value,
         origin: i32,
         offset: u64,
+        /// Its items were not known when it compiled: the device checks them (a
+        /// negative one is a DOMAIN ERROR; 0, whose result would be a float, or one
+        /// beyond 32 bits leaves the statement to the reference).
+        checked: bool,
     },
     /// For each element of `needles`, where it first occurs in the vector `hay`
     /// (`hay⍳needles`, from `origin`, `origin+≢hay` when absent) or whether it occurs
@@ -586,7 +590,12 @@ impl fmt::Display for Function {
                     state,
                     origin,
                     offset,
-                } => write!(f, "roll {arg} from {origin} with {state} +{offset}")?,
+                    checked,
+                } => write!(
+                    f,
+                    "roll{} {arg} from {origin} with {state} +{offset}",
+                    if *checked { " checked" } else { "" }
+                )?,
                 Inst::FoldDfn {
                     comb,
                     arg,

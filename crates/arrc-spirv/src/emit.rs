@@ -1114,7 +1114,8 @@ impl Emitter {
                 elem,
                 origin,
                 offset,
-            } => self.roll(cx, n, index, state, (*elem, *origin, *offset), ix),
+                checks,
+            } => self.roll(cx, n, index, state, (*elem, *origin, *offset, *checks), ix),
             KExpr::Fail { elem, bit } => {
                 let t = self.b.constant_true(self.bool_t);
                 self.raise(cx, Some(*bit), t)?;

@@ -24,7 +24,12 @@ impl Lower {
         };
         let count = crate::array::saturating_count(&dims) as u64;
         let Some(vals) = self.roll_values(x) else {
-            return unsupported("? of values computed on the device");
+            // Integers computed on the device: an i32 result, their items checked
+            // there.
+            if !xt.elem.is_int() {
+                return unsupported("? of floats computed on the device");
+            }
+            return Ok(self.push_roll(x, count, ElemType::I32, true, xt.shape, span));
         };
         let mut ns = Vec::with_capacity(vals.len());
         for v in vals {
@@ -46,6 +51,20 @@ impl Lower {
         } else {
             self.cast(x, ElemType::I64)
         };
+        Ok(self.push_roll(x, count, elem, false, xt.shape, span))
+    }
+
+    /// A roll of `count` items drawn after this program's earlier draws.
+    fn push_roll(
+        &mut self,
+        x: Value,
+        count: u64,
+        elem: ElemType,
+        checked: bool,
+        shape: Vec<Dim>,
+        span: Span,
+    ) -> Value {
+        let io = self.io;
         let offset = self.f.draws;
         self.f.draws = self.f.draws.wrapping_add(count);
         let state = self.f.push(
@@ -56,19 +75,17 @@ impl Lower {
             },
             span.clone(),
         );
-        Ok(self.f.push(
+        self.f.push(
             Inst::Roll {
                 arg: x,
                 state,
                 origin: io as i32,
                 offset,
+                checked,
             },
-            Type {
-                elem,
-                shape: xt.shape,
-            },
+            Type { elem, shape },
             span,
-        ))
+        )
     }
 
     /// The values of a roll's argument, where they are known here: a literal, or a

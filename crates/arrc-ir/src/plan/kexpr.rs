@@ -151,6 +151,9 @@ pub enum KExpr {
         elem: ElemType,
         origin: i32,
         offset: u64,
+        /// Error bits for a negative item (DOMAIN ERROR) and for 0 or an item beyond
+        /// 32 bits (the reference computes those).
+        checks: Option<(u32, u32)>,
     },
 }
 
@@ -189,6 +192,7 @@ impl KExpr {
                     || when.iter().any(|(a, b)| a.may_fail() || b.may_fail())
             }
             KExpr::If { cond, then, els } => cond.may_fail() || then.may_fail() || els.may_fail(),
+            KExpr::Roll { n, checks, .. } => checks.is_some() || n.may_fail(),
             KExpr::Fail { .. } => true,
             // An index computed from data (a rotation amount, an indexing vector) may
             // fail too.
@@ -271,7 +275,22 @@ impl Planner<'_> {
                 state,
                 origin,
                 offset,
+                checked,
             } => KExpr::Roll {
+                checks: checked.then(|| {
+                    (
+                        self.error_bit(
+                            ErrorClass::Domain,
+                            "? needs non-negative integers",
+                            f.span(v),
+                        ),
+                        self.error_bit(
+                            ErrorClass::Unsupported,
+                            "? of 0 (a float) or of a number beyond 32 bits computed on the device",
+                            f.span(v),
+                        ),
+                    )
+                }),
                 n: Box::new(self.expr(*arg, idx, kb)),
                 index: idx.clone(),
                 state: (0..4)

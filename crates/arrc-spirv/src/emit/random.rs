@@ -9,15 +9,15 @@ use arrc_ir::ElemType;
 use rspirv::spirv::Word;
 
 impl Emitter {
-    /// `(elem, origin, offset)`: the result's type, ⎕IO, and the roll's first draw
-    /// after the state's next one.
+    /// `(elem, origin, offset, checks)`: the result's type, ⎕IO, the roll's first draw
+    /// after the state's next one, and the error bits of items it must check.
     pub(super) fn roll(
         &mut self,
         cx: &Cx,
         n: &KExpr,
         index: &IExpr,
         state: &[KExpr],
-        (elem, origin, offset): (ElemType, i32, u64),
+        (elem, origin, offset, checks): (ElemType, i32, u64, Option<(u32, u32)>),
         ix: Ix,
     ) -> R<Word> {
         let u = self.u32_t;
@@ -83,6 +83,24 @@ impl Emitter {
             ElemType::I64 => self.b.bitcast(u64t, None, nv).map_err(be)?,
             _ => self.b.u_convert(u64t, None, nv).map_err(be)?,
         };
+        if let Some((negative, other)) = checks {
+            // Items not known when compiling: negative (as signed), 0, or beyond what
+            // an i32 result holds (n-1+⎕IO > 2^31-1).
+            let bt = self.bool_t;
+            let i64t = self.ty(ElemType::I64);
+            let s = match n.elem() {
+                ElemType::I64 => nv,
+                _ => self.b.s_convert(i64t, None, nv).map_err(be)?,
+            };
+            let zero = self.scalar(arrc_ir::Scalar::I64(0));
+            let neg = self.b.s_less_than(bt, None, s, zero).map_err(be)?;
+            self.raise(cx, Some(negative), neg)?;
+            let is0 = self.b.i_equal(bt, None, s, zero).map_err(be)?;
+            let limit = self.scalar(arrc_ir::Scalar::I64(i32::MAX as i64 + 1 - origin as i64));
+            let big = self.b.s_greater_than(bt, None, s, limit).map_err(be)?;
+            let other_bad = self.b.logical_or(bt, None, is0, big).map_err(be)?;
+            self.raise(cx, Some(other), other_bad)?;
+        }
         let lo64 = wide(self, c[0])?;
         let hi64 = wide(self, c[1])?;
         let t = self.b.i_mul(u64t, None, lo64, n64).map_err(be)?;
