@@ -86,6 +86,9 @@ fn fuzz_findings_replayed() {
         (66, 1434, ElemType::F32),
         (66, 3393, ElemType::F32),
         (66, 7609, ElemType::F32),
+        // `0@1⊢,×⍨¯9223372036854775807` was 0 on the device: the select of `@` read
+        // ⍵ only where it was kept, so the DOMAIN ERROR of computing it was lost.
+        (72, 1662, ElemType::F32),
     ] {
         let opts = FuzzOptions {
             seed,

@@ -358,6 +358,11 @@ impl Lower {
                         span.clone(),
                     ));
                 };
+                // ⍵ and the new items are computed whole, as APL evaluates them, even
+                // where the select below reads only part of them: their errors stand
+                // (`0@1⊢,×⍨¯9223372036854775807` is a DOMAIN ERROR, not 0).
+                self.compute_whole(x, span);
+                self.compute_whole(new, span);
                 let mask: Vec<bool> = from.iter().map(|p| p.is_some()).collect();
                 let mask = self.konst(Array::vector(Data::Bool(mask)), span.clone());
                 let mask = if xt.rank() > 1 {
@@ -368,6 +373,14 @@ impl Lower {
                 self.select(mask, cells, x, span)
             }
         }
+    }
+
+    /// A use of `v` that nothing reads: the planner computes it (all of `v`) only if
+    /// that can raise an error, so an error in a part of `v` that a select or a
+    /// gather skips is still raised.
+    fn compute_whole(&mut self, v: Value, span: &Span) {
+        let ty = self.f.ty(v).clone();
+        self.f.push(Inst::Cast(v), ty, span.clone());
     }
 
     /// An operand written as a function that is an operator's array operand
