@@ -582,8 +582,9 @@ impl Interp<'_> {
             }
             (FuncKind::Key(g), a) => self.key(g, a, x, span),
             (FuncKind::Stencil(g, k), None) => self.stencil(g, k, x, span),
-            (FuncKind::Stencil(..), Some(_)) => Err(err::unsupported(
-                "⌺ with a left argument is not supported yet",
+            // Dyalog's stencil derives a monadic function (VALENCE ERROR there).
+            (FuncKind::Stencil(..), Some(_)) => Err(err::syntax_like(
+                "f⌺s takes no left argument",
                 f.span.clone(),
             )),
             (FuncKind::UserOp { op, left, right }, a) => {

@@ -123,10 +123,7 @@ impl Lower {
             )),
             FuncKind::Stencil(g, k) => match a {
                 None => self.stencil(g, k, x, span),
-                Some(_) => Err(err::unsupported(
-                    "⌺ with a left argument is not supported yet",
-                    fspan,
-                )),
+                Some(_) => Err(err::syntax_like("f⌺s takes no left argument", fspan)),
             },
             _ => Err(err::value("not a tacit function", fspan)),
         }
