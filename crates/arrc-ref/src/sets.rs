@@ -54,6 +54,11 @@ pub(crate) fn unique(x: &Array, span: &Span) -> Result<Array> {
 fn set_argument(x: &Array, glyph: char, span: &Span) -> Result<Array> {
     match x.rank() {
         0 | 1 => Ok(at_least_vector(x)),
+        // Dyalog's without takes the major cells of a higher-rank left argument.
+        _ if glyph == '~' => Err(err::unsupported(
+            "⍺~⍵ of a matrix ⍺ (major cells) is not supported yet",
+            span.clone(),
+        )),
         _ => Err(err::rank(
             format!("{glyph} takes scalars and vectors"),
             span.clone(),
