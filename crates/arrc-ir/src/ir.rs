@@ -205,6 +205,14 @@ pub enum Inst {
         down: bool,
         origin: i32,
     },
+    /// For each item `i` of `index` (i32 group numbers from 0, below the result's
+    /// length), adds item `i` of `values` (the same length, or a singleton) to the
+    /// result's item `index[i]`; the result starts at zeros. Integers only (the sums
+    /// of `⌸`: counts, and sums of i32 items in i64).
+    ScatterAdd {
+        index: Value,
+        values: Value,
+    },
     /// The session's generator when the program runs: i32 seed low, seed high,
     /// next draw low, next draw high (filled by the host at each run).
     RngState,
@@ -376,6 +384,10 @@ impl Inst {
                 arg: lhs,
                 state: rhs,
                 ..
+            }
+            | Inst::ScatterAdd {
+                index: lhs,
+                values: rhs,
             } => {
                 *lhs = f(*lhs);
                 *rhs = f(*rhs);
@@ -426,6 +438,7 @@ impl Inst {
             Inst::Select { cond, then, els } => vec![*cond, *then, *els],
             Inst::Rotate { arg, by, .. } => vec![*arg, *by],
             Inst::Roll { arg, state, .. } => vec![*arg, *state],
+            Inst::ScatterAdd { index, values } => vec![*index, *values],
             Inst::Grade { arg, .. } => vec![*arg],
             Inst::FoldDfn { arg, comb, .. } => {
                 let mut v = vec![*arg];
@@ -566,6 +579,7 @@ impl fmt::Display for Function {
             match inst {
                 Inst::Param { index } => write!(f, "param {index}")?,
                 Inst::RngState => write!(f, "rng state")?,
+                Inst::ScatterAdd { index, values } => write!(f, "scatter-add {values} at {index}")?,
                 Inst::Const(a) => write!(
                     f,
                     "const {}",

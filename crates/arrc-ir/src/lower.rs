@@ -15,6 +15,7 @@ use std::collections::HashMap;
 
 mod batched;
 mod folds;
+mod key;
 mod random;
 mod search;
 mod sets;

@@ -283,6 +283,12 @@ pub enum Unit {
 pub enum KernelKind {
     /// `out[i] = expr(i)` for `i < n`, grid-stride.
     Map { expr: KExpr, out: u32 },
+    /// `out[index(i)] += value(i)` for `i < n`, atomically (`out` zeroed first).
+    ScatterAdd {
+        index: KExpr,
+        value: KExpr,
+        out: u32,
+    },
     /// `out[g] = op/ expr(i)` over workgroup `g`'s grid-stride share.
     /// `overflow`: the error bit raised where a stored value is not finite (a float
     /// `+` or `×` fold of finite items that left the type's range), as on the other
@@ -767,6 +773,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
                 let b = p.buffer(val, BufferRole::Rng);
                 p.buffer_of[i] = Some(b);
             }
+            Inst::ScatterAdd { index, values } => p.scatter_add(val, *index, *values),
             Inst::Reduce { op, arg, axis } => p.reduce(val, *op, *arg, *axis, is_result)?,
             Inst::Scan { op, arg, axis } => p.scan(val, *op, *arg, *axis, is_result)?,
             Inst::MatMul { lhs, rhs } => p.matmul(val, *lhs, *rhs, is_result),
@@ -1206,6 +1213,34 @@ impl Planner<'_> {
             per_group: self.opts.workgroup_size * self.opts.items_per_thread,
             max,
         }
+    }
+
+    /// `Inst::ScatterAdd`: one kernel over the items, adding into a zeroed buffer
+    /// (copied to the result by a map when it is the result).
+    fn scatter_add(&mut self, v: Value, index: Value, values: Value) {
+        let f = self.v.func;
+        let elem = f.ty(v).elem;
+        let mut kb = self.kb();
+        let index_e = self.expr(index, &IExpr::Index, &mut kb);
+        let value_e = self.expr(values, &IExpr::Index, &mut kb);
+        let len = self.len_of(v);
+        let acc = self.new_buffer(elem, len, BufferRole::Zeroed);
+        let out = kb.bind(acc, elem, true);
+        self.bind_status(&mut kb, index_e.may_fail() || value_e.may_fail());
+        let n = self.len_of(index);
+        let groups = self.grid(&n, self.opts.map_groups);
+        self.push_kernel(
+            "scatter_add",
+            KernelKind::ScatterAdd {
+                index: index_e,
+                value: value_e,
+                out,
+            },
+            kb,
+            vec![("n", n)],
+            groups,
+        );
+        self.buffer_of[v.index()] = Some(acc);
     }
 
     fn map(&mut self, v: Value, is_result: bool) {

@@ -22,6 +22,7 @@ mod random;
 mod reduce;
 mod scalars;
 mod scan;
+mod scatter;
 mod sort;
 
 type R<T> = Result<T, SpirvError>;
@@ -1271,6 +1272,9 @@ impl Emitter {
         cx.overflow = k.kind.overflow();
         match &k.kind {
             KernelKind::Map { expr, out } => self.map_kernel(&mut cx, expr, *out)?,
+            KernelKind::ScatterAdd { index, value, out } => {
+                self.scatter_add_kernel(&mut cx, index, value, *out)?
+            }
             KernelKind::Reduce { op, expr, out, .. } => {
                 self.reduce_kernel(&mut cx, *op, expr, *out)?
             }

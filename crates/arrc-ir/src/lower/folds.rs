@@ -619,7 +619,7 @@ impl Lower {
         magnitude(&self.f, v, depth)
     }
 
-    fn scan(&mut self, op: BinOp, arg: Value, axis: usize, span: Span) -> Result<Value> {
+    pub(super) fn scan(&mut self, op: BinOp, arg: Value, axis: usize, span: Span) -> Result<Value> {
         let aty = self.f.ty(arg).clone();
         if aty.rank() == 0 {
             return Ok(arg);

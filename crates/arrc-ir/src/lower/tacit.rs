@@ -117,10 +117,7 @@ impl Lower {
             FuncKind::UserOp { op, left, right } => {
                 self.user_op(op, left, right.as_deref(), a, x, span)
             }
-            FuncKind::Key(_) => Err(err::unsupported(
-                "⌸ is not supported on the GPU path yet",
-                fspan,
-            )),
+            FuncKind::Key(g) => self.key(g, a, x, span),
             FuncKind::Stencil(g, k) => match a {
                 None => self.stencil(g, k, x, span),
                 Some(_) => Err(err::syntax_like("f⌺s takes no left argument", fspan)),

@@ -1,0 +1,145 @@
+//! Lowering `⌸` for the operands that count or sum their groups (`{≢⍵}⌸k`,
+//! `{⍺,≢⍵}⌸k`, `k{+/⍵}⌸v`, `k{⍺,+/⍵}⌸v`, with `v` of booleans or i32): the keys'
+//! first occurrences give the groups in order (`∪k`), each item's group is the count
+//! of first occurrences up to its key's first one, and one atomic add per item sums
+//! the groups (`Inst::ScatterAdd`).
+
+use super::*;
+
+/// What a `⌸` operand computes from its group.
+#[derive(Clone, Copy, PartialEq)]
+enum KeyOp {
+    Count,
+    Sum,
+}
+
+/// `{≢⍵}`, `{+/⍵}`, `{⍺,≢⍵}`, `{⍺,+/⍵}`: the group's count or sum, and whether the
+/// key comes first.
+fn key_operand(f: &Func) -> Option<(KeyOp, bool)> {
+    let FuncKind::Dfn(body) = &f.kind else {
+        return None;
+    };
+    let [Stmt::Expr(e)] = body.stmts.as_slice() else {
+        return None;
+    };
+    let of_omega = |e: &Expr| -> Option<KeyOp> {
+        let ExprKind::Monadic { func, arg } = &e.kind else {
+            return None;
+        };
+        if !matches!(arg.kind, ExprKind::Omega) {
+            return None;
+        }
+        match &func.kind {
+            FuncKind::Prim(Prim::Tally) => Some(KeyOp::Count),
+            FuncKind::Derived {
+                op: Op1::Reduce | Op1::ReduceFirst,
+                operand,
+            } if matches!(operand.kind, FuncKind::Prim(Prim::Plus)) => Some(KeyOp::Sum),
+            _ => None,
+        }
+    };
+    match &e.kind {
+        ExprKind::Dyadic { func, left, right }
+            if matches!(func.kind, FuncKind::Prim(Prim::Comma))
+                && matches!(left.kind, ExprKind::Alpha) =>
+        {
+            of_omega(right).map(|op| (op, true))
+        }
+        _ => of_omega(e).map(|op| (op, false)),
+    }
+}
+
+impl Lower {
+    pub(super) fn key(
+        &mut self,
+        f: &Func,
+        a: Option<Value>,
+        x: Value,
+        span: &Span,
+    ) -> Result<Value> {
+        let unsupported = || {
+            Err(err::unsupported(
+                "⌸ with this operand or these arguments is not supported on the GPU path yet",
+                span.clone(),
+            ))
+        };
+        let f = self.resolve(f)?;
+        let Some((op, with_key)) = key_operand(&f) else {
+            return unsupported();
+        };
+        let keys = a.unwrap_or(x);
+        let kt = self.f.ty(keys).clone();
+        let Some(&Dim::Known(n)) = kt.shape.first() else {
+            return unsupported();
+        };
+        if kt.rank() != 1 || n == 0 {
+            return unsupported();
+        }
+        let values = match (op, a) {
+            (KeyOp::Count, _) => self.konst(Array::scalar(Scalar::I32(1)), span.clone()),
+            (KeyOp::Sum, None) => {
+                // `{+/⍵}⌸k` sums the indices of each group.
+                self.f.push(
+                    Inst::Iota {
+                        len: Dim::Known(n),
+                        origin: self.io as i32,
+                    },
+                    Type {
+                        elem: ElemType::I32,
+                        shape: vec![Dim::Known(n)],
+                    },
+                    span.clone(),
+                )
+            }
+            (KeyOp::Sum, Some(_)) => {
+                let xt = self.f.ty(x).clone();
+                if xt.shape != kt.shape {
+                    return if xt.rank() == 1 && known_dims(&xt.shape).is_some() {
+                        Err(err::length(
+                            format!("{n} keys for {} items", xt.shape[0]),
+                            span.clone(),
+                        ))
+                    } else {
+                        unsupported()
+                    };
+                }
+                if !matches!(xt.elem, ElemType::Bool | ElemType::I32) {
+                    return unsupported();
+                }
+                x
+            }
+        };
+        let elem = match op {
+            KeyOp::Count => ElemType::I32,
+            KeyOp::Sum => ElemType::I64,
+        };
+        let values = self.cast(values, elem);
+        // Groups in order of first occurrence, and each item's group from 0.
+        let mask = self.unique_mask(keys, span.clone())?;
+        let firsts = self.search(keys, keys, SearchKind::IndexOf { origin: 1 }, span.clone())?;
+        let m32 = self.cast(mask, ElemType::I32);
+        let count = self.scan(BinOp::Add, m32, 0, span.clone())?;
+        let count = self.cast(count, ElemType::I32);
+        let rank = self.index(count, vec![Some(firsts)], span.clone())?;
+        let one = self.konst(Array::scalar(Scalar::I32(1)), span.clone());
+        let group = self.binary(BinOp::Sub, rank, one, span.clone())?;
+        let group = self.cast(group, ElemType::I32);
+        let uniq = self.compress(mask, keys, false, None, span.clone())?;
+        let d = self.f.ty(uniq).shape[0];
+        let sums = self.f.push(
+            Inst::ScatterAdd {
+                index: group,
+                values,
+            },
+            Type {
+                elem,
+                shape: vec![d],
+            },
+            span.clone(),
+        );
+        if !with_key {
+            return Ok(sums);
+        }
+        self.laminate(uniq, sums, 1, span.clone())
+    }
+}

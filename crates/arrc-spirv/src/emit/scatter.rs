@@ -1,0 +1,43 @@
+//! `⌸`'s sums on the device: each item adds its value into its group's slot of a
+//! zeroed buffer with one atomic add (integers: counts, and sums of i32 items in
+//! 64 bits, which no group of fewer than 2^32 items can leave).
+
+use super::{be, Cx, Emitter, Ix, R, SCOPE_DEVICE};
+use arrc_ir::plan::KExpr;
+use arrc_ir::ElemType;
+
+impl Emitter {
+    pub(super) fn scatter_add_kernel(
+        &mut self,
+        cx: &mut Cx,
+        index: &KExpr,
+        value: &KExpr,
+        out: u32,
+    ) -> R<()> {
+        let i = self.local(self.u32_t);
+        let k = self.local(self.u32_t);
+        let elem = cx.bindings[out as usize].1;
+        if elem == ElemType::I64 {
+            self.uses_i64_atomics = true;
+        }
+        let per = |e: &mut Self, cx: &Cx, j: rspirv::spirv::Word| -> R<()> {
+            let g = e.expr(cx, index, Ix::flat(j))?;
+            let g = e.b.bitcast(e.u32_t, None, g).map_err(be)?;
+            let v = e.expr(cx, value, Ix::flat(j))?;
+            let add = |e: &mut Self, ptr: rspirv::spirv::Word| -> R<()> {
+                let t = e.ty(elem);
+                let scope = e.c_u32(SCOPE_DEVICE);
+                let relaxed = e.c_u32(0);
+                e.b.atomic_i_add(t, None, ptr, scope, relaxed, v)
+                    .map_err(be)?;
+                Ok(())
+            };
+            if cx.windows[out as usize].len() > 1 {
+                return e.in_window(cx, out, g, add);
+            }
+            let (ptr, _) = e.elem_ptr(cx, out, g)?;
+            add(e, ptr)
+        };
+        self.unrolled_share(cx, &per, i, k)
+    }
+}
