@@ -113,6 +113,16 @@ def roll(t, dev):
     return (x.sum() / n).item()
 
 
+def key(t, dev):
+    n = 67108864
+    k = ((t.arange(1, n + 1, device=dev, dtype=t.int64) * 7919) % 1048576).to(t.int32)
+    u, inv, cnt = t.unique(k, return_inverse=True, return_counts=True)
+    first = t.full((u.numel(),), n, device=dev, dtype=t.int64)
+    first = first.scatter_reduce(0, inv, t.arange(n, device=dev), reduce="amin")
+    c = cnt[t.argsort(first)]
+    return (c * t.arange(1, c.numel() + 1, device=dev)).sum().item()
+
+
 def streak(t, dev):
     n = 67108864
     i = t.arange(1, n + 1, device=dev, dtype=t.int64)
@@ -153,6 +163,7 @@ TORCH = {
     "boxfilter": boxfilter,
     "lifestencil": lifestencil,
     "roll": roll,
+    "key": key,
     "streak": streak,
     "normalize": normalize,
     "softmax": softmax,
