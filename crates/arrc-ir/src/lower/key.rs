@@ -114,9 +114,22 @@ impl Lower {
             KeyOp::Sum => ElemType::I64,
         };
         let values = self.cast(values, elem);
-        // Groups in order of first occurrence, and each item's group from 0.
-        let mask = self.unique_mask(keys, span.clone())?;
+        // Groups in order of first occurrence (where an item's first occurrence is
+        // itself), and each item's group from 0: the first occurrences up to its own.
+        // One search serves both.
         let firsts = self.search(keys, keys, SearchKind::IndexOf { origin: 1 }, span.clone())?;
+        let iota = self.f.push(
+            Inst::Iota {
+                len: Dim::Known(n),
+                origin: 1,
+            },
+            Type {
+                elem: ElemType::I32,
+                shape: vec![Dim::Known(n)],
+            },
+            span.clone(),
+        );
+        let mask = self.binary(BinOp::Equal, firsts, iota, span.clone())?;
         let m32 = self.cast(mask, ElemType::I32);
         let count = self.scan(BinOp::Add, m32, 0, span.clone())?;
         let count = self.cast(count, ElemType::I32);
