@@ -316,16 +316,9 @@ impl Interp<'_> {
         span: &Span,
     ) -> Result<Array> {
         let opf = self.resolve(op)?;
-        let FuncKind::Dfn(body) = &opf.kind else {
-            return Err(err::syntax_like("not an operator", op.span.clone()));
-        };
-        let arity = opf.operator_arity().unwrap_or(1);
-        if (arity == 2) != right.is_some() {
-            return Err(err::syntax_like(
-                format!("this operator takes {arity} operand(s)"),
-                op.span.clone(),
-            ));
-        }
+        let body = opf
+            .operator_body(right.is_some())
+            .map_err(|m| err::syntax_like(m, op.span.clone()))?;
         let mut arrays = HashMap::new();
         let mut functions = HashMap::new();
         for (name, t) in [("⍺⍺", Some(left)), ("⍵⍵", right)] {

@@ -611,6 +611,19 @@ impl Func {
         Ok(Func::new(kind, self.span.clone()))
     }
 
+    /// The body of the operator this is, given its operands (`with_right`: two);
+    /// the message of a SYNTAX ERROR when it is no operator of that many.
+    pub fn operator_body(&self, with_right: bool) -> Result<&Program, String> {
+        let FuncKind::Dfn(body) = &self.kind else {
+            return Err("not an operator".into());
+        };
+        let arity = self.operator_arity().unwrap_or(1);
+        if (arity == 2) != with_right {
+            return Err(format!("this operator takes {arity} operand(s)"));
+        }
+        Ok(body)
+    }
+
     /// For a dfn that is an operator, its number of operands: 2 when it names `⍵⍵`,
     /// 1 when it names only `⍺⍺`.
     pub fn operator_arity(&self) -> Option<u8> {

@@ -396,16 +396,9 @@ impl Lower {
         span: &Span,
     ) -> Result<Value> {
         let opf = self.resolve(op)?;
-        let FuncKind::Dfn(body) = &opf.kind else {
-            return Err(err::syntax_like("not an operator", op.span.clone()));
-        };
-        let arity = opf.operator_arity().unwrap_or(1);
-        if (arity == 2) != right.is_some() {
-            return Err(err::syntax_like(
-                format!("this operator takes {arity} operand(s)"),
-                op.span.clone(),
-            ));
-        }
+        let body = opf
+            .operator_body(right.is_some())
+            .map_err(|m| err::syntax_like(m, op.span.clone()))?;
         let mut scope = HashMap::new();
         for (name, t) in [("⍺⍺", Some(left)), ("⍵⍵", right)] {
             let Some(t) = t else { continue };
