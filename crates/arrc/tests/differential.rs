@@ -1597,6 +1597,8 @@ fn set_functions_find_decode_expand_on_the_device() {
         "x~y",
         "(⍳10)∩x",
         "x~⍳5",
+        "x∪y",
+        "(⍳5)∪x",
         "∪x>0",
         "1 0 1⍷x>0",
         "5⍷x",

@@ -139,6 +139,7 @@ impl Lower {
             FuncKind::Prim(Prim::Epsilon) => self.search(r, l, SearchKind::Member, fspan),
             FuncKind::Prim(Prim::Right) => Ok(r),
             FuncKind::Prim(Prim::Left) => Ok(l),
+            FuncKind::Prim(Prim::Union) => self.union(l, r, fspan),
             FuncKind::Prim(p @ (Prim::Intersection | Prim::Tilde)) => {
                 self.intersect(l, r, *p == Prim::Intersection, fspan)
             }

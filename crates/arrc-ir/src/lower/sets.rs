@@ -57,6 +57,23 @@ impl Lower {
         self.compress(mask, x, false, None, span)
     }
 
+    /// `⍺∪⍵` of vectors: `⍺,⍵` compressed by ones for ⍺ and `~⍵∊⍺` for ⍵ (one
+    /// compress of a catenation, so no length the device computes is catenated).
+    pub(super) fn union(&mut self, a: Value, x: Value, span: Span) -> Result<Value> {
+        let (a, x) = (self.as_vector(a, &span), self.as_vector(x, &span));
+        if self.f.ty(a).rank() != 1 || self.f.ty(x).rank() != 1 {
+            return Err(err::rank("∪ takes scalars and vectors", span));
+        }
+        let found = self.search(a, x, SearchKind::Member, span.clone())?;
+        let new = self.unary(UnOp::Not, found, span.clone())?;
+        let n = self.f.ty(a).shape[0];
+        let one = self.konst(Array::scalar(Scalar::Bool(true)), span.clone());
+        let ones = self.reshape(one, vec![n], span.clone());
+        let mask = self.catenate(ones, new, 0, span.clone())?;
+        let both = self.catenate(a, x, 0, span.clone())?;
+        self.compress(mask, both, false, None, span)
+    }
+
     /// `⍺∩⍵` (`keep`) and `⍺~⍵`: the items of the vector ⍺ found (not found) in ⍵.
     pub(super) fn intersect(
         &mut self,
