@@ -229,8 +229,8 @@ impl Lower {
             return self.unsupported("⊥ with radices computed on the device", &span);
         };
         let xt = self.f.ty(x).clone();
-        if r.rank() > 1 {
-            return self.unsupported("⊥ with a matrix of radices", &span);
+        if r.rank() > 2 {
+            return self.unsupported("⊥ with radices of rank above 2", &span);
         }
         let n = match xt.shape.first() {
             None => 1,
@@ -239,31 +239,43 @@ impl Lower {
                 return self.unsupported("⊥ of digits whose count is known only at run time", &span)
             }
         };
-        let m = if r.len() == 1 { n } else { r.len() };
+        // Each row of the radices (one for a vector) against the digits.
+        let na = r.shape.last().copied().unwrap_or(1);
+        let rows = if r.rank() == 2 { r.shape[0] } else { 1 };
+        let m = if na == 1 { n } else { na };
         if m != n && n != 1 {
             return Err(err::length(
-                format!("⊥ of {} radices and {n} digits", r.len()),
+                format!("⊥ of {na} radices and {n} digits"),
                 span,
             ));
         }
-        let radix = |i: usize| r.data.get(if r.len() == 1 { 0 } else { i });
         let float = self.f.float;
         // Place values from the right, exact (an overflow leaves it to the reference).
-        let mut w = vec![Scalar::I32(1).cast(r.elem.join(ElemType::I32)); m];
-        for i in (0..m.saturating_sub(1)).rev() {
-            match BinOp::Mul.apply(w[i + 1], radix(i + 1), float) {
-                Ok(v) => w[i] = v,
-                Err(_) => return self.unsupported("⊥ whose place values leave 64 bits", &span),
+        let mut w = Vec::with_capacity(rows * m);
+        for row in 0..rows {
+            let radix = |i: usize| r.data.get(row * na + if na == 1 { 0 } else { i });
+            let mut wr = vec![Scalar::I32(1).cast(r.elem.join(ElemType::I32)); m];
+            for i in (0..m.saturating_sub(1)).rev() {
+                match BinOp::Mul.apply(wr[i + 1], radix(i + 1), float) {
+                    Ok(v) => wr[i] = v,
+                    Err(_) => return self.unsupported("⊥ whose place values leave 64 bits", &span),
+                }
             }
+            w.extend(wr);
         }
         let ty = w
             .iter()
             .map(|s| s.elem_type())
             .max()
             .unwrap_or(ElemType::I32);
-        let mut d = Data::with_capacity(ty, m);
+        let mut d = Data::with_capacity(ty, w.len());
         w.iter().for_each(|s| d.push(s.cast(ty)));
-        let wv = self.konst(Array::vector(d), span.clone());
+        let wshape = if r.rank() == 2 {
+            vec![rows, m]
+        } else {
+            vec![m]
+        };
+        let wv = self.konst(Array::new(wshape, d), span.clone());
         let x = if xt.rank() == 0 || n != m {
             // A single digit (or row of digits) repeats for every radix.
             let mut shape = vec![Dim::Known(m as u64)];
