@@ -206,10 +206,12 @@ pub enum Inst {
         origin: i32,
     },
     /// For each item `i` of `index` (i32 group numbers from 0, below the result's
-    /// length), adds item `i` of `values` (the same length, or a singleton) to the
-    /// result's item `index[i]`; the result starts at zeros. Integers only (the sums
-    /// of `⌸`: counts, and sums of i32 items in i64).
+    /// length), folds item `i` of `values` (the same length, or a singleton) into the
+    /// result's item `index[i]` with `op` (`+`, or `⌈ ⌊`), the result starting at
+    /// `op`'s identity. Integers only (`⌸`'s counts, sums of i32 items in i64, and
+    /// maxima and minima of i32 items).
     ScatterAdd {
+        op: BinOp,
         index: Value,
         values: Value,
     },
@@ -388,6 +390,7 @@ impl Inst {
             | Inst::ScatterAdd {
                 index: lhs,
                 values: rhs,
+                ..
             } => {
                 *lhs = f(*lhs);
                 *rhs = f(*rhs);
@@ -438,7 +441,7 @@ impl Inst {
             Inst::Select { cond, then, els } => vec![*cond, *then, *els],
             Inst::Rotate { arg, by, .. } => vec![*arg, *by],
             Inst::Roll { arg, state, .. } => vec![*arg, *state],
-            Inst::ScatterAdd { index, values } => vec![*index, *values],
+            Inst::ScatterAdd { index, values, .. } => vec![*index, *values],
             Inst::Grade { arg, .. } => vec![*arg],
             Inst::FoldDfn { arg, comb, .. } => {
                 let mut v = vec![*arg];
@@ -579,7 +582,9 @@ impl fmt::Display for Function {
             match inst {
                 Inst::Param { index } => write!(f, "param {index}")?,
                 Inst::RngState => write!(f, "rng state")?,
-                Inst::ScatterAdd { index, values } => write!(f, "scatter-add {values} at {index}")?,
+                Inst::ScatterAdd { op, index, values } => {
+                    write!(f, "scatter-{} {values} at {index}", op.name())?
+                }
                 Inst::Const(a) => write!(
                     f,
                     "const {}",

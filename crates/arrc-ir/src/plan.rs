@@ -283,8 +283,10 @@ pub enum Unit {
 pub enum KernelKind {
     /// `out[i] = expr(i)` for `i < n`, grid-stride.
     Map { expr: KExpr, out: u32 },
-    /// `out[index(i)] += value(i)` for `i < n`, atomically (`out` zeroed first).
+    /// `out[index(i)] op= value(i)` for `i < n`, atomically (`op` is `+`, `⌈` or
+    /// `⌊`; `out` holds `op`'s identity first).
     ScatterAdd {
+        op: BinOp,
         index: KExpr,
         value: KExpr,
         out: u32,
@@ -773,7 +775,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
                 let b = p.buffer(val, BufferRole::Rng);
                 p.buffer_of[i] = Some(b);
             }
-            Inst::ScatterAdd { index, values } => p.scatter_add(val, *index, *values),
+            Inst::ScatterAdd { op, index, values } => p.scatter_add(val, *op, *index, *values),
             Inst::Reduce { op, arg, axis } => p.reduce(val, *op, *arg, *axis, is_result)?,
             Inst::Scan { op, arg, axis } => p.scan(val, *op, *arg, *axis, is_result)?,
             Inst::MatMul { lhs, rhs } => p.matmul(val, *lhs, *rhs, is_result),
@@ -1215,16 +1217,44 @@ impl Planner<'_> {
         }
     }
 
-    /// `Inst::ScatterAdd`: one kernel over the items, adding into a zeroed buffer
-    /// (copied to the result by a map when it is the result).
-    fn scatter_add(&mut self, v: Value, index: Value, values: Value) {
+    /// `Inst::ScatterAdd`: one kernel over the items, folding into a buffer of the
+    /// identity (zeroed for `+`, filled by a map first for `⌈ ⌊`); copied to the
+    /// result by a map when it is the result.
+    fn scatter_add(&mut self, v: Value, op: BinOp, index: Value, values: Value) {
         let f = self.v.func;
         let elem = f.ty(v).elem;
+        let len = self.len_of(v);
+        let acc = if op == BinOp::Add {
+            self.new_buffer(elem, len, BufferRole::Zeroed)
+        } else {
+            let acc = self.new_buffer(elem, len.clone(), BufferRole::Temp);
+            let mut kb = self.kb();
+            let out = kb.bind(acc, elem, true);
+            let n_from = self.n_from(v, &mut kb);
+            let groups = self.grid(&len, self.opts.map_groups);
+            // Below (above) every item: every group has one.
+            let fill = match (op, elem) {
+                (BinOp::Max, ElemType::I64) => Scalar::I64(i64::MIN),
+                (BinOp::Max, _) => Scalar::I32(i32::MIN),
+                (_, ElemType::I64) => Scalar::I64(i64::MAX),
+                _ => Scalar::I32(i32::MAX),
+            };
+            self.push_kernel(
+                "fill",
+                KernelKind::Map {
+                    expr: KExpr::Const(fill),
+                    out,
+                },
+                kb,
+                vec![("n", len)],
+                groups,
+            );
+            self.set_n_from(n_from);
+            acc
+        };
         let mut kb = self.kb();
         let index_e = self.expr(index, &IExpr::Index, &mut kb);
         let value_e = self.expr(values, &IExpr::Index, &mut kb);
-        let len = self.len_of(v);
-        let acc = self.new_buffer(elem, len, BufferRole::Zeroed);
         let out = kb.bind(acc, elem, true);
         self.bind_status(&mut kb, index_e.may_fail() || value_e.may_fail());
         let n = self.len_of(index);
@@ -1232,6 +1262,7 @@ impl Planner<'_> {
         self.push_kernel(
             "scatter_add",
             KernelKind::ScatterAdd {
+                op,
                 index: index_e,
                 value: value_e,
                 out,

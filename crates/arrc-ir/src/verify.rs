@@ -82,9 +82,14 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
         let ok = match inst {
             Inst::Param { index } => f.params.get(*index as usize).is_some_and(|p| p.ty == *ty),
             Inst::RngState => ty.elem == crate::ElemType::I32 && ty.shape == vec![Dim::Known(4)],
-            Inst::ScatterAdd { index, values } => {
+            Inst::ScatterAdd { op, index, values } => {
                 let (it, vt) = (f.ty(*index), f.ty(*values));
-                it.elem == crate::ElemType::I32
+                matches!(
+                    op,
+                    crate::scalar::BinOp::Add
+                        | crate::scalar::BinOp::Max
+                        | crate::scalar::BinOp::Min
+                ) && it.elem == crate::ElemType::I32
                     && it.rank() == 1
                     && (vt.is_singleton() || vt.shape == it.shape)
                     && vt.elem == ty.elem

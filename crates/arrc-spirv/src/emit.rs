@@ -1272,9 +1272,12 @@ impl Emitter {
         cx.overflow = k.kind.overflow();
         match &k.kind {
             KernelKind::Map { expr, out } => self.map_kernel(&mut cx, expr, *out)?,
-            KernelKind::ScatterAdd { index, value, out } => {
-                self.scatter_add_kernel(&mut cx, index, value, *out)?
-            }
+            KernelKind::ScatterAdd {
+                op,
+                index,
+                value,
+                out,
+            } => self.scatter_add_kernel(&mut cx, *op, index, value, *out)?,
             KernelKind::Reduce { op, expr, out, .. } => {
                 self.reduce_kernel(&mut cx, *op, expr, *out)?
             }

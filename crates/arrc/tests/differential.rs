@@ -1867,10 +1867,24 @@ fn key_counts_and_sums_on_the_device() {
     // `⌸` of counts and sums: groups in order of first occurrence, each item's group
     // found by searches and a scan, one atomic add per item.
     let mut s = gpu();
-    let counts = ["{≢⍵}⌸x", "{⍺,≢⍵}⌸x", "{+/⍵}⌸x", "{≢⍵}⌸x>0", "{⍺,≢⍵}⌸⌊x÷7"];
+    let counts = [
+        "{≢⍵}⌸x",
+        "{⍺,≢⍵}⌸x",
+        "{+/⍵}⌸x",
+        "{≢⍵}⌸x>0",
+        "{⍺,≢⍵}⌸⌊x÷7",
+        "{⌈/⍵}⌸x",
+        "{⍺,⌊/⍵}⌸x",
+    ];
     for ty in [ElemType::I32, ElemType::F32] {
         check_at(&mut s, &[1, 9, 33, 4097], &counts, ty, false);
     }
-    let sums = ["x{+/⍵}⌸y", "(x>0){⍺,+/⍵}⌸y", "(⌊x÷10){+/⍵}⌸y>0"];
+    let sums = [
+        "x{+/⍵}⌸y",
+        "(x>0){⍺,+/⍵}⌸y",
+        "(⌊x÷10){+/⍵}⌸y>0",
+        "x{⌈/⍵}⌸y",
+        "(x>0){⍺,⌊/⍵}⌸y-100",
+    ];
     check_at(&mut s, &[1, 9, 33, 4097], &sums, ElemType::I32, false);
 }

@@ -10,7 +10,8 @@ use super::*;
 #[derive(Clone, Copy, PartialEq)]
 enum KeyOp {
     Count,
-    Sum,
+    /// `+/ ⌈/ ⌊/` of the group.
+    Fold(BinOp),
 }
 
 /// `{≢⍵}`, `{+/⍵}`, `{⍺,≢⍵}`, `{⍺,+/⍵}`: the group's count or sum, and whether the
@@ -34,7 +35,12 @@ fn key_operand(f: &Func) -> Option<(KeyOp, bool)> {
             FuncKind::Derived {
                 op: Op1::Reduce | Op1::ReduceFirst,
                 operand,
-            } if matches!(operand.kind, FuncKind::Prim(Prim::Plus)) => Some(KeyOp::Sum),
+            } => match operand.kind {
+                FuncKind::Prim(Prim::Plus) => Some(KeyOp::Fold(BinOp::Add)),
+                FuncKind::Prim(Prim::Ceiling) => Some(KeyOp::Fold(BinOp::Max)),
+                FuncKind::Prim(Prim::Floor) => Some(KeyOp::Fold(BinOp::Min)),
+                _ => None,
+            },
             _ => None,
         }
     };
@@ -77,7 +83,7 @@ impl Lower {
         }
         let values = match (op, a) {
             (KeyOp::Count, _) => self.konst(Array::scalar(Scalar::I32(1)), span.clone()),
-            (KeyOp::Sum, None) => {
+            (KeyOp::Fold(_), None) => {
                 // `{+/⍵}⌸k` sums the indices of each group.
                 self.f.push(
                     Inst::Iota {
@@ -91,7 +97,7 @@ impl Lower {
                     span.clone(),
                 )
             }
-            (KeyOp::Sum, Some(_)) => {
+            (KeyOp::Fold(fold), Some(_)) => {
                 let xt = self.f.ty(x).clone();
                 if xt.shape != kt.shape {
                     return if xt.rank() == 1 && known_dims(&xt.shape).is_some() {
@@ -103,15 +109,28 @@ impl Lower {
                         unsupported()
                     };
                 }
-                if !matches!(xt.elem, ElemType::Bool | ElemType::I32) {
+                // Sums of booleans or i32 (in i64); maxima and minima of integers.
+                let fits = match fold {
+                    BinOp::Add => matches!(xt.elem, ElemType::Bool | ElemType::I32),
+                    _ => matches!(xt.elem, ElemType::I32 | ElemType::I64),
+                };
+                if !fits {
                     return unsupported();
                 }
                 x
             }
         };
-        let elem = match op {
-            KeyOp::Count => ElemType::I32,
-            KeyOp::Sum => ElemType::I64,
+        let (elem, fold) = match op {
+            KeyOp::Count => (ElemType::I32, BinOp::Add),
+            KeyOp::Fold(BinOp::Add) => (ElemType::I64, BinOp::Add),
+            KeyOp::Fold(f) => (
+                if a.is_some() {
+                    self.f.ty(x).elem
+                } else {
+                    ElemType::I32
+                },
+                f,
+            ),
         };
         let values = self.cast(values, elem);
         // Groups in order of first occurrence (where an item's first occurrence is
@@ -141,6 +160,7 @@ impl Lower {
         let d = self.f.ty(uniq).shape[0];
         let sums = self.f.push(
             Inst::ScatterAdd {
+                op: fold,
                 index: group,
                 values,
             },

@@ -1,15 +1,17 @@
-//! `⌸`'s sums on the device: each item adds its value into its group's slot of a
-//! zeroed buffer with one atomic add (integers: counts, and sums of i32 items in
-//! 64 bits, which no group of fewer than 2^32 items can leave).
+//! `⌸`'s folds on the device: each item folds its value into its group's slot with
+//! one atomic add, max or min (integers: counts, sums of i32 items in 64 bits, which
+//! no group of fewer than 2^32 items can leave, and maxima and minima).
 
 use super::{be, Cx, Emitter, Ix, R, SCOPE_DEVICE};
 use arrc_ir::plan::KExpr;
+use arrc_ir::scalar::BinOp;
 use arrc_ir::ElemType;
 
 impl Emitter {
     pub(super) fn scatter_add_kernel(
         &mut self,
         cx: &mut Cx,
+        op: BinOp,
         index: &KExpr,
         value: &KExpr,
         out: u32,
@@ -28,8 +30,12 @@ impl Emitter {
                 let t = e.ty(elem);
                 let scope = e.c_u32(SCOPE_DEVICE);
                 let relaxed = e.c_u32(0);
-                e.b.atomic_i_add(t, None, ptr, scope, relaxed, v)
-                    .map_err(be)?;
+                match op {
+                    BinOp::Max => e.b.atomic_s_max(t, None, ptr, scope, relaxed, v),
+                    BinOp::Min => e.b.atomic_s_min(t, None, ptr, scope, relaxed, v),
+                    _ => e.b.atomic_i_add(t, None, ptr, scope, relaxed, v),
+                }
+                .map_err(be)?;
                 Ok(())
             };
             if cx.windows[out as usize].len() > 1 {
