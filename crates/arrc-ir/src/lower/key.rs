@@ -135,8 +135,6 @@ impl Lower {
         let values = self.cast(values, elem);
         // Groups in order of first occurrence (where an item's first occurrence is
         // itself), and each item's group from 0: the first occurrences up to its own.
-        // One search serves both.
-        let firsts = self.search(keys, keys, SearchKind::IndexOf { origin: 1 }, span.clone())?;
         let iota = self.f.push(
             Inst::Iota {
                 len: Dim::Known(n),
@@ -148,7 +146,15 @@ impl Lower {
             },
             span.clone(),
         );
-        let mask = self.binary(BinOp::Equal, firsts, iota, span.clone())?;
+        let (firsts, mask) = if kt.elem == ElemType::F64 {
+            // Tolerant equality is not transitive: as `k⍳k` defines it.
+            let firsts =
+                self.search(keys, keys, SearchKind::IndexOf { origin: 1 }, span.clone())?;
+            let mask = self.binary(BinOp::Equal, firsts, iota, span.clone())?;
+            (firsts, mask)
+        } else {
+            self.first_occurrences(keys, iota, n, span)?
+        };
         let m32 = self.cast(mask, ElemType::I32);
         let count = self.scan(BinOp::Add, m32, 0, span.clone())?;
         let count = self.cast(count, ElemType::I32);
@@ -174,5 +180,62 @@ impl Lower {
             return Ok(sums);
         }
         self.laminate(uniq, sums, 1, span.clone())
+    }
+
+    /// For each item of `keys` (exact equality), where its key first occurs (from 1)
+    /// and whether that is itself: a stable sort, runs of equal keys, each run's
+    /// first position spread along it by a `⌈\`, and both put back in the items'
+    /// order by a scatter (each slot written once).
+    fn first_occurrences(
+        &mut self,
+        keys: Value,
+        iota: Value,
+        n: u64,
+        span: &Span,
+    ) -> Result<(Value, Value)> {
+        let order = self.grade(keys, false, 1, span.clone())?;
+        let sorted = self.index(keys, vec![Some(order)], span.clone())?;
+        let fill = Scalar::I32(0).cast(self.f.ty(sorted).elem);
+        let prev = self.gather(
+            sorted,
+            Gather::Window {
+                start: vec![-1],
+                fill,
+            },
+            vec![Dim::Known(n)],
+            span.clone(),
+        );
+        let differs = self.binary(BinOp::NotEqual, sorted, prev, span.clone())?;
+        let one = self.konst(Array::scalar(Scalar::I32(1)), span.clone());
+        let first_item = self.binary(BinOp::Equal, iota, one, span.clone())?;
+        let starts = self.binary(BinOp::Or, differs, first_item, span.clone())?;
+        let starts = self.cast(starts, ElemType::I32);
+        let at = self.binary(BinOp::Mul, starts, iota, span.clone())?;
+        let at = self.cast(at, ElemType::I32);
+        let run_start = self.scan(BinOp::Max, at, 0, span.clone())?;
+        let run_start = self.cast(run_start, ElemType::I32);
+        // The first item of a run has the smallest index: the sort is stable.
+        let first_sorted = self.index(order, vec![Some(run_start)], span.clone())?;
+        let first_sorted = self.cast(first_sorted, ElemType::I32);
+        let to = self.binary(BinOp::Sub, order, one, span.clone())?;
+        let to = self.cast(to, ElemType::I32);
+        let back = |me: &mut Self, values: Value| {
+            me.f.push(
+                Inst::ScatterAdd {
+                    op: BinOp::Add,
+                    index: to,
+                    values,
+                },
+                Type {
+                    elem: ElemType::I32,
+                    shape: vec![Dim::Known(n)],
+                },
+                span.clone(),
+            )
+        };
+        let firsts = back(self, first_sorted);
+        let is_first = back(self, starts);
+        let mask = self.cast(is_first, ElemType::Bool);
+        Ok((firsts, mask))
     }
 }
