@@ -186,7 +186,7 @@ impl Lower {
     /// and whether that is itself: a stable sort, runs of equal keys, each run's
     /// first position spread along it by a `⌈\`, and both put back in the items'
     /// order by a scatter (each slot written once).
-    fn first_occurrences(
+    pub(super) fn first_occurrences(
         &mut self,
         keys: Value,
         iota: Value,

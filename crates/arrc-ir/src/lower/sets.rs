@@ -35,6 +35,22 @@ impl Lower {
                 &span,
             );
         }
+        let xt = self.f.ty(x).clone();
+        // A vector of integers or f32 of known length: by a sort and runs of equal
+        // items (see `⌸`), not a binary search of every item.
+        if let (1, Dim::Known(len), false) = (xt.rank(), n, xt.elem == ElemType::F64) {
+            if len > 0 {
+                let iota1 = self.f.push(
+                    Inst::Iota { len: n, origin: 1 },
+                    Type {
+                        elem: ElemType::I32,
+                        shape: vec![n],
+                    },
+                    span.clone(),
+                );
+                return Ok(self.first_occurrences(x, iota1, len, &span)?.1);
+            }
+        }
         let first = self.search(x, x, SearchKind::IndexOf { origin: 0 }, span.clone())?;
         let iota = self.f.push(
             Inst::Iota { len: n, origin: 0 },
