@@ -288,12 +288,12 @@ impl Interp<'_> {
         if !fits {
             return Err(if new.rank() != shape.len() {
                 err::rank(
-                    "@'s new items must match the selection's rank",
+                    "the new items must have the rank of the items they replace",
                     span.clone(),
                 )
             } else {
                 err::length(
-                    "@'s new items must match the selection's shape",
+                    "the new items must have the shape of the items they replace",
                     span.clone(),
                 )
             });

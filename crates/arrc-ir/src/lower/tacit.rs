@@ -343,12 +343,12 @@ impl Lower {
                     self.index(flat, axes, span.clone())?
                 } else if nt.rank() != sel_shape.len() {
                     return Err(err::rank(
-                        "@'s new items must match the selection's rank",
+                        "the new items must have the rank of the items they replace",
                         span.clone(),
                     ));
                 } else {
                     return Err(err::length(
-                        "@'s new items must match the selection's shape",
+                        "the new items must have the shape of the items they replace",
                         span.clone(),
                     ));
                 };
