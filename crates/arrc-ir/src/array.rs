@@ -477,6 +477,14 @@ impl Array {
     }
 
     /// The one element of a scalar or one-element array.
+    /// A single 0 or 1 (a scalar or one-item vector), as `f⍣g`'s test must give.
+    pub fn as_boolean(&self) -> Option<bool> {
+        match self.as_singleton().and_then(|s| s.as_i64()) {
+            Some(b @ (0 | 1)) if self.rank() <= 1 => Some(b == 1),
+            _ => None,
+        }
+    }
+
     pub fn as_singleton(&self) -> Option<Scalar> {
         (self.len() == 1).then(|| self.data.get(0))
     }

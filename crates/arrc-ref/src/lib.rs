@@ -501,10 +501,10 @@ impl Interp<'_> {
                 arrc_ir::interrupt::check(span)?;
                 let y = step(self, x.clone())?;
                 let stop = self.dyadic(g, y.clone(), x, span)?;
-                match stop.as_singleton().and_then(|s| s.as_i64()) {
-                    Some(1) if stop.rank() <= 1 => return Ok(y),
-                    Some(0) if stop.rank() <= 1 => x = y,
-                    _ => {
+                match stop.as_boolean() {
+                    Some(true) => return Ok(y),
+                    Some(false) => x = y,
+                    None => {
                         return Err(err::domain(
                             "⍣'s right operand must give one boolean",
                             g.span.clone(),

@@ -471,20 +471,20 @@ impl Func {
             || match &self.kind {
                 FuncKind::Dfn(b) => b.any_func(p),
                 FuncKind::Derived { operand, .. } | FuncKind::Outer(operand) => operand.any_func(p),
-                FuncKind::Inner(a, b) => a.any_func(p) || b.any_func(p),
-                FuncKind::Axis(g, k) => g.any_func(p) || k.any_func(p),
-                FuncKind::Atop(f, g) => f.any_func(p) || g.any_func(p),
-                FuncKind::Jot(f, g) => f.any_func(p) || g.any_func(p),
+                FuncKind::Inner(f, g) | FuncKind::Atop(f, g) | FuncKind::Over(f, g) => {
+                    f.any_func(p) || g.any_func(p)
+                }
+                FuncKind::Axis(f, k) | FuncKind::Rank(f, k) | FuncKind::Stencil(f, k) => {
+                    f.any_func(p) || k.any_func(p)
+                }
+                FuncKind::Jot(f, g) | FuncKind::At(f, g) => f.any_func(p) || g.any_func(p),
                 FuncKind::Power(f, g) => f.any_func(p) || g.any_func(p),
-                FuncKind::At(f, g) => f.any_func(p) || g.any_func(p),
-                FuncKind::Rank(f, k) | FuncKind::Stencil(f, k) => f.any_func(p) || k.any_func(p),
                 FuncKind::Key(f) => f.any_func(p),
                 FuncKind::UserOp { op, left, right } => {
                     op.any_func(p)
                         || left.any_func(p)
                         || right.as_ref().is_some_and(|r| r.any_func(p))
                 }
-                FuncKind::Over(f, g) => f.any_func(p) || g.any_func(p),
                 FuncKind::Fork(f, g, h) => f.any_func(p) || g.any_func(p) || h.any_func(p),
                 _ => false,
             }
@@ -665,29 +665,21 @@ impl Func {
                 }
             }
             FuncKind::Derived { operand: g, .. } | FuncKind::Outer(g) => g.names(out),
-            FuncKind::Inner(a, b) => {
-                a.names(out);
-                b.names(out);
-            }
-            FuncKind::Axis(g, k) => {
-                g.names(out);
-                k.names(out);
-            }
-            FuncKind::Atop(f, g) => {
+            FuncKind::Inner(f, g) | FuncKind::Atop(f, g) | FuncKind::Over(f, g) => {
                 f.names(out);
                 g.names(out);
+            }
+            FuncKind::Axis(f, k) | FuncKind::Rank(f, k) | FuncKind::Stencil(f, k) => {
+                f.names(out);
+                k.names(out);
             }
             FuncKind::Power(f, g) => {
                 f.names(out);
                 g.names(out);
             }
-            FuncKind::At(f, g) => {
+            FuncKind::At(f, g) | FuncKind::Jot(f, g) => {
                 f.names(out);
                 g.names(out);
-            }
-            FuncKind::Rank(f, k) | FuncKind::Stencil(f, k) => {
-                f.names(out);
-                k.names(out);
             }
             FuncKind::Key(f) => f.names(out),
             FuncKind::UserOp { op, left, right } => {
@@ -696,14 +688,6 @@ impl Func {
                 if let Some(r) = right {
                     r.names(out);
                 }
-            }
-            FuncKind::Over(f, g) => {
-                f.names(out);
-                g.names(out);
-            }
-            FuncKind::Jot(f, g) => {
-                f.names(out);
-                g.names(out);
             }
             FuncKind::Fork(f, g, h) => {
                 f.names(out);

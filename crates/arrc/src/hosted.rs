@@ -498,10 +498,10 @@ impl Session {
             }
             let y = self.call(f, alpha.clone(), x.clone(), st, span)?;
             let stop = self.call(g, Some(y.clone()), x, st, span)?;
-            match stop.as_singleton().and_then(|s| s.as_i64()) {
-                Some(1) if stop.rank() <= 1 => return Ok(y),
-                Some(0) if stop.rank() <= 1 => x = y,
-                _ => {
+            match stop.as_boolean() {
+                Some(true) => return Ok(y),
+                Some(false) => x = y,
+                None => {
                     return Err(err::domain(
                         "⍣'s right operand must give one boolean",
                         g.span.clone(),

@@ -63,12 +63,7 @@ impl Lower {
         x: Value,
         span: &Span,
     ) -> Result<Value> {
-        let unsupported = || {
-            Err(err::unsupported(
-                "⌸ with this operand or these arguments is not supported on the GPU path yet",
-                span.clone(),
-            ))
-        };
+        let unsupported = || self.unsupported("⌸ with this operand or these arguments", span);
         let f = self.resolve(f)?;
         let Some((op, with_key)) = key_operand(&f) else {
             return unsupported();

@@ -9,7 +9,7 @@ use super::*;
 pub const UNROLL_ITEMS: usize = 64;
 
 impl Lower {
-    fn unsupported<T>(&self, what: &str, span: &Span) -> Result<T> {
+    pub(super) fn unsupported<T>(&self, what: &str, span: &Span) -> Result<T> {
         Err(err::unsupported(
             format!("{what} is not supported on the GPU path yet"),
             span.clone(),
