@@ -943,10 +943,15 @@ impl Context {
 
     /// Reads the first `len` bytes of `src` back to the host.
     pub fn download(&mut self, src: &Buffer, len: u64) -> Result<Vec<u8>> {
+        self.download_range(src, 0, len)
+    }
+
+    /// Reads `len` bytes of `src` from byte `offset` back to the host.
+    pub fn download_range(&mut self, src: &Buffer, offset: u64, len: u64) -> Result<Vec<u8>> {
         if len == 0 {
             return Ok(vec![]);
         }
-        fits(len, src, "download")?;
+        fits(offset.saturating_add(len), src, "download")?;
         let staging = self.make_buffer(
             len,
             vk::BufferUsageFlags::TRANSFER_DST,
@@ -954,7 +959,12 @@ impl Context {
         )?;
         let (s, d, n) = (src.raw, staging.raw, len);
         let r = self.one_shot(|dev, cb| unsafe {
-            dev.cmd_copy_buffer(cb, s, d, &[vk::BufferCopy::default().size(n)]);
+            dev.cmd_copy_buffer(
+                cb,
+                s,
+                d,
+                &[vk::BufferCopy::default().src_offset(offset).size(n)],
+            );
         });
         let out = staging
             .alloc
@@ -1415,6 +1425,32 @@ impl Context {
                 .queue_submit(self.queue, &submit, rec.fence)
                 .what("vkQueueSubmit")?;
         }
+        wait_fence(&self.device, rec.fence, &self.stalled)?;
+        self.read_timestamps(rec.profiled)
+    }
+
+    /// Submits a recording without waiting for it (several devices run at once);
+    /// [`Context::wait`] must follow before the recording is submitted again or freed.
+    pub fn launch(&mut self, rec: &Recording) -> Result<()> {
+        if self.stalled.get() {
+            return Err(VkError::Timeout(FENCE_TIMEOUT_S));
+        }
+        let cbs = [rec.cb];
+        let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
+        // SAFETY: the recording is complete and not in flight (every launch is waited on).
+        unsafe {
+            self.device
+                .reset_fences(&[rec.fence])
+                .what("vkResetFences")?;
+            self.device
+                .queue_submit(self.queue, &submit, rec.fence)
+                .what("vkQueueSubmit")?;
+        }
+        Ok(())
+    }
+
+    /// Waits for a launched recording; the device time between its timestamps.
+    pub fn wait(&mut self, rec: &Recording) -> Result<RunStats> {
         wait_fence(&self.device, rec.fence, &self.stalled)?;
         self.read_timestamps(rec.profiled)
     }

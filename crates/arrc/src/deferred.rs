@@ -185,24 +185,14 @@ impl Session {
         if self.deferred.is_empty() {
             return HashSet::new();
         }
-        let mut all = HashSet::new();
-        e.names(&mut all);
+        // Names in the text that are not among its expressions (in dfns and axes),
+        // and every name in the bodies of the functions it calls.
+        let mut text = HashSet::new();
+        e.names(&mut text);
         let mut direct = HashSet::new();
         direct_names(e, &mut direct);
-        let mut todo: Vec<String> = all.iter().cloned().collect();
-        let mut seen = HashSet::new();
-        let mut out: HashSet<String> = all.difference(&direct).cloned().collect();
-        while let Some(n) = todo.pop() {
-            if !seen.insert(n.clone()) {
-                continue;
-            }
-            if let Some(f) = self.env.functions.get(&n) {
-                let mut body = HashSet::new();
-                f.names(&mut body);
-                todo.extend(body.iter().cloned());
-                out.extend(body);
-            }
-        }
+        let mut out: HashSet<String> = text.difference(&direct).cloned().collect();
+        out.extend(self.called_reads(&text));
         out.retain(|n| self.deferred.contains_key(n));
         out
     }

@@ -690,6 +690,30 @@ impl Gpu {
         Ok(stats)
     }
 
+    /// Starts the recorded dispatches without waiting (several devices at once);
+    /// [`Self::wait`] must follow.
+    pub(crate) fn launch(&mut self, p: &Prepared) -> Result<(), Error> {
+        let rec = p
+            .recording
+            .as_ref()
+            .ok_or_else(|| Error::new(ErrorClass::Device, "statement not prepared", 0..0))?;
+        self.ctx.launch(rec).map_err(dev)
+    }
+
+    /// Waits for dispatches started by [`Self::launch`].
+    pub(crate) fn wait(&mut self, p: &Prepared) -> Result<(), Error> {
+        let rec = p
+            .recording
+            .as_ref()
+            .ok_or_else(|| Error::new(ErrorClass::Device, "statement not prepared", 0..0))?;
+        let t = std::time::Instant::now();
+        let stats = self.ctx.wait(rec).map_err(dev)?;
+        self.stats.run_ns += t.elapsed().as_nanos() as u64;
+        self.stats.device_ns += stats.device_ns.unwrap_or(0.0) as u64;
+        self.stats.dispatches += p.dispatches.len() as u64;
+        Ok(())
+    }
+
     /// Checks the status word and reads the result (copied by the last submission).
     pub fn finish(&mut self, c: &CompiledStatement, p: &Prepared) -> Result<Array, Error> {
         let (shape, host) = self.finish_parts(c, p)?;
@@ -703,7 +727,11 @@ impl Gpu {
     }
 
     /// As [`Self::finish`], keeping the result on the device where `p` says so.
-    fn finish_val(&mut self, c: &CompiledStatement, p: &mut Prepared) -> Result<Val, Error> {
+    pub(crate) fn finish_val(
+        &mut self,
+        c: &CompiledStatement,
+        p: &mut Prepared,
+    ) -> Result<Val, Error> {
         let (shape, host) = self.finish_parts(c, p)?;
         let device = match (&host, p.keep) {
             // An empty-axis identity made on the host.
@@ -909,6 +937,14 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// A statement to prepare whose result stays on the device where `keep` says so.
+    pub(crate) fn keeping(keep: bool) -> Prepared {
+        Prepared {
+            keep,
+            ..Prepared::default()
+        }
+    }
+
     /// The plan's kernel index of each recorded dispatch, in order.
     pub fn kernels(&self) -> &[usize] {
         &self.kernels

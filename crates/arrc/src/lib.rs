@@ -23,6 +23,7 @@ pub mod fuzz;
 pub mod gpu;
 mod hosted;
 pub mod keymap;
+pub mod shard;
 pub mod workspace;
 
 pub use arrc_ir::display::{display, display_pp};
@@ -85,6 +86,11 @@ pub struct Stats {
     pub run_ns: u64,
     pub device_ns: u64,
     pub readback_ns: u64,
+    /// Devices in use (1 unless the session has several), statements run split
+    /// across them, and bytes moved from one device to another (through the host).
+    pub devices: u64,
+    pub split_statements: u64,
+    pub moved_bytes: u64,
     /// Pipelines the device keeps now (at most `arrc_vk::MAX_PIPELINES`).
     pub pipelines_cached: u64,
     /// SPIR-V modules the session keeps now (at most `gpu::MAX_MODULES`).
@@ -112,8 +118,27 @@ impl Stats {
             run_ns: d(self.run_ns, before.run_ns),
             device_ns: d(self.device_ns, before.device_ns),
             readback_ns: d(self.readback_ns, before.readback_ns),
+            split_statements: d(self.split_statements, before.split_statements),
+            moved_bytes: d(self.moved_bytes, before.moved_bytes),
             ..*self
         }
+    }
+
+    /// Adds another device's counts and times.
+    fn add(&mut self, o: &Stats) {
+        self.kernels += o.kernels;
+        self.dispatches += o.dispatches;
+        self.readbacks += o.readbacks;
+        self.uploads += o.uploads;
+        self.upload_bytes += o.upload_bytes;
+        self.readback_bytes += o.readback_bytes;
+        self.evictions += o.evictions;
+        self.compile_ns += o.compile_ns;
+        self.pipeline_ns += o.pipeline_ns;
+        self.upload_ns += o.upload_ns;
+        self.run_ns += o.run_ns;
+        self.device_ns += o.device_ns;
+        self.readback_ns += o.readback_ns;
     }
 
     /// Wall time the parts above do not account for, out of `wall_ns`.
@@ -237,12 +262,19 @@ pub struct Session {
     /// snapshot names made for them.
     deferred: HashMap<String, std::rc::Rc<deferred::Deferred>>,
     snapshots: u64,
+    /// Devices beyond the first and the arrays split across all (`shard.rs`).
+    multi: Option<Box<shard::Multi>>,
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        // Recipes hold device arrays: released before the device closes.
+        // Recipes and split arrays hold device arrays: released before the devices
+        // close.
         self.deferred.clear();
+        if let Some(m) = self.multi.as_mut() {
+            m.arrays.clear();
+        }
+        self.multi = None;
     }
 }
 
@@ -268,6 +300,7 @@ impl Session {
             sources: HashMap::new(),
             deferred: HashMap::new(),
             snapshots: 0,
+            multi: None,
         };
         if backend != Backend::Cpu {
             match gpu::Gpu::new(index) {
@@ -277,6 +310,39 @@ impl Session {
             }
         }
         Ok(s)
+    }
+
+    /// A session on several Vulkan devices (indices of [`devices`]; the same index
+    /// twice opens that device twice). Large arrays are split along their first axis
+    /// across them (`shard.rs`); the first device does everything else.
+    pub fn with_devices(backend: Backend, indices: &[usize]) -> Result<Session, Error> {
+        let mut s = Self::with_device(backend, indices.first().copied())?;
+        if indices.len() > 1 && s.gpu.is_some() {
+            let mut gpus = vec![];
+            for &i in &indices[1..] {
+                gpus.push(gpu::Gpu::new(Some(i)).map_err(device_error)?);
+            }
+            s.multi = Some(Box::new(shard::Multi::new(gpus)));
+        }
+        Ok(s)
+    }
+
+    /// The devices in use (`with_devices`).
+    pub fn device_count(&self) -> usize {
+        self.devices()
+    }
+
+    /// Arrays of at least `elements` elements are split across the devices (by
+    /// default [`shard::DEFAULT_SPLIT_FROM`]); at least 1.
+    pub fn set_split_from(&mut self, elements: usize) {
+        if let Some(m) = self.multi.as_mut() {
+            m.split_from = elements.max(1);
+        }
+    }
+
+    /// Whether workspace array `name` is split across the devices now.
+    pub fn is_split_array(&self, name: &str) -> bool {
+        self.is_split(name)
     }
 
     /// Runs `arrc bench` on this session's device.
@@ -308,6 +374,18 @@ impl Session {
         if let Some(g) = &self.gpu {
             st.resident_arrays = g.resident_arrays() as u64;
             st.resident_bytes = g.resident_bytes();
+        }
+        if let Some(m) = &self.multi {
+            // Counts and times summed over the devices (times of devices that ran at
+            // once add up to more than the wall time).
+            for g in &m.gpus {
+                st.add(&g.stats);
+                st.resident_arrays += g.resident_arrays() as u64;
+                st.resident_bytes += g.resident_bytes();
+            }
+            st.devices = m.gpus.len() as u64 + 1;
+            st.split_statements = m.split_statements;
+            st.moved_bytes = m.moved_bytes;
         }
         st
     }
@@ -480,6 +558,9 @@ impl Session {
         notes: &mut Vec<String>,
         want: bool,
     ) -> Result<Option<Array>, Error> {
+        if let Some(r) = self.split_statement(stmt, notes, want)? {
+            return Ok(r);
+        }
         let Stmt::Expr(e) = stmt else {
             return self.cpu(stmt);
         };
@@ -894,24 +975,47 @@ impl Session {
         locals: &[arrc_ir::lower::LocalScope],
         keep: bool,
     ) -> Result<std::rc::Rc<CompiledStatement>, Error> {
-        let started = std::time::Instant::now();
-        let r = self.compile_uncounted(e, arrays, locals, keep);
-        let ns = started.elapsed().as_nanos() as u64;
-        self.compile_ns.set(self.compile_ns.get() + ns);
-        r
+        self.compile_on(0, self.env.io, e, arrays, locals, keep)
     }
 
-    fn compile_uncounted(
+    /// Compiles `e` for device `dev` of the session's devices (`shard.rs`), with
+    /// ⎕IO `io`, counting the time.
+    pub(crate) fn compile_on(
         &self,
+        dev: usize,
+        io: i64,
         e: &Expr,
         arrays: &gpu::Names,
         locals: &[arrc_ir::lower::LocalScope],
         keep: bool,
     ) -> Result<std::rc::Rc<CompiledStatement>, Error> {
+        let started = std::time::Instant::now();
+        let r = self.compile_for(dev, io, e, arrays, locals, keep);
+        let ns = started.elapsed().as_nanos() as u64;
+        self.compile_ns.set(self.compile_ns.get() + ns);
+        r
+    }
+
+    fn compile_for(
+        &self,
+        dev: usize,
+        io: i64,
+        e: &Expr,
+        arrays: &gpu::Names,
+        locals: &[arrc_ir::lower::LocalScope],
+        keep: bool,
+    ) -> Result<std::rc::Rc<CompiledStatement>, Error> {
+        let gpu = match dev {
+            0 => self.gpu.as_ref(),
+            k => self.multi.as_ref().and_then(|m| m.gpus.get(k - 1)),
+        };
         // Everything the compilation reads is in the key: the expression (with its
         // spans, which errors carry), the free names' types and shapes and the values
-        // of the small ones, the functions (by their count of changes), the options.
-        let key = locals.is_empty().then(|| self.compile_key(e, arrays, keep));
+        // of the small ones, the functions (by their count of changes), the options,
+        // the device.
+        let key = locals
+            .is_empty()
+            .then(|| format!("{dev} {io} {}", self.compile_key(e, arrays, keep)));
         if let Some(c) = key.as_ref().and_then(|k| self.compiled.get(k)) {
             self.compiles_reused.set(self.compiles_reused.get() + 1);
             return Ok(c);
@@ -922,11 +1026,7 @@ impl Session {
             .iter()
             .map(|(n, f)| (n.clone(), f.clone()))
             .collect();
-        let mut opts = self
-            .gpu
-            .as_ref()
-            .map(|g| g.plan_options())
-            .unwrap_or_default();
+        let mut opts = gpu.map(|g| g.plan_options()).unwrap_or_default();
         self.tune.apply(&mut opts);
         // A result kept on the device is checked there (not after a readback).
         opts.host_checks_result &= !keep;
@@ -938,7 +1038,7 @@ impl Session {
                 locals,
             },
             self.env.float,
-            self.env.io,
+            io,
             &opts,
             &self.modules,
         )?);

@@ -84,6 +84,13 @@ enum Cmd {
         /// Vulkan device index (see `arrc devices`).
         #[arg(long)]
         device: Option<usize>,
+        /// Several Vulkan devices (`0,1`; `0,0` opens device 0 twice): large arrays are
+        /// split along their first axis across them.
+        #[arg(long, value_delimiter = ',')]
+        devices: Vec<usize>,
+        /// With --devices: the fewest elements of an array worth splitting.
+        #[arg(long, default_value_t = arrc::shard::DEFAULT_SPLIT_FROM)]
+        split_from: usize,
         /// Load APL definitions first (repeatable).
         #[arg(long)]
         load: Vec<PathBuf>,
@@ -200,6 +207,16 @@ enum Cmd {
         pause_ms: u64,
         #[arg(long)]
         device: Option<usize>,
+        /// Several Vulkan devices (`0,1`; `0,0` opens device 0 twice): large arrays are
+        /// split along their first axis across them.
+        #[arg(long, value_delimiter = ',')]
+        devices: Vec<usize>,
+        /// With --devices: the fewest elements of an array worth splitting.
+        #[arg(long, default_value_t = arrc::shard::DEFAULT_SPLIT_FROM)]
+        split_from: usize,
+        /// With a program: APL statements run once before the warm-up (inputs).
+        #[arg(long)]
+        setup: Option<String>,
         /// Tuning: workgroup size (specialization constant 0).
         #[arg(long)]
         workgroup_size: Option<u32>,
@@ -267,6 +284,13 @@ enum Cmd {
         backend: Option<BackendArg>,
         #[arg(long)]
         device: Option<usize>,
+        /// Several Vulkan devices (`0,1`; `0,0` opens device 0 twice): large arrays are
+        /// split along their first axis across them.
+        #[arg(long, value_delimiter = ',')]
+        devices: Vec<usize>,
+        /// With --devices: the fewest elements of an array worth splitting.
+        #[arg(long, default_value_t = arrc::shard::DEFAULT_SPLIT_FROM)]
+        split_from: usize,
         #[arg(long)]
         load: Vec<PathBuf>,
         /// Load the standard library.
@@ -276,6 +300,23 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "f32")]
         float: FloatArg,
     },
+}
+
+/// A session on `--device` or, with several, on `--devices`.
+fn open(
+    b: Backend,
+    device: Option<usize>,
+    devices: &[usize],
+    split_from: usize,
+) -> Result<Session, ExitCode> {
+    let s = match devices {
+        [] => Session::with_device(b, device),
+        [one] => Session::with_device(b, Some(*one)),
+        several => Session::with_devices(b, several),
+    };
+    let mut s = s.map_err(|e| fail("", &e))?;
+    s.set_split_from(split_from);
+    Ok(s)
 }
 
 fn backend(b: Option<BackendArg>) -> Backend {
@@ -358,6 +399,8 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             format,
             emit,
             device,
+            devices,
+            split_from,
             load,
             stdlib,
             stats,
@@ -373,7 +416,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 }
             };
             let opened = std::time::Instant::now();
-            let mut s = Session::with_device(backend(b), device).map_err(|e| fail("", &e))?;
+            let mut s = open(backend(b), device, &devices, split_from)?;
             let open_ms = opened.elapsed().as_secs_f64() * 1e3;
             s.set_float(float.elem());
             if stdlib {
@@ -427,6 +470,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             if stats {
                 let st = s.stats();
+                if st.devices > 1 {
+                    eprintln!(
+                        "arrc: devices {} statements split {} bytes moved between devices {}",
+                        st.devices, st.split_statements, st.moved_bytes
+                    );
+                }
                 eprintln!(
                     "arrc: device {} kernels {} dispatches {} uploads {} ({} bytes) readbacks {} ({} bytes) resident {} arrays ({} bytes) deferred {} evictions {} pipelines cached {} modules cached {}",
                     s.device().map_or("none", |d| d.name.as_str()),
@@ -582,11 +631,17 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             warmup,
             json,
             device,
+            devices,
+            split_from,
+            setup,
             ..
         } => {
             let src = read(&path)?;
-            let mut s = Session::with_device(Backend::Vulkan, device).map_err(|e| fail("", &e))?;
+            let mut s = open(Backend::Vulkan, device, &devices, split_from)?;
             s.set_float(float.elem());
+            if let Some(setup) = setup {
+                s.eval(&setup).map_err(|e| fail(&setup, &e))?;
+            }
             let name = path.display().to_string();
             let b = arrc::bench::program(&mut s, &name, &src, warmup, runs)
                 .map_err(|e| fail(&src, &e))?;
@@ -717,11 +772,13 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
         Cmd::Repl {
             backend: b,
             device,
+            devices,
+            split_from,
             load,
             stdlib,
             float,
         } => {
-            let mut s = Session::with_device(backend(b), device).map_err(|e| fail("", &e))?;
+            let mut s = open(backend(b), device, &devices, split_from)?;
             s.set_float(float.elem());
             if stdlib {
                 s.load_stdlib().map_err(|e| fail("", &e))?;

@@ -181,6 +181,28 @@ impl Gpu {
         ))
     }
 
+    /// A device array of `shape` and `elem` holding `bytes` (one upload).
+    pub(crate) fn upload_bytes(
+        &mut self,
+        shape: Vec<usize>,
+        elem: ElemType,
+        bytes: &[u8],
+    ) -> Result<Rc<DeviceArray>, Error> {
+        let b = self
+            .ctx
+            .create_buffer((bytes.len() as u64).max(4))
+            .map_err(dev)?;
+        let t = std::time::Instant::now();
+        if let Err(e) = self.ctx.upload(&b, bytes) {
+            self.ctx.free_buffer(b);
+            return Err(dev(e));
+        }
+        self.stats.upload_ns += t.elapsed().as_nanos() as u64;
+        self.stats.uploads += 1;
+        self.stats.upload_bytes += bytes.len() as u64;
+        Ok(self.adopt(b, shape, elem))
+    }
+
     /// Frees every device array (the session is closing).
     pub(crate) fn drop_all(&mut self) {
         self.resident.clear();
@@ -226,6 +248,7 @@ pub(crate) fn workspace_names<'a>(
 impl Session {
     /// Gives `name` a host copy if it has none (a readback, kept).
     pub(crate) fn materialize(&mut self, name: &str) -> Result<(), Error> {
+        self.gather(name)?;
         self.force(name)?;
         if self.env.arrays.contains_key(name) {
             return Ok(());
@@ -246,6 +269,7 @@ impl Session {
 
     /// Gives every workspace array a host copy (before the CPU reference runs).
     pub(crate) fn materialize_all(&mut self) -> Result<(), Error> {
+        self.gather_all()?;
         self.force_all()?;
         let names: Vec<String> = self
             .gpu
@@ -300,6 +324,7 @@ impl Session {
     /// Sets (or, with `None`, removes) the host array `name`, dropping any device
     /// copy; returns the host array it replaced.
     pub(crate) fn set_host(&mut self, name: &str, a: Option<Array>) -> Option<Array> {
+        self.forget_split(name);
         self.deferred.remove(name);
         if let Some(g) = self.gpu.as_mut() {
             g.resident.remove(name);
@@ -333,6 +358,7 @@ impl Session {
         if self.env.functions.remove(name).is_some() {
             self.functions_changed();
         }
+        self.forget_split(name);
         self.deferred.remove(name);
         match v.host {
             Some(a) => self.env.arrays.insert(name.to_string(), a),
