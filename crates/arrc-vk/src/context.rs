@@ -925,6 +925,12 @@ impl Context {
             return Ok(());
         }
         fits(bytes.len() as u64, dst, "upload")?;
+        // Small data goes in the command buffer itself: no staging buffer to allocate
+        // (which cost about 0.7 ms an upload on the H100, a new host-visible block).
+        if bytes.len() <= 65536 && bytes.len().is_multiple_of(4) {
+            let d = dst.raw;
+            return self.one_shot(|dev, cb| unsafe { dev.cmd_update_buffer(cb, d, 0, bytes) });
+        }
         let mut staging = self.make_buffer(
             bytes.len() as u64,
             vk::BufferUsageFlags::TRANSFER_SRC,

@@ -512,6 +512,8 @@ impl Spread {
 pub struct ProgramBench {
     pub program: String,
     pub device: String,
+    /// Devices the session splits large arrays across (1 unless `--devices`).
+    pub devices: usize,
     pub runs: usize,
     /// The first run's cost (compiling and creating pipelines), µs.
     pub first_run_us: f64,
@@ -577,6 +579,7 @@ pub fn program(
     Ok(ProgramBench {
         program: name.to_string(),
         device: s.device().map_or("none".into(), |d| d.name.clone()),
+        devices: s.device_count(),
         runs: all.len(),
         first_run_us: first.wall_ns as f64 / 1e3,
         wall_us: us(&|r| r.wall_ns),

@@ -56,26 +56,7 @@ impl Session {
         names: &[String],
         want: bool,
     ) -> Result<Option<Option<crate::Array>>, Error> {
-        // Deferred names read other than directly (inside a dfn, an axis, a function
-        // the statement calls) are computed first.
-        let indirect = self.read_indirectly(value);
-        for n in indirect {
-            self.force(&n)?;
-        }
-        // A deferred name read more than once is computed once and stored: put in
-        // place at each reading, recipes read by recipes multiplied (Life's `N` read
-        // twice, its board eight times: 3.98 → 13.3 ms on the H100).
-        let mut reads: HashMap<String, usize> = HashMap::new();
-        replace(value, &mut |n| {
-            *reads.entry(n.to_string()).or_default() += 1;
-            None
-        });
-        for (n, k) in reads {
-            if k > 1 {
-                self.force(&n)?;
-            }
-        }
-        let sub = self.substitute(value);
+        let sub = self.substitute_reads(value)?;
         let keep = !names.is_empty() || !want;
         let mut arrays = workspace_names(&self.env.arrays, self.gpu.as_ref());
         for (n, v) in &sub.inputs {
@@ -88,30 +69,10 @@ impl Session {
             self.force_read(value)?;
             return Ok(None);
         };
-        // Only values that cannot raise an error: checking one first (a pass that
-        // computes it without storing it) cost more than storing it on the H100
-        // (Black–Scholes 2.75 → 10.4 ms, Life 3.98 → 19.4 ms: each check recomputed
-        // the recipes before it, and values read twice were computed twice).
-        // Not one lowered with large values (replicate counts): its snapshots keep
-        // only their device copies, which lowering cannot read.
-        // Not one that draws random numbers: they are drawn in statement order.
-        let defer = !names.is_empty()
-            && compiled.ir.draws == 0
-            && !compiled.uses_large_values
-            && sub.nodes <= MAX_RECIPE_NODES
-            && one_map(&compiled)
-            && infallible(&compiled);
-        if defer {
+        if deferrable(names, &sub, &compiled) {
             let recipe = snapshot(&sub, &arrays, &mut self.snapshots);
             drop(arrays);
-            let recipe = Rc::new(recipe);
-            for n in names {
-                self.bind_val(n, Val::default());
-                self.deferred.insert(n.clone(), recipe.clone());
-            }
-            if let Some(g) = self.gpu.as_mut() {
-                g.stats.deferred += 1;
-            }
+            self.bind_recipe(recipe, names);
             return Ok(Some(None));
         }
         let Some(gpu) = self.gpu.as_mut() else {
@@ -135,6 +96,60 @@ impl Session {
             return Ok(Some(None));
         }
         self.host_of(v).map(|a| Some(Some(a)))
+    }
+
+    /// Defers `names←value` when it can (compiled for the first device, not run):
+    /// whether it did.
+    pub(crate) fn try_defer(&mut self, value: &Expr, names: &[String]) -> Result<bool, Error> {
+        let sub = self.substitute_reads(value)?;
+        let mut arrays = workspace_names(&self.env.arrays, self.gpu.as_ref());
+        for (n, v) in &sub.inputs {
+            arrays.insert(n.clone(), arg(v));
+        }
+        let Ok(compiled) = self.compile_with(&sub.expr, &arrays, &[], true) else {
+            return Ok(false);
+        };
+        if !deferrable(names, &sub, &compiled) {
+            return Ok(false);
+        }
+        let recipe = snapshot(&sub, &arrays, &mut self.snapshots);
+        drop(arrays);
+        self.bind_recipe(recipe, names);
+        Ok(true)
+    }
+
+    /// `value` with the recipes of the deferred names it reads put in place, after
+    /// computing those it reads other than directly (inside a dfn, an axis, a
+    /// function it calls) or more than once (then computed once and stored: put in
+    /// place at each reading, recipes read by recipes multiplied, Life's `N` read
+    /// twice, its board eight times: 3.98 → 13.3 ms on the H100).
+    pub(crate) fn substitute_reads(&mut self, value: &Expr) -> Result<Substituted, Error> {
+        let indirect = self.read_indirectly(value);
+        for n in indirect {
+            self.force(&n)?;
+        }
+        let mut reads: HashMap<String, usize> = HashMap::new();
+        replace(value, &mut |n| {
+            *reads.entry(n.to_string()).or_default() += 1;
+            None
+        });
+        for (n, k) in reads {
+            if k > 1 {
+                self.force(&n)?;
+            }
+        }
+        Ok(self.substitute(value))
+    }
+
+    fn bind_recipe(&mut self, recipe: Deferred, names: &[String]) {
+        let recipe = Rc::new(recipe);
+        for n in names {
+            self.bind_val(n, Val::default());
+            self.deferred.insert(n.clone(), recipe.clone());
+        }
+        if let Some(g) = self.gpu.as_mut() {
+            g.stats.deferred += 1;
+        }
     }
 
     /// Computes deferred `name` (and every name sharing its recipe) on the device.
@@ -217,6 +232,22 @@ impl Session {
             nodes,
         }
     }
+}
+
+/// Whether `names←value`, compiled from `sub` as `compiled`, may be deferred: only
+/// values that cannot raise an error (checking one first, a pass that computes it
+/// without storing it, cost more than storing it on the H100: Black–Scholes 2.75 →
+/// 10.4 ms, Life 3.98 → 19.4 ms, as each check recomputed the recipes before it, and
+/// values read twice were computed twice); not one lowered with large values
+/// (replicate counts: its snapshots keep only their device copies, which lowering
+/// cannot read); not one that draws random numbers (drawn in statement order).
+fn deferrable(names: &[String], sub: &Substituted, compiled: &crate::CompiledStatement) -> bool {
+    !names.is_empty()
+        && compiled.ir.draws == 0
+        && !compiled.uses_large_values
+        && sub.nodes <= MAX_RECIPE_NODES
+        && one_map(compiled)
+        && infallible(compiled)
 }
 
 /// A recipe of `sub`: the workspace arrays it reads (`arrays`) become snapshots,

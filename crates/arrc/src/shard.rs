@@ -231,17 +231,37 @@ impl Session {
             reads.extend(target.names().into_iter().map(str::to_string));
         }
         if plain && !reads.iter().any(|n| n.starts_with('⎕')) {
-            for n in &reads {
-                self.force(n)?;
-            }
+            // Deferred names whose recipes read only scalars are put in place (the
+            // scalars as hidden names for this statement), so that `x←⍳n ⋄ y←x×2 ⋄
+            // +/y` folds generated rows on each device; others are computed first.
+            let sub = self.substitute_reads(value)?;
+            let scalars = sub
+                .inputs
+                .iter()
+                .all(|(_, v)| v.host.as_ref().is_some_and(|a| a.rank() == 0));
+            let mut temps = vec![];
+            let value = if scalars {
+                for (n, v) in &sub.inputs {
+                    if let Some(a) = &v.host {
+                        self.env.arrays.insert(n.clone(), a.clone());
+                        temps.push(n.clone());
+                    }
+                }
+                &sub.expr
+            } else {
+                for n in &reads {
+                    self.force(n)?;
+                }
+                value
+            };
             let before = self.hidden_names();
             let r = self.try_split(value, &names, want);
+            for n in temps {
+                self.env.arrays.remove(&n);
+            }
             match r {
                 Ok(Some(Ok(v))) => {
                     self.drop_hidden(before);
-                    if let Some(m) = self.multi.as_mut() {
-                        m.split_statements += 1;
-                    }
                     return Ok(Some(v));
                 }
                 // Folds ran first; the rest runs as on one device.
@@ -289,6 +309,15 @@ impl Session {
             let bare = matches!(&top, Top::Pieces(e) if matches!(e.kind, ExprKind::Name(_)));
             if bare || (needs.split.is_empty() && !needs.generated) {
                 return Ok(None);
+            }
+            // Rows made from scalars alone are kept as a recipe where one device
+            // would keep them (fused into the statements that read them).
+            if matches!(top, Top::Pieces(_))
+                && needs.split.is_empty()
+                && !names.is_empty()
+                && self.try_defer(value, names)?
+            {
+                return Ok(Some(Ok(None)));
             }
             return Ok(match self.run_top(&top, &needs, names, want)? {
                 Ok(v) => Some(Ok(v)),
@@ -576,6 +605,11 @@ impl Session {
         let m = self.multi.as_ref()?;
         let n = match &arg.kind {
             ExprKind::Number(arrc_syntax::lexer::Num::Int(n)) => *n,
+            ExprKind::Number(arrc_syntax::lexer::Num::Float(f))
+                if f.fract() == 0.0 && *f >= 0.0 && *f <= i32::MAX as f64 =>
+            {
+                *f as i64
+            }
             ExprKind::Name(x) => {
                 let a = self.env.arrays.get(x)?;
                 if a.rank() != 0 {
@@ -615,6 +649,9 @@ impl Session {
             }
         }
         let devices = self.devices();
+        if let Some(m) = self.multi.as_mut() {
+            m.split_statements += 1;
+        }
         let span = match top {
             Top::Pieces(e) | Top::Fold(_, e) | Top::Scan(_, e) => e.span.clone(),
         };

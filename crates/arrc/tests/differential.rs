@@ -1888,3 +1888,159 @@ fn key_counts_and_sums_on_the_device() {
     ];
     check_at(&mut s, &[1, 9, 33, 4097], &sums, ElemType::I32, false);
 }
+
+/// Statements over arrays split across devices (`shard.rs`), with whether each
+/// runs split (`true`) or gathers its arrays first.
+const SPLIT: &[(&str, bool)] = &[
+    ("x×2+y", true),
+    ("+/x", true),
+    ("⌈/x", true),
+    ("⌊/y", true),
+    ("+/x×y", true),
+    ("∨/x>50", true),
+    ("+\\x", true),
+    ("⌈\\x", true),
+    ("⌊\\y", true),
+    ("+\\x>0", true),
+    ("(x>0)/y", true),
+    ("+/(x>0)/y", true),
+    ("x-(+/x)÷≢x", true),
+    ("(+/x)÷≢x", true),
+    ("x÷y", true),
+    ("¯3↑x", false),
+    ("⍋x", false),
+    ("x[≢x]", false),
+];
+
+/// Compares one statement of `s` with the reference: the same value (floats within
+/// rounding of the magnitudes folded) or an error of the same class.
+fn agree(s: &mut Session, cpu: &mut arrc_ref::Env, expr: &str, n: usize, scale: f64) {
+    let g = s.eval(expr);
+    let prog = arrc_syntax::parse_str(expr).expect("parses");
+    let c = arrc_ref::eval_program(&prog, cpu);
+    match (g, c) {
+        (Ok(g), Ok(c)) => {
+            assert!(g.notes.is_empty(), "{expr} n={n}: {:?}", g.notes);
+            let (g, c) = (g.value.expect("a value"), c.expect("a value"));
+            assert_close(expr, n, &g, &c, scale);
+        }
+        (Err(g), Err(c)) => assert_eq!(g.class, c.class, "{expr} n={n}: {g} / {c}"),
+        (g, c) => panic!(
+            "{expr} n={n}: device {:?} reference {:?}",
+            g.map(|o| o.value),
+            c
+        ),
+    }
+}
+
+#[test]
+fn split_across_two_devices_agrees_with_the_reference() {
+    // lavapipe opened twice: two VkDevices, each with its own queue and pipelines.
+    let mut s = Session::with_devices(Backend::Vulkan, &[0, 0]).expect("a Vulkan device");
+    assert_eq!(s.device_count(), 2);
+    s.set_split_from(2);
+    for ty in [ElemType::I32, ElemType::F32, ElemType::I64, ElemType::F64] {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0xd1ce ^ ty as u64);
+        for &n in SIZES {
+            let (x, y) = (random(&mut rng, ty, n, false), random(&mut rng, ty, n, false));
+            s.set_float(float_of(ty));
+            let mut cpu = arrc_ref::Env {
+                float: float_of(ty),
+                ..Default::default()
+            };
+            for (name, a) in [("x", &x), ("y", &y)] {
+                cpu.arrays.insert(name.into(), a.clone());
+            }
+            let scale = (sum_abs(&x) + sum_abs(&y)) * 4.0 + 1.0;
+            for &(expr, splits) in SPLIT {
+                // Fresh arrays each time: a statement that gathers leaves them whole.
+                s.set("x", x.clone()).unwrap();
+                s.set("y", y.clone()).unwrap();
+                let before = s.stats().split_statements;
+                agree(&mut s, &mut cpu, expr, n, scale);
+                let split = s.stats().split_statements > before;
+                // Arrays of one row stay whole; so do statements the split path refuses.
+                assert_eq!(split, splits && n >= 2, "{expr} n={n} {ty}: ran split {split}");
+            }
+        }
+    }
+}
+
+#[test]
+fn split_matrices_products_and_generated_rows() {
+    let mut s = Session::with_devices(Backend::Vulkan, &[0, 0, 0]).expect("a Vulkan device");
+    assert_eq!(s.device_count(), 3);
+    s.set_split_from(3);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x3d);
+    for rows in [3, 4, 8, 9, 33, 257, 4097] {
+        let m = random(&mut rng, ElemType::F32, rows * 3, false);
+        let m = Array::new(vec![rows, 3], m.data);
+        let b = random(&mut rng, ElemType::F32, 6, false);
+        let b = Array::new(vec![3, 2], b.data);
+        let v = random(&mut rng, ElemType::I32, 3, false);
+        let x = random(&mut rng, ElemType::I32, rows, false);
+        let mut cpu = arrc_ref::Env::default();
+        for (name, a) in [("M", &m), ("B", &b), ("v", &v), ("x", &x)] {
+            cpu.arrays.insert(name.into(), a.clone());
+            s.set(name, a.clone()).unwrap();
+        }
+        let n = rows as i64;
+        cpu.arrays.insert("n".into(), Array::scalar(arrc::Scalar::I64(n)));
+        s.set("n", Array::scalar(arrc::Scalar::I64(n))).unwrap();
+        let scale = sum_abs(&m) * 40.0 + 1.0;
+        for expr in [
+            "+/M", "+⌿M", "⌈⌿M", "⌽M", "M×2", "M+.×B", "+/M+.×B", "x∘.×v", "+⌿x∘.×v",
+            "(⍳n)×2", "+/⍳n", "+\\⍳n", "+/(2|⍳n)/⍳n", "+/M",
+        ] {
+            let before = s.stats().split_statements;
+            agree(&mut s, &mut cpu, expr, rows, scale);
+            // A compress may leave a device no rows (then its fold's type is the
+            // identity's, and the statement runs again as on one device).
+            let may_empty = expr.contains('|') && rows < 8;
+            assert!(
+                s.stats().split_statements > before || may_empty,
+                "{expr} rows={rows}: not split"
+            );
+        }
+    }
+}
+
+#[test]
+fn split_names_stay_on_their_devices_between_statements() {
+    let mut s = Session::with_devices(Backend::Vulkan, &[0, 0]).expect("a Vulkan device");
+    s.set_split_from(1000);
+    // (`÷` can fail, so `x` is computed, not kept as a recipe.)
+    let o = s
+        .eval("n←100003 ⋄ x←(⍳n)÷1 ⋄ y←x×2 ⋄ z←y+1 ⋄ m←(+/z)÷n ⋄ d←z-m ⋄ ⌈/|d")
+        .unwrap();
+    assert_eq!(arrc::display(&o.value.unwrap()), "100002");
+    for name in ["x", "y", "z", "d"] {
+        assert!(s.is_split_array(name), "{name} was gathered");
+    }
+    // Rows made from scalars alone are a recipe, fused into the fold that reads them.
+    let before = s.stats();
+    let o = s.eval("a←⍳n ⋄ b←a×2 ⋄ +/b+1").unwrap();
+    assert_eq!(arrc::display(&o.value.unwrap()), "10000800015");
+    let st = s.stats().since(&before);
+    assert_eq!((st.deferred, st.split_statements), (2, 1), "{st:?}");
+    assert!(!s.is_split_array("m"));
+    let st = s.stats();
+    // Nothing split came from the host or moved between the devices.
+    assert_eq!(st.moved_bytes, 0, "{st:?}");
+    assert!(st.upload_bytes < 4096, "{st:?}");
+    // Reading a split name gathers it, once.
+    let z = s.get("z").unwrap().clone();
+    assert_eq!(
+        (z.shape.clone(), z.data.get(100002).as_f64()),
+        (vec![100003], 200007.0)
+    );
+    assert!(!s.is_split_array("z"));
+    // Assigning a name again drops its pieces; small results come back whole.
+    let o = s.eval("x←3 ⋄ x+1").unwrap();
+    assert_eq!(arrc::display(&o.value.unwrap()), "4");
+    assert!(!s.is_split_array("x"));
+    // An error on a device is APL's, as on one device.
+    let e = s.eval("y÷y-2").unwrap_err();
+    assert_eq!(e.class, arrc::ErrorClass::Domain, "{e}");
+    assert!(s.is_split_array("y") || s.get("y").is_some());
+}
