@@ -109,6 +109,10 @@ fn wait_fence(
     }
 }
 
+/// The most bytes a recording writes into one buffer itself (`record`'s `fill`,
+/// vkCmdUpdateBuffer's limit), a multiple of 4.
+pub const MAX_FILL_BYTES: usize = 65536;
+
 /// The size class of a storage buffer: 64 KiB granules.
 fn size_class(size: u64) -> u64 {
     size.max(16).div_ceil(1 << 16) << 16
@@ -925,12 +929,6 @@ impl Context {
             return Ok(());
         }
         fits(bytes.len() as u64, dst, "upload")?;
-        // Small data goes in the command buffer itself: no staging buffer to allocate
-        // (which cost about 0.7 ms an upload on the H100, a new host-visible block).
-        if bytes.len() <= 65536 && bytes.len().is_multiple_of(4) {
-            let d = dst.raw;
-            return self.one_shot(|dev, cb| unsafe { dev.cmd_update_buffer(cb, d, 0, bytes) });
-        }
         let mut staging = self.make_buffer(
             bytes.len() as u64,
             vk::BufferUsageFlags::TRANSFER_SRC,
@@ -1192,6 +1190,7 @@ impl Context {
     pub fn record(
         &mut self,
         zero: &[&Buffer],
+        fill: &[(&Buffer, &[u8])],
         dispatches: &[Dispatch<'_>],
         readback: &[(&Buffer, &Buffer, u64, u64)],
     ) -> Result<Recording> {
@@ -1225,7 +1224,16 @@ impl Context {
             fence,
             profiled,
         };
-        match self.record_into(&mut rec, zero, dispatches, readback) {
+        for (b, bytes) in fill {
+            if bytes.len() > MAX_FILL_BYTES || !bytes.len().is_multiple_of(4) {
+                return Err(VkError::Limit(format!(
+                    "{} bytes cannot be written by the recording",
+                    bytes.len()
+                )));
+            }
+            fits(bytes.len() as u64, b, "fill")?;
+        }
+        match self.record_into(&mut rec, zero, fill, dispatches, readback) {
             Ok(()) => Ok(rec),
             Err(e) => {
                 self.free_recording(rec);
@@ -1238,6 +1246,7 @@ impl Context {
         &mut self,
         rec: &mut Recording,
         zero: &[&Buffer],
+        fill: &[(&Buffer, &[u8])],
         dispatches: &[Dispatch<'_>],
         readback: &[(&Buffer, &Buffer, u64, u64)],
     ) -> Result<()> {
@@ -1331,7 +1340,10 @@ impl Context {
             for z in zero {
                 d.cmd_fill_buffer(cb, z.raw, 0, vk::WHOLE_SIZE, 0);
             }
-            if !zero.is_empty() {
+            for (b, bytes) in fill {
+                d.cmd_update_buffer(cb, b.raw, 0, bytes);
+            }
+            if !zero.is_empty() || !fill.is_empty() {
                 d.cmd_pipeline_barrier(
                     cb,
                     vk::PipelineStageFlags::TRANSFER,

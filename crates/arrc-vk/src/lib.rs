@@ -14,7 +14,7 @@ mod disk_cache;
 
 pub use context::{
     enumerate, validation_messages, Buffer, Context, DeviceInfo, Dispatch, PipelineId,
-    PipelineReport, Recording, RunStats, View, MAX_PIPELINES,
+    PipelineReport, Recording, RunStats, View, MAX_FILL_BYTES, MAX_PIPELINES,
 };
 
 #[derive(Debug, thiserror::Error)]

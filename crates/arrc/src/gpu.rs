@@ -547,13 +547,24 @@ impl Gpu {
                 _ => {}
             }
         }
+        // Small inputs are written by the recording itself (a separate submission
+        // and wait cost about 0.7 ms each on the H100); larger ones go through a
+        // staging buffer now.
         let t = std::time::Instant::now();
+        let mut fills: Vec<(usize, Vec<u8>)> = vec![];
         for (i, bytes) in uploads {
+            self.stats.uploads += 1;
+            self.stats.upload_bytes += bytes.len() as u64;
+            if bytes.is_empty() {
+                continue;
+            }
+            if bytes.len() <= arrc_vk::MAX_FILL_BYTES && bytes.len().is_multiple_of(4) {
+                fills.push((i, bytes));
+                continue;
+            }
             self.ctx
                 .upload(out.buffers[i].buffer()?, &bytes)
                 .map_err(dev)?;
-            self.stats.uploads += 1;
-            self.stats.upload_bytes += bytes.len() as u64;
         }
         self.stats.upload_ns += t.elapsed().as_nanos() as u64;
         for d in &plan.dispatches {
@@ -662,9 +673,13 @@ impl Gpu {
                 readback.push((buffers[*b], stage, 4, at));
             }
         }
+        let fill: Vec<(&Buffer, &[u8])> = fills
+            .iter()
+            .map(|(i, bytes)| (buffers[*i], bytes.as_slice()))
+            .collect();
         out.recording = Some(
             self.ctx
-                .record(&zero, &dispatches, &readback)
+                .record(&zero, &fill, &dispatches, &readback)
                 .map_err(dev)?,
         );
         Ok(())

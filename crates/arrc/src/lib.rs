@@ -271,9 +271,6 @@ impl Drop for Session {
         // Recipes and split arrays hold device arrays: released before the devices
         // close.
         self.deferred.clear();
-        if let Some(m) = self.multi.as_mut() {
-            m.arrays.clear();
-        }
         self.multi = None;
     }
 }

@@ -75,6 +75,14 @@ impl Multi {
     }
 }
 
+impl Drop for Multi {
+    fn drop(&mut self) {
+        // Pieces and copies go before the devices that hold them.
+        self.arrays.clear();
+        self.replicas.clear();
+    }
+}
+
 /// An array split along its first axis: piece `k` on device `k`.
 #[derive(Clone)]
 pub(crate) struct Sharded {

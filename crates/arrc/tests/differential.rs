@@ -1942,7 +1942,10 @@ fn split_across_two_devices_agrees_with_the_reference() {
     for ty in [ElemType::I32, ElemType::F32, ElemType::I64, ElemType::F64] {
         let mut rng = rand::rngs::StdRng::seed_from_u64(0xd1ce ^ ty as u64);
         for &n in SIZES {
-            let (x, y) = (random(&mut rng, ty, n, false), random(&mut rng, ty, n, false));
+            let (x, y) = (
+                random(&mut rng, ty, n, false),
+                random(&mut rng, ty, n, false),
+            );
             s.set_float(float_of(ty));
             let mut cpu = arrc_ref::Env {
                 float: float_of(ty),
@@ -1960,7 +1963,11 @@ fn split_across_two_devices_agrees_with_the_reference() {
                 agree(&mut s, &mut cpu, expr, n, scale);
                 let split = s.stats().split_statements > before;
                 // Arrays of one row stay whole; so do statements the split path refuses.
-                assert_eq!(split, splits && n >= 2, "{expr} n={n} {ty}: ran split {split}");
+                assert_eq!(
+                    split,
+                    splits && n >= 2,
+                    "{expr} n={n} {ty}: ran split {split}"
+                );
             }
         }
     }
@@ -1985,7 +1992,8 @@ fn split_matrices_products_and_generated_rows() {
             s.set(name, a.clone()).unwrap();
         }
         let n = rows as i64;
-        cpu.arrays.insert("n".into(), Array::scalar(arrc::Scalar::I64(n)));
+        cpu.arrays
+            .insert("n".into(), Array::scalar(arrc::Scalar::I64(n)));
         s.set("n", Array::scalar(arrc::Scalar::I64(n))).unwrap();
         let scale = sum_abs(&m) * 40.0 + 1.0;
         // (A fold of rows made from scalars alone reads no memory: one device does it.)
@@ -2031,7 +2039,11 @@ fn split_names_stay_on_their_devices_between_statements() {
     let o = s.eval("a←⍳n ⋄ b←a×2 ⋄ +/b+1").unwrap();
     assert_eq!(arrc::display(&o.value.unwrap()), "10000800015");
     let st = s.stats().since(&before);
-    assert_eq!((st.deferred, st.split_statements, st.kernels), (2, 0, 2), "{st:?}");
+    assert_eq!(
+        (st.deferred, st.split_statements, st.kernels),
+        (2, 0, 2),
+        "{st:?}"
+    );
     assert!(!s.is_split_array("m"));
     let st = s.stats();
     // Nothing split came from the host or moved between the devices.
