@@ -34,6 +34,10 @@ pub struct FuzzOptions {
     /// not as APL's order of evaluation would (which `Backend::Auto`, the default
     /// users have, asks the reference for).
     pub raw_device: bool,
+    /// Several devices (`Session::with_devices`; `0,0` opens one twice), arrays of
+    /// at least `split_from` elements split across them.
+    pub devices: Vec<usize>,
+    pub split_from: usize,
 }
 
 impl Default for FuzzOptions {
@@ -47,6 +51,8 @@ impl Default for FuzzOptions {
             max_len: 100_000,
             timeout: Duration::from_secs(20),
             raw_device: false,
+            devices: vec![],
+            split_from: crate::shard::DEFAULT_SPLIT_FROM,
         }
     }
 }
@@ -94,6 +100,8 @@ pub struct FuzzReport {
     /// A panic, or an internal compiler error.
     pub crashes: Vec<Finding>,
     pub seconds: f64,
+    /// Statements the device side ran split across several devices (`--devices`).
+    pub split: u64,
 }
 
 impl FuzzReport {
@@ -103,7 +111,7 @@ impl FuzzReport {
 
     pub fn summary(&self) -> String {
         format!(
-            "{} programs in {:.0} s: {} same value, {} same error, {} not on the device, {} slow, {} beyond the reference; {} disagreements, {} error-class mismatches, {} crashes",
+            "{} programs in {:.0} s: {} same value, {} same error, {} not on the device, {} slow, {} beyond the reference, {} statements split across devices; {} disagreements, {} error-class mismatches, {} crashes",
             self.programs,
             self.seconds,
             self.same_value,
@@ -111,6 +119,7 @@ impl FuzzReport {
             self.unsupported,
             self.slow,
             self.beyond_reference,
+            self.split,
             self.disagreements.len(),
             self.class_mismatches.len(),
             self.crashes.len()
@@ -149,17 +158,24 @@ pub fn run(
         progress(&report);
     }
     report.seconds = start.elapsed().as_secs_f64();
+    report.split = dev.stats().split_statements;
     Ok(report)
 }
 
 /// The device side as a user has it (`Backend::Auto`): a statement the device path
 /// refuses runs on the reference with a note, and counts as not on the device.
 fn device_session(opts: &FuzzOptions) -> Result<Session, crate::Error> {
-    let s = Session::new(if opts.raw_device {
+    let backend = if opts.raw_device {
         Backend::Vulkan
     } else {
         Backend::Auto
-    })?;
+    };
+    let mut s = if opts.devices.len() > 1 {
+        Session::with_devices(backend, &opts.devices)?
+    } else {
+        Session::with_device(backend, opts.devices.first().copied())?
+    };
+    s.set_split_from(opts.split_from);
     match &s.no_device {
         Some(why) => Err(crate::Error::new(
             ErrorClass::Device,

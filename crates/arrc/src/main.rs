@@ -168,6 +168,12 @@ enum Cmd {
         /// reference for).
         #[arg(long)]
         raw_device: bool,
+        /// Several devices (`0,0` opens device 0 twice): arrays split across them.
+        #[arg(long, value_delimiter = ',')]
+        devices: Vec<usize>,
+        /// With --devices: the fewest elements of an array split.
+        #[arg(long, default_value_t = 2)]
+        split_from: usize,
     },
     /// Time workloads on the device (Vulkan timestamps, resident input, median of runs).
     Bench {
@@ -505,6 +511,8 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             timeout,
             show,
             raw_device,
+            devices,
+            split_from,
         } => {
             let float = match float.as_str() {
                 "f32" => arrc::ElemType::F32,
@@ -526,6 +534,8 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 float,
                 max_len,
                 timeout: std::time::Duration::from_secs_f64(timeout.max(0.1)),
+                devices,
+                split_from,
                 raw_device,
             };
             if index.is_some() || show {

@@ -55,6 +55,25 @@ fn fuzz_slice_f64() {
     slice(20261125, ElemType::F64, 400);
 }
 
+/// The device side on two devices (one lavapipe opened twice), arrays of two
+/// elements and more split across them: split statements and gathers agree with the
+/// reference.
+#[test]
+fn fuzz_slice_two_devices() {
+    let opts = FuzzOptions {
+        seed: 20261126,
+        programs: Some(300),
+        float: ElemType::F32,
+        max_len: 65537,
+        timeout: Duration::from_secs(60),
+        devices: vec![0, 0],
+        split_from: 2,
+        ..FuzzOptions::default()
+    };
+    let report = check(&opts);
+    assert!(report.split > 0, "nothing ran split: {}", report.summary());
+}
+
 /// Programs of longer runs that disagreed, replayed by seed and index (the sequence
 /// is fixed by the seed; `arrc fuzz --seed S --index I` shows each).
 #[test]
