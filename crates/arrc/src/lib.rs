@@ -319,14 +319,39 @@ impl Session {
             for &i in &indices[1..] {
                 gpus.push(gpu::Gpu::new(Some(i)).map_err(device_error)?);
             }
-            s.multi = Some(Box::new(shard::Multi::new(gpus)));
+            s.multi = Some(Box::new(shard::Multi::new(gpus, None)));
         }
         Ok(s)
     }
 
-    /// The devices in use (`with_devices`).
+    /// A session of one process among several (MPI ranks: the `arrc-mpi` crate),
+    /// on devices `indices` of this process: arrays split across the devices of all
+    /// of them, each process holding its pieces. Every process must evaluate the
+    /// same statements in the same order.
+    pub fn with_peers(
+        backend: Backend,
+        indices: &[usize],
+        peers: Box<dyn shard::Peers>,
+    ) -> Result<Session, Error> {
+        let mut s = Self::with_device(backend, indices.first().copied())?;
+        if s.gpu.is_none() {
+            return Err(Error::new(
+                ErrorClass::Device,
+                "a process among several needs a Vulkan device",
+                0..0,
+            ));
+        }
+        let mut gpus = vec![];
+        for &i in indices.iter().skip(1) {
+            gpus.push(gpu::Gpu::new(Some(i)).map_err(device_error)?);
+        }
+        s.multi = Some(Box::new(shard::Multi::new(gpus, Some(peers))));
+        Ok(s)
+    }
+
+    /// The devices of this process in use (`with_devices`).
     pub fn device_count(&self) -> usize {
-        self.devices()
+        self.local_devices()
     }
 
     /// Arrays of at least `elements` elements are split across the devices (by

@@ -42,10 +42,26 @@ use std::rc::Rc;
 /// Arrays of at least this many elements are split across devices by default.
 pub const DEFAULT_SPLIT_FROM: usize = 1 << 20;
 
-/// The devices of a session beyond its first, and the arrays split across all.
+/// Other processes that hold the other pieces of split arrays (MPI ranks, as the
+/// `arrc-mpi` crate provides them). Every process runs the same statements in the
+/// same order; each holds the pieces of its own devices. A session alone is rank 0
+/// of 1.
+pub trait Peers {
+    /// This process's index, from 0.
+    fn rank(&self) -> usize;
+    /// How many processes there are.
+    fn size(&self) -> usize;
+    /// Every process's `bytes`, in rank order (MPI_Allgatherv).
+    fn all_gather(&self, bytes: &[u8]) -> Vec<Vec<u8>>;
+}
+
+/// The devices of a session beyond its first, the processes beside it, and the
+/// arrays split across all their devices. Pieces are numbered across processes:
+/// process `r`'s device `k` holds piece `r × local + k`.
 pub(crate) struct Multi {
     /// Devices 1.. (device 0 is `Session::gpu`).
     pub gpus: Vec<Gpu>,
+    peers: Option<Box<dyn Peers>>,
     pub arrays: HashMap<String, Sharded>,
     /// Copies of an unsplit array on each device, for `f.g` and `∘.f` (by name and
     /// device), dropped when the name is assigned again.
@@ -58,9 +74,10 @@ pub(crate) struct Multi {
 }
 
 impl Multi {
-    pub fn new(gpus: Vec<Gpu>) -> Multi {
+    pub fn new(gpus: Vec<Gpu>, peers: Option<Box<dyn Peers>>) -> Multi {
         Multi {
             gpus,
+            peers,
             arrays: HashMap::new(),
             replicas: HashMap::new(),
             split_from: DEFAULT_SPLIT_FROM,
@@ -70,8 +87,39 @@ impl Multi {
         }
     }
 
-    fn devices(&self) -> usize {
+    /// Devices of this process.
+    fn local(&self) -> usize {
         self.gpus.len() + 1
+    }
+
+    /// Pieces of a split array, over every process.
+    fn pieces(&self) -> usize {
+        self.local() * self.peers.as_ref().map_or(1, |p| p.size())
+    }
+
+    /// The number of this process's first piece.
+    fn first(&self) -> usize {
+        self.local() * self.peers.as_ref().map_or(0, |p| p.rank())
+    }
+
+    /// Every process's `bytes`, in rank order.
+    fn all_gather(&mut self, bytes: &[u8]) -> Vec<Vec<u8>> {
+        match &self.peers {
+            Some(p) => {
+                let all = p.all_gather(bytes);
+                self.moved_bytes +=
+                    all.iter().map(|b| b.len() as u64).sum::<u64>() - bytes.len() as u64;
+                all
+            }
+            None => vec![bytes.to_vec()],
+        }
+    }
+
+    /// Whether any process says `yes`.
+    fn any(&mut self, yes: bool) -> bool {
+        self.all_gather(&[yes as u8])
+            .iter()
+            .any(|b| b.first() == Some(&1))
     }
 }
 
@@ -83,21 +131,76 @@ impl Drop for Multi {
     }
 }
 
-/// An array split along its first axis: piece `k` on device `k`.
+/// An array split along its first axis: the rows of every piece (over every
+/// process), and this process's pieces (its device `k` holds local piece `k`).
 #[derive(Clone)]
 pub(crate) struct Sharded {
     pub shape: Vec<usize>,
     pub elem: ElemType,
+    pub rows: Vec<usize>,
     pub pieces: Vec<Rc<DeviceArray>>,
 }
 
 impl Sharded {
     fn rows(&self) -> Vec<usize> {
-        self.pieces
-            .iter()
-            .map(|p| p.shape.first().copied().unwrap_or(0))
-            .collect()
+        self.rows.clone()
     }
+}
+
+/// Where each of `rows` starts.
+fn offsets(rows: &[usize]) -> Vec<usize> {
+    rows.iter()
+        .scan(0, |acc, r| {
+            let o = *acc;
+            *acc += r;
+            Some(o)
+        })
+        .collect()
+}
+
+/// An array as bytes (type, rank, lengths, then its data), for other processes.
+fn encode(a: &Array, out: &mut Vec<u8>) {
+    out.push(a.elem as u8);
+    out.push(a.shape.len() as u8);
+    for d in &a.shape {
+        out.extend((*d as u64).to_le_bytes());
+    }
+    let data = a.data.to_bytes();
+    out.extend((data.len() as u64).to_le_bytes());
+    out.extend(data);
+}
+
+/// The arrays `encode` wrote into `bytes`.
+fn decode(bytes: &[u8]) -> Option<Vec<Array>> {
+    let mut out = vec![];
+    let mut at = 0;
+    let take = |at: &mut usize, n: usize| -> Option<&[u8]> {
+        let s = bytes.get(*at..*at + n)?;
+        *at += n;
+        Some(s)
+    };
+    let word = |at: &mut usize| -> Option<usize> {
+        Some(u64::from_le_bytes(take(at, 8)?.try_into().ok()?) as usize)
+    };
+    while at < bytes.len() {
+        let elem = match take(&mut at, 1)?[0] {
+            0 => ElemType::Bool,
+            1 => ElemType::I32,
+            2 => ElemType::I64,
+            3 => ElemType::F32,
+            4 => ElemType::F64,
+            _ => return None,
+        };
+        let rank = take(&mut at, 1)?[0] as usize;
+        let shape = (0..rank)
+            .map(|_| word(&mut at))
+            .collect::<Option<Vec<_>>>()?;
+        let len = word(&mut at)?;
+        let data = take(&mut at, len)?;
+        let count = arrc_ir::array::saturating_count(&shape);
+        out.push(Array::new(shape, Data::from_bytes(elem, data, count)));
+    }
+    Some(out)
 }
 
 /// `n` rows dealt to `d` devices, as evenly as can be.
@@ -127,8 +230,20 @@ struct Needs {
     replicated: BTreeSet<String>,
     /// Scalars of the workspace.
     scalars: BTreeSet<String>,
-    /// Rows made by `⍳n` (then the pieces compile with ⎕IO moved on).
+    /// Rows made by a generator (`⍳n`: the pieces compile with ⎕IO moved on;
+    /// `?n⍴m`: each piece draws from its first row's place), and the rolls among
+    /// them (at most one a statement: a second would draw after the first's rows).
     generated: bool,
+    rolls: usize,
+    /// `⍳n` generators (⎕IO moved on, which a roll would see: not both at once).
+    iotas: usize,
+}
+
+impl Needs {
+    /// At most one roll, and not beside `⍳` (whose moved ⎕IO it would see).
+    fn generators_apart(&self) -> bool {
+        self.rolls <= 1 && (self.rolls == 0 || self.iotas == 0)
+    }
 }
 
 /// A statement that runs on every device.
@@ -315,7 +430,7 @@ impl Session {
         if let Some(top) = self.top(value, &mut needs) {
             // A bare name is not worth splitting (nor copying piece by piece).
             let bare = matches!(&top, Top::Pieces(e) if matches!(e.kind, ExprKind::Name(_)));
-            if bare || (needs.split.is_empty() && !needs.generated) {
+            if bare || !needs.generators_apart() || (needs.split.is_empty() && !needs.generated) {
                 return Ok(None);
             }
             // A fold of rows made from scalars alone reads no memory: one device
@@ -348,7 +463,7 @@ impl Session {
         }
         let mut needs = Needs::default();
         if let Some(top) = self.top(&rest, &mut needs) {
-            if !needs.split.is_empty() || needs.generated {
+            if needs.generators_apart() && (!needs.split.is_empty() || needs.generated) {
                 return Ok(match self.run_top(&top, &needs, names, want)? {
                     Ok(v) => Some(Ok(v)),
                     Err(Abort) => None,
@@ -369,7 +484,9 @@ impl Session {
         if !root {
             let mut needs = Needs::default();
             match self.top(e, &mut needs) {
-                Some(top @ Top::Fold(..)) if !needs.split.is_empty() => {
+                Some(top @ Top::Fold(..))
+                    if !needs.split.is_empty() && needs.generators_apart() =>
+                {
                     return Ok(match self.run_top(&top, &needs, &[], true)? {
                         Ok(Some(a)) => {
                             *changed = true;
@@ -481,23 +598,25 @@ impl Session {
                     return Some(Form::Scalar);
                 }
                 let len = arrc_ir::array::saturating_count(&shape);
-                (len >= m.split_from && shape[0] >= m.devices()).then(|| {
+                (len >= m.split_from && shape[0] >= m.pieces()).then(|| {
                     needs.split.insert(n.clone());
                     Form::Split {
-                        rows: Some(even(shape[0], m.devices())),
+                        rows: Some(even(shape[0], m.pieces())),
                         cell: shape[1..].to_vec(),
                     }
                 })
             }
+            ExprKind::Monadic { func, .. } if self.generator_of(e).is_some() => {
+                let (n, _) = self.generator_of(e)?;
+                needs.generated = true;
+                needs.rolls += (prim(func) == Some(Prim::Roll)) as usize;
+                needs.iotas += (prim(func) == Some(Prim::Iota)) as usize;
+                Some(Form::Split {
+                    rows: Some(even(n, m.pieces())),
+                    cell: vec![],
+                })
+            }
             ExprKind::Monadic { func, arg } => match &func.kind {
-                FuncKind::Prim(Prim::Iota) => {
-                    let n = self.generator(arg)?;
-                    needs.generated = true;
-                    Some(Form::Split {
-                        rows: Some(even(n, m.devices())),
-                        cell: vec![],
-                    })
-                }
                 FuncKind::Prim(p) if UnOp::from_prim(*p).is_some() => self.form(arg, needs),
                 FuncKind::Prim(Prim::Reverse) => match self.form(arg, needs)? {
                     f @ Form::Split { .. } => Some(f).filter(|f| !cell_of(f).is_empty()),
@@ -634,7 +753,7 @@ impl Session {
             _ => return None,
         };
         let n = usize::try_from(n).ok()?;
-        (n >= m.split_from && n >= m.devices() && n <= i32::MAX as usize).then_some(n)
+        (n >= m.split_from && n >= m.pieces() && n <= i32::MAX as usize).then_some(n)
     }
 
     /// The shape and type of workspace array `n` (not split).
@@ -662,16 +781,17 @@ impl Session {
                 self.split_name(n)?;
             }
         }
-        let devices = self.devices();
         if let Some(m) = self.multi.as_mut() {
             m.split_statements += 1;
         }
+        let local = self.local_devices();
+        let first = self.first_piece();
         let span = match top {
             Top::Pieces(e) | Top::Fold(_, e) | Top::Scan(_, e) => e.span.clone(),
         };
         let value = match top {
             Top::Pieces(e) => {
-                let exprs = vec![e.clone(); devices];
+                let exprs = vec![e.clone(); local];
                 let Ok(vals) = self.run_pieces(&exprs, needs, &[], true)? else {
                     return Ok(Err(Abort));
                 };
@@ -693,18 +813,26 @@ impl Session {
                 let Ok(partials) = self.fold_pieces(*p, arg, needs)? else {
                     return Ok(Err(Abort));
                 };
-                // Device k's carry: the fold of the pieces before it.
-                let mut carries = vec![None];
-                for k in 1..devices {
-                    match self.combine(*p, &partials[..k])? {
+                // Piece g's carry: the fold of the pieces before it (on every process
+                // alike, from the same partials).
+                let mut carries = vec![];
+                for k in 0..local {
+                    let g = first + k;
+                    if g == 0 {
+                        carries.push(None);
+                        continue;
+                    }
+                    match self.combine(*p, &partials[..g])? {
                         Some(c) => carries.push(Some(c)),
                         None => return Ok(Err(Abort)),
                     }
                 }
                 let carry = |k: usize| format!("⍙carry{k}");
-                let exprs: Vec<Expr> = (0..devices)
-                    .map(|k| {
-                        let item = if k == 0 {
+                let exprs: Vec<Expr> = carries
+                    .iter()
+                    .enumerate()
+                    .map(|(k, c)| {
+                        let item = if c.is_none() {
                             arg.clone()
                         } else {
                             let c = expr(ExprKind::Name(carry(k)), &span);
@@ -740,7 +868,7 @@ impl Session {
         Ok(Ok((names.is_empty() && want).then_some(value)))
     }
 
-    /// `f/` (or `f⌿`) of `arg` on every device: each device's result.
+    /// `f⌿` of `arg` on every device: every piece's result, over every process.
     fn fold_pieces(
         &mut self,
         p: Prim,
@@ -748,24 +876,35 @@ impl Session {
         needs: &Needs,
     ) -> Result<Result<Vec<Array>, Abort>, Error> {
         let fold = derived(Op1::ReduceFirst, p, arg.clone(), &arg.span);
-        let exprs = vec![fold; self.devices()];
+        let exprs = vec![fold; self.local_devices()];
         let Ok(vals) = self.run_pieces(&exprs, needs, &[], false)? else {
             return Ok(Err(Abort));
         };
-        let mut out = vec![];
+        let mut mine = vec![];
         for (k, v) in vals.into_iter().enumerate() {
-            out.push(match (v.host, v.device) {
+            let a = match (v.host, v.device) {
                 (Some(a), _) => a,
                 (None, Some(d)) => self.gpu_at(k).read(&d)?,
                 (None, None) => return Ok(Err(Abort)),
-            });
+            };
+            encode(&a, &mut mine);
         }
-        Ok(Ok(out))
+        let m = self.multi.as_mut().expect("split statements have devices");
+        let mut all = vec![];
+        for bytes in m.all_gather(&mine) {
+            match decode(&bytes) {
+                Some(v) => all.extend(v),
+                None => return Ok(Err(Abort)),
+            }
+        }
+        Ok(Ok(all))
     }
 
     /// `f⌿` of the pieces' results (one item each), by the reference; `None` when
     /// their types disagree or the fold changed the type (an integer overflow), which
-    /// one device would have met in another order.
+    /// one device would have met in another order. (Every process combines the same
+    /// results in the same order, so all get the same bits, which an MPI_Allreduce
+    /// would not promise.)
     fn combine(&self, p: Prim, parts: &[Array]) -> Result<Option<Array>, Error> {
         let Some(first) = parts.first() else {
             return Ok(None);
@@ -806,9 +945,10 @@ impl Session {
         }
     }
 
-    /// Runs `exprs[k]` on device `k`, all devices at once, with the split arrays'
-    /// pieces, the replicated arrays, the workspace's scalars and `extra` host arrays
-    /// as free names. `Err(Abort)` when any device raised an error.
+    /// Runs `exprs[k]` on local device `k`, all devices at once, with the split
+    /// arrays' pieces, the replicated arrays, the workspace's scalars and `extra`
+    /// host arrays as free names. `Err(Abort)` when any device of any process raised
+    /// an error (every process then aborts alike).
     fn run_pieces(
         &mut self,
         exprs: &[Expr],
@@ -816,7 +956,8 @@ impl Session {
         extra: &[(String, Array)],
         keep: bool,
     ) -> Result<Result<Vec<Val>, Abort>, Error> {
-        let devices = self.devices();
+        let local = self.local_devices();
+        let first = self.first_piece();
         let mut hosts: Vec<(String, Array)> = extra.to_vec();
         for n in &needs.scalars {
             self.materialize(n)?;
@@ -825,31 +966,24 @@ impl Session {
                 None => return Ok(Err(Abort)),
             }
         }
-        let mut replicas: Vec<Vec<(String, Rc<DeviceArray>)>> = vec![vec![]; devices];
+        let mut replicas: Vec<Vec<(String, Rc<DeviceArray>)>> = vec![vec![]; local];
         for n in &needs.replicated {
             for (k, r) in replicas.iter_mut().enumerate() {
                 r.push((n.clone(), self.replica(n, k)?));
             }
         }
-        // The rows of each device: the split arrays', or those `⍳n` deals.
+        // The rows of every piece: the split arrays', or those a generator deals.
         let rows: Vec<usize> = {
             let m = self.multi.as_ref().expect("split statements have devices");
             match needs.split.iter().next() {
                 Some(n) => m.arrays[n].rows(),
                 None => match exprs.first().and_then(|e| self.generated_rows(e)) {
-                    Some(n) => even(n, devices),
+                    Some(n) => even(n, m.pieces()),
                     None => return Ok(Err(Abort)),
                 },
             }
         };
-        let offsets: Vec<usize> = rows
-            .iter()
-            .scan(0, |acc, r| {
-                let o = *acc;
-                *acc += r;
-                Some(o)
-            })
-            .collect();
+        let starts = offsets(&rows);
         let mut arrays: Vec<Names> = vec![];
         for (k, reps) in replicas.iter().enumerate() {
             let mut names: Names = HashMap::new();
@@ -881,31 +1015,47 @@ impl Session {
             arrays.push(names);
         }
         let mut compiled: Vec<Rc<CompiledStatement>> = vec![];
-        for k in 0..devices {
-            // Device k makes rows offsets[k] + 1 … of each `⍳n`: `⍳` of its own
-            // count, with ⎕IO moved on.
+        let mut failed = false;
+        for k in 0..local {
+            // Piece g makes rows starts[g] + 1 … of a generator: `⍳` of its own count
+            // with ⎕IO moved on, or `?` of its own count drawing from its first row's
+            // place in the generator's sequence.
+            let g = first + k;
             let (io, e) = if needs.generated {
                 (
-                    self.env.io + offsets[k] as i64,
-                    self.own_rows(&exprs[k], rows[k]),
+                    self.env.io + if needs.iotas > 0 { starts[g] as i64 } else { 0 },
+                    self.own_rows(&exprs[k], rows[g]),
                 )
             } else {
                 (self.env.io, exprs[k].clone())
             };
             match self.compile_on(k, io, &e, &arrays[k], &[], keep) {
                 Ok(c) => compiled.push(c),
-                Err(_) => return Ok(Err(Abort)),
+                Err(_) => {
+                    failed = true;
+                    break;
+                }
             }
+        }
+        let m = self.multi.as_mut().expect("devices");
+        if m.any(failed) {
+            return Ok(Err(Abort));
         }
         let rng = self.env.rng;
         let mut gpus = self.every_gpu();
         // Every device prepares (uploads included) before any starts: on the H100
         // pair, an upload to one device waited for the other's running kernels.
         let mut preps: Vec<(Prepared, bool)> = vec![];
-        let mut failed = false;
         for (k, g) in gpus.iter_mut().enumerate() {
             g.clock += 1;
-            g.rng = rng;
+            g.rng = arrc_ir::random::Rng {
+                next: rng.next.wrapping_add(if needs.rolls > 0 {
+                    starts[first + k] as u64
+                } else {
+                    0
+                }),
+                ..rng
+            };
             let mut p = Prepared::keeping(keep);
             let ok = g.prepare(&compiled[k], &arrays[k], &mut p).is_ok();
             failed |= !ok;
@@ -930,34 +1080,58 @@ impl Session {
             g.release(p);
         }
         drop(arrays);
-        Ok(if failed { Err(Abort) } else { Ok(vals) })
+        let m = self.multi.as_mut().expect("devices");
+        if m.any(failed) {
+            return Ok(Err(Abort));
+        }
+        if needs.rolls > 0 {
+            // The generator drew one number a row, over every piece.
+            self.advance_rng(rows.iter().sum::<usize>() as u64);
+        }
+        Ok(Ok(vals))
     }
 
-    /// `e` with each `⍳n` that makes rows (`generator`) made `⍳rows`.
+    /// `e` with each generator (`generator_of`) made to give `rows` rows.
     fn own_rows(&self, e: &Expr, rows: usize) -> Expr {
-        if let ExprKind::Monadic { func, arg } = &e.kind {
-            if prim(func) == Some(Prim::Iota) && self.generator(arg).is_some() {
-                return expr(
-                    ExprKind::Monadic {
-                        func: func.clone(),
-                        arg: Box::new(number(rows as i64, &arg.span)),
-                    },
-                    &e.span,
-                );
-            }
+        if let Some((_, count)) = self.generator_of(e) {
+            let n = number(rows as i64, &count.span);
+            return match &e.kind {
+                ExprKind::Monadic { func, arg } => match &arg.kind {
+                    ExprKind::Dyadic {
+                        func: rho, right, ..
+                    } => expr(
+                        ExprKind::Monadic {
+                            func: func.clone(),
+                            arg: Box::new(expr(
+                                ExprKind::Dyadic {
+                                    func: rho.clone(),
+                                    left: Box::new(n),
+                                    right: right.clone(),
+                                },
+                                &arg.span,
+                            )),
+                        },
+                        &e.span,
+                    ),
+                    _ => expr(
+                        ExprKind::Monadic {
+                            func: func.clone(),
+                            arg: Box::new(n),
+                        },
+                        &e.span,
+                    ),
+                },
+                _ => e.clone(),
+            };
         }
         e.map_children::<()>(&mut |c| Ok(self.own_rows(c, rows)))
             .unwrap_or_else(|()| e.clone())
     }
 
-    /// The rows of the `⍳n` in `e`.
+    /// The rows of the generator in `e`.
     fn generated_rows(&self, e: &Expr) -> Option<usize> {
-        if let ExprKind::Monadic { func, arg } = &e.kind {
-            if prim(func) == Some(Prim::Iota) {
-                if let Some(n) = self.generator(arg) {
-                    return Some(n);
-                }
-            }
+        if let Some((n, _)) = self.generator_of(e) {
+            return Some(n);
         }
         let mut found = None;
         let _ = e.map_children::<()>(&mut |c| {
@@ -969,28 +1143,77 @@ impl Session {
         found
     }
 
-    /// The pieces' values as one split array; `None` when a piece is not on its
-    /// device or the pieces disagree in type or row shape.
+    /// Whether `e` is a generator of rows: `⍳n`, or `?n⍴m` with `m` a scalar (one
+    /// draw a row); its rows and the expression giving them.
+    fn generator_of<'e>(&self, e: &'e Expr) -> Option<(usize, &'e Expr)> {
+        let ExprKind::Monadic { func, arg } = &e.kind else {
+            return None;
+        };
+        match prim(func)? {
+            Prim::Iota => Some((self.generator(arg)?, arg)),
+            Prim::Roll => {
+                let ExprKind::Dyadic { func, left, right } = &arg.kind else {
+                    return None;
+                };
+                let scalar = match &right.kind {
+                    ExprKind::Number(_) => true,
+                    ExprKind::Name(x) => self.env.arrays.get(x).is_some_and(|a| a.rank() == 0),
+                    _ => false,
+                };
+                (prim(func)? == Prim::Rho && scalar).then_some(())?;
+                Some((self.generator(left)?, &**left))
+            }
+            _ => None,
+        }
+    }
+
+    /// The pieces' values (this process's) as one split array; `None` when a piece is
+    /// not on its device or the pieces of all processes disagree in type or row
+    /// shape.
     fn sharded(&mut self, vals: Vec<Val>) -> Result<Option<Sharded>, Error> {
         let mut pieces = vec![];
+        let mut mine = vec![];
+        let mut ok = true;
         for v in vals {
             match v.device {
-                Some(d) if !d.shape.is_empty() => pieces.push(d),
-                _ => return Ok(None),
+                Some(d) if !d.shape.is_empty() => {
+                    // Each piece's type and shape, for the other processes: a vector
+                    // of the type's code and the lengths.
+                    let meta: Vec<i64> = std::iter::once(d.elem as i64)
+                        .chain(d.shape.iter().map(|&n| n as i64))
+                        .collect();
+                    encode(&Array::vector(Data::I64(meta)), &mut mine);
+                    pieces.push(d);
+                }
+                _ => ok = false,
             }
         }
-        let first = &pieces[0];
-        if pieces
-            .iter()
-            .any(|p| p.elem != first.elem || p.shape[1..] != first.shape[1..])
-        {
+        let m = self.multi.as_mut().expect("devices");
+        if m.any(!ok) {
             return Ok(None);
         }
-        let mut shape = first.shape.clone();
-        shape[0] = pieces.iter().map(|p| p.shape[0]).sum();
+        let mut all: Vec<Vec<i64>> = vec![];
+        for bytes in m.all_gather(&mine) {
+            for a in decode(&bytes).unwrap_or_default() {
+                match a.data {
+                    Data::I64(v) if v.len() >= 2 => all.push(v),
+                    _ => return Ok(None),
+                }
+            }
+        }
+        let Some(head) = all.first() else {
+            return Ok(None);
+        };
+        if all.iter().any(|p| p[0] != head[0] || p[2..] != head[2..]) {
+            return Ok(None);
+        }
+        let rows: Vec<usize> = all.iter().map(|p| p[1] as usize).collect();
+        let mut shape: Vec<usize> = head[1..].iter().map(|&n| n as usize).collect();
+        shape[0] = rows.iter().sum();
         Ok(Some(Sharded {
             shape,
-            elem: first.elem,
+            elem: pieces[0].elem,
+            rows,
             pieces,
         }))
     }
@@ -1021,9 +1244,10 @@ impl Session {
         Ok(None)
     }
 
-    /// The host value of a split array (its pieces read back and joined).
+    /// The host value of a split array: every piece read back (from every process)
+    /// and joined.
     fn read_sharded(&mut self, s: &Sharded) -> Result<Array, Error> {
-        let mut bytes = vec![];
+        let mut mine = vec![];
         for (k, p) in s.pieces.iter().enumerate() {
             let a = self.gpu_at(k).read(p)?;
             if k > 0 {
@@ -1031,16 +1255,26 @@ impl Session {
                     m.moved_bytes += p.bytes();
                 }
             }
-            bytes.extend(a.data.to_bytes());
+            mine.extend(a.data.to_bytes());
         }
+        let m = self.multi.as_mut().expect("devices");
+        let bytes: Vec<u8> = m.all_gather(&mine).concat();
         let count = arrc_ir::array::saturating_count(&s.shape);
+        if bytes.len() != count * s.elem.size() {
+            return Err(Error::new(
+                arrc_ir::ErrorClass::Device,
+                "the processes' pieces of a split array do not add up to it",
+                0..0,
+            ));
+        }
         Ok(Array::new(
             s.shape.clone(),
             Data::from_bytes(s.elem, &bytes, count),
         ))
     }
 
-    /// Splits workspace array `n` across the devices (through the host).
+    /// Splits workspace array `n` (the same on every process) across the devices:
+    /// each process keeps its pieces' rows.
     fn split_name(&mut self, n: &str) -> Result<(), Error> {
         self.materialize(n)?;
         let Some(a) = self.env.arrays.get(n).cloned() else {
@@ -1050,18 +1284,22 @@ impl Session {
                 0..0,
             ));
         };
-        let devices = self.devices();
-        let rows = even(a.shape[0], devices);
+        let (local, first, pieces_n) = {
+            let m = self.multi.as_ref().expect("devices");
+            (m.local(), m.first(), m.pieces())
+        };
+        let rows = even(a.shape[0], pieces_n);
+        let starts = offsets(&rows);
         let cell: usize = a.shape[1..].iter().product();
         let row_bytes = cell * a.elem.size();
         let bytes = a.data.to_bytes();
         let mut pieces = vec![];
-        let mut at = 0;
-        for (k, r) in rows.iter().enumerate() {
+        for k in 0..local {
+            let g = first + k;
             let mut shape = a.shape.clone();
-            shape[0] = *r;
-            let piece = &bytes[at..at + r * row_bytes];
-            at += r * row_bytes;
+            shape[0] = rows[g];
+            let at = starts[g] * row_bytes;
+            let piece = &bytes[at..at + rows[g] * row_bytes];
             pieces.push(self.gpu_at(k).upload_bytes(shape, a.elem, piece)?);
             if k > 0 {
                 if let Some(m) = self.multi.as_mut() {
@@ -1076,6 +1314,7 @@ impl Session {
                 Sharded {
                     shape: a.shape.clone(),
                     elem: a.elem,
+                    rows,
                     pieces,
                 },
             );
@@ -1153,9 +1392,14 @@ impl Session {
         Ok(())
     }
 
-    /// Devices in use.
-    pub(crate) fn devices(&self) -> usize {
-        self.multi.as_ref().map_or(1, |m| m.devices())
+    /// Devices of this process in use.
+    pub(crate) fn local_devices(&self) -> usize {
+        self.multi.as_ref().map_or(1, |m| m.local())
+    }
+
+    /// The number of this process's first piece of a split array.
+    fn first_piece(&self) -> usize {
+        self.multi.as_ref().map_or(0, |m| m.first())
     }
 
     /// Device `k` (0: the session's first).

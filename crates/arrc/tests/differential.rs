@@ -1979,6 +1979,8 @@ fn split_matrices_products_and_generated_rows() {
     assert_eq!(s.device_count(), 3);
     s.set_split_from(3);
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x3d);
+    // One reference for all: its generator moves on with the session's.
+    let mut cpu = arrc_ref::Env::default();
     for rows in [3, 4, 8, 9, 33, 257, 4097] {
         let m = random(&mut rng, ElemType::F32, rows * 3, false);
         let m = Array::new(vec![rows, 3], m.data);
@@ -1986,7 +1988,6 @@ fn split_matrices_products_and_generated_rows() {
         let b = Array::new(vec![3, 2], b.data);
         let v = random(&mut rng, ElemType::I32, 3, false);
         let x = random(&mut rng, ElemType::I32, rows, false);
-        let mut cpu = arrc_ref::Env::default();
         for (name, a) in [("M", &m), ("B", &b), ("v", &v), ("x", &x)] {
             cpu.arrays.insert(name.into(), a.clone());
             s.set(name, a.clone()).unwrap();
@@ -2012,6 +2013,12 @@ fn split_matrices_products_and_generated_rows() {
             ("+/⍳n", false),
             ("+/(2|⍳n)/⍳n", false),
             ("+/x×⍳n", true),
+            // Each piece draws from its first row's place in the sequence: the same
+            // numbers as one device and the reference draw (⎕IO unmoved for `?`).
+            ("x×?n⍴6", true),
+            ("(?n⍴0)×2", true),
+            ("+/?n⍴6", false),
+            ("(⍳n)+?n⍴6", false),
         ] {
             let before = s.stats().split_statements;
             agree(&mut s, &mut cpu, expr, rows, scale);
