@@ -71,6 +71,8 @@ pub(crate) struct Multi {
     pub split_statements: u64,
     pub moved_bytes: u64,
     hidden: u64,
+    /// `f⌿p` parsed once per function (`combine`).
+    folds: std::cell::RefCell<HashMap<char, arrc_syntax::Program>>,
 }
 
 impl Multi {
@@ -84,6 +86,7 @@ impl Multi {
             split_statements: 0,
             moved_bytes: 0,
             hidden: 0,
+            folds: Default::default(),
         }
     }
 
@@ -938,8 +941,15 @@ impl Session {
             Prim::Or => '∨',
             _ => return Ok(None),
         };
-        let prog = arrc_syntax::parse(&format!("{glyph}⌿p"), &|_| false).map_err(Error::from)?;
-        match arrc_ref::eval_program(&prog, &mut env) {
+        let m = self.multi.as_ref().expect("devices");
+        let mut folds = m.folds.borrow_mut();
+        let prog = match folds.entry(glyph) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                arrc_syntax::parse(&format!("{glyph}⌿p"), &|_| false).map_err(Error::from)?,
+            ),
+        };
+        match arrc_ref::eval_program(prog, &mut env) {
             Ok(Some(a)) if a.elem == first.elem => Ok(Some(a)),
             _ => Ok(None),
         }
