@@ -68,3 +68,39 @@ VALUE ERROR
 1
       z
 1 0 3
+      ⍝ Selective assignment: the items a selection picks.
+      s←⍳5
+      (2↑s)←0 0
+      s
+0 0 3 4 5
+      (¯2↑s)+←10
+      s
+0 0 3 14 15
+      m←3 4⍴⍳12
+      (1 0 1⌿m)←0
+      m
+0 0 0 0
+5 6 7 8
+0 0 0 0
+      (1 1⍉3 3↑m)←9
+      m
+9 0 0 0
+5 9 7 8
+0 0 9 0
+      (,m)←⌽⍳12
+      m
+12 11 10 9
+ 8  7  6 5
+ 4  3  2 1
+      n←2
+      (n↓s)←7
+      s
+0 0 7 7 7
+      (2↑s)←1 2 3
+LENGTH ERROR
+      (s+1)←3
+SYNTAX ERROR
+      (8↑s)←0
+INDEX ERROR
+      {v←⍵ ⋄ (1↓v)×←2 ⋄ v}1 2 3
+1 4 6

@@ -102,7 +102,112 @@ impl Interp<'_> {
                 }
                 self.modify(name, prims::scatter(&x, &places, &new), name_span)?;
             }
+            Target::Selective {
+                name,
+                name_span,
+                expr,
+            } => {
+                selection_only(expr, name)?;
+                let x = self.lookup_array(name).cloned().ok_or_else(|| {
+                    err::value(format!("undefined name: {name}"), name_span.clone())
+                })?;
+                // The selection applied to the items' places (1, 2, …: a 0 is a fill
+                // item, which is no place of x), with x back before any error.
+                let places = Array::new(x.shape.clone(), Data::I64((1..=x.len() as i64).collect()));
+                self.modify(name, places, name_span)?;
+                let picked = self.expr(expr);
+                self.modify(name, x.clone(), name_span)?;
+                let picked = picked?;
+                let mut at = Vec::with_capacity(picked.len());
+                for i in 0..picked.len() {
+                    match picked.data.get(i).as_i64() {
+                        Some(p) if p >= 1 => at.push(p as usize - 1),
+                        _ => return Err(err::index(
+                            "the selection reaches past the array (fill items are no place of it)",
+                            expr.span.clone(),
+                        )),
+                    }
+                }
+                let selected = Array::new(picked.shape.clone(), {
+                    let mut d = Data::with_capacity(x.elem, at.len());
+                    at.iter().for_each(|&p| d.push(x.data.get(p)));
+                    d
+                });
+                let new = match func {
+                    Some(f) => self.dyadic(f, selected.clone(), v.clone(), &f.span)?,
+                    None => v.clone(),
+                };
+                if new.rank() != 0 && new.shape != selected.shape {
+                    let span = value.span.clone();
+                    return Err(if new.rank() != selected.rank() {
+                        err::rank("the new items must have the shape of the selection", span)
+                    } else {
+                        err::length("the new items must have the shape of the selection", span)
+                    });
+                }
+                self.modify(name, prims::scatter(&x, &at, &new), name_span)?;
+            }
         }
         Ok(v)
+    }
+}
+
+/// Checks that only selection functions stand between `name` and the `←` of a
+/// selective assignment: structural functions (`↑ ↓ ⌽ ⊖ ⍉ , ⍪ ⍴ / ⌿ ⌷ ⊢`, with
+/// or without an axis) with `name` in their right argument, and indexing with it
+/// in the indexed array. Other arguments are any expressions without `name`.
+fn selection_only(e: &Expr, name: &str) -> Result<()> {
+    let has = |x: &Expr| {
+        let mut n = std::collections::HashSet::new();
+        x.names(&mut n);
+        n.contains(name)
+    };
+    use arrc_syntax::lexer::Prim::*;
+    let prim = |f: &Func| match &f.kind {
+        FuncKind::Prim(p) => Some(*p),
+        FuncKind::Axis(g, _) => match g.kind {
+            FuncKind::Prim(p) => Some(p),
+            _ => None,
+        },
+        _ => None,
+    };
+    let bad = |span: &Span| {
+        err::syntax_like(
+            format!("selective assignment: only selection functions (↑ ↓ ⌽ ⊖ ⍉ , ⍪ ⍴ / ⌿ ⌷ ⊢ and indexing) may stand between {name} and ←"),
+            span.clone(),
+        )
+    };
+    match &e.kind {
+        ExprKind::Name(n) if n == name => Ok(()),
+        ExprKind::Monadic { func, arg } => match prim(func) {
+            Some(Take | Drop | Reverse | ReverseFirst | Transpose | Comma | CommaBar | Right) => {
+                selection_only(arg, name)
+            }
+            _ => Err(bad(&func.span)),
+        },
+        ExprKind::Dyadic { func, left, right }
+            if !has(left)
+                && matches!(
+                    prim(func),
+                    Some(
+                        Take | Drop
+                            | Reverse
+                            | ReverseFirst
+                            | Transpose
+                            | Rho
+                            | Slash
+                            | SlashBar
+                            | Squad
+                            | Right
+                    )
+                ) =>
+        {
+            selection_only(right, name)
+        }
+        ExprKind::Index { array, axes } if !axes.iter().flatten().any(has) => {
+            selection_only(array, name)
+        }
+        ExprKind::Dyadic { func, .. } => Err(bad(&func.span)),
+        _ => Err(bad(&e.span)),
     }
 }

@@ -91,6 +91,13 @@ pub enum Target {
         name_span: Span,
         axes: Vec<Option<Expr>>,
     },
+    /// `(2↑x)←v`: the items of `name` (the rightmost name of `expr`) that the
+    /// selection expression `expr` picks.
+    Selective {
+        name: String,
+        name_span: Span,
+        expr: Box<Expr>,
+    },
 }
 
 impl Target {
@@ -98,9 +105,40 @@ impl Target {
     pub fn names(&self) -> Vec<&str> {
         match self {
             Target::Names(v) => v.iter().map(|(n, _)| n.as_str()).collect(),
-            Target::Indexed { name, .. } => vec![name.as_str()],
+            Target::Indexed { name, .. } | Target::Selective { name, .. } => vec![name.as_str()],
         }
     }
+
+    /// The expressions it evaluates (index expressions, a selection).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        match self {
+            Target::Names(_) => vec![],
+            Target::Indexed { axes, .. } => axes.iter().flatten().collect(),
+            Target::Selective { expr, .. } => vec![expr],
+        }
+    }
+}
+
+/// The name a selective assignment assigns: the rightmost name of its selection
+/// expression (`(n↑x)←v` assigns `x`).
+pub fn selected_name(e: &Expr) -> Option<(String, Span)> {
+    let mut best: Option<(String, Span)> = None;
+    let mut visit = |n: &str, s: &Span| {
+        if best.as_ref().is_none_or(|(_, b)| s.start > b.start) {
+            best = Some((n.to_string(), s.clone()));
+        }
+    };
+    fn walk(e: &Expr, visit: &mut dyn FnMut(&str, &Span)) {
+        if let ExprKind::Name(n) = &e.kind {
+            visit(n, &e.span);
+        }
+        let _ = e.map_children::<()>(&mut |c| {
+            walk(c, visit);
+            Ok(c.clone())
+        });
+    }
+    walk(e, &mut visit);
+    best
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -267,9 +305,7 @@ impl Expr {
                 value,
             } => {
                 out.extend(target.names().into_iter().map(String::from));
-                if let Target::Indexed { axes, .. } = target {
-                    axes.iter().flatten().for_each(|x| x.names(out));
-                }
+                target.exprs().into_iter().for_each(|x| x.names(out));
                 if let Some(f) = func {
                     f.names(out);
                 }
@@ -373,6 +409,15 @@ impl Expr {
                             axes: out,
                         }
                     }
+                    Target::Selective {
+                        name,
+                        name_span,
+                        expr,
+                    } => Target::Selective {
+                        name: name.clone(),
+                        name_span: name_span.clone(),
+                        expr: Box::new(f(expr)?),
+                    },
                 };
                 ExprKind::AssignTo {
                     target,
@@ -455,8 +500,7 @@ impl Expr {
             } => {
                 func.as_ref().is_some_and(|f| f.any_func(p))
                     || value.any_func(p)
-                    || matches!(target, Target::Indexed { axes, .. }
-                        if axes.iter().flatten().any(|x| x.any_func(p)))
+                    || target.exprs().into_iter().any(|x| x.any_func(p))
             }
             _ => false,
         }
@@ -770,6 +814,7 @@ mod print {
                             }
                             write!(f, ")")?;
                         }
+                        Target::Selective { expr, .. } => write!(f, " (select {expr})")?,
                     }
                     if let Some(g) = func {
                         write!(f, " {g}")?;

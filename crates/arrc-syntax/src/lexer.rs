@@ -306,6 +306,8 @@ pub enum Token {
     LParen,
     /// A `(` whose group holds a function, such as `(+/)` (set by classification).
     FnLParen,
+    /// The `(` of a selective assignment, `(2↑x)←v` (set by `mark_assignments`).
+    SelLParen,
     #[token(")")]
     RParen,
     #[token("{")]
@@ -498,7 +500,7 @@ pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
         if t != Token::Jot {
             closed_from = None;
             match t {
-                Token::LParen | Token::FnLParen => open.push(out.len()),
+                Token::LParen | Token::FnLParen | Token::SelLParen => open.push(out.len()),
                 Token::RParen => closed_from = open.pop(),
                 _ => {}
             }

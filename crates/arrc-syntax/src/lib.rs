@@ -258,7 +258,7 @@ fn starts_statement(tokens: &[lexer::Spanned], k: usize) -> bool {
 /// Turns the other forms of assignment, at the start of a statement, into one token
 /// each that the grammar tells apart: `x f←v` (`ModName`, `f` one primitive or
 /// function name), `x[…]←v` and `x[…] f←v` (`IdxName`), `(a b)←v` and `a b←v`
-/// (`Names`).
+/// (`Names`), and the `(` of `(2↑x)←v` and `(2↑x) f←v` (selective: `SelLParen`).
 fn mark_assignments(tokens: Vec<lexer::Spanned>) -> Vec<lexer::Spanned> {
     let is_fn = |t: &Token| matches!(t, Token::Prim(_) | Token::FnName(_) | Token::Slash(_));
     let assign_at = |k: usize| matches!(tokens.get(k), Some((_, Token::Assign, _)));
@@ -291,6 +291,34 @@ fn mark_assignments(tokens: Vec<lexer::Spanned>) -> Vec<lexer::Spanned> {
                 out.push((*l, Token::Names(names), tokens[after - 1].2));
                 k = after;
                 continue;
+            }
+            // `(2↑x)←v`, `(2↑x) f←v`: a group that is not a run of names.
+            if *t == Token::LParen {
+                let mut depth = 0;
+                let mut close = None;
+                for (j, (_, t, _)) in tokens.iter().enumerate().skip(k) {
+                    match t {
+                        Token::LParen | Token::FnLParen | Token::BindLParen => depth += 1,
+                        Token::RParen => {
+                            depth -= 1;
+                            if depth == 0 {
+                                close = Some(j);
+                                break;
+                            }
+                        }
+                        Token::Sep => break,
+                        _ => {}
+                    }
+                }
+                if let Some(c) = close {
+                    let modified =
+                        tokens.get(c + 1).is_some_and(|(_, t, _)| is_fn(t)) && assign_at(c + 2);
+                    if assign_at(c + 1) || modified {
+                        out.push((*l, Token::SelLParen, *r));
+                        k += 1;
+                        continue;
+                    }
+                }
             }
             if let Token::Name(n) = t {
                 // `x f←v`.
@@ -416,7 +444,7 @@ fn check_brackets(src: &str, tokens: &[lexer::Spanned]) -> Result<(), SyntaxErro
     let mut stack: Vec<(char, Span)> = Vec::new();
     for (l, t, r) in tokens {
         let open = match t {
-            Token::LParen | Token::FnLParen | Token::BindLParen => Some('('),
+            Token::LParen | Token::FnLParen | Token::BindLParen | Token::SelLParen => Some('('),
             Token::LBrace | Token::OpLBrace1 | Token::OpLBrace2 => Some('{'),
             Token::LBracket => Some('['),
             _ => None,
