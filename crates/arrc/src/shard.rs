@@ -932,15 +932,10 @@ impl Session {
             ..arrc_ref::Env::default()
         };
         env.arrays.insert("p".into(), stacked);
-        let glyph = match p {
-            Prim::Plus => '+',
-            Prim::Times => '×',
-            Prim::Ceiling => '⌈',
-            Prim::Floor => '⌊',
-            Prim::And => '∧',
-            Prim::Or => '∨',
-            _ => return Ok(None),
-        };
+        if !combines(p) {
+            return Ok(None);
+        }
+        let glyph = p.glyph();
         let m = self.multi.as_ref().expect("devices");
         let mut folds = m.folds.borrow_mut();
         let prog = match folds.entry(glyph) {
