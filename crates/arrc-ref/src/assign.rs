@@ -30,6 +30,31 @@ impl Interp<'_> {
         Ok(())
     }
 
+    /// The items that replace `selected`: `v`, or `selected f v`, of its shape (or a
+    /// scalar).
+    fn new_items(
+        &mut self,
+        func: Option<&Func>,
+        selected: Array,
+        v: &Array,
+        span: &Span,
+    ) -> Result<Array> {
+        let shape = selected.shape.clone();
+        let new = match func {
+            Some(f) => self.dyadic(f, selected, v.clone(), &f.span)?,
+            None => v.clone(),
+        };
+        if new.rank() != 0 && new.shape != shape {
+            let m = "the new items must have the shape of the selection";
+            return Err(if new.rank() != shape.len() {
+                err::rank(m, span.clone())
+            } else {
+                err::length(m, span.clone())
+            });
+        }
+        Ok(new)
+    }
+
     pub(super) fn assign_to(
         &mut self,
         target: &Target,
@@ -88,18 +113,7 @@ impl Interp<'_> {
                 let io = self.io();
                 let places = prims::select_places(&x, &ix, io, name_span)?;
                 let selected = prims::select(&x, &ix, io, name_span)?;
-                let new = match func {
-                    Some(f) => self.dyadic(f, selected.clone(), v.clone(), &f.span)?,
-                    None => v.clone(),
-                };
-                if new.rank() != 0 && new.shape != selected.shape {
-                    let span = value.span.clone();
-                    return Err(if new.rank() != selected.rank() {
-                        err::rank("the new items must have the shape of the selection", span)
-                    } else {
-                        err::length("the new items must have the shape of the selection", span)
-                    });
-                }
+                let new = self.new_items(func, selected, &v, &value.span)?;
                 self.modify(name, prims::scatter(&x, &places, &new), name_span)?;
             }
             Target::Selective {
@@ -133,18 +147,7 @@ impl Interp<'_> {
                     at.iter().for_each(|&p| d.push(x.data.get(p)));
                     d
                 });
-                let new = match func {
-                    Some(f) => self.dyadic(f, selected.clone(), v.clone(), &f.span)?,
-                    None => v.clone(),
-                };
-                if new.rank() != 0 && new.shape != selected.shape {
-                    let span = value.span.clone();
-                    return Err(if new.rank() != selected.rank() {
-                        err::rank("the new items must have the shape of the selection", span)
-                    } else {
-                        err::length("the new items must have the shape of the selection", span)
-                    });
-                }
+                let new = self.new_items(func, selected, &v, &value.span)?;
                 self.modify(name, prims::scatter(&x, &at, &new), name_span)?;
             }
         }

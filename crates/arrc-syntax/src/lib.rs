@@ -293,32 +293,14 @@ fn mark_assignments(tokens: Vec<lexer::Spanned>) -> Vec<lexer::Spanned> {
                 continue;
             }
             // `(2↑x)←v`, `(2↑x) f←v`: a group that is not a run of names.
-            if *t == Token::LParen {
-                let mut depth = 0;
-                let mut close = None;
-                for (j, (_, t, _)) in tokens.iter().enumerate().skip(k) {
-                    match t {
-                        Token::LParen | Token::FnLParen | Token::BindLParen => depth += 1,
-                        Token::RParen => {
-                            depth -= 1;
-                            if depth == 0 {
-                                close = Some(j);
-                                break;
-                            }
-                        }
-                        Token::Sep => break,
-                        _ => {}
-                    }
-                }
-                if let Some(c) = close {
-                    let modified =
-                        tokens.get(c + 1).is_some_and(|(_, t, _)| is_fn(t)) && assign_at(c + 2);
-                    if assign_at(c + 1) || modified {
-                        out.push((*l, Token::SelLParen, *r));
-                        k += 1;
-                        continue;
-                    }
-                }
+            let assigned_after = |c: usize| {
+                assign_at(c + 1)
+                    || tokens.get(c + 1).is_some_and(|(_, t, _)| is_fn(t)) && assign_at(c + 2)
+            };
+            if *t == Token::LParen && closing(&tokens, k).is_some_and(assigned_after) {
+                out.push((*l, Token::SelLParen, *r));
+                k += 1;
+                continue;
             }
             if let Token::Name(n) = t {
                 // `x f←v`.
@@ -328,32 +310,12 @@ fn mark_assignments(tokens: Vec<lexer::Spanned>) -> Vec<lexer::Spanned> {
                     continue;
                 }
                 // `x[…]←v`, `x[…] f←v`.
-                if matches!(tokens.get(k + 1), Some((_, Token::LBracket, _))) {
-                    let mut depth = 0;
-                    let mut close = None;
-                    for (j, (_, t, _)) in tokens.iter().enumerate().skip(k + 1) {
-                        match t {
-                            Token::LBracket => depth += 1,
-                            Token::RBracket => {
-                                depth -= 1;
-                                if depth == 0 {
-                                    close = Some(j);
-                                    break;
-                                }
-                            }
-                            Token::Sep => break,
-                            _ => {}
-                        }
-                    }
-                    if let Some(c) = close {
-                        let modified =
-                            tokens.get(c + 1).is_some_and(|(_, t, _)| is_fn(t)) && assign_at(c + 2);
-                        if assign_at(c + 1) || modified {
-                            out.push((*l, Token::IdxName(n.clone()), *r));
-                            k += 1;
-                            continue;
-                        }
-                    }
+                if matches!(tokens.get(k + 1), Some((_, Token::LBracket, _)))
+                    && closing(&tokens, k + 1).is_some_and(assigned_after)
+                {
+                    out.push((*l, Token::IdxName(n.clone()), *r));
+                    k += 1;
+                    continue;
                 }
             }
         }
@@ -361,6 +323,26 @@ fn mark_assignments(tokens: Vec<lexer::Spanned>) -> Vec<lexer::Spanned> {
         k += 1;
     }
     out
+}
+
+/// The token that closes the bracket or parenthesis opened at `open`, within its
+/// statement.
+fn closing(tokens: &[lexer::Spanned], open: usize) -> Option<usize> {
+    let mut depth = 0;
+    for (j, (_, t, _)) in tokens.iter().enumerate().skip(open) {
+        match t {
+            Token::LParen | Token::FnLParen | Token::BindLParen | Token::LBracket => depth += 1,
+            Token::RParen | Token::RBracket => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            Token::Sep => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Marks `(` tokens whose group ends in a function (`(+/)`, `(f)`, `({⍵})`) as

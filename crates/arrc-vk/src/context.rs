@@ -1429,33 +1429,25 @@ impl Context {
     /// Submits a recording `times` times back to back in one submission (the device
     /// never idles between them) and waits; the timestamps are the last run's.
     pub fn submit_repeated(&mut self, rec: &Recording, times: usize) -> Result<RunStats> {
-        if self.stalled.get() {
-            return Err(VkError::Timeout(FENCE_TIMEOUT_S));
-        }
-        let cbs = vec![rec.cb; times.max(1)];
-        let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
-        // SAFETY: the recording is complete and not in flight (every submit is waited on).
-        unsafe {
-            self.device
-                .reset_fences(&[rec.fence])
-                .what("vkResetFences")?;
-            self.device
-                .queue_submit(self.queue, &submit, rec.fence)
-                .what("vkQueueSubmit")?;
-        }
-        wait_fence(&self.device, rec.fence, &self.stalled)?;
-        self.read_timestamps(rec.profiled)
+        self.start(rec, times)?;
+        self.wait(rec)
     }
 
     /// Submits a recording without waiting for it (several devices run at once);
     /// [`Context::wait`] must follow before the recording is submitted again or freed.
     pub fn launch(&mut self, rec: &Recording) -> Result<()> {
+        self.start(rec, 1)
+    }
+
+    /// Submits a recording `times` times in one submission, signalling its fence.
+    fn start(&mut self, rec: &Recording, times: usize) -> Result<()> {
         if self.stalled.get() {
             return Err(VkError::Timeout(FENCE_TIMEOUT_S));
         }
-        let cbs = [rec.cb];
+        let cbs = vec![rec.cb; times.max(1)];
         let submit = [vk::SubmitInfo::default().command_buffers(&cbs)];
-        // SAFETY: the recording is complete and not in flight (every launch is waited on).
+        // SAFETY: the recording is complete and not in flight (every submission is
+        // waited on).
         unsafe {
             self.device
                 .reset_fences(&[rec.fence])

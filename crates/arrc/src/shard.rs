@@ -650,43 +650,23 @@ impl Session {
             },
             ExprKind::Dyadic { func, left, right } => match &func.kind {
                 FuncKind::Prim(p) if BinOp::from_prim(*p).is_some() => {
-                    let (l, r) = (self.form(left, needs)?, self.form(right, needs)?);
-                    match (l, r) {
+                    match (self.form(left, needs)?, self.form(right, needs)?) {
                         (Form::Scalar, x) | (x, Form::Scalar) => Some(x),
-                        (
-                            Form::Split {
-                                rows: Some(a),
-                                cell: c,
-                            },
-                            Form::Split {
-                                rows: Some(b),
-                                cell: d,
-                            },
-                        ) if a == b && c == d => Some(Form::Split {
-                            rows: Some(a),
-                            cell: c,
+                        (l, r) => aligned(&l, &r).map(|(rows, cell)| Form::Split {
+                            rows: Some(rows),
+                            cell,
                         }),
-                        _ => None,
                     }
                 }
+                // Compress of vectors: each piece keeps its own count.
                 FuncKind::Prim(Prim::Slash) => {
                     let (l, r) = (self.form(left, needs)?, self.form(right, needs)?);
-                    match (l, r) {
-                        (
-                            Form::Split {
-                                rows: Some(a),
-                                cell: c,
-                            },
-                            Form::Split {
-                                rows: Some(b),
-                                cell: d,
-                            },
-                        ) if a == b && c.is_empty() && d.is_empty() => Some(Form::Split {
+                    aligned(&l, &r)
+                        .filter(|(_, cell)| cell.is_empty())
+                        .map(|_| Form::Split {
                             rows: None,
                             cell: vec![],
-                        }),
-                        _ => None,
-                    }
+                        })
                 }
                 FuncKind::Outer(f) if prim(f).is_some_and(|p| BinOp::from_prim(p).is_some()) => {
                     let l = self.form(left, needs)?;
@@ -1454,6 +1434,23 @@ impl Session {
             }
         }
         out
+    }
+}
+
+/// The rows and row shape two split values share (known rows, the same pieces).
+fn aligned(l: &Form, r: &Form) -> Option<(Vec<usize>, Vec<usize>)> {
+    match (l, r) {
+        (
+            Form::Split {
+                rows: Some(a),
+                cell: c,
+            },
+            Form::Split {
+                rows: Some(b),
+                cell: d,
+            },
+        ) if a == b && c == d => Some((a.clone(), c.clone())),
+        _ => None,
     }
 }
 
