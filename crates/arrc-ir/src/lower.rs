@@ -497,6 +497,9 @@ impl Lower {
                     self.resolve_within(&f, hops - 1)
                 }
                 Some(Binding::Func(f)) => Ok(f.clone()),
+                Some(Binding::Array(_)) if matches!(n.as_str(), "⍺⍺" | "⍵⍵") => Err(
+                    err::unsupported(crate::error::ARRAY_OPERAND, func.span.clone()),
+                ),
                 Some(Binding::Array(_)) => Err(err::domain(
                     format!("{n} is an array, not a function"),
                     func.span.clone(),

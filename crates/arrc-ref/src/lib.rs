@@ -398,9 +398,13 @@ impl Interp<'_> {
 
     fn resolve_once(&self, func: &Func) -> Result<Func> {
         match &func.kind {
-            FuncKind::Name(n) => self
-                .lookup_fn(n)
-                .ok_or_else(|| err::value(format!("undefined function: {n}"), func.span.clone())),
+            FuncKind::Name(n) => self.lookup_fn(n).ok_or_else(|| {
+                if matches!(n.as_str(), "⍺⍺" | "⍵⍵") && self.lookup_array(n).is_some() {
+                    err::unsupported(arrc_ir::error::ARRAY_OPERAND, func.span.clone())
+                } else {
+                    err::value(format!("undefined function: {n}"), func.span.clone())
+                }
+            }),
             FuncKind::SelfRef => self
                 .frames
                 .iter()

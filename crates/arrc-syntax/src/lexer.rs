@@ -356,6 +356,9 @@ pub enum Token {
     /// An array and the `@` that takes it as its left operand (`0@2 4`; set by
     /// [`mark_jots`]).
     AtBound(Bound),
+    /// An array bound as the left operand of an operator of the user's (`3 f 4` with
+    /// `f←{⍺⍺×⍵}`; set by [`mark_jots`]).
+    OpBound(Bound),
     /// The `∘` of an outer product `∘.f` (set by [`mark_jots`], never by logos).
     OuterJot,
     /// An array and the `∘` that binds it as a left operand (`2∘×`, `v∘⍳`; set by
@@ -456,7 +459,8 @@ pub enum Bound {
 /// here, so `x 2∘×` is `x (2∘×)`), and a parenthesised array's `(` before such a `∘`
 /// becomes `BindLParen`; any other `∘` composes or binds a right operand. An array
 /// before `@` (the same forms, and `⍺ ⍵`) is its left operand likewise (`AtBound`,
-/// `BindLParen`).
+/// `BindLParen`), and so is an array before the name of an operator of the user's
+/// (`OpBound`).
 pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
     let mut out: Vec<Spanned> = Vec::with_capacity(tokens.len());
     let mut it = tokens.into_iter().peekable();
@@ -468,6 +472,26 @@ pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
             closed_from = None;
             out.push((l, t, r));
             split_operand(&mut it, &mut out);
+            continue;
+        }
+        if matches!(t, Token::OpName1(_) | Token::OpName2(_)) {
+            // An array on a user operator's left is its left operand (`3 f`, `x f`).
+            if let Some(o) = closed_from {
+                if out[o].1 == Token::LParen {
+                    out[o].1 = Token::BindLParen;
+                }
+            } else if let Some(b) = out.last().and_then(|(_, t, _)| bound_array(t)).filter(|_| {
+                out.len() < 2
+                    || !matches!(
+                        out[out.len() - 2].1,
+                        Token::Jot | Token::Power | Token::Op2(_)
+                    )
+            }) {
+                let (start, _, end) = out.pop().unwrap_or((l, Token::Jot, r));
+                out.push((start, Token::OpBound(b), end));
+            }
+            closed_from = None;
+            out.push((l, t, r));
             continue;
         }
         if t == Token::Op2(Op2::At) {
