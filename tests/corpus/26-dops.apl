@@ -40,3 +40,21 @@
 6 15
       -comp
 SYNTAX ERROR
+      ⍝ Arrays as operands: the body reads ⍺⍺ ⍵⍵ as arrays then.
+      times←{⍺⍺×⍵}
+      3 times 4
+12
+      1 2 3 times 4
+4 8 12
+      (1+2) times 4
+12
+      plus←{⍵+⍺⍺}
+      (⍳3) plus 10
+11 12 13
+      affine←{⍺⍺+⍵⍵×⍵}
+      1 affine 10 ⊢ 2
+21
+      {⍵ times 2}5
+10
+      (- {⍺⍺ ⍵}) 3
+¯3

@@ -127,6 +127,6 @@ pub mod err {
     }
 }
 
-/// Why an array operand of an operator of the user's fails where its body applies it:
-/// operator bodies are read once, with `⍺⍺ ⍵⍵` as functions.
-pub const ARRAY_OPERAND: &str = "an array as the operand of an operator of the user's, where its body applies the operand (⍺⍺ or ⍵⍵) as a function, is not supported yet";
+/// Why an array operand of an operator of the user's fails: its body does not read
+/// with that operand an array.
+pub const ARRAY_OPERAND: &str = arrc_syntax::ARRAY_OPERAND_UNREAD;

@@ -317,7 +317,11 @@ impl Interp<'_> {
     ) -> Result<Array> {
         let opf = self.resolve(op)?;
         let body = opf
-            .operator_body(right.is_some())
+            .operator_body_for(
+                right.is_some(),
+                matches!(left, Tine::Array(_)),
+                matches!(right, Some(Tine::Array(_))),
+            )
             .map_err(|m| err::syntax_like(m, op.span.clone()))?;
         let mut arrays = HashMap::new();
         let mut functions = HashMap::new();

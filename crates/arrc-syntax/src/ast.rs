@@ -10,6 +10,18 @@ pub type Span = std::ops::Range<usize>;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Program {
     pub stmts: Vec<Stmt>,
+    /// For the body of an operator of the user's: the body read again with an array
+    /// as its left and/or right operand (`⍺⍺ ⍵⍵` as array names), where it reads
+    /// so (`{⍺⍺×⍵}` is `⍺⍺ (×⍵)` for a function operand, `⍺⍺×⍵` for an array).
+    pub operand_variants: Vec<OperandVariant>,
+}
+
+/// An operator body read with `⍺⍺` (`left`) and/or `⍵⍵` (`right`) as arrays.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OperandVariant {
+    pub left: bool,
+    pub right: bool,
+    pub body: Program,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -658,6 +670,17 @@ impl Func {
     /// The body of the operator this is, given its operands (`with_right`: two);
     /// the message of a SYNTAX ERROR when it is no operator of that many.
     pub fn operator_body(&self, with_right: bool) -> Result<&Program, String> {
+        self.operator_body_for(with_right, false, false)
+    }
+
+    /// The body of this operator for operands that are arrays (`left`: `⍺⍺`,
+    /// `right`: `⍵⍵`) or functions.
+    pub fn operator_body_for(
+        &self,
+        with_right: bool,
+        left: bool,
+        right: bool,
+    ) -> Result<&Program, String> {
         let FuncKind::Dfn(body) = &self.kind else {
             return Err("not an operator".into());
         };
@@ -665,7 +688,13 @@ impl Func {
         if (arity == 2) != with_right {
             return Err(format!("this operator takes {arity} operand(s)"));
         }
-        Ok(body)
+        // (Where no variant reads, the body as read: an operand it applies as a
+        // function is then an error where it is applied.)
+        Ok(body
+            .operand_variants
+            .iter()
+            .find(|v| (left || right) && v.left == left && v.right == right)
+            .map_or(&**body, |v| &v.body))
     }
 
     /// For a dfn that is an operator, its number of operands: 2 when it names `⍵⍵`,
@@ -674,8 +703,22 @@ impl Func {
         let FuncKind::Dfn(body) = &self.kind else {
             return None;
         };
-        let names =
-            |n: &str| body.any_func(&mut |f| matches!(&f.kind, FuncKind::Name(m) if m == n));
+        // As an operand (`⍺⍺ ⍵`), or as an array in a body that reads only so.
+        let mut written = std::collections::HashSet::new();
+        for s in &body.stmts {
+            match s {
+                Stmt::Expr(e) => e.names(&mut written),
+                Stmt::Guard { cond, value } => {
+                    cond.names(&mut written);
+                    value.names(&mut written);
+                }
+                Stmt::Func(f) | Stmt::FnDef { func: f, .. } => f.names(&mut written),
+            }
+        }
+        let names = |n: &str| {
+            written.contains(n)
+                || body.any_func(&mut |f| matches!(&f.kind, FuncKind::Name(m) if m == n))
+        };
         if names("⍵⍵") {
             Some(2)
         } else if names("⍺⍺") {

@@ -359,6 +359,10 @@ pub enum Token {
     /// An array bound as the left operand of an operator of the user's (`3 f 4` with
     /// `f←{⍺⍺×⍵}`; set by [`mark_jots`]).
     OpBound(Bound),
+    /// An operator dfn whose body reads only with array operands, read already
+    /// (monadic and dyadic operators; set by `parse_names`).
+    Ready1(std::rc::Rc<crate::ast::Func>),
+    Ready2(std::rc::Rc<crate::ast::Func>),
     /// The `∘` of an outer product `∘.f` (set by [`mark_jots`], never by logos).
     OuterJot,
     /// An array and the `∘` that binds it as a left operand (`2∘×`, `v∘⍳`; set by
@@ -475,17 +479,34 @@ pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
             continue;
         }
         if matches!(t, Token::OpName1(_) | Token::OpName2(_)) {
-            // An array on a user operator's left is its left operand (`3 f`, `x f`).
+            // An array on a user operator's left is its left operand (`3 f`, `x f`,
+            // `(x+1) f`). Stranding binds tighter, so a longer strand (`x 1 2 f`) is
+            // the operand in APL: not read here (a SYNTAX ERROR, not another meaning).
+            let strand_before = |k: usize| {
+                k > 0
+                    && matches!(
+                        out[k - 1].1,
+                        Token::Name(_)
+                            | Token::Number(_)
+                            | Token::Numbers(_)
+                            | Token::RParen
+                            | Token::Alpha
+                            | Token::Omega
+                            | Token::Zilde
+                            | Token::Str(_)
+                    )
+            };
             if let Some(o) = closed_from {
-                if out[o].1 == Token::LParen {
+                if out[o].1 == Token::LParen && !strand_before(o) {
                     out[o].1 = Token::BindLParen;
                 }
             } else if let Some(b) = out.last().and_then(|(_, t, _)| bound_array(t)).filter(|_| {
-                out.len() < 2
-                    || !matches!(
-                        out[out.len() - 2].1,
-                        Token::Jot | Token::Power | Token::Op2(_)
-                    )
+                !strand_before(out.len() - 1)
+                    && (out.len() < 2
+                        || !matches!(
+                            out[out.len() - 2].1,
+                            Token::Jot | Token::Power | Token::Op2(_)
+                        ))
             }) {
                 let (start, _, end) = out.pop().unwrap_or((l, Token::Jot, r));
                 out.push((start, Token::OpBound(b), end));

@@ -19,6 +19,7 @@ lalrpop_mod!(
 
 pub use ast::*;
 use lexer::{LexError, Token};
+use std::collections::HashMap;
 
 /// A syntax error with the span of the text it points at.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -76,6 +77,21 @@ pub fn parse_names(
     check_statement_length(&tokens)?;
     mark_operators(&mut tokens);
     classify(&mut tokens, is_function, kind);
+    read_array_operators(src, &mut tokens);
+    let variants = operand_variants(src, &tokens);
+    let mut prog = parse_classified(src, tokens)?;
+    if !variants.is_empty() {
+        attach_variants(&mut prog, &variants);
+    }
+    Ok(prog)
+}
+
+/// Why an array operand of an operator of the user's fails: its body does not read
+/// as APL with that operand an array.
+pub const ARRAY_OPERAND_UNREAD: &str = "this operator's body does not read with an array as its operand (it applies ⍺⍺ or ⍵⍵ as a function)";
+
+/// Parses classified tokens.
+fn parse_classified(src: &str, mut tokens: Vec<lexer::Spanned>) -> Result<Program, SyntaxError> {
     mark_function_parens(&mut tokens);
     let tokens = mark_assignments(tokens);
     let tokens = lexer::mark_jots(tokens);
@@ -84,6 +100,253 @@ pub fn parse_names(
     grammar::ProgramParser::new()
         .parse(tokens.into_iter().map(Ok::<_, (String, Span)>))
         .map_err(|e| convert_error(src, e, end))
+}
+
+/// The operator dfns of `tokens`, innermost first: where `{1`/`{2` opens and `}`
+/// closes each.
+fn operator_dfns(tokens: &[lexer::Spanned]) -> Vec<(usize, usize)> {
+    let mut open = vec![];
+    let mut out = vec![];
+    for (j, (_, t, _)) in tokens.iter().enumerate() {
+        match t {
+            Token::LBrace | Token::OpLBrace1 | Token::OpLBrace2 => open.push((j, t.clone())),
+            Token::RBrace => {
+                if let Some((i, t)) = open.pop() {
+                    if t != Token::LBrace {
+                        out.push((i, j));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// An operator dfn that reads only with array operands (`{⍵+⍺⍺}`) becomes one
+/// token holding it read so, with its other readings as variants.
+fn read_array_operators(src: &str, tokens: &mut Vec<lexer::Spanned>) {
+    'again: loop {
+        for (i, c) in operator_dfns(tokens) {
+            let reads = parse_classified(src, tokens[i..=c].to_vec())
+                .is_ok_and(|p| matches!(p.stmts.as_slice(), [Stmt::Func(_)]));
+            if reads {
+                continue;
+            }
+            let (l, r) = (tokens[i].0, tokens[c].2);
+            let mut table = operand_variants(src, &tokens[i..=c]);
+            let Some(mut variants) = table.remove(&(l, r)).filter(|v| !v.is_empty()) else {
+                continue;
+            };
+            let first = variants.remove(0);
+            let mut body = first.body.clone();
+            body.operand_variants = std::iter::once(first).chain(variants).collect();
+            let f = std::rc::Rc::new(Func::new(FuncKind::Dfn(Box::new(body)), l..r));
+            let t = match tokens[i].1 {
+                Token::OpLBrace2 => Token::Ready2(f),
+                _ => Token::Ready1(f),
+            };
+            tokens.splice(i..=c, [(l, t, r)]);
+            continue 'again;
+        }
+        return;
+    }
+}
+
+/// Each operator dfn's body read again with array operands (`⍺⍺`, `⍵⍵` or both as
+/// array names; the operators nested in it keep theirs), by the span of the
+/// operator: the variants that read.
+fn operand_variants(
+    src: &str,
+    tokens: &[lexer::Spanned],
+) -> HashMap<(usize, usize), Vec<OperandVariant>> {
+    let mut out: HashMap<(usize, usize), Vec<OperandVariant>> = HashMap::new();
+    for (i, (l, t, _)) in tokens.iter().enumerate() {
+        let two = match t {
+            Token::OpLBrace1 => false,
+            Token::OpLBrace2 => true,
+            _ => continue,
+        };
+        // The matching `}`, and which tokens belong to operators nested inside.
+        let mut depth = 0;
+        let mut nested_from: Option<usize> = None;
+        let mut own = vec![];
+        let mut close = None;
+        for (j, (_, t, _)) in tokens.iter().enumerate().skip(i) {
+            match t {
+                Token::LBrace | Token::OpLBrace1 | Token::OpLBrace2 => {
+                    if j > i && nested_from.is_none() && *t != Token::LBrace {
+                        nested_from = Some(depth);
+                    }
+                    depth += 1;
+                }
+                Token::RBrace => {
+                    depth -= 1;
+                    if nested_from == Some(depth) {
+                        nested_from = None;
+                    }
+                    if depth == 0 {
+                        close = Some(j);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            own.push(nested_from.is_none());
+        }
+        let Some(c) = close else { continue };
+        let kinds: &[(bool, bool)] = if two {
+            &[(true, false), (false, true), (true, true)]
+        } else {
+            &[(true, false)]
+        };
+        for &(left, right) in kinds {
+            let mut v: Vec<lexer::Spanned> = tokens[i..=c].to_vec();
+            v[0].1 = Token::LBrace;
+            for (k, tok) in v.iter_mut().enumerate() {
+                if !own.get(k).copied().unwrap_or(false) {
+                    continue;
+                }
+                match tok.1 {
+                    Token::AlphaAlpha if left => tok.1 = Token::Name("⍺⍺".into()),
+                    Token::OmegaOmega if right => tok.1 = Token::Name("⍵⍵".into()),
+                    _ => {}
+                }
+            }
+            let Ok(p) = parse_classified(src, v) else {
+                continue;
+            };
+            if let [Stmt::Func(Func {
+                kind: FuncKind::Dfn(body),
+                ..
+            })] = p.stmts.as_slice()
+            {
+                out.entry((*l, tokens[c].2))
+                    .or_default()
+                    .push(OperandVariant {
+                        left,
+                        right,
+                        body: (**body).clone(),
+                    });
+            }
+        }
+    }
+    out
+}
+
+/// Gives each operator dfn of `prog` its variants (`operand_variants`).
+fn attach_variants(prog: &mut Program, table: &HashMap<(usize, usize), Vec<OperandVariant>>) {
+    fn program(p: &mut Program, t: &HashMap<(usize, usize), Vec<OperandVariant>>) {
+        for s in &mut p.stmts {
+            match s {
+                Stmt::Expr(e) => expr(e, t),
+                Stmt::Guard { cond, value } => {
+                    expr(cond, t);
+                    expr(value, t);
+                }
+                Stmt::FnDef { func: f, .. } | Stmt::Func(f) => func(f, t),
+            }
+        }
+        for v in &mut p.operand_variants {
+            program(&mut v.body, t);
+        }
+    }
+    fn tine(x: &mut Tine, t: &HashMap<(usize, usize), Vec<OperandVariant>>) {
+        match x {
+            Tine::Func(f) => func(f, t),
+            Tine::Array(e) => expr(e, t),
+        }
+    }
+    fn func(f: &mut Func, t: &HashMap<(usize, usize), Vec<OperandVariant>>) {
+        match &mut f.kind {
+            FuncKind::Dfn(p) => {
+                if let Some(v) = t.get(&(f.span.start, f.span.end)) {
+                    p.operand_variants = v.clone();
+                }
+                program(p, t);
+            }
+            FuncKind::Derived { operand, .. }
+            | FuncKind::Outer(operand)
+            | FuncKind::Key(operand) => func(operand, t),
+            FuncKind::Inner(a, b) | FuncKind::Atop(a, b) | FuncKind::Over(a, b) => {
+                func(a, t);
+                func(b, t);
+            }
+            FuncKind::Axis(a, e) | FuncKind::Rank(a, e) | FuncKind::Stencil(a, e) => {
+                func(a, t);
+                expr(e, t);
+            }
+            FuncKind::Fork(a, b, c) => {
+                tine(a, t);
+                func(b, t);
+                func(c, t);
+            }
+            FuncKind::Jot(a, b) | FuncKind::At(a, b) => {
+                tine(a, t);
+                tine(b, t);
+            }
+            FuncKind::Power(a, b) => {
+                func(a, t);
+                tine(b, t);
+            }
+            FuncKind::UserOp { op, left, right } => {
+                func(op, t);
+                tine(left, t);
+                if let Some(r) = right {
+                    tine(r, t);
+                }
+            }
+            FuncKind::Prim(_) | FuncKind::Name(_) | FuncKind::SelfRef => {}
+        }
+    }
+    fn expr(e: &mut Expr, t: &HashMap<(usize, usize), Vec<OperandVariant>>) {
+        match &mut e.kind {
+            ExprKind::Strand(items) => items.iter_mut().for_each(|x| expr(x, t)),
+            ExprKind::Monadic { func: f, arg } => {
+                func(f, t);
+                expr(arg, t);
+            }
+            ExprKind::Dyadic {
+                func: f,
+                left,
+                right,
+            } => {
+                func(f, t);
+                expr(left, t);
+                expr(right, t);
+            }
+            ExprKind::Assign { value, .. } => expr(value, t),
+            ExprKind::Index { array, axes } => {
+                expr(array, t);
+                axes.iter_mut().flatten().for_each(|x| expr(x, t));
+            }
+            ExprKind::AssignTo {
+                target,
+                func: f,
+                value,
+            } => {
+                match target {
+                    Target::Indexed { axes, .. } => {
+                        axes.iter_mut().flatten().for_each(|x| expr(x, t))
+                    }
+                    Target::Selective { expr: x, .. } => expr(x, t),
+                    Target::Names(_) => {}
+                }
+                if let Some(f) = f {
+                    func(f, t);
+                }
+                expr(value, t);
+            }
+            ExprKind::Number(_)
+            | ExprKind::Str(_)
+            | ExprKind::Zilde
+            | ExprKind::Name(_)
+            | ExprKind::SysName(_)
+            | ExprKind::Alpha
+            | ExprKind::Omega => {}
+        }
+    }
+    program(prog, table);
 }
 
 /// Whether the statement that starts at token `from` (up to `⋄`, a line's end or

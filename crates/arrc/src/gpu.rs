@@ -258,6 +258,7 @@ pub(crate) fn compile(
     };
     let prog = Program {
         stmts: vec![Stmt::Expr(e.clone())],
+        operand_variants: vec![],
     };
     // Small arrays may give lengths and shapes (`n←3 ⋄ ⍳n`). A statement that needs
     // a larger array's value (replicate counts, `c/x` and `⍸c`, which then expand

@@ -862,6 +862,7 @@ impl Session {
     fn cpu(&mut self, stmt: &Stmt) -> Result<Option<Array>, Error> {
         let prog = Program {
             stmts: vec![stmt.clone()],
+            operand_variants: vec![],
         };
         // The reference reads host arrays, and may assign the names it mentions.
         let mut mentioned = HashSet::new();

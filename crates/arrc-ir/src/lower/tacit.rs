@@ -397,7 +397,11 @@ impl Lower {
     ) -> Result<Value> {
         let opf = self.resolve(op)?;
         let body = opf
-            .operator_body(right.is_some())
+            .operator_body_for(
+                right.is_some(),
+                matches!(left, Tine::Array(_)),
+                matches!(right, Some(Tine::Array(_))),
+            )
             .map_err(|m| err::syntax_like(m, op.span.clone()))?;
         let mut scope = HashMap::new();
         for (name, t) in [("⍺⍺", Some(left)), ("⍵⍵", right)] {
