@@ -478,7 +478,15 @@ pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
             split_operand(&mut it, &mut out);
             continue;
         }
-        if matches!(t, Token::OpName1(_) | Token::OpName2(_)) {
+        if matches!(
+            t,
+            Token::OpName1(_)
+                | Token::OpName2(_)
+                | Token::OpLBrace1
+                | Token::OpLBrace2
+                | Token::Ready1(_)
+                | Token::Ready2(_)
+        ) {
             // An array on a user operator's left is its left operand (`3 f`, `x f`,
             // `(x+1) f`). Stranding binds tighter, so a longer strand (`x 1 2 f`) is
             // the operand in APL: not read here (a SYNTAX ERROR, not another meaning).
