@@ -7,7 +7,7 @@ pub use crate::lexer::{Op1, Prim};
 pub type Span = std::ops::Range<usize>;
 
 /// A whole program or dfn body: statements in order; the last value is the result.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Hash)]
 pub struct Program {
     pub stmts: Vec<Stmt>,
     /// For the body of an operator of the user's: the body read again with an array
@@ -17,14 +17,14 @@ pub struct Program {
 }
 
 /// An operator body read with `⍺⍺` (`left`) and/or `⍵⍵` (`right`) as arrays.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub struct OperandVariant {
     pub left: bool,
     pub right: bool,
     pub body: Program,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub enum Stmt {
     /// An expression; its value is the statement's value.
     Expr(Expr),
@@ -40,13 +40,13 @@ pub enum Stmt {
     },
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub enum ExprKind {
     /// A numeric literal, with APL's high minus already applied.
     Number(crate::lexer::Num),
@@ -93,7 +93,7 @@ pub enum ExprKind {
 }
 
 /// What [`ExprKind::AssignTo`] assigns.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub enum Target {
     /// One name (`x f←v`) or several (`(a b)←v`), with their spans.
     Names(Vec<(String, Span)>),
@@ -153,13 +153,13 @@ pub fn selected_name(e: &Expr) -> Option<(String, Span)> {
     best
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub struct Func {
     pub kind: FuncKind,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub enum FuncKind {
     Prim(Prim),
     /// A name that holds a function.
@@ -211,7 +211,7 @@ pub enum FuncKind {
 }
 
 /// The left tine of a fork, or an operand of `∘`: a function or an array.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub enum Tine {
     Func(Func),
     Array(Expr),

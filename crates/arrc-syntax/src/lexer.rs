@@ -234,6 +234,16 @@ pub enum Num {
     Float(f64),
 }
 
+impl std::hash::Hash for Num {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        match self {
+            Num::Int(i) => (0u8, *i).hash(h),
+            // (0.0 and -0.0 compare equal, so they hash alike.)
+            Num::Float(f) => (1u8, if *f == 0.0 { 0 } else { f.to_bits() }).hash(h),
+        }
+    }
+}
+
 impl Num {
     pub fn as_f64(self) -> f64 {
         match self {

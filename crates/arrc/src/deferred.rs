@@ -62,25 +62,27 @@ impl Session {
         for (n, v) in &sub.inputs {
             arrays.insert(n.clone(), arg(v));
         }
-        let compiled = self.compile_with(&sub.expr, &arrays, &[], keep);
+        let (expr, canon) = canonical(&sub.expr, &arrays);
+        let compiled = self.compile_with(&expr, &canon, &[], keep);
         let Ok(compiled) = compiled else {
             // Staging, or an error: the normal path finds it again, in APL's order.
-            drop(arrays);
+            drop((arrays, canon));
             self.force_read(value)?;
             return Ok(None);
         };
         if deferrable(names, &sub, &compiled) {
             let recipe = snapshot(&sub, &arrays, &mut self.snapshots);
-            drop(arrays);
+            drop((arrays, canon));
             self.bind_recipe(recipe, names);
             return Ok(Some(None));
         }
+        drop(arrays);
         let Some(gpu) = self.gpu.as_mut() else {
             return Ok(None);
         };
         gpu.rng = self.env.rng;
-        let run = gpu.run_val(&compiled, &arrays, keep);
-        drop(arrays);
+        let run = gpu.run_val(&compiled, &canon, keep);
+        drop(canon);
         let Ok((v, uploaded)) = run else {
             // Errors are raised by the normal path, which confirms them under `Auto`.
             self.force_read(value)?;
@@ -106,7 +108,10 @@ impl Session {
         for (n, v) in &sub.inputs {
             arrays.insert(n.clone(), arg(v));
         }
-        let Ok(compiled) = self.compile_with(&sub.expr, &arrays, &[], true) else {
+        let (expr, canon) = canonical(&sub.expr, &arrays);
+        let compiled = self.compile_with(&expr, &canon, &[], true);
+        drop(canon);
+        let Ok(compiled) = compiled else {
             return Ok(false);
         };
         if !deferrable(names, &sub, &compiled) {
@@ -248,6 +253,37 @@ fn deferrable(names: &[String], sub: &Substituted, compiled: &crate::CompiledSta
         && sub.nodes <= MAX_RECIPE_NODES
         && one_map(compiled)
         && infallible(compiled)
+}
+
+/// `e` and its free names with the snapshots renamed by their first reading (`#c0`,
+/// `#c1`, …), so that a statement run again over new snapshots (`x←⍳n ⋄ y←x×2` run
+/// once more) compiles to the same cache key; the recipes keep their own names.
+fn canonical<'a>(e: &Expr, arrays: &Names<'a>) -> (Expr, Names<'a>) {
+    fn rename(e: &Expr, to: &mut HashMap<String, String>) -> Expr {
+        if let ExprKind::Name(n) = &e.kind {
+            if n.starts_with("#d") {
+                let k = to.len();
+                let c = to.entry(n.clone()).or_insert_with(|| format!("#c{k}"));
+                return Expr::new(ExprKind::Name(c.clone()), e.span.clone());
+            }
+            return e.clone();
+        }
+        e.map_children::<()>(&mut |c| Ok(rename(c, to)))
+            .unwrap_or_else(|()| e.clone())
+    }
+    let mut to = HashMap::new();
+    let e = rename(e, &mut to);
+    let mut names: Names<'a> = arrays
+        .iter()
+        .filter(|(n, _)| !n.starts_with("#d"))
+        .map(|(n, a)| (n.clone(), a.clone()))
+        .collect();
+    for (from, c) in to {
+        if let Some(a) = arrays.get(&from) {
+            names.insert(c, a.clone());
+        }
+    }
+    (e, names)
 }
 
 /// A recipe of `sub`: the workspace arrays it reads (`arrays`) become snapshots,

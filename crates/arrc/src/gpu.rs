@@ -135,7 +135,7 @@ impl<V: Clone> Lru<V> {
 /// `Session::compile_with`), at most [`MAX_COMPILED`]: a statement run again (a
 /// loop, `arrc bench`, the same REPL line) skips lowering, planning and the module
 /// lookups.
-pub struct CompiledCache(Lru<Rc<CompiledStatement>>);
+pub struct CompiledCache(Lru<(Expr, Rc<CompiledStatement>)>);
 
 /// Compiled statements kept at most by a session's [`CompiledCache`].
 pub const MAX_COMPILED: usize = 512;
@@ -155,12 +155,14 @@ impl CompiledCache {
         self.0.is_empty()
     }
 
-    pub(crate) fn get(&self, key: &str) -> Option<Rc<CompiledStatement>> {
-        self.0.get(key)
+    /// The statement compiled from `e` under `key` (which holds `e`'s hash: `e`
+    /// itself must match too).
+    pub(crate) fn get(&self, key: &str, e: &Expr) -> Option<Rc<CompiledStatement>> {
+        self.0.get(key).filter(|(x, _)| x == e).map(|(_, c)| c)
     }
 
-    pub(crate) fn put(&self, key: String, c: Rc<CompiledStatement>) {
-        self.0.put(key, c)
+    pub(crate) fn put(&self, key: String, e: &Expr, c: Rc<CompiledStatement>) {
+        self.0.put(key, (e.clone(), c))
     }
 }
 

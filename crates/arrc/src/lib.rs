@@ -1039,7 +1039,7 @@ impl Session {
         let key = locals
             .is_empty()
             .then(|| format!("{dev} {io} {}", self.compile_key(e, arrays, keep)));
-        if let Some(c) = key.as_ref().and_then(|k| self.compiled.get(k)) {
+        if let Some(c) = key.as_ref().and_then(|k| self.compiled.get(k, e)) {
             self.compiles_reused.set(self.compiles_reused.get() + 1);
             return Ok(c);
         }
@@ -1066,20 +1066,26 @@ impl Session {
             &self.modules,
         )?);
         if let Some(k) = key.filter(|_| !c.uses_large_values) {
-            self.compiled.put(k, c.clone());
+            self.compiled.put(k, e, c.clone());
         }
         Ok(c)
     }
 
     fn compile_key(&self, e: &Expr, arrays: &gpu::Names, keep: bool) -> String {
         use std::fmt::Write;
+        use std::hash::{Hash, Hasher};
+        // The expression by its hash (formatting it cost more than compiling from
+        // the cache): the cache compares the expression itself on a hit.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        e.hash(&mut h);
         let mut key = format!(
-            "{keep} {:?} {} {:e} {} {:?}\n{e:?}\n",
+            "{keep} {:?} {} {:e} {} {:?}\n{:016x}\n",
             self.env.float,
             self.env.io,
             self.env.ct,
             self.functions_changed.get(),
-            self.tune
+            self.tune,
+            h.finish()
         );
         let mut names: Vec<_> = arrays.iter().collect();
         names.sort_by(|a, b| a.0.cmp(b.0));

@@ -328,3 +328,21 @@ fn compile_sees_deferred_names() {
     let c = s.compile("+/y").expect("y is known to compile");
     assert!(!c.plan.kernels.is_empty());
 }
+
+#[test]
+fn a_chain_of_recipes_run_again_compiles_nothing() {
+    // Each run makes new snapshots for its recipes; compiled statements are keyed by
+    // the snapshots' places, not their names, so once the workspace holds the same
+    // names, every statement's compilation comes from the cache (with the names in
+    // the key, two were compiled again on every run).
+    let mut s = gpu(Backend::Vulkan);
+    let chain = "n←1000 ⋄ x←⍳n ⋄ y←x×2 ⋄ z←y+1 ⋄ +/z";
+    for _ in 0..2 {
+        assert_eq!(show(&mut s, chain), "1002000");
+    }
+    let before = s.stats();
+    assert_eq!(show(&mut s, chain), "1002000");
+    let st = s.stats().since(&before);
+    assert_eq!(st.deferred, 3, "{st:?}");
+    assert_eq!(st.compiles_reused, 5, "{st:?}");
+}
