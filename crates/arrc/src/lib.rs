@@ -264,6 +264,10 @@ pub struct Session {
     snapshots: u64,
     /// Devices beyond the first and the arrays split across all (`shard.rs`).
     multi: Option<Box<shard::Multi>>,
+    /// The last program `eval` parsed, with the count of function changes it was
+    /// parsed under (a name's kind decides the parse): a program run again (a loop,
+    /// `arrc bench`) is not parsed again.
+    parsed: std::cell::RefCell<Option<(String, u64, Program)>>,
 }
 
 impl Drop for Session {
@@ -298,6 +302,7 @@ impl Session {
             deferred: HashMap::new(),
             snapshots: 0,
             multi: None,
+            parsed: Default::default(),
         };
         if backend != Backend::Cpu {
             match gpu::Gpu::new(index) {
@@ -511,6 +516,20 @@ impl Session {
         .map_err(Error::from)
     }
 
+    /// `parse`, or the program parsed last when `src` is its text and the functions
+    /// have not changed since.
+    fn parse_again(&self, src: &str) -> Result<Program, Error> {
+        let now = self.functions_changed.get();
+        if let Some((text, at, p)) = self.parsed.borrow().as_ref() {
+            if text == src && *at == now {
+                return Ok(p.clone());
+            }
+        }
+        let p = self.parse(src)?;
+        *self.parsed.borrow_mut() = Some((src.to_string(), now, p.clone()));
+        Ok(p)
+    }
+
     /// Loads APL source that defines functions (such as a stdlib file).
     pub fn load(&mut self, src: &str) -> Result<(), Error> {
         let prog = self.parse(src)?;
@@ -534,7 +553,7 @@ impl Session {
         // The reference and the compiler read ⎕CT and the generator from this thread.
         arrc_ir::scalar::set_comparison_tolerance(self.env.ct);
         arrc_ir::random::set_device_rng(Some(self.env.rng));
-        let prog = self.parse(src)?;
+        let prog = self.parse_again(src)?;
         let mut out = Outcome::default();
         if let (Backend::Auto, Some(why)) = (self.backend, &self.no_device) {
             out.notes
