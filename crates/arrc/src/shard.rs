@@ -524,7 +524,7 @@ impl Session {
     fn hidden(&mut self, a: Array, span: &Span) -> Expr {
         let m = self.multi.as_mut().expect("split statements have devices");
         m.hidden += 1;
-        let name = format!("⍙split{}", m.hidden);
+        let name = format!("#split{}", m.hidden);
         self.env.arrays.insert(name.clone(), a);
         expr(ExprKind::Name(name), span)
     }
@@ -536,7 +536,7 @@ impl Session {
     fn drop_hidden(&mut self, before: u64) {
         let now = self.hidden_names();
         for i in before + 1..=now {
-            self.set_host(&format!("⍙split{i}"), None);
+            self.set_host(&format!("#split{i}"), None);
         }
     }
 
@@ -810,7 +810,7 @@ impl Session {
                         None => return Ok(Err(Abort)),
                     }
                 }
-                let carry = |k: usize| format!("⍙carry{k}");
+                let carry = |k: usize| format!("#carry{k}");
                 let exprs: Vec<Expr> = carries
                     .iter()
                     .enumerate()
@@ -973,7 +973,7 @@ impl Session {
         for (k, reps) in replicas.iter().enumerate() {
             let mut names: Names = HashMap::new();
             for (n, a) in &hosts {
-                if n.starts_with("⍙carry") && *n != format!("⍙carry{k}") {
+                if n.starts_with("#carry") && *n != format!("#carry{k}") {
                     continue;
                 }
                 names.insert(n.clone(), Arg::host(a));

@@ -2032,11 +2032,13 @@ fn split_matrices_products_and_generated_rows() {
 fn split_names_stay_on_their_devices_between_statements() {
     let mut s = Session::with_devices(Backend::Vulkan, &[0, 0]).expect("a Vulkan device");
     s.set_split_from(1000);
-    // (`÷` can fail, so `x` is computed, not kept as a recipe.)
+    // (`÷` can fail, so `x` is computed, not kept as a recipe.) The folds' values
+    // are held under names no APL text can write: a user's `⍙split1` stays.
     let o = s
-        .eval("n←100003 ⋄ x←(⍳n)÷1 ⋄ y←x×2 ⋄ z←y+1 ⋄ m←(+/z)÷n ⋄ d←z-m ⋄ ⌈/|d")
+        .eval("⍙split1←7 ⋄ n←100003 ⋄ x←(⍳n)÷1 ⋄ y←x×2 ⋄ z←y+1 ⋄ m←(+/z)÷n ⋄ d←z-m ⋄ ⌈/|d")
         .unwrap();
     assert_eq!(arrc::display(&o.value.unwrap()), "100002");
+    assert_eq!(arrc::display(s.get("⍙split1").unwrap()), "7");
     for name in ["x", "y", "z", "d"] {
         assert!(s.is_split_array(name), "{name} was gathered");
     }
