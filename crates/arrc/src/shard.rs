@@ -71,6 +71,9 @@ pub(crate) struct Multi {
     pub split_statements: u64,
     pub moved_bytes: u64,
     hidden: u64,
+    /// Numbers the running split statement drew (`run_pieces`), counted once it is
+    /// done (`commit_draws`).
+    draws: u64,
     /// `f⌿p` parsed once per function (`combine`).
     folds: std::cell::RefCell<HashMap<char, arrc_syntax::Program>>,
 }
@@ -86,6 +89,7 @@ impl Multi {
             split_statements: 0,
             moved_bytes: 0,
             hidden: 0,
+            draws: 0,
             folds: Default::default(),
         }
     }
@@ -766,6 +770,7 @@ impl Session {
         }
         if let Some(m) = self.multi.as_mut() {
             m.split_statements += 1;
+            m.draws = 0;
         }
         let local = self.local_devices();
         let first = self.first_piece();
@@ -781,6 +786,7 @@ impl Session {
                 let Some(s) = self.sharded(vals)? else {
                     return Ok(Err(Abort));
                 };
+                self.commit_draws();
                 return self.bind_split(s, names, want).map(Ok);
             }
             Top::Fold(p, arg) => {
@@ -842,13 +848,24 @@ impl Session {
                 let Some(s) = self.sharded(vals)? else {
                     return Ok(Err(Abort));
                 };
+                self.commit_draws();
                 return self.bind_split(s, names, want).map(Ok);
             }
         };
+        self.commit_draws();
         for n in names {
             self.bind_val(n, value.clone().into());
         }
         Ok(Ok((names.is_empty() && want).then_some(value)))
+    }
+
+    /// The draws of the statement that ran split move the session's generator on.
+    fn commit_draws(&mut self) {
+        let draws = self
+            .multi
+            .as_mut()
+            .map_or(0, |m| std::mem::take(&mut m.draws));
+        self.advance_rng(draws);
     }
 
     /// `f⌿` of `arg` on every device: every piece's result, over every process.
@@ -1070,8 +1087,11 @@ impl Session {
             return Ok(Err(Abort));
         }
         if needs.rolls > 0 {
-            // The generator drew one number a row, over every piece.
-            self.advance_rng(rows.iter().sum::<usize>() as u64);
+            // The generator drew one number a row, over every piece: the session's
+            // counter moves on once the statement is done (`run_top`), not if it
+            // then runs again as on one device, which draws them itself.
+            let m = self.multi.as_mut().expect("devices");
+            m.draws = rows.iter().sum::<usize>() as u64;
         }
         Ok(Ok(vals))
     }
