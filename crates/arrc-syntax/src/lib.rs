@@ -658,10 +658,38 @@ fn ends_in_jot_operand(tokens: &[lexer::Spanned], k: usize, opened_at: &[usize])
         _ => return false,
     };
     start > 0
-        && matches!(
+        && (matches!(
             tokens[start - 1].1,
             Token::Jot | Token::Power | Token::Op2(_)
-        )
+        ) || (dyadic_operator_ends_at(tokens, start - 1)
+            // One number is a dyadic operator's whole right operand; of several, the
+            // rest are an argument (`f op 1 2`).
+            && !matches!(tokens[k].1, Token::Numbers(_))))
+}
+
+/// Whether token `k` ends a dyadic operator of the user's: its name, or the `}` of
+/// one written in place.
+fn dyadic_operator_ends_at(tokens: &[lexer::Spanned], k: usize) -> bool {
+    match tokens[k].1 {
+        Token::OpName2(_) | Token::Ready2(_) => true,
+        Token::RBrace => {
+            let mut depth = 0;
+            for j in (0..=k).rev() {
+                match tokens[j].1 {
+                    Token::RBrace => depth += 1,
+                    Token::LBrace | Token::OpLBrace1 | Token::OpLBrace2 => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return tokens[j].1 == Token::OpLBrace2;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            false
+        }
+        _ => false,
+    }
 }
 
 /// The most tokens one statement may have: it bounds the depth of the AST, which
