@@ -93,3 +93,21 @@ INDEX ERROR
 DOMAIN ERROR
       (÷0 1)@1 1⊢5 6
 DOMAIN ERROR
+      ⍝ ⍣ with a negative count: the inverse function.
+      (+∘2)⍣¯1 ⊢5
+3
+      (2∘×)⍣¯1 ⊢8
+4
+      (×∘3)⍣¯2 ⊢18
+2
+      -⍣¯1 ⊢5
+¯5
+      f←(×∘2)∘(+∘1)
+      f⍣¯1 ⊢10
+4
+      (10∘⍟)⍣¯1 ⊢2
+100
+      ((+∘1)⍣2)⍣¯1 ⊢10
+8
+      ÷⍣¯1 ⊢4
+0.25

@@ -490,10 +490,19 @@ impl Interp<'_> {
                     return Err(err::domain("⍣ needs an integer count", e.span.clone()));
                 };
                 if count < 0 {
-                    return Err(err::unsupported(
-                        "a negative count (the inverse function) is not supported yet",
-                        e.span.clone(),
-                    ));
+                    if a.is_some() {
+                        return Err(err::unsupported(
+                            "⍣ with a negative count and a left argument is not supported yet",
+                            e.span.clone(),
+                        ));
+                    }
+                    let inv = arrc_syntax::inverse(f, &|n| self.lookup_fn(n))
+                        .map_err(|m| err::domain(m, f.span.clone()))?;
+                    for _ in 0..count.unsigned_abs() {
+                        arrc_ir::interrupt::check(span)?;
+                        x = self.apply(&inv, None, x, span)?;
+                    }
+                    return Ok(x);
                 }
                 for _ in 0..count {
                     arrc_ir::interrupt::check(span)?;

@@ -924,3 +924,83 @@ mod print {
         }
     }
 }
+
+/// The inverse of `f` applied monadically (`f⍣¯1`), where arrc knows one: `+ - ÷ * ⍟
+/// ⊢ ⌽ ⊖ ⍉` and `~` (their own or each other's), an array bound to `+ - × ÷ * ⍟` with
+/// `∘` (`k∘+` is undone by `-∘k`), compositions and atops of such (undone in the
+/// other order) and `g⍣n` (`g⍣-n`). `resolve` gives a function name's definition.
+/// `Err` says why there is none.
+pub fn inverse(f: &Func, resolve: &dyn Fn(&str) -> Option<Func>) -> Result<Func, String> {
+    use crate::lexer::Prim::*;
+    let sp = f.span.clone();
+    let prim = |p| Func::new(FuncKind::Prim(p), sp.clone());
+    let bound = |l: Tine, r: Tine| Func::new(FuncKind::Jot(Box::new(l), Box::new(r)), sp.clone());
+    let none = || "arrc knows no inverse of this function (⍣ with a negative count)".to_string();
+    match &f.kind {
+        FuncKind::Name(n) => match resolve(n) {
+            Some(g) if g != *f => inverse(&g, resolve),
+            _ => Err(none()),
+        },
+        FuncKind::Prim(p) => Ok(prim(match p {
+            Plus | Minus | Divide | Right | Reverse | ReverseFirst | Transpose | Tilde => *p,
+            Star => Log,
+            Log => Star,
+            _ => return Err(none()),
+        })),
+        FuncKind::Jot(l, r) => match (&**l, &**r) {
+            // k∘g: ⍵ ↦ k g ⍵.
+            (Tine::Array(k), Tine::Func(g)) => {
+                let k = Tine::Array(k.clone());
+                match g.kind {
+                    FuncKind::Prim(Plus) => Ok(bound(Tine::Func(prim(Minus)), k)),
+                    FuncKind::Prim(Times) => Ok(bound(Tine::Func(prim(Divide)), k)),
+                    FuncKind::Prim(Minus) | FuncKind::Prim(Divide) => Ok(f.clone()),
+                    FuncKind::Prim(Star) => Ok(bound(k, Tine::Func(prim(Log)))),
+                    FuncKind::Prim(Log) => Ok(bound(k, Tine::Func(prim(Star)))),
+                    _ => Err(none()),
+                }
+            }
+            // g∘k: ⍵ ↦ ⍵ g k.
+            (Tine::Func(g), Tine::Array(k)) => {
+                let k = Tine::Array(k.clone());
+                match g.kind {
+                    FuncKind::Prim(Plus) => Ok(bound(Tine::Func(prim(Minus)), k)),
+                    FuncKind::Prim(Minus) => Ok(bound(Tine::Func(prim(Plus)), k)),
+                    FuncKind::Prim(Times) => Ok(bound(Tine::Func(prim(Divide)), k)),
+                    FuncKind::Prim(Divide) => Ok(bound(Tine::Func(prim(Times)), k)),
+                    _ => Err(none()),
+                }
+            }
+            // f∘g: undone by g's inverse after f's.
+            (Tine::Func(a), Tine::Func(b)) => Ok(bound(
+                Tine::Func(inverse(b, resolve)?),
+                Tine::Func(inverse(a, resolve)?),
+            )),
+            _ => Err(none()),
+        },
+        FuncKind::Atop(a, b) => Ok(Func::new(
+            FuncKind::Atop(
+                Box::new(inverse(b, resolve)?),
+                Box::new(inverse(a, resolve)?),
+            ),
+            sp.clone(),
+        )),
+        FuncKind::Power(g, n) => match &**n {
+            Tine::Array(e) => Ok(Func::new(
+                FuncKind::Power(
+                    g.clone(),
+                    Box::new(Tine::Array(Expr::new(
+                        ExprKind::Monadic {
+                            func: prim(Minus),
+                            arg: Box::new(e.clone()),
+                        },
+                        e.span.clone(),
+                    ))),
+                ),
+                sp.clone(),
+            )),
+            Tine::Func(_) => Err(none()),
+        },
+        _ => Err(none()),
+    }
+}

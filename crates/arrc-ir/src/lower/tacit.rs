@@ -25,16 +25,33 @@ impl Lower {
         };
         let n = self.expr(e)?;
         let count = match self.const_ints(n).as_deref() {
-            Some(&[k]) if (0..=POWER_UNROLL).contains(&k) => k,
+            Some(&[k]) if (-POWER_UNROLL..=POWER_UNROLL).contains(&k) => k,
             _ => {
                 return Err(err::unsupported(
                     format!(
-                        "⍣ runs on the GPU path with a count from 0 to {POWER_UNROLL} known when it compiles"
+                        "⍣ runs on the GPU path with a count from ¯{POWER_UNROLL} to {POWER_UNROLL} known when it compiles"
                     ),
                     e.span.clone(),
                 ))
             }
         };
+        if count < 0 {
+            if a.is_some() {
+                return Err(err::unsupported(
+                    "⍣ with a negative count and a left argument is not supported yet",
+                    e.span.clone(),
+                ));
+            }
+            let inv = arrc_syntax::inverse(f, &|n| match self.lookup(n) {
+                Some(Binding::Func(g)) => Some(g.clone()),
+                _ => None,
+            })
+            .map_err(|m| err::domain(m, f.span.clone()))?;
+            for _ in 0..count.unsigned_abs() {
+                x = self.monadic(&inv, x, span)?;
+            }
+            return Ok(x);
+        }
         for _ in 0..count {
             x = self.apply(f, a, x, span)?;
         }
