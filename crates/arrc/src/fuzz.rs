@@ -219,6 +219,11 @@ impl Case {
         let mut newest =
             StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0xC2B2_AE3D_27D4_EB4F));
         let newest_forms = opts.seed >= NEWEST_FORMS_FROM_SEED;
+        // Seeds from 80 on also write session 13's forms (inverses, array operands
+        // of dops), from a stream of their own.
+        let mut latest =
+            StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0x94D0_49BB_1331_11EB));
+        let latest_forms = opts.seed >= LATEST_FORMS_FROM_SEED;
         let mut g = Gen {
             rng: &mut rng,
             tacit: &mut tacit,
@@ -226,6 +231,8 @@ impl Case {
             newer_forms,
             newest: &mut newest,
             newest_forms,
+            latest: &mut latest,
+            latest_forms,
         };
         let mut stmts = vec![];
         if g.rng.random_bool(0.1) {
@@ -625,6 +632,10 @@ struct Gen<'r> {
     /// rows, `f@g` of a dfn, `⊤`, `⍷` of a matrix, `f⍣g`).
     newest: &'r mut StdRng,
     newest_forms: bool,
+    /// Whether a scalar function of one argument gives way to one of session 13's
+    /// forms (`f⍣¯1` of invertible functions, dops with an array operand).
+    latest: &'r mut StdRng,
+    latest_forms: bool,
 }
 
 /// The first seed whose programs use [`Gen::newer`]'s forms.
@@ -632,6 +643,9 @@ pub const NEWER_FORMS_FROM_SEED: u64 = 64;
 
 /// The first seed whose programs use [`Gen::newest`]'s forms.
 pub const NEWEST_FORMS_FROM_SEED: u64 = 70;
+
+/// The first seed whose programs use [`Gen::latest`]'s forms.
+pub const LATEST_FORMS_FROM_SEED: u64 = 80;
 
 impl Gen<'_> {
     fn pick(&mut self, from: &[&'static str]) -> &'static str {
@@ -685,6 +699,19 @@ impl Gen<'_> {
             0..=3 => {
                 let f = self.pick(SCALAR1);
                 let x = self.expr(d);
+                if self.latest_forms {
+                    let k = self.latest.random_range(0..6);
+                    let c = self.latest.random_range(1..4);
+                    match self.latest.random_range(0..16) {
+                        0 => return format!("(({c}∘+)⍣¯{k}){x}"),
+                        1 => return format!("((×∘{c})∘(-∘1))⍣¯1⊢{x}"),
+                        2 => return format!("({f}⍣¯1){x}"),
+                        3 => return format!("(({c}∘×)⍣2)⍣¯1⊢{x}"),
+                        4 => return format!("({c}{{⍺⍺×⍵}}){x}"),
+                        5 => return format!("(⍳3){{⍵+⍺⍺}}{c}+{x}"),
+                        _ => {}
+                    }
+                }
                 let k = if self.newest_forms {
                     self.newest.random_range(0..24)
                 } else {
