@@ -385,16 +385,9 @@ impl Session {
                 value
             };
             let before = self.hidden_names();
-            let r = self.try_split(value, &names, want);
-            for n in temps {
-                self.env.arrays.remove(&n);
-            }
-            match r {
-                Ok(Some(Ok(v))) => {
-                    self.drop_hidden(before);
-                    return Ok(Some(v));
-                }
-                // Folds ran first; the rest runs as on one device.
+            let r = match self.try_split(value, &names, want) {
+                // Folds ran first; the rest runs as on one device (the snapshots'
+                // scalars it may read still bound).
                 Ok(Some(Err(rest))) => {
                     let stmt = Stmt::Expr(names.iter().rev().fold(rest, |v, n| {
                         expr(
@@ -406,15 +399,18 @@ impl Session {
                             &e.span,
                         )
                     }));
-                    let r = self.stmt(&stmt, notes, want);
-                    self.drop_hidden(before);
-                    return r.map(Some);
+                    self.stmt(&stmt, notes, want).map(|v| Some(Ok(v)))
                 }
-                Ok(None) => self.drop_hidden(before),
-                Err(x) => {
-                    self.drop_hidden(before);
-                    return Err(x);
-                }
+                r => r,
+            };
+            for n in temps {
+                self.env.arrays.remove(&n);
+            }
+            self.drop_hidden(before);
+            match r {
+                Ok(Some(Ok(v))) => return Ok(Some(v)),
+                Ok(Some(Err(_))) | Ok(None) => {}
+                Err(x) => return Err(x),
             }
         }
         for n in &reads {

@@ -2058,6 +2058,14 @@ fn split_names_stay_on_their_devices_between_statements() {
     // Nothing split came from the host or moved between the devices.
     assert_eq!(st.moved_bytes, 0, "{st:?}");
     assert!(st.upload_bytes < 4096, "{st:?}");
+    // A fold runs split first and the rest, which reads a recipe's scalar, on one
+    // device (the scalar still bound then).
+    let o = s.eval("w←⌈(⍳n)÷1 ⋄ a←⍳n ⋄ ¯3↑(+/w)+⌽a").unwrap();
+    assert!(s.is_split_array("w"));
+    assert_eq!(
+        arrc::display(&o.value.unwrap()),
+        "5000350009 5000350008 5000350007"
+    );
     // Reading a split name gathers it, once.
     let z = s.get("z").unwrap().clone();
     assert_eq!(
