@@ -242,7 +242,15 @@ impl Case {
             let e = g.expr(2);
             stmts.push(format!("a←{e}"));
         }
-        stmts.push(g.expr(3));
+        // On several devices (`--devices`), half the programs end in statements of
+        // the forms that run split (`shard.rs`), from a stream of their own.
+        let mut split =
+            StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0xBF58_476D_1CE4_E5B9));
+        if opts.devices.len() > 1 && split.random_bool(0.5) {
+            stmts.push(split_statement(&mut split));
+        } else {
+            stmts.push(g.expr(3));
+        }
         Case {
             seed: opts.seed,
             index,
@@ -584,6 +592,26 @@ fn arrays(rng: &mut StdRng, opts: &FuzzOptions) -> Vec<(&'static str, Array)> {
         ),
         ("e", Array::vector(Data::I32(vec![]))),
     ]
+}
+
+/// A statement of a form that runs split across devices, over the fuzzer's names.
+fn split_statement(r: &mut StdRng) -> String {
+    let pick = |r: &mut StdRng, from: &[&'static str]| from[r.random_range(0..from.len())];
+    let v = pick(r, NAMES);
+    let c = pick(r, LITERALS);
+    let f = pick(r, SCALAR2);
+    let g = pick(r, &["+", "×", "⌈", "⌊", "∧", "∨"]);
+    match r.random_range(0..9) {
+        0 => format!("{v}{f}{c}"),
+        1 => format!("{g}/{v}{f}{c}"),
+        2 => format!("{g}\\{v}"),
+        3 => format!("({v}>{c})/{v}"),
+        4 => format!("+/({v}>{c})/{v}"),
+        5 => format!("{v}-(+/{v})÷≢{v}"),
+        6 => format!("q←{v}{f}{v} ⋄ {g}/q"),
+        7 => format!("q←{v}×{c} ⋄ ¯3↑{g}\\q"),
+        _ => format!("q←{g}⌿{v} ⋄ q"),
+    }
 }
 
 const SCALAR2: &[&str] = &[

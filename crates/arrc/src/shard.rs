@@ -600,6 +600,10 @@ impl Session {
                     needs.scalars.insert(n.clone());
                     return Some(Form::Scalar);
                 }
+                // Not one every device reads whole elsewhere in the statement.
+                if needs.replicated.contains(n) {
+                    return None;
+                }
                 let len = arrc_ir::array::saturating_count(&shape);
                 (len >= m.split_from && shape[0] >= m.pieces()).then(|| {
                     needs.split.insert(n.clone());
@@ -708,7 +712,8 @@ impl Session {
         let ExprKind::Name(n) = &e.kind else {
             return None;
         };
-        if self.multi.as_ref()?.arrays.contains_key(n) {
+        // Not one that is split, or to be split, elsewhere in the statement.
+        if self.multi.as_ref()?.arrays.contains_key(n) || needs.split.contains(n) {
             return None;
         }
         let (shape, _) = self.array_shape(n)?;
@@ -974,7 +979,10 @@ impl Session {
         let rows: Vec<usize> = {
             let m = self.multi.as_ref().expect("split statements have devices");
             match needs.split.iter().next() {
-                Some(n) => m.arrays[n].rows(),
+                Some(n) => match m.arrays.get(n) {
+                    Some(a) => a.rows(),
+                    None => return Ok(Err(Abort)),
+                },
                 None => match exprs.first().and_then(|e| self.generated_rows(e)) {
                     Some(n) => even(n, m.pieces()),
                     None => return Ok(Err(Abort)),
@@ -992,7 +1000,10 @@ impl Session {
                 names.insert(n.clone(), Arg::host(a));
             }
             for n in &needs.split {
-                let piece = self.multi.as_ref().expect("devices").arrays[n].pieces[k].clone();
+                let m = self.multi.as_ref().expect("devices");
+                let Some(piece) = m.arrays.get(n).and_then(|a| a.pieces.get(k)).cloned() else {
+                    return Ok(Err(Abort));
+                };
                 names.insert(
                     n.clone(),
                     Arg {

@@ -2082,3 +2082,16 @@ fn split_names_stay_on_their_devices_between_statements() {
     assert_eq!(e.class, arrc::ErrorClass::Domain, "{e}");
     assert!(s.is_split_array("y") || s.get("y").is_some());
 }
+
+#[test]
+fn a_name_split_and_read_whole_in_one_statement_runs_as_on_one_device() {
+    // Fuzzer finding (seed 84, index 1731 of `arrc fuzz --devices 0,0 --split-from
+    // 2`): `b` was both split (the outer product's left) and copied whole to every
+    // device (its right); copying gathered it back, and the split run then panicked.
+    let mut s = Session::with_devices(Backend::Vulkan, &[0, 0]).expect("a Vulkan device");
+    s.set_split_from(2);
+    let o = s
+        .eval("b←8⍴0 0 0 1 0 1 0 1 ⋄ a←((b)⍱b)∘.⍲b ⋄ +/,a")
+        .expect("a value");
+    assert_eq!(arrc::display(&o.value.unwrap()), "49");
+}
