@@ -318,6 +318,16 @@ impl Session {
     /// twice opens that device twice). Large arrays are split along their first axis
     /// across them (`shard.rs`); the first device does everything else.
     pub fn with_devices(backend: Backend, indices: &[usize]) -> Result<Session, Error> {
+        if backend != Backend::Cpu {
+            let found = devices().map(|d| d.len()).unwrap_or(0);
+            if let Some(i) = indices.iter().find(|&&i| i >= found) {
+                return Err(Error::new(
+                    ErrorClass::Device,
+                    format!("device {i} does not exist ({found} found: see `arrc devices`)"),
+                    0..0,
+                ));
+            }
+        }
         let mut s = Self::with_device(backend, indices.first().copied())?;
         if indices.len() > 1 && s.gpu.is_some() {
             let mut gpus = vec![];

@@ -303,3 +303,24 @@ fn long_vectors_fold_at_the_print_width() {
     assert_ne!(code, 0);
     assert!(err.contains("DOMAIN ERROR"), "{err}");
 }
+
+#[test]
+fn two_devices_from_the_command_line() {
+    // One lavapipe opened twice: statements split across both, the same value.
+    let (code, out, err) = arrc(&[
+        "eval",
+        "--devices",
+        "0,0",
+        "--split-from",
+        "1000",
+        "--stats",
+        "x←(⍳100003)÷1 ⋄ y←x×2 ⋄ +/y",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "1.00007E10\n");
+    assert!(err.contains("arrc: devices 2 statements split 3 "), "{err}");
+    // A device that does not exist is an error that says so.
+    let (code, _, err) = arrc(&["eval", "--devices", "0,7", "1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("device 7 does not exist"), "{err}");
+}
