@@ -464,6 +464,8 @@ pub enum Bound {
     Name(String),
     Alpha,
     Omega,
+    /// A strand of the others (`x 1 2`, as a user operator's operand).
+    Items(Vec<Bound>),
 }
 
 /// Tells the three uses of `∘` apart before parsing (one token of lookahead cannot):
@@ -498,36 +500,47 @@ pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
                 | Token::Ready2(_)
         ) {
             // An array on a user operator's left is its left operand (`3 f`, `x f`,
-            // `(x+1) f`). Stranding binds tighter, so a longer strand (`x 1 2 f`) is
-            // the operand in APL: not read here (a SYNTAX ERROR, not another meaning).
-            let strand_before = |k: usize| {
-                k > 0
-                    && matches!(
-                        out[k - 1].1,
-                        Token::Name(_)
-                            | Token::Number(_)
-                            | Token::Numbers(_)
-                            | Token::RParen
-                            | Token::Alpha
-                            | Token::Omega
-                            | Token::Zilde
-                            | Token::Str(_)
-                    )
+            // `(x+1) f`). Stranding binds tighter: a strand of names and numbers is
+            // the operand whole (`x 1 2 f`); one with a parenthesised item before
+            // it (`(a) x f`) is not read here (a SYNTAX ERROR, not another meaning).
+            let operand_context = |k: usize| {
+                k > 0 && matches!(out[k - 1].1, Token::Jot | Token::Power | Token::Op2(_))
+            };
+            let parenthesised_before = |k: usize| {
+                k > 0 && matches!(out[k - 1].1, Token::RParen | Token::Zilde | Token::Str(_))
             };
             if let Some(o) = closed_from {
-                if out[o].1 == Token::LParen && !strand_before(o) {
+                let plain_before = o == 0 || bound_array(&out[o - 1].1).is_none();
+                if out[o].1 == Token::LParen && plain_before && !parenthesised_before(o) {
                     out[o].1 = Token::BindLParen;
                 }
-            } else if let Some(b) = out.last().and_then(|(_, t, _)| bound_array(t)).filter(|_| {
-                !strand_before(out.len() - 1)
-                    && (out.len() < 2
-                        || !matches!(
-                            out[out.len() - 2].1,
-                            Token::Jot | Token::Power | Token::Op2(_)
-                        ))
-            }) {
-                let (start, _, end) = out.pop().unwrap_or((l, Token::Jot, r));
-                out.push((start, Token::OpBound(b), end));
+            } else if out.last().and_then(|(_, t, _)| bound_array(t)).is_some() {
+                // The run of simple array items before the operator.
+                let mut from = out.len() - 1;
+                while from > 0 && bound_array(&out[from - 1].1).is_some() {
+                    from -= 1;
+                }
+                if !operand_context(from) && !parenthesised_before(from) {
+                    // (Numbers written together are items of the strand too.)
+                    let items: Vec<Bound> = out[from..]
+                        .iter()
+                        .filter_map(|(_, t, _)| bound_array(t))
+                        .flat_map(|b| match b {
+                            Bound::Numbers(v) if from + 1 < out.len() => {
+                                v.into_iter().map(|n| Bound::Numbers(vec![n])).collect()
+                            }
+                            b => vec![b],
+                        })
+                        .collect();
+                    let start = out[from].0;
+                    let end = out[out.len() - 1].2;
+                    out.truncate(from);
+                    let b = match items.len() {
+                        1 => items.into_iter().next().expect("one item"),
+                        _ => Bound::Items(items),
+                    };
+                    out.push((start, Token::OpBound(b), end));
+                }
             }
             closed_from = None;
             out.push((l, t, r));
@@ -623,6 +636,12 @@ impl Bound {
             Bound::Name(n) => ExprKind::Name(n),
             Bound::Alpha => ExprKind::Alpha,
             Bound::Omega => ExprKind::Omega,
+            Bound::Items(items) => ExprKind::Strand(
+                items
+                    .into_iter()
+                    .map(|b| b.into_expr(span.clone()))
+                    .collect(),
+            ),
         };
         Expr::new(kind, span)
     }
