@@ -111,3 +111,10 @@ DOMAIN ERROR
 8
       ÷⍣¯1 ⊢4
 0.25
+      ⍝ A strand before ∘ or @ is the left operand whole.
+      x←2
+      x 3∘× 4
+8 12
+      y←⍳5
+      x 8@2 4⊢y
+1 2 3 8 5

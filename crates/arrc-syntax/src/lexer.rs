@@ -469,14 +469,13 @@ pub enum Bound {
 }
 
 /// Tells the three uses of `∘` apart before parsing (one token of lookahead cannot):
-/// `∘.` of an outer product becomes `OuterJot`; a number, numbers or a name (not a
-/// function's) before a `∘` that a function follows becomes one `Bound` token with
-/// it (`2∘×`: an array bound as the left operand; it binds tighter than stranding
-/// here, so `x 2∘×` is `x (2∘×)`), and a parenthesised array's `(` before such a `∘`
+/// `∘.` of an outer product becomes `OuterJot`; the strand of numbers and names (not
+/// functions') before a `∘` that a function follows becomes one `Bound` token with
+/// it (`2∘×`, `x 1 2∘×`: stranding binds tighter than an operator to its left
+/// operand, `take_strand`), and a parenthesised array's `(` before such a `∘`
 /// becomes `BindLParen`; any other `∘` composes or binds a right operand. An array
 /// before `@` (the same forms, and `⍺ ⍵`) is its left operand likewise (`AtBound`,
-/// `BindLParen`), and so is an array before the name of an operator of the user's
-/// (`OpBound`).
+/// `BindLParen`), and so is an array before an operator of the user's (`OpBound`).
 pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
     let mut out: Vec<Spanned> = Vec::with_capacity(tokens.len());
     let mut it = tokens.into_iter().peekable();
@@ -503,44 +502,13 @@ pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
             // `(x+1) f`). Stranding binds tighter: a strand of names and numbers is
             // the operand whole (`x 1 2 f`); one with a parenthesised item before
             // it (`(a) x f`) is not read here (a SYNTAX ERROR, not another meaning).
-            let operand_context = |k: usize| {
-                k > 0 && matches!(out[k - 1].1, Token::Jot | Token::Power | Token::Op2(_))
-            };
-            let parenthesised_before = |k: usize| {
-                k > 0 && matches!(out[k - 1].1, Token::RParen | Token::Zilde | Token::Str(_))
-            };
             if let Some(o) = closed_from {
                 let plain_before = o == 0 || bound_array(&out[o - 1].1).is_none();
-                if out[o].1 == Token::LParen && plain_before && !parenthesised_before(o) {
+                if out[o].1 == Token::LParen && plain_before && !parenthesised_before(&out, o) {
                     out[o].1 = Token::BindLParen;
                 }
-            } else if out.last().and_then(|(_, t, _)| bound_array(t)).is_some() {
-                // The run of simple array items before the operator.
-                let mut from = out.len() - 1;
-                while from > 0 && bound_array(&out[from - 1].1).is_some() {
-                    from -= 1;
-                }
-                if !operand_context(from) && !parenthesised_before(from) {
-                    // (Numbers written together are items of the strand too.)
-                    let items: Vec<Bound> = out[from..]
-                        .iter()
-                        .filter_map(|(_, t, _)| bound_array(t))
-                        .flat_map(|b| match b {
-                            Bound::Numbers(v) if from + 1 < out.len() => {
-                                v.into_iter().map(|n| Bound::Numbers(vec![n])).collect()
-                            }
-                            b => vec![b],
-                        })
-                        .collect();
-                    let start = out[from].0;
-                    let end = out[out.len() - 1].2;
-                    out.truncate(from);
-                    let b = match items.len() {
-                        1 => items.into_iter().next().expect("one item"),
-                        _ => Bound::Items(items),
-                    };
-                    out.push((start, Token::OpBound(b), end));
-                }
+            } else if let Some((start, b, end)) = take_strand(&mut out) {
+                out.push((start, Token::OpBound(b), end));
             }
             closed_from = None;
             out.push((l, t, r));
@@ -552,19 +520,8 @@ pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
                 if out[o].1 == Token::LParen {
                     out[o].1 = Token::BindLParen;
                 }
-            } else if let Some(b) = out
-                .last()
-                .and_then(|(_, t, _)| bound_array(t))
-                // Not another operator's right operand: `×∘10@2` is `(×∘10)@2`.
-                .filter(|_| {
-                    out.len() < 2
-                        || !matches!(
-                            out[out.len() - 2].1,
-                            Token::Jot | Token::Power | Token::Op2(_)
-                        )
-                })
-            {
-                let (start, _, _) = out.pop().unwrap_or((l, Token::Jot, r));
+            // (Not another operator's right operand: `×∘10@2` is `(×∘10)@2`.)
+            } else if let Some((start, b, _)) = take_strand(&mut out) {
                 closed_from = None;
                 out.push((start, Token::AtBound(b), r));
                 continue;
@@ -599,7 +556,6 @@ pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
                     | Token::Slash(_)
             )
         );
-        let bound = out.last().and_then(|(_, t, _)| bound_array(t));
         if let (Some(o), true) = (closed_from, function_follows) {
             if out[o].1 == Token::LParen {
                 out[o].1 = Token::BindLParen;
@@ -607,12 +563,9 @@ pub fn mark_jots(tokens: Vec<Spanned>) -> Vec<Spanned> {
                 continue;
             }
         }
-        match bound {
-            Some(b) if function_follows => {
-                let (start, _, _) = out.pop().unwrap_or((l, Token::Jot, r));
-                out.push((start, Token::Bound(b), r));
-            }
-            _ => {
+        match function_follows.then(|| take_strand(&mut out)).flatten() {
+            Some((start, b, _)) => out.push((start, Token::Bound(b), r)),
+            None => {
                 out.push((l, t, r));
                 // A right operand is one item: `×∘2 3` is `(×∘2) 3` (and `f⍣2 3`).
                 split_operand(&mut it, &mut out);
@@ -657,6 +610,50 @@ fn bound_array(t: &Token) -> Option<Bound> {
         Token::Omega => Some(Bound::Omega),
         _ => None,
     }
+}
+
+/// Whether the token before `k` is a parenthesised array or another array APL would
+/// strand with what follows, which `take_strand` does not read.
+fn parenthesised_before(out: &[Spanned], k: usize) -> bool {
+    k > 0 && matches!(out[k - 1].1, Token::RParen | Token::Zilde | Token::Str(_))
+}
+
+/// The strand of names and numbers that ends `out`, taken off as one operand
+/// (stranding binds tighter than an operator to its left operand: `x 1 2∘×` binds
+/// `x 1 2`), with where it starts and ends; `None` when `out` does not end in one, or
+/// it is another operator's right operand (`×∘10@2` is `(×∘10)@2`), or a
+/// parenthesised item stands before it (not read: a SYNTAX ERROR later, not another
+/// meaning).
+fn take_strand(out: &mut Vec<Spanned>) -> Option<(usize, Bound, usize)> {
+    bound_array(&out.last()?.1)?;
+    let mut from = out.len() - 1;
+    while from > 0 && bound_array(&out[from - 1].1).is_some() {
+        from -= 1;
+    }
+    let operand = from > 0 && matches!(out[from - 1].1, Token::Jot | Token::Power | Token::Op2(_));
+    if operand || parenthesised_before(out, from) {
+        return None;
+    }
+    let several = from + 1 < out.len();
+    // (Numbers written together are items of the strand too.)
+    let mut items: Vec<Bound> = out[from..]
+        .iter()
+        .filter_map(|(_, t, _)| bound_array(t))
+        .flat_map(|b| match b {
+            Bound::Numbers(v) if several => {
+                v.into_iter().map(|n| Bound::Numbers(vec![n])).collect()
+            }
+            b => vec![b],
+        })
+        .collect();
+    let (start, end) = (out[from].0, out[out.len() - 1].2);
+    out.truncate(from);
+    let b = if items.len() == 1 {
+        items.remove(0)
+    } else {
+        Bound::Items(items)
+    };
+    Some((start, b, end))
 }
 
 /// After a dyadic operator: numbers that follow are its right operand, the first of
