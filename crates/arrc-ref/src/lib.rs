@@ -490,11 +490,25 @@ impl Interp<'_> {
                     return Err(err::domain("⍣ needs an integer count", e.span.clone()));
                 };
                 if count < 0 {
-                    if a.is_some() {
-                        return Err(err::unsupported(
-                            "⍣ with a negative count and a left argument is not supported yet",
-                            e.span.clone(),
-                        ));
+                    if let Some(a) = a {
+                        // `a f⍣¯n ⍵`: the inverse of `a∘f`, n times.
+                        let f = self.resolve(f)?;
+                        let Some((g, a_left)) = arrc_syntax::dyadic_inverse(&f) else {
+                            return Err(err::unsupported(
+                                "⍣ with a negative count and a left argument is supported for + × - ÷ * ⍟ only",
+                                e.span.clone(),
+                            ));
+                        };
+                        let g = Func::new(FuncKind::Prim(g), f.span.clone());
+                        for _ in 0..count.unsigned_abs() {
+                            arrc_ir::interrupt::check(span)?;
+                            x = if a_left {
+                                self.dyadic(&g, a.clone(), x, span)?
+                            } else {
+                                self.dyadic(&g, x, a.clone(), span)?
+                            };
+                        }
+                        return Ok(x);
                     }
                     let inv = arrc_syntax::inverse(f, &|n| self.lookup_fn(n))
                         .map_err(|m| err::domain(m, f.span.clone()))?;

@@ -1004,3 +1004,22 @@ pub fn inverse(f: &Func, resolve: &dyn Fn(&str) -> Option<Func>) -> Result<Func,
         _ => Err(none()),
     }
 }
+
+/// For `a f⍣¯1 ⍵` (the inverse of `a∘f`): the primitive `g` that undoes `f`, and
+/// whether `a` is its left argument (`a g y`) or its right (`y g a`). `+ × - ÷ * ⍟`
+/// only (`a+⍵` is undone by `y-a`, `a-⍵` by `a-y`).
+pub fn dyadic_inverse(f: &Func) -> Option<(crate::lexer::Prim, bool)> {
+    use crate::lexer::Prim::*;
+    let FuncKind::Prim(p) = f.kind else {
+        return None;
+    };
+    Some(match p {
+        Plus => (Minus, false),
+        Times => (Divide, false),
+        Minus => (Minus, true),
+        Divide => (Divide, true),
+        Star => (Log, true),
+        Log => (Star, true),
+        _ => return None,
+    })
+}

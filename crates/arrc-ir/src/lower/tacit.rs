@@ -36,11 +36,23 @@ impl Lower {
             }
         };
         if count < 0 {
-            if a.is_some() {
-                return Err(err::unsupported(
-                    "⍣ with a negative count and a left argument is not supported yet",
-                    e.span.clone(),
-                ));
+            if let Some(a) = a {
+                let f = self.resolve(f)?;
+                let Some((g, a_left)) = arrc_syntax::dyadic_inverse(&f) else {
+                    return Err(err::unsupported(
+                        "⍣ with a negative count and a left argument is supported for + × - ÷ * ⍟ only",
+                        e.span.clone(),
+                    ));
+                };
+                let g = Func::new(FuncKind::Prim(g), f.span.clone());
+                for _ in 0..count.unsigned_abs() {
+                    x = if a_left {
+                        self.dyadic(&g, a, x, span)?
+                    } else {
+                        self.dyadic(&g, x, a, span)?
+                    };
+                }
+                return Ok(x);
             }
             let inv = arrc_syntax::inverse(f, &|n| match self.lookup(n) {
                 Some(Binding::Func(g)) => Some(g.clone()),
