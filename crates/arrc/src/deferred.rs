@@ -62,8 +62,9 @@ impl Session {
         for (n, v) in &sub.inputs {
             arrays.insert(n.clone(), arg(v));
         }
-        let (expr, canon) = canonical(&sub.expr, &arrays);
-        let compiled = self.compile_with(&expr, &canon, &[], keep);
+        let canon = canonical(&sub.expr, &arrays);
+        let (expr, args) = canon.as_ref().map_or((&sub.expr, &arrays), |(e, n)| (e, n));
+        let compiled = self.compile_with(expr, args, &[], keep);
         let Ok(compiled) = compiled else {
             // Staging, or an error: the normal path finds it again, in APL's order.
             drop((arrays, canon));
@@ -76,13 +77,13 @@ impl Session {
             self.bind_recipe(recipe, names);
             return Ok(Some(None));
         }
-        drop(arrays);
         let Some(gpu) = self.gpu.as_mut() else {
             return Ok(None);
         };
         gpu.rng = self.env.rng;
-        let run = gpu.run_val(&compiled, &canon, keep);
-        drop(canon);
+        let args = canon.as_ref().map_or(&arrays, |(_, n)| n);
+        let run = gpu.run_val(&compiled, args, keep);
+        drop((arrays, canon));
         let Ok((v, uploaded)) = run else {
             // Errors are raised by the normal path, which confirms them under `Auto`.
             self.force_read(value)?;
@@ -108,8 +109,9 @@ impl Session {
         for (n, v) in &sub.inputs {
             arrays.insert(n.clone(), arg(v));
         }
-        let (expr, canon) = canonical(&sub.expr, &arrays);
-        let compiled = self.compile_with(&expr, &canon, &[], true);
+        let canon = canonical(&sub.expr, &arrays);
+        let (expr, args) = canon.as_ref().map_or((&sub.expr, &arrays), |(e, n)| (e, n));
+        let compiled = self.compile_with(expr, args, &[], true);
         drop(canon);
         let Ok(compiled) = compiled else {
             return Ok(false);
@@ -212,7 +214,7 @@ impl Session {
         let mut direct = HashSet::new();
         direct_names(e, &mut direct);
         let mut out: HashSet<String> = text.difference(&direct).cloned().collect();
-        out.extend(self.called_reads(&text));
+        out.extend(crate::called_reads(&self.env.functions, &text));
         out.retain(|n| self.deferred.contains_key(n));
         out
     }
@@ -258,7 +260,8 @@ fn deferrable(names: &[String], sub: &Substituted, compiled: &crate::CompiledSta
 /// `e` and its free names with the snapshots renamed by their first reading (`#c0`,
 /// `#c1`, …), so that a statement run again over new snapshots (`x←⍳n ⋄ y←x×2` run
 /// once more) compiles to the same cache key; the recipes keep their own names.
-fn canonical<'a>(e: &Expr, arrays: &Names<'a>) -> (Expr, Names<'a>) {
+/// `None` when `e` reads no snapshot (then `e` and `arrays` serve as they are).
+fn canonical<'a>(e: &Expr, arrays: &Names<'a>) -> Option<(Expr, Names<'a>)> {
     fn rename(e: &Expr, to: &mut HashMap<String, String>) -> Expr {
         if let ExprKind::Name(n) = &e.kind {
             if n.starts_with("#d") {
@@ -273,6 +276,9 @@ fn canonical<'a>(e: &Expr, arrays: &Names<'a>) -> (Expr, Names<'a>) {
     }
     let mut to = HashMap::new();
     let e = rename(e, &mut to);
+    if to.is_empty() {
+        return None;
+    }
     let mut names: Names<'a> = arrays
         .iter()
         .filter(|(n, _)| !n.starts_with("#d"))
@@ -283,7 +289,7 @@ fn canonical<'a>(e: &Expr, arrays: &Names<'a>) -> (Expr, Names<'a>) {
             names.insert(c, a.clone());
         }
     }
-    (e, names)
+    Some((e, names))
 }
 
 /// A recipe of `sub`: the workspace arrays it reads (`arrays`) become snapshots,

@@ -364,10 +364,7 @@ impl Gpu {
         keep: bool,
     ) -> Result<(Val, Uploaded), Error> {
         self.clock += 1;
-        let mut p = Prepared {
-            keep,
-            ..Prepared::default()
-        };
+        let mut p = Prepared::keeping(keep);
         let r = self
             .prepare(c, arrays, &mut p)
             .and_then(|_| self.execute(&p).map(|_| ()))
@@ -696,39 +693,33 @@ impl Gpu {
     /// Runs the recorded dispatches `times` times back to back in one submission;
     /// the device time is the last run's.
     pub fn execute_repeated(&mut self, p: &Prepared, times: usize) -> Result<RunStats, Error> {
-        let rec = p
-            .recording
-            .as_ref()
-            .ok_or_else(|| Error::new(ErrorClass::Device, "statement not prepared", 0..0))?;
         let t = std::time::Instant::now();
-        let stats = self.ctx.submit_repeated(rec, times).map_err(dev)?;
+        let stats = self
+            .ctx
+            .submit_repeated(p.recording()?, times)
+            .map_err(dev)?;
+        self.count_run(t, &stats, times.max(1) * p.dispatches.len());
+        Ok(stats)
+    }
+
+    /// A run that started at `t` and has ended, with `dispatches` in all.
+    fn count_run(&mut self, t: std::time::Instant, stats: &RunStats, dispatches: usize) {
         self.stats.run_ns += t.elapsed().as_nanos() as u64;
         self.stats.device_ns += stats.device_ns.unwrap_or(0.0) as u64;
-        self.stats.dispatches += (times.max(1) * p.dispatches.len()) as u64;
-        Ok(stats)
+        self.stats.dispatches += dispatches as u64;
     }
 
     /// Starts the recorded dispatches without waiting (several devices at once);
     /// [`Self::wait`] must follow.
     pub(crate) fn launch(&mut self, p: &Prepared) -> Result<(), Error> {
-        let rec = p
-            .recording
-            .as_ref()
-            .ok_or_else(|| Error::new(ErrorClass::Device, "statement not prepared", 0..0))?;
-        self.ctx.launch(rec).map_err(dev)
+        self.ctx.launch(p.recording()?).map_err(dev)
     }
 
     /// Waits for dispatches started by [`Self::launch`].
     pub(crate) fn wait(&mut self, p: &Prepared) -> Result<(), Error> {
-        let rec = p
-            .recording
-            .as_ref()
-            .ok_or_else(|| Error::new(ErrorClass::Device, "statement not prepared", 0..0))?;
         let t = std::time::Instant::now();
-        let stats = self.ctx.wait(rec).map_err(dev)?;
-        self.stats.run_ns += t.elapsed().as_nanos() as u64;
-        self.stats.device_ns += stats.device_ns.unwrap_or(0.0) as u64;
-        self.stats.dispatches += p.dispatches.len() as u64;
+        let stats = self.ctx.wait(p.recording()?).map_err(dev)?;
+        self.count_run(t, &stats, p.dispatches.len());
         Ok(())
     }
 
@@ -961,6 +952,12 @@ impl Prepared {
             keep,
             ..Prepared::default()
         }
+    }
+
+    fn recording(&self) -> Result<&Recording, Error> {
+        self.recording
+            .as_ref()
+            .ok_or_else(|| Error::new(ErrorClass::Device, "statement not prepared", 0..0))
     }
 
     /// The plan's kernel index of each recorded dispatch, in order.

@@ -330,11 +330,7 @@ impl Session {
         }
         let mut s = Self::with_device(backend, indices.first().copied())?;
         if indices.len() > 1 && s.gpu.is_some() {
-            let mut gpus = vec![];
-            for &i in &indices[1..] {
-                gpus.push(gpu::Gpu::new(Some(i)).map_err(device_error)?);
-            }
-            s.multi = Some(Box::new(shard::Multi::new(gpus, None)));
+            s.multi = Some(Box::new(shard::Multi::new(open_gpus(&indices[1..])?, None)));
         }
         Ok(s)
     }
@@ -356,10 +352,7 @@ impl Session {
                 0..0,
             ));
         }
-        let mut gpus = vec![];
-        for &i in indices.iter().skip(1) {
-            gpus.push(gpu::Gpu::new(Some(i)).map_err(device_error)?);
-        }
+        let gpus = open_gpus(indices.get(1..).unwrap_or_default())?;
         s.multi = Some(Box::new(shard::Multi::new(gpus, Some(peers))));
         Ok(s)
     }
@@ -1186,16 +1179,8 @@ impl Hoist<'_> {
     fn reads(&self, f: &arrc_syntax::Func) -> HashSet<String> {
         let mut out = HashSet::new();
         f.names(&mut out);
-        let mut todo: Vec<String> = out.iter().cloned().collect();
-        let mut seen = HashSet::new();
-        while let Some(n) = todo.pop() {
-            if let Some(g) = self.functions.get(&n).filter(|_| seen.insert(n.clone())) {
-                let mut more = HashSet::new();
-                g.names(&mut more);
-                todo.extend(more.iter().filter(|m| !out.contains(*m)).cloned());
-                out.extend(more);
-            }
-        }
+        let called = called_reads(self.functions, &out);
+        out.extend(called);
         out
     }
 
@@ -1310,6 +1295,26 @@ fn completed_before(e: &Expr, first: &[Hoisted], at: &arrc_syntax::Span) -> Vec<
 }
 
 /// The first assignment in `e` (at any depth; dfns aside).
+/// The names in the bodies of the functions among `names` (by `functions`), and of the
+/// functions those name, at any depth.
+pub(crate) fn called_reads(
+    functions: &HashMap<String, arrc_syntax::Func>,
+    names: &HashSet<String>,
+) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut todo: Vec<String> = names.iter().cloned().collect();
+    let mut seen = HashSet::new();
+    while let Some(n) = todo.pop() {
+        if let Some(f) = functions.get(&n).filter(|_| seen.insert(n.clone())) {
+            let mut body = HashSet::new();
+            f.names(&mut body);
+            todo.extend(body.iter().cloned());
+            out.extend(body);
+        }
+    }
+    out
+}
+
 pub(crate) fn inner_assignment(e: &Expr) -> Option<arrc_syntax::Span> {
     match &e.kind {
         ExprKind::Assign { .. } => Some(e.span.clone()),
@@ -1323,6 +1328,14 @@ pub(crate) fn inner_assignment(e: &Expr) -> Option<arrc_syntax::Span> {
         }
         _ => None,
     }
+}
+
+/// Devices `indices` opened, each its own Vulkan device.
+fn open_gpus(indices: &[usize]) -> Result<Vec<gpu::Gpu>, Error> {
+    indices
+        .iter()
+        .map(|&i| gpu::Gpu::new(Some(i)).map_err(device_error))
+        .collect()
 }
 
 fn device_error(e: arrc_vk::VkError) -> Error {

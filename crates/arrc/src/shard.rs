@@ -1438,29 +1438,9 @@ impl Session {
     pub(crate) fn reads_through_calls(&self, e: &Expr) -> HashSet<String> {
         let mut all = HashSet::new();
         e.names(&mut all);
-        let called = self.called_reads(&all);
+        let called = crate::called_reads(&self.env.functions, &all);
         all.extend(called);
         all
-    }
-
-    /// The names in the bodies of the functions among `names`, and of the functions
-    /// those name, at any depth.
-    pub(crate) fn called_reads(&self, names: &HashSet<String>) -> HashSet<String> {
-        let mut out = HashSet::new();
-        let mut todo: Vec<String> = names.iter().cloned().collect();
-        let mut seen = HashSet::new();
-        while let Some(n) = todo.pop() {
-            if !seen.insert(n.clone()) {
-                continue;
-            }
-            if let Some(f) = self.env.functions.get(&n) {
-                let mut body = HashSet::new();
-                f.names(&mut body);
-                todo.extend(body.iter().cloned());
-                out.extend(body);
-            }
-        }
-        out
     }
 }
 
