@@ -215,6 +215,17 @@ pub enum Inst {
         index: Value,
         values: Value,
     },
+    /// `arg` with some items replaced (indexed assignment, `@` with computed
+    /// indices): for each item `j` of `index` (i32 positions in `arg`'s ravel, already
+    /// checked) that `owner` names (`owner[index[j]] == j`: the last `j` naming that
+    /// position, from a `ScatterAdd` of `⌈`), item `j` of `values` (the same shape as
+    /// `index`, or a singleton, of the result's type) replaces the item there.
+    Scatter {
+        arg: Value,
+        index: Value,
+        values: Value,
+        owner: Value,
+    },
     /// The session's generator when the program runs: i32 seed low, seed high,
     /// next draw low, next draw high (filled by the host at each run).
     RngState,
@@ -404,6 +415,17 @@ impl Inst {
                 *then = f(*then);
                 *els = f(*els);
             }
+            Inst::Scatter {
+                arg,
+                index,
+                values,
+                owner,
+            } => {
+                *arg = f(*arg);
+                *index = f(*index);
+                *values = f(*values);
+                *owner = f(*owner);
+            }
             Inst::Search {
                 hay,
                 order,
@@ -442,6 +464,12 @@ impl Inst {
             Inst::Rotate { arg, by, .. } => vec![*arg, *by],
             Inst::Roll { arg, state, .. } => vec![*arg, *state],
             Inst::ScatterAdd { index, values, .. } => vec![*index, *values],
+            Inst::Scatter {
+                arg,
+                index,
+                values,
+                owner,
+            } => vec![*arg, *index, *values, *owner],
             Inst::Grade { arg, .. } => vec![*arg],
             Inst::FoldDfn { arg, comb, .. } => {
                 let mut v = vec![*arg];
@@ -585,6 +613,12 @@ impl fmt::Display for Function {
                 Inst::ScatterAdd { op, index, values } => {
                     write!(f, "scatter-{} {values} at {index}", op.name())?
                 }
+                Inst::Scatter {
+                    arg,
+                    index,
+                    values,
+                    owner,
+                } => write!(f, "scatter {arg} with {values} at {index} by {owner}")?,
                 Inst::Const(a) => write!(
                     f,
                     "const {}",

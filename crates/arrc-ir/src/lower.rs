@@ -17,6 +17,7 @@ mod batched;
 mod folds;
 mod key;
 mod random;
+mod scatter;
 mod search;
 mod sets;
 mod stencil;

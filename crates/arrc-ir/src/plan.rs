@@ -23,6 +23,7 @@ use serde::Serialize;
 
 mod folds;
 mod kexpr;
+mod scatter;
 mod sort;
 
 pub use kexpr::{IExpr, KExpr};
@@ -289,6 +290,14 @@ pub enum KernelKind {
         op: BinOp,
         index: KExpr,
         value: KExpr,
+        out: u32,
+    },
+    /// `out[index(i)] = value(i)` for `i < n` where `owner[index(i)] == i` (the last
+    /// `i` naming that position).
+    Scatter {
+        index: KExpr,
+        value: KExpr,
+        owner: u32,
         out: u32,
     },
     /// `out[g] = op/ expr(i)` over workgroup `g`'s grid-stride share.
@@ -776,6 +785,12 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
                 p.buffer_of[i] = Some(b);
             }
             Inst::ScatterAdd { op, index, values } => p.scatter_add(val, *op, *index, *values),
+            Inst::Scatter {
+                arg,
+                index,
+                values,
+                owner,
+            } => p.scatter(val, *arg, *index, *values, *owner, is_result),
             Inst::Reduce { op, arg, axis } => p.reduce(val, *op, *arg, *axis, is_result)?,
             Inst::Scan { op, arg, axis } => p.scan(val, *op, *arg, *axis, is_result)?,
             Inst::MatMul { lhs, rhs } => p.matmul(val, *lhs, *rhs, is_result),
@@ -901,6 +916,8 @@ fn reads_part_of(f: &Function, inst: &Inst, shape: &[Dim]) -> Vec<Value> {
             .collect(),
         Inst::Length { of, .. } => vec![*of],
         Inst::Search { hay, .. } => vec![*hay],
+        // Only the items that land are read (`0@(1 1)⊢x` reads the second).
+        Inst::Scatter { values, .. } => vec![*values],
         _ => vec![],
     }
 }
@@ -1217,67 +1234,15 @@ impl Planner<'_> {
         }
     }
 
-    /// `Inst::ScatterAdd`: one kernel over the items, folding into a buffer of the
-    /// identity (zeroed for `+`, filled by a map first for `⌈ ⌊`); copied to the
-    /// result by a map when it is the result.
-    fn scatter_add(&mut self, v: Value, op: BinOp, index: Value, values: Value) {
-        let f = self.v.func;
-        let elem = f.ty(v).elem;
-        let len = self.len_of(v);
-        let acc = if op == BinOp::Add {
-            self.new_buffer(elem, len, BufferRole::Zeroed)
-        } else {
-            let acc = self.new_buffer(elem, len.clone(), BufferRole::Temp);
-            let mut kb = self.kb();
-            let out = kb.bind(acc, elem, true);
-            let n_from = self.n_from(v, &mut kb);
-            let groups = self.grid(&len, self.opts.map_groups);
-            // Below (above) every item: every group has one.
-            let fill = match (op, elem) {
-                (BinOp::Max, ElemType::I64) => Scalar::I64(i64::MIN),
-                (BinOp::Max, _) => Scalar::I32(i32::MIN),
-                (_, ElemType::I64) => Scalar::I64(i64::MAX),
-                _ => Scalar::I32(i32::MAX),
-            };
-            self.push_kernel(
-                "fill",
-                KernelKind::Map {
-                    expr: KExpr::Const(fill),
-                    out,
-                },
-                kb,
-                vec![("n", len)],
-                groups,
-            );
-            self.set_n_from(n_from);
-            acc
-        };
-        let mut kb = self.kb();
-        let index_e = self.expr(index, &IExpr::Index, &mut kb);
-        let value_e = self.expr(values, &IExpr::Index, &mut kb);
-        let out = kb.bind(acc, elem, true);
-        self.bind_status(&mut kb, index_e.may_fail() || value_e.may_fail());
-        let n = self.len_of(index);
-        let groups = self.grid(&n, self.opts.map_groups);
-        self.push_kernel(
-            "scatter_add",
-            KernelKind::ScatterAdd {
-                op,
-                index: index_e,
-                value: value_e,
-                out,
-            },
-            kb,
-            vec![("n", n)],
-            groups,
-        );
-        self.buffer_of[v.index()] = Some(acc);
+    fn map(&mut self, v: Value, is_result: bool) {
+        let b = self.result_or_temp(v, is_result);
+        self.map_into(v, v, b);
     }
 
-    fn map(&mut self, v: Value, is_result: bool) {
+    /// Computes `from` (of `v`'s length) into buffer `b`, which then holds `v`.
+    fn map_into(&mut self, v: Value, from: Value, b: usize) {
         let mut kb = self.kb();
-        let expr = self.expr(v, &IExpr::Index, &mut kb);
-        let b = self.result_or_temp(v, is_result);
+        let expr = self.expr(from, &IExpr::Index, &mut kb);
         let out = kb.bind(b, self.v.func.ty(v).elem, true);
         self.bind_status(&mut kb, expr.may_fail());
         let n = self.len_of(v);

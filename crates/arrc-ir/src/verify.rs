@@ -90,11 +90,24 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                         | crate::scalar::BinOp::Max
                         | crate::scalar::BinOp::Min
                 ) && it.elem == crate::ElemType::I32
-                    && it.rank() == 1
                     && (vt.is_singleton() || vt.shape == it.shape)
                     && vt.elem == ty.elem
                     && matches!(ty.elem, crate::ElemType::I32 | crate::ElemType::I64)
-                    && ty.rank() == 1
+            }
+            Inst::Scatter {
+                arg,
+                index,
+                values,
+                owner,
+            } => {
+                let (at, it, vt, ot) = (f.ty(*arg), f.ty(*index), f.ty(*values), f.ty(*owner));
+                at == ty
+                    && it.elem == crate::ElemType::I32
+                    && (vt.is_singleton() || vt.shape == it.shape)
+                    && vt.elem == ty.elem
+                    && ot.elem == crate::ElemType::I32
+                    && ot.shape == ty.shape
+                    && matches!(f.inst(*owner), Inst::ScatterAdd { op: crate::scalar::BinOp::Max, index: i, .. } if i == index)
             }
             Inst::Const(a) => {
                 a.elem == ty.elem

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 
 mod f64;
 mod folds;
+mod map;
 mod matmul;
 mod radix;
 mod random;
@@ -1278,6 +1279,12 @@ impl Emitter {
                 value,
                 out,
             } => self.scatter_add_kernel(&mut cx, *op, index, value, *out)?,
+            KernelKind::Scatter {
+                index,
+                value,
+                owner,
+                out,
+            } => self.scatter_kernel(&mut cx, index, value, *owner, *out)?,
             KernelKind::Reduce { op, expr, out, .. } => {
                 self.reduce_kernel(&mut cx, *op, expr, *out)?
             }
@@ -1465,124 +1472,5 @@ impl Emitter {
         let st = self.block_of(self.u32_t, 4);
         self.status_struct = Some(st);
         st
-    }
-
-    fn map_kernel(&mut self, cx: &mut Cx, expr: &KExpr, out: u32) -> R<()> {
-        let i = self.local(self.u32_t);
-        let k = self.local(self.u32_t);
-        let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
-            let v = e.expr(cx, expr, Ix::flat(j))?;
-            e.store_elem(cx, out, j, v)
-        };
-        self.unrolled_share(cx, &per, i, k)
-    }
-
-    /// Stream compaction's scatter: kept elements go to their scanned positions; the
-    /// last invocation stores the count.
-    fn compress_kernel(
-        &mut self,
-        cx: &mut Cx,
-        mask: &KExpr,
-        value: &KExpr,
-        positions: u32,
-        out: u32,
-        len: u32,
-    ) -> R<()> {
-        let i = self.local(self.u32_t);
-        let k = self.local(self.u32_t);
-        let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
-            let m = e.expr(cx, mask, Ix::flat(j))?;
-            let zero = e.scalar(Scalar::I32(0));
-            let keep = e.b.i_not_equal(e.bool_t, None, m, zero).map_err(be)?;
-            e.if_then(keep, |e| {
-                let p = e.load_elem(cx, positions, j)?;
-                let one = e.scalar(Scalar::I32(1));
-                let it = e.ty(ElemType::I32);
-                let p1 = e.b.i_sub(it, None, p, one).map_err(be)?;
-                let at = e.b.bitcast(e.u32_t, None, p1).map_err(be)?;
-                let v = e.expr(cx, value, Ix::flat(j))?;
-                e.store_elem(cx, out, at, v)
-            })?;
-            let one = e.c_u32(1);
-            let last = e.b.i_sub(e.u32_t, None, cx.n, one).map_err(be)?;
-            let is_last = e.b.i_equal(e.bool_t, None, j, last).map_err(be)?;
-            e.if_then(is_last, |e| {
-                let p = e.load_elem(cx, positions, j)?;
-                let zero = e.c_u32(0);
-                e.store_elem(cx, len, zero, p)
-            })
-        };
-        self.unrolled_share(cx, &per, i, k)
-    }
-
-    /// Runs `per` on this invocation's grid-stride share, `items` elements per trip
-    /// (`i`, `i+WG`, … `i+(items-1)·WG`: coalesced across the workgroup, independent
-    /// loads in flight). The trip count is specialization constant 1, so the driver
-    /// unrolls it; whole blocks skip the bounds checks.
-    fn unrolled_share(
-        &mut self,
-        cx: &mut Cx,
-        per: &dyn Fn(&mut Self, &Cx, Word) -> R<()>,
-        i: Word,
-        k: Word,
-    ) -> R<()> {
-        let block = self.umul(self.wg_size, self.items)?;
-        let base = self.umul(cx.group, block)?;
-        let start = self.uadd(base, cx.lid)?;
-        let step = self.umul(cx.groups, block)?;
-        let one = self.c_u32(1);
-        let itm1 = self
-            .b
-            .i_sub(self.u32_t, None, self.items, one)
-            .map_err(be)?;
-        let span = self.umul(itm1, self.wg_size)?;
-        self.store(i, start)?;
-        let cxr = &*cx;
-        let trips = |e: &mut Self, checked: bool| -> R<()> {
-            let zero = e.c_u32(0);
-            e.store(k, zero)?;
-            e.while_loop(
-                |e| {
-                    let kv = e.load(e.u32_t, k)?;
-                    e.ult(kv, e.items)
-                },
-                |e| {
-                    let iv = e.load(e.u32_t, i)?;
-                    let kv = e.load(e.u32_t, k)?;
-                    let off = e.umul(kv, e.wg_size)?;
-                    let j = e.uadd(iv, off)?;
-                    let body = |e: &mut Self| -> R<()> { per(e, cxr, j) };
-                    if checked {
-                        let inb = e.ult(j, cxr.n)?;
-                        e.if_then(inb, body)
-                    } else {
-                        body(e)
-                    }
-                },
-                |e| {
-                    let kv = e.load(e.u32_t, k)?;
-                    let one = e.c_u32(1);
-                    let nx = e.uadd(kv, one)?;
-                    e.store(k, nx)
-                },
-            )
-        };
-        self.while_loop(
-            |e| {
-                let iv = e.load(e.u32_t, i)?;
-                e.ult(iv, cxr.n)
-            },
-            |e| {
-                let iv = e.load(e.u32_t, i)?;
-                let last = e.uadd(iv, span)?;
-                let whole = e.ult(last, cxr.n)?;
-                e.if_else(whole, |e| trips(e, false), |e| trips(e, true))
-            },
-            |e| {
-                let iv = e.load(e.u32_t, i)?;
-                let nx = e.uadd(iv, step)?;
-                e.store(i, nx)
-            },
-        )
     }
 }

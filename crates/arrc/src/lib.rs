@@ -602,14 +602,27 @@ impl Session {
         notes: &mut Vec<String>,
         want: bool,
     ) -> Result<Option<Array>, Error> {
+        self.stmt_as(stmt, stmt, notes, want)
+    }
+
+    /// Runs `stmt`, which is `orig` as the user wrote it or rewritten (`x[I]←V` as
+    /// `x←V@I⊢x`): the reference, when it takes over or confirms an error, runs
+    /// `orig`, so its errors are about what the user wrote.
+    fn stmt_as(
+        &mut self,
+        stmt: &Stmt,
+        orig: &Stmt,
+        notes: &mut Vec<String>,
+        want: bool,
+    ) -> Result<Option<Array>, Error> {
         if let Some(r) = self.split_statement(stmt, notes, want)? {
             return Ok(r);
         }
         let Stmt::Expr(e) = stmt else {
-            return self.cpu(stmt);
+            return self.cpu(orig);
         };
         if self.gpu.is_none() {
-            return self.cpu(stmt);
+            return self.cpu(orig);
         }
         if let ExprKind::AssignTo {
             target,
@@ -619,6 +632,9 @@ impl Session {
         {
             // `x f←v` in the workspace is `x←x f v`; the other forms run on the
             // reference.
+            if let arrc_syntax::Target::Indexed { name, .. } = target {
+                self.force(name)?;
+            }
             return match (target, func) {
                 (arrc_syntax::Target::Names(names), Some(f)) if names.len() == 1 => {
                     let (name, name_span) = names[0].clone();
@@ -639,7 +655,7 @@ impl Session {
                         },
                         e.span.clone(),
                     ));
-                    self.stmt(&plain, notes, want)
+                    self.stmt_as(&plain, orig, notes, want)
                 }
                 // `x[I]←V` (and `m[I;]←V`, `x[I] f←V`) of a workspace array whose
                 // first axis alone is indexed is `x←V@I⊢x` (`x←V f⍨@I⊢x`).
@@ -694,9 +710,9 @@ impl Session {
                         },
                         e.span.clone(),
                     ));
-                    self.stmt(&plain, notes, want)
+                    self.stmt_as(&plain, orig, notes, want)
                 }
-                _ => self.cpu(stmt),
+                _ => self.cpu(orig),
             };
         }
         // `a←b←expr` at the top level: compute `expr`, then bind each name.
@@ -711,7 +727,7 @@ impl Session {
         let mut written = HashSet::new();
         e.names(&mut written);
         if written.iter().any(|n| n.starts_with('⎕')) {
-            return self.cpu(stmt);
+            return self.cpu(orig);
         }
         // Most statements: compiled once and run, or deferred (`deferred.rs`).
         if inner_assignment(value).is_none() && !self.has_host_calls(value) {
@@ -741,7 +757,7 @@ impl Session {
                 }
                 None => {
                     return self.fallback(
-                        stmt,
+                        orig,
                         notes,
                         err::unsupported(
                             "assignment inside an expression, before a call of a function that could read its name, is not supported on the GPU path yet",
@@ -816,8 +832,8 @@ impl Session {
             }
         }
         let result = match result {
-            Err(e) if confirm => return self.confirm_error(stmt, notes, e),
-            Err(e) => return self.fallback(stmt, notes, e),
+            Err(e) if confirm => return self.confirm_error(orig, notes, e),
+            Err(e) => return self.fallback(orig, notes, e),
             Ok(r) => r,
         };
         for n in &names {

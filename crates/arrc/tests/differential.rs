@@ -1852,10 +1852,30 @@ fn indexed_assignment_on_the_device() {
         // Float indices that are integers index; others are a DOMAIN ERROR.
         "x[⌽(⍳≢x)÷1]",
         "m←(3,≢x)⍴x ⋄ m[2.0 1;(≢x)÷1]",
+        // Indices computed on the device: a scatter, the last of repeated indices
+        // winning (|y has repeats).
+        "z←x ⋄ i←1+(≢x)|⌊|y ⋄ z[i]←y ⋄ z",
+        "z←x ⋄ i←1+(≢x)|⌊|y ⋄ z[i]+←1 ⋄ z",
+        "z←x ⋄ z[1+(≢x)|⌊|y]←0.5 ⋄ z",
+        "z←x ⋄ z[⌽⍳≢x]←x ⋄ z",
+        "z←x ⋄ z[(≢x)⌊1+⍳5]←-⍳5 ⋄ z",
+        "m←(3,≢x)⍴x ⋄ i←1+3|⌊|y ⋄ m[i;]←((≢i),≢x)⍴y ⋄ m",
+        "m←(3,≢x)⍴x ⋄ m[1+3|⌊|y;]×←2 ⋄ m",
+        "(y×2)@(1+(≢x)|⌊|y)⊢x",
+        "{⍵×10}@(1+(≢x)|⌊|y)⊢x",
     ];
     for ty in [ElemType::I32, ElemType::F32] {
         check_at(&mut s, &[3, 33, 4097], &exprs, ty, false);
     }
+    // A computed index out of range is an INDEX ERROR from the device, and the array
+    // keeps its items; a fraction is a DOMAIN ERROR.
+    s.eval("x←⍳4097 ⋄ z←x×2 ⋄ i←(≢x)+⍳3").unwrap();
+    let err = s.eval("z[i]←0").expect_err("out of range");
+    assert_eq!(err.class, arrc::ErrorClass::Index, "{err}");
+    let err = s.eval("z[i÷2]←0").expect_err("fractions");
+    assert_eq!(err.class, arrc::ErrorClass::Domain, "{err}");
+    let same = s.eval("z≡x×2").unwrap().value.expect("a value");
+    assert_eq!(arrc::display(&same), "1");
     for e in ["x←⍳5 ⋄ x[1.5]", "x←⍳5 ⋄ i←÷2 ⋄ x[i]", "x←⍳5 ⋄ x[(⍳3)÷2]"] {
         let err = s.eval(e).expect_err(e);
         assert_eq!(err.class, arrc::ErrorClass::Domain, "{e}: {err}");

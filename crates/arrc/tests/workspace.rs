@@ -346,3 +346,16 @@ fn a_chain_of_recipes_run_again_compiles_nothing() {
     assert_eq!(st.deferred, 3, "{st:?}");
     assert_eq!(st.compiles_reused, 5, "{st:?}");
 }
+
+#[test]
+fn an_indexed_assignment_with_computed_indices_stays_on_the_device() {
+    let mut s = gpu(Backend::Vulkan);
+    // `x[i]←0` with `i` computed: a scatter on the device; x is neither read back
+    // nor uploaded, and the sum is the one readback.
+    let (v, d) = moved(&mut s, "x←⍳100000 ⋄ i←1+100000|7×⍳5000 ⋄ x[i]←0 ⋄ +/x");
+    assert_eq!(v, "4912527500");
+    assert_eq!((d.uploads, d.readback_bytes), (0, 8), "{d:?}");
+    // The last of repeated indices wins.
+    let (v, _) = moved(&mut s, "i←1+100000|⌊(⍳6000)÷2 ⋄ x[i]←⍳6000 ⋄ x[1+⍳3]");
+    assert_eq!(v, "3 5 7");
+}

@@ -307,7 +307,7 @@ impl Lower {
             Tine::Array(e) => {
                 let iv = self.expr(e)?;
                 let Some(idx) = self.const_ints(iv) else {
-                    return unsupported("@ with indices computed on the device");
+                    return self.at_computed(l, iv, a, x, span);
                 };
                 let Some(&Dim::Known(n)) = xt.shape.first() else {
                     return if xt.rank() == 0 {

@@ -47,3 +47,32 @@ impl Emitter {
         self.unrolled_share(cx, &per, i, k)
     }
 }
+
+impl Emitter {
+    /// Indexed assignment's scatter: item `j` is stored at its position `p` when
+    /// `owner[p]` is `j` (the last item naming `p`), so repeated positions take the
+    /// last item, as APL's do.
+    pub(super) fn scatter_kernel(
+        &mut self,
+        cx: &mut Cx,
+        index: &KExpr,
+        value: &KExpr,
+        owner: u32,
+        out: u32,
+    ) -> R<()> {
+        let i = self.local(self.u32_t);
+        let k = self.local(self.u32_t);
+        let per = |e: &mut Self, cx: &Cx, j: rspirv::spirv::Word| -> R<()> {
+            let p = e.expr(cx, index, Ix::flat(j))?;
+            let p = e.b.bitcast(e.u32_t, None, p).map_err(be)?;
+            let o = e.load_elem(cx, owner, p)?;
+            let o = e.b.bitcast(e.u32_t, None, o).map_err(be)?;
+            let mine = e.b.i_equal(e.bool_t, None, o, j).map_err(be)?;
+            e.if_then(mine, |e| {
+                let v = e.expr(cx, value, Ix::flat(j))?;
+                e.store_elem(cx, out, p, v)
+            })
+        };
+        self.unrolled_share(cx, &per, i, k)
+    }
+}
