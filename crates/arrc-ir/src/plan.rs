@@ -293,12 +293,14 @@ pub enum KernelKind {
         out: u32,
     },
     /// `out[index(i)] = value(i)` for `i < n` where `owner[index(i)] == i` (the last
-    /// `i` naming that position).
+    /// `i` naming that position). With `guard`, nothing is stored once an earlier
+    /// kernel raised an error (`out` may be a parameter's own buffer: `Plan::in_place`).
     Scatter {
         index: KExpr,
         value: KExpr,
         owner: u32,
         out: u32,
+        guard: bool,
     },
     /// `out[g] = op/ expr(i)` over workgroup `g`'s grid-stride share.
     /// `overflow`: the error bit raised where a stored value is not finite (a float
@@ -601,6 +603,20 @@ pub struct Plan {
     /// The error when the result read back holds a value that is not finite (a float
     /// fold that overflowed; `PlanOptions::host_checks_result`).
     pub finite_result: Option<DeviceError>,
+    /// The result is a scatter into a parameter (`x←V@I⊢x`, an indexed assignment):
+    /// where the caller lets the statement consume that parameter, the result is the
+    /// parameter's own buffer and the copy into it is skipped.
+    pub in_place: Option<InPlace>,
+}
+
+/// See [`Plan::in_place`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InPlace {
+    /// The parameter's index and its buffer.
+    pub param: u32,
+    pub buffer: usize,
+    /// The dispatch that copies the parameter into the result.
+    pub copy: usize,
 }
 
 impl Plan {
@@ -743,6 +759,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
             dyn_lengths: vec![],
             empty_identity: None,
             finite_result: None,
+            in_place: None,
         },
         buffer_of: vec![None; f.insts.len()],
         dyn_buffers: vec![None; f.dyn_bounds.len()],

@@ -1284,7 +1284,8 @@ impl Emitter {
                 value,
                 owner,
                 out,
-            } => self.scatter_kernel(&mut cx, index, value, *owner, *out)?,
+                guard,
+            } => self.scatter_kernel(&mut cx, index, value, *owner, *out, *guard)?,
             KernelKind::Reduce { op, expr, out, .. } => {
                 self.reduce_kernel(&mut cx, *op, expr, *out)?
             }

@@ -65,6 +65,10 @@ pub(crate) struct Gpu {
     pub budget: u64,
     /// The session's generator as the next statement starts (`BufferRole::Rng`).
     pub rng: arrc_ir::random::Rng,
+    /// A workspace name whose device array nothing else holds, which the statement
+    /// being run assigns: a plan that scatters into it (`Plan::in_place`) writes its
+    /// buffer in place.
+    pub(crate) consumable: Option<String>,
 }
 
 /// A device failure as an error: running out of device memory is APL's WS FULL (the
@@ -311,6 +315,7 @@ impl Gpu {
             clock: 0,
             budget,
             rng: arrc_ir::random::Rng::default(),
+            consumable: None,
         })
     }
 
@@ -509,8 +514,21 @@ impl Gpu {
             self.stats.kernels += 1;
         }
         self.stats.pipeline_ns += t.elapsed().as_nanos() as u64;
+        // A scatter into an array the statement may consume writes its buffer.
+        let in_place = plan.in_place.as_ref().and_then(|ip| {
+            let name = &c.ir.params[ip.param as usize].name;
+            (self.consumable.as_ref() == Some(name))
+                .then(|| arrays.get(name).and_then(|a| a.device.clone()))
+                .flatten()
+                .map(|d| (ip.copy, d))
+        });
+        out.in_place = in_place.is_some();
         let mut uploads: Vec<(usize, Vec<u8>)> = Vec::new();
         for (i, b) in plan.buffers.iter().enumerate() {
+            if let Some((_, d)) = in_place.as_ref().filter(|_| i == plan.result) {
+                out.buffers.push(Slot::Shared(d.clone()));
+                continue;
+            }
             // A parameter already on the device is bound as it is.
             if let BufferRole::Param(p) = &b.role {
                 let name = &c.ir.params[*p as usize].name;
@@ -567,7 +585,10 @@ impl Gpu {
                 .map_err(dev)?;
         }
         self.stats.upload_ns += t.elapsed().as_nanos() as u64;
-        for d in &plan.dispatches {
+        for (at, d) in plan.dispatches.iter().enumerate() {
+            if in_place.as_ref().is_some_and(|(copy, _)| *copy == at) {
+                continue;
+            }
             let groups = d.groups.eval(&syms);
             let push = d
                 .push
@@ -750,6 +771,12 @@ impl Gpu {
                 Some(match std::mem::replace(&mut p.buffers[i], Slot::Taken) {
                     Slot::Owned(b) => {
                         let d = self.adopt(b, shape.clone(), p.result_elem);
+                        p.buffers[i] = Slot::Shared(d.clone());
+                        d
+                    }
+                    // A scatter into the array it assigns, in place.
+                    Slot::Shared(d) if p.in_place => {
+                        self.stats.in_place += 1;
                         p.buffers[i] = Slot::Shared(d.clone());
                         d
                     }
@@ -943,6 +970,8 @@ pub struct Prepared {
     /// Where the status word lies in `result_stage`.
     status_offset: u64,
     recording: Option<Recording>,
+    /// The result is a parameter's buffer, scattered into (`Plan::in_place`).
+    in_place: bool,
 }
 
 impl Prepared {

@@ -35,6 +35,7 @@ pub use gpu::CompiledStatement;
 use arrc_ir::error::err;
 use arrc_syntax::{Expr, ExprKind, Program, Stmt};
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 /// The standard library: (file name, APL source), compiled into the crate.
 pub const STDLIB: &[(&str, &str)] = &[
@@ -91,6 +92,8 @@ pub struct Stats {
     pub devices: u64,
     pub split_statements: u64,
     pub moved_bytes: u64,
+    /// Indexed assignments that wrote the array's own device buffer (no copy).
+    pub in_place: u64,
     /// Pipelines the device keeps now (at most `arrc_vk::MAX_PIPELINES`).
     pub pipelines_cached: u64,
     /// SPIR-V modules the session keeps now (at most `gpu::MAX_MODULES`).
@@ -120,6 +123,7 @@ impl Stats {
             readback_ns: d(self.readback_ns, before.readback_ns),
             split_statements: d(self.split_statements, before.split_statements),
             moved_bytes: d(self.moved_bytes, before.moved_bytes),
+            in_place: d(self.in_place, before.in_place),
             ..*self
         }
     }
@@ -133,6 +137,7 @@ impl Stats {
         self.upload_bytes += o.upload_bytes;
         self.readback_bytes += o.readback_bytes;
         self.evictions += o.evictions;
+        self.in_place += o.in_place;
         self.compile_ns += o.compile_ns;
         self.pipeline_ns += o.pipeline_ns;
         self.upload_ns += o.upload_ns;
@@ -710,7 +715,20 @@ impl Session {
                         },
                         e.span.clone(),
                     ));
-                    self.stmt_as(&plain, orig, notes, want)
+                    // Where nothing else holds x's device array (no other name, no
+                    // recipe), the scatter writes it in place.
+                    if let Some(g) = self.gpu.as_mut() {
+                        let alone = g
+                            .resident
+                            .get(name)
+                            .is_some_and(|d| Rc::strong_count(d) == 2);
+                        g.consumable = alone.then(|| name.clone());
+                    }
+                    let r = self.stmt_as(&plain, orig, notes, want);
+                    if let Some(g) = self.gpu.as_mut() {
+                        g.consumable = None;
+                    }
+                    r
                 }
                 _ => self.cpu(orig),
             };

@@ -483,7 +483,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     );
                 }
                 eprintln!(
-                    "arrc: device {} kernels {} dispatches {} uploads {} ({} bytes) readbacks {} ({} bytes) resident {} arrays ({} bytes) deferred {} evictions {} pipelines cached {} modules cached {}",
+                    "arrc: device {} kernels {} dispatches {} uploads {} ({} bytes) readbacks {} ({} bytes) resident {} arrays ({} bytes) deferred {} in place {} evictions {} pipelines cached {} modules cached {}",
                     s.device().map_or("none", |d| d.name.as_str()),
                     st.kernels,
                     st.dispatches,
@@ -494,6 +494,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     st.resident_arrays,
                     st.resident_bytes,
                     st.deferred,
+                    st.in_place,
                     st.evictions,
                     st.pipelines_cached,
                     st.modules_cached

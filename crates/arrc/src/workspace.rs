@@ -11,6 +11,10 @@
 //!   of the status word.
 //! - Nothing writes a device array after it was made: kernels write only their own
 //!   buffers (`BufferRole::Temp`/`Result`), so names may share one (`a←b←x`, `y←x`).
+//!   The one exception is an indexed assignment `x[I]←V` of an array that nothing
+//!   but the workspace's `x` holds (no other name, no recipe): its scatter writes
+//!   that buffer in place (`Gpu::consumable`, `Plan::in_place`), and stores nothing
+//!   if an earlier kernel of the statement raised an error.
 //! - Before the CPU reference runs a statement, every array has a host copy; after,
 //!   the device copies of the names the statement mentions are dropped (the
 //!   reference may have assigned them).

@@ -359,3 +359,26 @@ fn an_indexed_assignment_with_computed_indices_stays_on_the_device() {
     let (v, _) = moved(&mut s, "i←1+100000|⌊(⍳6000)÷2 ⋄ x[i]←⍳6000 ⋄ x[1+⍳3]");
     assert_eq!(v, "3 5 7");
 }
+
+#[test]
+fn an_indexed_assignment_writes_an_array_nothing_else_holds_in_place() {
+    let mut s = gpu(Backend::Vulkan);
+    s.eval("x←+\\⍳100000 ⋄ i←1+100000|7×⍳5000").unwrap();
+    let (_, d) = moved(&mut s, "x[i]←0");
+    assert_eq!(d.in_place, 1, "{d:?}");
+    // Another name holds the same array: a copy is scattered into, and y keeps its
+    // items.
+    let (_, d) = moved(&mut s, "y←x ⋄ x[i]←¯1");
+    assert_eq!(d.in_place, 0, "{d:?}");
+    assert_eq!(show(&mut s, "(+/x=¯1),+/y=¯1"), "5000 0");
+    // An error leaves the array as it was: the scatter stores nothing once an
+    // earlier kernel found an index out of range (the first of 100001 … 2).
+    let before = show(&mut s, "+/x");
+    s.eval("j←⌽1+⍳100000").unwrap();
+    let err = s.eval("x[j]←0").expect_err("index 100001");
+    assert_eq!(err.class, arrc::ErrorClass::Index, "{err}");
+    assert_eq!(show(&mut s, "+/x"), before);
+    let (_, d) = moved(&mut s, "x[j-1]←0");
+    assert_eq!(d.in_place, 1, "{d:?}");
+    assert_eq!(show(&mut s, "+/x"), "0");
+}

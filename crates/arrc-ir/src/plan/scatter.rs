@@ -72,16 +72,27 @@ impl Planner<'_> {
         owner: Value,
         is_result: bool,
     ) {
-        let elem = self.v.func.ty(v).elem;
+        let f = self.v.func;
+        let elem = f.ty(v).elem;
         let b = self.result_or_temp(v, is_result);
         self.map_into(v, arg, b);
+        // The result may be the parameter's buffer itself (`Plan::in_place`).
+        let in_place = match (is_result, f.inst(arg), self.buffer_of[arg.index()]) {
+            (true, Inst::Param { index }, Some(buffer)) => Some(InPlace {
+                param: *index,
+                buffer,
+                copy: self.plan.dispatches.len() - 1,
+            }),
+            _ => None,
+        };
         let owner_b = self.buffer_of[owner.index()].expect("a scatter's owners are a buffer");
         let mut kb = self.kb();
         let index_e = self.expr(index, &IExpr::Index, &mut kb);
         let value_e = self.expr(values, &IExpr::Index, &mut kb);
         let owner = kb.bind(owner_b, ElemType::I32, false);
         let out = kb.bind(b, elem, true);
-        self.bind_status(&mut kb, index_e.may_fail() || value_e.may_fail());
+        let guard = in_place.is_some();
+        self.bind_status(&mut kb, guard || index_e.may_fail() || value_e.may_fail());
         let n = self.len_of(index);
         let groups = self.grid(&n, self.opts.map_groups);
         self.push_kernel(
@@ -91,11 +102,13 @@ impl Planner<'_> {
                 value: value_e,
                 owner,
                 out,
+                guard,
             },
             kb,
             vec![("n", n)],
             groups,
         );
         self.buffer_of[v.index()] = Some(b);
+        self.plan.in_place = in_place;
     }
 }

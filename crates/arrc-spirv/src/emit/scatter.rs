@@ -6,6 +6,7 @@ use super::{be, Cx, Emitter, Ix, R, SCOPE_DEVICE};
 use arrc_ir::plan::KExpr;
 use arrc_ir::scalar::BinOp;
 use arrc_ir::ElemType;
+use rspirv::spirv::StorageClass;
 
 impl Emitter {
     pub(super) fn scatter_add_kernel(
@@ -51,7 +52,8 @@ impl Emitter {
 impl Emitter {
     /// Indexed assignment's scatter: item `j` is stored at its position `p` when
     /// `owner[p]` is `j` (the last item naming `p`), so repeated positions take the
-    /// last item, as APL's do.
+    /// last item, as APL's do. With `guard`, nothing is stored once the status word
+    /// holds an error (`out` may be the array being assigned).
     pub(super) fn scatter_kernel(
         &mut self,
         cx: &mut Cx,
@@ -59,9 +61,40 @@ impl Emitter {
         value: &KExpr,
         owner: u32,
         out: u32,
+        guard: bool,
     ) -> R<()> {
         let i = self.local(self.u32_t);
         let k = self.local(self.u32_t);
+        if guard {
+            let status = cx.status.ok_or_else(|| {
+                crate::SpirvError::Build("a guarded scatter without a status word".into())
+            })?;
+            let p = self.ptr(StorageClass::StorageBuffer, self.u32_t);
+            let zero = self.c_u32(0);
+            let ptr = self
+                .b
+                .access_chain(p, None, status, [zero, zero])
+                .map_err(be)?;
+            let word = self.load(self.u32_t, ptr)?;
+            let clean = self.b.i_equal(self.bool_t, None, word, zero).map_err(be)?;
+            return self.if_then(clean, |e| {
+                e.scatter_items(cx, index, value, owner, out, i, k)
+            });
+        }
+        self.scatter_items(cx, index, value, owner, out, i, k)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn scatter_items(
+        &mut self,
+        cx: &mut Cx,
+        index: &KExpr,
+        value: &KExpr,
+        owner: u32,
+        out: u32,
+        i: rspirv::spirv::Word,
+        k: rspirv::spirv::Word,
+    ) -> R<()> {
         let per = |e: &mut Self, cx: &Cx, j: rspirv::spirv::Word| -> R<()> {
             let p = e.expr(cx, index, Ix::flat(j))?;
             let p = e.b.bitcast(e.u32_t, None, p).map_err(be)?;
