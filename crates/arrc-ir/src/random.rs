@@ -42,6 +42,17 @@ pub fn draw(seed: u64, i: u64) -> u64 {
     (r[0] as u64) | ((r[1] as u64) << 32)
 }
 
+/// `⍺?⍵` with ⍺ at least half of ⍵ (`n?n`, a permutation) is the first ⍺ items of
+/// the grade of `?⍵⍴DEAL_KEYS` (ties in index order), one draw per item of ⍵; so the
+/// device computes it as a roll and a radix grade, the same numbers as the
+/// reference. Fewer items are a partial Fisher–Yates shuffle, one draw per item dealt.
+pub const DEAL_KEYS: u64 = 2147483647;
+
+/// Whether `k?n` deals by sorting keys (see [`DEAL_KEYS`]).
+pub fn deal_sorts(k: u64, n: u64) -> bool {
+    n > 0 && n <= DEAL_KEYS && k.saturating_mul(2) >= n
+}
+
 /// An integer from 0 to n-1 from 64 random bits (the high half of their product with
 /// n: no division, bias below 2^-64·n).
 pub fn below(bits: u64, n: u64) -> u64 {

@@ -44,8 +44,9 @@ pub(crate) fn roll(
     Ok(Array::new(x.shape.clone(), d))
 }
 
-/// `⍺?⍵`: ⍺ distinct integers chosen from ⍳⍵ in random order (a partial
-/// Fisher–Yates shuffle, one draw per item).
+/// `⍺?⍵`: ⍺ distinct integers chosen from ⍳⍵ in random order: by sorting random
+/// keys where ⍺ is at least half of ⍵, else by a partial Fisher–Yates shuffle
+/// (`arrc_ir::random::DEAL_KEYS`).
 pub(crate) fn deal(a: &Array, x: &Array, rng: &mut Rng, io: i64, span: &Span) -> Result<Array> {
     let one = |v: &Array, what: &str| -> Result<i64> {
         match int_vector(v, span, what)?.as_slice() {
@@ -68,6 +69,25 @@ pub(crate) fn deal(a: &Array, x: &Array, rng: &mut Rng, io: i64, span: &Span) ->
         ));
     }
     check_size(k as usize, span)?;
+    let wide = n - 1 + io > i32::MAX as i64;
+    let out_array = |out: Vec<i64>| {
+        Array::vector(if wide {
+            Data::I64(out)
+        } else {
+            Data::I32(out.into_iter().map(|v| v as i32).collect())
+        })
+    };
+    if arrc_ir::random::deal_sorts(k as u64, n as u64) {
+        check_size(n as usize, span)?;
+        let keys: Vec<u64> = (0..n)
+            .map(|_| below(rng.take(), arrc_ir::random::DEAL_KEYS))
+            .collect();
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_by_key(|&i| keys[i as usize]);
+        return Ok(out_array(
+            order[..k as usize].iter().map(|&i| i as i64 + io).collect(),
+        ));
+    }
     // Positions swapped so far (the rest hold themselves).
     let mut moved: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
     let mut out = Vec::with_capacity(k as usize);
@@ -78,10 +98,5 @@ pub(crate) fn deal(a: &Array, x: &Array, rng: &mut Rng, io: i64, span: &Span) ->
         moved.insert(j, vi);
         out.push(vj as i64 + io);
     }
-    let wide = n - 1 + io > i32::MAX as i64;
-    Ok(Array::vector(if wide {
-        Data::I64(out)
-    } else {
-        Data::I32(out.into_iter().map(|v| v as i32).collect())
-    }))
+    Ok(out_array(out))
 }

@@ -144,6 +144,7 @@ impl Lower {
                 self.intersect(l, r, *p == Prim::Intersection, fspan)
             }
             FuncKind::Prim(Prim::Find) => self.find(l, r, fspan),
+            FuncKind::Prim(Prim::Roll) => self.deal(l, r, fspan),
             FuncKind::Prim(Prim::Where) => self.interval_index(l, r, fspan),
             FuncKind::Prim(Prim::Decode) => self.decode(l, r, fspan),
             FuncKind::Prim(Prim::Encode) => self.encode(l, r, fspan),

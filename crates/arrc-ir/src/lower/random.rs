@@ -54,6 +54,57 @@ impl Lower {
         Ok(self.push_roll(x, count, elem, false, xt.shape, span))
     }
 
+    /// `k?n` where it deals by sorting keys (`crate::random::DEAL_KEYS`): the first
+    /// `k` of the grade of a roll of `n` keys, with `k` and `n` known here. A deal of
+    /// few items from many (a partial shuffle, one draw after another) runs on the
+    /// reference.
+    pub(super) fn deal(&mut self, a: Value, x: Value, span: Span) -> Result<Value> {
+        let unsupported = |what: &str| {
+            Err(err::unsupported(
+                format!("{what} is not supported on the GPU path yet"),
+                span.clone(),
+            ))
+        };
+        let one = |v: Option<Vec<i64>>| match v.as_deref() {
+            Some([k]) if *k >= 0 => Some(*k as u64),
+            _ => None,
+        };
+        let (Some(k), Some(n)) = (one(self.const_ints(a)), one(self.const_ints(x))) else {
+            // The reference says which error, or deals numbers computed on the device.
+            return unsupported("⍺?⍵ of these arguments");
+        };
+        if k > n || !crate::random::deal_sorts(k, n) {
+            return unsupported("⍺?⍵ of fewer than half the items (a partial shuffle)");
+        }
+        if (n - 1) as i64 + self.io > i32::MAX as i64 {
+            return unsupported("⍺?⍵ beyond 32 bits");
+        }
+        if crate::random::device_rng().is_none() || self.trials > 0 {
+            return unsupported("? here");
+        }
+        let len = vec![Dim::Known(n)];
+        let top = self.konst(
+            Array::scalar(Scalar::I32(crate::random::DEAL_KEYS as i32)),
+            span.clone(),
+        );
+        let tops = self.reshape(top, len.clone(), span.clone());
+        let keys = self.push_roll(tops, n, ElemType::I32, false, len.clone(), span.clone());
+        let order = self.f.push(
+            Inst::Grade {
+                arg: keys,
+                down: false,
+                origin: self.io as i32,
+            },
+            Type {
+                elem: ElemType::I32,
+                shape: len,
+            },
+            span.clone(),
+        );
+        let kv = self.konst(Array::scalar(Scalar::I32(k as i32)), span.clone());
+        self.structural2(Prim::Take, kv, order, None, span)
+    }
+
     /// A roll of `count` items drawn after this program's earlier draws.
     fn push_roll(
         &mut self,
