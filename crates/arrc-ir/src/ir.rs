@@ -226,6 +226,17 @@ pub enum Inst {
         values: Value,
         owner: Value,
     },
+    /// `b⌹a` in f64: the least-squares solution `x` (`a`'s columns by `b`'s) of
+    /// `a +.× x = b` by Householder QR, `a` an m×n and `b` an m×k f64 matrix, `scale`
+    /// the f64 scalar `⌈/|,a` (a column whose norm falls to `scale×1E¯13×m` is
+    /// singular: DOMAIN ERROR, as the reference). Also a DOMAIN ERROR where m < n, or
+    /// where an item of `x` is beyond `limit` (the session float's largest).
+    Solve {
+        a: Value,
+        b: Value,
+        scale: Value,
+        limit: f64,
+    },
     /// The session's generator when the program runs: i32 seed low, seed high,
     /// next draw low, next draw high (filled by the host at each run).
     RngState,
@@ -415,6 +426,11 @@ impl Inst {
                 *then = f(*then);
                 *els = f(*els);
             }
+            Inst::Solve { a, b, scale, .. } => {
+                *a = f(*a);
+                *b = f(*b);
+                *scale = f(*scale);
+            }
             Inst::Scatter {
                 arg,
                 index,
@@ -470,6 +486,7 @@ impl Inst {
                 values,
                 owner,
             } => vec![*arg, *index, *values, *owner],
+            Inst::Solve { a, b, scale, .. } => vec![*a, *b, *scale],
             Inst::Grade { arg, .. } => vec![*arg],
             Inst::FoldDfn { arg, comb, .. } => {
                 let mut v = vec![*arg];
@@ -619,6 +636,7 @@ impl fmt::Display for Function {
                     values,
                     owner,
                 } => write!(f, "scatter {arg} with {values} at {index} by {owner}")?,
+                Inst::Solve { a, b, scale, .. } => write!(f, "solve {b} by {a} scale {scale}")?,
                 Inst::Const(a) => write!(
                     f,
                     "const {}",

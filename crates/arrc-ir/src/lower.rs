@@ -20,6 +20,7 @@ mod random;
 mod scatter;
 mod search;
 mod sets;
+mod solve;
 mod stencil;
 mod structural;
 mod tacit;
@@ -535,6 +536,7 @@ impl Lower {
             FuncKind::Prim(Prim::Epsilon) => self.structural1(Prim::Comma, arg, None, fspan),
             FuncKind::Prim(Prim::Union) => self.unique(arg, fspan),
             FuncKind::Prim(Prim::Roll) => self.roll(arg, fspan),
+            FuncKind::Prim(Prim::Domino) => self.domino(None, arg, fspan),
             FuncKind::Prim(Prim::NotEqual) => self.unique_mask(arg, fspan),
             FuncKind::Prim(p) if p.is_structural() => self.structural1(*p, arg, None, fspan),
             FuncKind::Prim(p) => match UnOp::from_prim(*p) {

@@ -24,6 +24,7 @@ use serde::Serialize;
 mod folds;
 mod kexpr;
 mod scatter;
+mod solve;
 mod sort;
 
 pub use kexpr::{IExpr, KExpr};
@@ -165,6 +166,8 @@ pub enum Count {
     Scaled { of: Box<Count>, times: u32 },
     /// The product of these counts.
     Times(Vec<Count>),
+    /// The sum of these counts.
+    Sum(Vec<Count>),
 }
 
 /// The most elements an array (stored or only indexed, such as the outer product
@@ -192,6 +195,7 @@ impl Count {
             })),
             Count::Scaled { of, times } => of.eval(syms).saturating_mul(*times as u64),
             Count::Times(cs) => product(&mut cs.iter().map(|c| c.eval(syms))),
+            Count::Sum(cs) => cs.iter().fold(0u64, |a, c| a.saturating_add(c.eval(syms))),
             Count::Groups { of, per_group, max } => of
                 .eval(syms)
                 .div_ceil(*per_group as u64)
@@ -301,6 +305,31 @@ pub enum KernelKind {
         owner: u32,
         out: u32,
         guard: bool,
+    },
+    /// One Householder step of `Inst::Solve` (f64), for column `j` (push constant 3;
+    /// the dispatch repeats for j = 0 … n-1; pushes n, m, k, j): each workgroup
+    /// computes column j's reflector itself; workgroup w < n with w > j applies it
+    /// to column w of `a`, workgroup n+c to column c of `b`; workgroup j stores the
+    /// diagonal item and raises `singular` (the column's norm at most `scale`×1E¯13×m)
+    /// or `shape` (m < n).
+    QrStep {
+        a: u32,
+        b: u32,
+        diag: u32,
+        scale: u32,
+        singular: u32,
+        shape: u32,
+    },
+    /// `Inst::Solve`'s back substitution (pushes n, m, k): workgroup c solves column
+    /// c of `out` (n by k) from R (`a` above its diagonal, `diag`) and `b`, raising
+    /// `range` where an item is beyond `limit`.
+    BackSubst {
+        a: u32,
+        b: u32,
+        diag: u32,
+        out: u32,
+        limit: f64,
+        range: u32,
     },
     /// `out[g] = op/ expr(i)` over workgroup `g`'s grid-stride share.
     /// `overflow`: the error bit raised where a stored value is not finite (a float
@@ -461,6 +490,8 @@ impl KernelKind {
             KernelKind::ReduceAxis { .. } | KernelKind::MatMul { .. } => 3,
             KernelKind::ScanAxis { .. } | KernelKind::Search { .. } => 2,
             KernelKind::SortStep { .. } => 5,
+            KernelKind::QrStep { .. } => 4,
+            KernelKind::BackSubst { .. } => 3,
             KernelKind::RadixCount { .. } | KernelKind::RadixScatter { .. } => 4,
             _ => 1,
         }
@@ -571,6 +602,9 @@ pub struct Dispatch {
     /// vkCmdDispatchIndirect: the workgroup count is read from this buffer (three
     /// u32), written by an earlier `IndirectArgs` kernel from a length on the device.
     pub indirect: Option<usize>,
+    /// Dispatched this many times in a row, push constant `.1` holding the time
+    /// (0, 1, …): a loop whose steps depend on each other (`KernelKind::QrStep`).
+    pub repeat: Option<(Count, usize)>,
 }
 
 /// An error a kernel can raise at run time.
@@ -808,6 +842,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
                 values,
                 owner,
             } => p.scatter(val, *arg, *index, *values, *owner, is_result),
+            Inst::Solve { a, b, scale, limit } => p.solve(val, *a, *b, *scale, *limit, is_result),
             Inst::Reduce { op, arg, axis } => p.reduce(val, *op, *arg, *axis, is_result)?,
             Inst::Scan { op, arg, axis } => p.scan(val, *op, *arg, *axis, is_result)?,
             Inst::MatMul { lhs, rhs } => p.matmul(val, *lhs, *rhs, is_result),
@@ -1223,6 +1258,7 @@ impl Planner<'_> {
             push: counts,
             groups,
             indirect: None,
+            repeat: None,
         });
     }
 
@@ -1254,9 +1290,10 @@ impl Planner<'_> {
     fn map(&mut self, v: Value, is_result: bool) {
         let b = self.result_or_temp(v, is_result);
         self.map_into(v, v, b);
+        self.buffer_of[v.index()] = Some(b);
     }
 
-    /// Computes `from` (of `v`'s length) into buffer `b`, which then holds `v`.
+    /// Computes `from` (of `v`'s length and type) into buffer `b`.
     fn map_into(&mut self, v: Value, from: Value, b: usize) {
         let mut kb = self.kb();
         let expr = self.expr(from, &IExpr::Index, &mut kb);
@@ -1273,7 +1310,6 @@ impl Planner<'_> {
             groups,
         );
         self.set_n_from(n_from);
-        self.buffer_of[v.index()] = Some(b);
     }
 
     /// Makes the last kernel read its element count `n_from` on the device (when

@@ -94,6 +94,18 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                     && vt.elem == ty.elem
                     && matches!(ty.elem, crate::ElemType::I32 | crate::ElemType::I64)
             }
+            Inst::Solve { a, b, scale, .. } => {
+                let (at, bt, st) = (f.ty(*a), f.ty(*b), f.ty(*scale));
+                let f64 = crate::ElemType::F64;
+                at.elem == f64
+                    && bt.elem == f64
+                    && st.elem == f64
+                    && st.rank() == 0
+                    && at.rank() == 2
+                    && bt.rank() == 2
+                    && ty.elem == f64
+                    && ty.shape == vec![at.shape[1], bt.shape[1]]
+            }
             Inst::Scatter {
                 arg,
                 index,

@@ -24,6 +24,7 @@ mod reduce;
 mod scalars;
 mod scan;
 mod scatter;
+mod solve;
 mod sort;
 
 type R<T> = Result<T, SpirvError>;
@@ -1279,6 +1280,22 @@ impl Emitter {
                 value,
                 out,
             } => self.scatter_add_kernel(&mut cx, *op, index, value, *out)?,
+            KernelKind::QrStep {
+                a,
+                b,
+                diag,
+                scale,
+                singular,
+                shape,
+            } => self.qr_step_kernel(&mut cx, *a, *b, *diag, *scale, *singular, *shape)?,
+            KernelKind::BackSubst {
+                a,
+                b,
+                diag,
+                out,
+                limit,
+                range,
+            } => self.back_subst_kernel(&mut cx, *a, *b, *diag, *out, *limit, *range)?,
             KernelKind::Scatter {
                 index,
                 value,

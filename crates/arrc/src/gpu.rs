@@ -622,9 +622,25 @@ impl Gpu {
                     });
                 }
             }
-            out.dispatches
-                .push((pipelines[d.kernel], views, push, groups as u32, d.indirect));
-            out.kernels.push(d.kernel);
+            // A loop of dispatches (`Dispatch::repeat`): push constant `slot` counts.
+            let (times, slot) = match &d.repeat {
+                Some((times, slot)) => (times.eval(&syms), Some(*slot)),
+                None => (1, None),
+            };
+            for time in 0..times {
+                let mut push = push.clone();
+                if let Some(p) = slot.and_then(|s| push.get_mut(s)) {
+                    *p = device_count(time)?;
+                }
+                out.dispatches.push((
+                    pipelines[d.kernel],
+                    views.clone(),
+                    push,
+                    groups as u32,
+                    d.indirect,
+                ));
+                out.kernels.push(d.kernel);
+            }
         }
         out.status = plan.status;
         out.result_len = plan.buffers[plan.result].len.eval(&syms);

@@ -2139,3 +2139,69 @@ fn a_name_split_and_read_whole_in_one_statement_runs_as_on_one_device() {
         .expect("a value");
     assert_eq!(arrc::display(&o.value.unwrap()), "49");
 }
+
+#[test]
+fn domino_on_the_device() {
+    // `⌹` by Householder QR in f64 on the device (one dispatch per column, then back
+    // substitution), as the reference computes it: inverses, solutions, least
+    // squares of tall matrices, at sizes around the subgroup and workgroup; a
+    // singular matrix and a wide one are DOMAIN ERRORs from the device.
+    let mut s = gpu();
+    for ty in [ElemType::F32, ElemType::F64] {
+        for n in [1usize, 7, 8, 9, 33, 100, 257] {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(0xd0 ^ n as u64);
+            let m = random_shaped(&mut rng, ty, &[n, n]);
+            s.set("m", m.clone()).unwrap();
+            s.set_float(float_of(ty));
+            let mut cpu = arrc_ref::Env {
+                float: float_of(ty),
+                ..Default::default()
+            };
+            cpu.arrays.insert("m".into(), m.clone());
+            let exprs = [
+                "⌹m+1000×(⍳≢m)∘.=⍳≢m",
+                "(⍳≢m)⌹m+1000×(⍳≢m)∘.=⍳≢m",
+                "(2 3⍴⍳6)⌹⍉(m+1000×(⍳≢m)∘.=⍳≢m)[;⍳2]",
+                "(m⍪m)⌹(m+1000×(⍳≢m)∘.=⍳≢m)⍪m",
+            ];
+            for expr in exprs {
+                let prog = arrc_syntax::parse_str(expr).expect("parses");
+                let c = arrc_ref::eval_program(&prog, &mut cpu);
+                let g = s.eval(expr);
+                let (g, c) = match (g, c) {
+                    (Ok(g), Ok(c)) => {
+                        assert!(g.notes.is_empty(), "{expr} n={n}: {:?}", g.notes);
+                        (g.value.expect("a value"), c.expect("a value"))
+                    }
+                    (Err(g), Err(c)) => {
+                        assert_eq!(g.class, c.class, "{expr} n={n}");
+                        continue;
+                    }
+                    (g, c) => panic!("{expr} n={n} {ty}: gpu {g:?} cpu {c:?}"),
+                };
+                assert_eq!((&g.shape, g.elem), (&c.shape, c.elem), "{expr} n={n}");
+                let big = (0..c.len())
+                    .map(|i| c.data.get(i).as_f64().abs())
+                    .fold(0.0, f64::max);
+                let tol = if ty == ElemType::F64 { 1e-11 } else { 1e-5 } * big.max(1e-30);
+                for i in 0..c.len() {
+                    let (a, b) = (g.data.get(i).as_f64(), c.data.get(i).as_f64());
+                    assert!(
+                        (a - b).abs() <= tol,
+                        "{expr} n={n} {ty} item {i}: gpu {a} cpu {b}"
+                    );
+                }
+            }
+        }
+    }
+    for (expr, class) in [
+        ("⌹2 2⍴1 2 2 4", arrc::ErrorClass::Domain),
+        ("x←100 100⍴1 ⋄ ⌹x", arrc::ErrorClass::Domain),
+        ("x←100 101⍴⍳7 ⋄ ⌹x", arrc::ErrorClass::Domain),
+        ("x←100 100⍴⍳7 ⋄ (⍳99)⌹x", arrc::ErrorClass::Length),
+        ("⌹2 2 2⍴1", arrc::ErrorClass::Rank),
+    ] {
+        let err = s.eval(expr).expect_err(expr);
+        assert_eq!(err.class, class, "{expr}: {err}");
+    }
+}

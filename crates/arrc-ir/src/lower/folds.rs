@@ -145,6 +145,7 @@ impl Lower {
             }
             FuncKind::Prim(Prim::Find) => self.find(l, r, fspan),
             FuncKind::Prim(Prim::Roll) => self.deal(l, r, fspan),
+            FuncKind::Prim(Prim::Domino) => self.domino(Some(l), r, fspan),
             FuncKind::Prim(Prim::Where) => self.interval_index(l, r, fspan),
             FuncKind::Prim(Prim::Decode) => self.decode(l, r, fspan),
             FuncKind::Prim(Prim::Encode) => self.encode(l, r, fspan),

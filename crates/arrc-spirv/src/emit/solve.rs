@@ -1,0 +1,314 @@
+//! `⌹` on the device (`KernelKind::QrStep`, `KernelKind::BackSubst`): Householder QR
+//! of an f64 matrix, one column per dispatch, each workgroup one column to update;
+//! then back substitution, each workgroup one column of the solution.
+
+use super::*;
+
+/// Subgroups per workgroup the sums below can hold (a workgroup of 1024 invocations
+/// in subgroups of 8).
+const PARTIALS: u32 = 128;
+/// GLSL.std.450's Sqrt and FAbs.
+const SQRT: u32 = 31;
+const FABS: u32 = 4;
+
+/// What a workgroup sum needs, loaded once at the kernel's start.
+#[derive(Clone, Copy)]
+struct Sums {
+    shared: Word,
+    sid: Word,
+    nsg: Word,
+}
+
+/// The column of a matrix binding that one workgroup updates.
+#[derive(Clone, Copy)]
+struct Column {
+    binding: u32,
+    stride: Word,
+    col: Word,
+}
+
+impl Emitter {
+    fn sums(&mut self, cx: &mut Cx) -> R<Sums> {
+        Ok(Sums {
+            shared: self.shared_sized(ElemType::F64, PARTIALS),
+            sid: self.load_builtin(cx, BuiltIn::SubgroupId)?,
+            nsg: self.load_builtin(cx, BuiltIn::NumSubgroups)?,
+        })
+    }
+
+    /// The sum over the workgroup of each invocation's `v` (f64), the same total in
+    /// every invocation, summed in subgroup order.
+    fn workgroup_sum(&mut self, s: Sums, v: Word) -> R<Word> {
+        let t = ElemType::F64;
+        let tt = self.ty(t);
+        let part = self.group(BinOp::Add, t, GroupOperation::Reduce, v)?;
+        // Earlier reads of the partials are done before they are written again.
+        self.barrier()?;
+        let el = self.elect()?;
+        self.if_then(el, |e| {
+            let p = e.shared_ptr(s.shared, t, s.sid)?;
+            e.store(p, part)
+        })?;
+        self.barrier()?;
+        let acc = self.local(tt);
+        let zero = self.scalar(Scalar::F64(0.0));
+        self.store(acc, zero)?;
+        let q = self.local(self.u32_t);
+        let (from, one) = (self.c_u32(0), self.c_u32(1));
+        self.count_loop(q, from, s.nsg, one, |e, qv| {
+            let p = e.shared_ptr(s.shared, t, qv)?;
+            let x = e.load(tt, p)?;
+            let a = e.load(tt, acc)?;
+            let r = e.b.f_add(tt, None, a, x).map_err(be)?;
+            e.store(acc, r)
+        })?;
+        self.load(tt, acc)
+    }
+
+    /// `Σ f(i)` over `i` in `from…to-1`, the workgroup's invocations striding.
+    fn strided_sum(
+        &mut self,
+        cx: &Cx,
+        s: Sums,
+        from: Word,
+        to: Word,
+        f: &dyn Fn(&mut Self, Word) -> R<Word>,
+    ) -> R<Word> {
+        let tt = self.ty(ElemType::F64);
+        let acc = self.local(tt);
+        let zero = self.scalar(Scalar::F64(0.0));
+        self.store(acc, zero)?;
+        let i = self.local(self.u32_t);
+        let start = self.uadd(from, cx.lid)?;
+        let step = self.wg_size;
+        self.count_loop(i, start, to, step, |e, iv| {
+            let x = f(e, iv)?;
+            let a = e.load(tt, acc)?;
+            let r = e.b.f_add(tt, None, a, x).map_err(be)?;
+            e.store(acc, r)
+        })?;
+        let part = self.load(tt, acc)?;
+        self.workgroup_sum(s, part)
+    }
+
+    /// A workgroup barrier that also makes storage-buffer writes visible.
+    fn storage_barrier(&mut self) -> R<()> {
+        let wg = self.c_u32(SCOPE_WORKGROUP);
+        let sem = self.c_u32(SEM_ACQ_REL_WORKGROUP | 0x40);
+        self.b.control_barrier(wg, wg, sem).map_err(be)
+    }
+
+    /// Item `row` of a column (`row × stride + col`).
+    fn column_at(&mut self, c: Column, row: Word) -> R<Word> {
+        let r = self.umul(row, c.stride)?;
+        self.uadd(r, c.col)
+    }
+
+    /// One Householder step (push constants n, m, k, j): see `KernelKind::QrStep`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn qr_step_kernel(
+        &mut self,
+        cx: &mut Cx,
+        a: u32,
+        b: u32,
+        diag: u32,
+        scale: u32,
+        singular: u32,
+        shape: u32,
+    ) -> R<()> {
+        let t = ElemType::F64;
+        let tt = self.ty(t);
+        let u = self.u32_t;
+        let bt = self.bool_t;
+        let sums = self.sums(cx)?;
+        let n = cx.n;
+        let m = self.push_constant(cx, 1)?;
+        let k = self.push_constant(cx, 2)?;
+        let j = self.push_constant(cx, 3)?;
+        let w = cx.group;
+        let cx = &*cx;
+        let zero = self.c_u32(0);
+        let first = self.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
+        let mine = self.b.i_equal(bt, None, w, j).map_err(be)?;
+        let report = self.b.logical_and(bt, None, mine, first).map_err(be)?;
+        let m_lt_n = self.ult(m, n)?;
+        let bad_shape = self.b.logical_and(bt, None, report, m_lt_n).map_err(be)?;
+        self.raise(cx, Some(shape), bad_shape)?;
+        // Column j's reflector needs rows from j on; workgroups of the columns
+        // before j have nothing to do.
+        let rows_left = self.ult(j, m)?;
+        let in_a = self.ult(w, n)?;
+        let before = self.ult(w, j)?;
+        let idle = self.b.logical_and(bt, None, in_a, before).map_err(be)?;
+        let busy = self.b.logical_not(bt, None, idle).map_err(be)?;
+        let work = self.b.logical_and(bt, None, busy, rows_left).map_err(be)?;
+        let col_j = Column {
+            binding: a,
+            stride: n,
+            col: j,
+        };
+        self.if_then(work, |e| {
+            let one = e.c_u32(1);
+            let j1 = e.uadd(j, one)?;
+            // Column j below the diagonal, squared and summed; the diagonal item.
+            let below = e.strided_sum(cx, sums, j1, m, &|e, i| {
+                let at = e.column_at(col_j, i)?;
+                let x = e.load_elem(cx, a, at)?;
+                e.b.f_mul(tt, None, x, x).map_err(be)
+            })?;
+            let jj = e.column_at(col_j, j)?;
+            let ajj = e.load_elem(cx, a, jj)?;
+            let sq = e.b.f_mul(tt, None, ajj, ajj).map_err(be)?;
+            let norm2 = e.b.f_add(tt, None, below, sq).map_err(be)?;
+            let norm = e.glsl(t, SQRT, &[norm2])?;
+            let z = e.scalar(Scalar::F64(0.0));
+            let pos = e.b.f_ord_greater_than(bt, None, ajj, z).map_err(be)?;
+            let neg = e.b.f_negate(tt, None, norm).map_err(be)?;
+            let alpha = e.b.select(tt, None, pos, neg, norm).map_err(be)?;
+            let vj = e.b.f_sub(tt, None, ajj, alpha).map_err(be)?;
+            let vj2 = e.b.f_mul(tt, None, vj, vj).map_err(be)?;
+            let vnorm2 = e.b.f_add(tt, None, below, vj2).map_err(be)?;
+            let reflect = |e: &mut Self, c: Column| -> R<()> {
+                // v: column j with vj on the diagonal.
+                let v_at = |e: &mut Self, i: Word| -> R<Word> {
+                    let at = e.column_at(col_j, i)?;
+                    let x = e.load_elem(cx, a, at)?;
+                    let is_j = e.b.i_equal(bt, None, i, j).map_err(be)?;
+                    e.b.select(tt, None, is_j, vj, x).map_err(be)
+                };
+                let dot = e.strided_sum(cx, sums, j, m, &|e, i| {
+                    let v = v_at(e, i)?;
+                    let at = e.column_at(c, i)?;
+                    let x = e.load_elem(cx, c.binding, at)?;
+                    e.b.f_mul(tt, None, v, x).map_err(be)
+                })?;
+                let two = e.scalar(Scalar::F64(2.0));
+                let twice = e.b.f_mul(tt, None, two, dot).map_err(be)?;
+                let f = e.b.f_div(tt, None, twice, vnorm2).map_err(be)?;
+                let i = e.local(u);
+                let start = e.uadd(j, cx.lid)?;
+                let step = e.wg_size;
+                e.count_loop(i, start, m, step, |e, iv| {
+                    let v = v_at(e, iv)?;
+                    let at = e.column_at(c, iv)?;
+                    let x = e.load_elem(cx, c.binding, at)?;
+                    let fv = e.b.f_mul(tt, None, f, v).map_err(be)?;
+                    let r = e.b.f_sub(tt, None, x, fv).map_err(be)?;
+                    e.store_elem(cx, c.binding, at, r)
+                })
+            };
+            e.if_else(
+                mine,
+                |e| {
+                    // The diagonal item, and whether the column is (numerically) 0.
+                    e.if_then(first, |e| {
+                        e.store_elem(cx, diag, j, alpha)?;
+                        let s = e.load_elem(cx, scale, zero)?;
+                        let mf = e.b.convert_u_to_f(tt, None, m).map_err(be)?;
+                        let eps = e.scalar(Scalar::F64(1e-13));
+                        let thr = e.b.f_mul(tt, None, s, eps).map_err(be)?;
+                        let thr = e.b.f_mul(tt, None, thr, mf).map_err(be)?;
+                        let small = e.b.f_ord_less_than_equal(bt, None, norm, thr).map_err(be)?;
+                        let nil = e.b.f_ord_equal(bt, None, norm, z).map_err(be)?;
+                        let bad = e.b.logical_or(bt, None, small, nil).map_err(be)?;
+                        e.raise(cx, Some(singular), bad)
+                    })
+                },
+                |e| {
+                    e.if_else(
+                        in_a,
+                        |e| {
+                            reflect(
+                                e,
+                                Column {
+                                    binding: a,
+                                    stride: n,
+                                    col: w,
+                                },
+                            )
+                        },
+                        |e| {
+                            let cb = e.b.i_sub(u, None, w, n).map_err(be)?;
+                            reflect(
+                                e,
+                                Column {
+                                    binding: b,
+                                    stride: k,
+                                    col: cb,
+                                },
+                            )
+                        },
+                    )
+                },
+            )
+        })
+    }
+
+    /// Back substitution (push constants n, m, k): see `KernelKind::BackSubst`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn back_subst_kernel(
+        &mut self,
+        cx: &mut Cx,
+        a: u32,
+        b: u32,
+        diag: u32,
+        out: u32,
+        limit: f64,
+        range: u32,
+    ) -> R<()> {
+        let t = ElemType::F64;
+        let tt = self.ty(t);
+        let u = self.u32_t;
+        let bt = self.bool_t;
+        let sums = self.sums(cx)?;
+        let n = cx.n;
+        let k = self.push_constant(cx, 2)?;
+        let c = cx.group;
+        let cx = &*cx;
+        let zero = self.c_u32(0);
+        let one = self.c_u32(1);
+        let first = self.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
+        let x_col = Column {
+            binding: out,
+            stride: k,
+            col: c,
+        };
+        let jj = self.local(u);
+        // j = n-1 … 0, as n - 1 - jj.
+        self.count_loop(jj, zero, n, one, |e, jv| {
+            let n1 = e.b.i_sub(u, None, n, one).map_err(be)?;
+            let j = e.b.i_sub(u, None, n1, jv).map_err(be)?;
+            let j1 = e.uadd(j, one)?;
+            let s = e.strided_sum(cx, sums, j1, n, &|e, tv| {
+                let r = e.umul(j, n)?;
+                let at = e.uadd(r, tv)?;
+                let ajt = e.load_elem(cx, a, at)?;
+                let xt_at = e.column_at(x_col, tv)?;
+                let xt = e.load_elem(cx, out, xt_at)?;
+                e.b.f_mul(tt, None, ajt, xt).map_err(be)
+            })?;
+            e.if_then(first, |e| {
+                let bj_at = e.column_at(
+                    Column {
+                        binding: b,
+                        stride: k,
+                        col: c,
+                    },
+                    j,
+                )?;
+                let bj = e.load_elem(cx, b, bj_at)?;
+                let d = e.load_elem(cx, diag, j)?;
+                let num = e.b.f_sub(tt, None, bj, s).map_err(be)?;
+                let x = e.b.f_div(tt, None, num, d).map_err(be)?;
+                let ax = e.glsl(t, FABS, &[x])?;
+                let lim = e.scalar(Scalar::F64(limit));
+                let ok = e.b.f_ord_less_than_equal(bt, None, ax, lim).map_err(be)?;
+                let bad = e.b.logical_not(bt, None, ok).map_err(be)?;
+                e.raise(cx, Some(range), bad)?;
+                let at = e.column_at(x_col, j)?;
+                e.store_elem(cx, out, at, x)
+            })?;
+            e.storage_barrier()
+        })
+    }
+}
