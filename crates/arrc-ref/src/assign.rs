@@ -159,7 +159,7 @@ impl Interp<'_> {
 /// selective assignment: structural functions (`↑ ↓ ⌽ ⊖ ⍉ , ⍪ ⍴ / ⌿ ⌷ ⊢`, with
 /// or without an axis) with `name` in their right argument, and indexing with it
 /// in the indexed array. Other arguments are any expressions without `name`.
-fn selection_only(e: &Expr, name: &str) -> Result<()> {
+pub fn selection_only(e: &Expr, name: &str) -> Result<()> {
     let has = |x: &Expr| {
         let mut n = std::collections::HashSet::new();
         x.names(&mut n);

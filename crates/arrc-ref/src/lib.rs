@@ -16,6 +16,7 @@ mod prims;
 mod random;
 mod sets;
 
+pub use assign::selection_only;
 pub use prims::{last_refused_size, set_limits, MAX_CALLS, MAX_ELEMENTS};
 
 use arrc_ir::error::{err, Error, Result};

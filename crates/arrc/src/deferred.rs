@@ -376,7 +376,7 @@ fn direct_names(e: &Expr, out: &mut HashSet<String>) {
 }
 
 /// `e` with `Name(n)` replaced by `f(n)` where that is `Some`, outside functions.
-fn replace(e: &Expr, f: &mut dyn FnMut(&str) -> Option<Expr>) -> Expr {
+pub(crate) fn replace(e: &Expr, f: &mut dyn FnMut(&str) -> Option<Expr>) -> Expr {
     if let ExprKind::Name(n) = &e.kind {
         if let Some(x) = f(n) {
             return x;

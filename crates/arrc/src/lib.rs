@@ -15,6 +15,7 @@
 //!   and the outcome says so in a note.
 //! - Errors are [`Error`] values with spans; [`diagnostics::render`] draws them.
 
+mod assign;
 pub mod bench;
 pub mod build;
 mod deferred;
@@ -635,103 +636,30 @@ impl Session {
             value,
         } = &e.kind
         {
-            // `x f←v` in the workspace is `x←x f v`; the other forms run on the
+            // Assignments of other forms run as plain ones (`assign.rs`), or on the
             // reference.
-            if let arrc_syntax::Target::Indexed { name, .. } = target {
+            if let arrc_syntax::Target::Indexed { name, .. }
+            | arrc_syntax::Target::Selective { name, .. } = target
+            {
                 self.force(name)?;
             }
-            return match (target, func) {
-                (arrc_syntax::Target::Names(names), Some(f)) if names.len() == 1 => {
-                    let (name, name_span) = names[0].clone();
-                    let x = Expr::new(ExprKind::Name(name.clone()), name_span.clone());
-                    let new = Expr::new(
-                        ExprKind::Dyadic {
-                            func: f.clone(),
-                            left: Box::new(x),
-                            right: value.clone(),
-                        },
-                        e.span.clone(),
-                    );
-                    let plain = Stmt::Expr(Expr::new(
-                        ExprKind::Assign {
-                            name,
-                            name_span,
-                            value: Box::new(new),
-                        },
-                        e.span.clone(),
-                    ));
-                    self.stmt_as(&plain, orig, notes, want)
-                }
-                // `x[I]←V` (and `m[I;]←V`, `x[I] f←V`) of a workspace array whose
-                // first axis alone is indexed is `x←V@I⊢x` (`x←V f⍨@I⊢x`).
-                (
-                    arrc_syntax::Target::Indexed {
-                        name,
-                        name_span,
-                        axes,
-                    },
-                    func,
-                ) if matches!(axes.first(), Some(Some(_)))
-                    && axes[1..].iter().all(|a| a.is_none())
-                    && workspace::workspace_names(&self.env.arrays, self.gpu.as_ref())
-                        .get(name)
-                        .is_some_and(|a| a.shape().len() == axes.len()) =>
-                {
-                    let Some(Some(idx)) = axes.first() else {
-                        unreachable!("matched above")
-                    };
-                    let x = Expr::new(ExprKind::Name(name.clone()), name_span.clone());
-                    let at = |l: arrc_syntax::Tine| {
-                        arrc_syntax::Func::new(
-                            arrc_syntax::FuncKind::At(
-                                Box::new(l),
-                                Box::new(arrc_syntax::Tine::Array(idx.clone())),
-                            ),
-                            e.span.clone(),
-                        )
-                    };
-                    let kind = match func {
-                        None => ExprKind::Monadic {
-                            func: at(arrc_syntax::Tine::Array((**value).clone())),
-                            arg: Box::new(x),
-                        },
-                        Some(f) => ExprKind::Dyadic {
-                            func: at(arrc_syntax::Tine::Func(arrc_syntax::Func::new(
-                                arrc_syntax::FuncKind::Derived {
-                                    op: arrc_syntax::Op1::Commute,
-                                    operand: Box::new(f.clone()),
-                                },
-                                f.span.clone(),
-                            ))),
-                            left: value.clone(),
-                            right: Box::new(x),
-                        },
-                    };
-                    let plain = Stmt::Expr(Expr::new(
-                        ExprKind::Assign {
-                            name: name.clone(),
-                            name_span: name_span.clone(),
-                            value: Box::new(Expr::new(kind, e.span.clone())),
-                        },
-                        e.span.clone(),
-                    ));
-                    // Where nothing else holds x's device array (no other name, no
-                    // recipe), the scatter writes it in place.
-                    if let Some(g) = self.gpu.as_mut() {
-                        let alone = g
-                            .resident
-                            .get(name)
-                            .is_some_and(|d| Rc::strong_count(d) == 2);
-                        g.consumable = alone.then(|| name.clone());
-                    }
-                    let r = self.stmt_as(&plain, orig, notes, want);
-                    if let Some(g) = self.gpu.as_mut() {
-                        g.consumable = None;
-                    }
-                    r
-                }
-                _ => self.cpu(orig),
+            let Some((plain, name)) = self.plain_assignment(e, target, func.as_ref(), value) else {
+                return self.cpu(orig);
             };
+            // Where nothing else holds x's device array (no other name, no recipe),
+            // an indexed or selective assignment's scatter writes it in place.
+            if let (Some(g), Some(name)) = (self.gpu.as_mut(), &name) {
+                let alone = g
+                    .resident
+                    .get(name)
+                    .is_some_and(|d| Rc::strong_count(d) == 2);
+                g.consumable = alone.then(|| name.clone());
+            }
+            let r = self.stmt_as(&plain, orig, notes, want);
+            if let Some(g) = self.gpu.as_mut() {
+                g.consumable = None;
+            }
+            return r;
         }
         // `a←b←expr` at the top level: compute `expr`, then bind each name.
         let mut names = vec![];

@@ -1887,6 +1887,14 @@ fn indexed_assignment_on_the_device() {
         "m←(3,≢x)⍴x ⋄ m[1+3|⌊|y;]×←2 ⋄ m",
         "(y×2)@(1+(≢x)|⌊|y)⊢x",
         "{⍵×10}@(1+(≢x)|⌊|y)⊢x",
+        // Selective assignment: the selection of the items' places, then a scatter.
+        "z←x ⋄ (2↑z)←y[1 2] ⋄ z",
+        "z←x ⋄ (¯3↑z)+←1 ⋄ z",
+        "z←x ⋄ (⌽z)←y ⋄ z",
+        "z←x ⋄ (1↓⌽z)×←2 ⋄ z",
+        "m←(3,≢x)⍴x ⋄ (1 1⍉2 2↑m)←0 ⋄ m",
+        "m←(3,≢x)⍴x ⋄ (,m)←(3×≢x)⍴y ⋄ m",
+        "m←(3,≢x)⍴x ⋄ (⊖m)+←1 ⋄ m",
     ];
     for ty in [ElemType::I32, ElemType::F32] {
         check_at(&mut s, &[3, 33, 4097], &exprs, ty, false);
@@ -1898,6 +1906,11 @@ fn indexed_assignment_on_the_device() {
     assert_eq!(err.class, arrc::ErrorClass::Index, "{err}");
     let err = s.eval("z[i÷2]←0").expect_err("fractions");
     assert_eq!(err.class, arrc::ErrorClass::Domain, "{err}");
+    let same = s.eval("z≡x×2").unwrap().value.expect("a value");
+    assert_eq!(arrc::display(&same), "1");
+    // A selection reaching past the array (a fill item) is no place of it.
+    let err = s.eval("(4100↑z)←0").expect_err("fills");
+    assert_eq!(err.class, arrc::ErrorClass::Index, "{err}");
     let same = s.eval("z≡x×2").unwrap().value.expect("a value");
     assert_eq!(arrc::display(&same), "1");
     for e in ["x←⍳5 ⋄ x[1.5]", "x←⍳5 ⋄ i←÷2 ⋄ x[i]", "x←⍳5 ⋄ x[(⍳3)÷2]"] {
