@@ -153,6 +153,30 @@ def softmax(t, dev):
     return (P * X).sum().item()
 
 
+def scatter(t, dev):
+    n, k = 67108864, 1048576
+    x = t.remainder(0.618034 * t.arange(1, n + 1, device=dev, dtype=t.float32), 1)
+    i = (t.arange(1, k + 1, device=dev, dtype=t.int64) * 7919) % n
+    x[i] = 0.5
+    return x.sum().item()
+
+
+def deal(t, dev):
+    n = 16777216
+    p = t.randperm(n, device=dev) + 1
+    return (p == t.arange(1, n + 1, device=dev)).sum().item()
+
+
+def solve(t, dev):
+    # arrc's ⌹ computes in f64 (Householder QR), so torch solves in f64 too.
+    n = 1024
+    i = t.arange(n * n, device=dev)
+    A = ((i % 997 + 1).to(t.float32) / 997).reshape(n, n) + n * t.eye(n, device=dev)
+    b = t.arange(1, n + 1, device=dev, dtype=t.float32) / n
+    x = t.linalg.solve(A.double(), b.double()).float()
+    return x.sum().item()
+
+
 TORCH = {
     "chain": chain,
     "running": running,
@@ -167,6 +191,9 @@ TORCH = {
     "streak": streak,
     "normalize": normalize,
     "softmax": softmax,
+    "scatter": scatter,
+    "deal": deal,
+    "solve": solve,
 }
 
 

@@ -227,7 +227,8 @@ pub enum Inst {
         owner: Value,
     },
     /// `b⌹a` in f64: the least-squares solution `x` (`a`'s columns by `b`'s) of
-    /// `a +.× x = b` by Householder QR, `a` an m×n and `b` an m×k f64 matrix, `scale`
+    /// `a +.× x = b` by Householder QR, `a` an m×n and `b` an m×k f64 matrix given
+    /// transposed (`⍉a`, n×m, and `⍉b`, k×m: their columns contiguous), `scale`
     /// the f64 scalar `⌈/|,a` (a column whose norm falls to `scale×1E¯13×m` is
     /// singular: DOMAIN ERROR, as the reference). Also a DOMAIN ERROR where m < n, or
     /// where an item of `x` is beyond `limit` (the session float's largest).

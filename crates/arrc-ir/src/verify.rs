@@ -104,7 +104,8 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                     && at.rank() == 2
                     && bt.rank() == 2
                     && ty.elem == f64
-                    && ty.shape == vec![at.shape[1], bt.shape[1]]
+                    && ty.shape == vec![at.shape[0], bt.shape[0]]
+                    && at.shape[1] == bt.shape[1]
             }
             Inst::Scatter {
                 arg,

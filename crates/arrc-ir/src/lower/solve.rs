@@ -59,10 +59,16 @@ impl Lower {
         } else {
             f32::MAX as f64
         };
+        // Columns contiguous on the device: the steps read and write them whole.
+        let transpose = |me: &mut Self, v: Value| {
+            let t = me.f.ty(v).shape.clone();
+            me.gather(v, Gather::Axes(vec![1, 0]), vec![t[1], t[0]], span.clone())
+        };
+        let (xt_, bt_) = (transpose(self, xm), transpose(self, bm));
         let r = self.f.push(
             Inst::Solve {
-                a: xm,
-                b: bm,
+                a: xt_,
+                b: bt_,
                 scale,
                 limit,
             },

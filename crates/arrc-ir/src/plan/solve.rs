@@ -15,7 +15,8 @@ impl Planner<'_> {
     ) {
         let f = self.v.func;
         let (at, bt) = (f.ty(a).clone(), f.ty(b).clone());
-        let (m, n, k) = (at.shape[0], at.shape[1], bt.shape[1]);
+        // Both given transposed: n×m and k×m.
+        let (m, n, k) = (at.shape[1], at.shape[0], bt.shape[0]);
         let dim = |d: Dim| Count::Product(vec![d]);
         // Working copies of a and b, which the steps overwrite.
         let aw = self.new_buffer(ElemType::F64, self.len_of(a), BufferRole::Temp);

@@ -19,12 +19,12 @@ struct Sums {
     nsg: Word,
 }
 
-/// The column of a matrix binding that one workgroup updates.
+/// A column of a matrix stored by columns (`m` items each): item `row` is at
+/// `start + row`.
 #[derive(Clone, Copy)]
 struct Column {
     binding: u32,
-    stride: Word,
-    col: Word,
+    start: Word,
 }
 
 impl Emitter {
@@ -98,10 +98,17 @@ impl Emitter {
         self.b.control_barrier(wg, wg, sem).map_err(be)
     }
 
-    /// Item `row` of a column (`row × stride + col`).
+    /// Item `row` of a column.
     fn column_at(&mut self, c: Column, row: Word) -> R<Word> {
-        let r = self.umul(row, c.stride)?;
-        self.uadd(r, c.col)
+        self.uadd(c.start, row)
+    }
+
+    /// Column `col` of a matrix of `m` rows stored by columns.
+    fn column(&mut self, binding: u32, col: Word, m: Word) -> R<Column> {
+        Ok(Column {
+            binding,
+            start: self.umul(col, m)?,
+        })
     }
 
     /// One Householder step (push constants n, m, k, j): see `KernelKind::QrStep`.
@@ -123,7 +130,6 @@ impl Emitter {
         let sums = self.sums(cx)?;
         let n = cx.n;
         let m = self.push_constant(cx, 1)?;
-        let k = self.push_constant(cx, 2)?;
         let j = self.push_constant(cx, 3)?;
         let w = cx.group;
         let cx = &*cx;
@@ -142,11 +148,7 @@ impl Emitter {
         let idle = self.b.logical_and(bt, None, in_a, before).map_err(be)?;
         let busy = self.b.logical_not(bt, None, idle).map_err(be)?;
         let work = self.b.logical_and(bt, None, busy, rows_left).map_err(be)?;
-        let col_j = Column {
-            binding: a,
-            stride: n,
-            col: j,
-        };
+        let col_j = self.column(a, j, m)?;
         self.if_then(work, |e| {
             let one = e.c_u32(1);
             let j1 = e.uadd(j, one)?;
@@ -218,25 +220,13 @@ impl Emitter {
                     e.if_else(
                         in_a,
                         |e| {
-                            reflect(
-                                e,
-                                Column {
-                                    binding: a,
-                                    stride: n,
-                                    col: w,
-                                },
-                            )
+                            let c = e.column(a, w, m)?;
+                            reflect(e, c)
                         },
                         |e| {
                             let cb = e.b.i_sub(u, None, w, n).map_err(be)?;
-                            reflect(
-                                e,
-                                Column {
-                                    binding: b,
-                                    stride: k,
-                                    col: cb,
-                                },
-                            )
+                            let c = e.column(b, cb, m)?;
+                            reflect(e, c)
                         },
                     )
                 },
@@ -262,40 +252,36 @@ impl Emitter {
         let bt = self.bool_t;
         let sums = self.sums(cx)?;
         let n = cx.n;
+        let m = self.push_constant(cx, 1)?;
         let k = self.push_constant(cx, 2)?;
         let c = cx.group;
         let cx = &*cx;
         let zero = self.c_u32(0);
         let one = self.c_u32(1);
         let first = self.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
-        let x_col = Column {
-            binding: out,
-            stride: k,
-            col: c,
+        // The solution is stored by rows (n by k): column c steps by k.
+        let x_at = |e: &mut Self, row: Word| -> R<Word> {
+            let r = e.umul(row, k)?;
+            e.uadd(r, c)
         };
+        let b_col = self.column(b, c, m)?;
         let jj = self.local(u);
         // j = n-1 … 0, as n - 1 - jj.
         self.count_loop(jj, zero, n, one, |e, jv| {
             let n1 = e.b.i_sub(u, None, n, one).map_err(be)?;
             let j = e.b.i_sub(u, None, n1, jv).map_err(be)?;
             let j1 = e.uadd(j, one)?;
+            // R's row j (a by columns: item j of column t).
             let s = e.strided_sum(cx, sums, j1, n, &|e, tv| {
-                let r = e.umul(j, n)?;
-                let at = e.uadd(r, tv)?;
+                let col_t = e.column(a, tv, m)?;
+                let at = e.column_at(col_t, j)?;
                 let ajt = e.load_elem(cx, a, at)?;
-                let xt_at = e.column_at(x_col, tv)?;
+                let xt_at = x_at(e, tv)?;
                 let xt = e.load_elem(cx, out, xt_at)?;
                 e.b.f_mul(tt, None, ajt, xt).map_err(be)
             })?;
             e.if_then(first, |e| {
-                let bj_at = e.column_at(
-                    Column {
-                        binding: b,
-                        stride: k,
-                        col: c,
-                    },
-                    j,
-                )?;
+                let bj_at = e.column_at(b_col, j)?;
                 let bj = e.load_elem(cx, b, bj_at)?;
                 let d = e.load_elem(cx, diag, j)?;
                 let num = e.b.f_sub(tt, None, bj, s).map_err(be)?;
@@ -305,7 +291,7 @@ impl Emitter {
                 let ok = e.b.f_ord_less_than_equal(bt, None, ax, lim).map_err(be)?;
                 let bad = e.b.logical_not(bt, None, ok).map_err(be)?;
                 e.raise(cx, Some(range), bad)?;
-                let at = e.column_at(x_col, j)?;
+                let at = x_at(e, j)?;
                 e.store_elem(cx, out, at, x)
             })?;
             e.storage_barrier()
