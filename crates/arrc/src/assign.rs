@@ -1,7 +1,7 @@
 //! Assignment forms the device path runs as plain assignments: `x f←v` as
 //! `x←x f v`; `x[I]←V` (and `m[I;]←V`, `x[I] f←V`) of a workspace array indexed on
 //! its first axis as `x←V@I⊢x` (`x←V f⍨@I⊢x`); a selective assignment
-//! `(sel x)←V` as `x←(⍴x)⍴V@((sel (⍴x)⍴1+⍳≢,x)-1)⊢,x`: the selection applied to
+//! `m[I;J]←V` as `(m[I;J])←V`; `(sel x)←V` as `x←(⍴x)⍴V@((sel (⍴x)⍴1+⍳≢,x)-1)⊢,x`: the selection applied to
 //! the items' places (1-based whatever ⎕IO is, a fill item 0, which falls outside
 //! `,x` and is an INDEX ERROR, as on the reference). The scatter of `@` with
 //! computed indices may then write x's device buffer in place (`Gpu::consumable`).
@@ -114,6 +114,29 @@ impl Session {
                 let x = Expr::new(ExprKind::Name(name.clone()), name_span.clone());
                 let new = at(func, value, idx.clone(), x, span);
                 Some((assign(name, name_span, new, span), Some(name.clone())))
+            }
+            // Other indexed assignments (`m[i;j]←v`) are selective ones of `m[i;j]`.
+            (
+                Target::Indexed {
+                    name,
+                    name_span,
+                    axes,
+                },
+                func,
+            ) if rank(name) == Some(axes.len()) => {
+                let sel = Expr::new(
+                    ExprKind::Index {
+                        array: Box::new(Expr::new(ExprKind::Name(name.clone()), name_span.clone())),
+                        axes: axes.clone(),
+                    },
+                    span.clone(),
+                );
+                let target = Target::Selective {
+                    name: name.clone(),
+                    name_span: name_span.clone(),
+                    expr: Box::new(sel),
+                };
+                self.plain_assignment(e, &target, func, value)
             }
             (
                 Target::Selective {

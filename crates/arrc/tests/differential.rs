@@ -1895,6 +1895,10 @@ fn indexed_assignment_on_the_device() {
         "m←(3,≢x)⍴x ⋄ (1 1⍉2 2↑m)←0 ⋄ m",
         "m←(3,≢x)⍴x ⋄ (,m)←(3×≢x)⍴y ⋄ m",
         "m←(3,≢x)⍴x ⋄ (⊖m)+←1 ⋄ m",
+        // Indexed along other axes: the selective assignment of `m[i;j]`.
+        "m←(3,≢x)⍴x ⋄ m[2 3;1]←y[1 2] ⋄ m",
+        "m←(3,≢x)⍴x ⋄ m[;1+(≢x)|⌊|y]←0 ⋄ m",
+        "m←(3,≢x)⍴x ⋄ m[1+3|⌊|y;1]+←1 ⋄ m",
     ];
     for ty in [ElemType::I32, ElemType::F32] {
         check_at(&mut s, &[3, 33, 4097], &exprs, ty, false);
