@@ -374,6 +374,13 @@ pub enum Gather {
     /// Coordinate `c` on each axis reads `c+start` when that is inside the argument,
     /// otherwise the result is `fill` (take with overtake, drop).
     Window { start: Vec<i64>, fill: Scalar },
+    /// Coordinate `c` on each axis reads `c×step+start` when that is inside the
+    /// argument, otherwise the result is `fill` (`⌺` with steps).
+    Sample {
+        start: Vec<i64>,
+        step: Vec<u32>,
+        fill: Scalar,
+    },
     /// Element `i` in ravel order reads `i mod n` with `n` the argument's element count
     /// (`⍴` reshape and `,` ravel), or `fill` when the argument is empty.
     Cycle { fill: Scalar },

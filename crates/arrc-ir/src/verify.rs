@@ -209,6 +209,12 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                                 && at.rank() == ty.rank()
                                 && fill.elem_type() == ty.elem
                         }
+                        Gather::Sample { start, step, fill } => {
+                            start.len() == at.rank()
+                                && step.len() == at.rank()
+                                && at.rank() == ty.rank()
+                                && fill.elem_type() == ty.elem
+                        }
                         Gather::Cycle { fill } => fill.elem_type() == ty.elem,
                         Gather::Windows { axis, .. } => {
                             *axis < at.rank() && ty.rank() == at.rank() + 1

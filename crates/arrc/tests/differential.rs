@@ -1681,6 +1681,10 @@ fn stencils_on_the_device() {
         "m←(3,≢x)⍴x ⋄ A←3 3⍴1 2 1 2 4 2 1 2 1 ⋄ {+/,A×⍵}⌺3 3⊢m",
         "m←(3,≢x)⍴x>0 ⋄ {3=s-⍵∧4=s←{+/,⍵}⌺3 3⊢⍵}m",
         "m←(4,≢x)⍴x ⋄ {0<+/,⍵×⍵}⌺3 3⊢m",
+        // Steps: every step-th window (a strided read of ⍵ per window position).
+        "{+/⍵}⌺(2 1⍴3 2)⊢x",
+        "m←(3,≢x)⍴x ⋄ {⌈/,⍵}⌺(2 2⍴2 2 2 2)⊢m",
+        "m←(4,≢x)⍴x ⋄ {+/,⍵}⌺(2 2⍴3 3 2 3)⊢m",
     ];
     for ty in [ElemType::I32, ElemType::F32] {
         check_at(&mut s, &[1, 2, 9, 33, 1025], &exprs, ty, false);

@@ -1,6 +1,6 @@
 //! Lowering `f⌺s` where `f` reduces a scalar formula of its window: `{+/,⍵}`,
-//! `{+/,A×⍵}`, `{C<+/,A×⍵}` (steps of 1, a size for every axis, `A` known when
-//! compiling). Each window position becomes one shifted read of ⍵ (a `Window`
+//! `{+/,A×⍵}`, `{C<+/,A×⍵}` (a size for every axis, steps too where the lengths are
+//! known, `A` known when compiling). Each window position becomes one shifted read of ⍵ (a `Window`
 //! gather whose fill is the padding), the formula is applied to it, and the terms
 //! are folded from the right as the reduction does: one fused elementwise kernel.
 
@@ -11,6 +11,8 @@ pub const STENCIL_POSITIONS: usize = 64;
 
 struct Windows {
     sizes: Vec<u64>,
+    /// Steps between windows along each axis (1 unless `⌺` was given them).
+    steps: Vec<u64>,
     /// The result's shape: one item per window.
     grid: Vec<Dim>,
     /// The argument each term reads.
@@ -29,9 +31,32 @@ impl Lower {
 
     pub(super) fn stencil(&mut self, f: &Func, s: &Expr, x: Value, span: &Span) -> Result<Value> {
         let sv = self.expr(s)?;
-        let Some(sizes) = self.const_ints(sv).filter(|_| self.f.ty(sv).rank() <= 1) else {
-            return self.stencil_unsupported("with steps or computed sizes", span);
+        let srank = self.f.ty(sv).rank();
+        let ints = |a: Array| -> Option<Vec<i64>> {
+            (0..a.len()).map(|i| a.data.get(i).as_i64()).collect()
         };
+        let Some(all) = self.known_value(sv).filter(|_| srank <= 2).and_then(ints) else {
+            return self.stencil_unsupported("with computed sizes", span);
+        };
+        // Sizes, or a matrix of sizes and steps.
+        let (sizes, steps) = if srank == 2 {
+            if self.f.ty(sv).shape.first() != Some(&Dim::Known(2)) {
+                return Err(err::rank(
+                    "⌺'s right operand is sizes, or a matrix of sizes and steps",
+                    s.span.clone(),
+                ));
+            }
+            let (a, b) = all.split_at(all.len() / 2);
+            (a.to_vec(), b.to_vec())
+        } else {
+            (all.clone(), vec![1; all.len()])
+        };
+        if steps.iter().any(|&m| m < 1) {
+            return Err(err::domain(
+                "⌺ needs non-negative sizes and positive steps",
+                s.span.clone(),
+            ));
+        }
         let xt = self.f.ty(x).clone();
         if sizes.len() > xt.rank() {
             return Err(err::length(
@@ -54,12 +79,16 @@ impl Lower {
             },
             _ => return self.stencil_unsupported("with this operand", span),
         };
-        // One window per item for an odd size, per gap between items for an even one.
+        // One window per item for an odd size, per gap between items for an even one;
+        // with a step, every step-th of those.
         let mut grid = Vec::with_capacity(sizes.len());
-        for (d, &z) in xt.shape.iter().zip(&sizes) {
-            grid.push(match (d, z % 2) {
-                (Dim::Known(_) | Dim::Sym(_), 1) => *d,
-                (Dim::Known(n), _) => Dim::Known(n.saturating_sub(1)),
+        for ((d, &z), &m) in xt.shape.iter().zip(&sizes).zip(&steps) {
+            grid.push(match (d, z % 2, m) {
+                (Dim::Known(_) | Dim::Sym(_), 1, 1) => *d,
+                (Dim::Known(n), odd, m) => {
+                    let centres = if odd == 1 { *n } else { n.saturating_sub(1) };
+                    Dim::Known(centres.div_ceil(m as u64))
+                }
                 _ => {
                     return self.stencil_unsupported(
                         "of an array whose lengths are not known when compiling",
@@ -70,6 +99,7 @@ impl Lower {
         }
         let mut w = Windows {
             sizes: sizes.iter().map(|&z| z as u64).collect(),
+            steps: steps.iter().map(|&m| m as u64).collect(),
             grid,
             x,
             shifted: HashMap::new(),
@@ -211,12 +241,16 @@ impl Lower {
                     start[a] = c as i64 - (w.sizes[a] as i64 - 1) / 2;
                 }
                 let fill = Scalar::I32(0).cast(self.f.ty(w.x).elem);
-                let v = self.gather(
-                    w.x,
-                    Gather::Window { start, fill },
-                    w.grid.clone(),
-                    span.clone(),
-                );
+                let map = if w.steps.iter().all(|&m| m == 1) {
+                    Gather::Window { start, fill }
+                } else {
+                    Gather::Sample {
+                        start,
+                        step: w.steps.iter().map(|&m| m as u32).collect(),
+                        fill,
+                    }
+                };
+                let v = self.gather(w.x, map, w.grid.clone(), span.clone());
                 w.shifted.insert(o, v);
                 Ok(v)
             }

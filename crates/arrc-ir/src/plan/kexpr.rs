@@ -472,6 +472,29 @@ impl Planner<'_> {
                 let i = kb.linear(&ci, &inp);
                 self.expr(arg, &i, kb)
             }
+            Gather::Sample { start, step, fill } => {
+                let c = kb.coords(idx, &out);
+                let mut when = vec![];
+                let mut ci = vec![];
+                for (a, (&st, &m)) in start.iter().zip(step).enumerate() {
+                    // c×m+st as u32 arithmetic: a negative coordinate wraps past
+                    // every length and reads the fill.
+                    let x = IExpr::plus(
+                        IExpr::times(c[a].clone(), IExpr::Const(m)),
+                        IExpr::Const(st as u32),
+                    );
+                    let d = kb.dim(inp[a]);
+                    when.push((x.clone(), d));
+                    ci.push(x);
+                }
+                let i = kb.linear(&ci, &inp);
+                let then = self.expr(arg, &i, kb);
+                KExpr::Select {
+                    when,
+                    then: Box::new(then),
+                    els: Box::new(KExpr::Const(*fill)),
+                }
+            }
             Gather::Window { start, fill } => {
                 let c = kb.coords(idx, &out);
                 let mut when = vec![];
