@@ -521,6 +521,8 @@ pub struct ProgramBench {
     pub compile_us: Spread,
     pub pipeline_us: Spread,
     pub upload_us: Spread,
+    /// Creating device buffers and recording commands.
+    pub prepare_us: Spread,
     pub run_us: Spread,
     pub device_us: Spread,
     pub readback_us: Spread,
@@ -586,6 +588,7 @@ pub fn program(
         compile_us: us(&|r| r.stats.compile_ns),
         pipeline_us: us(&|r| r.stats.pipeline_ns),
         upload_us: us(&|r| r.stats.upload_ns),
+        prepare_us: us(&|r| r.stats.prepare_ns),
         run_us: us(&|r| r.stats.run_ns),
         device_us: us(&|r| r.stats.device_ns),
         readback_us: us(&|r| r.stats.readback_ns),
@@ -603,7 +606,7 @@ pub fn program(
 pub fn program_report(b: &ProgramBench) -> String {
     let f = |s: &Spread| format!("{:.1} µs [{:.1}–{:.1}]", s.median, s.min, s.max);
     format!(
-        "{} on {}: {} runs, median (min–max)\n  wall      {}\n  compile   {}\n  pipelines {}\n  upload    {}\n  submit    {} (kernels {})\n  readback  {}\n  host      {}\n  first run {:.1} µs; per run {} uploads ({} B), {} readbacks ({} B), {} dispatches\n  value: {}",
+        "{} on {}: {} runs, median (min–max)\n  wall      {}\n  compile   {}\n  pipelines {}\n  upload    {}\n  buffers   {}\n  submit    {} (kernels {})\n  readback  {}\n  host      {}\n  first run {:.1} µs; per run {} uploads ({} B), {} readbacks ({} B), {} dispatches\n  value: {}",
         b.program,
         b.device,
         b.runs,
@@ -611,6 +614,7 @@ pub fn program_report(b: &ProgramBench) -> String {
         f(&b.compile_us),
         f(&b.pipeline_us),
         f(&b.upload_us),
+        f(&b.prepare_us),
         f(&b.run_us),
         f(&b.device_us),
         f(&b.readback_us),

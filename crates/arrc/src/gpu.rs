@@ -542,8 +542,10 @@ impl Gpu {
             let bytes = len
                 .checked_mul(b.elem.size() as u64)
                 .ok_or_else(|| Error::new(ErrorClass::Device, "array too large", 0..0))?;
-            out.buffers
-                .push(Slot::Owned(self.ctx.create_buffer(bytes).map_err(dev)?));
+            let t = std::time::Instant::now();
+            let made = self.ctx.create_buffer(bytes).map_err(dev);
+            self.stats.prepare_ns += t.elapsed().as_nanos() as u64;
+            out.buffers.push(Slot::Owned(made?));
             match &b.role {
                 BufferRole::Param(p) => {
                     let name = &c.ir.params[*p as usize].name;
@@ -714,11 +716,10 @@ impl Gpu {
             .iter()
             .map(|(i, bytes)| (buffers[*i], bytes.as_slice()))
             .collect();
-        out.recording = Some(
-            self.ctx
-                .record(&zero, &fill, &dispatches, &readback)
-                .map_err(dev)?,
-        );
+        let t = std::time::Instant::now();
+        let recording = self.ctx.record(&zero, &fill, &dispatches, &readback);
+        self.stats.prepare_ns += t.elapsed().as_nanos() as u64;
+        out.recording = Some(recording.map_err(dev)?);
         Ok(())
     }
 

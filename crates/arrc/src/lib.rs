@@ -79,12 +79,15 @@ pub struct Stats {
     pub compiles_reused: u64,
     /// Where the time went, in nanoseconds of wall time: compiling statements
     /// (lowering, planning, SPIR-V from the session's cache or emitted and
-    /// validated), creating pipelines, uploading, recording and submitting with the
-    /// wait for the device, and reading results back; `device_ns` is the kernels' own
+    /// validated), creating pipelines, uploading, creating buffers and recording
+    /// commands (`prepare_ns`), submitting with the wait for the device, and reading
+    /// results back; `device_ns` is the kernels' own
     /// time between the first and last timestamp of each submission.
     pub compile_ns: u64,
     pub pipeline_ns: u64,
     pub upload_ns: u64,
+    /// Creating the statements' device buffers and recording their commands.
+    pub prepare_ns: u64,
     pub run_ns: u64,
     pub device_ns: u64,
     pub readback_ns: u64,
@@ -119,6 +122,7 @@ impl Stats {
             compile_ns: d(self.compile_ns, before.compile_ns),
             pipeline_ns: d(self.pipeline_ns, before.pipeline_ns),
             upload_ns: d(self.upload_ns, before.upload_ns),
+            prepare_ns: d(self.prepare_ns, before.prepare_ns),
             run_ns: d(self.run_ns, before.run_ns),
             device_ns: d(self.device_ns, before.device_ns),
             readback_ns: d(self.readback_ns, before.readback_ns),
@@ -142,6 +146,7 @@ impl Stats {
         self.compile_ns += o.compile_ns;
         self.pipeline_ns += o.pipeline_ns;
         self.upload_ns += o.upload_ns;
+        self.prepare_ns += o.prepare_ns;
         self.run_ns += o.run_ns;
         self.device_ns += o.device_ns;
         self.readback_ns += o.readback_ns;
@@ -150,7 +155,12 @@ impl Stats {
     /// Wall time the parts above do not account for, out of `wall_ns`.
     pub fn host_ns(&self, wall_ns: u64) -> u64 {
         wall_ns.saturating_sub(
-            self.compile_ns + self.pipeline_ns + self.upload_ns + self.run_ns + self.readback_ns,
+            self.compile_ns
+                + self.pipeline_ns
+                + self.upload_ns
+                + self.prepare_ns
+                + self.run_ns
+                + self.readback_ns,
         )
     }
 }

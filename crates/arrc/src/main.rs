@@ -457,11 +457,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 let st = s.stats().since(&before);
                 let ms = |ns: u64| ns as f64 / 1e6;
                 eprintln!(
-                    "arrc: time: device open {open_ms:.2} ms; program {:.2} ms = compile {:.2} + pipelines {:.2} + upload {:.2} + submit {:.2} (kernels {:.2}) + readback {:.2} + host {:.2}",
+                    "arrc: time: device open {open_ms:.2} ms; program {:.2} ms = compile {:.2} + pipelines {:.2} + upload {:.2} + buffers {:.2} + submit {:.2} (kernels {:.2}) + readback {:.2} + host {:.2}",
                     ms(wall),
                     ms(st.compile_ns),
                     ms(st.pipeline_ns),
                     ms(st.upload_ns),
+                    ms(st.prepare_ns),
                     ms(st.run_ns),
                     ms(st.device_ns),
                     ms(st.readback_ns),
