@@ -14,6 +14,9 @@ mod emit;
 
 pub use emit::{emit, SCAN_TOTALS};
 
+/// A hash of the sources that decide the SPIR-V emitted for a kernel (see
+/// `build.rs`): modules cached on disk are kept per emitter.
+pub const EMITTER_HASH: &str = env!("ARRC_EMITTER_HASH");
 use spirv_tools::assembler::{Assembler, DisassembleOptions};
 use spirv_tools::val::Validator;
 

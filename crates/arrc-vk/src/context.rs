@@ -706,7 +706,12 @@ impl Context {
             physical_device: pdev,
             debug_settings: Default::default(),
             buffer_device_address: false,
-            allocation_sizes: Default::default(),
+            // Blocks start small and double as the session needs more (a first
+            // 256 MB block costs milliseconds on NVIDIA's driver, which a program of
+            // small arrays would pay at every process start).
+            allocation_sizes: gpu_allocator::AllocationSizes::new(4 << 20, 4 << 20)
+                .with_max_device_memblock_size(256 << 20)
+                .with_max_host_memblock_size(64 << 20),
         })
         .map_err(|e| VkError::Unsupported(format!("memory allocator: {e}")))?;
         Ok(Context {

@@ -1,15 +1,17 @@
-//! The driver's pipeline cache on disk, so that a second process running the same
-//! statements does not compile their pipelines again.
+//! Caches kept on disk between processes: the driver's pipeline cache, so that a
+//! second process running the same statements does not compile their pipelines
+//! again, and (for the `arrc` crate) validated SPIR-V modules.
 //!
-//! One file per device, driver and arrc version, under `$ARRC_CACHE_DIR`, else
-//! `$XDG_CACHE_HOME/arrc`, else `$HOME/.cache/arrc` (`ARRC_PIPELINE_CACHE=0` turns it
-//! off). The file is arrc's own header (magic, payload length, FNV-1a checksum of the
-//! payload) and then what `vkGetPipelineCacheData` gave. A file is used only when the
-//! header, the checksum and the Vulkan cache header (version one, this device's vendor
-//! and device IDs and pipeline-cache UUID) all agree: drivers are not required to
-//! survive corrupt data, so a truncated, foreign or damaged file is ignored (and
-//! replaced when the context closes), never handed to the driver. Writes go to a
-//! temporary file renamed into place, so a crash mid-write leaves the old file.
+//! Under `$ARRC_CACHE_DIR`, else `$XDG_CACHE_HOME/arrc`, else `$HOME/.cache/arrc`
+//! (`ARRC_PIPELINE_CACHE=0` turns both off). Each file is arrc's own header (magic,
+//! payload length, FNV-1a checksum of the payload) and then the payload. The pipeline
+//! cache (one file per device, driver and arrc version) is what
+//! `vkGetPipelineCacheData` gave; it is used only when the header, the checksum and
+//! the Vulkan cache header (version one, this device's vendor and device IDs and
+//! pipeline-cache UUID) all agree: drivers are not required to survive corrupt data,
+//! so a truncated, foreign or damaged file is ignored (and replaced when the context
+//! closes), never handed to the driver. Writes go to a temporary file renamed into
+//! place, so a crash mid-write leaves the old file.
 
 use ash::vk;
 use std::path::{Path, PathBuf};
@@ -20,19 +22,25 @@ const HEADER: usize = 8 + 8 + 8;
 /// Pipeline caches larger than this are not written (nor read).
 const MAX_BYTES: u64 = 256 << 20;
 
-/// The cache file for this device and driver, or `None` when caching is off or no
-/// cache directory can be named.
-pub(crate) fn path_for(props: &vk::PhysicalDeviceProperties) -> Option<PathBuf> {
+/// The directory of arrc's caches, or `None` when caching is off or none can be
+/// named.
+pub fn cache_dir() -> Option<PathBuf> {
     if std::env::var("ARRC_PIPELINE_CACHE").is_ok_and(|v| v == "0") {
         return None;
     }
-    let dir = if let Some(d) = std::env::var_os("ARRC_CACHE_DIR") {
+    Some(if let Some(d) = std::env::var_os("ARRC_CACHE_DIR") {
         PathBuf::from(d)
     } else if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
         PathBuf::from(d).join("arrc")
     } else {
         PathBuf::from(std::env::var_os("HOME")?).join(".cache/arrc")
-    };
+    })
+}
+
+/// The cache file for this device and driver, or `None` when caching is off or no
+/// cache directory can be named.
+pub(crate) fn path_for(props: &vk::PhysicalDeviceProperties) -> Option<PathBuf> {
+    let dir = cache_dir()?;
     let uuid: String = props
         .pipeline_cache_uuid
         .iter()
@@ -50,16 +58,15 @@ pub(crate) fn path_for(props: &vk::PhysicalDeviceProperties) -> Option<PathBuf> 
 /// The cache data stored at `path` for a device with `props`, or nothing when the
 /// file is missing or fails any check.
 pub(crate) fn load(path: &Path, props: &vk::PhysicalDeviceProperties) -> Vec<u8> {
-    let Ok(bytes) = std::fs::read(path) else {
-        return vec![];
-    };
-    payload(&bytes, props)
-        .map(<[u8]>::to_vec)
+    load_checked(path)
+        .filter(|data| vulkan_header_matches(data, props))
         .unwrap_or_default()
 }
 
-/// The checked payload of a cache file's `bytes`.
-fn payload<'a>(bytes: &'a [u8], props: &vk::PhysicalDeviceProperties) -> Option<&'a [u8]> {
+/// The payload of the file at `path` written by [`save`], or `None` when it is
+/// missing, truncated, damaged or too large.
+pub fn load_checked(path: &Path) -> Option<Vec<u8>> {
+    let bytes = std::fs::read(path).ok()?;
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return None;
     }
@@ -69,7 +76,7 @@ fn payload<'a>(bytes: &'a [u8], props: &vk::PhysicalDeviceProperties) -> Option<
     if len != data.len() as u64 || len > MAX_BYTES || fnv1a(data) != sum {
         return None;
     }
-    vulkan_header_matches(data, props).then_some(data)
+    Some(data.to_vec())
 }
 
 /// Whether `data` starts with a version-one Vulkan pipeline cache header of this
@@ -90,7 +97,7 @@ fn vulkan_header_matches(data: &[u8], props: &vk::PhysicalDeviceProperties) -> b
 
 /// Writes `data` as the cache file at `path` (through a temporary file). Failures
 /// are ignored: the cache is an optimisation.
-pub(crate) fn save(path: &Path, data: &[u8]) {
+pub fn save(path: &Path, data: &[u8]) {
     if data.is_empty() || data.len() as u64 > MAX_BYTES {
         return;
     }
@@ -112,7 +119,7 @@ pub(crate) fn save(path: &Path, data: &[u8]) {
 }
 
 /// 64-bit FNV-1a: enough to tell a damaged file from a whole one.
-fn fnv1a(data: &[u8]) -> u64 {
+pub fn fnv1a(data: &[u8]) -> u64 {
     data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })

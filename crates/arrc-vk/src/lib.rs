@@ -10,7 +10,7 @@
 //!   barrier between dispatches, and submitted once.
 
 mod context;
-mod disk_cache;
+pub mod disk_cache;
 
 pub use context::{
     enumerate, validation_messages, Buffer, Context, DeviceInfo, Dispatch, PipelineId,

@@ -173,25 +173,74 @@ impl CompiledCache {
 /// SPIR-V modules already emitted and validated, by kernel (its kind, bindings, push
 /// constants and specialization defaults; not its name), at most [`MAX_MODULES`]: the
 /// least recently used go first.
-pub struct ModuleCache(Lru<Vec<u32>>);
+/// Validated SPIR-V modules by kernel: the session's, and on disk between processes
+/// (`modules-EMITTER_HASH/` in `arrc_vk::disk_cache::cache_dir`, the hash of the
+/// emitter's sources, so no build reads another's modules; one checksummed file
+/// per kernel holding its key and words, so a damaged or colliding file is ignored
+/// and the module emitted and validated again).
+pub struct ModuleCache {
+    lru: Lru<Vec<u32>>,
+    dir: Option<std::path::PathBuf>,
+    /// Modules read from disk instead of emitted and validated.
+    pub(crate) from_disk: std::cell::Cell<u64>,
+}
 
 /// Modules kept at most by a session's [`ModuleCache`].
 pub const MAX_MODULES: usize = 1024;
 
 impl Default for ModuleCache {
     fn default() -> Self {
-        ModuleCache(Lru::new(MAX_MODULES))
+        ModuleCache {
+            lru: Lru::new(MAX_MODULES),
+            dir: arrc_vk::disk_cache::cache_dir()
+                .map(|d| d.join(format!("modules-{}", arrc_spirv::EMITTER_HASH))),
+            from_disk: Default::default(),
+        }
     }
 }
 
 impl ModuleCache {
     /// How many modules it holds.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.lru.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.lru.is_empty()
+    }
+
+    fn file(&self, key: &str) -> Option<std::path::PathBuf> {
+        let hash = arrc_vk::disk_cache::fnv1a(key.as_bytes());
+        Some(self.dir.as_ref()?.join(format!("{hash:016x}.spv")))
+    }
+
+    /// The module stored on disk for `key`: its words where the file holds this
+    /// very key.
+    fn load(&self, key: &str) -> Option<Vec<u32>> {
+        let data = arrc_vk::disk_cache::load_checked(&self.file(key)?)?;
+        let len = u64::from_le_bytes(data.get(..8)?.try_into().ok()?) as usize;
+        let stored = data.get(8..8usize.checked_add(len)?)?;
+        let words = data.get(8 + len..)?;
+        if stored != key.as_bytes() || words.is_empty() || words.len() % 4 != 0 {
+            return None;
+        }
+        Some(
+            words
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        )
+    }
+
+    fn save(&self, key: &str, words: &[u32]) {
+        let Some(path) = self.file(key) else {
+            return;
+        };
+        let mut data = Vec::with_capacity(8 + key.len() + 4 * words.len());
+        data.extend_from_slice(&(key.len() as u64).to_le_bytes());
+        data.extend_from_slice(key.as_bytes());
+        data.extend(words.iter().flat_map(|w| w.to_le_bytes()));
+        arrc_vk::disk_cache::save(&path, &data);
     }
 
     fn get(&self, k: &arrc_ir::plan::Kernel) -> Result<Vec<u32>, arrc_spirv::SpirvError> {
@@ -211,11 +260,17 @@ impl ModuleCache {
             k.denorm_preserve_f32,
             k.ct
         );
-        if let Some(words) = self.0.get(&key) {
+        if let Some(words) = self.lru.get(&key) {
+            return Ok(words);
+        }
+        if let Some(words) = self.load(&key) {
+            self.from_disk.set(self.from_disk.get() + 1);
+            self.lru.put(key, words.clone());
             return Ok(words);
         }
         let words = arrc_spirv::emit_validated(&[(k, "main")])?;
-        self.0.put(key, words.clone());
+        self.save(&key, &words);
+        self.lru.put(key, words.clone());
         Ok(words)
     }
 }
@@ -668,7 +723,10 @@ impl Gpu {
         out.status_offset = result_bytes.next_multiple_of(4);
         out.dyn_lengths = plan.dyn_lengths.iter().map(|(i, _)| *i).collect();
         let stage_bytes = out.status_offset + 4 + 4 * plan.dyn_lengths.len() as u64;
-        out.result_stage = Some(self.ctx.create_readback(stage_bytes.max(4)).map_err(dev)?);
+        let t = std::time::Instant::now();
+        let stage = self.ctx.create_readback(stage_bytes.max(4));
+        self.stats.prepare_ns += t.elapsed().as_nanos() as u64;
+        out.result_stage = Some(stage.map_err(dev)?);
         let buffers: Vec<&Buffer> = out
             .buffers
             .iter()

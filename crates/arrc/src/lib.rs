@@ -102,6 +102,8 @@ pub struct Stats {
     pub pipelines_cached: u64,
     /// SPIR-V modules the session keeps now (at most `gpu::MAX_MODULES`).
     pub modules_cached: u64,
+    /// SPIR-V modules read from the disk cache instead of emitted and validated.
+    pub modules_from_disk: u64,
 }
 
 impl Stats {
@@ -119,6 +121,7 @@ impl Stats {
             evictions: d(self.evictions, before.evictions),
             deferred: d(self.deferred, before.deferred),
             compiles_reused: d(self.compiles_reused, before.compiles_reused),
+            modules_from_disk: d(self.modules_from_disk, before.modules_from_disk),
             compile_ns: d(self.compile_ns, before.compile_ns),
             pipeline_ns: d(self.pipeline_ns, before.pipeline_ns),
             upload_ns: d(self.upload_ns, before.upload_ns),
@@ -415,6 +418,7 @@ impl Session {
             .as_ref()
             .map_or(0, |g| g.ctx.pipelines_cached() as u64);
         st.modules_cached = self.modules.len() as u64;
+        st.modules_from_disk = self.modules.from_disk.get();
         st.compiles_reused = self.compiles_reused.get();
         st.compile_ns = self.compile_ns.get();
         if let Some(g) = &self.gpu {

@@ -484,7 +484,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     );
                 }
                 eprintln!(
-                    "arrc: device {} kernels {} dispatches {} uploads {} ({} bytes) readbacks {} ({} bytes) resident {} arrays ({} bytes) deferred {} in place {} evictions {} pipelines cached {} modules cached {}",
+                    "arrc: device {} kernels {} dispatches {} uploads {} ({} bytes) readbacks {} ({} bytes) resident {} arrays ({} bytes) deferred {} in place {} evictions {} pipelines cached {} modules cached {} from disk {}",
                     s.device().map_or("none", |d| d.name.as_str()),
                     st.kernels,
                     st.dispatches,
@@ -498,7 +498,8 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     st.in_place,
                     st.evictions,
                     st.pipelines_cached,
-                    st.modules_cached
+                    st.modules_cached,
+                    st.modules_from_disk
                 );
             }
             Ok(ExitCode::SUCCESS)

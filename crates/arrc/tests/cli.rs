@@ -263,6 +263,7 @@ fn the_pipeline_cache_on_disk_survives_a_corrupt_file() {
     let files: Vec<_> = std::fs::read_dir(&dir)
         .expect("the cache directory was made")
         .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
     let whole = std::fs::read(&files[0]).unwrap();
@@ -280,6 +281,62 @@ fn the_pipeline_cache_on_disk_survives_a_corrupt_file() {
         assert_eq!(run(), "14999850001");
         assert!(std::fs::read(&files[0]).unwrap().starts_with(b"ARRCPC01"));
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn spirv_modules_cached_on_disk_are_read_back_and_damaged_ones_ignored() {
+    // A second process compiling the same statement reads its validated modules
+    // from the disk cache (no emission, no spirv-val); a damaged or truncated file
+    // is emitted and validated again, with the same answer.
+    let dir = std::env::temp_dir().join(format!("arrc-cli-modules-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_arrc"))
+            .args(["eval", "--backend", "vulkan", "--stats", "+/¯3↑+\\⍳100000"])
+            .env("ARRC_CACHE_DIR", &dir)
+            .output()
+            .expect("run arrc");
+        assert!(out.status.success(), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let from_disk: u64 = err
+            .split("from disk ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no module count in {err}"));
+        (
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            from_disk,
+        )
+    };
+    assert_eq!(run(), ("14999850001".to_string(), 0));
+    let (v, read) = run();
+    assert_eq!(v, "14999850001");
+    assert!(read > 0, "nothing read from the disk cache");
+    let modules: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .flat_map(|d| {
+            std::fs::read_dir(d)
+                .unwrap()
+                .filter_map(|e| e.ok().map(|e| e.path()))
+        })
+        .collect();
+    assert_eq!(modules.len() as u64, read, "{modules:?}");
+    for (i, m) in modules.iter().enumerate() {
+        let whole = std::fs::read(m).unwrap();
+        let bad = if i % 2 == 0 {
+            whole[..whole.len() / 2].to_vec()
+        } else {
+            let mut b = whole.clone();
+            b[whole.len() - 5] ^= 0x40;
+            b
+        };
+        std::fs::write(m, bad).unwrap();
+    }
+    assert_eq!(run(), ("14999850001".to_string(), 0));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
