@@ -85,9 +85,102 @@ fn assemble(frame: Vec<usize>, results: Vec<Array>, span: &Span) -> Result<Array
     Ok(Array::new(shape, d))
 }
 
+/// `f⍤k ⍵` and `⍺ f⍤k ⍵` with `f` applied by `apply` (`⍺` of a cell, if any, and
+/// `⍵`'s cell): the cells of the ranks `kv` gives (monadic, left, right), under the
+/// frames they leave (equal, or one empty), the results put together as Dyalog's mix
+/// does. An empty frame gives the shape of `f` of a cell of fill items. Shared by the
+/// reference and the device path's host-driven `⍤` (each call on the device).
+pub fn apply_rank(
+    kv: &Array,
+    k_span: &Span,
+    a: Option<Array>,
+    x: Array,
+    span: &Span,
+    apply: &mut dyn FnMut(Option<Array>, Array) -> Result<Array>,
+) -> Result<Array> {
+    let ks = prims::int_vector(kv, k_span, "the ranks of ⍤")?;
+    let (m, l, r) = match ks.as_slice() {
+        [c] => (*c, *c, *c),
+        [l, r] => (*r, *l, *r),
+        [m, l, r] => (*m, *l, *r),
+        _ => return Err(err::length("⍤ takes one to three ranks", k_span.clone())),
+    };
+    let Some(a) = a else {
+        let c = cell_rank(m, x.rank());
+        let (frame, xs) = cells(&x, c);
+        if xs.is_empty() {
+            return empty_frame(None, &x, frame, c, apply);
+        }
+        let mut out = Vec::with_capacity(xs.len());
+        for xc in xs {
+            arrc_ir::interrupt::check(span)?;
+            out.push(apply(None, xc)?);
+        }
+        return assemble(frame, out, span);
+    };
+    let (cl, cr) = (cell_rank(l, a.rank()), cell_rank(r, x.rank()));
+    let (fa, a_cells) = cells(&a, cl);
+    let (fx, x_cells) = cells(&x, cr);
+    let frame = if fa == fx || fx.is_empty() {
+        fa.clone()
+    } else if fa.is_empty() {
+        fx.clone()
+    } else if fa.len() != fx.len() {
+        return Err(err::rank(
+            "the frames of ⍤'s arguments differ in rank",
+            span.clone(),
+        ));
+    } else {
+        return Err(err::length(
+            "the frames of ⍤'s arguments differ in length",
+            span.clone(),
+        ));
+    };
+    let n = arrc_ir::array::saturating_count(&frame);
+    if n == 0 {
+        return empty_frame(Some((&a, cl)), &x, frame, cr, apply);
+    }
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        arrc_ir::interrupt::check(span)?;
+        let ac = a_cells[if fa.is_empty() { 0 } else { i }].clone();
+        let xc = x_cells[if fx.is_empty() { 0 } else { i }].clone();
+        out.push(apply(Some(ac), xc)?);
+    }
+    assemble(frame, out, span)
+}
+
+/// An empty frame: the result's cell shape is that of `f` applied to a cell of fill
+/// items (none if that fails).
+fn empty_frame(
+    a: Option<(&Array, usize)>,
+    x: &Array,
+    frame: Vec<usize>,
+    cr: usize,
+    apply: &mut dyn FnMut(Option<Array>, Array) -> Result<Array>,
+) -> Result<Array> {
+    let cell_of = |v: &Array, c: usize| {
+        let s = v.shape[v.rank() - c..].to_vec();
+        let n = arrc_ir::array::saturating_count(&s);
+        Array::new(s, {
+            let mut d = Data::with_capacity(v.elem, n);
+            (0..n).for_each(|_| d.push(Scalar::I32(0).cast(v.elem)));
+            d
+        })
+    };
+    let xc = cell_of(x, cr);
+    let proto = apply(a.map(|(a, cl)| cell_of(a, cl)), xc);
+    let (cell, elem) = match proto {
+        Ok(p) => (p.shape, p.elem),
+        Err(_) => (vec![], x.elem),
+    };
+    let mut shape = frame;
+    shape.extend(cell);
+    Ok(Array::new(shape, Data::empty(elem)))
+}
+
 impl Interp<'_> {
-    /// `f⍤k ⍵` and `⍺ f⍤k ⍵`: `f` applied to the cells of the ranks `k` gives
-    /// (monadic, left, right), under the frames they leave (equal, or one empty).
+    /// `f⍤k ⍵` and `⍺ f⍤k ⍵` (see [`apply_rank`]).
     pub(super) fn rank_op(
         &mut self,
         f: &Func,
@@ -97,92 +190,10 @@ impl Interp<'_> {
         span: &Span,
     ) -> Result<Array> {
         let kv = self.expr(k)?;
-        let ks = prims::int_vector(&kv, &k.span, "the ranks of ⍤")?;
-        let (m, l, r) = match ks.as_slice() {
-            [c] => (*c, *c, *c),
-            [l, r] => (*r, *l, *r),
-            [m, l, r] => (*m, *l, *r),
-            _ => return Err(err::length("⍤ takes one to three ranks", k.span.clone())),
-        };
-        let Some(a) = a else {
-            let (frame, xs) = cells(&x, cell_rank(m, x.rank()));
-            if xs.is_empty() {
-                return self.empty_frame(f, None, &x, frame, cell_rank(m, x.rank()), span);
-            }
-            let mut out = Vec::with_capacity(xs.len());
-            for c in xs {
-                arrc_ir::interrupt::check(span)?;
-                out.push(self.monadic(f, c, span)?);
-            }
-            return assemble(frame, out, span);
-        };
-        let (cl, cr) = (cell_rank(l, a.rank()), cell_rank(r, x.rank()));
-        let (fa, a_cells) = cells(&a, cl);
-        let (fx, x_cells) = cells(&x, cr);
-        let frame = if fa == fx || fx.is_empty() {
-            fa.clone()
-        } else if fa.is_empty() {
-            fx.clone()
-        } else if fa.len() != fx.len() {
-            return Err(err::rank(
-                "the frames of ⍤'s arguments differ in rank",
-                span.clone(),
-            ));
-        } else {
-            return Err(err::length(
-                "the frames of ⍤'s arguments differ in length",
-                span.clone(),
-            ));
-        };
-        let n = arrc_ir::array::saturating_count(&frame);
-        if n == 0 {
-            return self.empty_frame(f, Some((&a, cl)), &x, frame, cr, span);
-        }
-        let mut out = Vec::with_capacity(n);
-        for i in 0..n {
-            arrc_ir::interrupt::check(span)?;
-            let ac = a_cells[if fa.is_empty() { 0 } else { i }].clone();
-            let xc = x_cells[if fx.is_empty() { 0 } else { i }].clone();
-            out.push(self.dyadic(f, ac, xc, span)?);
-        }
-        assemble(frame, out, span)
-    }
-
-    /// An empty frame: the result's cell shape is that of `f` applied to a cell of
-    /// fill items (none if that fails).
-    fn empty_frame(
-        &mut self,
-        f: &Func,
-        a: Option<(&Array, usize)>,
-        x: &Array,
-        frame: Vec<usize>,
-        cr: usize,
-        span: &Span,
-    ) -> Result<Array> {
-        let cell_of = |v: &Array, c: usize| {
-            let s = v.shape[v.rank() - c..].to_vec();
-            let n = arrc_ir::array::saturating_count(&s);
-            Array::new(s, {
-                let mut d = Data::with_capacity(v.elem, n);
-                (0..n).for_each(|_| d.push(Scalar::I32(0).cast(v.elem)));
-                d
-            })
-        };
-        let xc = cell_of(x, cr);
-        let proto = match a {
-            None => self.monadic(f, xc, span),
-            Some((a, cl)) => {
-                let ac = cell_of(a, cl);
-                self.dyadic(f, ac, xc, span)
-            }
-        };
-        let (cell, elem) = match proto {
-            Ok(p) => (p.shape, p.elem),
-            Err(_) => (vec![], x.elem),
-        };
-        let mut shape = frame;
-        shape.extend(cell);
-        Ok(Array::new(shape, Data::empty(elem)))
+        apply_rank(&kv, &k.span, a, x, span, &mut |a, x| match a {
+            None => self.monadic(f, x, span),
+            Some(a) => self.dyadic(f, a, x, span),
+        })
     }
 
     /// `f⍥g ⍵` is `f g ⍵`; `⍺ f⍥g ⍵` is `(g ⍺) f (g ⍵)`.

@@ -675,7 +675,8 @@ impl Session {
 
     /// An operator applied from the host to a function that is not a primitive
     /// ([`hosted_operator`]): folds (along an axis, n-wise) and products, the
-    /// function called on items, every call's statements on the device.
+    /// function called on items, and `f⍤k` on cells, every call's statements on the
+    /// device.
     fn operator(
         &mut self,
         f: &Func,
@@ -684,6 +685,12 @@ impl Session {
         st: &mut Calls,
         span: &Span,
     ) -> Result<Array, Error> {
+        if let FuncKind::Rank(g, k) = &f.kind {
+            let kv = self.device_eval(k, st)?;
+            return arrc_ref::apply_rank(&kv, &k.span, alpha, omega, span, &mut |a, x| {
+                self.call(g, a, x, st, span)
+            });
+        }
         let (g, axis) = match &f.kind {
             FuncKind::Axis(g, k) => {
                 let k = self.device_eval(k, st)?;
@@ -931,6 +938,8 @@ fn hosted_operator(f: &Func) -> bool {
         }
         FuncKind::Outer(g) => not_prim(g),
         FuncKind::Inner(a, b) => not_prim(a) || not_prim(b),
+        // `f⍤k` the device cannot map over cells: one call per cell.
+        FuncKind::Rank(..) => true,
         _ => false,
     }
 }

@@ -2226,3 +2226,22 @@ fn domino_on_the_device() {
         assert_eq!(err.class, class, "{expr}: {err}");
     }
 }
+
+#[test]
+fn rank_of_other_functions_cell_by_cell() {
+    // `f⍤k` that no kernel maps over cells runs from the host: one device call per
+    // cell (`⍤`'s frames and mix as on the reference), never the CPU reference.
+    let mut s = gpu();
+    let exprs = [
+        "{⍵[⍋⍵]}⍤1⊢m",
+        "(⊢,+/)⍤1⊢m",
+        "{⍵⍳⌈/⍵}⍤1⊢m",
+        "{(2×≢⍵)⍴⍵}⍤1⊢m",
+        "(⌊m[;1]){⍺⌽⍵}⍤0 1⊢m",
+        "{⍉⍵}⍤2⊢2 2 3⍴m",
+    ];
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_shaped(&mut s, &[3, 4], ty, &exprs[..4]);
+        check_shaped(&mut s, &[5, 9], ty, &exprs);
+    }
+}
