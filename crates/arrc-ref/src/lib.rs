@@ -17,7 +17,7 @@ mod random;
 mod sets;
 
 pub use assign::selection_only;
-pub use operators::apply_rank;
+pub use operators::{apply_key, apply_rank};
 pub use prims::{last_refused_size, set_limits, MAX_CALLS, MAX_ELEMENTS};
 
 use arrc_ir::error::{err, Error, Result};

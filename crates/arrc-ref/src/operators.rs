@@ -179,6 +179,70 @@ fn empty_frame(
     Ok(Array::new(shape, Data::empty(elem)))
 }
 
+/// `f⌸⍵`: for each unique major cell of ⍵ (in order of first occurrence), `f` (by
+/// `apply`) with it as ⍺ and the indices where it occurs (from `io`) as ⍵; `⍺ f⌸⍵`:
+/// the keys are ⍺'s major cells and ⍵ is the major cells of ⍵ that go with each. The
+/// results are mixed as `⍤`'s. Shared by the reference and the device path's
+/// host-driven `⌸` (each group's call on the device).
+pub fn apply_key(
+    a: Option<Array>,
+    x: Array,
+    io: i64,
+    span: &Span,
+    apply: &mut dyn FnMut(Array, Array) -> Result<Array>,
+) -> Result<Array> {
+    let (keys, vals) = match a {
+        Some(a) => {
+            let (ka, kx) = (at_least_vector(&a), at_least_vector(&x));
+            if ka.shape[0] != kx.shape[0] {
+                return Err(err::length(
+                    format!("{} keys for {} items", ka.shape[0], kx.shape[0]),
+                    span.clone(),
+                ));
+            }
+            (ka, kx)
+        }
+        None => {
+            let k = at_least_vector(&x);
+            let n = k.shape[0];
+            let idx = Array::vector(Data::I32((0..n as i64).map(|i| (i + io) as i32).collect()));
+            (k, idx)
+        }
+    };
+    let first = prims::index_of(&keys, &keys, 0, span)?;
+    let n = keys.shape[0];
+    // Groups in order of first occurrence.
+    let mut order: Vec<usize> = vec![];
+    let mut members: HashMap<usize, Vec<usize>> = HashMap::new();
+    for i in 0..n {
+        let g = first.data.get(i).as_i64().unwrap_or(0) as usize;
+        if g == i {
+            order.push(g);
+        }
+        members.entry(g).or_default().push(i);
+    }
+    let (_, key_cells) = cells(&keys, keys.rank() - 1);
+    let cell_shape = vals.shape[1..].to_vec();
+    let size = arrc_ir::array::saturating_count(&cell_shape);
+    let mut out = Vec::with_capacity(order.len());
+    for g in &order {
+        arrc_ir::interrupt::check(span)?;
+        let m = &members[g];
+        let mut d = Data::with_capacity(vals.elem, m.len() * size);
+        for &i in m {
+            (0..size).for_each(|t| d.push(vals.data.get(i * size + t)));
+        }
+        let mut shape = vec![m.len()];
+        shape.extend(cell_shape.iter().copied());
+        let group = Array::new(shape, d);
+        out.push(apply(key_cells[*g].clone(), group)?);
+    }
+    if out.is_empty() {
+        return Ok(Array::new(vec![0], Data::empty(vals.elem)));
+    }
+    assemble(vec![order.len()], out, span)
+}
+
 impl Interp<'_> {
     /// `f⍤k ⍵` and `⍺ f⍤k ⍵` (see [`apply_rank`]).
     pub(super) fn rank_op(
@@ -394,9 +458,7 @@ impl Interp<'_> {
         )
     }
 
-    /// `f⌸⍵`: for each unique major cell of ⍵ (in order of first occurrence), `f`
-    /// with it as ⍺ and the indices where it occurs as ⍵; `⍺ f⌸⍵`: the keys are ⍺'s
-    /// major cells and ⍵ is the major cells of ⍵ that go with each.
+    /// `f⌸⍵` and `⍺ f⌸⍵` (see [`apply_key`]).
     pub(super) fn key(
         &mut self,
         f: &Func,
@@ -404,58 +466,8 @@ impl Interp<'_> {
         x: Array,
         span: &Span,
     ) -> Result<Array> {
-        let (keys, vals) = match a {
-            Some(a) => {
-                let (ka, kx) = (at_least_vector(&a), at_least_vector(&x));
-                if ka.shape[0] != kx.shape[0] {
-                    return Err(err::length(
-                        format!("{} keys for {} items", ka.shape[0], kx.shape[0]),
-                        span.clone(),
-                    ));
-                }
-                (ka, kx)
-            }
-            None => {
-                let k = at_least_vector(&x);
-                let n = k.shape[0];
-                let io = self.io();
-                let idx =
-                    Array::vector(Data::I32((0..n as i64).map(|i| (i + io) as i32).collect()));
-                (k, idx)
-            }
-        };
-        let first = prims::index_of(&keys, &keys, 0, span)?;
-        let n = keys.shape[0];
-        // Groups in order of first occurrence.
-        let mut order: Vec<usize> = vec![];
-        let mut members: HashMap<usize, Vec<usize>> = HashMap::new();
-        for i in 0..n {
-            let g = first.data.get(i).as_i64().unwrap_or(0) as usize;
-            if g == i {
-                order.push(g);
-            }
-            members.entry(g).or_default().push(i);
-        }
-        let (_, key_cells) = cells(&keys, keys.rank() - 1);
-        let cell_shape = vals.shape[1..].to_vec();
-        let size = arrc_ir::array::saturating_count(&cell_shape);
-        let mut out = Vec::with_capacity(order.len());
-        for g in &order {
-            arrc_ir::interrupt::check(span)?;
-            let m = &members[g];
-            let mut d = Data::with_capacity(vals.elem, m.len() * size);
-            for &i in m {
-                (0..size).for_each(|t| d.push(vals.data.get(i * size + t)));
-            }
-            let mut shape = vec![m.len()];
-            shape.extend(cell_shape.iter().copied());
-            let group = Array::new(shape, d);
-            out.push(self.dyadic(f, key_cells[*g].clone(), group, span)?);
-        }
-        if out.is_empty() {
-            return Ok(Array::new(vec![0], Data::empty(vals.elem)));
-        }
-        assemble(vec![order.len()], out, span)
+        let io = self.io();
+        apply_key(a, x, io, span, &mut |k, g| self.dyadic(f, k, g, span))
     }
 
     /// `f⌺s ⍵`: `f` applied to each window of ⍵ (sizes the first row of `s`, steps

@@ -675,8 +675,8 @@ impl Session {
 
     /// An operator applied from the host to a function that is not a primitive
     /// ([`hosted_operator`]): folds (along an axis, n-wise) and products, the
-    /// function called on items, and `f⍤k` on cells, every call's statements on the
-    /// device.
+    /// function called on items, `f⍤k` on cells and `f⌸` on groups, every call's
+    /// statements on the device.
     fn operator(
         &mut self,
         f: &Func,
@@ -685,6 +685,12 @@ impl Session {
         st: &mut Calls,
         span: &Span,
     ) -> Result<Array, Error> {
+        if let FuncKind::Key(g) = &f.kind {
+            let io = self.env.io;
+            return arrc_ref::apply_key(alpha, omega, io, span, &mut |k, x| {
+                self.call(g, Some(k), x, st, span)
+            });
+        }
         if let FuncKind::Rank(g, k) = &f.kind {
             let kv = self.device_eval(k, st)?;
             return arrc_ref::apply_rank(&kv, &k.span, alpha, omega, span, &mut |a, x| {
@@ -938,8 +944,9 @@ fn hosted_operator(f: &Func) -> bool {
         }
         FuncKind::Outer(g) => not_prim(g),
         FuncKind::Inner(a, b) => not_prim(a) || not_prim(b),
-        // `f⍤k` the device cannot map over cells: one call per cell.
-        FuncKind::Rank(..) => true,
+        // `f⍤k` the device cannot map over cells, `f⌸` it cannot fold into groups:
+        // one call per cell or group.
+        FuncKind::Rank(..) | FuncKind::Key(_) => true,
         _ => false,
     }
 }

@@ -1952,6 +1952,11 @@ fn key_counts_and_sums_on_the_device() {
         "(x>0){⍺,⌊/⍵}⌸y-100",
     ];
     check_at(&mut s, &[1, 9, 33, 4097], &sums, ElemType::I32, false);
+    // Other operands run from the host, one device call per group.
+    let others = ["{⍺,⍴⍵}⌸3|⌊|x", "(3|⌊|x){⍺,(⌈/⍵)-⌊/⍵}⌸y", "(3|⌊|x){+/⍵×⍵}⌸y"];
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_at(&mut s, &[1, 9, 4097], &others, ty, false);
+    }
 }
 
 /// Statements over arrays split across devices (`shard.rs`), with whether each
