@@ -254,6 +254,15 @@ impl Lower {
                 // In a dfn the first statement that is not an assignment gives the
                 // result (`{1 ⋄ 2}0` is 1); a program's statements all run.
                 Stmt::Expr(e) if self.depth > 0 && !e.is_assignment() => return self.expr(e),
+                // An indexed, selective or modified assignment of a dfn's own local
+                // array (not its last statement, whose value would be the result):
+                // the plain assignment it is (`arrc_syntax::assign`).
+                Stmt::Expr(e) if self.depth > 0 && i + 1 < stmts.len() => {
+                    match self.local_assignment(e) {
+                        Some(plain) => last = Some(self.expr(&plain)?),
+                        None => last = Some(self.expr(e)?),
+                    }
+                }
                 Stmt::Expr(e) => last = Some(self.expr(e)?),
                 Stmt::FnDef { name, func, .. } => self.bind(name, Binding::Func(func.clone())),
                 Stmt::Func(f) => {
@@ -285,6 +294,29 @@ impl Lower {
                 span.clone(),
             )
         })
+    }
+
+    /// `e`, an assignment of another form to a name local to the running dfn, as the
+    /// plain assignment it is; `None` otherwise.
+    fn local_assignment(&self, e: &Expr) -> Option<Expr> {
+        let ExprKind::AssignTo {
+            target,
+            func,
+            value,
+        } = &e.kind
+        else {
+            return None;
+        };
+        let top = self.scopes.last()?;
+        let rank = |name: &str| match top.get(name) {
+            Some(Binding::Array(v)) if name != "⍺" && name != "⍵" => Some(self.f.ty(*v).rank()),
+            _ => None,
+        };
+        if target.names().iter().any(|n| rank(n).is_none()) {
+            return None;
+        }
+        arrc_syntax::assign::plain_assignment(e, target, func.as_ref(), value, &rank)
+            .map(|(plain, _)| plain)
     }
 
     /// A guard whose condition `c` the device computes: inside a trial on scalar

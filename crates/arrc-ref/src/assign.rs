@@ -156,61 +156,13 @@ impl Interp<'_> {
 }
 
 /// Checks that only selection functions stand between `name` and the `←` of a
-/// selective assignment: structural functions (`↑ ↓ ⌽ ⊖ ⍉ , ⍪ ⍴ / ⌿ ⌷ ⊢`, with
-/// or without an axis) with `name` in their right argument, and indexing with it
-/// in the indexed array. Other arguments are any expressions without `name`.
-pub fn selection_only(e: &Expr, name: &str) -> Result<()> {
-    let has = |x: &Expr| {
-        let mut n = std::collections::HashSet::new();
-        x.names(&mut n);
-        n.contains(name)
-    };
-    use arrc_syntax::lexer::Prim::*;
-    let prim = |f: &Func| match &f.kind {
-        FuncKind::Prim(p) => Some(*p),
-        FuncKind::Axis(g, _) => match g.kind {
-            FuncKind::Prim(p) => Some(p),
-            _ => None,
-        },
-        _ => None,
-    };
-    let bad = |span: &Span| {
-        err::syntax_like(
+/// selective assignment (`arrc_syntax::assign::not_a_selection`).
+fn selection_only(e: &Expr, name: &str) -> Result<()> {
+    match arrc_syntax::assign::not_a_selection(e, name) {
+        None => Ok(()),
+        Some(span) => Err(err::syntax_like(
             format!("selective assignment: only selection functions (↑ ↓ ⌽ ⊖ ⍉ , ⍪ ⍴ / ⌿ ⌷ ⊢ and indexing) may stand between {name} and ←"),
-            span.clone(),
-        )
-    };
-    match &e.kind {
-        ExprKind::Name(n) if n == name => Ok(()),
-        ExprKind::Monadic { func, arg } => match prim(func) {
-            Some(Take | Drop | Reverse | ReverseFirst | Transpose | Comma | CommaBar | Right) => {
-                selection_only(arg, name)
-            }
-            _ => Err(bad(&func.span)),
-        },
-        ExprKind::Dyadic { func, left, right }
-            if !has(left)
-                && matches!(
-                    prim(func),
-                    Some(
-                        Take | Drop
-                            | Reverse
-                            | ReverseFirst
-                            | Transpose
-                            | Rho
-                            | Slash
-                            | SlashBar
-                            | Squad
-                            | Right
-                    )
-                ) =>
-        {
-            selection_only(right, name)
-        }
-        ExprKind::Index { array, axes } if !axes.iter().flatten().any(has) => {
-            selection_only(array, name)
-        }
-        ExprKind::Dyadic { func, .. } => Err(bad(&func.span)),
-        _ => Err(bad(&e.span)),
+            span,
+        )),
     }
 }

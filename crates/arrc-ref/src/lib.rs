@@ -16,7 +16,6 @@ mod prims;
 mod random;
 mod sets;
 
-pub use assign::selection_only;
 pub use operators::{apply_key, apply_rank};
 pub use prims::{last_refused_size, set_limits, MAX_CALLS, MAX_ELEMENTS};
 

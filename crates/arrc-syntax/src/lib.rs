@@ -8,6 +8,7 @@
 //!   `name←{…}` definitions in the text and the names the caller already knows as
 //!   functions (APL's grammar needs that fact).
 
+pub mod assign;
 pub mod ast;
 pub mod lexer;
 

@@ -20,6 +20,7 @@ use crate::workspace::{sharing, workspace_names, Arg, Names, Val, HOST_COPY_LIMI
 use crate::{Error, Session};
 use arrc_ir::plan::{KernelKind, MAX_DEVICE_COUNT};
 use arrc_ir::Dim;
+use arrc_syntax::assign::replace_names as replace;
 use arrc_syntax::{Expr, ExprKind};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -373,18 +374,6 @@ fn direct_names(e: &Expr, out: &mut HashSet<String>) {
         out.insert(n.to_string());
         None
     });
-}
-
-/// `e` with `Name(n)` replaced by `f(n)` where that is `Some`, outside functions.
-pub(crate) fn replace(e: &Expr, f: &mut dyn FnMut(&str) -> Option<Expr>) -> Expr {
-    if let ExprKind::Name(n) = &e.kind {
-        if let Some(x) = f(n) {
-            return x;
-        }
-        return e.clone();
-    }
-    e.map_children::<()>(&mut |c| Ok(replace(c, f)))
-        .unwrap_or_else(|()| e.clone())
 }
 
 /// Expression nodes of `e`, functions counted as one.

@@ -1903,6 +1903,10 @@ fn indexed_assignment_on_the_device() {
         "m←(3,≢x)⍴x ⋄ m[2 3;1]←y[1 2] ⋄ m",
         "m←(3,≢x)⍴x ⋄ m[;1+(≢x)|⌊|y]←0 ⋄ m",
         "m←(3,≢x)⍴x ⋄ m[1+3|⌊|y;1]+←1 ⋄ m",
+        // The same forms on a dfn's own local array, inlined.
+        "{v←⍵ ⋄ v[1+(≢v)|⌊|y]←y ⋄ v}x",
+        "{v←⍵ ⋄ (2↑v)+←1 ⋄ v}x",
+        "{m←(3,≢⍵)⍴⍵ ⋄ m[2;]×←2 ⋄ m}x",
     ];
     for ty in [ElemType::I32, ElemType::F32] {
         check_at(&mut s, &[3, 33, 4097], &exprs, ty, false);
