@@ -224,6 +224,12 @@ impl Case {
         let mut latest =
             StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0x94D0_49BB_1331_11EB));
         let latest_forms = opts.seed >= LATEST_FORMS_FROM_SEED;
+        // Seeds from 90 on also write session 14's forms (scatters of indexed and
+        // selective assignment, in dfns too; `⌹`; `⌺` with steps; `⍤` and `⌸` of any
+        // function), from a stream of their own.
+        let mut current =
+            StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+        let current_forms = opts.seed >= CURRENT_FORMS_FROM_SEED;
         let mut g = Gen {
             rng: &mut rng,
             tacit: &mut tacit,
@@ -233,6 +239,8 @@ impl Case {
             newest_forms,
             latest: &mut latest,
             latest_forms,
+            current: &mut current,
+            current_forms,
         };
         let mut stmts = vec![];
         if g.rng.random_bool(0.1) {
@@ -664,6 +672,10 @@ struct Gen<'r> {
     /// forms (`f⍣¯1` of invertible functions, dops with an array operand).
     latest: &'r mut StdRng,
     latest_forms: bool,
+    /// Whether a scalar function of one argument gives way to one of session 14's
+    /// forms.
+    current: &'r mut StdRng,
+    current_forms: bool,
 }
 
 /// The first seed whose programs use [`Gen::newer`]'s forms.
@@ -674,6 +686,9 @@ pub const NEWEST_FORMS_FROM_SEED: u64 = 70;
 
 /// The first seed whose programs use [`Gen::latest`]'s forms.
 pub const LATEST_FORMS_FROM_SEED: u64 = 80;
+
+/// The first seed whose programs use [`Gen::current`]'s forms.
+pub const CURRENT_FORMS_FROM_SEED: u64 = 90;
 
 impl Gen<'_> {
     fn pick(&mut self, from: &[&'static str]) -> &'static str {
@@ -727,6 +742,20 @@ impl Gen<'_> {
             0..=3 => {
                 let f = self.pick(SCALAR1);
                 let x = self.expr(d);
+                if self.current_forms {
+                    let c = self.current.random_range(1..5);
+                    match self.current.random_range(0..20) {
+                        0 => return format!("{{v←,⍵ ⋄ v[1+(≢v)|⍳3]←3⍴⌽v ⋄ v}}{x}"),
+                        1 => return format!("{{v←,⍵ ⋄ (2↑v)←{c} ⋄ v}}{x}"),
+                        2 => return format!("{{v←,⍵ ⋄ v[⍋v]+←{c} ⋄ v}}{x}"),
+                        3 => return format!("{{(⌽⍵)@(⍳≢⍵)⊢⍵}},{x}"),
+                        4 => return format!("⌹(2 2⍴{c} 1 1 {c})+2 2⍴{x}"),
+                        5 => return format!("{{⌈/,⍵}}⌺(2 2⍴3 3 2 2)⊢3 4⍴{x}"),
+                        6 => return format!("{{⍵[⍋⍵]}}⍤1⊢2 3⍴{x}"),
+                        7 => return format!("{{⍺,⍴⍵}}⌸,{x}"),
+                        _ => {}
+                    }
+                }
                 if self.latest_forms {
                     let k = self.latest.random_range(0..6);
                     let c = self.latest.random_range(1..4);
