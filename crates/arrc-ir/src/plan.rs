@@ -114,6 +114,11 @@ pub struct PlanOptions {
     /// (`Plan::finite_result`), so a float fold that is the result needs no overflow
     /// check on the device (a session does; an `arrc build` module's user would not).
     pub host_checks_result: bool,
+    /// The most storage buffers one kernel may bind (the device's
+    /// maxPerStageDescriptorStorageBuffers; lavapipe's is small): a fused expression
+    /// that would read more arrays is computed in parts, and a kernel still over it
+    /// is refused.
+    pub max_bindings: u32,
 }
 
 impl Default for PlanOptions {
@@ -143,6 +148,7 @@ impl Default for PlanOptions {
             scan_tiles_by_workgroup: false,
             quad_columns_from: 1 << 25,
             host_checks_result: false,
+            max_bindings: 1 << 20,
         }
     }
 }
@@ -813,6 +819,12 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
             partly_read[o.index()] = true;
         }
     }
+    // How many arrays a value's fused expression reads (an upper bound): a value
+    // whose expression would read more than a third of what a kernel may bind (less
+    // room for its output and status) is computed on its own, so no kernel that
+    // fuses it, with two more such operands, goes over the device's limit.
+    let most_reads = (opts.max_bindings.saturating_sub(8) / 3).max(2);
+    let mut reads = vec![0u32; f.insts.len()];
     for (i, &fails) in fails.iter().enumerate() {
         let val = Value(i as u32);
         let is_result = val == result;
@@ -876,6 +888,21 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
             {
                 p.map(val, is_result)
             }
+            inst if inst.is_elementwise() => {
+                let r: u32 = inst
+                    .operands()
+                    .iter()
+                    .map(|o| match p.buffer_of[o.index()] {
+                        Some(_) => 1,
+                        None => reads[o.index()],
+                    })
+                    .sum();
+                if r > most_reads {
+                    p.map(val, false);
+                } else {
+                    reads[i] = r;
+                }
+            }
             _ => {}
         }
     }
@@ -887,6 +914,20 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
     }
     p.plan.result_shape = f.ty(result).shape.clone();
     p.split_large_bindings()?;
+    // A kernel over the device's limit (many arrays in one product, or one array in
+    // many windows) is refused rather than handed to the driver.
+    for k in &p.plan.kernels {
+        let descriptors: u32 = k.bindings.iter().map(|b| b.windows.max(1)).sum();
+        if descriptors > opts.max_bindings {
+            return Err(err::unsupported(
+                format!(
+                    "a kernel binding {descriptors} arrays, more than the device's {}, is not supported on the GPU path yet",
+                    opts.max_bindings
+                ),
+                f.span(result),
+            ));
+        }
+    }
     p.plan.dyn_lengths = p
         .dyn_buffers
         .iter()

@@ -82,6 +82,10 @@ pub enum BinOp {
     /// `r FitsOr ok` is `r` when `ok` is 1, else a DOMAIN ERROR (the check of a wrapped
     /// `×\` against the same scan in floats).
     FitsOr,
+    /// `a Quot b` is the exact quotient of i64 `a` by `b` where `b` divides it (the
+    /// steps of `⊤` of 64-bit integers: `(q-r|q)÷r`); a DOMAIN ERROR only for
+    /// `¯9223372036854775808 Quot ¯1`.
+    Quot,
 }
 
 /// Whether `r`, a sum of i64 items wrapped modulo 2^64, is the exact sum, given `h`,
@@ -434,6 +438,7 @@ impl BinOp {
             SumFits => "sumfits",
             ScanSumFits => "scansumfits",
             FitsOr => "fitsor",
+            Quot => "quot",
         }
     }
 
@@ -463,6 +468,7 @@ impl BinOp {
             Nor => '⍱',
             SumFits | ScanSumFits => '+',
             FitsOr => '×',
+            Quot => '÷',
         }
     }
 
@@ -504,7 +510,7 @@ impl BinOp {
                 Some("integer result does not fit in 64 bits")
             }
             BinOp::Nand | BinOp::Nor if operand != Bool => Some("needs booleans (0 or 1)"),
-            BinOp::SumFits | BinOp::ScanSumFits | BinOp::FitsOr => {
+            BinOp::SumFits | BinOp::ScanSumFits | BinOp::FitsOr | BinOp::Quot => {
                 Some("integer result does not fit in 64 bits")
             }
             _ => None,
@@ -529,7 +535,7 @@ impl BinOp {
             BinOp::And | BinOp::Or if j == Bool => Bool,
             BinOp::And | BinOp::Or if j.is_int() => I64,
             BinOp::Nand | BinOp::Nor => Bool,
-            BinOp::SumFits | BinOp::ScanSumFits | BinOp::FitsOr => I64,
+            BinOp::SumFits | BinOp::ScanSumFits | BinOp::FitsOr | BinOp::Quot => I64,
             _ => j,
         }
     }
@@ -585,7 +591,7 @@ impl BinOp {
             }
             Max => Scalar::float(-max, ft),
             Min => Scalar::float(max, ft),
-            Log | Circle | Nand | Nor | SumFits | ScanSumFits | FitsOr => return None,
+            Log | Circle | Nand | Nor | SumFits | ScanSumFits | FitsOr | Quot => return None,
         })
     }
 
@@ -787,7 +793,8 @@ impl BinOp {
             SumFits if sum_fits(i, j) => Scalar::I64(i),
             ScanSumFits if i.wrapping_sub(j).checked_add(j).is_some() => Scalar::I64(i),
             FitsOr if j != 0 => Scalar::I64(i),
-            SumFits | ScanSumFits | FitsOr => return Err(ovf),
+            Quot if j != 0 && i.checked_div(j).is_some() => Scalar::I64(i / j),
+            SumFits | ScanSumFits | FitsOr | Quot => return Err(ovf),
             // Both arguments are checked: `1⍱2` is a DOMAIN ERROR, not 0.
             Nand | Nor => {
                 let (p, q) = (boolean(i)?, boolean(j)?);

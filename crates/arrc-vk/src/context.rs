@@ -35,6 +35,9 @@ pub struct DeviceInfo {
     pub int64_atomics: bool,
     pub full_subgroups: bool,
     pub max_storage_buffer_range: u32,
+    /// Storage buffers one compute shader may bind (the least of the per-stage and
+    /// per-set limits and the per-stage resources).
+    pub max_storage_buffers: u32,
     pub max_workgroup_count: [u32; 3],
     pub max_workgroup_invocations: u32,
     pub max_shared_memory: u32,
@@ -502,6 +505,10 @@ fn query_info(instance: &ash::Instance, pdev: vk::PhysicalDevice, index: usize) 
             && f13.subgroup_size_control == vk::TRUE
             && f13.compute_full_subgroups == vk::TRUE,
         max_storage_buffer_range: limits.max_storage_buffer_range,
+        max_storage_buffers: limits
+            .max_per_stage_descriptor_storage_buffers
+            .min(limits.max_descriptor_set_storage_buffers)
+            .min(limits.max_per_stage_resources),
         max_workgroup_count: limits.max_compute_work_group_count,
         max_workgroup_invocations: limits.max_compute_work_group_invocations,
         max_shared_memory: limits.max_compute_shared_memory_size,

@@ -380,6 +380,7 @@ impl Gpu {
         o.map_groups = o.map_groups.min(info.max_workgroup_count[0]);
         o.workgroup_size = o.workgroup_size.min(info.max_workgroup_invocations);
         o.float64 = info.shader_float64;
+        o.max_bindings = info.max_storage_buffers;
         o.denorm_preserve_f64 = info.denorm_preserve_f64;
         o.denorm_preserve_f32 = info.denorm_preserve_f32;
         // `finish` checks the result read back (`Plan::finite_result`).

@@ -766,7 +766,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             for d in ds {
                 println!(
-                    "{}: {} ({}), Vulkan {}, subgroup size {}, int64 {}, float64 {}, subnormals kept on request f32 {} f64 {}, max storage buffer {} bytes, driver {}",
+                    "{}: {} ({}), Vulkan {}, subgroup size {}, int64 {}, float64 {}, subnormals kept on request f32 {} f64 {}, max storage buffer {} bytes, storage buffers per kernel {}, driver {}",
                     d.index,
                     d.name,
                     d.device_type,
@@ -777,6 +777,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     d.denorm_preserve_f32,
                     d.denorm_preserve_f64,
                     d.max_storage_buffer_range,
+                    d.max_storage_buffers,
                     d.driver
                 );
             }

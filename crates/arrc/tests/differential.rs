@@ -1616,6 +1616,12 @@ fn set_functions_find_decode_expand_on_the_device() {
         "0 7⊤x",
         "¯3 5 0⊤x",
         "0 1⊤x÷4",
+        // 64-bit integers divide exactly in 64 bits; 64 digits stack in one kernel
+        // without blowing up (a left-deep chain of first-axis catenations).
+        "1000 1000 1000 1000⊤x×3000000007",
+        "(64⍴2)⊤x×3000000007",
+        "0 1000⊤x×¯3000000007",
+        "(32⍴2)⊤x",
         "m←(2,≢x)⍴x ⋄ 1 0 1⍀m",
         "m←(2,≢x)⍴x ⋄ 0 ¯2 1 1\\[1]m",
         "0 1 0\\1↑x",
@@ -2253,4 +2259,21 @@ fn rank_of_other_functions_cell_by_cell() {
         check_shaped(&mut s, &[3, 4], ty, &exprs[..4]);
         check_shaped(&mut s, &[5, 9], ty, &exprs);
     }
+}
+
+#[test]
+fn a_statement_reading_more_arrays_than_a_kernel_binds() {
+    // 40 device arrays in one expression, beyond lavapipe's 32 storage buffers per
+    // kernel: computed in parts (it crashed the driver).
+    let mut s = gpu();
+    let mut setup = String::new();
+    let mut sum = String::new();
+    for i in 1..=40 {
+        setup.push_str(&format!("a{i}←+\\(⍳1000)+{i} ⋄ "));
+        sum.push_str(&format!("a{i}+"));
+    }
+    s.eval(&setup).unwrap();
+    let g = s.eval(&format!("+/{sum}0")).unwrap();
+    assert!(g.notes.is_empty(), "{:?}", g.notes);
+    assert_eq!(arrc::display(&g.value.unwrap()), "7097090000");
 }

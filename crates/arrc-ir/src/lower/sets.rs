@@ -313,9 +313,9 @@ impl Lower {
     }
 
     /// `⍺⊤⍵` with a radix scalar or vector known when compiling (at most
-    /// [`UNROLL_ITEMS`]) and ⍵ of i32 or floats: the reference's steps from the last
-    /// radix to the first (`z←r|q`, then `q←(q-z)÷r`, or `q←0` for a radix of 0), the
-    /// integers' exact division done in f64 (exact below 2^53), the digits stacked
+    /// [`UNROLL_ITEMS`]): the reference's steps from the last radix to the first
+    /// (`z←r|q`, then `q←(q-z)÷r`, or `q←0` for a radix of 0), the exact division of
+    /// i32 done in f64 (exact below 2^53) and of i64 in 64 bits, the digits stacked
     /// along a new first axis.
     pub(super) fn encode(&mut self, a: Value, x: Value, span: Span) -> Result<Value> {
         let Some(r) = self.known_value(a) else {
@@ -325,8 +325,8 @@ impl Lower {
         if r.rank() > 1 || r.len() > UNROLL_ITEMS || r.is_empty() {
             return self.unsupported("⊤ with these radices", &span);
         }
-        if xt.elem == ElemType::I64 || !r.elem.is_int() && xt.elem.is_int() {
-            return self.unsupported("⊤ of 64-bit integers or with float radices", &span);
+        if !r.elem.is_int() && xt.elem.is_int() {
+            return self.unsupported("⊤ of integers with float radices", &span);
         }
         let float = self.f.float;
         let want = BinOp::Residue.result_type(r.elem, xt.elem, float);
@@ -346,7 +346,14 @@ impl Lower {
                 self.reshape(zero, xt.shape.clone(), span.clone())
             } else {
                 let d = self.binary(BinOp::Sub, q, z, span.clone())?;
-                if xt.elem.is_int() {
+                if xt.elem == ElemType::I64 {
+                    // 64-bit integers divide exactly in 64 bits.
+                    let rv = self.konst(
+                        Array::scalar(Scalar::I64(ri.as_i64().unwrap_or(1))),
+                        span.clone(),
+                    );
+                    self.binary(BinOp::Quot, d, rv, span.clone())?
+                } else if xt.elem.is_int() {
                     let d = self.cast(d, ElemType::F64);
                     let rf = self.konst(Array::scalar(Scalar::F64(ri.as_f64())), span.clone());
                     let d = self.binary(BinOp::Div, d, rf, span.clone())?;

@@ -379,6 +379,24 @@ impl Planner<'_> {
                     }
                 }
             }
+            // Along the first axis the left argument is the first part of the result
+            // in ravel order and the right one the rest: the index itself, and the
+            // index less the left's size (an index expression that stays as small as
+            // it was, where rebuilding it from coordinates would double it at each
+            // catenation of a left-deep chain: `((a⍪b)⍪c)⍪d`, `⊤`'s digits).
+            Inst::Catenate { lhs, rhs, axis: 0 } => {
+                let out = ty.shape.clone();
+                let la = kb.dim(f.ty(*lhs).shape[0]);
+                let rest = kb.product(&out[1..]);
+                let size = IExpr::times(la, rest);
+                let then = self.expr(*lhs, idx, kb);
+                let els = self.expr(*rhs, &IExpr::minus(idx.clone(), size.clone()), kb);
+                KExpr::Select {
+                    when: vec![(idx.clone(), size)],
+                    then: Box::new(then),
+                    els: Box::new(els),
+                }
+            }
             Inst::Catenate { lhs, rhs, axis } => {
                 let out = ty.shape.clone();
                 let c = kb.coords(idx, &out);

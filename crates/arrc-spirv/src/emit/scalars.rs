@@ -858,6 +858,24 @@ impl Emitter {
                 self.raise(cx, bit, bad)?;
                 Ok(a)
             }
+            BinOp::Quot => {
+                // Exact: b divides a. Only MIN ÷ ¯1 leaves 64 bits; a 0 divisor (never
+                // given) divides by 1 rather than being undefined.
+                let ty = self.ty(ElemType::I64);
+                let (min, m1) = (
+                    self.scalar(Scalar::I64(i64::MIN)),
+                    self.scalar(Scalar::I64(-1)),
+                );
+                let a_min = self.b.i_equal(bt, None, a, min).map_err(be)?;
+                let b_m1 = self.b.i_equal(bt, None, b, m1).map_err(be)?;
+                let bad = self.and(a_min, b_m1)?;
+                self.raise(cx, bit, bad)?;
+                let (zero, one) = (self.scalar(Scalar::I64(0)), self.scalar(Scalar::I64(1)));
+                let b0 = self.b.i_equal(bt, None, b, zero).map_err(be)?;
+                let avoid = self.b.logical_or(bt, None, bad, b0).map_err(be)?;
+                let d = self.b.select(ty, None, avoid, one, b).map_err(be)?;
+                self.b.s_div(ty, None, a, d).map_err(be)
+            }
             BinOp::Circle => self.circle(cx, t, a, b, circle, bit),
             BinOp::Binomial => self.binomial(cx, t, a, b, bit),
             BinOp::And | BinOp::Or if t == ElemType::Bool => self.binop(op, t, a, b),
