@@ -945,6 +945,18 @@ impl Lower {
         r
     }
 
+    /// `⍳len` from `origin` (i32).
+    fn iota_of(&mut self, len: Dim, origin: i32, span: &Span) -> Value {
+        self.f.push(
+            Inst::Iota { len, origin },
+            Type {
+                elem: ElemType::I32,
+                shape: vec![len],
+            },
+            span.clone(),
+        )
+    }
+
     fn cast(&mut self, v: Value, elem: ElemType) -> Value {
         let ty = self.f.ty(v).clone();
         if ty.elem == elem {

@@ -43,14 +43,7 @@ impl Lower {
         }
         // Each index as the 0-based position of its major cell, checked.
         let n = xt.shape[0];
-        let iota = self.f.push(
-            Inst::Iota { len: n, origin: 0 },
-            Type {
-                elem: ElemType::I32,
-                shape: vec![n],
-            },
-            span.clone(),
-        );
+        let iota = self.iota_of(n, 0, span);
         let one = self.one_based(iv, span.clone())?;
         let major = self.index(iota, vec![Some(one)], span.clone())?;
         let mut sel_shape = it.shape.clone();
@@ -68,17 +61,7 @@ impl Lower {
                 sel_shape.clone(),
                 span.clone(),
             );
-            let within = self.f.push(
-                Inst::Iota {
-                    len: Dim::Known(cells as u64),
-                    origin: 0,
-                },
-                Type {
-                    elem: ElemType::I32,
-                    shape: vec![Dim::Known(cells as u64)],
-                },
-                span.clone(),
-            );
+            let within = self.iota_of(Dim::Known(cells as u64), 0, span);
             let within = self.reshape(within, cell.clone(), span.clone());
             let within = self.gather(
                 within,
@@ -89,23 +72,11 @@ impl Lower {
             let p = self.binary(BinOp::Add, base, within, span.clone())?;
             self.cast(p, ElemType::I32)
         };
-        let new = match l {
-            Tine::Array(e) => {
-                if a.is_some() {
-                    return Err(err::syntax_like(
-                        "@ with an array left operand takes one argument",
-                        span.clone(),
-                    ));
-                }
-                self.expr(e)?
-            }
-            Tine::Func(f) => {
-                let mut axes = vec![Some(one)];
-                axes.resize(xt.rank(), None);
-                let sel = self.index(x, axes, span.clone())?;
-                self.apply(f, a, sel, span)?
-            }
-        };
+        let new = self.at_new_items(l, a, span, &mut |me| {
+            let mut axes = vec![Some(one)];
+            axes.resize(xt.rank(), None);
+            me.index(x, axes, span.clone())
+        })?;
         let nt = self.f.ty(new).clone();
         if nt.rank() != 0 {
             if nt.rank() != sel_shape.len() {
@@ -136,16 +107,7 @@ impl Lower {
         // The new items are computed whole, as APL evaluates them, even where a
         // repeated index keeps only the last (the planner sees the partial read).
         let count = self.f.ty(index).shape.clone();
-        let iota = |me: &mut Self, len: Dim| {
-            me.f.push(
-                Inst::Iota { len, origin: 0 },
-                Type {
-                    elem: ElemType::I32,
-                    shape: vec![len],
-                },
-                span.clone(),
-            )
-        };
+        let iota = |me: &mut Self, len: Dim| me.iota_of(len, 0, span);
         let numbers = match (count.as_slice(), known_dims(&count)) {
             ([], _) => self.konst(Array::scalar(Scalar::I32(0)), span.clone()),
             ([len], _) => iota(self, *len),

@@ -40,26 +40,12 @@ impl Lower {
         // items (see `⌸`), not a binary search of every item.
         if let (1, Dim::Known(len), false) = (xt.rank(), n, xt.elem == ElemType::F64) {
             if len > 0 {
-                let iota1 = self.f.push(
-                    Inst::Iota { len: n, origin: 1 },
-                    Type {
-                        elem: ElemType::I32,
-                        shape: vec![n],
-                    },
-                    span.clone(),
-                );
+                let iota1 = self.iota_of(n, 1, &span);
                 return Ok(self.first_occurrences(x, iota1, len, &span)?.1);
             }
         }
         let first = self.search(x, x, SearchKind::IndexOf { origin: 0 }, span.clone())?;
-        let iota = self.f.push(
-            Inst::Iota { len: n, origin: 0 },
-            Type {
-                elem: ElemType::I32,
-                shape: vec![n],
-            },
-            span.clone(),
-        );
+        let iota = self.iota_of(n, 0, &span);
         self.binary(BinOp::Equal, first, iota, span)
     }
 

@@ -11,14 +11,7 @@ impl Lower {
         let (bm, shape) = match a {
             None => {
                 // The identity of m rows: (⍳m)∘.=⍳m.
-                let i = self.f.push(
-                    Inst::Iota { len: m, origin: 0 },
-                    Type {
-                        elem: ElemType::I32,
-                        shape: vec![m],
-                    },
-                    span.clone(),
-                );
+                let i = self.iota_of(m, 0, &span);
                 let sq = vec![m, m];
                 let rows = self.gather(i, Gather::Axes(vec![0]), sq.clone(), span.clone());
                 let cols = self.gather(i, Gather::Axes(vec![1]), sq, span.clone());

@@ -332,27 +332,14 @@ impl Lower {
                 let it = self.f.ty(iv).clone();
                 let mut sel_shape = it.shape.clone();
                 sel_shape.extend(xt.shape[1..].iter().copied());
-                let new = match l {
-                    Tine::Array(e) => {
-                        if a.is_some() {
-                            return Err(err::syntax_like(
-                                "@ with an array left operand takes one argument",
-                                span.clone(),
-                            ));
-                        }
-                        self.expr(e)?
-                    }
-                    Tine::Func(f) => {
-                        let flat =
-                            self.reshape(iv, vec![Dim::Known(idx.len() as u64)], span.clone());
-                        let one = self.one_based(flat, span.clone())?;
-                        let mut axes = vec![Some(one)];
-                        axes.resize(xt.rank(), None);
-                        let sel = self.index(x, axes, span.clone())?;
-                        let sel = self.reshape(sel, sel_shape.clone(), span.clone());
-                        self.apply(f, a, sel, span)?
-                    }
-                };
+                let new = self.at_new_items(l, a, span, &mut |me| {
+                    let flat = me.reshape(iv, vec![Dim::Known(idx.len() as u64)], span.clone());
+                    let one = me.one_based(flat, span.clone())?;
+                    let mut axes = vec![Some(one)];
+                    axes.resize(xt.rank(), None);
+                    let sel = me.index(x, axes, span.clone())?;
+                    Ok(me.reshape(sel, sel_shape.clone(), span.clone()))
+                })?;
                 let nt = self.f.ty(new).clone();
                 let cells = if nt.rank() == 0 {
                     new
@@ -394,6 +381,32 @@ impl Lower {
                     mask
                 };
                 self.select(mask, cells, x, span)
+            }
+        }
+    }
+
+    /// `@`'s new items: its array left operand, or its function left operand applied
+    /// to the selection (`select` makes it) with ⍺ where there is one.
+    pub(super) fn at_new_items(
+        &mut self,
+        l: &Tine,
+        a: Option<Value>,
+        span: &Span,
+        select: &mut dyn FnMut(&mut Self) -> Result<Value>,
+    ) -> Result<Value> {
+        match l {
+            Tine::Array(e) => {
+                if a.is_some() {
+                    return Err(err::syntax_like(
+                        "@ with an array left operand takes one argument",
+                        span.clone(),
+                    ));
+                }
+                self.expr(e)
+            }
+            Tine::Func(f) => {
+                let sel = select(self)?;
+                self.apply(f, a, sel, span)
             }
         }
     }
