@@ -940,8 +940,8 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
 /// Whether the instruction itself can raise an APL error on the device (its operands
 /// aside): scalar functions with a domain, indexing, dfn folds, replicate counts.
 /// Whether integer `lhs op rhs` (`+ - ×`) cannot leave 64 bits, by the bounds the
-/// IR shows on its operands (`(⍳n)×2`, `x+1` of i32 `x`): then it needs no overflow
-/// check.
+/// IR shows on its operands (`(⍳n)×2`, `x+1` of i32 `x`), or a float one cannot
+/// leave the float range ([`float_bounded`]): then it needs no check.
 fn integer_fits(f: &Function, op: BinOp, lhs: Value, rhs: Value) -> bool {
     let ints = f.ty(lhs).elem.is_int() && f.ty(rhs).elem.is_int();
     let bound = || {
@@ -955,7 +955,25 @@ fn integer_fits(f: &Function, op: BinOp, lhs: Value, rhs: Value) -> bool {
             _ => None,
         }
     };
-    ints && bound().is_some_and(|m| m < 1 << 63)
+    ints && bound().is_some_and(|m| m < 1 << 63) || float_bounded(f, op, rhs)
+}
+
+/// Whether float `lhs op rhs` keeps the magnitude of the finite `lhs` (so it cannot
+/// leave the float range): a division by a literal of magnitude at least 1, a
+/// product with one of at most 1 (`x÷1000`, `x×0.5`).
+fn float_bounded(f: &Function, op: BinOp, rhs: Value) -> bool {
+    let Inst::Const(c) = f.inst(rhs) else {
+        return false;
+    };
+    let Some(c) = (c.len() == 1).then(|| c.data.get(0).as_f64()) else {
+        return false;
+    };
+    c.is_finite()
+        && match op {
+            BinOp::Div => c.abs() >= 1.0,
+            BinOp::Mul => c.abs() <= 1.0,
+            _ => false,
+        }
 }
 
 fn can_fail(f: &Function, v: Value) -> bool {

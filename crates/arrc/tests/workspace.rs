@@ -73,6 +73,14 @@ fn elementwise_assignments_fuse_into_the_statements_that_read_them() {
     // A long chain stays correct (recipes are cut at a size).
     let chain: String = std::iter::repeat_n("x←x+1 ⋄ ", 300).collect();
     assert_eq!(show(&mut s, &format!("x←⍳1000 ⋄ {chain}+/x")), "800500");
+    // Floats divided by a literal of magnitude 1 or more (or multiplied by one of at
+    // most 1) cannot leave the float range: deferred too. By 0.5 they can: computed
+    // there, where its error is raised.
+    let (v, d) = moved(&mut s, "x←(⍳100000)÷4 ⋄ y←x×0.5 ⋄ +/y");
+    assert_eq!(v, "625006300");
+    assert_eq!((d.deferred, d.readback_bytes), (2, 4), "{d:?}");
+    let (v, d) = moved(&mut s, "x←(1E38×1+⍳100000)÷0.5");
+    assert_eq!((v.as_str(), d.deferred), ("DOMAIN ERROR", 0), "{d:?}");
 }
 
 #[test]
