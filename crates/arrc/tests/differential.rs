@@ -2112,12 +2112,12 @@ fn split_matrices_products_and_generated_rows() {
 fn split_names_stay_on_their_devices_between_statements() {
     let mut s = Session::with_devices(Backend::Vulkan, &[0, 0]).expect("a Vulkan device");
     s.set_split_from(1000);
-    // (`÷` can fail, so `x` is computed, not kept as a recipe.) The folds' values
-    // are held under names no APL text can write: a user's `⍙split1` stays.
+    // (`÷0.5` can fail, so `x` is computed, not kept as a recipe.) The folds'
+    // values are held under names no APL text can write: a user's `⍙split1` stays.
     let o = s
-        .eval("⍙split1←7 ⋄ n←100003 ⋄ x←(⍳n)÷1 ⋄ y←x×2 ⋄ z←y+1 ⋄ m←(+/z)÷n ⋄ d←z-m ⋄ ⌈/|d")
+        .eval("⍙split1←7 ⋄ n←100003 ⋄ x←(⍳n)÷0.5 ⋄ y←x×2 ⋄ z←y+1 ⋄ m←(+/z)÷n ⋄ d←z-m ⋄ ⌈/|d")
         .unwrap();
-    assert_eq!(arrc::display(&o.value.unwrap()), "100002");
+    assert_eq!(arrc::display(&o.value.unwrap()), "200004.02");
     assert_eq!(arrc::display(s.get("⍙split1").unwrap()), "7");
     for name in ["x", "y", "z", "d"] {
         assert!(s.is_split_array(name), "{name} was gathered");
@@ -2150,7 +2150,7 @@ fn split_names_stay_on_their_devices_between_statements() {
     let z = s.get("z").unwrap().clone();
     assert_eq!(
         (z.shape.clone(), z.data.get(100002).as_f64()),
-        (vec![100003], 200007.0)
+        (vec![100003], 400013.0)
     );
     assert!(!s.is_split_array("z"));
     // Assigning a name again drops its pieces; small results come back whole.
@@ -2158,7 +2158,7 @@ fn split_names_stay_on_their_devices_between_statements() {
     assert_eq!(arrc::display(&o.value.unwrap()), "4");
     assert!(!s.is_split_array("x"));
     // An error on a device is APL's, as on one device.
-    let e = s.eval("y÷y-2").unwrap_err();
+    let e = s.eval("y÷y-4").unwrap_err();
     assert_eq!(e.class, arrc::ErrorClass::Domain, "{e}");
     assert!(s.is_split_array("y") || s.get("y").is_some());
 }
