@@ -657,6 +657,11 @@ impl Session {
             {
                 self.force(name)?;
             }
+            if let (arrc_syntax::Target::Names(names), None) = (target, func) {
+                if names.len() > 1 {
+                    return self.strand_assignment(names, value, orig, notes);
+                }
+            }
             let Some((plain, name)) = self.plain_assignment(e, target, func.as_ref(), value) else {
                 return self.cpu(orig);
             };

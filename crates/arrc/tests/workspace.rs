@@ -390,3 +390,18 @@ fn an_indexed_assignment_writes_an_array_nothing_else_holds_in_place() {
     assert_eq!(d.in_place, 1, "{d:?}");
     assert_eq!(show(&mut s, "+/x"), "0");
 }
+
+#[test]
+fn a_strand_assignment_runs_on_the_device_and_reads_back_only_its_items() {
+    let mut s = gpu(Backend::Vulkan);
+    s.eval("x←+\\⍳100000").unwrap();
+    // Was: the CPU reference, after reading every device array back (x's 800 KB).
+    let (_, d) = moved(&mut s, "(a b)←¯2↑x");
+    assert!(d.readback_bytes <= 64, "{d:?}");
+    assert_eq!(show(&mut s, "b-a"), "100000");
+    assert_eq!(show(&mut s, "(p q r)←7 ⋄ p,q,r"), "7 7 7");
+    assert_eq!(show(&mut s, "(a b)←x"), "LENGTH ERROR");
+    assert_eq!(show(&mut s, "(a b)←2 2⍴x"), "RANK ERROR");
+    // The names keep their values after an error.
+    assert_eq!(show(&mut s, "b-a"), "100000");
+}
