@@ -155,6 +155,7 @@ pub fn run(
         one(opts, &case, &mut dev, &mut cpu, &mut report)?;
         report.programs += 1;
         report.seconds = start.elapsed().as_secs_f64();
+        report.split = dev.stats().split_statements;
         progress(&report);
     }
     report.seconds = start.elapsed().as_secs_f64();
