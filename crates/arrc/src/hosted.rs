@@ -900,6 +900,25 @@ impl Session {
         }
     }
 
+    /// The text of the functions in `e` (from `src`) that the device path applies
+    /// from the host, one device call per call: dfns with guards or `∇`, and
+    /// operators whose operand no kernel holds (`{⍵[⍋⍵]}⍤1`, `{+/⍺,⍵}/`), for
+    /// `--emit plan` to name where no single plan exists.
+    pub fn host_driven_parts(&self, e: &Expr, src: &str) -> Vec<String> {
+        let st = Calls::default();
+        let mut seen = HashSet::new();
+        let mut out = vec![];
+        e.any_func(&mut |f| {
+            if hosted_operator(f) || self.host_func(f, &st, &mut seen) {
+                if let Some(t) = src.get(f.span.clone()) {
+                    out.push(t.to_string());
+                }
+            }
+            false
+        });
+        out
+    }
+
     /// Whether evaluating `e` calls a function that the host drives (guards, `∇`).
     pub(crate) fn has_host_calls(&self, e: &Expr) -> bool {
         let st = Calls::default();

@@ -1109,6 +1109,18 @@ impl Session {
     }
 
     /// Compiles one expression without running it: its IR, kernel plan and SPIR-V.
+    /// Where `src` (one expression) has no single plan because the device path
+    /// applies part of it from the host: those parts' text (empty otherwise).
+    pub fn host_driven(&self, src: &str) -> Vec<String> {
+        match self.parse(src).map(|p| p.stmts) {
+            Ok(stmts) => match stmts.as_slice() {
+                [Stmt::Expr(e)] => self.host_driven_parts(e, src),
+                _ => vec![],
+            },
+            Err(_) => vec![],
+        }
+    }
+
     pub fn compile(&self, src: &str) -> Result<CompiledStatement, Error> {
         let prog = self.parse(src)?;
         match prog.stmts.as_slice() {

@@ -430,7 +430,21 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             load_all(&mut s, &load)?;
             if let Some(emit) = emit {
-                let c = s.compile(&src).map_err(|e| fail(&src, &e))?;
+                let c = match s.compile(&src) {
+                    Ok(c) => c,
+                    Err(e) if e.class == arrc::ErrorClass::Unsupported => {
+                        let parts = s.host_driven(&src);
+                        if parts.is_empty() {
+                            return Err(fail(&src, &e));
+                        }
+                        println!(
+                            "no single plan: the device path applies {} from the host, one device call per item, cell or group (or per dfn call), each with a plan of its own; the rest of the statement compiles around their results",
+                            parts.join(", ")
+                        );
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                    Err(e) => return Err(fail(&src, &e)),
+                };
                 match emit {
                     EvalEmit::Ir => println!("{}", c.ir),
                     EvalEmit::Plan => print!("{}", c.plan_text()),

@@ -382,3 +382,16 @@ fn two_devices_from_the_command_line() {
     assert_eq!(code, 1);
     assert!(err.contains("device 7 does not exist"), "{err}");
 }
+
+#[test]
+fn emit_plan_names_what_runs_from_the_host() {
+    // `⍤` of a function no kernel maps over cells has no single plan: --emit plan
+    // says which part runs from the host, cell by cell, instead of an error.
+    let (code, out, err) = arrc(&["eval", "--emit", "plan", "{⍵[⍋⍵]}⍤1⊢2 3⍴⍳6"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("{⍵[⍋⍵]}⍤1 from the host"), "{out}");
+    // A glyph arrc does not support is still an error.
+    let (code, _, err) = arrc(&["eval", "--emit", "plan", "⍕1 2"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("NOT YET SUPPORTED"), "{err}");
+}
