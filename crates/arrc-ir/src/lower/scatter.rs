@@ -1,6 +1,7 @@
 //! `X@I⊢⍵` and `f@I⊢⍵` with indices computed on the device (and so indexed
 //! assignment `x[I]←V`, which the session writes as `x←V@I⊢x`): a scatter of the new
-//! items into a copy of ⍵. The indices are checked by indexing `⍳≢⍵` with them (an
+//! items into a copy of ⍵, or into ⍵'s own buffer where the session lets the statement
+//! consume it (`Plan::in_place`). The indices are checked by indexing `⍳≢⍵` with them (an
 //! INDEX ERROR, or a DOMAIN ERROR for a fraction, from the device); a repeated index
 //! takes the last of its items, found by a `⌈` scatter of the items' numbers.
 
