@@ -42,15 +42,19 @@ pub fn draw(seed: u64, i: u64) -> u64 {
     (r[0] as u64) | ((r[1] as u64) << 32)
 }
 
-/// `⍺?⍵` with ⍺ at least half of ⍵ (`n?n`, a permutation) is the first ⍺ items of
-/// the grade of `?⍵⍴DEAL_KEYS` (ties in index order), one draw per item of ⍵; so the
-/// device computes it as a roll and a radix grade, the same numbers as the
-/// reference. Fewer items are a partial Fisher–Yates shuffle, one draw per item dealt.
+/// `⍺?⍵` with ⍺ at least a 64th of ⍵ (`n?n`, a permutation), or ⍵ at most
+/// [`DEAL_SORTS_BELOW`], is the first ⍺ items of the grade of `?⍵⍴DEAL_KEYS` (ties in
+/// index order), one draw per item of ⍵; so the device computes it as a roll and a
+/// radix grade, the same numbers as the reference. Fewer items from more are a
+/// partial Fisher–Yates shuffle, one draw per item dealt (cheap on the host).
 pub const DEAL_KEYS: u64 = 2147483647;
+
+/// A deal from at most this many items sorts keys, whatever its count.
+pub const DEAL_SORTS_BELOW: u64 = 4096;
 
 /// Whether `k?n` deals by sorting keys (see [`DEAL_KEYS`]).
 pub fn deal_sorts(k: u64, n: u64) -> bool {
-    n > 0 && n <= DEAL_KEYS && k.saturating_mul(2) >= n
+    n > 0 && n <= DEAL_KEYS && (k.saturating_mul(64) >= n || n <= DEAL_SORTS_BELOW)
 }
 
 /// An integer from 0 to n-1 from 64 random bits (the high half of their product with

@@ -45,8 +45,8 @@ pub(crate) fn roll(
 }
 
 /// `⍺?⍵`: ⍺ distinct integers chosen from ⍳⍵ in random order: by sorting random
-/// keys where ⍺ is at least half of ⍵, else by a partial Fisher–Yates shuffle
-/// (`arrc_ir::random::DEAL_KEYS`).
+/// keys (`arrc_ir::random::deal_sorts`: most deals), else by a partial Fisher–Yates
+/// shuffle (`arrc_ir::random::DEAL_KEYS`).
 pub(crate) fn deal(a: &Array, x: &Array, rng: &mut Rng, io: i64, span: &Span) -> Result<Array> {
     let one = |v: &Array, what: &str| -> Result<i64> {
         match int_vector(v, span, what)?.as_slice() {

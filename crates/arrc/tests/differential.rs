@@ -1802,9 +1802,10 @@ fn roll_draws_the_references_numbers_on_the_device() {
             "?(⍳1000)+5",
             "(?x+1),?x",
             "?x-1",
-            // Deal of at least half the items: the grade of a roll of keys, on the
-            // device (fewer items, a partial shuffle, run on the reference: NOT YET
-            // SUPPORTED under `--backend vulkan`).
+            // Deal of at least a 64th of the items, or from at most 4096: the grade
+            // of a roll of keys, on the device (few items from many, a partial
+            // shuffle, run on the reference: NOT YET SUPPORTED under `--backend
+            // vulkan`).
             "1?1",
             "5?5",
             "4?7",
@@ -1819,6 +1820,9 @@ fn roll_draws_the_references_numbers_on_the_device() {
             "33?33",
             "⎕IO←1",
             "(?6),3?6",
+            "3?100",
+            "0?5",
+            "100?5000",
         ];
         for p in programs {
             let g = s.eval(p).unwrap_or_else(|e| panic!("{p}: {e}"));
@@ -1841,7 +1845,7 @@ fn roll_draws_the_references_numbers_on_the_device() {
                 "{p} in {float}"
             );
         }
-        // A deal of at least half is the first items of the grade of `?n⍴DEAL_KEYS`.
+        // Such a deal is the first items of the grade of `?n⍴DEAL_KEYS`.
         let same = s
             .eval("⎕RL←5 ⋄ a←7?10 ⋄ ⎕RL←5 ⋄ a≡7↑⍋?10⍴2147483647")
             .unwrap()

@@ -74,7 +74,7 @@ impl Lower {
             return unsupported("⍺?⍵ of these arguments");
         };
         if k > n || !crate::random::deal_sorts(k, n) {
-            return unsupported("⍺?⍵ of fewer than half the items (a partial shuffle)");
+            return unsupported("⍺?⍵ of few items from many (a partial shuffle)");
         }
         if (n - 1) as i64 + self.io > i32::MAX as i64 {
             return unsupported("⍺?⍵ beyond 32 bits");
