@@ -64,7 +64,11 @@ impl Planner<'_> {
             groups,
         );
         let last = self.plan.dispatches.len() - 1;
-        self.plan.dispatches[last].repeat = Some((dim(n), 3));
+        self.plan.dispatches[last].repeat = Some(Repeat {
+            times: dim(n),
+            slot: 3,
+            shrink: true,
+        });
         let out_b = self.result_or_temp(v, is_result);
         let mut kb = self.kb();
         let (ab, bb) = (
