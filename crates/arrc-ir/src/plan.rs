@@ -313,11 +313,11 @@ pub enum KernelKind {
         guard: bool,
     },
     /// One Householder step of `Inst::Solve` (f64), for column `j` (push constant 3;
-    /// the dispatch repeats for j = 0 … n-1, with n+k-j workgroups; pushes n, m, k, j):
-    /// each workgroup computes column j's reflector itself; with w = j + its index,
-    /// workgroup w < n with w > j applies it to column w of `a`, workgroup n+c to
-    /// column c of `b`; workgroup j stores the diagonal item and raises `singular`
-    /// (the column's norm at most `scale`×1E¯13×m) or `shape` (m < n).
+    /// the dispatch repeats for j = 0 … n-1; pushes n, m, k, j): each workgroup
+    /// computes column j's reflector itself; workgroup w < n with w > j applies it
+    /// to column w of `a`, workgroup n+c to column c of `b`; workgroup j stores the
+    /// diagonal item and raises `singular` (the column's norm at most `scale`×1E¯13×m)
+    /// or `shape` (m < n).
     QrStep {
         a: u32,
         b: u32,
@@ -608,21 +608,9 @@ pub struct Dispatch {
     /// vkCmdDispatchIndirect: the workgroup count is read from this buffer (three
     /// u32), written by an earlier `IndirectArgs` kernel from a length on the device.
     pub indirect: Option<usize>,
-    /// Dispatched several times in a row: a loop whose steps depend on each other
-    /// (`KernelKind::QrStep`).
-    pub repeat: Option<Repeat>,
-}
-
-/// See [`Dispatch::repeat`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Repeat {
-    /// How many times.
-    pub times: Count,
-    /// The push constant that holds the time (0, 1, …).
-    pub slot: usize,
-    /// The workgroup count falls by one each time (the time-th dispatch has
-    /// `groups - time`: a QR step has one column less to update each time).
-    pub shrink: bool,
+    /// Dispatched this many times in a row, push constant `.1` holding the time
+    /// (0, 1, …): a loop whose steps depend on each other (`KernelKind::QrStep`).
+    pub repeat: Option<(Count, usize)>,
 }
 
 /// An error a kernel can raise at run time.

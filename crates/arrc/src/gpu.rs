@@ -680,21 +680,16 @@ impl Gpu {
                     });
                 }
             }
-            // A loop of dispatches (`Dispatch::repeat`): push constant `slot` counts,
-            // and the workgroups may fall by one each time.
-            let (times, slot, shrink) = match &d.repeat {
-                Some(r) => (r.times.eval(&syms), Some(r.slot), r.shrink),
-                None => (1, None, false),
+            // A loop of dispatches (`Dispatch::repeat`): push constant `slot` counts.
+            let (times, slot) = match &d.repeat {
+                Some((times, slot)) => (times.eval(&syms), Some(*slot)),
+                None => (1, None),
             };
             for time in 0..times {
                 let mut push = push.clone();
                 if let Some(p) = slot.and_then(|s| push.get_mut(s)) {
                     *p = device_count(time)?;
                 }
-                let groups = match shrink {
-                    true => groups.saturating_sub(time).max(1),
-                    false => groups,
-                };
                 out.dispatches.push((
                     pipelines[d.kernel],
                     views.clone(),

@@ -64,11 +64,7 @@ impl Planner<'_> {
             groups,
         );
         let last = self.plan.dispatches.len() - 1;
-        self.plan.dispatches[last].repeat = Some(Repeat {
-            times: dim(n),
-            slot: 3,
-            shrink: true,
-        });
+        self.plan.dispatches[last].repeat = Some((dim(n), 3));
         let out_b = self.result_or_temp(v, is_result);
         let mut kb = self.kb();
         let (ab, bb) = (

@@ -131,8 +131,7 @@ impl Emitter {
         let n = cx.n;
         let m = self.push_constant(cx, 1)?;
         let j = self.push_constant(cx, 3)?;
-        // The dispatch has n+k-j workgroups (`Repeat::shrink`): they start at column j.
-        let w = self.uadd(cx.group, j)?;
+        let w = cx.group;
         let cx = &*cx;
         let zero = self.c_u32(0);
         let first = self.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
