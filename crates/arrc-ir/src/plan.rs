@@ -814,7 +814,8 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
     let mut partly_read = vec![false; f.insts.len()];
     for (i, inst) in f.insts.iter().enumerate() {
         let ops = inst.operands();
-        fails[i] = can_fail(f, Value(i as u32)) || ops.iter().any(|o| fails[o.index()]);
+        fails[i] =
+            can_fail(f, Value(i as u32), opts.float64) || ops.iter().any(|o| fails[o.index()]);
         for o in reads_part_of(f, inst, &f.types[i].shape) {
             partly_read[o.index()] = true;
         }
@@ -942,7 +943,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
 /// Whether integer `lhs op rhs` (`+ - ×`) cannot leave 64 bits, by the bounds the
 /// IR shows on its operands (`(⍳n)×2`, `x+1` of i32 `x`), or a float one cannot
 /// leave the float range ([`float_bounded`]): then it needs no check.
-fn integer_fits(f: &Function, op: BinOp, lhs: Value, rhs: Value) -> bool {
+fn integer_fits(f: &Function, op: BinOp, lhs: Value, rhs: Value, float64: bool) -> bool {
     let ints = f.ty(lhs).elem.is_int() && f.ty(rhs).elem.is_int();
     let bound = || {
         let (a, b) = (
@@ -955,13 +956,16 @@ fn integer_fits(f: &Function, op: BinOp, lhs: Value, rhs: Value) -> bool {
             _ => None,
         }
     };
-    ints && bound().is_some_and(|m| m < 1 << 63) || float_bounded(f, op, rhs)
+    ints && bound().is_some_and(|m| m < 1 << 63) || float_bounded(f, op, rhs, float64)
 }
 
 /// Whether float `lhs op rhs` keeps the magnitude of the finite `lhs` (so it cannot
-/// leave the float range): a division by a literal of magnitude at least 1, a
-/// product with one of at most 1 (`x÷1000`, `x×0.5`).
-fn float_bounded(f: &Function, op: BinOp, rhs: Value) -> bool {
+/// leave the float range): a product with a literal of magnitude at most 1 (`x×0.5`),
+/// and in f32 on a device with f64 (where the quotient is computed in f64, with room
+/// to spare) a division by one of at least 1 (`x÷1000`). An f64 quotient keeps its
+/// check: the device refines it with a multiply-add, which a driver that does not
+/// fuse it (lavapipe) can take past the range near the largest f64.
+fn float_bounded(f: &Function, op: BinOp, rhs: Value, float64: bool) -> bool {
     let Inst::Const(c) = f.inst(rhs) else {
         return false;
     };
@@ -970,16 +974,16 @@ fn float_bounded(f: &Function, op: BinOp, rhs: Value) -> bool {
     };
     c.is_finite()
         && match op {
-            BinOp::Div => c.abs() >= 1.0,
+            BinOp::Div => c.abs() >= 1.0 && f.float == ElemType::F32 && float64,
             BinOp::Mul => c.abs() <= 1.0,
             _ => false,
         }
 }
 
-fn can_fail(f: &Function, v: Value) -> bool {
+fn can_fail(f: &Function, v: Value, float64: bool) -> bool {
     match f.inst(v) {
         Inst::Unary { op, arg } => op.device_error(f.ty(*arg).elem, f.ty(v).elem).is_some(),
-        Inst::Binary { op, lhs, rhs } if integer_fits(f, *op, *lhs, *rhs) => false,
+        Inst::Binary { op, lhs, rhs } if integer_fits(f, *op, *lhs, *rhs, float64) => false,
         Inst::Binary { op, lhs, rhs } => {
             let operand = f.ty(*lhs).elem.join(f.ty(*rhs).elem);
             op.device_error(operand).is_some() || op.device_error(f.ty(*lhs).elem).is_some()

@@ -2281,3 +2281,24 @@ fn a_statement_reading_more_arrays_than_a_kernel_binds() {
     assert!(g.notes.is_empty(), "{:?}", g.notes);
     assert_eq!(arrc::display(&g.value.unwrap()), "7097090000");
 }
+
+#[test]
+fn f64_quotients_near_the_largest_value() {
+    // Fuzzer finding (seed 96 index 1225, f64): lavapipe does not fuse the division's
+    // refinement, whose q·b then left the range near the largest f64: `(⌊/⍬)÷3` gave
+    // ¯∞ (and NaN after a second division). The dividend is now scaled down first.
+    let mut s = gpu();
+    s.set_float(ElemType::F64);
+    for (expr, want) in [
+        ("x←2⍴⌊/⍬ ⋄ x÷3", "5.99231045E307 5.99231045E307"),
+        ("x←2⍴⌊/⍬ ⋄ x÷¯7", "¯2.56813305E307 ¯2.56813305E307"),
+        ("x←2⍴⌊/⍬ ⋄ ((3∘×)⍣2)⍣¯1⊢x", "1.997436817E307 1.997436817E307"),
+        ("x←2⍴⌊/⍬ ⋄ x÷x", "1 1"),
+    ] {
+        let g = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        assert!(g.notes.is_empty(), "{expr}: {:?}", g.notes);
+        assert_eq!(arrc::display(&g.value.unwrap()), want, "{expr}");
+    }
+    let e = s.eval("x←2⍴⌊/⍬ ⋄ x÷0.5").unwrap_err();
+    assert_eq!(e.class, arrc::ErrorClass::Domain, "{e}");
+}

@@ -254,7 +254,7 @@ impl Planner<'_> {
                 let lhs = Box::new(self.expr(*l, idx, kb));
                 let error_bit = op
                     .device_error(lhs.elem())
-                    .filter(|_| !integer_fits(f, *op, *l, *r))
+                    .filter(|_| !integer_fits(f, *op, *l, *r, self.opts.float64))
                     .map(|m| self.error_bit(ErrorClass::Domain, m, f.span(v)));
                 KExpr::Binary {
                     op: *op,

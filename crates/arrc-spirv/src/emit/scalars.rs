@@ -707,16 +707,36 @@ impl Emitter {
             BinOp::Div => {
                 // One refinement of the device's quotient (Vulkan lets OpFDiv err by
                 // 2.5 ulp; NVIDIA's 301÷7 is not 43): the residual a - q·b is exact
-                // with a fused multiply-add.
-                let q0 = self.binop(op, t, a, b)?;
+                // with a fused multiply-add. A dividend near the largest value is
+                // divided by 4 first and the quotient multiplied back (both exact):
+                // where the driver does not fuse the multiply-add (lavapipe), q·b
+                // would leave the range and the refinement give ¯∞ (`(⌊/⍬)÷3`).
                 let ft = self.ty(t);
+                let aa = self.glsl(t, 4, &[a])?; // FAbs
+                let near = self.fc(
+                    t,
+                    if t == ElemType::F64 {
+                        2f64.powi(1020)
+                    } else {
+                        2f64.powi(124)
+                    },
+                );
+                let large = self
+                    .b
+                    .f_ord_greater_than(self.bool_t, None, aa, near)
+                    .map_err(be)?;
+                let (quarter, one_s, four) = (self.fc(t, 0.25), self.fc(t, 1.0), self.fc(t, 4.0));
+                let down = self.sel(t, large, quarter, one_s)?;
+                let up = self.sel(t, large, four, one_s)?;
+                let a_s = self.fop(t, BinOp::Mul, a, down)?;
+                let q0 = self.binop(op, t, a_s, b)?;
                 let nq = self.b.f_negate(ft, None, q0).map_err(be)?;
-                let r = self.glsl(t, FMA, &[nq, b, a])?;
+                let r = self.glsl(t, FMA, &[nq, b, a_s])?;
                 let c = self.binop(op, t, r, b)?;
                 let q1 = self.fop(t, BinOp::Add, q0, c)?;
                 // `precise`: NVIDIA's compiler otherwise rewrites a÷7 as a×(÷7) and
                 // folds the residual to 0 (7×(÷7) rounds to 1).
-                for id in [q0, nq, r, c, q1] {
+                for id in [a_s, q0, nq, r, c, q1] {
                     self.b
                         .decorate(id, rspirv::spirv::Decoration::NoContraction, []);
                 }
@@ -724,6 +744,9 @@ impl Emitter {
                 let zero0 = self.fc(t, 0.0);
                 let bz0 = self.feq(b, zero0)?;
                 let q = self.sel(t, bz0, q0, q1)?;
+                let q = self.fop(t, BinOp::Mul, q, up)?;
+                self.b
+                    .decorate(q, rspirv::spirv::Decoration::NoContraction, []);
                 // 0÷0 is 1; x÷0 a DOMAIN ERROR, and so is a quotient beyond the
                 // type's range (`1e30÷1e¯30` in f32; its refinement gave NaN).
                 let zero = self.fc(t, 0.0);
@@ -732,7 +755,7 @@ impl Emitter {
                 let az = self.feq(a, zero)?;
                 let anz = self.not(az)?;
                 let by_zero = self.and(bz, anz)?;
-                let big = self.not_finite(t, q0)?;
+                let big = self.not_finite(t, q)?;
                 let bnz = self.not(bz)?;
                 let big = self.and(big, bnz)?;
                 let bad = self.or(by_zero, big)?;
