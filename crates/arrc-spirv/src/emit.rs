@@ -1144,8 +1144,23 @@ impl Emitter {
                 rhs,
                 error_bit,
             } => {
-                let a = self.expr(cx, lhs, ix)?;
-                let b = self.expr(cx, rhs, ix)?;
+                let mut a = self.expr(cx, lhs, ix)?;
+                let mut b = self.expr(cx, rhs, ix)?;
+                // NVIDIA's driver (580.159) multiplies a 64-bit integer by the constant
+                // 2^31 as if it were ¯2^31 (`s←,6 ⋄ s×2147483648` gave ¯12884901888;
+                // a shift by 31 too): that constant goes in as a value the compiler
+                // cannot see through (2^31 unless the element count is 2^32-1).
+                if *op == BinOp::Mul && *elem == ElemType::I64 {
+                    let two31 = KExpr::Const(Scalar::I64(1 << 31));
+                    for (side, v) in [(&**lhs, &mut a), (&**rhs, &mut b)] {
+                        if *side == two31 {
+                            let never = self.c_u32(u32::MAX);
+                            let no = self.b.i_equal(self.bool_t, None, cx.n, never).map_err(be)?;
+                            let zero = self.scalar(Scalar::I64(0));
+                            *v = self.sel(ElemType::I64, no, zero, *v)?;
+                        }
+                    }
+                }
                 let circle = match **lhs {
                     KExpr::Const(s) => s.as_i64(),
                     _ => None,

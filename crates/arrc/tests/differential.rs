@@ -2292,7 +2292,10 @@ fn f64_quotients_near_the_largest_value() {
     for (expr, want) in [
         ("x←2⍴⌊/⍬ ⋄ x÷3", "5.99231045E307 5.99231045E307"),
         ("x←2⍴⌊/⍬ ⋄ x÷¯7", "¯2.56813305E307 ¯2.56813305E307"),
-        ("x←2⍴⌊/⍬ ⋄ ((3∘×)⍣2)⍣¯1⊢x", "1.997436817E307 1.997436817E307"),
+        (
+            "x←2⍴⌊/⍬ ⋄ ((3∘×)⍣2)⍣¯1⊢x",
+            "1.997436817E307 1.997436817E307",
+        ),
         ("x←2⍴⌊/⍬ ⋄ x÷x", "1 1"),
     ] {
         let g = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
@@ -2301,4 +2304,20 @@ fn f64_quotients_near_the_largest_value() {
     }
     let e = s.eval("x←2⍴⌊/⍬ ⋄ x÷0.5").unwrap_err();
     assert_eq!(e.class, arrc::ErrorClass::Domain, "{e}");
+}
+
+#[test]
+fn integer_products_by_two_to_the_31() {
+    // Fuzzer finding (seed 96 index 1090, on the H100): NVIDIA's driver multiplied a
+    // 64-bit integer by the constant 2^31 as if it were ¯2^31 (`s←,6 ⋄ s×2147483648`
+    // gave ¯12884901888); the device now shifts instead.
+    let mut s = gpu();
+    let exprs = [
+        "x×2147483648",
+        "2147483648×x",
+        "+/x×2147483648",
+        "(⍳≢x)+.×2147483648",
+        "x×¯2147483648",
+    ];
+    check_at(&mut s, &[1, 65, 4097], &exprs, ElemType::I32, false);
 }
