@@ -81,6 +81,9 @@ struct Emitter {
     items_n: u32,
     /// The kernel may use f64 for f32 intermediates (`Kernel::float64`).
     float64: bool,
+    /// Push constant 0 as loaded in the kernel's entry block: a value the driver
+    /// cannot fold (see `binop`'s 64-bit products).
+    opaque: Word,
     /// ⎕CT of the kernel's f64 comparisons (`Kernel::ct`).
     ct: f64,
     /// The module declares DenormPreserve (once, for every entry point asking).
@@ -218,6 +221,7 @@ impl Emitter {
             wg_size,
             items,
             items_n: items_per_thread.max(1),
+            opaque: 0,
             float64: false,
             ct: arrc_ir::scalar::COMPARISON_TOLERANCE,
             denorm_preserve: false,
@@ -779,6 +783,25 @@ impl Emitter {
         }
         let ty = self.ty(t);
         let float = t.is_float();
+        // NVIDIA's driver (580.159) multiplies a 64-bit integer by the constant 2^31
+        // as if it were ¯2^31 (`s←,6 ⋄ s×2147483648` gave ¯12884901888; a shift by
+        // 31 too): that constant goes in as a value it cannot fold (2^31 unless push
+        // constant 0 is 2^32-1).
+        let (a, c) = if (op, t) == (BinOp::Mul, ElemType::I64) {
+            let two31 = self.consts.get(&(ty, 1u64 << 31)).copied();
+            let hide = |e: &mut Self, v: Word| -> R<Word> {
+                if Some(v) != two31 {
+                    return Ok(v);
+                }
+                let never = e.c_u32(u32::MAX);
+                let no = e.b.i_equal(e.bool_t, None, e.opaque, never).map_err(be)?;
+                let zero = e.scalar(Scalar::I64(0));
+                e.b.select(ty, None, no, zero, v).map_err(be)
+            };
+            (hide(self, a)?, hide(self, c)?)
+        } else {
+            (a, c)
+        };
         let b = &mut self.b;
         let r = match (op, float) {
             (BinOp::Add, false) => b.i_add(ty, None, a, c),
@@ -1144,23 +1167,8 @@ impl Emitter {
                 rhs,
                 error_bit,
             } => {
-                let mut a = self.expr(cx, lhs, ix)?;
-                let mut b = self.expr(cx, rhs, ix)?;
-                // NVIDIA's driver (580.159) multiplies a 64-bit integer by the constant
-                // 2^31 as if it were ¯2^31 (`s←,6 ⋄ s×2147483648` gave ¯12884901888;
-                // a shift by 31 too): that constant goes in as a value the compiler
-                // cannot see through (2^31 unless the element count is 2^32-1).
-                if *op == BinOp::Mul && *elem == ElemType::I64 {
-                    let two31 = KExpr::Const(Scalar::I64(1 << 31));
-                    for (side, v) in [(&**lhs, &mut a), (&**rhs, &mut b)] {
-                        if *side == two31 {
-                            let never = self.c_u32(u32::MAX);
-                            let no = self.b.i_equal(self.bool_t, None, cx.n, never).map_err(be)?;
-                            let zero = self.scalar(Scalar::I64(0));
-                            *v = self.sel(ElemType::I64, no, zero, *v)?;
-                        }
-                    }
-                }
+                let a = self.expr(cx, lhs, ix)?;
+                let b = self.expr(cx, rhs, ix)?;
                 let circle = match **lhs {
                     KExpr::Const(s) => s.as_i64(),
                     _ => None,
@@ -1278,6 +1286,7 @@ impl Emitter {
         let zero = self.c_u32(0);
         let np = self.b.access_chain(up, None, pc, [zero]).map_err(be)?;
         cx.n = self.load(self.u32_t, np)?;
+        self.opaque = cx.n;
         if let Some(n) = &k.n_from {
             // The element count was computed on the device.
             cx.n = self.iexpr(&cx, n, Ix::flat(zero))?;

@@ -3,7 +3,7 @@
 //! may then write x's device buffer in place (`Gpu::consumable`).
 
 use crate::workspace::Val;
-use crate::{workspace, Error, Session};
+use crate::{Error, Session};
 use arrc_ir::error::err;
 use arrc_ir::Array;
 use arrc_syntax::{Expr, ExprKind, Func, Span, Stmt, Target};
@@ -23,11 +23,7 @@ impl Session {
         func: Option<&Func>,
         value: &Expr,
     ) -> Option<(Stmt, Option<String>)> {
-        let rank = |name: &str| {
-            workspace::workspace_names(&self.env.arrays, self.gpu.as_ref())
-                .get(name)
-                .map(|a| a.shape().len())
-        };
+        let rank = |name: &str| self.array_shape(name).map(|(s, _)| s.len());
         arrc_syntax::assign::plain_assignment(e, target, func, value, &rank)
             .map(|(e, name)| (Stmt::Expr(e), name))
     }
@@ -56,11 +52,9 @@ impl Session {
         self.stmt_as(&temp, orig, notes, false)?;
         // A value that can raise no error may have been kept as a recipe.
         self.force(STRAND)?;
-        let shape =
-            match workspace::workspace_names(&self.env.arrays, self.gpu.as_ref()).get(STRAND) {
-                Some(a) => a.shape().to_vec(),
-                None => return Ok(None),
-            };
+        let Some((shape, _)) = self.array_shape(STRAND) else {
+            return Ok(None);
+        };
         let n = names.len();
         let bad = if shape.len() > 1 {
             Some(err::rank(

@@ -744,8 +744,9 @@ impl Session {
         (n >= m.split_from && n >= m.pieces() && n <= i32::MAX as usize).then_some(n)
     }
 
-    /// The shape and type of workspace array `n` (not split).
-    fn array_shape(&self, n: &str) -> Option<(Vec<usize>, ElemType)> {
+    /// The shape and type of workspace array `n` (not split), from its host or its
+    /// device copy (a recipe not yet computed has none here).
+    pub(crate) fn array_shape(&self, n: &str) -> Option<(Vec<usize>, ElemType)> {
         if self.env.functions.contains_key(n) {
             return None;
         }

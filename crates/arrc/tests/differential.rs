@@ -2310,7 +2310,7 @@ fn f64_quotients_near_the_largest_value() {
 fn integer_products_by_two_to_the_31() {
     // Fuzzer finding (seed 96 index 1090, on the H100): NVIDIA's driver multiplied a
     // 64-bit integer by the constant 2^31 as if it were ¯2^31 (`s←,6 ⋄ s×2147483648`
-    // gave ¯12884901888); the device now shifts instead.
+    // gave ¯12884901888); the constant now reaches the product unfoldable.
     let mut s = gpu();
     let exprs = [
         "x×2147483648",

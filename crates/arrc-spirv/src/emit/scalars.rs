@@ -93,7 +93,7 @@ impl Emitter {
         self.b.logical_not(self.bool_t, None, a).map_err(be)
     }
 
-    pub(super) fn sel(&mut self, t: ElemType, c: Word, a: Word, b: Word) -> R<Word> {
+    fn sel(&mut self, t: ElemType, c: Word, a: Word, b: Word) -> R<Word> {
         let ty = self.ty(t);
         self.b.select(ty, None, c, a, b).map_err(be)
     }
