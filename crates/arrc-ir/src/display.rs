@@ -143,13 +143,18 @@ pub fn write_display(a: &Array, out: &mut dyn std::fmt::Write) -> std::fmt::Resu
 
 /// Writes the display of `a` as a session shows it, with ⎕PP=`pp` and ⎕PW=`pw`: a
 /// vector longer than `pw` characters folds between numbers, each folded part on a
-/// line of its own indented 6 spaces (Dyalog's rule; matrices are not folded yet).
+/// line of its own indented 6 spaces; wider matrices (and higher ranks) show the
+/// columns that fit first, then the rest in blocks of columns indented 6 spaces
+/// (Dyalog's rule).
 pub fn write_display_session(
     a: &Array,
     pp: usize,
     pw: usize,
     out: &mut dyn std::fmt::Write,
 ) -> std::fmt::Result {
+    if a.rank() > 1 && a.len() > 0 {
+        return write_folded_columns(a, pp, pw, out);
+    }
     if a.rank() != 1 {
         return write_display_pp(a, pp, out);
     }
@@ -166,6 +171,38 @@ pub fn write_display_session(
         }
         out.write_str(&cell)?;
         col += w;
+    }
+    Ok(())
+}
+
+/// The columns of `a` (rank 2 or more) in blocks that fit in `pw` characters: the
+/// first block from the left margin, the others indented 6 spaces (a column wider
+/// than a line takes a block of its own).
+fn write_folded_columns(
+    a: &Array,
+    pp: usize,
+    pw: usize,
+    out: &mut dyn std::fmt::Write,
+) -> std::fmt::Result {
+    let widths = column_widths(a, pp);
+    let mut start = 0;
+    while start < widths.len() {
+        let indent = if start == 0 { 0 } else { 6 };
+        let mut end = start;
+        let mut used = indent;
+        while end < widths.len() {
+            let w = usize::from(end > start) + widths[end].0 + widths[end].1;
+            if end > start && used + w > pw {
+                break;
+            }
+            used += w;
+            end += 1;
+        }
+        if start > 0 {
+            out.write_char('\n')?;
+        }
+        write_columns(a, pp, &widths, start..end, indent, out)?;
+        start = end;
     }
     Ok(())
 }
@@ -194,53 +231,78 @@ pub fn write_display_pp(a: &Array, pp: usize, out: &mut dyn std::fmt::Write) -> 
             Ok(())
         }
         _ => {
-            let cols = *a.shape.last().unwrap_or(&1);
-            let rows = a.len().checked_div(cols).unwrap_or(0);
-            // Columns align on the decimal point: integer parts right-aligned, fractions
-            // left-aligned (as Dyalog shows them).
-            let split = |c: &str| -> (usize, usize) {
-                match c.find('.') {
-                    Some(p) if !c.contains('E') => (c[..p].chars().count(), c[p..].chars().count()),
-                    _ => (c.chars().count(), 0),
-                }
-            };
-            let mut widths = vec![(0u32, 0u32); cols];
-            for r in 0..rows {
-                for (c, w) in widths.iter_mut().enumerate() {
-                    let (i, f) = split(&cell(r * cols + c));
-                    *w = (w.0.max(i as u32), w.1.max(f as u32));
-                }
-            }
-            let plane_rows = a.shape[a.rank() - 2].max(1);
-            for r in 0..rows {
-                if r > 0 {
-                    out.write_char('\n')?;
-                    // A blank line between planes, one more for each higher axis that rolls over.
-                    let mut stride = plane_rows;
-                    for ax in (0..a.rank() - 2).rev() {
-                        if r % stride == 0 {
-                            out.write_char('\n')?;
-                        }
-                        stride *= a.shape[ax];
-                    }
-                }
-                // Spaces are written only before something that follows them, so no
-                // line ends in blanks.
-                let mut pending = 0usize;
-                for (c, &(wi, wf)) in widths.iter().enumerate() {
-                    let cell = cell(r * cols + c);
-                    let (i, f) = split(&cell);
-                    pending += usize::from(c > 0) + wi as usize - i;
-                    for _ in 0..pending {
-                        out.write_char(' ')?;
-                    }
-                    out.write_str(&cell)?;
-                    pending = wf as usize - f;
-                }
-            }
-            Ok(())
+            let widths = column_widths(a, pp);
+            write_columns(a, pp, &widths, 0..widths.len(), 0, out)
         }
     }
+}
+
+/// Splits a formatted number at its decimal point: the lengths of the integer part and
+/// of the fraction (with its point). Columns align on the point: integer parts
+/// right-aligned, fractions left-aligned (as Dyalog shows them).
+fn split_at_point(c: &str) -> (usize, usize) {
+    match c.find('.') {
+        Some(p) if !c.contains('E') => (c[..p].chars().count(), c[p..].chars().count()),
+        _ => (c.chars().count(), 0),
+    }
+}
+
+/// For every column of an array of rank 2 or more: the widest integer part and the
+/// widest fraction in it.
+fn column_widths(a: &Array, pp: usize) -> Vec<(usize, usize)> {
+    let cols = *a.shape.last().unwrap_or(&1);
+    let rows = a.len().checked_div(cols).unwrap_or(0);
+    let mut widths = vec![(0, 0); cols];
+    for r in 0..rows {
+        for (c, w) in widths.iter_mut().enumerate() {
+            let (i, f) = split_at_point(&format_scalar_pp(a.data.get(r * cols + c), pp));
+            *w = (w.0.max(i), w.1.max(f));
+        }
+    }
+    widths
+}
+
+/// Writes columns `range` of every row of `a` (rank 2 or more), each line after the
+/// first indented `indent` spaces, planes separated by blank lines.
+fn write_columns(
+    a: &Array,
+    pp: usize,
+    widths: &[(usize, usize)],
+    range: std::ops::Range<usize>,
+    indent: usize,
+    out: &mut dyn std::fmt::Write,
+) -> std::fmt::Result {
+    let cols = widths.len();
+    let rows = a.len().checked_div(cols).unwrap_or(0);
+    let plane_rows = a.shape[a.rank() - 2].max(1);
+    for r in 0..rows {
+        if r > 0 {
+            out.write_char('\n')?;
+            // A blank line between planes, one more for each higher axis that rolls over.
+            let mut stride = plane_rows;
+            for ax in (0..a.rank() - 2).rev() {
+                if r % stride == 0 {
+                    out.write_char('\n')?;
+                }
+                stride *= a.shape[ax];
+            }
+        }
+        // Spaces are written only before something that follows them, so no line
+        // ends in blanks.
+        let mut pending = indent;
+        for c in range.clone() {
+            let (wi, wf) = widths[c];
+            let cell = format_scalar_pp(a.data.get(r * cols + c), pp);
+            let (i, f) = split_at_point(&cell);
+            pending += usize::from(c > range.start) + wi - i;
+            for _ in 0..pending {
+                out.write_char(' ')?;
+            }
+            out.write_str(&cell)?;
+            pending = wf - f;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -295,5 +357,30 @@ mod tests {
         assert_eq!(display(&a), "  1 ¯20 3\n400   5 6");
         let b = Array::new(vec![2, 1, 2], Data::I32(vec![1, 2, 3, 4]));
         assert_eq!(display(&b), "1 2\n\n3 4");
+    }
+
+    #[test]
+    fn wide_matrices_fold_by_columns() {
+        // Dyalog's example for ⎕PW←40 (Language Reference, "Display of arrays").
+        let rows: [[i32; 20]; 3] = [
+            [54, 22, 5, 68, 68, 94, 39, 52, 84, 4, 6, 53, 68, 1, 39, 7, 42, 69, 49, 94],
+            [85, 53, 10, 66, 42, 71, 92, 77, 27, 5, 74, 33, 64, 76, 100, 37, 25, 99, 73, 76],
+            [66, 8, 64, 89, 28, 44, 77, 48, 24, 28, 36, 17, 49, 90, 91, 7, 91, 51, 52, 32],
+        ];
+        let a = Array::new(vec![3, 20], Data::I32(rows.concat()));
+        let want = "\
+54 22  5 68 68 94 39 52 84  4  6 53 68
+85 53 10 66 42 71 92 77 27  5 74 33 64
+66  8 64 89 28 44 77 48 24 28 36 17 49
+       1  39  7 42 69 49 94
+      76 100 37 25 99 73 76
+      90  91  7 91 51 52 32";
+        assert_eq!(display_session(&a, 10, 40), want);
+        assert_eq!(display_session(&a, 10, 80), display(&a));
+        // Planes fold together; an empty matrix shows nothing.
+        let b = Array::new(vec![2, 1, 3], Data::I32(vec![100, 200, 300, 400, 500, 600]));
+        assert_eq!(display_session(&b, 10, 8), "100 200\n\n400 500\n      300\n\n      600");
+        let e = Array::new(vec![0, 3], Data::I32(vec![]));
+        assert_eq!(display_session(&e, 10, 8), display(&e));
     }
 }

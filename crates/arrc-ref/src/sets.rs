@@ -54,11 +54,7 @@ pub(crate) fn unique(x: &Array, span: &Span) -> Result<Array> {
 fn set_argument(x: &Array, glyph: char, span: &Span) -> Result<Array> {
     match x.rank() {
         0 | 1 => Ok(at_least_vector(x)),
-        // Dyalog's without takes the major cells of a higher-rank left argument.
-        _ if glyph == '~' => Err(err::unsupported(
-            "⍺~⍵ of a matrix ⍺ (major cells) is not supported yet",
-            span.clone(),
-        )),
+        // Dyalog's ⍺~⍵ too needs a scalar or vector ⍺ (Language Reference, "Without").
         _ => Err(err::rank(
             format!("{glyph} takes scalars and vectors"),
             span.clone(),
@@ -147,43 +143,67 @@ pub(crate) fn find(a: &Array, x: &Array) -> Array {
     Array::new(x.shape.clone(), Data::Bool(out))
 }
 
-/// `⍺⍸⍵` (interval index): for each item of ⍵, how many items of the ascending
-/// vector ⍺ are at most it, less 1 plus ⎕IO. Comparisons are exact.
+/// `⍺⍸⍵` (interval index): for each cell of ⍵ shaped like a major cell of ⍺, how
+/// many major cells of the ascending ⍺ are at most it (cells compare as `⍋` orders
+/// them: item by item in ravel order), less 1 plus ⎕IO. Comparisons are exact.
 pub(crate) fn interval_index(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Array> {
-    if a.rank() != 1 {
-        return Err(if a.rank() == 0 {
-            err::rank("⍺⍸⍵ needs a vector ⍺", span.clone())
-        } else {
-            err::unsupported(
-                "⍺⍸⍵ with major cells of a matrix ⍺ is not supported yet",
-                span.clone(),
-            )
-        });
+    if a.rank() == 0 {
+        return Err(err::rank("⍺⍸⍵ needs a vector ⍺", span.clone()));
     }
-    let key = |s: Scalar| -> f64 { s.as_f64() };
+    let cell_shape = &a.shape[1..];
+    let cr = cell_shape.len();
+    if x.rank() < cr {
+        return Err(err::rank(
+            "⍺⍸⍵ needs ⍵ of at least the rank of ⍺'s major cells",
+            span.clone(),
+        ));
+    }
+    if x.shape[x.rank() - cr..] != *cell_shape {
+        return Err(err::length(
+            "⍺⍸⍵ needs ⍵'s cells shaped like ⍺'s major cells",
+            span.clone(),
+        ));
+    }
+    let k: usize = cell_shape.iter().product();
     let ints = a.elem.is_int() && x.elem.is_int();
+    let wide = a.elem == ElemType::F64 || x.elem == ElemType::F64;
     let cmp = |p: Scalar, q: Scalar| -> std::cmp::Ordering {
         if ints {
             p.as_i64().cmp(&q.as_i64())
-        } else if a.elem == ElemType::F64 || x.elem == ElemType::F64 {
-            key(p).total_cmp(&key(q))
+        } else if wide {
+            p.as_f64().total_cmp(&q.as_f64())
         } else {
-            (key(p) as f32).total_cmp(&(key(q) as f32))
+            (p.as_f64() as f32).total_cmp(&(q.as_f64() as f32))
         }
     };
-    let vals: Vec<Scalar> = (0..a.len()).map(|i| a.data.get(i)).collect();
-    if vals
-        .windows(2)
-        .any(|w| cmp(w[0], w[1]) == std::cmp::Ordering::Greater)
-    {
+    // Cell `i` of `p` against cell `j` of `q`, item by item.
+    let cells = |p: &Array, i: usize, q: &Array, j: usize| -> std::cmp::Ordering {
+        (0..k)
+            .map(|t| cmp(p.data.get(i * k + t), q.data.get(j * k + t)))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    };
+    let n = a.shape[0];
+    if (1..n).any(|i| cells(a, i - 1, a, i).is_gt()) {
         return Err(err::domain("⍺⍸⍵ needs ⍺ in ascending order", span.clone()));
     }
-    let out: Vec<Scalar> = (0..x.len())
-        .map(|i| {
-            let y = x.data.get(i);
-            let c = vals.partition_point(|v| cmp(*v, y) != std::cmp::Ordering::Greater);
-            Scalar::I32((c as i64 - 1 + io) as i32)
+    let lead = x.shape[..x.rank() - cr].to_vec();
+    let count: usize = lead.iter().product();
+    let out: Vec<Scalar> = (0..count)
+        .map(|j| {
+            let mut lo = 0;
+            let mut hi = n;
+            // The first cell of ⍺ above cell j of ⍵.
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if cells(a, mid, x, j).is_gt() {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            Scalar::I32((lo as i64 - 1 + io) as i32)
         })
         .collect();
-    Ok(from_scalars(x.shape.clone(), out, ElemType::I32))
+    Ok(from_scalars(lead, out, ElemType::I32))
 }

@@ -359,6 +359,24 @@ fn long_vectors_fold_at_the_print_width() {
     let (code, _, err) = arrc(&["eval", "⎕PW←41"]);
     assert_ne!(code, 0);
     assert!(err.contains("DOMAIN ERROR"), "{err}");
+    // A wider matrix shows the columns that fit, then the rest in blocks indented 6
+    // spaces (Dyalog's example for "Display of arrays", at ⎕PW←42).
+    let (code, out, err) = arrc(&[
+        "eval",
+        "⎕PW←42 ⋄ 3 20⍴54 22 5 68 68 94 39 52 84 4 6 53 68 1 39 7 42 69 49 94 85 53 10 66 42 71 92 77 27 5 74 33 64 76 100 37 25 99 73 76 66 8 64 89 28 44 77 48 24 28 36 17 49 90 91 7 91 51 52 32",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "\
+54 22  5 68 68 94 39 52 84  4  6 53 68  1
+85 53 10 66 42 71 92 77 27  5 74 33 64 76
+66  8 64 89 28 44 77 48 24 28 36 17 49 90
+       39  7 42 69 49 94
+      100 37 25 99 73 76
+       91  7 91 51 52 32
+"
+    );
 }
 
 #[test]

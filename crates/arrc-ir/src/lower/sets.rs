@@ -186,12 +186,11 @@ impl Lower {
             return self.unsupported("⍸ with intervals computed on the device", &span);
         };
         let xt = self.f.ty(x).clone();
-        if cuts.rank() != 1 {
-            return if cuts.rank() == 0 {
-                Err(err::rank("⍺⍸⍵ needs a vector ⍺", span))
-            } else {
-                self.unsupported("⍺⍸⍵ with major cells of a matrix ⍺", &span)
-            };
+        if cuts.rank() == 0 {
+            return Err(err::rank("⍺⍸⍵ needs a vector ⍺", span));
+        }
+        if cuts.rank() > 1 {
+            return self.interval_index_cells(&cuts, x, span);
         }
         // Comparisons here are exact, as the reference's: f64 ones would be tolerant.
         let t = cuts.elem.join(xt.elem);
@@ -220,6 +219,99 @@ impl Lower {
         let acc = self.cast(acc, ElemType::I32);
         if self.f.ty(acc).shape != xt.shape {
             return Ok(self.reshape(acc, xt.shape, span));
+        }
+        Ok(acc)
+    }
+
+    /// `⍺⍸⍵` with a known ⍺ of rank 2 or more (at most [`UNROLL_ITEMS`] items,
+    /// integers or f32): for each cell `y` of ⍵, how many major cells `c` of ⍺ are at
+    /// most it in `⍋`'s order, `c ≤ y` built from the last item back as
+    /// `(c₀<y₀)∨(c₀=y₀)∧(c₁<y₁)∨…`, exact as the reference's.
+    fn interval_index_cells(&mut self, cuts: &Array, x: Value, span: Span) -> Result<Value> {
+        let xt = self.f.ty(x).clone();
+        let cell: Vec<Dim> = cuts.shape[1..].iter().map(|&d| Dim::Known(d as u64)).collect();
+        let cr = cell.len();
+        if xt.rank() < cr {
+            return Err(err::rank(
+                "⍺⍸⍵ needs ⍵ of at least the rank of ⍺'s major cells",
+                span,
+            ));
+        }
+        if xt.shape[xt.rank() - cr..] != cell[..] {
+            return Err(err::length(
+                "⍺⍸⍵ needs ⍵'s cells shaped like ⍺'s major cells",
+                span,
+            ));
+        }
+        let t = cuts.elem.join(xt.elem);
+        if cuts.len() > UNROLL_ITEMS || t == ElemType::F64 {
+            return self.unsupported("⍸ with many or f64 intervals", &span);
+        }
+        let n = cuts.shape[0];
+        let k = cuts.len().checked_div(n).unwrap_or(0);
+        let item = |i: usize| cuts.data.get(i).cast(t);
+        let order = |p: Scalar, q: Scalar| {
+            if t.is_int() {
+                p.as_i64().cmp(&q.as_i64())
+            } else {
+                (p.as_f64() as f32).total_cmp(&(q.as_f64() as f32))
+            }
+        };
+        let ascending = (1..n).all(|i| {
+            (0..k)
+                .map(|j| order(item((i - 1) * k + j), item(i * k + j)))
+                .find(|o| o.is_ne())
+                .is_none_or(|o| o.is_lt())
+        });
+        if !ascending {
+            return Err(err::domain("⍺⍸⍵ needs ⍺ in ascending order", span));
+        }
+        let lead = xt.shape[..xt.rank() - cr].to_vec();
+        // Item j of every cell of ⍵: a one-item window, then the cell's axes dropped.
+        let mut columns = Vec::with_capacity(k);
+        for j in 0..k {
+            let mut start = vec![0i64; lead.len()];
+            let mut rem = j;
+            let mut coords = vec![0i64; cr];
+            for (a, &d) in cuts.shape[1..].iter().enumerate().rev() {
+                coords[a] = (rem % d) as i64;
+                rem /= d;
+            }
+            start.extend(coords);
+            let mut shape = lead.clone();
+            shape.extend(std::iter::repeat_n(Dim::Known(1), cr));
+            let fill = Scalar::I32(0).cast(xt.elem);
+            let w = self.gather(x, Gather::Window { start, fill }, shape, span.clone());
+            columns.push(self.reshape(w, lead.clone(), span.clone()));
+        }
+        let base = self.io as i32 - 1;
+        let mut acc = self.konst(Array::scalar(Scalar::I32(base)), span.clone());
+        for i in 0..n {
+            let mut le: Option<Value> = None;
+            for j in (0..k).rev() {
+                let c = self.konst(Array::scalar(cuts.data.get(i * k + j)), span.clone());
+                let y = columns[j];
+                le = Some(match le {
+                    // The last item: c ≤ y.
+                    None => self.binary(BinOp::LessEq, c, y, span.clone())?,
+                    Some(rest) => {
+                        let lt = self.binary(BinOp::Less, c, y, span.clone())?;
+                        let eq = self.binary(BinOp::Equal, c, y, span.clone())?;
+                        let tie = self.binary(BinOp::And, eq, rest, span.clone())?;
+                        self.binary(BinOp::Or, lt, tie, span.clone())?
+                    }
+                });
+            }
+            let le = match le {
+                Some(le) => le,
+                // Empty cells are all equal: every cell of ⍺ is at most y.
+                None => self.konst(Array::scalar(Scalar::Bool(true)), span.clone()),
+            };
+            acc = self.binary(BinOp::Add, acc, le, span.clone())?;
+        }
+        let acc = self.cast(acc, ElemType::I32);
+        if self.f.ty(acc).shape != lead {
+            return Ok(self.reshape(acc, lead, span));
         }
         Ok(acc)
     }
