@@ -152,7 +152,7 @@ pub fn write_display_session(
     pw: usize,
     out: &mut dyn std::fmt::Write,
 ) -> std::fmt::Result {
-    if a.rank() > 1 && a.len() > 0 {
+    if a.rank() > 1 && !a.is_empty() {
         return write_folded_columns(a, pp, pw, out);
     }
     if a.rank() != 1 {
@@ -363,9 +363,15 @@ mod tests {
     fn wide_matrices_fold_by_columns() {
         // Dyalog's example for ⎕PW←40 (Language Reference, "Display of arrays").
         let rows: [[i32; 20]; 3] = [
-            [54, 22, 5, 68, 68, 94, 39, 52, 84, 4, 6, 53, 68, 1, 39, 7, 42, 69, 49, 94],
-            [85, 53, 10, 66, 42, 71, 92, 77, 27, 5, 74, 33, 64, 76, 100, 37, 25, 99, 73, 76],
-            [66, 8, 64, 89, 28, 44, 77, 48, 24, 28, 36, 17, 49, 90, 91, 7, 91, 51, 52, 32],
+            [
+                54, 22, 5, 68, 68, 94, 39, 52, 84, 4, 6, 53, 68, 1, 39, 7, 42, 69, 49, 94,
+            ],
+            [
+                85, 53, 10, 66, 42, 71, 92, 77, 27, 5, 74, 33, 64, 76, 100, 37, 25, 99, 73, 76,
+            ],
+            [
+                66, 8, 64, 89, 28, 44, 77, 48, 24, 28, 36, 17, 49, 90, 91, 7, 91, 51, 52, 32,
+            ],
         ];
         let a = Array::new(vec![3, 20], Data::I32(rows.concat()));
         let want = "\
@@ -379,7 +385,10 @@ mod tests {
         assert_eq!(display_session(&a, 10, 80), display(&a));
         // Planes fold together; an empty matrix shows nothing.
         let b = Array::new(vec![2, 1, 3], Data::I32(vec![100, 200, 300, 400, 500, 600]));
-        assert_eq!(display_session(&b, 10, 8), "100 200\n\n400 500\n      300\n\n      600");
+        assert_eq!(
+            display_session(&b, 10, 8),
+            "100 200\n\n400 500\n      300\n\n      600"
+        );
         let e = Array::new(vec![0, 3], Data::I32(vec![]));
         assert_eq!(display_session(&e, 10, 8), display(&e));
     }

@@ -820,12 +820,17 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
             partly_read[o.index()] = true;
         }
     }
-    // How many arrays a value's fused expression reads (an upper bound): a value
-    // whose expression would read more than a third of what a kernel may bind (less
-    // room for its output and status) is computed on its own, so no kernel that
-    // fuses it, with two more such operands, goes over the device's limit.
-    let most_reads = (opts.max_bindings.saturating_sub(8) / 3).max(2);
-    let mut reads = vec![0u32; f.insts.len()];
+    // The arrays a value's fused expression reads (each once, however many times
+    // and at whatever offsets it reads it: a stencil reads one array nine times): a
+    // value whose expression would read more than a third of what a kernel may bind
+    // (less room for its output and status) is computed on its own, so no kernel
+    // that fuses it, with two more such operands, goes over the device's limit.
+    let most_reads = (opts.max_bindings.saturating_sub(8) / 3).max(2) as usize;
+    let mut reads: Vec<Vec<usize>> = vec![Vec::new(); f.insts.len()];
+    // Values that cost one load (a gather of a stored array, an index, a cast of
+    // either) are read again where each use needs them rather than stored for their
+    // several uses: a stencil's shifted reads of a board, each used twice by `⍵×⍵`.
+    let mut cheap = vec![false; f.insts.len()];
     for (i, &fails) in fails.iter().enumerate() {
         let val = Value(i as u32);
         let is_result = val == result;
@@ -885,23 +890,28 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
                 kind,
             } => p.search(val, *hay, *order, *needles, *kind, is_result),
             inst if inst.is_elementwise()
-                && (is_result || dead || v.uses[i] > 1 || fails && partly_read[i]) =>
+                && (is_result
+                    || dead
+                    || v.uses[i] > 1 && !load_only(inst, &p.buffer_of, &cheap)
+                    || fails && partly_read[i]) =>
             {
                 p.map(val, is_result)
             }
             inst if inst.is_elementwise() => {
-                let r: u32 = inst
-                    .operands()
-                    .iter()
-                    .map(|o| match p.buffer_of[o.index()] {
-                        Some(_) => 1,
-                        None => reads[o.index()],
-                    })
-                    .sum();
-                if r > most_reads {
+                let mut r: Vec<usize> = Vec::new();
+                for o in inst.operands() {
+                    match p.buffer_of[o.index()] {
+                        Some(b) => r.push(b),
+                        None => r.extend_from_slice(&reads[o.index()]),
+                    }
+                }
+                r.sort_unstable();
+                r.dedup();
+                if r.len() > most_reads {
                     p.map(val, false);
                 } else {
                     reads[i] = r;
+                    cheap[i] = !fails && load_only(inst, &p.buffer_of, &cheap);
                 }
             }
             _ => {}
@@ -936,6 +946,17 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
         .filter_map(|(i, b)| b.map(|b| (i as u32, b)))
         .collect();
     Ok(p.plan)
+}
+
+/// Whether `inst` is at most one load: a gather or cast of a stored array or of such
+/// a value, or an index.
+fn load_only(inst: &Inst, buffer_of: &[Option<usize>], cheap: &[bool]) -> bool {
+    let stored = |v: &Value| buffer_of[v.index()].is_some() || cheap[v.index()];
+    match inst {
+        Inst::Iota { .. } => true,
+        Inst::Gather { arg, .. } | Inst::Cast(arg) => stored(arg),
+        _ => false,
+    }
 }
 
 /// Whether the instruction itself can raise an APL error on the device (its operands

@@ -521,6 +521,16 @@ fn fusion_counts() {
         "an inner product: both arguments spread and multiplied inside the fold"
     );
     assert_eq!(kernels("(⍳3)∘.×⍳4"), 1, "an outer product is one map");
+    assert_eq!(
+        kernels("{+/,⍵×⍵}⌺3 3⊢5 5⍴⍳25"),
+        1,
+        "nine shifted reads of the board (each used twice, read again for each use: a load) and the formula in one map"
+    );
+    assert_eq!(
+        kernels("{c←⍵[2;2] ⋄ s←(+/,⍵)-c ⋄ (s=3)∨c∧s=2}⌺3 3⊢12<5 5⍴⍳25"),
+        3,
+        "Life's rule: the board, the neighbour counts (used twice), the rule"
+    );
     let mut g = gpu();
     g.set("x", Array::vector(Data::F32(vec![1.0, 2.0])))
         .unwrap();
@@ -1687,6 +1697,15 @@ fn stencils_on_the_device() {
         "m←(3,≢x)⍴x ⋄ A←3 3⍴1 2 1 2 4 2 1 2 1 ⋄ {+/,A×⍵}⌺3 3⊢m",
         "m←(3,≢x)⍴x>0 ⋄ {3=s-⍵∧4=s←{+/,⍵}⌺3 3⊢⍵}m",
         "m←(4,≢x)⍴x ⋄ {0<+/,⍵×⍵}⌺3 3⊢m",
+        // Items of the window, local names, an assignment inside the result.
+        "m←(3,≢x)⍴x ⋄ {⍵[2;2]}⌺3 3⊢m",
+        "m←(3,≢x)⍴x ⋄ {⍵[1;3]-⍵[3;1]}⌺3 3⊢m",
+        "m←(3,≢x)⍴x>0 ⋄ {c←⍵[2;2] ⋄ s←(+/,⍵)-c ⋄ (s=3)∨c∧s=2}⌺3 3⊢m",
+        "m←(3,≢x)⍴x>0 ⋄ {3=s-⍵[2;2]∧4=s←+/,⍵}⌺3 3⊢m",
+        "m←(3,≢x)⍴x ⋄ {k←3 3⍴1 2 1 2 4 2 1 2 1 ⋄ v←k×⍵ ⋄ (+/,v)-⍵[1;3]}⌺3 3⊢m",
+        "{a←⍵ ⋄ (⌈/a)-a[1]}⌺3⊢x",
+        "{(+/⍵)÷≢⍵}⌺5⊢x",
+        "m←(3,≢x)⍴x ⋄ {(+/,⍵)÷≢,⍵}⌺3 3⊢m",
         // Steps: every step-th window (a strided read of ⍵ per window position).
         "{+/⍵}⌺(2 1⍴3 2)⊢x",
         "m←(3,≢x)⍴x ⋄ {⌈/,⍵}⌺(2 2⍴2 2 2 2)⊢m",

@@ -229,7 +229,10 @@ impl Lower {
     /// `(c₀<y₀)∨(c₀=y₀)∧(c₁<y₁)∨…`, exact as the reference's.
     fn interval_index_cells(&mut self, cuts: &Array, x: Value, span: Span) -> Result<Value> {
         let xt = self.f.ty(x).clone();
-        let cell: Vec<Dim> = cuts.shape[1..].iter().map(|&d| Dim::Known(d as u64)).collect();
+        let cell: Vec<Dim> = cuts.shape[1..]
+            .iter()
+            .map(|&d| Dim::Known(d as u64))
+            .collect();
         let cr = cell.len();
         if xt.rank() < cr {
             return Err(err::rank(

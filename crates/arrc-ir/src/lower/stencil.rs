@@ -1,8 +1,11 @@
-//! Lowering `f⌺s` where `f` reduces a scalar formula of its window: `{+/,⍵}`,
-//! `{+/,A×⍵}`, `{C<+/,A×⍵}` (a size for every axis, steps too where the lengths are
-//! known, `A` known when compiling). Each window position becomes one shifted read of ⍵ (a `Window`
-//! gather whose fill is the padding), the formula is applied to it, and the terms
-//! are folded from the right as the reduction does: one fused elementwise kernel.
+//! Lowering `f⌺s` where `f` computes one number per window from reductions of scalar
+//! formulas of its window and from its items: `{+/,⍵}`, `{+/,A×⍵}`, `{C<+/,A×⍵}`,
+//! `{⍵[2;2]}`, `{c←⍵[2;2] ⋄ s←(+/,⍵)-c ⋄ (s=3)∨c∧s=2}` (a size for every axis,
+//! steps too where the lengths are known, `A` known when compiling; local names
+//! hold a number per window, a formula of the window, or a value from outside).
+//! Each window position becomes one shifted read of ⍵ (a `Window` gather whose fill
+//! is the padding), the formula is applied to it, and the terms are folded from the
+//! right as the reduction does: one fused elementwise kernel.
 
 use super::*;
 
@@ -19,6 +22,35 @@ struct Windows {
     x: Value,
     /// Per window position (in ravel order), ⍵ read at that offset.
     shifted: HashMap<usize, Value>,
+    /// The operand's local names.
+    locals: HashMap<String, Local>,
+}
+
+/// What a local name of the operand holds.
+#[derive(Clone)]
+enum Local {
+    /// One number per window (the grid's shape).
+    Cell(Value),
+    /// An array of the window's shape: this formula of ⍵, read position by position.
+    Window(Expr),
+    /// A value computed outside the windows (a constant, `3 3⍴k`).
+    Outer(Value),
+}
+
+/// Whether `e` reads ⍺ or ⍵ (outside function operands, which have their own).
+fn reads_args(e: &Expr) -> bool {
+    match e.kind {
+        ExprKind::Omega | ExprKind::Alpha => true,
+        _ => e
+            .map_children(&mut |c| {
+                if reads_args(c) {
+                    Err(())
+                } else {
+                    Ok(c.clone())
+                }
+            })
+            .is_err(),
+    }
 }
 
 impl Lower {
@@ -72,13 +104,10 @@ impl Lower {
             return self.stencil_unsupported("with these window sizes", span);
         }
         let f = self.resolve(f)?;
-        let body = match &f.kind {
-            FuncKind::Dfn(body) => match body.stmts.as_slice() {
-                [Stmt::Expr(e)] => e.clone(),
-                _ => return self.stencil_unsupported("with this operand", span),
-            },
-            _ => return self.stencil_unsupported("with this operand", span),
+        let FuncKind::Dfn(body) = &f.kind else {
+            return self.stencil_unsupported("with this operand", span);
         };
+        let body = body.stmts.clone();
         // One window per item for an odd size, per gap between items for an even one;
         // with a step, every step-th of those.
         let mut grid = Vec::with_capacity(sizes.len());
@@ -103,8 +132,130 @@ impl Lower {
             grid,
             x,
             shifted: HashMap::new(),
+            locals: HashMap::new(),
         };
-        self.stencil_cell(&body, &mut w, span)
+        self.stencil_body(&body, &mut w, span)
+    }
+
+    /// The operand's statements: assignments bind local names, the first other
+    /// expression is the result.
+    fn stencil_body(&mut self, stmts: &[Stmt], w: &mut Windows, span: &Span) -> Result<Value> {
+        for st in stmts {
+            match st {
+                Stmt::Expr(Expr {
+                    kind: ExprKind::Assign { name, value, .. },
+                    ..
+                }) => {
+                    self.stencil_bind(name, value, w, span)?;
+                }
+                Stmt::Expr(e) if !e.is_assignment() => return self.stencil_cell(e, w, span),
+                _ => break,
+            }
+        }
+        self.stencil_unsupported("with this operand", span)
+    }
+
+    /// Binds a local name: to a formula of the window where the value is one (it is
+    /// read position by position where it is used), else to its value.
+    /// Gives the value where it is one number per window or one value.
+    fn stencil_bind(
+        &mut self,
+        name: &str,
+        value: &Expr,
+        w: &mut Windows,
+        span: &Span,
+    ) -> Result<Option<Value>> {
+        // A name bound twice would make a formula that reads it read itself.
+        if w.locals.contains_key(name) || name == "⍺" {
+            return self.stencil_unsupported("with an operand that assigns a name twice", span);
+        }
+        let local = if self.window_shaped(value, w) {
+            Local::Window(value.clone())
+        } else if !reads_args(value) && !self.reads_locals(value, w) {
+            Local::Outer(self.expr(value)?)
+        } else {
+            Local::Cell(self.stencil_cell(value, w, span)?)
+        };
+        let v = match &local {
+            Local::Cell(v) | Local::Outer(v) => Some(*v),
+            Local::Window(_) => None,
+        };
+        w.locals.insert(name.to_string(), local);
+        Ok(v)
+    }
+
+    /// Whether `e` names one of the operand's local names.
+    fn reads_locals(&self, e: &Expr, w: &Windows) -> bool {
+        let mut names = std::collections::HashSet::new();
+        e.names(&mut names);
+        names.iter().any(|n| w.locals.contains_key(n))
+    }
+
+    /// Whether `e` is an array of the window's shape made by scalar functions from ⍵
+    /// (and from local names that are).
+    fn window_shaped(&self, e: &Expr, w: &Windows) -> bool {
+        let scalar = |f: &Func| {
+            matches!(self.resolve(f).map(|f| f.kind), Ok(FuncKind::Prim(p))
+                if UnOp::from_prim(p).is_some() || BinOp::from_prim(p).is_some())
+        };
+        match &e.kind {
+            ExprKind::Omega => true,
+            ExprKind::Name(n) => matches!(w.locals.get(n), Some(Local::Window(_))),
+            ExprKind::Monadic { func, arg } => scalar(func) && self.window_shaped(arg, w),
+            ExprKind::Dyadic { func, left, right } => {
+                scalar(func) && (self.window_shaped(left, w) || self.window_shaped(right, w))
+            }
+            _ => false,
+        }
+    }
+
+    /// The ravel position in the window that `⍵[i;j]` (known scalar indices, one per
+    /// axis) reads.
+    fn window_position(
+        &mut self,
+        axes: &[Option<Expr>],
+        w: &Windows,
+        span: &Span,
+    ) -> Result<usize> {
+        if axes.len() != w.sizes.len() {
+            return Err(err::rank("the window has another rank", span.clone()));
+        }
+        let mut o = 0u64;
+        for (a, ix) in axes.iter().enumerate() {
+            let Some(ix) = ix
+                .as_ref()
+                .filter(|ix| !reads_args(ix) && !self.reads_locals(ix, w))
+            else {
+                return self.stencil_unsupported(
+                    "with an index of its window that is not a known number",
+                    span,
+                );
+            };
+            let v = self.expr(ix)?;
+            let i = match self
+                .known_value(v)
+                .filter(|a| a.rank() == 0)
+                .map(|a| a.data.get(0))
+            {
+                Some(s) => match s.as_i64() {
+                    Some(i) => i - self.io,
+                    None => {
+                        return Err(err::domain("an index must be an integer", ix.span.clone()))
+                    }
+                },
+                None => {
+                    return self.stencil_unsupported(
+                        "with an index of its window that is not a known number",
+                        span,
+                    )
+                }
+            };
+            if i < 0 || i as u64 >= w.sizes[a] {
+                return Err(err::index("index out of range", ix.span.clone()));
+            }
+            o = o * w.sizes[a] + i as u64;
+        }
+        Ok(o as usize)
     }
 
     /// The operand's result for every window: scalar functions of scalars and of
@@ -141,6 +292,26 @@ impl Lower {
                         return self.window_fold(op, arg, w, span);
                     }
                 }
+                // `≢⍵` and `≢,⍵`: known from the window's sizes.
+                if matches!(g.kind, FuncKind::Prim(Prim::Tally)) {
+                    let (inner, whole) = match &arg.kind {
+                        ExprKind::Monadic {
+                            func: rav,
+                            arg: inner,
+                        } if matches!(self.resolve(rav)?.kind, FuncKind::Prim(Prim::Comma)) => {
+                            (inner.as_ref(), true)
+                        }
+                        _ => (arg.as_ref(), false),
+                    };
+                    if self.window_shaped(inner, w) {
+                        let n = if whole || w.sizes.len() == 1 {
+                            w.sizes.iter().product()
+                        } else {
+                            w.sizes[0]
+                        };
+                        return Ok(self.konst(Array::scalar(Scalar::I32(n as i32)), espan));
+                    }
+                }
                 let v = self.stencil_cell(arg, w, span)?;
                 match &g.kind {
                     FuncKind::Prim(p) => match UnOp::from_prim(*p) {
@@ -160,6 +331,25 @@ impl Lower {
             }
             ExprKind::Omega | ExprKind::Alpha => {
                 self.stencil_unsupported("with an operand that uses its window whole or ⍺", span)
+            }
+            ExprKind::Name(n) if w.locals.contains_key(n) => match w.locals[n].clone() {
+                Local::Cell(v) => Ok(v),
+                Local::Outer(v) if self.f.ty(v).rank() == 0 => Ok(v),
+                _ => self.stencil_unsupported("with an operand that uses an array whole", span),
+            },
+            ExprKind::Assign { name, value, .. } => {
+                match self.stencil_bind(name, value, w, span)? {
+                    Some(v) if self.f.ty(v).rank() == 0 || self.f.ty(v).shape == w.grid => Ok(v),
+                    _ => self.stencil_unsupported("with an operand that uses an array whole", span),
+                }
+            }
+            // `⍵[i;j]`: one position of every window.
+            ExprKind::Index { array, axes } if self.window_shaped(array, w) => {
+                let o = self.window_position(axes, w, span)?;
+                self.window_term(array, o, w, span)
+            }
+            _ if reads_args(e) || self.reads_locals(e, w) => {
+                self.stencil_unsupported("with this operand", span)
             }
             _ => {
                 let v = self.expr(e)?;
@@ -194,7 +384,12 @@ impl Lower {
             });
         }
         let acc = acc.expect("a window has at least one position");
-        let want = op.reduce_type(elem, self.f.float);
+        // At most STENCIL_POSITIONS booleans: their sum fits in 32 bits.
+        let want = if op == BinOp::Add && elem == ElemType::Bool {
+            ElemType::I32
+        } else {
+            op.reduce_type(elem, self.f.float)
+        };
         let acc = if self.f.ty(acc).elem != want {
             self.cast(acc, want)
         } else {
@@ -240,6 +435,14 @@ impl Lower {
                     rem /= w.sizes[a];
                     start[a] = c as i64 - (w.sizes[a] as i64 - 1) / 2;
                 }
+                // The centre of an odd window without steps is ⍵ itself.
+                if start.iter().all(|&s| s == 0)
+                    && w.steps.iter().all(|&m| m == 1)
+                    && self.f.ty(w.x).shape == w.grid
+                {
+                    w.shifted.insert(o, w.x);
+                    return Ok(w.x);
+                }
                 let fill = Scalar::I32(0).cast(self.f.ty(w.x).elem);
                 let map = if w.steps.iter().all(|&m| m == 1) {
                     Gather::Window { start, fill }
@@ -255,6 +458,11 @@ impl Lower {
                 Ok(v)
             }
             ExprKind::Alpha => self.stencil_unsupported("with an operand that uses ⍺", span),
+            ExprKind::Name(n) if w.locals.contains_key(n) => match w.locals[n].clone() {
+                Local::Cell(v) => Ok(v),
+                Local::Window(f) => self.window_term(&f, o, w, span),
+                Local::Outer(v) => self.window_item(v, o, w, &espan, span),
+            },
             ExprKind::Monadic { func, arg } => {
                 let Some(op) = self.scalar_prim(func, span)?.0 else {
                     return self.stencil_unsupported("with this operand", span);
@@ -270,25 +478,39 @@ impl Lower {
                 let l = self.window_term(left, o, w, span)?;
                 self.apply_binary(op, l, r, espan)
             }
-            _ => {
-                // An array of the window's shape known here gives its item at `o`; a
-                // scalar is itself.
-                let v = self.expr(e)?;
-                let t = self.f.ty(v).clone();
-                if t.rank() == 0 {
-                    return Ok(v);
-                }
-                let window: Vec<Dim> = w.sizes.iter().map(|&z| Dim::Known(z)).collect();
-                match self.known_value(v) {
-                    Some(a) if t.shape == window => {
-                        Ok(self.konst(Array::scalar(a.data.get(o)), espan))
-                    }
-                    _ => self.stencil_unsupported(
-                        "with an array in its operand that is not of the window's shape and known when compiling",
-                        span,
-                    ),
-                }
+            _ if reads_args(e) || self.reads_locals(e, w) => {
+                self.stencil_unsupported("with this operand", span)
             }
+            _ => {
+                let v = self.expr(e)?;
+                self.window_item(v, o, w, &espan, span)
+            }
+        }
+    }
+
+    /// Item `o` of `v`: an array of the window's shape known here gives its item at
+    /// `o`; a scalar is itself.
+    fn window_item(
+        &mut self,
+        v: Value,
+        o: usize,
+        w: &Windows,
+        espan: &Span,
+        span: &Span,
+    ) -> Result<Value> {
+        let t = self.f.ty(v).clone();
+        if t.rank() == 0 {
+            return Ok(v);
+        }
+        let window: Vec<Dim> = w.sizes.iter().map(|&z| Dim::Known(z)).collect();
+        match self.known_value(v) {
+            Some(a) if t.shape == window => {
+                Ok(self.konst(Array::scalar(a.data.get(o)), espan.clone()))
+            }
+            _ => self.stencil_unsupported(
+                "with an array in its operand that is not of the window's shape and known when compiling",
+                span,
+            ),
         }
     }
 }
