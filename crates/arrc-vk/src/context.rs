@@ -187,7 +187,18 @@ pub struct Recording {
     fence: vk::Fence,
     /// Dispatches followed by a timestamp of their own (`Context::profile`).
     profiled: u32,
+    /// The first of its queries in the timestamp pool: its own pair, so that
+    /// recordings in flight together (`Context::launch`) time themselves; the
+    /// shared start of the pool for profiled ones; none when the device has no
+    /// timestamps or every pair is taken.
+    query: Option<u32>,
 }
+
+/// Recordings in flight at once that each get timestamps of their own.
+const QUERY_SLOTS: u32 = 64;
+/// Where the recordings' own query pairs start: after the pair and the profiled
+/// dispatches' queries that one-shot commands and profiled recordings share.
+const SLOT_QUERIES: u32 = 2 + PROFILED_DISPATCHES;
 
 /// Dispatches of one recording that `Context::profile` times at most.
 const PROFILED_DISPATCHES: u32 = 4096;
@@ -244,6 +255,8 @@ pub struct Context {
     /// Command buffers with their fences, and descriptor pools, of released
     /// recordings.
     spare_commands: Vec<(vk::CommandBuffer, vk::Fence)>,
+    /// Query pairs of the timestamp pool no recording holds.
+    free_queries: Vec<u32>,
     spare_pools: Vec<DescriptorPool>,
     /// Pipelines made from now on record the driver's statistics (a diagnostic for
     /// tuning: registers per invocation decide how many workgroups fit on a core).
@@ -699,7 +712,7 @@ impl Context {
             device.create_query_pool(
                 &vk::QueryPoolCreateInfo::default()
                     .query_type(vk::QueryType::TIMESTAMP)
-                    .query_count(2 + PROFILED_DISPATCHES),
+                    .query_count(SLOT_QUERIES + 2 * QUERY_SLOTS),
                 None,
             )
         }
@@ -746,6 +759,10 @@ impl Context {
             readback_cache: HashMap::new(),
             readback_cached_bytes: 0,
             spare_commands: Vec::new(),
+            free_queries: (0..QUERY_SLOTS)
+                .rev()
+                .map(|k| SLOT_QUERIES + 2 * k)
+                .collect(),
             spare_pools: Vec::new(),
             stalled: std::cell::Cell::new(false),
             capture_statistics: false,
@@ -1230,11 +1247,19 @@ impl Context {
         } else {
             0
         };
+        let query = match (self.timestamps, profiled) {
+            (false, _) => None,
+            // Profiled recordings are waited for one by one (`Gpu::launch_val`
+            // does not launch while profiling).
+            (true, 1..) => Some(0),
+            (true, 0) => self.free_queries.pop(),
+        };
         let mut rec = Recording {
             cb,
             dpool,
             fence,
             profiled,
+            query,
         };
         for (b, bytes) in fill {
             if bytes.len() > MAX_FILL_BYTES || !bytes.len().is_multiple_of(4) {
@@ -1320,7 +1345,7 @@ impl Context {
             .what("vkAllocateCommandBuffers")?[0];
         }
         let cb = rec.cb;
-        let (ts, qp) = (self.timestamps, self.query_pool);
+        let (ts, qp, q0) = (rec.query.is_some(), self.query_pool, rec.query.unwrap_or(0));
         // Each barrier's access masks name only accesses its stages perform (the
         // validation layer's VUID-vkCmdPipelineBarrier-srcAccessMask-02815).
         // Whatever a later command does with what was written: a kernel reads or
@@ -1346,8 +1371,8 @@ impl Context {
             d.begin_command_buffer(cb, &begin)
                 .what("vkBeginCommandBuffer")?;
             if ts {
-                d.cmd_reset_query_pool(cb, qp, 0, 2 + rec.profiled);
-                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, qp, 0);
+                d.cmd_reset_query_pool(cb, qp, q0, 2 + rec.profiled);
+                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, qp, q0);
             }
             for z in zero {
                 d.cmd_fill_buffer(cb, z.raw, 0, vk::WHOLE_SIZE, 0);
@@ -1397,12 +1422,12 @@ impl Context {
                     &[],
                 );
                 if (i as u32) < rec.profiled {
-                    let at = 2 + i as u32;
+                    let at = q0 + 2 + i as u32;
                     d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, at);
                 }
             }
             if ts {
-                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, 1);
+                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, q0 + 1);
             }
             for (src, dst, bytes, offset) in readback {
                 if *bytes > 0 {
@@ -1474,12 +1499,15 @@ impl Context {
     /// Waits for a launched recording; the device time between its timestamps.
     pub fn wait(&mut self, rec: &Recording) -> Result<RunStats> {
         wait_fence(&self.device, rec.fence, &self.stalled)?;
-        self.read_timestamps(rec.profiled)
+        self.read_timestamps(rec.query, rec.profiled)
     }
 
     pub fn free_recording(&mut self, rec: Recording) {
         if self.stalled.get() {
             return;
+        }
+        if let Some(q) = rec.query.filter(|&q| q >= SLOT_QUERIES) {
+            self.free_queries.push(q);
         }
         // Kept for the next recordings (a command buffer is reset when it is begun
         // again, its pool allowing it; a fence before each submission).
@@ -1597,13 +1625,14 @@ impl Context {
                 dev.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, 1);
             }
         })?;
-        self.read_timestamps(0)
+        self.read_timestamps(self.timestamps.then_some(0), 0)
     }
 
-    /// The submission's two timestamps and the `profiled` dispatches' own.
-    fn read_timestamps(&self, profiled: u32) -> Result<RunStats> {
+    /// The submission's two timestamps and the `profiled` dispatches' own, from
+    /// query `query` on.
+    fn read_timestamps(&self, query: Option<u32>, profiled: u32) -> Result<RunStats> {
         let mut stats = RunStats::default();
-        if self.timestamps {
+        if let Some(first) = query {
             // (On the stack unless dispatches are profiled: this runs after every
             // submission.)
             let mut two = [0u64; 2];
@@ -1618,7 +1647,7 @@ impl Context {
             let r = unsafe {
                 self.device.get_query_pool_results(
                     self.query_pool,
-                    0,
+                    first,
                     out,
                     vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
                 )

@@ -67,29 +67,40 @@ impl Session {
         let (expr, args) = canon.as_ref().map_or((&sub.expr, &arrays), |(e, n)| (e, n));
         let compiled = self.compile_with(expr, args, &[], keep);
         let Ok(compiled) = compiled else {
-            // Staging, or an error: the normal path finds it again, in APL's order.
+            // Staging, or an error: the normal path finds it again, in APL's order,
+            // after every launched statement is checked.
             drop((arrays, canon));
+            self.settle()?;
             self.force_read(value)?;
             return Ok(None);
         };
         if deferrable(names, &sub, &compiled) {
             let recipe = snapshot(&sub, &arrays, &mut self.snapshots);
             drop((arrays, canon));
+            self.journal_names(names, None);
             self.bind_recipe(recipe, names);
             return Ok(Some(None));
         }
+        let launch = self.may_launch(names);
         let Some(gpu) = self.gpu.as_mut() else {
             return Ok(None);
         };
         gpu.rng = self.env.rng;
         let args = canon.as_ref().map_or(&arrays, |(_, n)| n);
-        let run = gpu.run_val(&compiled, args, keep);
+        let run = if launch {
+            gpu.launch_val(&compiled, args)
+        } else {
+            gpu.run_val(&compiled, args, keep)
+                .map(|(v, u)| (v, u, None))
+        };
         drop((arrays, canon));
-        let Ok((v, uploaded)) = run else {
+        let Ok((v, uploaded, launched)) = run else {
             // Errors are raised by the normal path, which confirms them under `Auto`.
+            self.settle()?;
             self.force_read(value)?;
             return Ok(None);
         };
+        self.journal_names(names, launched);
         self.advance_rng(compiled.ir.draws);
         // Snapshots (hidden names, `#d…`) are not workspace arrays.
         self.keep_uploads(uploaded, |n| !n.starts_with('#'));

@@ -438,6 +438,111 @@ impl Gpu {
         r.map(|v| (v, uploaded))
     }
 
+    /// As [`Self::run_val`] for an assignment, but submitted without waiting where
+    /// the statement allows it: its result stays on the device (more than
+    /// [`HOST_COPY_LIMIT`] elements) and its shape is known
+    /// before it runs (no length computed on the device, no identity or finiteness
+    /// read on the host, no scatter in place). Then the value is the device array
+    /// the submission is writing, and the [`Launched`] statement must be settled
+    /// ([`Self::settle`]) before anything reads it on the host; its status word says
+    /// then whether it raised an error.
+    pub(crate) fn launch_val(
+        &mut self,
+        c: &Rc<CompiledStatement>,
+        arrays: &Names,
+    ) -> Result<(Val, Uploaded, Option<Launched>), Error> {
+        let plan = &c.plan;
+        let launchable = plan.dyn_lengths.is_empty()
+            && plan.empty_identity.is_none()
+            && plan.finite_result.is_none()
+            && plan.in_place.is_none()
+            // Profiled recordings share their timestamps: one at a time.
+            && !self.ctx.profile;
+        if !launchable {
+            return self.run_val(c, arrays, true).map(|(v, u)| (v, u, None));
+        }
+        self.clock += 1;
+        let mut p = Prepared::keeping(true);
+        if let Err(e) = self.prepare(c, arrays, &mut p) {
+            self.release(p);
+            return Err(e);
+        }
+        // A small result comes back with the status word, and the host knows its
+        // values (lengths and shapes of later statements may depend on them): waited
+        // for, as `run_val` does.
+        if p.read_result {
+            let r = self.execute(&p).and_then(|_| self.finish_val(c, &mut p));
+            let uploaded = match &r {
+                Ok(_) => self.adopt_uploads(c, &mut p),
+                Err(_) => vec![],
+            };
+            self.release(p);
+            return r.map(|v| (v, uploaded, None));
+        }
+        let r = p
+            .result_dims
+            .iter()
+            .map(|d| d.map_err(|_| err::unsupported("a length computed on the device", 0..0)))
+            .collect::<Result<Vec<usize>, Error>>()
+            .and_then(|shape| {
+                self.launch(&p)?;
+                self.stats.launched += 1;
+                Ok(shape)
+            });
+        let shape = match r {
+            Ok(shape) => shape,
+            Err(e) => {
+                self.release(p);
+                return Err(e);
+            }
+        };
+        let i = plan.result;
+        let device = match std::mem::replace(&mut p.buffers[i], Slot::Taken) {
+            Slot::Owned(b) => {
+                let d = self.adopt(b, shape, p.result_elem);
+                p.buffers[i] = Slot::Shared(d.clone());
+                d
+            }
+            // Not launched without a buffer of its own (`plan` copies a parameter).
+            other => {
+                p.buffers[i] = other;
+                let launched = Launched {
+                    compiled: c.clone(),
+                    prepared: p,
+                };
+                let _ = self.settle(launched);
+                return Err(Error::new(
+                    ErrorClass::Device,
+                    "internal: the result is not the statement's own buffer",
+                    0..0,
+                ));
+            }
+        };
+        let uploaded = self.adopt_uploads(c, &mut p);
+        let val = Val {
+            host: None,
+            device: Some(device),
+        };
+        Ok((
+            val,
+            uploaded,
+            Some(Launched {
+                compiled: c.clone(),
+                prepared: p,
+            }),
+        ))
+    }
+
+    /// Waits for a launched statement and checks its status word: the error it
+    /// raised, if any.
+    pub(crate) fn settle(&mut self, l: Launched) -> Result<(), Error> {
+        let r = self
+            .wait(&l.prepared)
+            .and_then(|_| self.finish_parts(&l.compiled, &l.prepared).map(|_| ()));
+        self.release(l.prepared);
+        r
+    }
+
     /// The parameters uploaded for `p`, as device arrays.
     fn adopt_uploads(&mut self, c: &CompiledStatement, p: &mut Prepared) -> Uploaded {
         let mut out = vec![];
@@ -1048,6 +1153,12 @@ pub struct Prepared {
     recording: Option<Recording>,
     /// The result is a parameter's buffer, scattered into (`Plan::in_place`).
     in_place: bool,
+}
+
+/// A statement submitted and not yet waited for (`Gpu::launch_val`).
+pub(crate) struct Launched {
+    compiled: Rc<CompiledStatement>,
+    prepared: Prepared,
 }
 
 impl Prepared {

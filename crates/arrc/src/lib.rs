@@ -25,6 +25,7 @@ pub mod gpu;
 mod hosted;
 pub mod keymap;
 pub mod shard;
+mod speculate;
 pub mod workspace;
 
 pub use arrc_ir::display::{display, display_pp};
@@ -98,6 +99,10 @@ pub struct Stats {
     pub moved_bytes: u64,
     /// Indexed assignments that wrote the array's own device buffer (no copy).
     pub in_place: u64,
+    /// Assignments submitted without waiting for them (`speculate.rs`), and those
+    /// of them found to have raised an error, so that their statements ran again.
+    pub launched: u64,
+    pub relaunched: u64,
     /// Pipelines the device keeps now (at most `arrc_vk::MAX_PIPELINES`).
     pub pipelines_cached: u64,
     /// SPIR-V modules the session keeps now (at most `gpu::MAX_MODULES`).
@@ -132,6 +137,8 @@ impl Stats {
             split_statements: d(self.split_statements, before.split_statements),
             moved_bytes: d(self.moved_bytes, before.moved_bytes),
             in_place: d(self.in_place, before.in_place),
+            launched: d(self.launched, before.launched),
+            relaunched: d(self.relaunched, before.relaunched),
             ..*self
         }
     }
@@ -146,6 +153,8 @@ impl Stats {
         self.readback_bytes += o.readback_bytes;
         self.evictions += o.evictions;
         self.in_place += o.in_place;
+        self.launched += o.launched;
+        self.relaunched += o.relaunched;
         self.compile_ns += o.compile_ns;
         self.pipeline_ns += o.pipeline_ns;
         self.upload_ns += o.upload_ns;
@@ -283,6 +292,8 @@ pub struct Session {
     snapshots: u64,
     /// Devices beyond the first and the arrays split across all (`shard.rs`).
     multi: Option<Box<shard::Multi>>,
+    /// Statements run while launched ones are unchecked (`speculate.rs`).
+    journal: speculate::Journal,
     /// The last program `eval` parsed, with the count of function changes it was
     /// parsed under (a name's kind decides the parse): a program run again (a loop,
     /// `arrc bench`) is not parsed again.
@@ -291,8 +302,9 @@ pub struct Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        // Recipes and split arrays hold device arrays: released before the devices
-        // close.
+        // Recipes, launched statements and split arrays hold device arrays: released
+        // before the devices close.
+        let _ = self.settle();
         self.deferred.clear();
         self.multi = None;
     }
@@ -319,6 +331,7 @@ impl Session {
             tune: Tuning::default(),
             sources: HashMap::new(),
             deferred: HashMap::new(),
+            journal: speculate::Journal::default(),
             snapshots: 0,
             multi: None,
             parsed: Default::default(),
@@ -583,15 +596,30 @@ impl Session {
                 .push(format!("no Vulkan device ({why}); computing on the CPU"));
         }
         let last = prog.stmts.len().saturating_sub(1);
-        for (i, stmt) in prog.stmts.iter().enumerate() {
-            arrc_ir::interrupt::check(&stmt_span(stmt))?;
-            // (The reference may have set ⎕CT or ⎕RL, or drawn numbers.)
-            arrc_ir::scalar::set_comparison_tolerance(self.env.ct);
-            arrc_ir::random::set_device_rng(Some(self.env.rng));
-            // Only the last statement's value is the program's: the others' stay on
-            // the device.
-            out.value = self.stmt(stmt, &mut out.notes, i == last)?;
-            self.evict_to(self.gpu.as_ref().map_or(u64::MAX, |g| g.budget))?;
+        self.journal.no_launch_at = None;
+        let mut i = 0;
+        loop {
+            // Statements launched without waiting are checked before the program
+            // ends; one that raised an error runs again, waited for (`speculate.rs`).
+            let r = match prog.stmts.get(i) {
+                Some(stmt) => self.program_stmt(stmt, i, i == last, &mut out.notes),
+                None => self.settle().map(|()| None),
+            };
+            let v = match r {
+                Err(_) if self.journal.restart_at.is_some() => {
+                    let j = self.journal.restart_at.take().unwrap_or(i);
+                    self.journal.no_launch_at = Some(j);
+                    i = j;
+                    continue;
+                }
+                Err(e) => return Err(e),
+                Ok(v) => v,
+            };
+            let Some(stmt) = prog.stmts.get(i) else {
+                break;
+            };
+            i += 1;
+            out.value = v;
             out.function = None;
             let text = |span: &arrc_syntax::Span| src.get(span.clone()).unwrap_or("").to_string();
             match stmt {
@@ -612,6 +640,40 @@ impl Session {
             }
         }
         Ok(out)
+    }
+
+    /// Runs statement `i` of a program (`want`: its value is the program's), and
+    /// makes room on the device after it. Only a statement of the simple path runs
+    /// while launched statements are unchecked; an error is APL's once they are.
+    fn program_stmt(
+        &mut self,
+        stmt: &Stmt,
+        i: usize,
+        want: bool,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<Array>, Error> {
+        let r = (|| {
+            arrc_ir::interrupt::check(&stmt_span(stmt))?;
+            if self.journal.is_open() && (want || !self.journalable(stmt)) {
+                self.settle()?;
+            }
+            // (The reference may have set ⎕CT or ⎕RL, or drawn numbers.)
+            arrc_ir::scalar::set_comparison_tolerance(self.env.ct);
+            arrc_ir::random::set_device_rng(Some(self.env.rng));
+            // Only the last statement's value is the program's: the others' stay on
+            // the device.
+            self.journal.stmt = Some(i);
+            let v = self.stmt(stmt, notes, want);
+            self.journal.stmt = None;
+            let v = v?;
+            self.evict_to(self.gpu.as_ref().map_or(u64::MAX, |g| g.budget))?;
+            Ok(v)
+        })();
+        self.journal.stmt = None;
+        if r.is_err() && self.journal.restart_at.is_none() {
+            self.settle()?;
+        }
+        r
     }
 
     /// Runs one statement; its value (`None` after an assignment, or when `want` is

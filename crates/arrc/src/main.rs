@@ -498,7 +498,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     );
                 }
                 eprintln!(
-                    "arrc: device {} kernels {} dispatches {} uploads {} ({} bytes) readbacks {} ({} bytes) resident {} arrays ({} bytes) deferred {} in place {} evictions {} pipelines cached {} modules cached {} from disk {}",
+                    "arrc: device {} kernels {} dispatches {} uploads {} ({} bytes) readbacks {} ({} bytes) resident {} arrays ({} bytes) deferred {} in place {} launched {} evictions {} pipelines cached {} modules cached {} from disk {}",
                     s.device().map_or("none", |d| d.name.as_str()),
                     st.kernels,
                     st.dispatches,
@@ -510,6 +510,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     st.resident_bytes,
                     st.deferred,
                     st.in_place,
+                    st.launched,
                     st.evictions,
                     st.pipelines_cached,
                     st.modules_cached,

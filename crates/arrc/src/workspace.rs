@@ -306,6 +306,11 @@ impl Session {
             if g.resident_bytes() <= budget || g.resident.is_empty() {
                 return Ok(());
             }
+            // Launched statements are checked before anything is read back.
+            if self.journal.is_open() {
+                self.settle()?;
+                continue;
+            }
             let Some(victim) = g
                 .resident
                 .iter()

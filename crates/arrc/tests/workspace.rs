@@ -405,3 +405,54 @@ fn a_strand_assignment_runs_on_the_device_and_reads_back_only_its_items() {
     // The names keep their values after an error.
     assert_eq!(show(&mut s, "b-a"), "100000");
 }
+
+#[test]
+fn launched_assignments_raise_their_errors_where_apl_would() {
+    // Assignments of large arrays are submitted without waiting; an error one
+    // raised is found later, the workspace goes back to the state before it, and
+    // the program runs again from it: the same error, the same workspace, as if
+    // each statement had been waited for.
+    let mut s = gpu(Backend::Vulkan);
+    s.eval("b←5 ⋄ c←7").unwrap();
+    let before = s.stats();
+    let program = "a←⍳100000 ⋄ b←÷a-5 ⋄ c←b+1 ⋄ d←c×2";
+    let e = s.eval(program).expect_err("÷0 is a DOMAIN ERROR");
+    assert_eq!(e.class.name(), "DOMAIN ERROR");
+    // The span is `÷` of the second statement.
+    let at = program.find('÷').unwrap();
+    assert_eq!(e.span, at..at + '÷'.len_utf8(), "{e:?}");
+    let st = s.stats().since(&before);
+    assert!(st.launched >= 2, "{st:?}");
+    assert_eq!(st.relaunched, 1, "{st:?}");
+    // a was made; b and c keep their values; d was never made.
+    assert_eq!(show(&mut s, "+/a"), "5000050000");
+    assert_eq!(show(&mut s, "b c"), "5 7");
+    assert_eq!(show(&mut s, "d"), "VALUE ERROR");
+    // Without an error nothing runs twice, and the values are the reference's.
+    let before = s.stats();
+    let v = show(&mut s, "x←0.0001×⍳300000 ⋄ y←*x ⋄ z←y÷+/y ⋄ w←z×x ⋄ +/w");
+    let st = s.stats().since(&before);
+    assert_eq!(st.relaunched, 0, "{st:?}");
+    assert!(st.launched >= 3, "{st:?}");
+    let mut cpu = Session::new(Backend::Cpu).unwrap();
+    assert_eq!(
+        v,
+        show(&mut cpu, "x←0.0001×⍳300000 ⋄ y←*x ⋄ z←y÷+/y ⋄ w←z×x ⋄ +/w")
+    );
+    // A statement after a failing one that reads its (unchecked) result and gives
+    // a small value, and one that fails for another reason: the first error is
+    // still the one APL meets first.
+    let e = s
+        .eval("p←⍳100000 ⋄ q←p*1000 ⋄ r←+/q ⋄ t←(r>0)↑1 2 ⋄ u←1 2+1 2 3")
+        .expect_err("overflow");
+    assert_eq!(e.class.name(), "DOMAIN ERROR", "{e:?}");
+    assert_eq!(show(&mut s, "≢p"), "100000");
+    assert_eq!(show(&mut s, "q"), "VALUE ERROR");
+    assert_eq!(show(&mut s, "r"), "VALUE ERROR");
+    // A roll in a statement after the failing one draws nothing: ⎕RL goes back.
+    s.eval("⎕RL←7").unwrap();
+    let first = show(&mut s, "?5⍴100");
+    s.eval("⎕RL←7").unwrap();
+    assert!(s.eval("k←÷0×⍳100000 ⋄ m←?100000⍴100").is_err());
+    assert_eq!(show(&mut s, "?5⍴100"), first);
+}
