@@ -358,6 +358,9 @@ pub enum SearchKind {
     IndexOf { origin: i32 },
     /// Whether it occurs (bool).
     Member,
+    /// `hay⍸needles` (interval index): how many keys are at most it, less 1 plus
+    /// `origin` (i32), compared exactly.
+    Interval { origin: i32 },
 }
 
 /// How a [`Inst::Gather`] finds, for a result element, the argument element it copies.

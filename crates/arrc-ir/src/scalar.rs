@@ -82,6 +82,9 @@ pub enum BinOp {
     /// `r FitsOr ok` is `r` when `ok` is 1, else a DOMAIN ERROR (the check of a wrapped
     /// `×\` against the same scan in floats).
     FitsOr,
+    /// `r Ordered ok` is `r` when `ok` is 1, else a DOMAIN ERROR: `⍺⍸⍵` with an ⍺
+    /// computed on the device, `ok` saying whether it is ascending.
+    Ordered,
     /// `a Quot b` is the exact quotient of i64 `a` by `b` where `b` divides it (the
     /// steps of `⊤` of 64-bit integers: `(q-r|q)÷r`); a DOMAIN ERROR only for
     /// `¯9223372036854775808 Quot ¯1`.
@@ -97,6 +100,9 @@ pub fn sum_fits(r: i64, h: i64) -> bool {
     let top = r >> 32;
     h <= top && top - (1 << 32) < h
 }
+
+/// The DOMAIN ERROR of `⍺⍸⍵` with an ⍺ not in ascending order.
+pub const NOT_ASCENDING: &str = "⍺⍸⍵ needs ⍺ in ascending order";
 
 /// Why a scalar function has no value for its arguments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -438,6 +444,7 @@ impl BinOp {
             SumFits => "sumfits",
             ScanSumFits => "scansumfits",
             FitsOr => "fitsor",
+            Ordered => "ordered",
             Quot => "quot",
         }
     }
@@ -468,6 +475,7 @@ impl BinOp {
             Nor => '⍱',
             SumFits | ScanSumFits => '+',
             FitsOr => '×',
+            Ordered => '⍸',
             Quot => '÷',
         }
     }
@@ -513,6 +521,7 @@ impl BinOp {
             BinOp::SumFits | BinOp::ScanSumFits | BinOp::FitsOr | BinOp::Quot => {
                 Some("integer result does not fit in 64 bits")
             }
+            BinOp::Ordered => Some(NOT_ASCENDING),
             _ => None,
         }
     }
@@ -535,7 +544,9 @@ impl BinOp {
             BinOp::And | BinOp::Or if j == Bool => Bool,
             BinOp::And | BinOp::Or if j.is_int() => I64,
             BinOp::Nand | BinOp::Nor => Bool,
-            BinOp::SumFits | BinOp::ScanSumFits | BinOp::FitsOr | BinOp::Quot => I64,
+            BinOp::SumFits | BinOp::ScanSumFits | BinOp::FitsOr | BinOp::Quot | BinOp::Ordered => {
+                I64
+            }
             _ => j,
         }
     }
@@ -591,7 +602,9 @@ impl BinOp {
             }
             Max => Scalar::float(-max, ft),
             Min => Scalar::float(max, ft),
-            Log | Circle | Nand | Nor | SumFits | ScanSumFits | FitsOr | Quot => return None,
+            Log | Circle | Nand | Nor | SumFits | ScanSumFits | FitsOr | Quot | Ordered => {
+                return None
+            }
         })
     }
 
@@ -792,7 +805,8 @@ impl BinOp {
             }
             SumFits if sum_fits(i, j) => Scalar::I64(i),
             ScanSumFits if i.wrapping_sub(j).checked_add(j).is_some() => Scalar::I64(i),
-            FitsOr if j != 0 => Scalar::I64(i),
+            FitsOr | Ordered if j != 0 => Scalar::I64(i),
+            Ordered => return Err(domain(NOT_ASCENDING)),
             Quot if j != 0 && i.checked_div(j).is_some() => Scalar::I64(i / j),
             SumFits | ScanSumFits | FitsOr | Quot => return Err(ovf),
             // Both arguments are checked: `1⍱2` is a DOMAIN ERROR, not 0.

@@ -266,7 +266,8 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
             } => {
                 let (ht, ot, nt) = (f.ty(*hay), f.ty(*order), f.ty(*needles));
                 let want = match kind {
-                    crate::ir::SearchKind::IndexOf { .. } => crate::ElemType::I32,
+                    crate::ir::SearchKind::IndexOf { .. }
+                    | crate::ir::SearchKind::Interval { .. } => crate::ElemType::I32,
                     crate::ir::SearchKind::Member => crate::ElemType::Bool,
                 };
                 ht.rank() == 1

@@ -1616,6 +1616,11 @@ fn set_functions_find_decode_expand_on_the_device() {
         "(1 2⍴0 1)⍷(2,≢x)⍴x>0",
         "(0 2⍴0)⍷(2,≢x)⍴x",
         "¯50 0 50⍸x",
+        // Computed intervals: a binary search, its order checked on the device.
+        "b←x[⍋x] ⋄ b⍸y",
+        "b←x[⍋x] ⋄ b⍸x",
+        "(+\\|x)⍸y×5",
+        "(3 2⍴1 2 1 5 4 0)⍸(5,2)⍴x",
         "10 10 10⊥3 3⍴x",
         "1 ¯2 1⊥3 3⍴x",
         "2⊥⍉4 3⍴x>0",
@@ -1661,6 +1666,10 @@ fn set_functions_find_decode_expand_on_the_device() {
             false,
         );
     }
+    // Intervals computed on the device and out of order: its DOMAIN ERROR.
+    let e = s.eval("b←⌽⍳90 ⋄ b⍸3").expect_err("not ascending");
+    assert_eq!(e.class.name(), "DOMAIN ERROR", "{e:?}");
+    assert!(e.message.contains("ascending"), "{e:?}");
 }
 
 #[test]

@@ -248,7 +248,7 @@ impl Lower {
         let needles = self.cast(needles, t);
         let order = self.grade(hay, false, 0, span.clone())?;
         let elem = match kind {
-            SearchKind::IndexOf { .. } => ElemType::I32,
+            SearchKind::IndexOf { .. } | SearchKind::Interval { .. } => ElemType::I32,
             SearchKind::Member => ElemType::Bool,
         };
         Ok(self.f.push(

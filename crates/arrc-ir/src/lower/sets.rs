@@ -180,10 +180,11 @@ impl Lower {
     }
 
     /// `⍺⍸⍵` with an ascending ⍺ known when compiling (at most [`UNROLL_ITEMS`]
-    /// items, integers or f32): how many items of ⍺ are at most each item of ⍵.
+    /// items, integers or f32): how many items of ⍺ are at most each item of ⍵; a
+    /// search otherwise.
     pub(super) fn interval_index(&mut self, a: Value, x: Value, span: Span) -> Result<Value> {
         let Some(cuts) = self.known_value(a) else {
-            return self.unsupported("⍸ with intervals computed on the device", &span);
+            return self.interval_search(a, x, span);
         };
         let xt = self.f.ty(x).clone();
         if cuts.rank() == 0 {
@@ -195,7 +196,7 @@ impl Lower {
         // Comparisons here are exact, as the reference's: f64 ones would be tolerant.
         let t = cuts.elem.join(xt.elem);
         if cuts.len() > UNROLL_ITEMS || t == ElemType::F64 {
-            return self.unsupported("⍸ with many or f64 intervals", &span);
+            return self.interval_search(a, x, span);
         }
         let vals: Vec<f64> = (0..cuts.len())
             .map(|i| cuts.data.get(i).cast(t).as_f64())
@@ -221,6 +222,61 @@ impl Lower {
             return Ok(self.reshape(acc, xt.shape, span));
         }
         Ok(acc)
+    }
+
+    /// `⍺⍸⍵` with a vector ⍺ computed on the device: a binary search of each item of
+    /// ⍵ in ⍺ (`Inst::Search`, its order `⍋⍺`, the identity where ⍺ is ascending),
+    /// and a DOMAIN ERROR from the device where `∧/(¯1↓⍺)≤1↓⍺` is 0.
+    fn interval_search(&mut self, a: Value, x: Value, span: Span) -> Result<Value> {
+        let at = self.f.ty(a).clone();
+        match at.rank() {
+            0 => return Err(err::rank("⍺⍸⍵ needs a vector ⍺", span)),
+            1 => {}
+            _ => return self.unsupported("⍸ with a matrix ⍺ computed on the device", &span),
+        }
+        let n = at.shape[0];
+        let xt = self.f.ty(x).clone();
+        let t = at.elem.join(xt.elem);
+        let a = self.cast(a, t);
+        let x = self.cast(x, t);
+        // Each item against the next; the last against the largest value.
+        let top = match t {
+            ElemType::Bool => Scalar::Bool(true),
+            ElemType::I32 => Scalar::I32(i32::MAX),
+            ElemType::I64 => Scalar::I64(i64::MAX),
+            ElemType::F32 => Scalar::F32(f32::MAX),
+            ElemType::F64 => Scalar::F64(f64::MAX),
+        };
+        let before = a;
+        let after = self.gather(
+            a,
+            Gather::Window {
+                start: vec![1],
+                fill: top,
+            },
+            vec![n],
+            span.clone(),
+        );
+        let le = self.binary(BinOp::LessEq, before, after, span.clone())?;
+        let ok = self.reduce(BinOp::And, le, 0, span.clone())?;
+        let order = self.grade(a, false, 0, span.clone())?;
+        let found = self.f.push(
+            Inst::Search {
+                hay: a,
+                order,
+                needles: x,
+                kind: SearchKind::Interval {
+                    origin: self.io as i32,
+                },
+            },
+            Type {
+                elem: ElemType::I32,
+                shape: xt.shape.clone(),
+            },
+            span.clone(),
+        );
+        let checked = self.binary(BinOp::Ordered, found, ok, span.clone())?;
+        Ok(self.cast(checked, ElemType::I32))
     }
 
     /// `⍺⍸⍵` with a known ⍺ of rank 2 or more (at most [`UNROLL_ITEMS`] items,

@@ -361,7 +361,7 @@ impl Planner<'_> {
             needle,
             out,
             kind,
-            tolerant: elem == ElemType::F64,
+            tolerant: elem == ElemType::F64 && !matches!(kind, SearchKind::Interval { .. }),
         };
         let n = self.len_of(hay);
         self.push_kernel("search", kind, kb, vec![("m", m), ("n", n)], groups);

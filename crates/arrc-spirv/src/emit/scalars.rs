@@ -875,7 +875,7 @@ impl Emitter {
                 self.raise(cx, bit, bad)?;
                 Ok(a)
             }
-            BinOp::FitsOr => {
+            BinOp::FitsOr | BinOp::Ordered => {
                 let zero = self.scalar(Scalar::I64(0));
                 let bad = self.b.i_equal(bt, None, b, zero).map_err(be)?;
                 self.raise(cx, bit, bad)?;

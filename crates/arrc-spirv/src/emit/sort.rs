@@ -271,6 +271,18 @@ impl Emitter {
                             e.store(lo, next)
                         },
                     )
+                } else if let SearchKind::Interval { .. } = kind {
+                    // How many keys are at most y: the first position whose key is
+                    // above it.
+                    e.store(lo, zero)?;
+                    e.store(hi, n)?;
+                    e.partition_point(lo, hi, |e, mid| {
+                        let (km, _) = key_at(e, mid)?;
+                        let above = e.key_before(t, y, km, false)?;
+                        e.b.logical_not(e.bool_t, None, above).map_err(be)
+                    })?;
+                    let l = e.load(u, lo)?;
+                    e.store(best, l)
                 } else {
                     // The first key not below y: equal ones are in index order.
                     let l = e.load(u, lo)?;
@@ -287,6 +299,13 @@ impl Emitter {
                 SearchKind::IndexOf { origin } => {
                     let o = e.c_u32(origin as u32);
                     let r = e.uadd(b, o)?;
+                    let it = e.ty(ElemType::I32);
+                    e.b.bitcast(it, None, r).map_err(be)?
+                }
+                SearchKind::Interval { origin } => {
+                    // The count, with ⎕IO-1 added (wrapping: ⎕IO=0 gives ¯1 for none).
+                    let o = e.c_u32((origin - 1) as u32);
+                    let r = e.b.i_add(u, None, b, o).map_err(be)?;
                     let it = e.ty(ElemType::I32);
                     e.b.bitcast(it, None, r).map_err(be)?
                 }
