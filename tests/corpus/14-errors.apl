@@ -13,7 +13,7 @@ DOMAIN ERROR
 DOMAIN ERROR
       ⍳2.5
 DOMAIN ERROR
-      'abc'
+      'abc'+1
 DOMAIN ERROR
       1 2 3[4]
 INDEX ERROR

@@ -5,6 +5,9 @@ use serde::Serialize;
 
 /// Element type of an array. The numeric tower is bool → i32 → i64 → f32 → f64; a
 /// program's floats are f32 unless it asks for f64 (`⎕FR←645`, `--float f64`).
+/// Characters (Unicode code points) are outside the tower: an array of characters
+/// and numbers together (Dyalog's mixed arrays) is not supported yet, so no
+/// conversion between the two is ever a value's (see [`ElemType::mixes`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum ElemType {
@@ -14,6 +17,7 @@ pub enum ElemType {
     I64,
     F32,
     F64,
+    Char,
 }
 
 impl ElemType {
@@ -24,6 +28,7 @@ impl ElemType {
             ElemType::I64 => "i64",
             ElemType::F32 => "f32",
             ElemType::F64 => "f64",
+            ElemType::Char => "char",
         }
     }
 
@@ -34,6 +39,7 @@ impl ElemType {
             "i64" => Some(ElemType::I64),
             "f32" => Some(ElemType::F32),
             "f64" => Some(ElemType::F64),
+            "char" => Some(ElemType::Char),
             _ => None,
         }
     }
@@ -41,13 +47,23 @@ impl ElemType {
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {
-            ElemType::Bool | ElemType::I32 | ElemType::F32 => 4,
+            ElemType::Bool | ElemType::I32 | ElemType::F32 | ElemType::Char => 4,
             ElemType::I64 | ElemType::F64 => 8,
         }
     }
 
     pub fn is_int(self) -> bool {
-        !self.is_float()
+        matches!(self, ElemType::Bool | ElemType::I32 | ElemType::I64)
+    }
+
+    pub fn is_char(self) -> bool {
+        self == ElemType::Char
+    }
+
+    /// Whether one is characters and the other numbers: the two do not join (a
+    /// mixed array), and every function that would make one checks this first.
+    pub fn mixes(self, other: ElemType) -> bool {
+        self.is_char() != other.is_char()
     }
 
     pub fn is_float(self) -> bool {
@@ -72,7 +88,8 @@ impl ElemType {
         }
     }
 
-    /// The smallest type that holds both (up the tower).
+    /// The smallest type that holds both (up the tower; characters with characters).
+    /// Characters and numbers do not join: callers check [`ElemType::mixes`].
     pub fn join(self, other: ElemType) -> ElemType {
         self.max(other)
     }
@@ -93,6 +110,7 @@ pub enum Scalar {
     I64(i64),
     F32(f32),
     F64(f64),
+    Char(char),
 }
 
 impl Scalar {
@@ -103,9 +121,11 @@ impl Scalar {
             Scalar::I64(_) => ElemType::I64,
             Scalar::F32(_) => ElemType::F32,
             Scalar::F64(_) => ElemType::F64,
+            Scalar::Char(_) => ElemType::Char,
         }
     }
 
+    /// The number, NaN for a character (which is no number: arithmetic on it fails).
     pub fn as_f64(self) -> f64 {
         match self {
             Scalar::Bool(v) => v as u8 as f64,
@@ -113,6 +133,7 @@ impl Scalar {
             Scalar::I64(v) => v as f64,
             Scalar::F32(v) => v as f64,
             Scalar::F64(v) => v,
+            Scalar::Char(_) => f64::NAN,
         }
     }
 
@@ -124,14 +145,22 @@ impl Scalar {
             Scalar::I64(v) => Some(v),
             Scalar::F32(v) if v.fract() == 0.0 && v.abs() < 9.0e18 => Some(v as i64),
             Scalar::F64(v) if v.fract() == 0.0 && v.abs() < 9.0e18 => Some(v as i64),
-            Scalar::F32(_) | Scalar::F64(_) => None,
+            Scalar::F32(_) | Scalar::F64(_) | Scalar::Char(_) => None,
         }
     }
 
     /// Converts up (or across) the tower to `ty`. Converting down keeps the low bits;
-    /// callers convert down only values known to fit.
+    /// callers convert down only values known to fit. A number made a character is
+    /// the blank (the fill of a character array: `0` cast is how fills are made); a
+    /// character made a number is its code point (never a value's: see
+    /// [`ElemType::mixes`]).
     pub fn cast(self, ty: ElemType) -> Scalar {
         match (self, ty) {
+            (Scalar::Char(c), ElemType::Char) => Scalar::Char(c),
+            (_, ElemType::Char) => Scalar::Char(' '),
+            (Scalar::Char(c), ElemType::Bool) => Scalar::Bool(c != '\0'),
+            (Scalar::Char(c), ElemType::I32) => Scalar::I32(c as i32),
+            (Scalar::Char(c), ElemType::I64) => Scalar::I64(c as i64),
             (Scalar::Bool(v), ElemType::Bool) => Scalar::Bool(v),
             (s, ElemType::Bool) => Scalar::Bool(s.as_f64() != 0.0),
             (Scalar::Bool(v), ElemType::I32) => Scalar::I32(v as i32),
@@ -183,9 +212,11 @@ pub enum Data {
     I64(Vec<i64>),
     F32(Vec<f32>),
     F64(Vec<f64>),
+    Char(Vec<char>),
 }
 
-/// Serialized as a plain list of numbers (booleans as 0 and 1).
+/// Serialized as a plain list of numbers (booleans as 0 and 1), characters as
+/// one-character strings.
 impl Serialize for Data {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -194,6 +225,7 @@ impl Serialize for Data {
             Data::I64(v) => s.collect_seq(v),
             Data::F32(v) => s.collect_seq(v),
             Data::F64(v) => s.collect_seq(v),
+            Data::Char(v) => s.collect_seq(v),
         }
     }
 }
@@ -206,6 +238,7 @@ impl Data {
             Data::I64(v) => v.len(),
             Data::F32(v) => v.len(),
             Data::F64(v) => v.len(),
+            Data::Char(v) => v.len(),
         }
     }
 
@@ -220,6 +253,7 @@ impl Data {
             Data::I64(_) => ElemType::I64,
             Data::F32(_) => ElemType::F32,
             Data::F64(_) => ElemType::F64,
+            Data::Char(_) => ElemType::Char,
         }
     }
 
@@ -230,6 +264,7 @@ impl Data {
             Data::I64(v) => Scalar::I64(v[i]),
             Data::F32(v) => Scalar::F32(v[i]),
             Data::F64(v) => Scalar::F64(v[i]),
+            Data::Char(v) => Scalar::Char(v[i]),
         }
     }
 
@@ -244,6 +279,7 @@ impl Data {
             ElemType::I64 => Data::I64(Vec::with_capacity(n)),
             ElemType::F32 => Data::F32(Vec::with_capacity(n)),
             ElemType::F64 => Data::F64(Vec::with_capacity(n)),
+            ElemType::Char => Data::Char(Vec::with_capacity(n)),
         }
     }
 
@@ -261,6 +297,10 @@ impl Data {
             }),
             (Data::F32(v), s) => v.push(s.as_f64() as f32),
             (Data::F64(v), s) => v.push(s.as_f64()),
+            (Data::Char(v), s) => v.push(match s {
+                Scalar::Char(c) => c,
+                _ => ' ',
+            }),
         }
     }
 
@@ -272,6 +312,7 @@ impl Data {
             Data::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Data::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Data::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Data::Char(v) => v.iter().flat_map(|x| (*x as u32).to_le_bytes()).collect(),
         }
     }
 
@@ -299,6 +340,14 @@ impl Data {
             ElemType::F64 => Data::F64(
                 chunks
                     .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            ElemType::Char => Data::Char(
+                chunks
+                    .map(|c| {
+                        char::from_u32(u32::from_le_bytes(c.try_into().unwrap()))
+                            .unwrap_or(char::REPLACEMENT_CHARACTER)
+                    })
                     .collect(),
             ),
         }

@@ -26,6 +26,7 @@ pub fn format_scalar_pp(s: Scalar, pp: usize) -> String {
         Scalar::I64(v) => format_int(v),
         Scalar::F32(v) => format_float_pp(v, pp),
         Scalar::F64(v) => format_f64_pp(v, pp),
+        Scalar::Char(c) => c.to_string(),
     }
 }
 
@@ -152,6 +153,9 @@ pub fn write_display_session(
     pw: usize,
     out: &mut dyn std::fmt::Write,
 ) -> std::fmt::Result {
+    if a.elem.is_char() {
+        return write_text(a, pw, out);
+    }
     if a.rank() > 1 && !a.is_empty() {
         return write_folded_columns(a, pp, pw, out);
     }
@@ -207,6 +211,43 @@ fn write_folded_columns(
     Ok(())
 }
 
+/// A character array as Dyalog shows it: each row its characters side by side,
+/// planes separated by blank lines; a row longer than `pw` characters folds, each
+/// folded part on a line of its own indented 6 spaces.
+fn write_text(a: &Array, pw: usize, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
+    let cols = a.shape.last().copied().unwrap_or(1);
+    let rows = a.len().checked_div(cols).unwrap_or(0);
+    let plane_rows = if a.rank() >= 2 {
+        a.shape[a.rank() - 2].max(1)
+    } else {
+        1
+    };
+    for r in 0..rows {
+        if r > 0 {
+            out.write_char('\n')?;
+            let mut stride = plane_rows;
+            for ax in (0..a.rank().saturating_sub(2)).rev() {
+                if r % stride == 0 {
+                    out.write_char('\n')?;
+                }
+                stride *= a.shape[ax];
+            }
+        }
+        let mut col = 0usize;
+        for c in 0..cols {
+            if col >= pw.max(7) {
+                out.write_str("\n      ")?;
+                col = 6;
+            }
+            if let Scalar::Char(ch) = a.data.get(r * cols + c) {
+                out.write_char(ch)?;
+            }
+            col += 1;
+        }
+    }
+    Ok(())
+}
+
 /// As [`write_display_session`], into a string.
 pub fn display_session(a: &Array, pp: usize, pw: usize) -> String {
     let mut out = String::new();
@@ -218,6 +259,9 @@ pub fn display_session(a: &Array, pp: usize, pw: usize) -> String {
 /// is kept, so showing 10^8 numbers takes no more memory than the array (a matrix's
 /// elements are formatted twice, once for its column widths).
 pub fn write_display_pp(a: &Array, pp: usize, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
+    if a.elem.is_char() {
+        return write_text(a, usize::MAX, out);
+    }
     let cell = |i: usize| format_scalar_pp(a.data.get(i), pp);
     match a.rank() {
         0 => out.write_str(&cell(0)),
@@ -357,6 +401,21 @@ mod tests {
         assert_eq!(display(&a), "  1 ¯20 3\n400   5 6");
         let b = Array::new(vec![2, 1, 2], Data::I32(vec![1, 2, 3, 4]));
         assert_eq!(display(&b), "1 2\n\n3 4");
+    }
+
+    #[test]
+    fn characters_show_as_text() {
+        let v = Array::vector(Data::Char("hello".chars().collect()));
+        assert_eq!(display(&v), "hello");
+        let m = Array::new(vec![2, 3], Data::Char("abcdef".chars().collect()));
+        assert_eq!(display(&m), "abc\ndef");
+        let c = Array::new(vec![2, 1, 2], Data::Char("abcd".chars().collect()));
+        assert_eq!(display(&c), "ab\n\ncd");
+        let long = Array::vector(Data::Char(std::iter::repeat_n('x', 50).collect()));
+        assert_eq!(
+            display_session(&long, 10, 42),
+            format!("{}\n      {}", "x".repeat(42), "x".repeat(8))
+        );
     }
 
     #[test]

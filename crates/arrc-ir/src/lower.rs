@@ -97,6 +97,16 @@ pub fn lower_program(
         );
         l.frames.push((s.body.clone(), k));
     }
+    // Characters stay on the reference for now (issue 17).
+    if let Some(p) = params.iter().find(|p| p.ty.elem.is_char()) {
+        return Err(err::unsupported(
+            format!(
+                "characters (`{}`) on the GPU path are not supported yet",
+                p.name
+            ),
+            0..0,
+        ));
+    }
     for (i, p) in params.iter().enumerate() {
         let v = l.param(i as u32, p);
         let (name, scope) = match p.name.split_once(SCOPE_MARK) {
@@ -403,8 +413,8 @@ impl Lower {
                 Ok(self.konst(Array::scalar(Scalar::from_literal(*n, self.f.float)), span))
             }
             ExprKind::Zilde => Ok(self.konst(Array::vector(Data::I32(vec![])), span)),
-            ExprKind::Str(_) => Err(err::domain(
-                "character data is not supported: arrc arrays are numeric",
+            ExprKind::Str(_) => Err(err::unsupported(
+                "characters on the GPU path are not supported yet",
                 span,
             )),
             ExprKind::Strand(items) => {
@@ -1519,7 +1529,7 @@ pub(crate) fn magnitude(f: &Function, v: Value, depth: u32) -> Option<u128> {
         ElemType::Bool => return Some(1),
         ElemType::I32 => Some(1u128 << 31),
         ElemType::I64 => None,
-        ElemType::F32 | ElemType::F64 => return None,
+        ElemType::F32 | ElemType::F64 | ElemType::Char => return None,
     };
     if depth > 16 {
         return by_type;

@@ -272,6 +272,9 @@ impl UnOp {
     }
 
     pub fn apply(self, x: Scalar, float: ElemType) -> Result<Scalar, ScalarError> {
+        if x.elem_type().is_char() {
+            return Err(domain("characters are not numbers"));
+        }
         let ty = self.result_type(x.elem_type(), float);
         let f = x.as_f64();
         let int = x.elem_type().is_int();
@@ -611,6 +614,14 @@ impl BinOp {
     /// Applies the function (arguments of any types; they are converted here).
     pub fn apply(self, a: Scalar, b: Scalar, float: ElemType) -> Result<Scalar, ScalarError> {
         use BinOp::*;
+        // Characters only compare: equal to the same character, never to a number.
+        if a.elem_type().is_char() || b.elem_type().is_char() {
+            return match self {
+                Equal => Ok(Scalar::Bool(a == b)),
+                NotEqual => Ok(Scalar::Bool(a != b)),
+                _ => Err(domain("characters are not numbers")),
+            };
+        }
         let ot = self.operand_type(a.elem_type(), b.elem_type(), float);
         let rt = self.result_type(a.elem_type(), b.elem_type(), float);
         let int = ot.is_int();

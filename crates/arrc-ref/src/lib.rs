@@ -10,6 +10,7 @@
 //! - Evaluation never panics; every failure is an [`Error`] with a span.
 
 mod assign;
+mod chars;
 mod numeric;
 mod operators;
 mod prims;
@@ -284,10 +285,7 @@ impl Interp<'_> {
         match &e.kind {
             ExprKind::Number(n) => Ok(Array::scalar(Scalar::from_literal(*n, self.env.float))),
             ExprKind::Zilde => Ok(Array::vector(Data::I32(vec![]))),
-            ExprKind::Str(_) => Err(err::domain(
-                "character data is not supported: arrc arrays are numeric",
-                span,
-            )),
+            ExprKind::Str(t) => Ok(chars::literal(t)),
             ExprKind::Strand(items) => {
                 // APL evaluates right to left.
                 // Every item first (`x 1 2` with `x` undefined is a VALUE ERROR),
@@ -306,6 +304,9 @@ impl Interp<'_> {
                         ));
                     }
                     vals.push(a.data.get(0));
+                }
+                if arrays.windows(2).any(|w| w[0].elem.mixes(w[1].elem)) {
+                    return Err(chars::mixed(span));
                 }
                 let n = vals.len();
                 Ok(from_scalars(vec![n], vals, ElemType::I32))
@@ -420,6 +421,9 @@ impl Interp<'_> {
         let f = self.resolve(func)?;
         let s = f.span.clone();
         let io = self.io();
+        if x.elem.is_char() {
+            chars::monadic_allowed(&f, &s)?;
+        }
         match &f.kind {
             FuncKind::Prim(p) => match p {
                 Prim::Iota => prims::iota(&x, io, &s),
@@ -725,6 +729,9 @@ impl Interp<'_> {
         let f = self.resolve(func)?;
         let s = f.span.clone();
         let io = self.io();
+        if a.elem.is_char() || b.elem.is_char() {
+            chars::dyadic_allowed(&f, &a, &b, &s)?;
+        }
         match &f.kind {
             FuncKind::Prim(p) => match p {
                 Prim::Rho => prims::reshape(&a, &b, &s),

@@ -373,7 +373,7 @@ impl Interp<'_> {
                 )
             });
         }
-        Ok(prims::scatter(&x, &places, &new))
+        prims::scatter(&x, &places, &new, span)
     }
 
     /// An operator of the user's applied: its body runs as a dfn's, with `⍺⍺` and

@@ -419,6 +419,9 @@ pub(crate) fn take_drop(a: &Array, x: &Array, drop: bool, span: &Span) -> Result
 }
 
 pub(crate) fn same(a: Scalar, b: Scalar) -> bool {
+    if a.elem_type().is_char() || b.elem_type().is_char() {
+        return a == b;
+    }
     match (a.as_i64(), b.as_i64()) {
         (Some(x), Some(y)) if a.elem_type().is_int() && b.elem_type().is_int() => x == y,
         _ if a.elem_type() == ElemType::F64 || b.elem_type() == ElemType::F64 => {
@@ -531,6 +534,11 @@ impl FirstIndex {
     }
 
     fn key(v: Scalar, as_int: bool) -> u64 {
+        // A character's key is its code point above every number's (2^32 and up: no
+        // f32 bit pattern or i64 reaches it in the tag bit 63).
+        if let Scalar::Char(c) = v {
+            return (1 << 63) | c as u64;
+        }
         if as_int {
             v.as_i64().unwrap_or(0) as u64
         } else {
@@ -666,13 +674,16 @@ pub(crate) fn grade(x: &Array, down: bool, io: i64, span: &Span) -> Result<Array
     }
     let n = x.shape[0];
     let cell = x.len().checked_div(n).unwrap_or(0);
-    // Integers compare exactly (as f64, 2^62-1 and 2^62 tie), floats as floats.
+    // Integers compare exactly (as f64, 2^62-1 and 2^62 tie), floats as floats,
+    // characters by code point.
     let int = x.elem.is_int();
     let cmp = |p: usize, q: usize| -> std::cmp::Ordering {
         (0..cell)
             .map(|k| {
                 let (a, b) = (x.data.get(p * cell + k), x.data.get(q * cell + k));
-                if int {
+                if let (Scalar::Char(a), Scalar::Char(b)) = (a, b) {
+                    a.cmp(&b)
+                } else if int {
                     a.as_i64().cmp(&b.as_i64())
                 } else {
                     a.as_f64()
@@ -915,14 +926,22 @@ pub(crate) fn laminate(a: &Array, b: &Array, at: usize, span: &Span) -> Result<A
 
 /// `x` with item `places[k]` of its ravel replaced by item `k` of `new` (its only item
 /// when a scalar), in order (a place named twice takes the later), in the type that
-/// holds both: indexed assignment and `@`.
-pub(crate) fn scatter(x: &Array, places: &[usize], new: &Array) -> Array {
-    let elem = x.elem.join(new.elem);
+/// holds both: indexed assignment and `@`. Characters into numbers, or numbers into
+/// characters, would make a mixed array: NOT YET SUPPORTED (unless no item moves).
+pub(crate) fn scatter(x: &Array, places: &[usize], new: &Array, span: &Span) -> Result<Array> {
+    if x.elem.mixes(new.elem) && !places.is_empty() {
+        return Err(crate::chars::mixed(span.clone()));
+    }
+    let elem = if x.elem.mixes(new.elem) {
+        x.elem
+    } else {
+        x.elem.join(new.elem)
+    };
     let mut out: Vec<Scalar> = (0..x.len()).map(|i| x.data.get(i)).collect();
     for (k, &p) in places.iter().enumerate() {
         out[p] = new.data.get(if new.rank() == 0 { 0 } else { k });
     }
     let mut d = Data::with_capacity(elem, out.len());
     out.into_iter().for_each(|s| d.push(s.cast(elem)));
-    Array::new(x.shape.clone(), d)
+    Ok(Array::new(x.shape.clone(), d))
 }

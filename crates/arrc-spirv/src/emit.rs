@@ -287,8 +287,8 @@ impl Emitter {
             return id;
         }
         let id = match t {
-            // Booleans live in 32-bit words as 0 and 1.
-            ElemType::Bool | ElemType::I32 => self.b.type_int(32, 1),
+            // Booleans live in 32-bit words as 0 and 1, characters as code points.
+            ElemType::Bool | ElemType::I32 | ElemType::Char => self.b.type_int(32, 1),
             ElemType::I64 => {
                 self.uses_i64 = true;
                 self.b.type_int(64, 1)
@@ -338,6 +338,7 @@ impl Emitter {
             Scalar::I64(v) => self.constant(t, v as u64, true),
             Scalar::F32(v) => self.constant(t, v.to_bits() as u64, false),
             Scalar::F64(v) => self.constant(t, v.to_bits(), true),
+            Scalar::Char(c) => self.constant(t, c as u64, false),
         }
     }
 

@@ -50,7 +50,7 @@ pub struct Expr {
 pub enum ExprKind {
     /// A numeric literal, with APL's high minus already applied.
     Number(crate::lexer::Num),
-    /// A character literal (parsed so that it can be refused with a clear error).
+    /// A character literal: its characters (quotes removed, `''` made one quote).
     Str(String),
     /// `⍬`, the empty numeric vector.
     Zilde,

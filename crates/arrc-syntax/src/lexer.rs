@@ -279,6 +279,15 @@ fn number(lex: &mut logos::Lexer<'_, Token>) -> Result<Num, LexError> {
     }
 }
 
+/// The characters a quoted literal stands for (`'it''s'` is `it's`).
+fn unquote(text: &str) -> String {
+    let inner = text
+        .strip_prefix('\'')
+        .and_then(|t| t.strip_suffix('\''))
+        .unwrap_or(text);
+    inner.replace("''", "'")
+}
+
 /// The tokens of arrc. `Name` may be turned into `FnName` by [`crate::classify`].
 #[derive(Logos, Clone, Debug, PartialEq)]
 #[logos(error = LexError)]
@@ -296,7 +305,8 @@ pub enum Token {
     FnName(String),
     #[regex(r"⎕[A-Za-z]+", |lex| lex.slice().to_string())]
     SysName(String),
-    #[regex(r"'([^']|'')*'", |lex| lex.slice().to_string())]
+    /// A character literal's characters: the quotes taken off, `''` made one quote.
+    #[regex(r"'([^']|'')*'", |lex| unquote(lex.slice()))]
     Str(String),
     #[token("⍺")]
     Alpha,

@@ -165,6 +165,7 @@ fn random(rng: &mut rand::rngs::StdRng, ty: ElemType, shape: Vec<usize>) -> Arra
         ElemType::I64 => Data::I64((0..n).map(|_| rng.random_range(0..100)).collect()),
         ElemType::Bool => Data::Bool((0..n).map(|_| rng.random_bool(0.5)).collect()),
         ElemType::I32 => Data::I32((0..n).map(|_| rng.random_range(0..100)).collect()),
+        ElemType::Char => Data::Char((0..n).map(|_| rng.random_range('a'..='z')).collect()),
     };
     Array::new(shape, data)
 }

@@ -413,3 +413,27 @@ fn emit_plan_names_what_runs_from_the_host() {
     assert_ne!(code, 0);
     assert!(err.contains("NOT YET SUPPORTED"), "{err}");
 }
+
+#[test]
+fn characters_run_on_the_reference() {
+    // Character literals, shown as text; the GPU path hands such statements to the
+    // reference (with a note), refuses them under `--backend vulkan`, and numeric
+    // statements beside them stay on the device.
+    let (code, out, err) = arrc(&["eval", "x←'hello' ⋄ x[1]←'J' ⋄ ⌽x"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "olleJ\n");
+    assert!(err.contains("computed on the CPU reference"), "{err}");
+    let (code, _, err) = arrc(&["eval", "--backend", "vulkan", "⌽'abc'"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("NOT YET SUPPORTED"), "{err}");
+    let (code, out, err) = arrc(&["eval", "--stats", "x←'abc' ⋄ y←⍳3 ⋄ +/y×2"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "12\n");
+    // Characters and numbers in one array: not yet (Dyalog's mixed arrays).
+    let (code, _, err) = arrc(&["eval", "'abc',1"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("mixed array"), "{err}");
+    let (code, _, err) = arrc(&["eval", "'a'+1"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("DOMAIN ERROR"), "{err}");
+}

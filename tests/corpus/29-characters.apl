@@ -1,0 +1,89 @@
+⍝ Characters (issue 17, its first part: on the CPU reference; the GPU path hands
+⍝ statements with characters to it), Dyalog APL 18, ⎕IO=1. Expected values from
+⍝ Dyalog's documented semantics: a quoted literal of one character is a scalar,
+⍝ characters compare equal only to the same character (never to a number), take and
+⍝ expand fill with blanks, ⍋ orders by code point, arithmetic is a DOMAIN ERROR.
+      'hello'
+hello
+      ⍴'hello'
+5
+      'it''s'
+it's
+      ⍴''
+0
+      ⍴⍴'a'
+0
+      2 3⍴'abcdef'
+abc
+def
+      'abc'='abd'
+1 1 0
+      'abc'=1
+0 0 0
+      'a' 'b' 'c'
+abc
+      ⌽'hello'
+olleh
+      'banana'[⍋'banana']
+aaabnn
+      ⍒'banana'
+3 5 1 2 4 6
+      '|',(5↑'ab'),'|'
+|ab   |
+      '|',(¯5↑'ab'),'|'
+|   ab|
+      1 0 1\'ab'
+a b
+      (2 2⍴'abcd')⍪'ef'
+ab
+cd
+ef
+      'hello'~'l'
+heo
+      'an'⍷'banana'
+0 1 0 1 0 0
+      'abc'⍳'cx'
+3 4
+      'hello'∊'lo'
+0 0 1 1 1
+      ∪'mississippi'
+misp
+      ≠'banana'
+1 1 1 0 0 0
+      'ab'∘.='abc'
+1 0 0
+0 1 0
+      ⍉2 3⍴'abcdef'
+ad
+be
+cf
+      x←'hello'
+      x[1]←'J'
+      x
+Jello
+      'a'+1
+DOMAIN ERROR
+      -'a'
+DOMAIN ERROR
+      ⍳'abc'
+DOMAIN ERROR
+      'abc'⍴2
+DOMAIN ERROR
+      'ab'≡'ab'
+1
+      'ab'≡'a'
+0
+      ≢'abc'
+3
+      +/'a'='banana'
+3
+      {⌽⍵}'abc'
+cba
+      (⌽,⊢)'ab'
+baab
+      'x⋄y'
+x⋄y
+      (3 2⍴'abcdef')⍳'cd'
+2
+      ' '=' a b'
+1 0 1 0
