@@ -171,9 +171,10 @@ pub(crate) fn interval_index(a: &Array, x: &Array, io: i64, span: &Span) -> Resu
         if ints {
             p.as_i64().cmp(&q.as_i64())
         } else if wide {
-            p.as_f64().total_cmp(&q.as_f64())
+            // -0 is 0 (`total_cmp` put it first: `0 1⍸0×¯1.5` gave 0).
+            (p.as_f64() + 0.0).total_cmp(&(q.as_f64() + 0.0))
         } else {
-            (p.as_f64() as f32).total_cmp(&(q.as_f64() as f32))
+            ((p.as_f64() as f32) + 0.0).total_cmp(&((q.as_f64() as f32) + 0.0))
         }
     };
     // Cell `i` of `p` against cell `j` of `q`, item by item.

@@ -314,7 +314,7 @@ impl Lower {
             if t.is_int() {
                 p.as_i64().cmp(&q.as_i64())
             } else {
-                (p.as_f64() as f32).total_cmp(&(q.as_f64() as f32))
+                ((p.as_f64() as f32) + 0.0).total_cmp(&((q.as_f64() as f32) + 0.0))
             }
         };
         let ascending = (1..n).all(|i| {
