@@ -87,3 +87,15 @@ x⋄y
 2
       ' '=' a b'
 1 0 1 0
+      ⎕UCS 72 105
+Hi
+      ⎕UCS 'Hi'
+72 105
+      ⍴⎕UCS 2 2⍴65
+2 2
+      ⎕UCS ¯1
+DOMAIN ERROR
+      ⎕UCS 2.5
+DOMAIN ERROR
+      (⎕UCS 96+⍳3)⍳'c'
+3

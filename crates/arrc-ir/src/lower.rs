@@ -548,6 +548,10 @@ impl Lower {
                     format!("{n} is an array, not a function"),
                     func.span.clone(),
                 )),
+                None if n.starts_with('⎕') => Err(err::unsupported(
+                    format!("{n} on the GPU path is not supported yet"),
+                    func.span.clone(),
+                )),
                 None => Err(err::value(
                     format!("undefined function: {n}"),
                     func.span.clone(),

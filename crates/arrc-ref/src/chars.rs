@@ -23,6 +23,30 @@ pub(crate) fn literal(text: &str) -> Array {
     }
 }
 
+/// `⎕UCS ⍵`: the code points of characters, or the characters of code points.
+pub(crate) fn ucs(x: &Array, span: &Span) -> Result<Array> {
+    let data = match &x.data {
+        Data::Char(c) => Data::I32(c.iter().map(|&c| c as i32).collect()),
+        d => Data::Char(
+            (0..d.len())
+                .map(|i| {
+                    d.get(i)
+                        .as_i64()
+                        .and_then(|n| u32::try_from(n).ok())
+                        .and_then(char::from_u32)
+                        .ok_or_else(|| {
+                            err::domain(
+                                "⎕UCS needs Unicode code points: integers from 0 to 1114111, not 55296 to 57343",
+                                span.clone(),
+                            )
+                        })
+                })
+                .collect::<Result<Vec<char>>>()?,
+        ),
+    };
+    Ok(Array::new(x.shape.clone(), data))
+}
+
 /// The error of an array that would hold characters and numbers together.
 pub(crate) fn mixed(span: Span) -> Error {
     err::unsupported(

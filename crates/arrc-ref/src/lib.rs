@@ -388,9 +388,9 @@ impl Interp<'_> {
 
     fn resolve(&self, func: &Func) -> Result<Func> {
         let mut f = self.resolve_once(func)?;
-        // Through `g←f` aliases.
+        // Through `g←f` aliases, to a system function at most.
         for _ in 0..64 {
-            if !matches!(f.kind, FuncKind::Name(_)) {
+            if !matches!(&f.kind, FuncKind::Name(n) if !n.starts_with('⎕')) {
                 break;
             }
             f = self.resolve_once(&f)?;
@@ -400,6 +400,9 @@ impl Interp<'_> {
 
     fn resolve_once(&self, func: &Func) -> Result<Func> {
         match &func.kind {
+            FuncKind::Name(n) if arrc_syntax::SYSTEM_FUNCTIONS.contains(&n.as_str()) => {
+                Ok(func.clone())
+            }
             FuncKind::Name(n) => self.lookup_fn(n).ok_or_else(|| {
                 if matches!(n.as_str(), "⍺⍺" | "⍵⍵") && self.lookup_array(n).is_some() {
                     err::unsupported(arrc_ir::error::ARRAY_OPERAND, func.span.clone())
@@ -454,6 +457,7 @@ impl Interp<'_> {
                 },
             },
             FuncKind::Dfn(body) => self.call_dfn(&f, body, None, x, span),
+            FuncKind::Name(n) if n == "⎕UCS" => chars::ucs(&x, &s),
             FuncKind::Derived { op, operand } => match op {
                 Op1::Reduce => self.fold(operand, &x, s, false, false),
                 Op1::ReduceFirst => self.fold(operand, &x, s, false, true),
@@ -794,6 +798,10 @@ impl Interp<'_> {
             FuncKind::Outer(g) => self.outer(g, &a, &b, &s),
             FuncKind::Axis(g, k) => self.with_axis(g, k, Some(a), b, &s),
             FuncKind::Inner(fr, g) => self.inner(fr, g, &a, &b, &s),
+            FuncKind::Name(n) if n.starts_with('⎕') => Err(err::unsupported(
+                format!("{n} with a left argument is not supported yet"),
+                s,
+            )),
             FuncKind::Name(_) | FuncKind::SelfRef => Err(err::value("unresolved function", s)),
             _ => self.tacit(&f, Some(a), b, span),
         }

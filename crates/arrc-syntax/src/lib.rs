@@ -412,6 +412,9 @@ fn assigns_function(
     false
 }
 
+/// The system names that are functions (`⎕UCS 97`).
+pub const SYSTEM_FUNCTIONS: &[&str] = &["⎕UCS"];
+
 /// Turns `Name` tokens that hold functions into `FnName`: names assigned a function
 /// in this text (see [`assigns_function`]), and names `is_function` knows; and those
 /// that hold operators (assigned a dfn that is one, or known to `kind`) into
@@ -423,6 +426,14 @@ fn classify(
 ) {
     let mut fns: Vec<String> = Vec::new();
     let mut ops: Vec<(String, u8)> = Vec::new();
+    // System functions are functions.
+    for t in tokens.iter_mut() {
+        if let Token::SysName(n) = &t.1 {
+            if SYSTEM_FUNCTIONS.contains(&n.as_str()) {
+                t.1 = Token::FnName(n.clone());
+            }
+        }
+    }
     for i in 0..tokens.len() {
         if let Token::Name(n) = &tokens[i].1 {
             let assigned = matches!(tokens.get(i + 1), Some((_, Token::Assign, _)));
