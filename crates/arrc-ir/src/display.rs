@@ -2,7 +2,7 @@
 //! space-separated, matrices in right-aligned columns, higher ranks as planes separated
 //! by blank lines.
 
-use crate::array::{Array, Scalar};
+use crate::array::{Array, Data, Scalar};
 
 /// Significant digits shown for floats by default (APL's ⎕PP in a clear workspace).
 pub const PRINT_PRECISION: usize = 10;
@@ -331,22 +331,68 @@ fn write_columns(
                 stride *= a.shape[ax];
             }
         }
-        // Spaces are written only before something that follows them, so no line
-        // ends in blanks.
-        let mut pending = indent;
-        for c in range.clone() {
-            let (wi, wf) = widths[c];
-            let cell = format_scalar_pp(a.data.get(r * cols + c), pp);
-            let (i, f) = split_at_point(&cell);
-            pending += usize::from(c > range.start) + wi - i;
-            for _ in 0..pending {
-                out.write_char(' ')?;
-            }
-            out.write_str(&cell)?;
-            pending = wf - f;
-        }
+        out.write_str(&row_text(a, pp, widths, r, range.clone(), indent))?;
     }
     Ok(())
+}
+
+/// Row `r` of `a` (rank 2 or more), columns `range`, after `indent` blanks. Spaces are
+/// written only before something that follows them, so no row ends in blanks.
+fn row_text(
+    a: &Array,
+    pp: usize,
+    widths: &[(usize, usize)],
+    r: usize,
+    range: std::ops::Range<usize>,
+    indent: usize,
+) -> String {
+    let cols = widths.len();
+    let mut out = String::new();
+    let mut pending = indent;
+    for c in range.clone() {
+        let (wi, wf) = widths[c];
+        let cell = format_scalar_pp(a.data.get(r * cols + c), pp);
+        let (i, f) = split_at_point(&cell);
+        pending += usize::from(c > range.start) + wi - i;
+        out.extend(std::iter::repeat_n(' ', pending));
+        out.push_str(&cell);
+        pending = wf - f;
+    }
+    out
+}
+
+/// `⍕⍵`: the characters `a` displays as (with ⎕PP=`pp`, independent of ⎕PW). A
+/// character array is itself; a number a vector of its digits; a numeric vector its
+/// items separated by one blank; a higher rank a character array of its shape but for
+/// the last axis, which is as long as its widest row (columns aligned as displayed).
+pub fn format_array(a: &Array, pp: usize) -> Array {
+    if a.elem.is_char() {
+        return a.clone();
+    }
+    if a.rank() <= 1 {
+        let text: Vec<String> = (0..a.len())
+            .map(|i| format_scalar_pp(a.data.get(i), pp))
+            .collect();
+        return Array::vector(Data::Char(text.join(" ").chars().collect()));
+    }
+    let widths = column_widths(a, pp);
+    let cols = widths.len();
+    let rows = a.len().checked_div(cols).unwrap_or(0);
+    let lines: Vec<Vec<char>> = (0..rows)
+        .map(|r| row_text(a, pp, &widths, r, 0..cols, 0).chars().collect())
+        .collect();
+    // An empty axis has no rows to measure: the width its columns would take.
+    let width = lines.iter().map(Vec::len).max().unwrap_or(0);
+    let mut data = Vec::with_capacity(rows * width);
+    for l in &lines {
+        data.extend(l.iter().copied());
+        data.extend(std::iter::repeat_n(' ', width - l.len()));
+    }
+    let mut shape = a.shape.clone();
+    if let Some(last) = shape.last_mut() {
+        *last = width;
+    }
+    Array::new(shape, Data::Char(data))
 }
 
 #[cfg(test)]

@@ -87,7 +87,9 @@ pub(crate) fn monadic_allowed(f: &Func, span: &Span) -> Result<()> {
             | Prim::NotEqual
             | Prim::GradeUp
             | Prim::GradeDown
-            | Prim::Drop => Ok(()),
+            | Prim::Drop
+            | Prim::Format
+            | Prim::Execute => Ok(()),
             _ => Err(no_arithmetic(span)),
         },
         // Their bodies apply functions that are checked one by one.

@@ -386,6 +386,42 @@ impl Interp<'_> {
         Ok(ix)
     }
 
+    /// `⍎⍵`: the statements of the character vector ⍵ run here (in the scope of the
+    /// dfn running, if any); the value of the last. Errors point at the `⍎`.
+    fn execute(&mut self, x: &Array, span: &Span) -> Result<Array> {
+        if !x.elem.is_char() && !x.is_empty() {
+            return Err(err::domain("⍎ needs characters", span.clone()));
+        }
+        if x.rank() > 1 {
+            return Err(err::rank("⍎ needs a character vector", span.clone()));
+        }
+        let text: String = (0..x.len())
+            .filter_map(|i| match x.data.get(i) {
+                Scalar::Char(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        let at = |mut e: Error| {
+            e.span = span.clone();
+            e
+        };
+        let prog = arrc_syntax::parse(&text, &|n| self.lookup_fn(n).is_some())
+            .map_err(|e| err::syntax_like(format!("in ⍎: {}", e.message), span.clone()))?;
+        let mut last = None;
+        for st in &prog.stmts {
+            last = match st {
+                Stmt::Expr(e) => Some(self.expr(e).map_err(at)?),
+                _ => {
+                    return Err(err::unsupported(
+                        "⍎ of a function definition is not supported yet",
+                        span.clone(),
+                    ))
+                }
+            };
+        }
+        last.ok_or_else(|| err::value("⍎ of no statement has no value", span.clone()))
+    }
+
     fn resolve(&self, func: &Func) -> Result<Func> {
         let mut f = self.resolve_once(func)?;
         // Through `g←f` aliases, to a system function at most.
@@ -448,6 +484,8 @@ impl Interp<'_> {
                 Prim::NotEqual => sets::unique_mask(&x, &s),
                 Prim::Roll => random::roll(&x, &mut self.env.rng, io, self.env.float, &s),
                 Prim::Domino => numeric::domino(None, &x, self.env.float, &s),
+                Prim::Format => Ok(arrc_ir::display::format_array(&x, self.env.pp)),
+                Prim::Execute => self.execute(&x, &s),
                 p => match UnOp::from_prim(*p) {
                     Some(op) => unary(op, &x, self.env.float, s),
                     None => Err(err::syntax_like(
@@ -766,6 +804,10 @@ impl Interp<'_> {
                 Prim::Domino => numeric::domino(Some(&a), &b, self.env.float, &s),
                 Prim::Backslash => prims::expand(&a, &b, None, &s),
                 Prim::BackslashBar => prims::expand(&a, &b, Some(0), &s),
+                Prim::Format => Err(err::unsupported(
+                    "⍺⍕⍵ (format by width and precision) is not supported yet",
+                    s,
+                )),
                 p => match BinOp::from_prim(*p) {
                     Some(op) => binary(op, &a, &b, self.env.float, s),
                     None => Err(err::unsupported(

@@ -75,6 +75,10 @@ pub enum Prim {
     Roll,
     /// `⌹`: matrix inverse (monadic), matrix divide (dyadic).
     Domino,
+    /// `⍕`: format.
+    Format,
+    /// `⍎`: execute.
+    Execute,
 }
 
 impl Prim {
@@ -142,6 +146,8 @@ impl Prim {
             Find => '⍷',
             Roll => '?',
             Domino => '⌹',
+            Format => '⍕',
+            Execute => '⍎',
         }
     }
 }
@@ -209,8 +215,6 @@ pub fn unsupported_glyph(c: char) -> Option<&'static str> {
         '⊂' => "enclose and partitioned enclose",
         '⊃' => "disclose and pick",
         '⊆' => "nest and partition",
-        '⍎' => "execute",
-        '⍕' => "format",
         '⍞' => "character input and output",
         '⍠' => "variant operator",
         '→' => "branch",
@@ -447,6 +451,8 @@ pub enum Token {
     #[token("⍷", |_| Prim::Find)]
     #[token("?", |_| Prim::Roll)]
     #[token("⌹", |_| Prim::Domino)]
+    #[token("⍕", |_| Prim::Format)]
+    #[token("⍎", |_| Prim::Execute)]
     Prim(Prim),
 }
 
