@@ -48,6 +48,9 @@ pub struct Env {
     pub pw: usize,
     /// ⎕CT: the comparison tolerance of f64 comparisons, floors and ceilings.
     pub ct: f64,
+    /// What `⎕←x` showed, in order, each as the session displays it (for the
+    /// caller to print).
+    pub output: Vec<String>,
 }
 
 impl Default for Env {
@@ -61,6 +64,7 @@ impl Default for Env {
             pp: arrc_ir::display::PRINT_PRECISION,
             pw: arrc_ir::display::PRINT_WIDTH,
             ct: arrc_ir::scalar::COMPARISON_TOLERANCE,
+            output: Vec::new(),
         }
     }
 }
@@ -182,6 +186,11 @@ impl Interp<'_> {
     fn assign(&mut self, name: &str, v: Array, span: &Span) -> Result<()> {
         if name.starts_with('⎕') {
             return match name {
+                "⎕" => {
+                    let shown = arrc_ir::display::display_session(&v, self.env.pp, self.env.pw);
+                    self.env.output.push(shown);
+                    Ok(())
+                }
                 "⎕IO" => match v.as_singleton().and_then(|s| s.as_i64()) {
                     Some(io @ (0 | 1)) => {
                         self.env.io = io;
@@ -322,6 +331,7 @@ impl Interp<'_> {
                 "⎕PP" => Ok(Array::scalar(Scalar::I32(self.env.pp as i32))),
                 "⎕PW" => Ok(Array::scalar(Scalar::I32(self.env.pw as i32))),
                 "⎕RL" => Ok(Array::scalar(Scalar::I64(self.env.rng.seed as i64))),
+                "⎕" => Err(err::unsupported("⎕ input is not supported yet", span)),
                 _ => Err(err::value(format!("unknown system name {n}"), span)),
             },
             ExprKind::Alpha => self.lookup_array("⍺").cloned().ok_or_else(|| {

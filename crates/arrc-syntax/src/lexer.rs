@@ -307,7 +307,8 @@ pub enum Token {
     Name(String),
     /// A name known to hold a function (set by classification, never by logos).
     FnName(String),
-    #[regex(r"⎕[A-Za-z]+", |lex| lex.slice().to_string())]
+    /// `⎕IO`, `⎕UCS`…, and `⎕` alone (output, `⎕←x`).
+    #[regex(r"⎕[A-Za-z]*", |lex| lex.slice().to_string())]
     SysName(String),
     /// A character literal's characters: the quotes taken off, `''` made one quote.
     #[regex(r"'([^']|'')*'", |lex| unquote(lex.slice()))]

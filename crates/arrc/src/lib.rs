@@ -575,6 +575,13 @@ impl Session {
         Ok(())
     }
 
+    /// What `⎕←x` showed since the last call, in order, each as the session displays
+    /// it: the caller prints it (before the value, or the error, of the `eval` that
+    /// made it).
+    pub fn take_output(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.env.output)
+    }
+
     /// Loads every file of the standard library (`stdlib/` in the source tree, built
     /// into the binary).
     pub fn load_stdlib(&mut self) -> Result<(), Error> {

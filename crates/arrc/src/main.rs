@@ -459,7 +459,11 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             let before = s.stats();
             let started = std::time::Instant::now();
-            let out = s.eval(&src).map_err(|e| fail(&src, &e))?;
+            let r = s.eval(&src);
+            for o in s.take_output() {
+                println!("{o}");
+            }
+            let out = r.map_err(|e| fail(&src, &e))?;
             for n in &out.notes {
                 eprintln!("arrc: {n}");
             }
@@ -907,7 +911,11 @@ mod repl {
 
     fn eval_line(s: &mut Session, line: &str) {
         arrc_ir::interrupt::clear();
-        match s.eval(line) {
+        let r = s.eval(line);
+        for o in s.take_output() {
+            println!("{o}");
+        }
+        match r {
             Ok(out) => {
                 for n in &out.notes {
                     eprintln!("note: {n}");

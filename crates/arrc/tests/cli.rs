@@ -437,3 +437,16 @@ fn characters_run_on_the_reference() {
     assert_ne!(code, 0);
     assert!(err.contains("DOMAIN ERROR"), "{err}");
 }
+
+#[test]
+fn quad_output_shows_values_in_order() {
+    // `⎕←x` shows x where the statement runs, before the program's value or its
+    // error; `⍕` and `⍎` make and run text.
+    let (code, out, err) = arrc(&["eval", "⎕←1 2 3 ⋄ x←⎕←'sum: ',⍕+/⍳4 ⋄ ⍴x"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "1 2 3\nsum: 10\n7\n");
+    let (code, out, err) = arrc(&["eval", "⎕←2 2⍴⍳4 ⋄ ⍎'÷0'"]);
+    assert_ne!(code, 0);
+    assert_eq!(out, "1 2\n3 4\n");
+    assert!(err.contains("DOMAIN ERROR"), "{err}");
+}
