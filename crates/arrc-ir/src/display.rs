@@ -211,6 +211,115 @@ fn write_folded_columns(
     Ok(())
 }
 
+/// Significant digits `⍺⍕⍵` shows before it writes `_` for the rest (as Dyalog, whose
+/// floats hold about 16).
+const SPEC_DIGITS: usize = 16;
+
+/// `⍺⍕⍵` (format by specification) of a simple numeric array: `spec` holds a width
+/// and a precision for each column (one number `p` is `0 p` for every column, two are
+/// repeated), precision 0 formats integers, `p` > 0 that many decimals, `p` < 0
+/// scaled with |p| digits; width 0 is the column's widest plus one blank, and a number
+/// wider than its given width is asterisks. The result has rank `1⌈⍴⍴⍵` and the last
+/// axis the sum of the widths. `Err`: the LENGTH ERROR of a specification that fits
+/// no column count.
+pub fn format_spec(spec: &[i64], a: &Array) -> Result<Array, String> {
+    let cols = if a.rank() == 0 {
+        1
+    } else {
+        a.shape[a.rank() - 1]
+    };
+    let pairs: Vec<(i64, i64)> = match spec.len() {
+        1 => vec![(0, spec[0]); cols],
+        2 => vec![(spec[0], spec[1]); cols],
+        n if n == 2 * cols => spec.chunks(2).map(|p| (p[0], p[1])).collect(),
+        n => {
+            return Err(format!(
+                "⍺⍕⍵ needs 1 or 2 numbers, or a width and a precision for each of the {cols} columns, not {n}"
+            ))
+        }
+    };
+    let rows = a.len().checked_div(cols).unwrap_or(0);
+    let text = |i: usize, p: i64| spec_number(a.data.get(i).as_f64(), p);
+    let mut widths = Vec::with_capacity(cols);
+    for (c, &(w, p)) in pairs.iter().enumerate() {
+        widths.push(if w > 0 {
+            w as usize
+        } else {
+            1 + (0..rows)
+                .map(|r| text(r * cols + c, p).chars().count())
+                .max()
+                .unwrap_or(0)
+        });
+    }
+    let total: usize = widths.iter().sum();
+    let mut data = Vec::with_capacity(rows * total);
+    for r in 0..rows {
+        for (c, &(_, p)) in pairs.iter().enumerate() {
+            let t: Vec<char> = text(r * cols + c, p).chars().collect();
+            if t.len() > widths[c] {
+                data.extend(std::iter::repeat_n('*', widths[c]));
+            } else {
+                data.extend(std::iter::repeat_n(' ', widths[c] - t.len()));
+                data.extend(t);
+            }
+        }
+    }
+    let mut shape = if a.rank() == 0 {
+        vec![1]
+    } else {
+        a.shape.clone()
+    };
+    if let Some(last) = shape.last_mut() {
+        *last = total;
+    }
+    Ok(Array::new(shape, Data::Char(data)))
+}
+
+/// One number of `⍺⍕⍵` with precision `p`, `¯` for negatives, digits past
+/// [`SPEC_DIGITS`] significant ones as `_`.
+fn spec_number(v: f64, p: i64) -> String {
+    let body = if p < 0 {
+        let s = format!("{:.*e}", (-p - 1) as usize, v.abs());
+        match s.split_once('e') {
+            Some((m, e)) => match e.strip_prefix('-') {
+                Some(e) => format!("{m}E¯{e}"),
+                None => format!("{m}E{e}"),
+            },
+            None => s,
+        }
+    } else {
+        format!("{:.*}", p as usize, v.abs())
+    };
+    let mut seen = 0;
+    let mut started = false;
+    let mut out = String::with_capacity(body.len() + 1);
+    let mut in_exponent = false;
+    let mut nonzero = false;
+    for ch in body.chars() {
+        if ch == 'E' {
+            in_exponent = true;
+        }
+        if ch.is_ascii_digit() && !in_exponent {
+            started |= ch != '0';
+            nonzero |= ch != '0';
+            if started {
+                seen += 1;
+                if seen > SPEC_DIGITS {
+                    out.push('_');
+                    continue;
+                }
+            }
+        }
+        out.push(ch);
+    }
+    // A negative that rounds to zero shows no sign.
+    if v < 0.0 && nonzero {
+        format!("¯{out}")
+    } else {
+        out
+    }
+}
+
 /// A character array as Dyalog shows it: each row its characters side by side,
 /// planes separated by blank lines; a row longer than `pw` characters folds, each
 /// folded part on a line of its own indented 6 spaces.
@@ -447,6 +556,53 @@ mod tests {
         assert_eq!(display(&a), "  1 ¯20 3\n400   5 6");
         let b = Array::new(vec![2, 1, 2], Data::I32(vec![1, 2, 3, 4]));
         assert_eq!(display(&b), "1 2\n\n3 4");
+    }
+
+    #[test]
+    fn format_by_specification_as_dyalog_documents() {
+        let text = |spec: &[i64], a: Array| -> String {
+            let r = format_spec(spec, &a).unwrap();
+            display(&r)
+        };
+        let v = |x: &[f64]| Array::vector(Data::F64(x.to_vec()));
+        let m = Array::new(vec![2, 3], Data::I32((1..=6).collect()));
+        assert_eq!(text(&[5, 0], m), "    1    2    3\n    4    5    6");
+        assert_eq!(
+            text(&[4, 0], v(&[1.1, 2.0, -4.0, 2.547])),
+            "   1   2  ¯4   3"
+        );
+        assert_eq!(
+            text(&[4, 1], v(&[1.1, 2.0, -4.0, 2.547])),
+            " 1.1 2.0¯4.0 2.5"
+        );
+        assert_eq!(
+            text(&[7, -3], v(&[5.0, 15.0, 155.0, 1555.0])),
+            " 5.00E0 1.50E1 1.55E2 1.56E3"
+        );
+        let w = Array::new(
+            vec![2, 3],
+            Data::F64(vec![10.0, 15.2346, -17.1, 2.0, 3.0, 4.0]),
+        );
+        assert_eq!(
+            text(&[3], w),
+            " 10.000 15.235 ¯17.100\n  2.000  3.000   4.000"
+        );
+        let s = Array::new(
+            vec![3, 2],
+            Data::F64(vec![10.1, 15.0, 1001.0, 22.357, 101.0, 1110.1]),
+        );
+        assert_eq!(text(&[3, 0, 6, 2], s), " 10 15.00\n*** 22.36\n101******");
+        assert_eq!(text(&[0, 20], v(&[1.0 / 3.0])), " 0.3333333333333333____");
+        assert_eq!(
+            text(&[0, -20], v(&[1.0 / 3.0])),
+            " 3.333333333333333____E¯1"
+        );
+        assert!(format_spec(&[1, 2, 3], &v(&[1.0])).is_err());
+        let r = format_spec(
+            &[5, 2],
+            &Array::new(vec![2, 3, 4], Data::I32((1..=24).collect())),
+        );
+        assert_eq!(r.unwrap().shape, vec![2, 3, 20]);
     }
 
     #[test]

@@ -153,6 +153,7 @@ pub(crate) fn dyadic_allowed(f: &Func, a: &Array, b: &Array, span: &Span) -> Res
             | Prim::Right
             | Prim::Left => Ok(()),
             Prim::Where => Err(not_yet("⍺⍸⍵", span)),
+            Prim::Format => numeric_left(true),
             _ => Err(no_arithmetic(span)),
         },
         // A table of comparisons: `'ab'∘.='abc'`.

@@ -814,10 +814,13 @@ impl Interp<'_> {
                 Prim::Domino => numeric::domino(Some(&a), &b, self.env.float, &s),
                 Prim::Backslash => prims::expand(&a, &b, None, &s),
                 Prim::BackslashBar => prims::expand(&a, &b, Some(0), &s),
-                Prim::Format => Err(err::unsupported(
-                    "⍺⍕⍵ (format by width and precision) is not supported yet",
-                    s,
-                )),
+                Prim::Format => {
+                    if b.elem.is_char() {
+                        return Err(err::domain("⍺⍕⍵ needs numbers on the right", s));
+                    }
+                    let spec = prims::int_vector(&a, &s, "⍺⍕⍵'s widths and precisions")?;
+                    arrc_ir::display::format_spec(&spec, &b).map_err(|m| err::length(m, s))
+                }
                 p => match BinOp::from_prim(*p) {
                     Some(op) => binary(op, &a, &b, self.env.float, s),
                     None => Err(err::unsupported(
