@@ -416,8 +416,20 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             let src = match (expr, file) {
                 (Some(e), None) => e,
                 (None, Some(f)) => read(&f)?,
+                // The program from a pipe: `echo '+/⍳10' | arrc eval`.
+                (None, None) if !std::io::stdin().is_terminal() => {
+                    let mut text = String::new();
+                    if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                    {
+                        eprintln!("arrc eval: cannot read the program from standard input: {e}");
+                        return Err(ExitCode::from(2));
+                    }
+                    text
+                }
                 _ => {
-                    eprintln!("arrc eval: give an expression or --file");
+                    eprintln!(
+                        "arrc eval: give an expression, --file, or the program on standard input"
+                    );
                     return Err(ExitCode::from(2));
                 }
             };
@@ -868,7 +880,9 @@ mod repl {
                         // Show what the backtick map made of the line.
                         println!("      {}", line.trim());
                     }
-                    eval_line(s, &line);
+                    if !eval_line(s, &line) {
+                        break;
+                    }
                 }
                 Err(ReadlineError::Interrupted) => continue,
                 Err(ReadlineError::Eof) => break,
@@ -893,8 +907,8 @@ mod repl {
                 Ok(_) => match std::str::from_utf8(&buf) {
                     Ok(text) => {
                         let line = arrc::keymap::expand(text.trim_end_matches(['\n', '\r']));
-                        if !line.trim().is_empty() {
-                            eval_line(s, &line);
+                        if !line.trim().is_empty() && !eval_line(s, &line) {
+                            break;
                         }
                     }
                     Err(e) => {
@@ -909,7 +923,56 @@ mod repl {
         }
     }
 
-    fn eval_line(s: &mut Session, line: &str) {
+    /// A session command (`)vars`, `]help`…): its output; `None` to end the
+    /// session (`)off`).
+    fn command(s: &mut Session, line: &str) -> Option<String> {
+        let mut words = line.split_whitespace();
+        let cmd = words.next().unwrap_or("").to_lowercase();
+        let list = |names: Vec<String>| names.join(" ");
+        Some(match cmd.as_str() {
+            ")off" => return None,
+            ")vars" => list(s.variables()),
+            ")fns" => list(s.function_names()),
+            ")erase" => {
+                let missing: Vec<&str> = words.filter(|n| !s.erase(n)).collect();
+                if missing.is_empty() {
+                    String::new()
+                } else {
+                    format!("not found {}", missing.join(" "))
+                }
+            }
+            ")clear" => {
+                s.clear();
+                "clear ws".to_string()
+            }
+            "]help" | ")help" => [
+                ")vars          the workspace's arrays",
+                ")fns           its functions and operators",
+                ")erase a b…    removes names",
+                ")clear         empties the workspace (⎕IO, ⎕PP, ⎕PW, ⎕CT, ⎕RL as new)",
+                ")off           ends the session (so does Ctrl-D)",
+                "]help          this list",
+                "Glyphs: a backtick and a key (`i → ⍳, `r → ⍴, `w → ⍵, `a → ⍺, `e → ∊ …).",
+            ]
+            .join("\n"),
+            other => format!("unknown command {other} (]help lists them)"),
+        })
+    }
+
+    /// Runs one line: a command or statements. `false` when the session should end.
+    fn eval_line(s: &mut Session, line: &str) -> bool {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with(')') || trimmed.starts_with(']') {
+            return match command(s, trimmed) {
+                Some(out) => {
+                    if !out.is_empty() {
+                        println!("{out}");
+                    }
+                    true
+                }
+                None => false,
+            };
+        }
         arrc_ir::interrupt::clear();
         let r = s.eval(line);
         for o in s.take_output() {
@@ -932,5 +995,6 @@ mod repl {
             Err(e) => eprint!("{}", diagnostics::render(line, &e, color())),
         }
         arrc_ir::interrupt::clear();
+        true
     }
 }

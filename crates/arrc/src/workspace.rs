@@ -393,3 +393,61 @@ impl Session {
         }
     }
 }
+
+/// The workspace as a session's commands see it (`)vars )fns )erase )clear`).
+impl Session {
+    /// The names of the workspace's arrays, sorted: on the host, on the device, kept
+    /// as recipes or split across devices.
+    pub fn variables(&self) -> Vec<String> {
+        let mut names: std::collections::BTreeSet<String> =
+            self.env.arrays.keys().cloned().collect();
+        if let Some(g) = &self.gpu {
+            names.extend(g.resident.keys().cloned());
+        }
+        names.extend(self.deferred.keys().cloned());
+        if let Some(m) = &self.multi {
+            names.extend(m.arrays.keys().cloned());
+        }
+        // Hidden names (snapshots of recipes, `#d…`) are not the user's.
+        names.into_iter().filter(|n| !n.starts_with('#')).collect()
+    }
+
+    /// The names of the workspace's functions and operators, sorted.
+    pub fn function_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.env.functions.keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    /// Removes `name` (an array, function or operator) from the workspace; whether
+    /// it was there.
+    pub fn erase(&mut self, name: &str) -> bool {
+        let was =
+            self.variables().iter().any(|n| n == name) || self.env.functions.contains_key(name);
+        if self.env.functions.remove(name).is_some() {
+            self.functions_changed();
+        }
+        self.set_host(name, None);
+        was
+    }
+
+    /// Empties the workspace (every name erased) and sets ⎕IO, ⎕PP, ⎕PW, ⎕CT and
+    /// ⎕RL back to a clear workspace's; the float type stays the session's.
+    pub fn clear(&mut self) {
+        let names: Vec<String> = self
+            .variables()
+            .into_iter()
+            .chain(self.function_names())
+            .collect();
+        for n in names {
+            self.erase(&n);
+        }
+        let float = self.env.float;
+        self.env = arrc_ref::Env {
+            float,
+            ..Default::default()
+        };
+        arrc_ir::scalar::set_comparison_tolerance(self.env.ct);
+        arrc_ir::random::set_device_rng(Some(self.env.rng));
+    }
+}

@@ -450,3 +450,51 @@ fn quad_output_shows_values_in_order() {
     assert_eq!(out, "1 2\n3 4\n");
     assert!(err.contains("DOMAIN ERROR"), "{err}");
 }
+
+#[test]
+fn the_repl_has_system_commands() {
+    // `)vars )fns )erase )clear )off` as Dyalog's session has them, and `]help`.
+    let (out, err) = repl(
+        "x←⍳3\nf←{⍵+1}\ny←2\n)vars\n)fns\n)erase x zz\n)vars\n⎕IO←0\n)clear\n⎕IO\n)vars\n)bogus\n)off\n1+1\n"
+            .as_bytes(),
+        None,
+    );
+    let lines: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(
+        lines,
+        [
+            "x y",
+            "f",
+            "not found zz",
+            "y",
+            "clear ws",
+            "1",
+            "unknown command )bogus (]help lists them)"
+        ],
+        "{out}\n{err}"
+    );
+    let (out, _) = repl(b"]help\n", None);
+    assert!(out.contains(")erase"), "{out}");
+}
+
+#[test]
+fn eval_reads_the_program_from_standard_input() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arrc"))
+        .args(["eval", "--backend", "cpu"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all("x←⍳10\n+/x\n".as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "55\n");
+}
