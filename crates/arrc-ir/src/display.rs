@@ -357,6 +357,95 @@ fn write_text(a: &Array, pw: usize, out: &mut dyn std::fmt::Write) -> std::fmt::
     Ok(())
 }
 
+/// Items of a vector, and rows and columns of a matrix, shown at each end of a large
+/// array by [`display_summary`].
+pub const SUMMARY_EDGE: usize = 50;
+
+/// Arrays of more items than this are summarized by [`display_summary`].
+pub const SUMMARY_ITEMS: usize = 10_000;
+
+/// The display of a large vector or matrix with its middle left out, as NumPy's
+/// summaries do (for an interactive session: `⍳1e6` shows at once): the first and
+/// last [`SUMMARY_EDGE`] items, or rows and columns, with `…` and `⋮` where the rest
+/// would be, and a last line saying the shape. `None` for an array that is shown
+/// whole (at most [`SUMMARY_ITEMS`] items, or of rank 3 or more).
+pub fn display_summary(a: &Array, pp: usize, pw: usize) -> Option<String> {
+    if a.len() <= SUMMARY_ITEMS || a.rank() == 0 || a.rank() > 2 {
+        return None;
+    }
+    let k = SUMMARY_EDGE;
+    let shape: Vec<String> = a.shape.iter().map(|d| d.to_string()).collect();
+    let note = format!(
+        "(shape {}; {} items, the middle not shown)",
+        shape.join(" "),
+        a.len()
+    );
+    // The items at `ix` (ravel positions), as an array of `dims`.
+    let pick = |ix: &[usize], dims: Vec<usize>| {
+        let mut d = Data::with_capacity(a.elem, ix.len());
+        ix.iter().for_each(|&i| d.push(a.data.get(i)));
+        Array::new(dims, d)
+    };
+    let ends = |n: usize| -> (Vec<usize>, bool) {
+        if n > 2 * k {
+            ((0..k).chain(n - k..n).collect(), true)
+        } else {
+            ((0..n).collect(), false)
+        }
+    };
+    if a.rank() == 1 {
+        let (ix, cut) = ends(a.len());
+        if !cut {
+            return None;
+        }
+        let head = display_session(&pick(&ix[..k], vec![k]), pp, pw);
+        let tail = display_session(&pick(&ix[k..], vec![k]), pp, pw);
+        return Some(format!("{head}\n      …\n      {tail}\n{note}"));
+    }
+    let (rows, cols) = (a.shape[0], a.shape[1]);
+    let (ri, rcut) = ends(rows);
+    let (ci, ccut) = ends(cols);
+    let block = |rs: &[usize]| -> Vec<String> {
+        let part = |cs: &[usize]| {
+            let ix: Vec<usize> = rs
+                .iter()
+                .flat_map(|&r| cs.iter().map(move |&c| r * cols + c))
+                .collect();
+            let text = format_array(&pick(&ix, vec![rs.len(), cs.len()]), pp);
+            let w = text.shape[1];
+            (0..rs.len())
+                .map(|r| {
+                    (0..w)
+                        .map(|c| match text.data.get(r * w + c) {
+                            Scalar::Char(ch) => ch,
+                            _ => ' ',
+                        })
+                        .collect::<String>()
+                })
+                .collect::<Vec<String>>()
+        };
+        if ccut {
+            let (left, right) = (part(&ci[..k]), part(&ci[k..]));
+            left.into_iter()
+                .zip(right)
+                .map(|(l, r)| format!("{l} … {r}"))
+                .collect()
+        } else {
+            part(&ci)
+        }
+    };
+    let mut lines = Vec::new();
+    if rcut {
+        lines.extend(block(&ri[..k]));
+        lines.push("⋮".to_string());
+        lines.extend(block(&ri[k..]));
+    } else {
+        lines.extend(block(&ri));
+    }
+    lines.push(note);
+    Some(lines.join("\n"))
+}
+
 /// As [`write_display_session`], into a string.
 pub fn display_session(a: &Array, pp: usize, pw: usize) -> String {
     let mut out = String::new();
@@ -603,6 +692,23 @@ mod tests {
             &Array::new(vec![2, 3, 4], Data::I32((1..=24).collect())),
         );
         assert_eq!(r.unwrap().shape, vec![2, 3, 20]);
+    }
+
+    #[test]
+    fn large_arrays_are_summarized() {
+        let v = Array::vector(Data::I32((1..=1_000_000).collect()));
+        let s = display_summary(&v, 10, 80).unwrap();
+        assert!(s.starts_with("1 2 3 "), "{s}");
+        assert!(s.contains("…"), "{s}");
+        assert!(
+            s.ends_with("999999 1000000\n(shape 1000000; 1000000 items, the middle not shown)"),
+            "{s}"
+        );
+        let m = Array::new(vec![200, 300], Data::I32((0..60_000).collect()));
+        let s = display_summary(&m, 10, 80).unwrap();
+        assert_eq!(s.lines().count(), 2 * SUMMARY_EDGE + 2, "{s}");
+        assert!(s.lines().next().unwrap().contains(" … "), "{s}");
+        assert!(display_summary(&Array::vector(Data::I32((0..100).collect())), 10, 80).is_none());
     }
 
     #[test]

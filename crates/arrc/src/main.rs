@@ -475,7 +475,21 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             for o in s.take_output() {
                 println!("{o}");
             }
-            let out = r.map_err(|e| fail(&src, &e))?;
+            let out = r.map_err(|e| match format {
+                // Errors too as JSON, on stdout, for the program reading it.
+                Format::Json => {
+                    println!(
+                        "{}",
+                        serde_json::json!({
+                            "error": e.class.name(),
+                            "message": e.message,
+                            "span": [e.span.start, e.span.end],
+                        })
+                    );
+                    ExitCode::from(1)
+                }
+                Format::Apl => fail(&src, &e),
+            })?;
             for n in &out.notes {
                 eprintln!("arrc: {n}");
             }
@@ -864,10 +878,23 @@ mod repl {
         if let Some(h) = &history {
             let _ = rl.load_history(h);
         }
+        // Lines of a dfn still open (`f←{` … `}`), run when it closes.
+        let mut pending = String::new();
         loop {
             match rl.readline("      ") {
                 Ok(raw) => {
-                    let line = arrc::keymap::expand(&raw);
+                    let mut line = arrc::keymap::expand(&raw);
+                    if !pending.is_empty() {
+                        pending.push('\n');
+                        pending.push_str(&line);
+                        if open_braces(&pending) > 0 {
+                            continue;
+                        }
+                        line = std::mem::take(&mut pending);
+                    } else if open_braces(&line) > 0 {
+                        pending = line;
+                        continue;
+                    }
                     if line.trim().is_empty() {
                         continue;
                     }
@@ -884,7 +911,10 @@ mod repl {
                         break;
                     }
                 }
-                Err(ReadlineError::Interrupted) => continue,
+                Err(ReadlineError::Interrupted) => {
+                    pending.clear();
+                    continue;
+                }
                 Err(ReadlineError::Eof) => break,
                 Err(e) => {
                     // An invalid UTF-8 byte (or any other read error) is said, and
@@ -895,18 +925,49 @@ mod repl {
         }
     }
 
-    /// Lines from a pipe or file, each run as typed (`arrc repl < session.apl`).
+    /// How many `{` of `text` are not closed, outside quotes and comments.
+    pub(super) fn open_braces(text: &str) -> i64 {
+        let mut depth = 0i64;
+        for line in text.lines() {
+            let mut quoted = false;
+            for c in line.chars() {
+                match c {
+                    '\'' => quoted = !quoted,
+                    '⍝' if !quoted => break,
+                    '{' if !quoted => depth += 1,
+                    '}' if !quoted => depth -= 1,
+                    _ => {}
+                }
+            }
+        }
+        depth
+    }
+
+    /// Lines from a pipe or file, each run as typed (`arrc repl < session.apl`); a
+    /// dfn left open runs when it closes.
     fn piped(s: &mut Session) {
         let stdin = std::io::stdin();
         let mut input = stdin.lock();
         let mut buf = Vec::new();
+        let mut pending = String::new();
         loop {
             buf.clear();
             match input.read_until(b'\n', &mut buf) {
                 Ok(0) => break,
                 Ok(_) => match std::str::from_utf8(&buf) {
                     Ok(text) => {
-                        let line = arrc::keymap::expand(text.trim_end_matches(['\n', '\r']));
+                        let mut line = arrc::keymap::expand(text.trim_end_matches(['\n', '\r']));
+                        if !pending.is_empty() {
+                            pending.push('\n');
+                            pending.push_str(&line);
+                            if open_braces(&pending) > 0 {
+                                continue;
+                            }
+                            line = std::mem::take(&mut pending);
+                        } else if open_braces(&line) > 0 {
+                            pending = line;
+                            continue;
+                        }
                         if !line.trim().is_empty() && !eval_line(s, &line) {
                             break;
                         }
@@ -984,7 +1045,12 @@ mod repl {
                     eprintln!("note: {n}");
                 }
                 if let Some(v) = out.value {
-                    show(&v, Format::Apl, (s.print_precision(), s.print_width()));
+                    // A large array shows its ends and its shape (`arrc eval` shows all).
+                    let (pp, pw) = (s.print_precision(), s.print_width());
+                    match arrc_ir::display::display_summary(&v, pp, pw) {
+                        Some(text) => println!("{text}"),
+                        None => show(&v, Format::Apl, (pp, pw)),
+                    }
                 }
                 if let Some(f) = out.function {
                     println!("{f}");

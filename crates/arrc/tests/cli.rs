@@ -498,3 +498,31 @@ fn eval_reads_the_program_from_standard_input() {
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stdout), "55\n");
 }
+
+#[test]
+fn the_repl_reads_dfns_over_several_lines_and_summarizes_large_arrays() {
+    // An open `{` goes on to the next line (quotes and comments aside); a large
+    // array shows its ends and its shape.
+    let (out, err) = repl(
+        "f←{\n  a←⍵×2 ⍝ {\n  a+1\n}\nf 3\n'{'\n⍳1e6\n".as_bytes(),
+        None,
+    );
+    let lines: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(lines[..2], ["7", "{"], "{out}\n{err}");
+    assert!(out.contains("…"), "{out}");
+    assert!(
+        out.ends_with("(shape 1000000; 1000000 items, the middle not shown)\n"),
+        "{out}"
+    );
+    assert!(out.lines().count() < 40, "{out}");
+}
+
+#[test]
+fn json_errors() {
+    let (code, out, _) = arrc(&["eval", "--format", "json", "1 2+1 2 3"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        "{\"error\":\"LENGTH ERROR\",\"message\":\"lengths 2 and 3 do not match\",\"span\":[3,4]}\n"
+    );
+}
