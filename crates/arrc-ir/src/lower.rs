@@ -13,6 +13,8 @@ use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Op1, Prim, Program, Span, Stmt
 pub const POWER_UNROLL: i64 = 64;
 use std::collections::HashMap;
 
+pub(crate) use crate::bounds::{dim_bound, magnitude};
+
 mod batched;
 mod folds;
 mod key;
@@ -1513,81 +1515,5 @@ pub fn scalar_error(e: ScalarError, span: Span) -> crate::error::Error {
         ScalarError::DivideByZero => err::domain("division by zero", span),
         ScalarError::Overflow => err::domain("integer result does not fit in 64 bits", span),
         ScalarError::Domain(why) => err::domain(why, span),
-    }
-}
-
-/// The most a length can be: itself where known, else the device's largest count.
-fn dim_bound(d: Dim) -> u128 {
-    match d {
-        Dim::Known(n) => n as u128,
-        Dim::Sym(_) | Dim::Dyn(_) => crate::plan::MAX_DEVICE_COUNT as u128,
-    }
-}
-
-/// A bound on the magnitude of every element of integer value `v` of `f`, where the
-/// IR shows one (`None`: unknown, or a float): lets folds skip overflow checks
-/// (`+/(⍳10)×⍳10`) and kernels skip them on `+ - ×` whose operands cannot overflow.
-pub(crate) fn magnitude(f: &Function, v: Value, depth: u32) -> Option<u128> {
-    let ty = f.ty(v);
-    let by_type = match ty.elem {
-        ElemType::Bool => return Some(1),
-        ElemType::I32 => Some(1u128 << 31),
-        ElemType::I64 => None,
-        ElemType::F32 | ElemType::F64 | ElemType::Char => return None,
-    };
-    if depth > 16 {
-        return by_type;
-    }
-    let m = |x: Value| magnitude(f, x, depth + 1);
-    let found = match f.inst(v) {
-        Inst::Const(a) => (0..a.len())
-            .map(|i| a.data.get(i).as_i64().map(|x| x.unsigned_abs() as u128))
-            .try_fold(0u128, |acc, x| Some(acc.max(x?))),
-        Inst::Iota {
-            len: Dim::Known(n),
-            origin,
-        } => Some(*n as u128 + origin.unsigned_abs() as u128),
-        Inst::Cast(a) => m(*a),
-        Inst::Unary {
-            op: UnOp::Neg | UnOp::Abs | UnOp::Conjugate,
-            arg,
-        } => m(*arg),
-        Inst::Binary {
-            op: BinOp::Add | BinOp::Sub,
-            lhs,
-            rhs,
-        } => Some(m(*lhs)?.saturating_add(m(*rhs)?)),
-        Inst::Binary {
-            op: BinOp::Mul,
-            lhs,
-            rhs,
-        } => Some(m(*lhs)?.saturating_mul(m(*rhs)?)),
-        Inst::Binary {
-            op: BinOp::Max | BinOp::Min,
-            lhs,
-            rhs,
-        } => Some(m(*lhs)?.max(m(*rhs)?)),
-        Inst::Gather { arg, map } => {
-            let fill = match map {
-                Gather::Window { fill, .. } | Gather::Cycle { fill } => fill.as_i64()?,
-                _ => 0,
-            };
-            Some(m(*arg)?.max(fill.unsigned_abs() as u128))
-        }
-        Inst::Reduce {
-            op: BinOp::Add,
-            arg,
-            axis,
-        } => Some(m(*arg)?.saturating_mul(dim_bound(f.ty(*arg).shape[*axis]))),
-        Inst::Reduce {
-            op: BinOp::Max | BinOp::Min,
-            arg,
-            ..
-        } => m(*arg),
-        _ => None,
-    };
-    match (found, by_type) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }
