@@ -92,7 +92,14 @@ pub(crate) fn monadic_allowed(f: &Func, span: &Span) -> Result<()> {
             | Prim::Execute => Ok(()),
             _ => Err(no_arithmetic(span)),
         },
-        // Their bodies apply functions that are checked one by one.
+        _ => composed(f, span),
+    }
+}
+
+/// Functions whose bodies apply functions that are checked one by one (dfns, names,
+/// trains, `∘`, operators of the user's); NOT YET SUPPORTED for the others.
+fn composed(f: &Func, span: &Span) -> Result<()> {
+    match &f.kind {
         FuncKind::Dfn(_)
         | FuncKind::Name(_)
         | FuncKind::SelfRef
@@ -160,13 +167,6 @@ pub(crate) fn dyadic_allowed(f: &Func, a: &Array, b: &Array, span: &Span) -> Res
         FuncKind::Outer(g) if matches!(g.kind, FuncKind::Prim(Prim::Equal | Prim::NotEqual)) => {
             Ok(())
         }
-        FuncKind::Dfn(_)
-        | FuncKind::Name(_)
-        | FuncKind::SelfRef
-        | FuncKind::Atop(..)
-        | FuncKind::Fork(..)
-        | FuncKind::Jot(..)
-        | FuncKind::UserOp { .. } => Ok(()),
-        _ => Err(not_yet("this operator", span)),
+        _ => composed(f, span),
     }
 }

@@ -883,18 +883,9 @@ mod repl {
         loop {
             match rl.readline("      ") {
                 Ok(raw) => {
-                    let mut line = arrc::keymap::expand(&raw);
-                    if !pending.is_empty() {
-                        pending.push('\n');
-                        pending.push_str(&line);
-                        if open_braces(&pending) > 0 {
-                            continue;
-                        }
-                        line = std::mem::take(&mut pending);
-                    } else if open_braces(&line) > 0 {
-                        pending = line;
+                    let Some(line) = complete(&mut pending, arrc::keymap::expand(&raw)) else {
                         continue;
-                    }
+                    };
                     if line.trim().is_empty() {
                         continue;
                     }
@@ -923,6 +914,21 @@ mod repl {
                 }
             }
         }
+    }
+
+    /// `line` added to the lines of a dfn still open in `pending`: the whole text
+    /// once every `{` is closed, `None` while one is open.
+    fn complete(pending: &mut String, line: String) -> Option<String> {
+        let text = if pending.is_empty() {
+            line
+        } else {
+            format!("{}\n{line}", std::mem::take(pending))
+        };
+        if open_braces(&text) > 0 {
+            *pending = text;
+            return None;
+        }
+        Some(text)
     }
 
     /// How many `{` of `text` are not closed, outside quotes and comments.
@@ -956,18 +962,10 @@ mod repl {
                 Ok(0) => break,
                 Ok(_) => match std::str::from_utf8(&buf) {
                     Ok(text) => {
-                        let mut line = arrc::keymap::expand(text.trim_end_matches(['\n', '\r']));
-                        if !pending.is_empty() {
-                            pending.push('\n');
-                            pending.push_str(&line);
-                            if open_braces(&pending) > 0 {
-                                continue;
-                            }
-                            line = std::mem::take(&mut pending);
-                        } else if open_braces(&line) > 0 {
-                            pending = line;
+                        let line = arrc::keymap::expand(text.trim_end_matches(['\n', '\r']));
+                        let Some(line) = complete(&mut pending, line) else {
                             continue;
-                        }
+                        };
                         if !line.trim().is_empty() && !eval_line(s, &line) {
                             break;
                         }
