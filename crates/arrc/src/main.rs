@@ -1,7 +1,7 @@
 //! The `arrc` command line: eval, build, devices, repl.
 
 use arrc::{diagnostics, Backend, Session};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -137,6 +137,12 @@ enum Cmd {
     },
     /// List the Vulkan devices with API version and subgroup size.
     Devices,
+    /// Print a completion script for a shell (`arrc completions bash >
+    /// ~/.local/share/bash-completion/completions/arrc`).
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
     /// Differential fuzzing: random programs on the device and on the CPU reference,
     /// which must agree (value, or error class). Exits 1 on any disagreement.
     Fuzz {
@@ -804,6 +810,10 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "arrc", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Devices => {
             let ds = arrc::devices().map_err(|e| fail("", &e))?;
             if ds.is_empty() {
@@ -987,8 +997,89 @@ mod repl {
     fn command(s: &mut Session, line: &str) -> Option<String> {
         let mut words = line.split_whitespace();
         let cmd = words.next().unwrap_or("").to_lowercase();
+        // What follows the command word: an expression for `]time`, `]plan`…
+        let rest = line.trim_start().get(cmd.len()..).unwrap_or("").trim();
         let list = |names: Vec<String>| names.join(" ");
+        let compiled = |s: &Session, show: &dyn Fn(&arrc::gpu::CompiledStatement) -> String| match s
+            .compile(rest)
+        {
+            Ok(c) => show(&c),
+            Err(e) => diagnostics::render(rest, &e, color())
+                .trim_end()
+                .to_string(),
+        };
         Some(match cmd.as_str() {
+            "]time" => {
+                let before = s.stats();
+                let t = std::time::Instant::now();
+                eval_line(s, rest);
+                let wall = t.elapsed().as_nanos() as u64;
+                let st = s.stats().since(&before);
+                let ms = |ns: u64| ns as f64 / 1e6;
+                format!(
+                    "time {:.3} ms: compile {:.3}, pipelines {:.3}, upload {:.3}, buffers {:.3}, submit {:.3} (kernels {:.3}), readback {:.3}, host {:.3}",
+                    ms(wall),
+                    ms(st.compile_ns),
+                    ms(st.pipeline_ns),
+                    ms(st.upload_ns),
+                    ms(st.prepare_ns),
+                    ms(st.run_ns),
+                    ms(st.device_ns),
+                    ms(st.readback_ns),
+                    ms(st.host_ns(wall))
+                )
+            }
+            "]plan" => compiled(s, &|c| c.plan_text().trim_end().to_string()),
+            "]ir" => compiled(s, &|c| c.ir.to_string().trim_end().to_string()),
+            "]spv" => compiled(s, &|c| {
+                c.plan
+                    .kernels
+                    .iter()
+                    .zip(&c.modules)
+                    .map(|(k, m)| {
+                        format!(
+                            "; kernel {}\n{}",
+                            k.name,
+                            arrc_spirv::disassemble(m).unwrap_or_default()
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }),
+            "]stats" => {
+                let st = s.stats();
+                format!(
+                    "kernels {} dispatches {} uploads {} ({} bytes) readbacks {} ({} bytes) resident {} arrays ({} bytes) deferred {} launched {} evictions {}",
+                    st.kernels,
+                    st.dispatches,
+                    st.uploads,
+                    st.upload_bytes,
+                    st.readbacks,
+                    st.readback_bytes,
+                    st.resident_arrays,
+                    st.resident_bytes,
+                    st.deferred,
+                    st.launched,
+                    st.evictions
+                )
+            }
+            "]device" => match s.device() {
+                Some(d) => format!(
+                    "{} ({}), Vulkan {}, subgroup size {}, float64 {}, driver {}",
+                    d.name, d.device_type, d.api_version, d.subgroup_size, d.shader_float64, d.driver
+                ),
+                None => "no device: the CPU reference".to_string(),
+            },
+            "]keys" => arrc::keymap::KEYMAP
+                .chunks(8)
+                .map(|row| {
+                    row.iter()
+                        .map(|(k, g)| format!("`{k} {g}"))
+                        .collect::<Vec<_>>()
+                        .join("  ")
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
             ")off" => return None,
             ")vars" => list(s.variables()),
             ")fns" => list(s.function_names()),
@@ -1010,6 +1101,10 @@ mod repl {
                 ")erase a b…    removes names",
                 ")clear         empties the workspace (⎕IO, ⎕PP, ⎕PW, ⎕CT, ⎕RL as new)",
                 ")off           ends the session (so does Ctrl-D)",
+                "]time expr     runs expr and says where the time went",
+                "]plan expr     the kernels and dispatches expr compiles to (]ir, ]spv: its IR, SPIR-V)",
+                "]stats         the session's device counters; ]device: the device",
+                "]keys          the backtick layout for glyphs",
                 "]help          this list",
                 "Glyphs: a backtick and a key (`i → ⍳, `r → ⍴, `w → ⍵, `a → ⍺, `e → ∊ …).",
             ]

@@ -526,3 +526,33 @@ fn json_errors() {
         "{\"error\":\"LENGTH ERROR\",\"message\":\"lengths 2 and 3 do not match\",\"span\":[3,4]}\n"
     );
 }
+
+#[test]
+fn the_repl_has_user_commands() {
+    // `]time` runs a statement and says where the time went; `]plan` shows what it
+    // compiles to; `]keys` the backtick layout.
+    let (out, err) = repl(
+        b"x\xe2\x86\x90\xe2\x8d\xb310\n]time +/x\n]plan +/x\n]keys\n]device\n",
+        None,
+    );
+    assert!(out.contains("\n55\ntime "), "{out}\n{err}");
+    assert!(out.contains("compile "), "{out}");
+    assert!(out.contains("kernel 0 "), "{out}");
+    assert!(out.contains("`i ⍳"), "{out}");
+    assert!(out.contains("no device: the CPU reference"), "{out}");
+}
+
+#[test]
+fn shell_completions() {
+    for shell in ["bash", "zsh", "fish"] {
+        let (code, out, err) = arrc(&["completions", shell]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains("eval") && out.contains("--backend"),
+            "{shell}: {out}"
+        );
+    }
+    let (code, _, err) = arrc(&["completions", "nope"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("possible values"), "{err}");
+}
