@@ -125,6 +125,31 @@ fn fuzz_findings_replayed() {
     }
 }
 
+/// `∧\` of f32 multiples of 2^32 (least common multiples past 2^24, rounded at each
+/// step): the reference scanned by running left to right, the device folds each prefix
+/// from the right as APL defines; one item differed 8-fold (found with two devices;
+/// one device disagreed too).
+#[test]
+fn float_lcm_scans_fold_each_prefix() {
+    let opts = FuzzOptions {
+        seed: 103,
+        index: Some(1191),
+        devices: vec![0, 0],
+        split_from: 2,
+        ..FuzzOptions::default()
+    };
+    let report = check(&opts);
+    assert_eq!(report.same_value, 1, "{}", report.summary());
+    // The same scan on one device, against the reference.
+    let h = "2 3 3 4⍴23.5 ¯41.75 37.375 ¯17.25 22.25 ¯34 39.25 ¯42.625 ¯5.375 25.375 40.5 ¯46.75 ¯39.625 ¯38.75 ¯42.5 ¯32.375 ¯27 ¯37.875 32.25 ¯6.375 ¯7.625 5 0.75 48.125 42.25 ¯38.25 ¯3.875 ¯43.625 25 29.75 ¯7.375 ¯13.75 30.375 ¯38.25 7.375 ¯43.375 39.25 28.375 46.25 39.125 7.5 49.5 15.25 ¯5.875 42.625 ¯42.75 34.75 ¯48.75 ¯34.125 5 36.125 6.625 44.75 ¯22.875 ¯22.125 ¯17.375 36.625 ¯45.125 44.375 ¯28 ¯5.625 ¯31.75 ¯32.25 34.125 32 ¯26.375 ¯43.625 ¯17.5 31 ¯35.75 41.75 34.25";
+    let program = format!("h←{h} ⋄ q←h×4294967296 ⋄ ∧\\q");
+    let mut gpu = arrc::Session::new(arrc::Backend::Vulkan).expect("a Vulkan device");
+    let mut cpu = arrc::Session::new(arrc::Backend::Cpu).unwrap();
+    let d = gpu.eval(&program).unwrap().value.unwrap();
+    let c = cpu.eval(&program).unwrap().value.unwrap();
+    assert_eq!(d, c);
+}
+
 /// Findings where the device raised an error the reference did not, now refused by
 /// the device (and computed on the reference) instead: a vector whose length is
 /// computed on the device (`0~h`, one item) with an array of another rank, which a
