@@ -418,6 +418,11 @@ impl Emitter {
                 let q1 = self.b.select(ft, None, pos, q, one).map_err(be)?;
                 let l = self.log64(q1)?;
                 let g = self.binop(BinOp::Mul, F64, half, l)?;
+                // At 1 the quotient is +∞, whose logarithm `log64` does not take (it
+                // gave ln of the largest f64: `¯7○1` was 354.89, not a DOMAIN ERROR).
+                let huge = self.not_finite(F64, q)?;
+                let inf = self.fc(F64, f64::INFINITY);
+                let g = self.b.select(ft, None, huge, inf, g).map_err(be)?;
                 let nan = self.fc(F64, f64::NAN);
                 let g = self.b.select(ft, None, pos, g, nan).map_err(be)?;
                 let sc: Vec<f64> = (0..10).rev().map(|n| 1.0 / f64::from(2 * n + 1)).collect();
