@@ -24,6 +24,7 @@ pub mod fuzz;
 pub mod gpu;
 mod hosted;
 pub mod keymap;
+pub mod npy;
 pub mod shard;
 mod speculate;
 pub mod workspace;

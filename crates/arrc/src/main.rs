@@ -94,6 +94,12 @@ enum Cmd {
         /// Load APL definitions first (repeatable).
         #[arg(long)]
         load: Vec<PathBuf>,
+        /// Define a name from a NumPy file first: `--set x=data.npy` (repeatable).
+        #[arg(long, value_name = "NAME=FILE.npy")]
+        set: Vec<String>,
+        /// Write the program's value to a NumPy file instead of showing it.
+        #[arg(long, value_name = "FILE.npy")]
+        out: Option<PathBuf>,
         /// Load the standard library (mean, variance, norm, softmax, …).
         #[arg(long)]
         stdlib: bool,
@@ -414,6 +420,8 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             devices,
             split_from,
             load,
+            set,
+            out: out_file,
             stdlib,
             stats,
             time,
@@ -445,6 +453,14 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             s.set_float(float.elem());
             if stdlib {
                 s.load_stdlib().map_err(|e| fail("", &e))?;
+            }
+            for def in &set {
+                let Some((name, path)) = def.split_once('=') else {
+                    eprintln!("arrc eval: --set {def}: give NAME=FILE.npy");
+                    return Err(ExitCode::from(2));
+                };
+                s.set_npy(name.trim(), std::path::Path::new(path.trim()))
+                    .map_err(|e| fail("", &e))?;
             }
             load_all(&mut s, &load)?;
             if let Some(emit) = emit {
@@ -499,8 +515,19 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             for n in &out.notes {
                 eprintln!("arrc: {n}");
             }
-            if let Some(v) = out.value {
-                show(&v, format, (s.print_precision(), s.print_width()));
+            match (out.value, &out_file) {
+                (Some(v), Some(path)) => {
+                    arrc::npy::write_npy(path, &v).map_err(|e| fail("", &e))?
+                }
+                (None, Some(path)) => {
+                    eprintln!(
+                        "arrc eval: --out {}: the program has no value to write",
+                        path.display()
+                    );
+                    return Err(ExitCode::from(1));
+                }
+                (Some(v), None) => show(&v, format, (s.print_precision(), s.print_width())),
+                (None, None) => {}
             }
             if time {
                 let wall = started.elapsed().as_nanos() as u64;

@@ -556,3 +556,41 @@ fn shell_completions() {
     assert_ne!(code, 0);
     assert!(err.contains("possible values"), "{err}");
 }
+
+#[test]
+fn numpy_files_in_and_out() {
+    // Files NumPy wrote (tests/data: Fortran order, big-endian u16, i8, bool), read
+    // into names; a value written with --out reads back; files arrc cannot take name
+    // themselves in the error.
+    let data = |f: &str| format!("{}/../../tests/data/{f}", env!("CARGO_MANIFEST_DIR"));
+    let set = |n: &str, f: &str| format!("{n}={}", data(f));
+    let (code, out, err) = arrc(&["eval", "--set", &set("a", "f64_fortran.npy"), ",a"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "0 0.25 0.5 0.75 1 1.25\n");
+    let (code, out, err) = arrc(&[
+        "eval",
+        "--set",
+        &set("b", "u16_big.npy"),
+        "--set",
+        &set("c", "i8.npy"),
+        "--set",
+        &set("d", "bool.npy"),
+        "(+/b),c,,d",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "10000 ¯128 0 127 1 0 0 1\n");
+    for (f, why) in [("f16.npy", "<f2"), ("nan.npy", "not a finite number")] {
+        let (code, _, err) = arrc(&["eval", "--set", &set("e", f), "e"]);
+        assert_ne!(code, 0);
+        assert!(err.contains(f) && err.contains(why), "{err}");
+    }
+    let path = std::env::temp_dir().join(format!("arrc-out-{}.npy", std::process::id()));
+    let p = path.to_str().unwrap();
+    let (code, out, err) = arrc(&["eval", "--out", p, "2 3⍴⍳6"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "");
+    let (code, out, err) = arrc(&["eval", "--set", &format!("z={p}"), "+/z"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "6 15\n");
+    let _ = std::fs::remove_file(&path);
+}
