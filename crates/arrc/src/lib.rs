@@ -79,6 +79,8 @@ pub struct Stats {
     pub deferred: u64,
     /// Statements whose compiled form came from the session's cache.
     pub compiles_reused: u64,
+    /// Statements compiled (not found in the cache).
+    pub compiles: u64,
     /// Where the time went, in nanoseconds of wall time: compiling statements
     /// (lowering, planning, SPIR-V from the session's cache or emitted and
     /// validated), creating pipelines, uploading, creating buffers and recording
@@ -127,6 +129,7 @@ impl Stats {
             evictions: d(self.evictions, before.evictions),
             deferred: d(self.deferred, before.deferred),
             compiles_reused: d(self.compiles_reused, before.compiles_reused),
+            compiles: d(self.compiles, before.compiles),
             modules_from_disk: d(self.modules_from_disk, before.modules_from_disk),
             compile_ns: d(self.compile_ns, before.compile_ns),
             pipeline_ns: d(self.pipeline_ns, before.pipeline_ns),
@@ -282,6 +285,7 @@ pub struct Session {
     compiled: gpu::CompiledCache,
     functions_changed: std::cell::Cell<u64>,
     compiles_reused: std::cell::Cell<u64>,
+    compiles: std::cell::Cell<u64>,
     /// Time spent compiling statements (`Stats::compile_ns`).
     compile_ns: std::cell::Cell<u64>,
     tune: Tuning,
@@ -328,6 +332,7 @@ impl Session {
             compiled: gpu::CompiledCache::default(),
             functions_changed: std::cell::Cell::new(0),
             compiles_reused: std::cell::Cell::new(0),
+            compiles: std::cell::Cell::new(0),
             compile_ns: std::cell::Cell::new(0),
             tune: Tuning::default(),
             sources: HashMap::new(),
@@ -434,6 +439,7 @@ impl Session {
         st.modules_cached = self.modules.len() as u64;
         st.modules_from_disk = self.modules.from_disk.get();
         st.compiles_reused = self.compiles_reused.get();
+        st.compiles = self.compiles.get();
         st.compile_ns = self.compile_ns.get();
         if let Some(g) = &self.gpu {
             st.resident_arrays = g.resident_arrays() as u64;
@@ -1116,6 +1122,7 @@ impl Session {
             self.compiles_reused.set(self.compiles_reused.get() + 1);
             return Ok(c);
         }
+        self.compiles.set(self.compiles.get() + 1);
         let functions: Vec<_> = self
             .env
             .functions
