@@ -1056,6 +1056,33 @@ mod repl {
                     ms(st.host_ns(wall))
                 )
             }
+            "]load" => {
+                // `]load x data.npy`: a name from a NumPy file.
+                let parts: Vec<&str> = rest.split_whitespace().collect();
+                match parts.as_slice() {
+                    [name, path] => match s.set_npy(name, std::path::Path::new(path)) {
+                        Ok(()) => String::new(),
+                        Err(e) => format!("{}: {}", e.class.name(), e.message),
+                    },
+                    _ => "]load NAME FILE.npy".to_string(),
+                }
+            }
+            "]save" => {
+                // `]save r.npy expr`: the value of expr into a NumPy file.
+                match rest.split_once(char::is_whitespace) {
+                    Some((path, expr)) => match s.eval(expr) {
+                        Ok(o) => match o.value {
+                            Some(v) => match arrc::npy::write_npy(std::path::Path::new(path), &v) {
+                                Ok(()) => String::new(),
+                                Err(e) => format!("{}: {}", e.class.name(), e.message),
+                            },
+                            None => "]save: the expression has no value".to_string(),
+                        },
+                        Err(e) => diagnostics::render(expr, &e, color()).trim_end().to_string(),
+                    },
+                    None => "]save FILE.npy EXPR".to_string(),
+                }
+            }
             "]plan" => compiled(s, &|c| c.plan_text().trim_end().to_string()),
             "]ir" => compiled(s, &|c| c.ir.to_string().trim_end().to_string()),
             "]spv" => compiled(s, &|c| {
@@ -1132,6 +1159,7 @@ mod repl {
                 "]plan expr     the kernels and dispatches expr compiles to (]ir, ]spv: its IR, SPIR-V)",
                 "]stats         the session's device counters; ]device: the device",
                 "]keys          the backtick layout for glyphs",
+                "]load x f.npy  defines x from a NumPy file; ]save f.npy expr writes one",
                 "]help          this list",
                 "Glyphs: a backtick and a key (`i → ⍳, `r → ⍴, `w → ⍵, `a → ⍺, `e → ∊ …).",
             ]

@@ -475,6 +475,17 @@ fn the_repl_has_system_commands() {
     );
     let (out, _) = repl(b"]help\n", None);
     assert!(out.contains(")erase"), "{out}");
+    // `]save` and `]load` move arrays through NumPy files.
+    let path = std::env::temp_dir().join(format!("arrc-repl-{}.npy", std::process::id()));
+    let p = path.to_str().unwrap();
+    let (out, err) = repl(
+        format!("]save {p} 2 3⍴⍳6\n]load y {p}\n+/y\n]load z /no/such.npy\n").as_bytes(),
+        None,
+    );
+    let lines: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(lines[0], "6 15", "{out}\n{err}");
+    assert!(lines[1].contains("/no/such.npy"), "{out}");
+    let _ = std::fs::remove_file(&path);
 }
 
 #[test]
