@@ -370,6 +370,24 @@ fn show(v: &arrc::Array, format: Format, (pp, pw): (usize, usize)) {
     }
 }
 
+/// Where `wall` nanoseconds went, from the counters `st` of the same span:
+/// `12.34 ms = compile … + … + host …` (`--time`, `]time`).
+fn time_breakdown(st: &arrc::Stats, wall: u64) -> String {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    format!(
+        "{:.2} ms = compile {:.2} + pipelines {:.2} + upload {:.2} + buffers {:.2} + submit {:.2} (kernels {:.2}) + readback {:.2} + host {:.2}",
+        ms(wall),
+        ms(st.compile_ns),
+        ms(st.pipeline_ns),
+        ms(st.upload_ns),
+        ms(st.prepare_ns),
+        ms(st.run_ns),
+        ms(st.device_ns),
+        ms(st.readback_ns),
+        ms(st.host_ns(wall)),
+    )
+}
+
 fn color() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
@@ -532,18 +550,9 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             if time {
                 let wall = started.elapsed().as_nanos() as u64;
                 let st = s.stats().since(&before);
-                let ms = |ns: u64| ns as f64 / 1e6;
                 eprintln!(
-                    "arrc: time: device open {open_ms:.2} ms; program {:.2} ms = compile {:.2} + pipelines {:.2} + upload {:.2} + buffers {:.2} + submit {:.2} (kernels {:.2}) + readback {:.2} + host {:.2}",
-                    ms(wall),
-                    ms(st.compile_ns),
-                    ms(st.pipeline_ns),
-                    ms(st.upload_ns),
-                    ms(st.prepare_ns),
-                    ms(st.run_ns),
-                    ms(st.device_ns),
-                    ms(st.readback_ns),
-                    ms(st.host_ns(wall)),
+                    "arrc: time: device open {open_ms:.2} ms; program {}",
+                    time_breakdown(&st, wall)
                 );
             }
             if let Some(f) = out.function {
@@ -1041,20 +1050,7 @@ mod repl {
                 let t = std::time::Instant::now();
                 eval_line(s, rest);
                 let wall = t.elapsed().as_nanos() as u64;
-                let st = s.stats().since(&before);
-                let ms = |ns: u64| ns as f64 / 1e6;
-                format!(
-                    "time {:.3} ms: compile {:.3}, pipelines {:.3}, upload {:.3}, buffers {:.3}, submit {:.3} (kernels {:.3}), readback {:.3}, host {:.3}",
-                    ms(wall),
-                    ms(st.compile_ns),
-                    ms(st.pipeline_ns),
-                    ms(st.upload_ns),
-                    ms(st.prepare_ns),
-                    ms(st.run_ns),
-                    ms(st.device_ns),
-                    ms(st.readback_ns),
-                    ms(st.host_ns(wall))
-                )
+                format!("time {}", time_breakdown(&s.stats().since(&before), wall))
             }
             "]load" => {
                 // `]load x data.npy`: a name from a NumPy file.

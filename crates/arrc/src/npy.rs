@@ -41,43 +41,13 @@ pub fn read_npy(path: &Path) -> Result<Array, Error> {
     };
     let data = match (ty.type_char(), ty.size_field()) {
         (TypeChar::Bool, 1) => Data::Bool(file.into_vec::<bool>().map_err(bad)?),
-        (TypeChar::Int, 1) => Data::I32(
-            file.into_vec::<i8>()
-                .map_err(bad)?
-                .into_iter()
-                .map(i32::from)
-                .collect(),
-        ),
-        (TypeChar::Int, 2) => Data::I32(
-            file.into_vec::<i16>()
-                .map_err(bad)?
-                .into_iter()
-                .map(i32::from)
-                .collect(),
-        ),
+        (TypeChar::Int, 1) => Data::I32(widened::<i8, i32>(file).map_err(bad)?),
+        (TypeChar::Int, 2) => Data::I32(widened::<i16, i32>(file).map_err(bad)?),
         (TypeChar::Int, 4) => Data::I32(file.into_vec::<i32>().map_err(bad)?),
         (TypeChar::Int, 8) => Data::I64(file.into_vec::<i64>().map_err(bad)?),
-        (TypeChar::Uint, 1) => Data::I32(
-            file.into_vec::<u8>()
-                .map_err(bad)?
-                .into_iter()
-                .map(i32::from)
-                .collect(),
-        ),
-        (TypeChar::Uint, 2) => Data::I32(
-            file.into_vec::<u16>()
-                .map_err(bad)?
-                .into_iter()
-                .map(i32::from)
-                .collect(),
-        ),
-        (TypeChar::Uint, 4) => Data::I64(
-            file.into_vec::<u32>()
-                .map_err(bad)?
-                .into_iter()
-                .map(i64::from)
-                .collect(),
-        ),
+        (TypeChar::Uint, 1) => Data::I32(widened::<u8, i32>(file).map_err(bad)?),
+        (TypeChar::Uint, 2) => Data::I32(widened::<u16, i32>(file).map_err(bad)?),
+        (TypeChar::Uint, 4) => Data::I64(widened::<u32, i64>(file).map_err(bad)?),
         (TypeChar::Uint, 8) => wide(file.into_vec::<u64>().map_err(bad)?)?,
         (TypeChar::Float, 4) => Data::F32(file.into_vec::<f32>().map_err(bad)?),
         (TypeChar::Float, 8) => Data::F64(file.into_vec::<f64>().map_err(bad)?),
@@ -101,6 +71,11 @@ pub fn read_npy(path: &Path) -> Result<Array, Error> {
         Order::C => a,
         Order::Fortran => fortran_to_c(a),
     })
+}
+
+/// The file's items of type `T`, each as a `U` that holds every value of it.
+fn widened<T: npyz::Deserialize + Into<U>, U>(file: NpyFile<&[u8]>) -> std::io::Result<Vec<U>> {
+    Ok(file.into_vec::<T>()?.into_iter().map(Into::into).collect())
 }
 
 /// An array whose items were stored first axis fastest, in ravel (C) order.
