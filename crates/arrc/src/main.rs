@@ -388,6 +388,28 @@ fn time_breakdown(st: &arrc::Stats, wall: u64) -> String {
     )
 }
 
+/// The device counters `--stats` and `]stats` show.
+fn stats_line(st: &arrc::Stats) -> String {
+    format!(
+        "kernels {} dispatches {} uploads {} ({} bytes) readbacks {} ({} bytes) resident {} arrays ({} bytes) deferred {} in place {} launched {} evictions {} pipelines cached {} modules cached {} from disk {}",
+        st.kernels,
+        st.dispatches,
+        st.uploads,
+        st.upload_bytes,
+        st.readbacks,
+        st.readback_bytes,
+        st.resident_arrays,
+        st.resident_bytes,
+        st.deferred,
+        st.in_place,
+        st.launched,
+        st.evictions,
+        st.pipelines_cached,
+        st.modules_cached,
+        st.modules_from_disk
+    )
+}
+
 fn color() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
@@ -570,23 +592,9 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     );
                 }
                 eprintln!(
-                    "arrc: device {} kernels {} dispatches {} uploads {} ({} bytes) readbacks {} ({} bytes) resident {} arrays ({} bytes) deferred {} in place {} launched {} evictions {} pipelines cached {} modules cached {} from disk {}",
+                    "arrc: device {} {}",
                     s.device().map_or("none", |d| d.name.as_str()),
-                    st.kernels,
-                    st.dispatches,
-                    st.uploads,
-                    st.upload_bytes,
-                    st.readbacks,
-                    st.readback_bytes,
-                    st.resident_arrays,
-                    st.resident_bytes,
-                    st.deferred,
-                    st.in_place,
-                    st.launched,
-                    st.evictions,
-                    st.pipelines_cached,
-                    st.modules_cached,
-                    st.modules_from_disk
+                    stats_line(&st)
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -1096,23 +1104,7 @@ mod repl {
                     .collect::<Vec<_>>()
                     .join("\n")
             }),
-            "]stats" => {
-                let st = s.stats();
-                format!(
-                    "kernels {} dispatches {} uploads {} ({} bytes) readbacks {} ({} bytes) resident {} arrays ({} bytes) deferred {} launched {} evictions {}",
-                    st.kernels,
-                    st.dispatches,
-                    st.uploads,
-                    st.upload_bytes,
-                    st.readbacks,
-                    st.readback_bytes,
-                    st.resident_arrays,
-                    st.resident_bytes,
-                    st.deferred,
-                    st.launched,
-                    st.evictions
-                )
-            }
+            "]stats" => stats_line(&s.stats()),
             "]device" => match s.device() {
                 Some(d) => format!(
                     "{} ({}), Vulkan {}, subgroup size {}, float64 {}, driver {}",
