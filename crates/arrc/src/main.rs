@@ -94,8 +94,9 @@ enum Cmd {
         /// Load APL definitions first (repeatable).
         #[arg(long)]
         load: Vec<PathBuf>,
-        /// Define a name from a NumPy file first: `--set x=data.npy` (repeatable).
-        #[arg(long, value_name = "NAME=FILE.npy")]
+        /// Define a name from a data file first: `--set x=data.npy` (NumPy) or
+        /// `--set x=data.csv` (numbers, as a matrix) (repeatable).
+        #[arg(long, value_name = "NAME=FILE")]
         set: Vec<String>,
         /// Write the program's value to a NumPy file instead of showing it.
         #[arg(long, value_name = "FILE.npy")]
@@ -388,6 +389,18 @@ fn time_breakdown(st: &arrc::Stats, wall: u64) -> String {
     )
 }
 
+/// Defines `name` from a data file: CSV (`.csv`, numbers as a matrix) or NumPy.
+fn load_file(s: &mut Session, name: &str, path: &std::path::Path) -> Result<(), arrc::Error> {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+    {
+        s.set_csv(name, path)
+    } else {
+        s.set_npy(name, path)
+    }
+}
+
 /// The device counters `--stats` and `]stats` show.
 fn stats_line(st: &arrc::Stats) -> String {
     format!(
@@ -499,7 +512,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     eprintln!("arrc eval: --set {def}: give NAME=FILE.npy");
                     return Err(ExitCode::from(2));
                 };
-                s.set_npy(name.trim(), std::path::Path::new(path.trim()))
+                load_file(&mut s, name.trim(), std::path::Path::new(path.trim()))
                     .map_err(|e| fail("", &e))?;
             }
             load_all(&mut s, &load)?;
@@ -1064,7 +1077,7 @@ mod repl {
                 // `]load x data.npy`: a name from a NumPy file.
                 let parts: Vec<&str> = rest.split_whitespace().collect();
                 match parts.as_slice() {
-                    [name, path] => match s.set_npy(name, std::path::Path::new(path)) {
+                    [name, path] => match load_file(s, name, std::path::Path::new(path)) {
                         Ok(()) => String::new(),
                         Err(e) => format!("{}: {}", e.class.name(), e.message),
                     },
@@ -1147,7 +1160,7 @@ mod repl {
                 "]plan expr     the kernels and dispatches expr compiles to (]ir, ]spv: its IR, SPIR-V)",
                 "]stats         the session's device counters; ]device: the device",
                 "]keys          the backtick layout for glyphs",
-                "]load x f.npy  defines x from a NumPy file; ]save f.npy expr writes one",
+                "]load x f.npy  defines x from a NumPy (or .csv) file; ]save f.npy expr writes one",
                 "]help          this list",
                 "Glyphs: a backtick and a key (`i → ⍳, `r → ⍴, `w → ⍵, `a → ⍺, `e → ∊ …).",
             ]

@@ -1,8 +1,9 @@
-//! NumPy `.npy` files in and out (`arrc eval --set x=data.npy --out r.npy`,
+//! Data files in and out: NumPy `.npy` (`arrc eval --set x=data.npy --out r.npy`,
 //! `Session::set_npy`), through the npyz crate: booleans, signed and unsigned
 //! integers of any width, f32 and f64, either byte order, C or Fortran order, any
-//! rank. A file that is not one, or holds a type arrc has not, is an error that names
-//! the file and says what is wrong.
+//! rank; and CSV files of numbers (`--set x=data.csv`, `Session::set_csv`), through
+//! the csv crate, as a matrix. A file that is not one, or holds what arrc cannot
+//! take, is an error that names the file (and the line) and says what is wrong.
 
 use crate::{Array, Error, Session};
 use arrc_ir::{Data, ErrorClass};
@@ -139,7 +140,71 @@ pub fn write_npy(path: &Path, a: &Array) -> Result<(), Error> {
     r.map_err(|e| file_error(path, e))
 }
 
+/// The numbers of the CSV file at `path` as a matrix, a row per record: integers
+/// where every field is one (i32 or i64), else floats of type `float`. Fields may
+/// use `¯` or `-` for negatives; every record has the same count of fields.
+pub fn read_csv(path: &Path, float: arrc_ir::ElemType) -> Result<Array, Error> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .trim(csv::Trim::All)
+        .from_path(path)
+        .map_err(|e| file_error(path, e))?;
+    let mut rows = 0;
+    let mut cols = None;
+    let mut nums: Vec<arrc_syntax::lexer::Num> = Vec::new();
+    for (line, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| file_error(path, e))?;
+        if *cols.get_or_insert(record.len()) != record.len() {
+            return Err(file_error(
+                path,
+                format!(
+                    "line {}: {} fields where the first line has {}",
+                    line + 1,
+                    record.len(),
+                    cols.unwrap_or(0)
+                ),
+            ));
+        }
+        for field in record.iter() {
+            let text = field.replace('¯', "-");
+            let n = match text.parse::<i64>() {
+                Ok(i) => arrc_syntax::lexer::Num::Int(i),
+                Err(_) => match text.parse::<f64>() {
+                    Ok(v) if v.is_finite() => arrc_syntax::lexer::Num::Float(v),
+                    _ => {
+                        return Err(file_error(
+                            path,
+                            format!("line {}: {field:?} is not a number", line + 1),
+                        ))
+                    }
+                },
+            };
+            nums.push(n);
+        }
+        rows += 1;
+    }
+    let cols = cols.unwrap_or(0);
+    let items: Vec<arrc_ir::Scalar> = nums
+        .into_iter()
+        .map(|n| arrc_ir::Scalar::from_literal(n, float))
+        .collect();
+    let ty = items
+        .iter()
+        .map(|s| s.elem_type())
+        .max()
+        .unwrap_or(arrc_ir::ElemType::I32);
+    let mut d = Data::with_capacity(ty, items.len());
+    items.into_iter().for_each(|s| d.push(s));
+    Ok(Array::new(vec![rows, cols], d))
+}
+
 impl Session {
+    /// Defines `name` as the numbers of the CSV file at `path` (see [`read_csv`]).
+    pub fn set_csv(&mut self, name: &str, path: &Path) -> Result<(), Error> {
+        let a = read_csv(path, self.float())?;
+        self.set(name, a)
+    }
+
     /// Defines `name` as the array in the `.npy` file at `path`.
     pub fn set_npy(&mut self, name: &str, path: &Path) -> Result<(), Error> {
         let a = read_npy(path)?;

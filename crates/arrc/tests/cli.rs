@@ -605,3 +605,21 @@ fn numpy_files_in_and_out() {
     assert_eq!(out, "6 15\n");
     let _ = std::fs::remove_file(&path);
 }
+
+#[test]
+fn csv_files_of_numbers_in() {
+    // A CSV file of numbers is a matrix (integers, or floats where a field is one;
+    // `¯` or `-` for negatives); a ragged file or a word names the file and line.
+    let data = |f: &str| format!("{}/../../tests/data/{f}", env!("CARGO_MANIFEST_DIR"));
+    let (code, out, err) = arrc(&["eval", "--set", &format!("a={}", data("ints.csv")), "a"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "1  2 3\n4 ¯5 6\n");
+    let (code, out, err) = arrc(&["eval", "--set", &format!("b={}", data("floats.csv")), "+/b"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "1.5 ¯0.25\n");
+    for (f, why) in [("ragged.csv", "line: 2"), ("word.csv", "line 1")] {
+        let (code, _, err) = arrc(&["eval", "--set", &format!("c={}", data(f)), "c"]);
+        assert_ne!(code, 0);
+        assert!(err.contains(f) && err.contains(why), "{err}");
+    }
+}
