@@ -239,29 +239,36 @@ pub fn format_spec(spec: &[i64], a: &Array) -> Result<Array, String> {
         }
     };
     let rows = a.len().checked_div(cols).unwrap_or(0);
-    let text = |i: usize, p: i64| spec_number(a.data.get(i).as_f64(), p);
-    let mut widths = Vec::with_capacity(cols);
-    for (c, &(w, p)) in pairs.iter().enumerate() {
-        widths.push(if w > 0 {
-            w as usize
-        } else {
-            1 + (0..rows)
-                .map(|r| text(r * cols + c, p).chars().count())
-                .max()
-                .unwrap_or(0)
-        });
-    }
+    let texts: Vec<Vec<char>> = (0..a.len())
+        .map(|i| {
+            spec_number(a.data.get(i).as_f64(), pairs[i % cols].1)
+                .chars()
+                .collect()
+        })
+        .collect();
+    let widths: Vec<usize> = pairs
+        .iter()
+        .enumerate()
+        .map(|(c, &(w, _))| {
+            if w > 0 {
+                w as usize
+            } else {
+                1 + (0..rows)
+                    .map(|r| texts[r * cols + c].len())
+                    .max()
+                    .unwrap_or(0)
+            }
+        })
+        .collect();
     let total: usize = widths.iter().sum();
     let mut data = Vec::with_capacity(rows * total);
-    for r in 0..rows {
-        for (c, &(_, p)) in pairs.iter().enumerate() {
-            let t: Vec<char> = text(r * cols + c, p).chars().collect();
-            if t.len() > widths[c] {
-                data.extend(std::iter::repeat_n('*', widths[c]));
-            } else {
-                data.extend(std::iter::repeat_n(' ', widths[c] - t.len()));
-                data.extend(t);
-            }
+    for (i, t) in texts.into_iter().enumerate() {
+        let width = widths[i % cols];
+        if t.len() > width {
+            data.extend(std::iter::repeat_n('*', width));
+        } else {
+            data.extend(std::iter::repeat_n(' ', width - t.len()));
+            data.extend(t);
         }
     }
     let mut shape = if a.rank() == 0 {
@@ -291,17 +298,16 @@ fn spec_number(v: f64, p: i64) -> String {
         format!("{:.*}", p as usize, v.abs())
     };
     let mut seen = 0;
+    // A digit other than 0 met (in the mantissa): significant digits count from it.
     let mut started = false;
     let mut out = String::with_capacity(body.len() + 1);
     let mut in_exponent = false;
-    let mut nonzero = false;
     for ch in body.chars() {
         if ch == 'E' {
             in_exponent = true;
         }
         if ch.is_ascii_digit() && !in_exponent {
             started |= ch != '0';
-            nonzero |= ch != '0';
             if started {
                 seen += 1;
                 if seen > SPEC_DIGITS {
@@ -313,7 +319,7 @@ fn spec_number(v: f64, p: i64) -> String {
         out.push(ch);
     }
     // A negative that rounds to zero shows no sign.
-    if v < 0.0 && nonzero {
+    if v < 0.0 && started {
         format!("¯{out}")
     } else {
         out
@@ -326,22 +332,8 @@ fn spec_number(v: f64, p: i64) -> String {
 fn write_text(a: &Array, pw: usize, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
     let cols = a.shape.last().copied().unwrap_or(1);
     let rows = a.len().checked_div(cols).unwrap_or(0);
-    let plane_rows = if a.rank() >= 2 {
-        a.shape[a.rank() - 2].max(1)
-    } else {
-        1
-    };
     for r in 0..rows {
-        if r > 0 {
-            out.write_char('\n')?;
-            let mut stride = plane_rows;
-            for ax in (0..a.rank().saturating_sub(2)).rev() {
-                if r % stride == 0 {
-                    out.write_char('\n')?;
-                }
-                stride *= a.shape[ax];
-            }
-        }
+        write_row_break(a, r, out)?;
         let mut col = 0usize;
         for c in 0..cols {
             if col >= pw.max(7) {
@@ -516,20 +508,30 @@ fn write_columns(
 ) -> std::fmt::Result {
     let cols = widths.len();
     let rows = a.len().checked_div(cols).unwrap_or(0);
-    let plane_rows = a.shape[a.rank() - 2].max(1);
     for r in 0..rows {
-        if r > 0 {
-            out.write_char('\n')?;
-            // A blank line between planes, one more for each higher axis that rolls over.
-            let mut stride = plane_rows;
-            for ax in (0..a.rank() - 2).rev() {
-                if r % stride == 0 {
-                    out.write_char('\n')?;
-                }
-                stride *= a.shape[ax];
-            }
-        }
+        write_row_break(a, r, out)?;
         out.write_str(&row_text(a, pp, widths, r, range.clone(), indent))?;
+    }
+    Ok(())
+}
+
+/// What comes before row `r` of `a`'s display (rows along its last axis): nothing
+/// before the first, else a newline, and a blank line between planes, one more for
+/// each higher axis that rolls over.
+fn write_row_break(a: &Array, r: usize, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
+    if r == 0 {
+        return Ok(());
+    }
+    out.write_char('\n')?;
+    if a.rank() < 3 {
+        return Ok(());
+    }
+    let mut stride = a.shape[a.rank() - 2].max(1);
+    for ax in (0..a.rank() - 2).rev() {
+        if r.is_multiple_of(stride) {
+            out.write_char('\n')?;
+        }
+        stride *= a.shape[ax];
     }
     Ok(())
 }

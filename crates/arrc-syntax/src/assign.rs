@@ -11,6 +11,18 @@ use crate::ast::{Expr, ExprKind, Func, FuncKind, Op1, Target, Tine};
 use crate::lexer::{Num, Prim};
 use crate::Span;
 
+/// The names `a←b←value` assigns, outermost first, and `value` (no names, and `e`
+/// itself, when it is not such an assignment).
+pub fn assignment_chain(e: &Expr) -> (Vec<&str>, &Expr) {
+    let mut names = vec![];
+    let mut value = e;
+    while let ExprKind::Assign { name, value: v, .. } = &value.kind {
+        names.push(name.as_str());
+        value = v;
+    }
+    (names, value)
+}
+
 /// Where a selective assignment's expression has something other than a selection
 /// function between `name` and the `←`: the span of the first such thing. Selection
 /// functions are the structural functions `↑ ↓ ⌽ ⊖ ⍉ , ⍪ ⍴ / ⌿ ⌷ ⊢` (with or without

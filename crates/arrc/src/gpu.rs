@@ -426,10 +426,21 @@ impl Gpu {
     ) -> Result<(Val, Uploaded), Error> {
         self.clock += 1;
         let mut p = Prepared::keeping(keep);
-        let r = self
-            .prepare(c, arrays, &mut p)
-            .and_then(|_| self.execute(&p).map(|_| ()))
-            .and_then(|_| self.finish_val(c, &mut p));
+        if let Err(e) = self.prepare(c, arrays, &mut p) {
+            self.release(p);
+            return Err(e);
+        }
+        self.run_prepared(c, p)
+    }
+
+    /// Runs a prepared statement, waits for it and reads what comes back; the
+    /// parameters it uploaded become device arrays.
+    fn run_prepared(
+        &mut self,
+        c: &CompiledStatement,
+        mut p: Prepared,
+    ) -> Result<(Val, Uploaded), Error> {
+        let r = self.execute(&p).and_then(|_| self.finish_val(c, &mut p));
         let uploaded = match &r {
             Ok(_) => self.adopt_uploads(c, &mut p),
             Err(_) => vec![],
@@ -471,13 +482,7 @@ impl Gpu {
         // values (lengths and shapes of later statements may depend on them): waited
         // for, as `run_val` does.
         if p.read_result {
-            let r = self.execute(&p).and_then(|_| self.finish_val(c, &mut p));
-            let uploaded = match &r {
-                Ok(_) => self.adopt_uploads(c, &mut p),
-                Err(_) => vec![],
-            };
-            self.release(p);
-            return r.map(|v| (v, uploaded, None));
+            return self.run_prepared(c, p).map(|(v, u)| (v, u, None));
         }
         let r = p
             .result_dims

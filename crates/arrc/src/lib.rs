@@ -677,9 +677,7 @@ impl Session {
             // Only the last statement's value is the program's: the others' stay on
             // the device.
             self.journal.stmt = Some(i);
-            let v = self.stmt(stmt, notes, want);
-            self.journal.stmt = None;
-            let v = v?;
+            let v = self.stmt(stmt, notes, want)?;
             self.evict_to(self.gpu.as_ref().map_or(u64::MAX, |g| g.budget))?;
             Ok(v)
         })();
@@ -757,17 +755,11 @@ impl Session {
             return r;
         }
         // `a←b←expr` at the top level: compute `expr`, then bind each name.
-        let mut names = vec![];
-        let mut value = e;
-        while let ExprKind::Assign { name, value: v, .. } = &value.kind {
-            names.push(name.clone());
-            value = v;
-        }
+        let (names, value) = arrc_syntax::assign::assignment_chain(e);
+        let names: Vec<String> = names.into_iter().map(str::to_string).collect();
         // A statement that sets a system variable anywhere (`x←(⎕IO←0)+1`) runs on
         // the reference, which checks and applies it in APL's order.
-        let mut written = HashSet::new();
-        e.names(&mut written);
-        if written.iter().any(|n| n.starts_with('⎕')) {
+        if names_system_variable(e) {
             return self.cpu(orig);
         }
         // Most statements: compiled once and run, or deferred (`deferred.rs`).
@@ -1383,6 +1375,13 @@ pub(crate) fn called_reads(
         }
     }
     out
+}
+
+/// Whether `e` names a system variable or function anywhere (`x←(⎕IO←0)+1`).
+pub(crate) fn names_system_variable(e: &Expr) -> bool {
+    let mut names = HashSet::new();
+    e.names(&mut names);
+    names.iter().any(|n| n.starts_with('⎕'))
 }
 
 pub(crate) fn inner_assignment(e: &Expr) -> Option<arrc_syntax::Span> {

@@ -348,12 +348,8 @@ impl Session {
                 return Ok(None);
             }
         }
-        let mut names = vec![];
-        let mut value = e;
-        while let ExprKind::Assign { name, value: v, .. } = &value.kind {
-            names.push(name.clone());
-            value = v;
-        }
+        let (names, value) = arrc_syntax::assign::assignment_chain(e);
+        let names: Vec<String> = names.into_iter().map(str::to_string).collect();
         let plain = !matches!(value.kind, ExprKind::AssignTo { .. })
             && crate::inner_assignment(value).is_none();
         let mut reads = self.reads_through_calls(e);

@@ -26,8 +26,7 @@ use crate::gpu::Launched;
 use crate::workspace::DeviceArray;
 use crate::{Array, Error, Session};
 use arrc_ir::ErrorClass;
-use arrc_syntax::{Expr, ExprKind, Stmt};
-use std::collections::HashSet;
+use arrc_syntax::Stmt;
 use std::rc::Rc;
 
 /// What a name held before a journalled statement bound it.
@@ -99,18 +98,11 @@ impl Session {
         let Stmt::Expr(e) = stmt else {
             return false;
         };
-        let mut value: &Expr = e;
-        let mut names = vec![];
-        while let ExprKind::Assign { name, value: v, .. } = &value.kind {
-            names.push(name.as_str());
-            value = v;
-        }
-        let mut written = HashSet::new();
-        e.names(&mut written);
+        let (names, value) = arrc_syntax::assign::assignment_chain(e);
         !names.is_empty()
             && self.multi.is_none()
             && names.iter().all(|n| self.journals(n))
-            && !written.iter().any(|n| n.starts_with('⎕'))
+            && !crate::names_system_variable(e)
             && crate::inner_assignment(value).is_none()
             && !self.has_host_calls(value)
     }

@@ -156,8 +156,8 @@ impl Lower {
     }
 
     /// Binds a local name: to a formula of the window where the value is one (it is
-    /// read position by position where it is used), else to its value.
-    /// Gives the value where it is one number per window or one value.
+    /// read position by position where it is used), else to its value, which it gives
+    /// (one number per window, or one value from outside).
     fn stencil_bind(
         &mut self,
         name: &str,
@@ -182,6 +182,18 @@ impl Lower {
         };
         w.locals.insert(name.to_string(), local);
         Ok(v)
+    }
+
+    /// `E` where `e` is `,E` (a ravel).
+    fn ravel_of<'e>(&self, e: &'e Expr) -> Result<Option<&'e Expr>> {
+        match &e.kind {
+            ExprKind::Monadic { func, arg }
+                if matches!(self.resolve(func)?.kind, FuncKind::Prim(Prim::Comma)) =>
+            {
+                Ok(Some(arg))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// Whether `e` names one of the operand's local names.
@@ -265,18 +277,12 @@ impl Lower {
         match &e.kind {
             ExprKind::Monadic { func, arg } => {
                 let g = self.resolve(func)?;
-                if let (
-                    FuncKind::Derived {
-                        op: Op1::Reduce | Op1::ReduceFirst,
-                        operand,
-                    },
-                    ExprKind::Monadic {
-                        func: rav,
-                        arg: inner,
-                    },
-                ) = (&g.kind, &arg.kind)
+                if let FuncKind::Derived {
+                    op: Op1::Reduce | Op1::ReduceFirst,
+                    operand,
+                } = &g.kind
                 {
-                    if matches!(self.resolve(rav)?.kind, FuncKind::Prim(Prim::Comma)) {
+                    if let Some(inner) = self.ravel_of(arg)? {
                         let op = self.operand_op(&self.resolve(operand)?)?;
                         return self.window_fold(op, inner, w, span);
                     }
@@ -294,14 +300,9 @@ impl Lower {
                 }
                 // `≢⍵` and `≢,⍵`: known from the window's sizes.
                 if matches!(g.kind, FuncKind::Prim(Prim::Tally)) {
-                    let (inner, whole) = match &arg.kind {
-                        ExprKind::Monadic {
-                            func: rav,
-                            arg: inner,
-                        } if matches!(self.resolve(rav)?.kind, FuncKind::Prim(Prim::Comma)) => {
-                            (inner.as_ref(), true)
-                        }
-                        _ => (arg.as_ref(), false),
+                    let (inner, whole) = match self.ravel_of(arg)? {
+                        Some(inner) => (inner, true),
+                        None => (arg.as_ref(), false),
                     };
                     if self.window_shaped(inner, w) {
                         let n = if whole || w.sizes.len() == 1 {
