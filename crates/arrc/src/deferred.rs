@@ -59,10 +59,10 @@ impl Session {
     ) -> Result<Option<Option<crate::Array>>, Error> {
         let sub = self.substitute_reads(value)?;
         let keep = !names.is_empty() || !want;
-        let mut arrays = workspace_names(&self.env.arrays, self.gpu.as_ref());
-        for (n, v) in &sub.inputs {
-            arrays.insert(n.clone(), arg(v));
-        }
+        let arrays = with_inputs(
+            workspace_names(&self.env.arrays, self.gpu.as_ref()),
+            &sub.inputs,
+        );
         let canon = canonical(&sub.expr, &arrays);
         let (expr, args) = canon.as_ref().map_or((&sub.expr, &arrays), |(e, n)| (e, n));
         let compiled = self.compile_with(expr, args, &[], keep);
@@ -117,10 +117,10 @@ impl Session {
     /// whether it did.
     pub(crate) fn try_defer(&mut self, value: &Expr, names: &[String]) -> Result<bool, Error> {
         let sub = self.substitute_reads(value)?;
-        let mut arrays = workspace_names(&self.env.arrays, self.gpu.as_ref());
-        for (n, v) in &sub.inputs {
-            arrays.insert(n.clone(), arg(v));
-        }
+        let arrays = with_inputs(
+            workspace_names(&self.env.arrays, self.gpu.as_ref()),
+            &sub.inputs,
+        );
         let canon = canonical(&sub.expr, &arrays);
         let (expr, args) = canon.as_ref().map_or((&sub.expr, &arrays), |(e, n)| (e, n));
         let compiled = self.compile_with(expr, args, &[], true);
@@ -176,10 +176,7 @@ impl Session {
         let Some(d) = self.deferred.get(name).cloned() else {
             return Ok(());
         };
-        let mut arrays: Names = HashMap::new();
-        for (n, v) in &d.inputs {
-            arrays.insert(n.clone(), arg(v));
-        }
+        let arrays = with_inputs(HashMap::new(), &d.inputs);
         // By the snapshots' places, not their names (new ones each time the program
         // runs), so that a program run again finds the recipe compiled (Life's forced
         // recipes were compiled again on every run: 0.75 ms of its 3.4 on the H100).
@@ -339,6 +336,14 @@ fn snapshot(sub: &Substituted, arrays: &Names, counter: &mut u64) -> Deferred {
     });
     inputs.extend(fresh);
     Deferred { expr, inputs }
+}
+
+/// `names` with a recipe's snapshots (`inputs`) added.
+pub(crate) fn with_inputs<'a>(mut names: Names<'a>, inputs: &'a [(String, Val)]) -> Names<'a> {
+    for (n, v) in inputs {
+        names.insert(n.clone(), arg(v));
+    }
+    names
 }
 
 /// A snapshot as a statement's free name.

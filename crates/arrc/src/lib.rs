@@ -1051,10 +1051,10 @@ impl Session {
     fn compile_expr(&self, e: &Expr) -> Result<CompiledStatement, Error> {
         // Deferred names read directly are compiled in, as a statement would.
         let sub = self.substitute(e);
-        let mut names = workspace::workspace_names(&self.env.arrays, self.gpu.as_ref());
-        for (n, v) in &sub.inputs {
-            names.insert(n.clone(), deferred::arg(v));
-        }
+        let names = deferred::with_inputs(
+            workspace::workspace_names(&self.env.arrays, self.gpu.as_ref()),
+            &sub.inputs,
+        );
         self.compile_with(&sub.expr, &names, &[], false)
             .map(|c| (*c).clone())
     }
