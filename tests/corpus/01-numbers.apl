@@ -36,9 +36,11 @@
       1 2 3[2]
 2
       x←7
-⍝ x 1 2 is x (1 2) in Dyalog: a nested array, which arrc does not have
+⍝ a strand is one level: x 1 2 has three items (Dyalog; x (1 2) has two)
       x 1 2
-DOMAIN ERROR
+7 1 2
+      x (1 2)
+7  1 2
       x 1
 7 1
       x←5

@@ -13,7 +13,7 @@
       {⍵+1}¨⍬
 ⍝ results of each must be scalars: arrc has no nested arrays (Dyalog nests them)
       {⍳⍵}¨2 3
-DOMAIN ERROR
+ 1 2  1 2 3
       1 2+¨1 2 3
 LENGTH ERROR
       5-⍨3

@@ -45,7 +45,7 @@
       {⍵ ⍵}1
 1 1
       {⍵ ⍵}1 2
-DOMAIN ERROR
+ 1 2  1 2
       {⍺}1
 VALUE ERROR
       {1 2:3 ⋄ 4}0

@@ -2,12 +2,16 @@
 
 use arrc_syntax::lexer::Num;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// Element type of an array. The numeric tower is bool → i32 → i64 → f32 → f64; a
 /// program's floats are f32 unless it asks for f64 (`⎕FR←645`, `--float f64`).
 /// Characters (Unicode code points) are outside the tower: an array of characters
 /// and numbers together (Dyalog's mixed arrays) is not supported yet, so no
 /// conversion between the two is ever a value's (see [`ElemType::mixes`]).
+/// `Mixed` is the type of an array whose items are of more than one kind: numbers and
+/// characters together, or enclosed arrays (a nested array): its data holds [`Item`]s.
+/// It lives on the reference only; the GPU path refuses it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum ElemType {
@@ -18,6 +22,7 @@ pub enum ElemType {
     F32,
     F64,
     Char,
+    Mixed,
 }
 
 impl ElemType {
@@ -29,6 +34,7 @@ impl ElemType {
             ElemType::F32 => "f32",
             ElemType::F64 => "f64",
             ElemType::Char => "char",
+            ElemType::Mixed => "mixed",
         }
     }
 
@@ -40,15 +46,17 @@ impl ElemType {
             "f32" => Some(ElemType::F32),
             "f64" => Some(ElemType::F64),
             "char" => Some(ElemType::Char),
+            "mixed" => Some(ElemType::Mixed),
             _ => None,
         }
     }
 
-    /// Bytes per element.
+    /// Bytes per element (a mixed array's items are never in a device buffer: 8, the
+    /// size of a reference to one).
     pub fn size(self) -> usize {
         match self {
             ElemType::Bool | ElemType::I32 | ElemType::F32 | ElemType::Char => 4,
-            ElemType::I64 | ElemType::F64 => 8,
+            ElemType::I64 | ElemType::F64 | ElemType::Mixed => 8,
         }
     }
 
@@ -60,10 +68,20 @@ impl ElemType {
         self == ElemType::Char
     }
 
-    /// Whether one is characters and the other numbers: the two do not join (a
-    /// mixed array), and every function that would make one checks this first.
+    /// Numbers (of any width): what the GPU path and arithmetic take.
+    pub fn is_number(self) -> bool {
+        self.is_int() || self.is_float()
+    }
+
+    /// Items of more than one kind, enclosed arrays among them perhaps (see [`Item`]).
+    pub fn is_mixed(self) -> bool {
+        self == ElemType::Mixed
+    }
+
+    /// Whether one is characters and the other numbers: the two join only as a mixed
+    /// array ([`ElemType::Mixed`]), and every function that would make one checks this.
     pub fn mixes(self, other: ElemType) -> bool {
-        self.is_char() != other.is_char()
+        self.is_char() != other.is_char() && !self.is_mixed() && !other.is_mixed()
     }
 
     pub fn is_float(self) -> bool {
@@ -88,10 +106,14 @@ impl ElemType {
         }
     }
 
-    /// The smallest type that holds both (up the tower; characters with characters).
-    /// Characters and numbers do not join: callers check [`ElemType::mixes`].
+    /// The smallest type that holds both: up the tower, characters with characters,
+    /// and `Mixed` for characters with numbers or anything with `Mixed`.
     pub fn join(self, other: ElemType) -> ElemType {
-        self.max(other)
+        if self.mixes(other) {
+            ElemType::Mixed
+        } else {
+            self.max(other)
+        }
     }
 }
 
@@ -156,6 +178,7 @@ impl Scalar {
     /// [`ElemType::mixes`]).
     pub fn cast(self, ty: ElemType) -> Scalar {
         match (self, ty) {
+            (s, ElemType::Mixed) => s,
             (Scalar::Char(c), ElemType::Char) => Scalar::Char(c),
             (_, ElemType::Char) => Scalar::Char(' '),
             (Scalar::Char(c), ElemType::Bool) => Scalar::Bool(c != '\0'),
@@ -204,6 +227,68 @@ impl Scalar {
     }
 }
 
+/// An item of a mixed or nested array: a simple scalar (a number or a character), or
+/// an enclosed array. An enclosure of a simple scalar is the scalar itself, so
+/// `Boxed` never holds one ([`Item::enclose`] keeps this).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Simple(Scalar),
+    Boxed(Arc<Array>),
+}
+
+impl Serialize for Item {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Item::Simple(v) => v.serialize(s),
+            Item::Boxed(a) => a.serialize(s),
+        }
+    }
+}
+
+impl Item {
+    /// `⊂a` as an item: a simple scalar stays itself.
+    pub fn enclose(a: Array) -> Item {
+        match (a.rank(), &a.data) {
+            (0, Data::Mixed(items)) if matches!(items[0], Item::Simple(_)) => items[0].clone(),
+            (0, Data::Mixed(_)) => Item::Boxed(Arc::new(a)),
+            (0, d) => Item::Simple(d.get(0)),
+            _ => Item::Boxed(Arc::new(a)),
+        }
+    }
+
+    /// The array this item holds (`⊃⊂a`): a simple scalar as a scalar array.
+    pub fn open(&self) -> Array {
+        match self {
+            Item::Simple(s) => Array::scalar(*s),
+            Item::Boxed(a) => (**a).clone(),
+        }
+    }
+
+    /// The array this item holds, borrowed where it is one.
+    pub fn as_array(&self) -> std::borrow::Cow<'_, Array> {
+        match self {
+            Item::Simple(s) => std::borrow::Cow::Owned(Array::scalar(*s)),
+            Item::Boxed(a) => std::borrow::Cow::Borrowed(&**a),
+        }
+    }
+
+    /// The simple scalar, if this is one.
+    pub fn simple(&self) -> Option<Scalar> {
+        match self {
+            Item::Simple(s) => Some(*s),
+            Item::Boxed(_) => None,
+        }
+    }
+
+    /// The type this item would have in a simple array: its scalar's, or `Mixed`.
+    pub fn elem_type(&self) -> ElemType {
+        match self {
+            Item::Simple(s) => s.elem_type(),
+            Item::Boxed(_) => ElemType::Mixed,
+        }
+    }
+}
+
 /// The elements of an array in ravel order.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Data {
@@ -213,6 +298,10 @@ pub enum Data {
     F32(Vec<f32>),
     F64(Vec<f64>),
     Char(Vec<char>),
+    /// Items of more than one kind (see [`Item`]). Arrays keep this only when the
+    /// items are not all numbers or all characters ([`Array::new`] makes those simple),
+    /// or when there are none.
+    Mixed(Vec<Item>),
 }
 
 /// Serialized as a plain list of numbers (booleans as 0 and 1), characters as
@@ -226,6 +315,7 @@ impl Serialize for Data {
             Data::F32(v) => s.collect_seq(v),
             Data::F64(v) => s.collect_seq(v),
             Data::Char(v) => s.collect_seq(v),
+            Data::Mixed(v) => s.collect_seq(v),
         }
     }
 }
@@ -239,6 +329,7 @@ impl Data {
             Data::F32(v) => v.len(),
             Data::F64(v) => v.len(),
             Data::Char(v) => v.len(),
+            Data::Mixed(v) => v.len(),
         }
     }
 
@@ -254,9 +345,14 @@ impl Data {
             Data::F32(_) => ElemType::F32,
             Data::F64(_) => ElemType::F64,
             Data::Char(_) => ElemType::Char,
+            Data::Mixed(_) => ElemType::Mixed,
         }
     }
 
+    /// Element `i` as a simple scalar. An enclosed item of a nested array is no
+    /// scalar: it reads as NaN, which no function takes as an integer, a boolean or a
+    /// character (functions that may see one read [`Data::item`]; the interpreter
+    /// hands nested arrays only to those).
     pub fn get(&self, i: usize) -> Scalar {
         match self {
             Data::Bool(v) => Scalar::Bool(v[i]),
@@ -265,6 +361,36 @@ impl Data {
             Data::F32(v) => Scalar::F32(v[i]),
             Data::F64(v) => Scalar::F64(v[i]),
             Data::Char(v) => Scalar::Char(v[i]),
+            Data::Mixed(v) => match &v[i] {
+                Item::Simple(s) => *s,
+                Item::Boxed(_) => Scalar::F64(f64::NAN),
+            },
+        }
+    }
+
+    /// Item `i`, whatever the data.
+    pub fn item(&self, i: usize) -> Item {
+        match self {
+            Data::Mixed(v) => v[i].clone(),
+            d => Item::Simple(d.get(i)),
+        }
+    }
+
+    /// Appends item `i` of `src`, converted to this data's type (as [`Data::push`]; an
+    /// enclosed item only to mixed data). What structural functions move items with.
+    pub fn push_from(&mut self, src: &Data, i: usize) {
+        match (self, src) {
+            (Data::Mixed(v), src) => v.push(src.item(i)),
+            (d, src) => d.push(src.get(i)),
+        }
+    }
+
+    /// Appends an item (to mixed data; a simple item to any, converted).
+    pub fn push_item(&mut self, it: Item) {
+        match (self, it) {
+            (Data::Mixed(v), it) => v.push(it),
+            (d, Item::Simple(s)) => d.push(s),
+            (_, Item::Boxed(_)) => panic!("Data::push_item: an enclosed item into simple data"),
         }
     }
 
@@ -280,6 +406,7 @@ impl Data {
             ElemType::F32 => Data::F32(Vec::with_capacity(n)),
             ElemType::F64 => Data::F64(Vec::with_capacity(n)),
             ElemType::Char => Data::Char(Vec::with_capacity(n)),
+            ElemType::Mixed => Data::Mixed(Vec::with_capacity(n)),
         }
     }
 
@@ -301,10 +428,13 @@ impl Data {
                 Scalar::Char(c) => c,
                 _ => ' ',
             }),
+            (Data::Mixed(v), s) => v.push(Item::Simple(s)),
         }
     }
 
-    /// Little-endian bytes, as a device buffer holds them.
+    /// Little-endian bytes, as a device buffer holds them (a mixed array's are its
+    /// simple items' code points and numbers as f64 bits; it never reaches a device:
+    /// the GPU path refuses the type).
     pub fn to_bytes(&self) -> Vec<u8> {
         match self {
             Data::Bool(v) => v.iter().flat_map(|x| (*x as u32).to_le_bytes()).collect(),
@@ -313,6 +443,10 @@ impl Data {
             Data::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Data::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Data::Char(v) => v.iter().flat_map(|x| (*x as u32).to_le_bytes()).collect(),
+            Data::Mixed(v) => v
+                .iter()
+                .flat_map(|x| x.simple().map_or(f64::NAN, |s| s.as_f64()).to_le_bytes())
+                .collect(),
         }
     }
 
@@ -350,11 +484,17 @@ impl Data {
                     })
                     .collect(),
             ),
+            ElemType::Mixed => Data::Mixed(
+                chunks
+                    .map(|c| Item::Simple(Scalar::F64(f64::from_le_bytes(c.try_into().unwrap()))))
+                    .collect(),
+            ),
         }
     }
 }
 
-/// A simple (not nested) array: a shape and its elements in ravel order.
+/// An array: a shape and its items in ravel order (simple data, or [`Item`]s for a
+/// mixed or nested one).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Array {
     pub shape: Vec<usize>,
@@ -393,8 +533,10 @@ impl Array {
         }
     }
 
-    /// Builds an array, or says why the data does not fit the shape.
+    /// Builds an array, or says why the data does not fit the shape. Mixed data whose
+    /// items are all numbers, or all characters, becomes simple data of their type.
     pub fn try_new(shape: Vec<usize>, data: Data) -> Result<Array, String> {
+        let data = simplify(data);
         let a = Array {
             shape,
             elem: data.elem_type(),
@@ -429,6 +571,19 @@ impl Array {
             ));
         }
         Ok(())
+    }
+
+    /// `⊂a`: a scalar holding `a` (`a` itself when a simple scalar).
+    pub fn enclose(a: Array) -> Array {
+        Array::new(vec![], Data::Mixed(vec![Item::enclose(a)]))
+    }
+
+    /// Whether this is simple (no item is an enclosed array).
+    pub fn is_simple(&self) -> bool {
+        match &self.data {
+            Data::Mixed(v) => v.iter().all(|i| matches!(i, Item::Simple(_))),
+            _ => true,
+        }
     }
 
     pub fn scalar(s: Scalar) -> Array {
@@ -554,4 +709,34 @@ impl Array {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
+}
+
+/// Mixed data made simple where its items allow: all numbers (of their joined type)
+/// or all characters. Empty mixed data stays mixed.
+fn simplify(data: Data) -> Data {
+    let Data::Mixed(items) = &data else {
+        return data;
+    };
+    let mut ty: Option<ElemType> = None;
+    for it in items {
+        let Item::Simple(s) = it else {
+            return data;
+        };
+        let t = s.elem_type();
+        ty = match ty {
+            None => Some(t),
+            Some(u) if u.mixes(t) => return data,
+            Some(u) => Some(u.join(t)),
+        };
+    }
+    let Some(ty) = ty else {
+        return data;
+    };
+    let mut d = Data::with_capacity(ty, items.len());
+    for it in items {
+        if let Item::Simple(s) = it {
+            d.push(*s);
+        }
+    }
+    d
 }

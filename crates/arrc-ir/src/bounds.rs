@@ -24,7 +24,7 @@ pub(crate) fn magnitude(f: &Function, v: Value, depth: u32) -> Option<u128> {
         ElemType::Bool => return Some(1),
         ElemType::I32 => Some(1u128 << 31),
         ElemType::I64 => None,
-        ElemType::F32 | ElemType::F64 | ElemType::Char => return None,
+        ElemType::F32 | ElemType::F64 | ElemType::Char | ElemType::Mixed => return None,
     };
     if depth > 16 {
         return by_type;

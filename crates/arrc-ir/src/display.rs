@@ -2,7 +2,7 @@
 //! space-separated, matrices in right-aligned columns, higher ranks as planes separated
 //! by blank lines.
 
-use crate::array::{Array, Data, Scalar};
+use crate::array::{Array, Data, Item, Scalar};
 
 /// Significant digits shown for floats by default (APL's ⎕PP in a clear workspace).
 pub const PRINT_PRECISION: usize = 10;
@@ -155,6 +155,9 @@ pub fn write_display_session(
 ) -> std::fmt::Result {
     if a.elem.is_char() {
         return write_text(a, pw, out);
+    }
+    if a.elem.is_mixed() {
+        return write_nested(a, pp, out);
     }
     if a.rank() > 1 && !a.is_empty() {
         return write_folded_columns(a, pp, pw, out);
@@ -349,6 +352,107 @@ fn write_text(a: &Array, pw: usize, out: &mut dyn std::fmt::Write) -> std::fmt::
     Ok(())
 }
 
+/// A mixed or nested array as Dyalog shows it by default, each line without the
+/// blanks that end it.
+fn write_nested(a: &Array, pp: usize, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
+    for (i, l) in nested_lines(a, pp).iter().enumerate() {
+        if i > 0 {
+            out.write_char('\n')?;
+        }
+        let end = l.iter().rposition(|c| *c != ' ').map_or(0, |p| p + 1);
+        l[..end].iter().try_for_each(|c| out.write_char(*c))?;
+    }
+    Ok(())
+}
+
+/// The lines (as wide as each other) a mixed or nested array displays as: each item
+/// in a rectangle, the rectangles of a column as wide as its widest and those of a
+/// row as tall as its tallest; an enclosed item is its own display with a blank on
+/// each side, a number is right-aligned, a character or an enclosed item left-aligned;
+/// a column holding a number is parted from its neighbours by a blank (characters
+/// side by side are not); planes are parted by blank lines (Dyalog's rules).
+fn nested_lines(a: &Array, pp: usize) -> Vec<Vec<char>> {
+    if !a.elem.is_mixed() {
+        let text = display_pp(a, pp);
+        let lines: Vec<Vec<char>> = text.split('\n').map(|l| l.chars().collect()).collect();
+        return pad_lines(lines, 0);
+    }
+    // A block per item: its lines, and whether it is a number.
+    let block = |it: Item| -> (Vec<Vec<char>>, bool) {
+        match it {
+            Item::Simple(s @ Scalar::Char(_)) => {
+                (vec![format_scalar_pp(s, pp).chars().collect()], false)
+            }
+            Item::Simple(s) => (vec![format_scalar_pp(s, pp).chars().collect()], true),
+            Item::Boxed(b) => (pad_lines(nested_lines(&b, pp), 1), false),
+        }
+    };
+    if a.rank() == 0 {
+        return block(a.data.item(0)).0;
+    }
+    let cols = *a.shape.last().unwrap_or(&1);
+    let rows = a.len().checked_div(cols).unwrap_or(0);
+    let blocks: Vec<(Vec<Vec<char>>, bool)> = (0..a.len()).map(|i| block(a.data.item(i))).collect();
+    let width = |c: usize| {
+        (0..rows)
+            .map(|r| blocks[r * cols + c].0.first().map_or(0, Vec::len))
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..cols).map(width).collect();
+    let numeric: Vec<bool> = (0..cols)
+        .map(|c| (0..rows).any(|r| blocks[r * cols + c].1))
+        .collect();
+    let mut lines = Vec::new();
+    for r in 0..rows {
+        if r > 0 && a.rank() >= 3 {
+            let mut stride = a.shape[a.rank() - 2].max(1);
+            for ax in (0..a.rank() - 2).rev() {
+                if r.is_multiple_of(stride) {
+                    lines.push(Vec::new());
+                }
+                stride *= a.shape[ax];
+            }
+        }
+        let row = &blocks[r * cols..(r + 1) * cols];
+        let height = row.iter().map(|b| b.0.len()).max().unwrap_or(1).max(1);
+        for l in 0..height {
+            let mut line = Vec::new();
+            for (c, (b, num)) in row.iter().enumerate() {
+                if c > 0 && (numeric[c - 1] || numeric[c]) {
+                    line.push(' ');
+                }
+                let text: &[char] = b.get(l).map_or(&[], Vec::as_slice);
+                let pad = widths[c] - text.len();
+                if *num {
+                    line.extend(std::iter::repeat_n(' ', pad));
+                    line.extend_from_slice(text);
+                } else {
+                    line.extend_from_slice(text);
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+            lines.push(line);
+        }
+    }
+    pad_lines(lines, 0)
+}
+
+/// The lines made as wide as the widest, with `margin` blanks added on each side.
+fn pad_lines(lines: Vec<Vec<char>>, margin: usize) -> Vec<Vec<char>> {
+    let width = lines.iter().map(Vec::len).max().unwrap_or(0);
+    lines
+        .into_iter()
+        .map(|l| {
+            let mut out = vec![' '; margin];
+            let n = l.len();
+            out.extend(l);
+            out.extend(std::iter::repeat_n(' ', width - n + margin));
+            out
+        })
+        .collect()
+}
+
 /// Items of a vector, and rows and columns of a matrix, shown at each end of a large
 /// array by [`display_summary`].
 pub const SUMMARY_EDGE: usize = 50;
@@ -362,7 +466,7 @@ pub const SUMMARY_ITEMS: usize = 10_000;
 /// would be, and a last line saying the shape. `None` for an array that is shown
 /// whole (at most [`SUMMARY_ITEMS`] items, or of rank 3 or more).
 pub fn display_summary(a: &Array, pp: usize, pw: usize) -> Option<String> {
-    if a.len() <= SUMMARY_ITEMS || a.rank() == 0 || a.rank() > 2 {
+    if a.len() <= SUMMARY_ITEMS || a.rank() == 0 || a.rank() > 2 || a.elem.is_mixed() {
         return None;
     }
     let k = SUMMARY_EDGE;
@@ -451,6 +555,9 @@ pub fn display_session(a: &Array, pp: usize, pw: usize) -> String {
 pub fn write_display_pp(a: &Array, pp: usize, out: &mut dyn std::fmt::Write) -> std::fmt::Result {
     if a.elem.is_char() {
         return write_text(a, usize::MAX, out);
+    }
+    if a.elem.is_mixed() {
+        return write_nested(a, pp, out);
     }
     let cell = |i: usize| format_scalar_pp(a.data.get(i), pp);
     match a.rank() {
@@ -568,6 +675,21 @@ fn row_text(
 pub fn format_array(a: &Array, pp: usize) -> Array {
     if a.elem.is_char() {
         return a.clone();
+    }
+    if a.elem.is_mixed() {
+        let lines = nested_lines(a, pp);
+        let width = lines.iter().map(Vec::len).max().unwrap_or(0);
+        let mut data = Vec::with_capacity(lines.len() * width);
+        for l in &lines {
+            data.extend(l.iter().copied());
+            data.extend(std::iter::repeat_n(' ', width - l.len()));
+        }
+        let shape = if lines.len() == 1 && a.rank() <= 1 {
+            vec![width]
+        } else {
+            vec![lines.len(), width]
+        };
+        return Array::new(shape, Data::Char(data));
     }
     if a.rank() <= 1 {
         let text: Vec<String> = (0..a.len())

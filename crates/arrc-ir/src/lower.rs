@@ -99,11 +99,16 @@ pub fn lower_program(
         );
         l.frames.push((s.body.clone(), k));
     }
-    // Characters stay on the reference for now (issue 17).
-    if let Some(p) = params.iter().find(|p| p.ty.elem.is_char()) {
+    // Characters and nested arrays stay on the reference for now (issue 17).
+    if let Some(p) = params.iter().find(|p| !p.ty.elem.is_number()) {
+        let what = if p.ty.elem.is_char() {
+            "characters"
+        } else {
+            "mixed and nested arrays"
+        };
         return Err(err::unsupported(
             format!(
-                "characters (`{}`) on the GPU path are not supported yet",
+                "{what} (`{}`) on the GPU path are not supported yet",
                 p.name
             ),
             0..0,
@@ -1426,8 +1431,8 @@ impl Lower {
             .unwrap_or(ElemType::I32);
         for (v, it) in values.iter().zip(items) {
             if self.f.ty(*v).rank() != 0 {
-                return Err(err::domain(
-                    "nested arrays are not supported: each item of a strand must be a scalar",
+                return Err(err::unsupported(
+                    "nested arrays on the GPU path are not supported yet",
                     it.span.clone(),
                 ));
             }

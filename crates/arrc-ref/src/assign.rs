@@ -114,11 +114,7 @@ impl Interp<'_> {
                 let places = prims::select_places(&x, &ix, io, name_span)?;
                 let selected = prims::select(&x, &ix, io, name_span)?;
                 let new = self.new_items(func, selected, &v, &value.span)?;
-                self.modify(
-                    name,
-                    prims::scatter(&x, &places, &new, name_span)?,
-                    name_span,
-                )?;
+                self.modify(name, prims::scatter(&x, &places, &new), name_span)?;
             }
             Target::Selective {
                 name,
@@ -152,7 +148,7 @@ impl Interp<'_> {
                     d
                 });
                 let new = self.new_items(func, selected, &v, &value.span)?;
-                self.modify(name, prims::scatter(&x, &at, &new, name_span)?, name_span)?;
+                self.modify(name, prims::scatter(&x, &at, &new), name_span)?;
             }
         }
         Ok(v)

@@ -10,7 +10,7 @@
 use arrc_ir::array::{Array, Data, Scalar};
 use arrc_ir::error::{err, Error, Result};
 use arrc_syntax::Span;
-use arrc_syntax::{Func, FuncKind, Prim};
+use arrc_syntax::{Func, FuncKind, Op1, Prim};
 
 /// A character literal: one character is a scalar, any other count a vector
 /// (`''` is the empty character vector; `''''` is one quote, unescaped by the lexer).
@@ -89,7 +89,10 @@ pub(crate) fn monadic_allowed(f: &Func, span: &Span) -> Result<()> {
             | Prim::GradeDown
             | Prim::Drop
             | Prim::Format
-            | Prim::Execute => Ok(()),
+            | Prim::Execute
+            | Prim::Enclose
+            | Prim::Disclose
+            | Prim::Nest => Ok(()),
             _ => Err(no_arithmetic(span)),
         },
         _ => composed(f, span),
@@ -106,7 +109,13 @@ fn composed(f: &Func, span: &Span) -> Result<()> {
         | FuncKind::Atop(..)
         | FuncKind::Fork(..)
         | FuncKind::Jot(..)
+        | FuncKind::Outer(_)
         | FuncKind::UserOp { .. } => Ok(()),
+        // Each applies its operand to each item, which checks it again.
+        FuncKind::Derived {
+            op: Op1::Each | Op1::Commute,
+            ..
+        } => Ok(()),
         _ => Err(not_yet("this operator", span)),
     }
 }
@@ -138,9 +147,13 @@ pub(crate) fn dyadic_allowed(f: &Func, a: &Array, b: &Array, span: &Span) -> Res
             | Prim::SlashBar
             | Prim::Backslash
             | Prim::BackslashBar
-            | Prim::Squad => numeric_left(true),
-            // Items of both in one array.
-            Prim::Comma | Prim::CommaBar | Prim::Union => {
+            | Prim::Squad
+            | Prim::Enclose
+            | Prim::Disclose
+            | Prim::Nest => numeric_left(true),
+            // Items of both in one array (a mixed one when they differ).
+            Prim::Comma | Prim::CommaBar => Ok(()),
+            Prim::Union => {
                 if a.elem.mixes(b.elem) {
                     Err(mixed(span.clone()))
                 } else {

@@ -11,6 +11,7 @@
 
 mod assign;
 mod chars;
+mod nested;
 mod numeric;
 mod operators;
 mod prims;
@@ -304,18 +305,15 @@ impl Interp<'_> {
                     arrays.push(self.expr(it)?);
                 }
                 arrays.reverse();
-                let mut vals = Vec::with_capacity(items.len());
-                for (a, it) in arrays.iter().zip(items) {
-                    if a.rank() != 0 {
-                        return Err(err::domain(
-                            "nested arrays are not supported: each item of a strand must be a scalar",
-                            it.span.clone(),
-                        ));
-                    }
-                    vals.push(a.data.get(0));
+                if arrays.iter().any(|a| a.rank() != 0 || !a.is_simple()) {
+                    return Ok(nested::strand(arrays));
                 }
-                if arrays.windows(2).any(|w| w[0].elem.mixes(w[1].elem)) {
-                    return Err(chars::mixed(span));
+                let vals: Vec<Scalar> = arrays.iter().map(|a| a.data.get(0)).collect();
+                if vals
+                    .windows(2)
+                    .any(|w| w[0].elem_type().mixes(w[1].elem_type()))
+                {
+                    return Ok(nested::strand(arrays));
                 }
                 let n = vals.len();
                 Ok(from_scalars(vec![n], vals, ElemType::I32))
@@ -377,6 +375,11 @@ impl Interp<'_> {
                 let x = self.expr(array)?;
                 if x.rank() == 0 {
                     return Err(err::rank("a scalar cannot be indexed", span));
+                }
+                if let [Some(y)] = ix.as_slice() {
+                    if y.elem.is_mixed() {
+                        return nested::choose(&x, y, self.io(), &span);
+                    }
                 }
                 prims::select(&x, &ix, self.io(), &span)
             }
@@ -470,14 +473,18 @@ impl Interp<'_> {
         let f = self.resolve(func)?;
         let s = f.span.clone();
         let io = self.io();
-        if x.elem.is_char() {
+        if x.elem.is_mixed() {
+            nested::allowed(&f, false, &s)?;
+        } else if x.elem.is_char() {
             chars::monadic_allowed(&f, &s)?;
         }
         match &f.kind {
             FuncKind::Prim(p) => match p {
+                Prim::Iota if x.rank() == 1 => nested::iota_vector(&x, io, &s),
                 Prim::Iota => prims::iota(&x, io, &s),
                 Prim::Rho => Ok(prims::shape_of(&x)),
-                Prim::Comma | Prim::Epsilon => Ok(prims::ravel(&x)),
+                Prim::Comma => Ok(prims::ravel(&x)),
+                Prim::Epsilon => Ok(nested::enlist(&x)),
                 Prim::CommaBar => Ok(prims::table(&x)),
                 Prim::Reverse => prims::rotate(None, &x, false, &s),
                 Prim::ReverseFirst => prims::rotate(None, &x, true, &s),
@@ -486,10 +493,14 @@ impl Interp<'_> {
                 Prim::Where => prims::where_(&x, io, &s),
                 Prim::GradeUp => prims::grade(&x, false, io, &s),
                 Prim::GradeDown => prims::grade(&x, true, io, &s),
-                Prim::Match => Ok(prims::depth(&x)),
-                // ↑ (mix) and ⌷ leave a simple array as it is.
-                Prim::Take | Prim::Squad | Prim::Right | Prim::Left => Ok(x),
-                Prim::Drop => Err(err::unsupported("↓⍵ (split) makes a nested array", s)),
+                Prim::Match => nested::depth(&x, &s),
+                Prim::Take => nested::mix(&x, &s),
+                Prim::Drop => Ok(nested::split(&x)),
+                Prim::Enclose => Ok(Array::enclose(x)),
+                Prim::Disclose => nested::first(&x, &s),
+                Prim::Nest => Ok(nested::nest(x)),
+                // ⌷ leaves an array as it is.
+                Prim::Squad | Prim::Right | Prim::Left => Ok(x),
                 Prim::Union => sets::unique(&x, &s),
                 Prim::NotEqual => sets::unique_mask(&x, &s),
                 Prim::Roll => random::roll(&x, &mut self.env.rng, io, self.env.float, &s),
@@ -781,7 +792,10 @@ impl Interp<'_> {
         let f = self.resolve(func)?;
         let s = f.span.clone();
         let io = self.io();
-        if a.elem.is_char() || b.elem.is_char() {
+        let mixed = a.elem.is_mixed() || b.elem.is_mixed();
+        if mixed {
+            nested::allowed(&f, true, &s)?;
+        } else if a.elem.is_char() || b.elem.is_char() {
             chars::dyadic_allowed(&f, &a, &b, &s)?;
         }
         match &f.kind {
@@ -794,13 +808,21 @@ impl Interp<'_> {
                 Prim::Transpose => prims::transpose(Some(&a), &b, io, &s),
                 Prim::Take => prims::take_drop(&a, &b, false, &s),
                 Prim::Drop => prims::take_drop(&a, &b, true, &s),
+                Prim::Iota if mixed => nested::index_of(&a, &b, io, &s),
                 Prim::Iota => prims::index_of(&a, &b, io, &s),
+                Prim::Epsilon if mixed => nested::member(&a, &b, &s),
                 Prim::Epsilon => Ok(prims::member(&a, &b)),
+                Prim::Enclose => nested::partitioned_enclose(&a, &b, &s),
+                Prim::Disclose => nested::pick(&a, &b, io, &s),
+                Prim::Nest => nested::partition(&a, &b, &s),
                 Prim::Slash => prims::replicate(&a, &b, false, &s),
                 Prim::SlashBar => prims::replicate(&a, &b, true, &s),
                 Prim::Squad => prims::squad(&a, &b, io, &s),
-                Prim::Match => Ok(Array::scalar(Scalar::Bool(prims::matches(&a, &b)))),
-                Prim::Tally => Ok(Array::scalar(Scalar::Bool(!prims::matches(&a, &b)))),
+                Prim::Match | Prim::Tally => {
+                    nested::knows_prototypes(&[&a, &b], &s)?;
+                    let same = prims::matches(&a, &b);
+                    Ok(Array::scalar(Scalar::Bool(same == (*p == Prim::Match))))
+                }
                 Prim::Right => Ok(b),
                 Prim::Left => Ok(a),
                 Prim::Union => sets::union(&a, &b, &s),
@@ -852,6 +874,7 @@ impl Interp<'_> {
             },
             FuncKind::Outer(g) => self.outer(g, &a, &b, &s),
             FuncKind::Axis(g, k) => self.with_axis(g, k, Some(a), b, &s),
+            FuncKind::Inner(fr, g) if mixed => self.inner_items(fr, g, &a, &b, &s),
             FuncKind::Inner(fr, g) => self.inner(fr, g, &a, &b, &s),
             FuncKind::Name(n) if n.starts_with('⎕') => Err(err::unsupported(
                 format!("{n} with a left argument is not supported yet"),
@@ -1012,6 +1035,9 @@ impl Interp<'_> {
             return Ok(x.clone());
         }
         let axis = if first { 0 } else { x.rank() - 1 };
+        if x.elem.is_mixed() {
+            return self.fold_items(operand, x, axis, &span);
+        }
         self.fold_axis(operand, x, span, scan, axis)
     }
 
@@ -1182,40 +1208,12 @@ impl Interp<'_> {
         })
     }
 
-    fn each(&mut self, f: &Func, a: Option<&Array>, x: &Array, span: &Span) -> Result<Array> {
-        let (shape, ea, ex) = match a {
-            None => (x.shape.clone(), false, false),
-            Some(a) => extension(a, x, span)?,
-        };
-        let n: usize = arrc_ir::array::saturating_count(&shape);
-        let mut out = Vec::with_capacity(n);
-        for i in 0..n {
-            let xv = Array::scalar(x.data.get(if ex { 0 } else { i }));
-            let r = match a {
-                None => self.monadic(f, xv, span)?,
-                Some(a) => self.dyadic(
-                    f,
-                    Array::scalar(a.data.get(if ea { 0 } else { i })),
-                    xv,
-                    span,
-                )?,
-            };
-            match (r.rank(), r.as_singleton()) {
-                (0, Some(s)) => out.push(s),
-                _ => {
-                    return Err(err::domain(
-                        "each must return scalars here: nested arrays are not supported",
-                        span.clone(),
-                    ))
-                }
-            }
-        }
-        Ok(from_scalars(shape, out, x.elem))
-    }
-
     fn outer(&mut self, g: &Func, a: &Array, b: &Array, span: &Span) -> Result<Array> {
         let g = self.resolve(g)?;
         let prim = self.prim_of(&g);
+        if prim.is_none() || a.elem.is_mixed() || b.elem.is_mixed() {
+            return self.outer_items(&g, a, b, span);
+        }
         let mut shape = a.shape.clone();
         shape.extend(b.shape.iter().copied());
         prims::check_size(a.len().saturating_mul(b.len()), span)?;
@@ -1389,6 +1387,9 @@ fn subtract_scan(row: &[Scalar]) -> std::result::Result<Vec<Scalar>, arrc_ir::sc
 }
 
 fn unary(op: UnOp, x: &Array, float: ElemType, span: Span) -> Result<Array> {
+    if x.elem.is_mixed() {
+        return nested::pervade1(op, x, float, &span);
+    }
     let elem = op.result_type(x.elem, float);
     let mut d = Data::with_capacity(elem, x.len());
     for i in 0..x.len() {
@@ -1446,6 +1447,9 @@ fn extension(a: &Array, b: &Array, span: &Span) -> Result<(Vec<usize>, bool, boo
 /// A dyadic scalar function with scalar and singleton extension.
 /// `float` is the program's float type.
 pub fn binary(op: BinOp, a: &Array, b: &Array, float: ElemType, span: Span) -> Result<Array> {
+    if a.elem.is_mixed() || b.elem.is_mixed() {
+        return nested::pervade2(op, a, b, float, &span);
+    }
     let (shape, a_ext, b_ext) = extension(a, b, &span)?;
     let elem = op.result_type(a.elem, b.elem, float);
     let n: usize = arrc_ir::array::saturating_count(&shape);

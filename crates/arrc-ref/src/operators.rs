@@ -373,7 +373,7 @@ impl Interp<'_> {
                 )
             });
         }
-        prims::scatter(&x, &places, &new, span)
+        Ok(prims::scatter(&x, &places, &new))
     }
 
     /// An operator of the user's applied: its body runs as a dfn's, with `⍺⍺` and

@@ -2,6 +2,7 @@
 //! Every function takes the index origin `io` where indices matter, and the span of its
 //! glyph for errors.
 
+use arrc_ir::array::Item;
 use arrc_ir::error::{err, Error, ErrorClass, Result};
 use arrc_ir::{Array, Data, ElemType, Scalar};
 use arrc_syntax::Span;
@@ -68,6 +69,17 @@ pub(crate) fn from_scalars(shape: Vec<usize>, items: Vec<Scalar>, ty: ElemType) 
     Array::new(shape, d)
 }
 
+/// The fill item of `x`: its prototype (see [`crate::nested::prototype`]).
+pub(crate) fn fill(x: &Array, span: &Span) -> Result<Item> {
+    match &x.data {
+        Data::Mixed(items) => match items.first() {
+            Some(first) => Ok(crate::nested::prototype(first)),
+            None => Err(crate::nested::no_prototype(span)),
+        },
+        d => Ok(Item::Simple(Scalar::I32(0).cast(d.elem_type()))),
+    }
+}
+
 fn items(a: &Array) -> Vec<Scalar> {
     (0..a.len()).map(|i| a.data.get(i)).collect()
 }
@@ -109,12 +121,11 @@ pub(crate) fn reshape(a: &Array, x: &Array, span: &Span) -> Result<Array> {
     let n = arrc_ir::array::element_count(&shape).unwrap_or(usize::MAX);
     check_size(n, span)?;
     let mut d = Data::with_capacity(x.elem, n);
-    for i in 0..n {
-        d.push(if x.is_empty() {
-            Scalar::I32(0)
-        } else {
-            x.data.get(i % x.len())
-        });
+    if x.is_empty() {
+        let f = fill(x, span)?;
+        (0..n).for_each(|_| d.push_item(f.clone()));
+    } else {
+        (0..n).for_each(|i| d.push_from(&x.data, i % x.len()));
     }
     Ok(Array::new(shape, d))
 }
@@ -173,7 +184,7 @@ pub(crate) fn catenate_axis(a: &Array, b: &Array, axis: usize, span: &Span) -> R
             shape[axis] = 1;
             let n: usize = arrc_ir::array::saturating_count(&shape);
             let mut d = Data::with_capacity(x.elem, n);
-            (0..n).for_each(|_| d.push(x.data.get(0)));
+            (0..n).for_each(|_| d.push_from(&x.data, 0));
             return Ok(Array::new(shape, d));
         }
         if x.rank() + 1 == r {
@@ -203,10 +214,10 @@ pub(crate) fn catenate_axis(a: &Array, b: &Array, axis: usize, span: &Span) -> R
     let mut d = Data::with_capacity(ty, a2.len() + b2.len());
     for o in 0..outer {
         for i in 0..na * inner {
-            d.push(a2.data.get(o * na * inner + i));
+            d.push_from(&a2.data, o * na * inner + i);
         }
         for i in 0..nb * inner {
-            d.push(b2.data.get(o * nb * inner + i));
+            d.push_from(&b2.data, o * nb * inner + i);
         }
     }
     Ok(Array::new(shape, d))
@@ -265,7 +276,7 @@ pub(crate) fn rotate_axis(a: Option<&Array>, x: &Array, axis: usize, span: &Span
                     Some(_) if n == 0 => 0,
                     Some(_) => (k as i64 + amounts[o * inner + i]).rem_euclid(n as i64) as usize,
                 };
-                d.push(x.data.get((o * n + src) * inner + i));
+                d.push_from(&x.data, (o * n + src) * inner + i);
             }
         }
     }
@@ -328,13 +339,13 @@ pub(crate) fn transpose(a: Option<&Array>, x: &Array, io: i64, span: &Span) -> R
         shape[p] = shape[p].min(x.shape[k]);
     }
     let st = strides(&x.shape);
-    let mut out = Vec::with_capacity(arrc_ir::array::saturating_count(&shape));
+    let mut out = Data::with_capacity(x.elem, arrc_ir::array::saturating_count(&shape));
     for_each_index(&shape, |idx| {
         let off: usize = perm.iter().enumerate().map(|(k, &p)| idx[p] * st[k]).sum();
-        out.push(x.data.get(off));
+        out.push_from(&x.data, off);
         Ok(())
     })?;
-    Ok(from_scalars(shape, out, x.elem))
+    Ok(Array::new(shape, out))
 }
 
 /// `⍺↑[k]⍵` and `⍺↓[k]⍵`: one count, along axis `k` (0-based); the other axes
@@ -399,8 +410,8 @@ pub(crate) fn take_drop(a: &Array, x: &Array, drop: bool, span: &Span) -> Result
     let count = arrc_ir::array::element_count(&shape).unwrap_or(usize::MAX);
     check_size(count, span)?;
     let st = strides(&x.shape);
-    let mut out = Vec::with_capacity(count);
-    let fill = Scalar::I32(0).cast(x.elem);
+    let mut out = Data::with_capacity(x.elem, count);
+    let fill = fill(&x, span);
     for_each_index(&shape, |idx| {
         let mut off = 0usize;
         let mut inside = true;
@@ -412,10 +423,14 @@ pub(crate) fn take_drop(a: &Array, x: &Array, drop: bool, span: &Span) -> Result
             }
             off += s as usize * st[k];
         }
-        out.push(if inside { x.data.get(off) } else { fill });
+        if inside {
+            out.push_from(&x.data, off);
+        } else {
+            out.push_item(fill.clone()?);
+        }
         Ok(())
     })?;
-    Ok(from_scalars(shape, out, x.elem))
+    Ok(Array::new(shape, out))
 }
 
 pub(crate) fn same(a: Scalar, b: Scalar) -> bool {
@@ -579,10 +594,8 @@ impl FirstIndex {
 /// `⍸⍵` of a boolean or non-negative integer vector.
 pub(crate) fn where_(x: &Array, io: i64, span: &Span) -> Result<Array> {
     if x.rank() > 1 {
-        return Err(err::unsupported(
-            "⍸ of a matrix gives nested indices, which arrc does not support",
-            span.clone(),
-        ));
+        let flat = where_(&ravel(x), 0, span)?;
+        return Ok(crate::nested::index_vectors(&flat, &x.shape, io));
     }
     // Every count is checked before the result's size (as the device does).
     let counts = (0..x.len())
@@ -617,7 +630,7 @@ pub(crate) fn replicate_axis(
     let x = if x.rank() == 0 {
         Array::new(vec![counts.len()], {
             let mut d = Data::with_capacity(x.elem, counts.len());
-            (0..counts.len()).for_each(|_| d.push(x.data.get(0)));
+            (0..counts.len()).for_each(|_| d.push_from(&x.data, 0));
             d
         })
     } else {
@@ -646,17 +659,17 @@ pub(crate) fn replicate_axis(
     check_size(total.saturating_mul(outer * inner), span)?;
     let mut shape = x.shape.clone();
     shape[axis] = total;
-    let fill = Scalar::I32(0).cast(x.elem);
+    let fill = fill(&x, span);
     let mut d = Data::with_capacity(x.elem, outer * total * inner);
     for o in 0..outer {
         for (k, &c) in counts.iter().enumerate() {
             for _ in 0..c.unsigned_abs() {
                 for i in 0..inner {
-                    d.push(if c > 0 {
-                        x.data.get((o * n + k) * inner + i)
+                    if c > 0 {
+                        d.push_from(&x.data, (o * n + k) * inner + i);
                     } else {
-                        fill
-                    });
+                        d.push_item(fill.clone()?);
+                    }
                 }
             }
         }
@@ -766,17 +779,17 @@ pub(crate) fn select(x: &Array, axes: &[Option<Array>], io: i64, span: &Span) ->
     let count = arrc_ir::array::saturating_count(&counts);
     // `x[⍳1e5;⍳1e5]` would allocate 10^10 items.
     check_size(count, span)?;
-    let mut out = Vec::with_capacity(count);
+    let mut out = Data::with_capacity(x.elem, count);
     for_each_index(&counts, |idx| {
         let off: usize = idx
             .iter()
             .enumerate()
             .map(|(k, &i)| lists[k][i] * st[k])
             .sum();
-        out.push(x.data.get(off));
+        out.push_from(&x.data, off);
         Ok(())
     })?;
-    Ok(from_scalars(shape, out, x.elem))
+    Ok(Array::new(shape, out))
 }
 
 /// `⍺⌷⍵`: ⍺ indexes the leading axes.
@@ -799,7 +812,14 @@ pub(crate) fn squad(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Array>
 
 /// `⍺≡⍵`
 pub(crate) fn matches(a: &Array, b: &Array) -> bool {
-    a.shape == b.shape && (0..a.len()).all(|i| same(a.data.get(i), b.data.get(i)))
+    if a.shape != b.shape {
+        return false;
+    }
+    if a.is_empty() {
+        // Empty arrays match when their prototypes do: `⍬≡''` is 0.
+        return a.elem.is_char() == b.elem.is_char() && a.elem.is_mixed() == b.elem.is_mixed();
+    }
+    (0..a.len()).all(|i| crate::nested::same_item(&a.data.item(i), &b.data.item(i)))
 }
 
 /// `≢⍵`
@@ -807,18 +827,10 @@ pub(crate) fn tally(x: &Array) -> Array {
     Array::scalar(Scalar::I32(x.shape.first().copied().unwrap_or(1) as i32))
 }
 
-/// `≡⍵`: 0 for a simple scalar, 1 for any other simple array.
-pub(crate) fn depth(x: &Array) -> Array {
-    Array::scalar(Scalar::I32((x.rank() > 0) as i32))
-}
-
 /// `⍳⍵` for a non-negative integer scalar.
 pub(crate) fn iota(x: &Array, io: i64, span: &Span) -> Result<Array> {
-    if x.rank() > 1 || x.len() != 1 {
-        return Err(err::unsupported(
-            "⍳ of a vector gives nested indices, which arrc does not support",
-            span.clone(),
-        ));
+    if x.rank() > 1 {
+        return Err(err::rank("⍳ needs a scalar or a vector", span.clone()));
     }
     match x.data.get(0).as_i64() {
         Some(n) if n > LIMIT.with(|l| l.get()) as i64 && n <= i32::MAX as i64 => {
@@ -863,18 +875,18 @@ pub(crate) fn expand(a: &Array, x: &Array, axis: Option<usize>, span: &Span) -> 
     check_size(total.saturating_mul(outer * inner), span)?;
     let mut shape = x.shape.clone();
     shape[axis] = total;
-    let fill = Scalar::I32(0).cast(x.elem);
+    let fill = fill(&x, span);
     let mut d = Data::with_capacity(x.elem, outer * total * inner);
     for o in 0..outer {
         let mut j = 0;
         for &c in &counts {
             for _ in 0..c.unsigned_abs().max(1) {
                 for i in 0..inner {
-                    d.push(if c > 0 {
-                        x.data.get((o * n + j.min(n - 1)) * inner + i)
+                    if c > 0 {
+                        d.push_from(&x.data, (o * n + j.min(n - 1)) * inner + i);
                     } else {
-                        fill
-                    });
+                        d.push_item(fill.clone()?);
+                    }
                 }
             }
             if c > 0 {
@@ -926,22 +938,24 @@ pub(crate) fn laminate(a: &Array, b: &Array, at: usize, span: &Span) -> Result<A
 
 /// `x` with item `places[k]` of its ravel replaced by item `k` of `new` (its only item
 /// when a scalar), in order (a place named twice takes the later), in the type that
-/// holds both: indexed assignment and `@`. Characters into numbers, or numbers into
-/// characters, would make a mixed array: NOT YET SUPPORTED (unless no item moves).
-pub(crate) fn scatter(x: &Array, places: &[usize], new: &Array, span: &Span) -> Result<Array> {
-    if x.elem.mixes(new.elem) && !places.is_empty() {
-        return Err(crate::chars::mixed(span.clone()));
-    }
-    let elem = if x.elem.mixes(new.elem) {
+/// holds both: indexed assignment and `@` (characters into numbers, or numbers into
+/// characters, make a mixed array).
+pub(crate) fn scatter(x: &Array, places: &[usize], new: &Array) -> Array {
+    // The type that holds both (as the device types it), but no mixed array where no
+    // item moves.
+    let elem = if places.is_empty() && x.elem.mixes(new.elem) {
         x.elem
     } else {
         x.elem.join(new.elem)
     };
-    let mut out: Vec<Scalar> = (0..x.len()).map(|i| x.data.get(i)).collect();
+    let mut out: Vec<Item> = (0..x.len()).map(|i| x.data.item(i)).collect();
     for (k, &p) in places.iter().enumerate() {
-        out[p] = new.data.get(if new.rank() == 0 { 0 } else { k });
+        out[p] = new.data.item(if new.rank() == 0 { 0 } else { k });
     }
     let mut d = Data::with_capacity(elem, out.len());
-    out.into_iter().for_each(|s| d.push(s.cast(elem)));
-    Ok(Array::new(x.shape.clone(), d))
+    out.into_iter().for_each(|it| match it {
+        Item::Simple(s) => d.push(s.cast(elem)),
+        it => d.push_item(it),
+    });
+    Array::new(x.shape.clone(), d)
 }

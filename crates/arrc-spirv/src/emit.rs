@@ -288,7 +288,10 @@ impl Emitter {
         }
         let id = match t {
             // Booleans live in 32-bit words as 0 and 1, characters as code points.
-            ElemType::Bool | ElemType::I32 | ElemType::Char => self.b.type_int(32, 1),
+            // Mixed arrays never reach a kernel (the lowering refuses them).
+            ElemType::Bool | ElemType::I32 | ElemType::Char | ElemType::Mixed => {
+                self.b.type_int(32, 1)
+            }
             ElemType::I64 => {
                 self.uses_i64 = true;
                 self.b.type_int(64, 1)

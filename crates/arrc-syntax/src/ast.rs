@@ -1023,3 +1023,62 @@ pub fn dyadic_inverse(f: &Func) -> Option<(crate::lexer::Prim, bool)> {
         _ => return None,
     })
 }
+
+/// A parenthesised expression: itself, but a strand spans its parentheses, which
+/// tells `(1 2)` (one item of a strand around it) from the vector literal `1 2`
+/// (whose numbers share the literal's span: see [`strand_items`]).
+pub fn parenthesised(e: Expr, span: Span) -> Expr {
+    match e.kind {
+        ExprKind::Strand(_) => Expr { span, ..e },
+        _ => e,
+    }
+}
+
+/// The strand of `items` (atoms side by side). A strand of literals alone (numbers and
+/// strings) is one constant, as in Dyalog: brackets after it index all of it
+/// (`'ONE' 'TWO' 'THREE'[2]` is `'TWO'`, as `1 2 3[2]` is 2).
+pub fn strand(mut items: Vec<Expr>, span: Span) -> Expr {
+    let literal = |e: &Expr| match &e.kind {
+        ExprKind::Number(_) | ExprKind::Str(_) => true,
+        ExprKind::Strand(xs) => xs
+            .iter()
+            .all(|x| matches!(x.kind, ExprKind::Number(_)) && x.span == e.span),
+        _ => false,
+    };
+    let last = items.pop().expect("a strand has two atoms or more");
+    let all_literal = items.iter().all(literal);
+    match last.kind {
+        ExprKind::Index { array, axes } if all_literal && literal(&array) => {
+            let inner_end = array.span.end;
+            items.push(*array);
+            let inner = strand(items, span.start..inner_end);
+            Expr::new(
+                ExprKind::Index {
+                    array: Box::new(inner),
+                    axes,
+                },
+                span,
+            )
+        }
+        kind => {
+            items.push(Expr { kind, ..last });
+            let items = items.into_iter().flat_map(strand_items).collect();
+            Expr::new(ExprKind::Strand(items), span)
+        }
+    }
+}
+
+/// The items `it` adds to a strand it stands in: a vector literal's numbers one by
+/// one (`x 1 2` has three items, as in Dyalog), anything else as one item.
+fn strand_items(it: Expr) -> Vec<Expr> {
+    match it.kind {
+        ExprKind::Strand(items)
+            if items
+                .iter()
+                .all(|x| matches!(x.kind, ExprKind::Number(_)) && x.span == it.span) =>
+        {
+            items
+        }
+        kind => vec![Expr { kind, ..it }],
+    }
+}

@@ -79,6 +79,12 @@ pub enum Prim {
     Format,
     /// `⍎`: execute.
     Execute,
+    /// `⊂`: enclose and partitioned enclose.
+    Enclose,
+    /// `⊃`: first (disclose, ⎕ML=1) and pick.
+    Disclose,
+    /// `⊆`: nest and partition.
+    Nest,
 }
 
 impl Prim {
@@ -148,6 +154,9 @@ impl Prim {
             Domino => '⌹',
             Format => '⍕',
             Execute => '⍎',
+            Enclose => '⊂',
+            Disclose => '⊃',
+            Nest => '⊆',
         }
     }
 }
@@ -212,9 +221,6 @@ impl Op2 {
 pub fn unsupported_glyph(c: char) -> Option<&'static str> {
     Some(match c {
         '⌶' => "I-beam",
-        '⊂' => "enclose and partitioned enclose",
-        '⊃' => "disclose and pick",
-        '⊆' => "nest and partition",
         '⍞' => "character input and output",
         '⍠' => "variant operator",
         '→' => "branch",
@@ -454,6 +460,9 @@ pub enum Token {
     #[token("⌹", |_| Prim::Domino)]
     #[token("⍕", |_| Prim::Format)]
     #[token("⍎", |_| Prim::Execute)]
+    #[token("⊂", |_| Prim::Enclose)]
+    #[token("⊃", |_| Prim::Disclose)]
+    #[token("⊆", |_| Prim::Nest)]
     Prim(Prim),
 }
 

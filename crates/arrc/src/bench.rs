@@ -166,6 +166,18 @@ fn random(rng: &mut rand::rngs::StdRng, ty: ElemType, shape: Vec<usize>) -> Arra
         ElemType::Bool => Data::Bool((0..n).map(|_| rng.random_bool(0.5)).collect()),
         ElemType::I32 => Data::I32((0..n).map(|_| rng.random_range(0..100)).collect()),
         ElemType::Char => Data::Char((0..n).map(|_| rng.random_range('a'..='z')).collect()),
+        // Mixed: characters and numbers alternating.
+        ElemType::Mixed => Data::Mixed(
+            (0..n)
+                .map(|i| {
+                    arrc_ir::array::Item::Simple(if i % 2 == 0 {
+                        arrc_ir::Scalar::Char(rng.random_range('a'..='z'))
+                    } else {
+                        arrc_ir::Scalar::I32(rng.random_range(0..100))
+                    })
+                })
+                .collect(),
+        ),
     };
     Array::new(shape, data)
 }

@@ -136,6 +136,12 @@ pub fn write_npy(path: &Path, a: &Array) -> Result<(), Error> {
                 "characters cannot be written to a .npy file yet",
             ))
         }
+        Data::Mixed(_) => {
+            return Err(file_error(
+                path,
+                "a mixed or nested array cannot be written to a .npy file",
+            ))
+        }
     };
     r.map_err(|e| file_error(path, e))
 }

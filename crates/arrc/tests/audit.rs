@@ -211,7 +211,7 @@ fn both_backends_raise_the_same_error_class() {
         ("x 1 2", "VALUE ERROR"),
         ("∇3", "SYNTAX ERROR"),
         ("∇", "SYNTAX ERROR"),
-        ("⍳2 3", "NOT YET SUPPORTED"),
+        ("⍳2 2⍴1", "RANK ERROR"),
         ("1⌷10", "RANK ERROR"),
         ("{⍵+1[0]}¨⍬", ""),
         ("⍴{⍵+1[0]}¨⍬", "0"),

@@ -10,9 +10,12 @@ impl Lower {
                 span,
             ));
         };
-        if a.rank() > 1 || a.len() != 1 {
+        if a.rank() > 1 {
+            return Err(err::rank("⍳ needs a scalar or a vector", span));
+        }
+        if a.rank() > 0 {
             return Err(err::unsupported(
-                "⍳ of a vector gives nested indices, which arrc does not support",
+                "⍳ of a vector (an array of index vectors) is not supported on the GPU path yet",
                 span,
             ));
         }

@@ -246,7 +246,7 @@ impl Lower {
             ElemType::I64 => Scalar::I64(i64::MAX),
             ElemType::F32 => Scalar::F32(f32::MAX),
             ElemType::F64 => Scalar::F64(f64::MAX),
-            ElemType::Char => Scalar::Char(char::MAX),
+            ElemType::Char | ElemType::Mixed => Scalar::Char(char::MAX),
         };
         let before = a;
         let after = self.gather(

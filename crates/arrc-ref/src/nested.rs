@@ -1,0 +1,720 @@
+//! Nested and mixed arrays on the reference (issue 17, item 2): arrays whose items are
+//! enclosed arrays ([`Item::Boxed`]), or numbers and characters together. A simple
+//! array is unchanged by all of this: its data stays typed, and [`Array::new`] makes
+//! mixed data simple again whenever its items allow.
+//!
+//! As with characters ([`crate::chars`]), functions take a mixed array only once they
+//! have been checked to treat its items right: [`allowed`] lists them, the others are
+//! NOT YET SUPPORTED. Structural functions move [`Item`]s (`Data::push_from`), scalar
+//! functions pervade to the simple scalars at the leaves ([`pervade2`]), and `¨`,
+//! `/`, `∘.` and `.` apply their operands to the opened items.
+
+use crate::prims::{self, check_size, int_vector};
+use crate::Interp;
+use arrc_ir::array::{Array, Data, ElemType, Item, Scalar};
+use arrc_ir::error::{err, Error, Result};
+use arrc_ir::scalar::{BinOp, UnOp};
+use arrc_syntax::{Func, FuncKind, Op1, Prim, Span};
+use std::sync::Arc;
+
+/// The prototype of an item (what fills take, expand and reshape of an empty array
+/// with): 0 for a number, a blank for a character, and for an enclosed array the
+/// same structure with each of its items' prototypes.
+pub(crate) fn prototype(it: &Item) -> Item {
+    match it {
+        Item::Simple(s) => Item::Simple(Scalar::I32(0).cast(s.elem_type())),
+        Item::Boxed(a) => Item::Boxed(Arc::new(prototype_array(a))),
+    }
+}
+
+fn prototype_array(a: &Array) -> Array {
+    let data = match &a.data {
+        Data::Mixed(items) => Data::Mixed(items.iter().map(prototype).collect()),
+        d => {
+            let z = Scalar::I32(0).cast(d.elem_type());
+            let mut out = Data::with_capacity(d.elem_type(), d.len());
+            (0..d.len()).for_each(|_| out.push(z));
+            out
+        }
+    };
+    Array::new(a.shape.clone(), data)
+}
+
+/// The error where the prototype of an empty nested array would be needed (arrc
+/// keeps none for those yet).
+pub(crate) fn no_prototype(span: &Span) -> Error {
+    err::unsupported(
+        "the prototype of an empty nested array (its fill) is not kept yet",
+        span.clone(),
+    )
+}
+
+/// Whether `f` (resolved) may be applied to arguments one of which is mixed or
+/// nested: functions that move or select items, the scalar functions (which pervade),
+/// the nested functions, and operators and compositions that apply their operands
+/// to arrays (each operand checked again when it runs).
+pub(crate) fn allowed(f: &Func, dyadic: bool, span: &Span) -> Result<()> {
+    let ok = match &f.kind {
+        FuncKind::Prim(p) => {
+            let structural = matches!(
+                p,
+                Prim::Rho
+                    | Prim::Comma
+                    | Prim::CommaBar
+                    | Prim::Reverse
+                    | Prim::ReverseFirst
+                    | Prim::Transpose
+                    | Prim::Take
+                    | Prim::Drop
+                    | Prim::Tally
+                    | Prim::Match
+                    | Prim::Squad
+                    | Prim::Right
+                    | Prim::Left
+                    | Prim::Enclose
+                    | Prim::Disclose
+                    | Prim::Nest
+                    | Prim::Epsilon
+            );
+            let scalar = if dyadic {
+                BinOp::from_prim(*p).is_some()
+            } else {
+                UnOp::from_prim(*p).is_some()
+            };
+            let either = if dyadic {
+                matches!(
+                    p,
+                    Prim::Slash
+                        | Prim::SlashBar
+                        | Prim::Backslash
+                        | Prim::BackslashBar
+                        | Prim::Iota
+                )
+            } else {
+                matches!(p, Prim::Format)
+            };
+            structural || scalar || either
+        }
+        FuncKind::Derived { op, .. } => {
+            matches!(
+                op,
+                Op1::Each | Op1::Commute | Op1::Reduce | Op1::ReduceFirst
+            )
+        }
+        FuncKind::Dfn(_)
+        | FuncKind::Name(_)
+        | FuncKind::SelfRef
+        | FuncKind::Atop(..)
+        | FuncKind::Fork(..)
+        | FuncKind::Jot(..)
+        | FuncKind::Power(..)
+        | FuncKind::Over(..)
+        | FuncKind::Outer(_)
+        | FuncKind::Inner(..)
+        | FuncKind::UserOp { .. } => true,
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(err::unsupported(
+            "this function of a nested or mixed array is not supported yet",
+            span.clone(),
+        ))
+    }
+}
+
+/// `a (1 2) b`: a strand whose items are not all simple scalars is a nested vector
+/// (numbers and characters alone make a mixed one).
+pub(crate) fn strand(items: Vec<Array>) -> Array {
+    let n = items.len();
+    Array::new(
+        vec![n],
+        Data::Mixed(items.into_iter().map(Item::enclose).collect()),
+    )
+}
+
+/// `≡⍵`: 0 for a simple scalar, 1 for another simple array, else one more than the
+/// deepest item; negative when the items' depths differ (Dyalog's non-uniform depth).
+pub(crate) fn depth(x: &Array, span: &Span) -> Result<Array> {
+    knows_prototypes(&[x], span)?;
+    let (d, uniform) = depth_of(x);
+    let d = d as i32;
+    Ok(Array::scalar(Scalar::I32(if uniform { d } else { -d })))
+}
+
+/// An error where one of `arrays` holds, at any depth, an empty nested array: its
+/// prototype, which `≡` and the searches compare, is not kept yet (better than an
+/// answer that leaves it out).
+pub(crate) fn knows_prototypes(arrays: &[&Array], span: &Span) -> Result<()> {
+    fn lost(a: &Array) -> bool {
+        match &a.data {
+            Data::Mixed(items) if items.is_empty() => true,
+            Data::Mixed(items) => items.iter().any(|it| match it {
+                Item::Boxed(b) => lost(b),
+                Item::Simple(_) => false,
+            }),
+            _ => false,
+        }
+    }
+    if arrays.iter().any(|a| lost(a)) {
+        return Err(no_prototype(span));
+    }
+    Ok(())
+}
+
+fn depth_of(x: &Array) -> (usize, bool) {
+    let Data::Mixed(items) = &x.data else {
+        return (usize::from(x.rank() > 0), true);
+    };
+    let depths: Vec<(usize, bool)> = items
+        .iter()
+        .map(|it| match it {
+            Item::Simple(_) => (0, true),
+            Item::Boxed(a) => depth_of(a),
+        })
+        .collect();
+    let max = depths.iter().map(|d| d.0).max().unwrap_or(0);
+    let uniform = depths.iter().all(|&(d, u)| u && d == max);
+    (1 + max, uniform)
+}
+
+/// `∊⍵`: every simple scalar of ⍵, depth first, as a vector.
+pub(crate) fn enlist(x: &Array) -> Array {
+    fn walk(a: &Array, out: &mut Vec<Item>) {
+        for i in 0..a.len() {
+            match a.data.item(i) {
+                Item::Boxed(b) => walk(&b, out),
+                it => out.push(it),
+            }
+        }
+    }
+    if !x.elem.is_mixed() {
+        return prims::ravel(x);
+    }
+    let mut out = Vec::new();
+    walk(x, &mut out);
+    if out.is_empty() {
+        return Array::vector(Data::I32(vec![]));
+    }
+    Array::vector(Data::Mixed(out))
+}
+
+/// `⊃⍵` (⎕ML=1: first): the first item, opened; of an empty array, its prototype.
+pub(crate) fn first(x: &Array, span: &Span) -> Result<Array> {
+    if x.is_empty() {
+        return Ok(prims::fill(x, span)?.open());
+    }
+    Ok(x.data.item(0).open())
+}
+
+/// `⊆⍵`: a simple array enclosed (a simple scalar stays itself); a nested one as it is.
+pub(crate) fn nest(x: Array) -> Array {
+    if x.is_simple() {
+        Array::enclose(x)
+    } else {
+        x
+    }
+}
+
+/// `↑⍵` (mix): the items, opened, as cells of one array whose trailing axes are the
+/// largest of the items' (shorter items padded with their own fill, lower ranks
+/// given leading axes of 1).
+pub(crate) fn mix(x: &Array, span: &Span) -> Result<Array> {
+    if !x.elem.is_mixed() {
+        return Ok(x.clone());
+    }
+    let items: Vec<Array> = (0..x.len()).map(|i| x.data.item(i).open()).collect();
+    let rank = items.iter().map(Array::rank).max().unwrap_or(0);
+    let mut cell = vec![0usize; rank];
+    for it in &items {
+        let pad = rank - it.rank();
+        for (k, &d) in it.shape.iter().enumerate() {
+            cell[pad + k] = cell[pad + k].max(d);
+        }
+        if pad > 0 {
+            cell[..pad].iter_mut().for_each(|c| *c = (*c).max(1));
+        }
+    }
+    if items.is_empty() {
+        return Err(no_prototype(span));
+    }
+    let per = arrc_ir::array::saturating_count(&cell);
+    check_size(per.saturating_mul(items.len()), span)?;
+    let counts = Array::vector(Data::I64(cell.iter().map(|&c| c as i64).collect()));
+    let mut data = Data::Mixed(Vec::with_capacity(per * items.len()));
+    for it in &items {
+        let mut lifted = it.clone();
+        lifted.shape = std::iter::repeat_n(1, rank - it.rank())
+            .chain(it.shape.iter().copied())
+            .collect();
+        let padded = if rank == 0 {
+            lifted
+        } else {
+            prims::take_drop(&counts, &lifted, false, span)?
+        };
+        (0..padded.len()).for_each(|i| data.push_from(&padded.data, i));
+    }
+    let mut shape = x.shape.clone();
+    shape.extend(cell);
+    Ok(Array::new(shape, data))
+}
+
+/// `↓⍵` (split): the vectors along the last axis, each enclosed, in an array of the
+/// other axes.
+pub(crate) fn split(x: &Array) -> Array {
+    if x.rank() == 0 {
+        return x.clone();
+    }
+    let n = *x.shape.last().unwrap_or(&1);
+    let rows = x
+        .len()
+        .checked_div(n)
+        .unwrap_or_else(|| arrc_ir::array::saturating_count(&x.shape[..x.rank() - 1]));
+    let mut items = Vec::with_capacity(rows);
+    for r in 0..rows {
+        let mut d = Data::with_capacity(x.elem, n);
+        (0..n).for_each(|i| d.push_from(&x.data, r * n + i));
+        items.push(Item::enclose(Array::new(vec![n], d)));
+    }
+    Array::new(x.shape[..x.rank() - 1].to_vec(), Data::Mixed(items))
+}
+
+/// `⍳⍵` of a vector: the array of shape ⍵ whose items are their own indices.
+pub(crate) fn iota_vector(x: &Array, io: i64, span: &Span) -> Result<Array> {
+    let dims = int_vector(x, span, "⍳'s argument")?;
+    if dims.iter().any(|&d| d < 0) {
+        return Err(err::domain("⍳ needs non-negative integers", span.clone()));
+    }
+    let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+    let n = arrc_ir::array::element_count(&shape).unwrap_or(usize::MAX);
+    check_size(n.saturating_mul(shape.len().max(1)), span)?;
+    let mut items = Vec::with_capacity(n);
+    let mut idx = vec![0usize; shape.len()];
+    for _ in 0..n {
+        let v: Vec<i32> = idx.iter().map(|&i| (i as i64 + io) as i32).collect();
+        items.push(Item::enclose(Array::vector(Data::I32(v))));
+        for k in (0..shape.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    if items.is_empty() {
+        // `⍳0 3` is empty; `⍳⍬` is the scalar holding ⍬.
+        if shape.is_empty() {
+            return Ok(Array::enclose(Array::vector(Data::I32(vec![]))));
+        }
+        return Err(no_prototype(span));
+    }
+    Ok(Array::new(shape, Data::Mixed(items)))
+}
+
+/// The index vectors (origin `io`) of the ravel positions `flat` (0-origin) in an
+/// array of `shape`: `⍸` of a matrix.
+pub(crate) fn index_vectors(flat: &Array, shape: &[usize], io: i64) -> Array {
+    let items = (0..flat.len())
+        .map(|i| {
+            let mut p = flat.data.get(i).as_i64().unwrap_or(0) as usize;
+            let mut v = vec![0i32; shape.len()];
+            for k in (0..shape.len()).rev() {
+                v[k] = (p % shape[k].max(1)) as i32 + io as i32;
+                p /= shape[k].max(1);
+            }
+            Item::enclose(Array::vector(Data::I32(v)))
+        })
+        .collect();
+    Array::vector(Data::Mixed(items))
+}
+
+/// `⍺⊃⍵` (pick): each item of ⍺ selects an item one level deeper (an integer in a
+/// vector, a vector of indices in a higher rank), which is opened.
+pub(crate) fn pick(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Array> {
+    if a.rank() > 1 {
+        return Err(err::rank("⍺⊃⍵ needs a scalar or vector ⍺", span.clone()));
+    }
+    let mut cur = x.clone();
+    for k in 0..a.len() {
+        let idx = a.data.item(k).open();
+        let ix = int_vector(&idx, span, "⍺⊃⍵'s indices")?;
+        if ix.len() != cur.rank() {
+            return Err(err::rank(
+                format!("{} indices for a rank-{} array", ix.len(), cur.rank()),
+                span.clone(),
+            ));
+        }
+        let mut off = 0usize;
+        for (d, (&i, &n)) in ix.iter().zip(&cur.shape).enumerate() {
+            let i = i - io;
+            if i < 0 || i >= n as i64 {
+                return Err(prims::index_error(
+                    format!("index {} is outside 1…{n} on axis {}", i + io, d + 1),
+                    span.clone(),
+                ));
+            }
+            off = off * n + i as usize;
+        }
+        cur = cur.data.item(off).open();
+    }
+    Ok(cur)
+}
+
+/// `x[y]` with a nested `y` (choose and reach indexing): each item of `y` names one
+/// item of `x`: a vector of indices, one per axis (choose), or a nested vector of such
+/// indices, one per level (reach, as `⊃` picks); the result has `y`'s shape.
+pub(crate) fn choose(x: &Array, y: &Array, io: i64, span: &Span) -> Result<Array> {
+    let mut out = Vec::with_capacity(y.len());
+    for i in 0..y.len() {
+        let idx = y.data.item(i).open();
+        let path = if idx.is_simple() {
+            Array::enclose(idx)
+        } else {
+            idx
+        };
+        out.push(Item::enclose(pick(&path, x, io, span)?));
+    }
+    Ok(Array::new(y.shape.clone(), Data::Mixed(out)))
+}
+
+/// `⍺⊂⍵` (partitioned enclose) of a vector: a new item starts at each position
+/// where ⍺ is positive (⍺[i] of them, the extra ones empty); items before the first
+/// such position are left out. ⍺ may have one more item than ⍵ (empty items at the end).
+pub(crate) fn partitioned_enclose(a: &Array, x: &Array, span: &Span) -> Result<Array> {
+    let x = vector_of(x, span)?;
+    let n = x.len();
+    let mut counts = int_vector(a, span, "⍺⊂⍵'s left argument")?;
+    if a.rank() == 0 {
+        counts = vec![counts[0]; n];
+    }
+    if counts.iter().any(|&c| c < 0) {
+        return Err(err::domain(
+            "⍺⊂⍵ needs non-negative integers on the left",
+            span.clone(),
+        ));
+    }
+    if counts.len() != n && counts.len() != n + 1 {
+        return Err(err::length(
+            format!("{} partition counts for {n} items", counts.len()),
+            span.clone(),
+        ));
+    }
+    let mut parts: Vec<(usize, usize)> = Vec::new();
+    for (i, &c) in counts.iter().enumerate() {
+        for _ in 0..c {
+            if let Some(last) = parts.last_mut() {
+                last.1 = last.1.min(i);
+            }
+            parts.push((i, n));
+        }
+    }
+    check_size(parts.len(), span)?;
+    Ok(parts_of(&x, &parts))
+}
+
+/// `⍺⊆⍵` (partition) of a vector: runs of items with equal positive ⍺, a new one
+/// where ⍺ grows; items where ⍺ is 0 are left out.
+pub(crate) fn partition(a: &Array, x: &Array, span: &Span) -> Result<Array> {
+    let x = vector_of(x, span)?;
+    let n = x.len();
+    let mut keys = int_vector(a, span, "⍺⊆⍵'s left argument")?;
+    if a.rank() == 0 {
+        keys = vec![keys[0]; n];
+    }
+    if keys.iter().any(|&c| c < 0) {
+        return Err(err::domain(
+            "⍺⊆⍵ needs non-negative integers on the left",
+            span.clone(),
+        ));
+    }
+    if keys.len() != n {
+        return Err(err::length(
+            format!("{} partition keys for {n} items", keys.len()),
+            span.clone(),
+        ));
+    }
+    let mut parts: Vec<(usize, usize)> = Vec::new();
+    let mut prev = 0;
+    for (i, &k) in keys.iter().enumerate() {
+        if k == 0 || k > prev {
+            if let Some(last) = parts.last_mut() {
+                last.1 = last.1.min(i);
+            }
+        }
+        if k > prev {
+            parts.push((i, n));
+        }
+        prev = k;
+    }
+    Ok(parts_of(&x, &parts))
+}
+
+/// ⍵ as a vector (a scalar is one item); a higher rank is NOT YET SUPPORTED here.
+fn vector_of(x: &Array, span: &Span) -> Result<Array> {
+    match x.rank() {
+        0 => Ok(prims::ravel(x)),
+        1 => Ok(x.clone()),
+        _ => Err(err::unsupported(
+            "partitions of arrays of rank 2 or more are not supported yet",
+            span.clone(),
+        )),
+    }
+}
+
+/// The vector of the enclosed ranges `[start, end)` of `x`.
+fn parts_of(x: &Array, parts: &[(usize, usize)]) -> Array {
+    let items = parts
+        .iter()
+        .map(|&(s, e)| {
+            let mut d = Data::with_capacity(x.elem, e.saturating_sub(s));
+            (s..e).for_each(|i| d.push_from(&x.data, i));
+            Item::enclose(Array::vector(d))
+        })
+        .collect::<Vec<_>>();
+    Array::vector(Data::Mixed(items))
+}
+
+/// A dyadic scalar function where an argument is nested: items paired (with scalar
+/// and singleton extension) and the function applied to their contents, down to the
+/// simple scalars.
+pub(crate) fn pervade2(
+    op: BinOp,
+    a: &Array,
+    b: &Array,
+    float: ElemType,
+    span: &Span,
+) -> Result<Array> {
+    let (shape, ea, eb) = crate::extension(a, b, span)?;
+    let n = arrc_ir::array::saturating_count(&shape);
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let x = a.data.item(if ea { 0 } else { i });
+        let y = b.data.item(if eb { 0 } else { i });
+        let r = crate::binary(op, &x.as_array(), &y.as_array(), float, span.clone())?;
+        out.push(Item::enclose(r));
+    }
+    Ok(Array::new(shape, Data::Mixed(out)))
+}
+
+/// A monadic scalar function of a nested array: applied to each item's contents.
+pub(crate) fn pervade1(op: UnOp, x: &Array, float: ElemType, span: &Span) -> Result<Array> {
+    let mut out = Vec::with_capacity(x.len());
+    for i in 0..x.len() {
+        let r = crate::unary(op, &x.data.item(i).as_array(), float, span.clone())?;
+        out.push(Item::enclose(r));
+    }
+    Ok(Array::new(x.shape.clone(), Data::Mixed(out)))
+}
+
+/// Whether two items match (`≡`): simple scalars equal as `=` compares them, enclosed
+/// arrays matching.
+pub(crate) fn same_item(a: &Item, b: &Item) -> bool {
+    match (a, b) {
+        (Item::Simple(x), Item::Simple(y)) => prims::same(*x, *y),
+        (Item::Boxed(x), Item::Boxed(y)) => prims::matches(x, y),
+        _ => false,
+    }
+}
+
+/// `⍺⍳⍵` where an argument is nested: the first item of the vector ⍺ that matches
+/// each item of ⍵.
+pub(crate) fn index_of(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Array> {
+    knows_prototypes(&[a, x], span)?;
+    if a.rank() != 1 {
+        return Err(err::unsupported(
+            "⍺⍳⍵ with a nested ⍺ of rank other than 1 is not supported yet",
+            span.clone(),
+        ));
+    }
+    let hay: Vec<Item> = (0..a.len()).map(|i| a.data.item(i)).collect();
+    let out = (0..x.len())
+        .map(|i| {
+            let it = x.data.item(i);
+            let k = hay
+                .iter()
+                .position(|h| same_item(h, &it))
+                .unwrap_or(a.len());
+            (k as i64 + io) as i32
+        })
+        .collect();
+    Ok(Array::new(x.shape.clone(), Data::I32(out)))
+}
+
+/// `⍺∊⍵` where an argument is nested: whether each item of ⍺ matches an item of ⍵.
+pub(crate) fn member(a: &Array, x: &Array, span: &Span) -> Result<Array> {
+    knows_prototypes(&[a, x], span)?;
+    let hay: Vec<Item> = (0..x.len()).map(|i| x.data.item(i)).collect();
+    let out = (0..a.len())
+        .map(|i| {
+            let it = a.data.item(i);
+            hay.iter().any(|h| same_item(h, &it))
+        })
+        .collect();
+    Ok(Array::new(a.shape.clone(), Data::Bool(out)))
+}
+
+impl Interp<'_> {
+    /// `f¨`: `f` applied to each item (opened), each result enclosed; with ⍺, items
+    /// paired with scalar extension.
+    pub(crate) fn each(
+        &mut self,
+        f: &Func,
+        a: Option<&Array>,
+        x: &Array,
+        span: &Span,
+    ) -> Result<Array> {
+        let (shape, ea, ex) = match a {
+            None => (x.shape.clone(), false, false),
+            Some(a) => crate::extension(a, x, span)?,
+        };
+        let n: usize = arrc_ir::array::saturating_count(&shape);
+        if n == 0 {
+            return Ok(Array::new(shape, Data::empty(x.elem)));
+        }
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let xv = x.data.item(if ex { 0 } else { i }).open();
+            let r = match a {
+                None => self.monadic(f, xv, span)?,
+                Some(a) => {
+                    let av = a.data.item(if ea { 0 } else { i }).open();
+                    self.dyadic(f, av, xv, span)?
+                }
+            };
+            out.push(Item::enclose(r));
+        }
+        Ok(Array::new(shape, Data::Mixed(out)))
+    }
+
+    /// `f/` (or `f⌿`) of a nested array along `axis`: each run of items folded from
+    /// the right by `f` applied to their contents, the result enclosed.
+    pub(crate) fn fold_items(
+        &mut self,
+        f: &Func,
+        x: &Array,
+        axis: usize,
+        span: &Span,
+    ) -> Result<Array> {
+        if x.rank() == 0 {
+            return Ok(x.clone());
+        }
+        let (outer, n, inner) = x.around(axis);
+        if n == 0 {
+            return Err(err::unsupported(
+                "a reduction of an empty nested array is not supported yet",
+                span.clone(),
+            ));
+        }
+        let mut out = Vec::with_capacity(outer * inner);
+        for o in 0..outer {
+            for i in 0..inner {
+                let at = |k: usize| (o * n + k) * inner + i;
+                let mut acc = x.data.item(at(n - 1)).open();
+                for k in (0..n - 1).rev() {
+                    acc = self.dyadic(f, x.data.item(at(k)).open(), acc, span)?;
+                }
+                out.push(Item::enclose(acc));
+            }
+        }
+        let mut shape = x.shape.clone();
+        shape.remove(axis);
+        Ok(Array::new(shape, Data::Mixed(out)))
+    }
+
+    /// `⍺∘.g⍵` with nested arguments or array results: `g` applied to each pair of
+    /// items (opened), each result enclosed.
+    pub(crate) fn outer_items(
+        &mut self,
+        g: &Func,
+        a: &Array,
+        b: &Array,
+        span: &Span,
+    ) -> Result<Array> {
+        let mut shape = a.shape.clone();
+        shape.extend(b.shape.iter().copied());
+        check_size(a.len().saturating_mul(b.len()), span)?;
+        if a.is_empty() || b.is_empty() {
+            return Ok(Array::new(shape, Data::empty(a.elem.join(b.elem))));
+        }
+        let mut out = Vec::with_capacity(a.len() * b.len());
+        for i in 0..a.len() {
+            for j in 0..b.len() {
+                let r = self.dyadic(g, a.data.item(i).open(), b.data.item(j).open(), span)?;
+                out.push(Item::enclose(r));
+            }
+        }
+        Ok(Array::new(shape, Data::Mixed(out)))
+    }
+
+    /// `⍺ f.g ⍵` with nested arguments: for each row of ⍺ and column of ⍵, `g` of the
+    /// paired items (opened) folded from the right by `f`, the result enclosed.
+    pub(crate) fn inner_items(
+        &mut self,
+        f: &Func,
+        g: &Func,
+        a: &Array,
+        b: &Array,
+        span: &Span,
+    ) -> Result<Array> {
+        let na = a.shape.last().copied().unwrap_or(1);
+        let nb = b.shape.first().copied().unwrap_or(1);
+        let n = match (na, nb) {
+            _ if na == nb || nb == 1 => na,
+            (1, _) => nb,
+            _ => {
+                return Err(err::length(
+                    format!("inner lengths {na} and {nb} do not match"),
+                    span.clone(),
+                ))
+            }
+        };
+        if n == 0 {
+            return Err(err::unsupported(
+                "an inner product of empty nested arrays is not supported yet",
+                span.clone(),
+            ));
+        }
+        let rows = if a.rank() == 0 {
+            1
+        } else {
+            a.len() / na.max(1)
+        };
+        let cols = if b.rank() == 0 {
+            1
+        } else {
+            b.len() / nb.max(1)
+        };
+        let mut shape: Vec<usize> = a.shape[..a.rank().saturating_sub(1)].to_vec();
+        if b.rank() > 0 {
+            shape.extend(b.shape[1..].iter().copied());
+        }
+        let mut out = Vec::with_capacity(rows * cols);
+        for r in 0..rows {
+            for c in 0..cols {
+                let pair = |k: usize| {
+                    let ia = if a.rank() == 0 {
+                        0
+                    } else {
+                        r * na + if na == 1 { 0 } else { k }
+                    };
+                    let ib = if b.rank() == 0 {
+                        0
+                    } else {
+                        (if nb == 1 { 0 } else { k }) * cols + c
+                    };
+                    (a.data.item(ia).open(), b.data.item(ib).open())
+                };
+                let (l, rt) = pair(n - 1);
+                let mut acc = self.dyadic(g, l, rt, span)?;
+                for k in (0..n - 1).rev() {
+                    let (l, rt) = pair(k);
+                    let v = self.dyadic(g, l, rt, span)?;
+                    acc = self.dyadic(f, v, acc, span)?;
+                }
+                out.push(Item::enclose(acc));
+            }
+        }
+        Ok(Array::new(shape, Data::Mixed(out)))
+    }
+}
