@@ -108,6 +108,11 @@ pub enum Inst {
     },
     /// A literal array.
     Const(Array),
+    /// Stands for a nested array while a statement is lowered (`lower/nested.rs`
+    /// keeps its items: a dense array of higher rank, or a list of values). Nothing is
+    /// computed for it: a use that reaches the verifier is NOT YET SUPPORTED (a
+    /// function that does not take nested arrays on the GPU path was given one).
+    Nested,
     /// `⍳len`: the integers origin…origin+len-1 (origin is ⎕IO), i32.
     Iota {
         len: Dim,
@@ -397,7 +402,11 @@ impl Inst {
     /// Applies `f` to each value this instruction uses, in place.
     pub fn map_operands(&mut self, f: &mut impl FnMut(Value) -> Value) {
         match self {
-            Inst::Param { .. } | Inst::Const(_) | Inst::Iota { .. } | Inst::RngState => {}
+            Inst::Param { .. }
+            | Inst::Const(_)
+            | Inst::Nested
+            | Inst::Iota { .. }
+            | Inst::RngState => {}
             Inst::Length { of, .. } => *of = f(*of),
             Inst::Cast(v)
             | Inst::Unary { arg: v, .. }
@@ -475,7 +484,11 @@ impl Inst {
     /// The values this instruction uses.
     pub fn operands(&self) -> Vec<Value> {
         match self {
-            Inst::Param { .. } | Inst::Const(_) | Inst::Iota { .. } | Inst::RngState => vec![],
+            Inst::Param { .. }
+            | Inst::Const(_)
+            | Inst::Nested
+            | Inst::Iota { .. }
+            | Inst::RngState => vec![],
             Inst::Length { of, .. } => vec![*of],
             Inst::Cast(v)
             | Inst::Unary { arg: v, .. }
@@ -637,6 +650,7 @@ impl fmt::Display for Function {
             write!(f, "  {v} = ")?;
             match inst {
                 Inst::Param { index } => write!(f, "param {index}")?,
+                Inst::Nested => write!(f, "nested")?,
                 Inst::RngState => write!(f, "rng state")?,
                 Inst::ScatterAdd { op, index, values } => {
                     write!(f, "scatter-{} {values} at {index}", op.name())?

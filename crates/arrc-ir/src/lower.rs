@@ -18,6 +18,7 @@ pub(crate) use crate::bounds::{dim_bound, magnitude};
 mod batched;
 mod folds;
 mod key;
+mod nested;
 mod random;
 mod scatter;
 mod search;
@@ -52,6 +53,8 @@ struct Lower {
     /// Trials on scalar stand-ins running ([`Lower::trial`]): their guards become
     /// selects.
     trials: usize,
+    /// The nested arrays [`Inst::Nested`] values stand for (`lower/nested.rs`).
+    nests: HashMap<Value, nested::Nest>,
 }
 
 /// The locals of a dfn the host is running (its body, and its local functions), over
@@ -218,6 +221,7 @@ impl Lower {
             frames: vec![],
             depth: 0,
             trials: 0,
+            nests: HashMap::new(),
         }
     }
 
@@ -569,9 +573,13 @@ impl Lower {
     }
 
     fn monadic(&mut self, func: &Func, arg: Value, span: &Span) -> Result<Value> {
+        if self.nest(arg).is_some() {
+            return self.nested_monadic(func, arg, span);
+        }
         let fspan = func.span.clone();
         let f = self.resolve(func)?;
         match &f.kind {
+            FuncKind::Prim(Prim::Enclose) => Ok(self.enclose(arg, &fspan)),
             FuncKind::Prim(Prim::Iota) => self.iota(arg, fspan),
             FuncKind::Prim(Prim::Where) => self.where_(arg, fspan),
             FuncKind::Prim(p @ (Prim::GradeUp | Prim::GradeDown)) => {
@@ -1423,6 +1431,12 @@ impl Lower {
 
     /// A strand with computed items (`x 1`): each a scalar, catenated.
     fn strand(&mut self, values: &[Value], items: &[Expr], span: Span) -> Result<Value> {
+        if values
+            .iter()
+            .any(|v| self.f.ty(*v).rank() != 0 || self.nest(*v).is_some())
+        {
+            return self.list(values, &span);
+        }
         let mut out: Option<Value> = None;
         let elem = values
             .iter()

@@ -89,6 +89,9 @@ impl Lower {
     }
 
     pub(super) fn dyadic(&mut self, func: &Func, l: Value, r: Value, span: &Span) -> Result<Value> {
+        if self.nest(l).is_some() || self.nest(r).is_some() {
+            return self.nested_dyadic(func, l, r, span);
+        }
         let fspan = func.span.clone();
         let f = self.resolve(func)?;
         match &f.kind {

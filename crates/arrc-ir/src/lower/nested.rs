@@ -1,0 +1,419 @@
+//! Nested arrays on the GPU path (issue 17, item 3), within a statement. A nested
+//! array whose items share a shape and a type is one dense array of higher rank whose
+//! trailing axes are an item's ([`Nest::Dense`]: `⊂⍵`, `1 0 ¯1⌽¨⊂⍵`, `3 4=…`); a
+//! vector of items of different shapes is a list of values ([`Nest::List`]: the strand
+//! `1 ⍵`). Functions applied to them through pervasion, `¨`, `∘.`, `/` and `.`
+//! become the flat instructions of the dense array (spreads, rotations along an
+//! item's axes, reductions along the outer axes), so they fuse as any other.
+//!
+//! A nested array stands in the IR as an [`Inst::Nested`], which computes nothing:
+//! the functions here read its items from [`Lower::nests`]. Any other use of it (a
+//! function that does not take nested arrays here, a nested result of the statement)
+//! fails the verifier as NOT YET SUPPORTED, and the statement goes to the reference:
+//! a nested array is never read as a flat one.
+
+use super::*;
+
+/// A nested array while a statement is lowered.
+#[derive(Clone, Debug)]
+pub(super) enum Nest {
+    /// Items of one shape and type: `v`'s trailing `inner` axes are an item's.
+    Dense { v: Value, inner: usize },
+    /// A vector of items, each a (flat) value.
+    List(Vec<Value>),
+}
+
+/// An array seen as outer axes and items (of a flat array, its scalars).
+#[derive(Clone, Debug)]
+struct View {
+    v: Value,
+    outer: Vec<Dim>,
+    item: Vec<Dim>,
+}
+
+fn not_yet(what: &str, span: &Span) -> crate::error::Error {
+    err::unsupported(
+        format!("{what} of nested arrays is not supported on the GPU path yet"),
+        span.clone(),
+    )
+}
+
+impl Lower {
+    /// The nested array `v` stands for, if it is one.
+    pub(super) fn nest(&self, v: Value) -> Option<&Nest> {
+        // An entry outlives an undone trial; the instruction tells whether it holds.
+        match self.f.insts.get(v.index()) {
+            Some(Inst::Nested) => self.nests.get(&v),
+            _ => None,
+        }
+    }
+
+    fn stand_in(&mut self, n: Nest, outer: Vec<Dim>, span: &Span) -> Value {
+        let ty = Type {
+            elem: ElemType::Mixed,
+            shape: outer,
+        };
+        let v = self.f.push(Inst::Nested, ty, span.clone());
+        self.nests.insert(v, n);
+        v
+    }
+
+    /// The nested array of `v`'s trailing `inner` axes as items (`v` itself for 0).
+    fn dense(&mut self, v: Value, inner: usize, span: &Span) -> Value {
+        if inner == 0 {
+            return v;
+        }
+        let shape = self.f.ty(v).shape.clone();
+        let outer = shape[..shape.len() - inner].to_vec();
+        self.stand_in(Nest::Dense { v, inner }, outer, span)
+    }
+
+    /// `⊂x`: a scalar holding `x` (a scalar stays itself).
+    pub(super) fn enclose(&mut self, x: Value, span: &Span) -> Value {
+        let rank = self.f.ty(x).rank();
+        self.dense(x, rank, span)
+    }
+
+    /// A strand whose items are not all scalars: a list.
+    pub(super) fn list(&mut self, values: &[Value], span: &Span) -> Result<Value> {
+        if values.iter().any(|v| self.nest(*v).is_some()) {
+            return Err(not_yet("a strand", span));
+        }
+        let n = values.len() as u64;
+        Ok(self.stand_in(Nest::List(values.to_vec()), vec![Dim::Known(n)], span))
+    }
+
+    fn view(&self, v: Value) -> Option<View> {
+        let shape = self.f.ty(v).shape.clone();
+        match self.nest(v) {
+            None => Some(View {
+                v,
+                outer: shape,
+                item: vec![],
+            }),
+            Some(Nest::Dense { v, inner }) => {
+                let shape = self.f.ty(*v).shape.clone();
+                let k = shape.len() - inner;
+                Some(View {
+                    v: *v,
+                    outer: shape[..k].to_vec(),
+                    item: shape[k..].to_vec(),
+                })
+            }
+            Some(Nest::List(_)) => None,
+        }
+    }
+
+    /// `x` spread to the dense shape `outer ++ item`: its outer axes read result axes
+    /// `oaxes`, its item axes the trailing ones (its items are scalars or of `item`'s
+    /// shape).
+    fn spread(
+        &mut self,
+        x: &View,
+        oaxes: &[usize],
+        outer: &[Dim],
+        item: &[Dim],
+        span: &Span,
+    ) -> Value {
+        let shape: Vec<Dim> = outer.iter().chain(item).cloned().collect();
+        if x.outer.is_empty() && x.item.is_empty() {
+            return x.v;
+        }
+        let mut axes = oaxes.to_vec();
+        axes.extend((0..x.item.len()).map(|j| outer.len() + j));
+        if axes.iter().copied().eq(0..shape.len()) && self.f.ty(x.v).shape == shape {
+            return x.v;
+        }
+        self.gather(x.v, Gather::Axes(axes), shape, span.clone())
+    }
+
+    /// The item shape of a function of two arrays' items: equal, or one side's items
+    /// scalars.
+    fn item_shape(a: &View, b: &View, span: &Span) -> Result<Vec<Dim>> {
+        if a.item == b.item || b.item.is_empty() {
+            Ok(a.item.clone())
+        } else if a.item.is_empty() {
+            Ok(b.item.clone())
+        } else {
+            Err(not_yet("items of different shapes", span))
+        }
+    }
+
+    /// The outer shape of `a f¨ b` (and of pervasion), with each side's axis map.
+    fn paired(a: &View, b: &View, span: &Span) -> Result<(Vec<Dim>, Vec<usize>, Vec<usize>)> {
+        let outer = if a.outer == b.outer || b.outer.is_empty() {
+            a.outer.clone()
+        } else if a.outer.is_empty() {
+            b.outer.clone()
+        } else {
+            return Err(not_yet("pairing nested arrays of different shapes", span));
+        };
+        let map = |x: &View| {
+            if x.outer.is_empty() {
+                vec![]
+            } else {
+                (0..outer.len()).collect()
+            }
+        };
+        let (ma, mb) = (map(a), map(b));
+        Ok((outer, ma, mb))
+    }
+
+    /// The outer shape of `a ∘.f b`, with each side's axis map.
+    fn crossed(a: &View, b: &View) -> (Vec<Dim>, Vec<usize>, Vec<usize>) {
+        let outer: Vec<Dim> = a.outer.iter().chain(&b.outer).cloned().collect();
+        let ra = a.outer.len();
+        (
+            (outer),
+            (0..ra).collect(),
+            (ra..ra + b.outer.len()).collect(),
+        )
+    }
+
+    /// A scalar function of items placed by `(outer, ma, mb)`.
+    #[allow(clippy::too_many_arguments)]
+    fn items_binary(
+        &mut self,
+        op: BinOp,
+        a: &View,
+        b: &View,
+        (outer, ma, mb): (Vec<Dim>, Vec<usize>, Vec<usize>),
+        span: &Span,
+    ) -> Result<Value> {
+        let item = Self::item_shape(a, b, span)?;
+        let l = self.spread(a, &ma, &outer, &item, span);
+        let r = self.spread(b, &mb, &outer, &item, span);
+        let v = self.apply_binary(op, l, r, span.clone())?;
+        Ok(self.dense(v, item.len(), span))
+    }
+
+    /// `⌽` (or `⊖` when `first`) of items placed by `(outer, ma, mb)`: `a`'s items
+    /// the amounts (scalars), `b`'s the arrays rotated.
+    fn items_rotate(
+        &mut self,
+        first: bool,
+        a: &View,
+        b: &View,
+        (outer, ma, mb): (Vec<Dim>, Vec<usize>, Vec<usize>),
+        span: &Span,
+    ) -> Result<Value> {
+        if !a.item.is_empty() || b.item.is_empty() || !self.f.ty(a.v).elem.is_int() {
+            return Err(not_yet("this rotation", span));
+        }
+        let item = b.item.clone();
+        let x = self.spread(b, &mb, &outer, &item, span);
+        let axis = outer.len() + if first { 0 } else { item.len() - 1 };
+        let mut shape: Vec<Dim> = outer.iter().chain(&item).cloned().collect();
+        if !matches!(shape[axis], Dim::Known(_)) {
+            return Err(not_yet("a rotation along a run-time length", span));
+        }
+        let elem = self.f.ty(x).elem;
+        let by = if a.outer.is_empty() {
+            a.v
+        } else {
+            let mut lines = shape.clone();
+            lines.remove(axis);
+            self.gather(a.v, Gather::Axes(ma), lines, span.clone())
+        };
+        let ty = Type {
+            elem,
+            shape: std::mem::take(&mut shape),
+        };
+        let v = self
+            .f
+            .push(Inst::Rotate { arg: x, by, axis }, ty, span.clone());
+        Ok(self.dense(v, item.len(), span))
+    }
+
+    /// Item `k` (from 0) of the vector `x` (nested, a list, or flat), as a value.
+    fn item_of(&mut self, x: Value, k: u64, span: &Span) -> Result<Value> {
+        if let Some(Nest::List(items)) = self.nest(x) {
+            return Ok(items[k as usize]);
+        }
+        let v = self.view(x).ok_or_else(|| not_yet("this item", span))?;
+        if v.outer.len() != 1 {
+            return Err(not_yet("this item", span));
+        }
+        let at = self.konst(Array::scalar(Scalar::I32(k as i32 + 1)), span.clone());
+        let mut axes = vec![Some(at)];
+        axes.extend(v.item.iter().map(|_| None));
+        self.index(v.v, axes, span.clone())
+    }
+
+    /// The number of items of the vector `x` (nested, a list, or flat), if known.
+    fn vector_len(&self, x: Value) -> Option<u64> {
+        match self.f.ty(x).shape.as_slice() {
+            [Dim::Known(n)] => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// `f x` where `x` is nested.
+    pub(super) fn nested_monadic(&mut self, f: &Func, x: Value, span: &Span) -> Result<Value> {
+        let fspan = f.span.clone();
+        let f = self.resolve(f)?;
+        match &f.kind {
+            FuncKind::Prim(Prim::Disclose) => match self.nest(x) {
+                Some(Nest::List(items)) => Ok(items[0]),
+                _ => {
+                    let v = self.view(x).ok_or_else(|| not_yet("⊃", &fspan))?;
+                    if v.outer
+                        .iter()
+                        .any(|d| *d == Dim::Known(0) || !matches!(d, Dim::Known(_)))
+                    {
+                        return Err(not_yet("⊃ of an empty or run-time length", &fspan));
+                    }
+                    if v.outer.is_empty() {
+                        return Ok(v.v);
+                    }
+                    let one = self.konst(Array::scalar(Scalar::I32(1)), fspan.clone());
+                    let axes: Vec<Option<Value>> = v
+                        .outer
+                        .iter()
+                        .map(|_| Some(one))
+                        .chain(v.item.iter().map(|_| None))
+                        .collect();
+                    self.index(v.v, axes, fspan)
+                }
+            },
+            FuncKind::Prim(Prim::Comma) => {
+                let v = self.view(x).ok_or_else(|| not_yet(",", &fspan))?;
+                let n = known_dims(&v.outer)
+                    .ok_or_else(|| not_yet(", of a run-time length", &fspan))?;
+                let mut shape = vec![Dim::Known(crate::array::saturating_count(&n) as u64)];
+                shape.extend(v.item.iter().cloned());
+                let r = self.reshape(v.v, shape, fspan);
+                Ok(self.dense(r, v.item.len(), span))
+            }
+            FuncKind::Prim(p) if UnOp::from_prim(*p).is_some() => {
+                let op = UnOp::from_prim(*p).expect("checked");
+                self.items_unary(op, x, &fspan)
+            }
+            FuncKind::Derived {
+                op: Op1::Each,
+                operand,
+            } => match &self.resolve(operand)?.kind {
+                FuncKind::Prim(p) if UnOp::from_prim(*p).is_some() => {
+                    let op = UnOp::from_prim(*p).expect("checked");
+                    self.items_unary(op, x, &fspan)
+                }
+                _ => Err(not_yet("this f¨", &fspan)),
+            },
+            FuncKind::Derived {
+                op: op @ (Op1::Reduce | Op1::ReduceFirst),
+                operand,
+            } => {
+                let operand = self.resolve(operand)?;
+                if let Some(Nest::List(items)) = self.nest(x).cloned() {
+                    let bin = self.operand_op(&operand)?;
+                    let mut acc = *items.last().expect("a strand has items");
+                    for &it in items[..items.len() - 1].iter().rev() {
+                        acc = self.apply_binary(bin, it, acc, fspan.clone())?;
+                    }
+                    return Ok(self.enclose(acc, span));
+                }
+                let v = self
+                    .view(x)
+                    .ok_or_else(|| not_yet("this reduction", &fspan))?;
+                if v.outer.is_empty() {
+                    return Ok(x);
+                }
+                let axis = if *op == Op1::ReduceFirst {
+                    0
+                } else {
+                    v.outer.len() - 1
+                };
+                let r = self.fold(&operand, *op, v.v, axis, fspan)?;
+                Ok(self.dense(r, v.item.len(), span))
+            }
+            _ => Err(not_yet("this function", &fspan)),
+        }
+    }
+
+    fn items_unary(&mut self, op: UnOp, x: Value, span: &Span) -> Result<Value> {
+        let v = self.view(x).ok_or_else(|| not_yet("this function", span))?;
+        if !op.on_gpu_for(self.f.ty(v.v).elem, self.f.float) {
+            return Err(not_yet("this function", span));
+        }
+        let r = self.unary(op, v.v, span.clone())?;
+        Ok(self.dense(r, v.item.len(), span))
+    }
+
+    /// `a f b` where `a` or `b` is nested.
+    pub(super) fn nested_dyadic(
+        &mut self,
+        f: &Func,
+        a: Value,
+        b: Value,
+        span: &Span,
+    ) -> Result<Value> {
+        let fspan = f.span.clone();
+        let f = self.resolve(f)?;
+        // The function applied to pairs of items (pervasion, `¨`), or to each item of
+        // one with each of the other (`∘.`).
+        let (g, crossed) = match &f.kind {
+            FuncKind::Prim(_) => (f.clone(), false),
+            FuncKind::Derived {
+                op: Op1::Each,
+                operand,
+            } => (self.resolve(operand)?, false),
+            FuncKind::Outer(g) => (self.resolve(g)?, true),
+            FuncKind::Inner(fr, g) => {
+                let (fr, g) = (self.resolve(fr)?, self.resolve(g)?);
+                return self.items_inner(&fr, &g, a, b, &fspan, span);
+            }
+            _ => return Err(not_yet("this function", &fspan)),
+        };
+        let (va, vb) = match (self.view(a), self.view(b)) {
+            (Some(va), Some(vb)) => (va, vb),
+            _ => return Err(not_yet("this function of a strand", &fspan)),
+        };
+        let placed = if crossed {
+            Self::crossed(&va, &vb)
+        } else {
+            Self::paired(&va, &vb, &fspan)?
+        };
+        match &g.kind {
+            FuncKind::Prim(p @ (Prim::Reverse | Prim::ReverseFirst)) => {
+                self.items_rotate(*p == Prim::ReverseFirst, &va, &vb, placed, &fspan)
+            }
+            FuncKind::Prim(p) => match BinOp::from_prim(*p) {
+                Some(op) => self.items_binary(op, &va, &vb, placed, &fspan),
+                None => Err(not_yet("this function", &fspan)),
+            },
+            _ => Err(not_yet("this operand", &fspan)),
+        }
+    }
+
+    /// `a f.g b` of nested vectors (or a nested and a simple one) of a known length:
+    /// `g` of each pair of items folded from the right by `f`, the result enclosed.
+    fn items_inner(
+        &mut self,
+        f: &Func,
+        g: &Func,
+        a: Value,
+        b: Value,
+        fspan: &Span,
+        span: &Span,
+    ) -> Result<Value> {
+        let (fop, gop) = (self.operand_op(f)?, self.operand_op(g)?);
+        let (na, nb) = match (self.vector_len(a), self.vector_len(b)) {
+            (Some(na), Some(nb)) => (na, nb),
+            _ => return Err(not_yet("an inner product", fspan)),
+        };
+        if na != nb || na == 0 || na > 16 {
+            return Err(not_yet("this inner product", fspan));
+        }
+        let mut acc: Option<Value> = None;
+        for k in (0..na).rev() {
+            let (x, y) = (self.item_of(a, k, fspan)?, self.item_of(b, k, fspan)?);
+            let v = self.apply_binary(gop, x, y, fspan.clone())?;
+            acc = Some(match acc {
+                None => v,
+                Some(acc) => self.apply_binary(fop, v, acc, fspan.clone())?,
+            });
+        }
+        let acc = acc.expect("at least one item");
+        Ok(self.enclose(acc, span))
+    }
+}
