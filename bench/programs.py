@@ -186,6 +186,7 @@ TORCH = {
     "stencil": stencil,
     "boxfilter": boxfilter,
     "lifestencil": lifestencil,
+    "lifenested": life,
     "roll": roll,
     "key": key,
     "streak": streak,

@@ -2370,6 +2370,11 @@ fn nested_arrays_on_the_device() {
         "⊃-⊂b".to_string(),
         "⊃+/b b".to_string(),
         "⊃(b (⌽b))+.×2 3".to_string(),
+        // More items than are held one by one: a dense array of higher rank.
+        "⊃+/(⍳70)⌽¨⊂b".to_string(),
+        "⊃+⌿(⍳70)×⊂b".to_string(),
+        "⊃+/,(⍳9)∘.⊖(⍳8)⌽¨⊂b".to_string(),
+        "⊃-(⍳65)+⊂b".to_string(),
         "⊃⌽+\\⍤1¨⊂b".to_string(),
     ];
     let mut s = gpu();

@@ -1,10 +1,15 @@
-//! Nested arrays on the GPU path (issue 17, item 3), within a statement. A nested
-//! array whose items share a shape and a type is one dense array of higher rank whose
-//! trailing axes are an item's ([`Nest::Dense`]: `⊂⍵`, `1 0 ¯1⌽¨⊂⍵`, `3 4=…`); a
-//! vector of items of different shapes is a list of values ([`Nest::List`]: the strand
-//! `1 ⍵`). Functions applied to them through pervasion, `¨`, `∘.`, `/` and `.`
-//! become the flat instructions of the dense array (spreads, rotations along an
-//! item's axes, reductions along the outer axes), so they fuse as any other.
+//! Nested arrays on the GPU path (issue 17, item 3), within a statement. Two
+//! representations:
+//! - [`Nest::Items`]: a nested array of a known shape and at most [`UNROLLED`] items,
+//!   each item its own flat value (`⊂⍵`, the strand `1 ⍵`, `1 0 ¯1⌽¨⊂⍵`, `3 4=…`).
+//!   Functions applied through pervasion, `¨`, `∘.`, `/` and `.` apply to the items
+//!   one by one, so the statement becomes the flat program one would write by hand
+//!   (Life's nested formulation becomes its eight rotations and sums), and items may
+//!   differ in shape.
+//! - [`Nest::Dense`]: more items (or a run-time count), all of one shape and type: one
+//!   dense array of higher rank whose trailing axes are an item's; functions become
+//!   spreads, rotations along an item's axes (by amounts per line) and reductions
+//!   along the outer axes.
 //!
 //! A nested array stands in the IR as an [`Inst::Nested`], which computes nothing:
 //! the functions here read its items from [`Lower::nests`]. Any other use of it (a
@@ -19,9 +24,15 @@ use super::*;
 pub(super) enum Nest {
     /// Items of one shape and type: `v`'s trailing `inner` axes are an item's.
     Dense { v: Value, inner: usize },
-    /// A vector of items, each a (flat) value.
-    List(Vec<Value>),
+    /// An array of `shape` whose items (in ravel order) are flat values.
+    Items {
+        shape: Vec<usize>,
+        items: Vec<Value>,
+    },
 }
+
+/// The most items a nested array is held as one value each ([`Nest::Items`]).
+const UNROLLED: usize = 64;
 
 /// An array seen as outer axes and items (of a flat array, its scalars).
 #[derive(Clone, Debug)]
@@ -70,37 +81,154 @@ impl Lower {
 
     /// `⊂x`: a scalar holding `x` (a scalar stays itself).
     pub(super) fn enclose(&mut self, x: Value, span: &Span) -> Value {
-        let rank = self.f.ty(x).rank();
-        self.dense(x, rank, span)
+        if self.f.ty(x).rank() == 0 {
+            return x;
+        }
+        self.stand_in(
+            Nest::Items {
+                shape: vec![],
+                items: vec![x],
+            },
+            vec![],
+            span,
+        )
     }
 
-    /// A strand whose items are not all scalars: a list.
+    /// A strand whose items are not all scalars.
     pub(super) fn list(&mut self, values: &[Value], span: &Span) -> Result<Value> {
         if values.iter().any(|v| self.nest(*v).is_some()) {
             return Err(not_yet("a strand", span));
         }
-        let n = values.len() as u64;
-        Ok(self.stand_in(Nest::List(values.to_vec()), vec![Dim::Known(n)], span))
+        self.with_items(vec![values.len()], values.to_vec(), span)
     }
 
-    fn view(&self, v: Value) -> Option<View> {
-        let shape = self.f.ty(v).shape.clone();
-        match self.nest(v) {
-            None => Some(View {
-                v,
-                outer: shape,
-                item: vec![],
-            }),
+    /// The array of `shape` whose items are `items` (flat values): a simple array
+    /// where they are all scalars, else a nested one.
+    fn with_items(&mut self, shape: Vec<usize>, items: Vec<Value>, span: &Span) -> Result<Value> {
+        if items.iter().any(|v| self.nest(*v).is_some()) {
+            return Err(not_yet("an array of nested items", span));
+        }
+        if !items.iter().all(|v| self.f.ty(*v).rank() == 0) {
+            let outer = shape.iter().map(|&d| Dim::Known(d as u64)).collect();
+            return Ok(self.stand_in(Nest::Items { shape, items }, outer, span));
+        }
+        if shape.is_empty() {
+            return Ok(items[0]);
+        }
+        let elem = items
+            .iter()
+            .map(|v| self.f.ty(*v).elem)
+            .reduce(ElemType::join)
+            .unwrap_or(ElemType::I32);
+        let mut out: Option<Value> = None;
+        for v in items {
+            let c = self.cast(v, elem);
+            let one = self.reshape(c, vec![Dim::Known(1)], span.clone());
+            out = Some(match out {
+                None => one,
+                Some(acc) => self.catenate(acc, one, 0, span.clone())?,
+            });
+        }
+        let v = out.ok_or_else(|| not_yet("an empty array", span))?;
+        let dims = shape.iter().map(|&d| Dim::Known(d as u64)).collect();
+        Ok(self.reshape(v, dims, span.clone()))
+    }
+
+    /// The shape and the items (flat values) of `x` when it has at most [`UNROLLED`]
+    /// of them and a known shape: a nested array's, or a simple array's scalars.
+    fn items_of(&mut self, x: Value, span: &Span) -> Result<Option<(Vec<usize>, Vec<Value>)>> {
+        if let Some(Nest::Items { shape, items }) = self.nest(x) {
+            return Ok(Some((shape.clone(), items.clone())));
+        }
+        let (v, outer, inner) = match self.nest(x) {
             Some(Nest::Dense { v, inner }) => {
                 let shape = self.f.ty(*v).shape.clone();
                 let k = shape.len() - inner;
-                Some(View {
-                    v: *v,
+                (*v, shape[..k].to_vec(), *inner)
+            }
+            _ => (x, self.f.ty(x).shape.clone(), 0),
+        };
+        let Some(dims) = known_dims(&outer) else {
+            return Ok(None);
+        };
+        let n = crate::array::saturating_count(&dims);
+        if n > UNROLLED || n == 0 {
+            return Ok(None);
+        }
+        if inner == 0 {
+            if let Some(a) = self.known_value(v) {
+                let items = (0..n)
+                    .map(|i| self.konst(Array::scalar(a.data.get(i)), span.clone()))
+                    .collect();
+                return Ok(Some((dims, items)));
+            }
+        }
+        if outer.is_empty() {
+            return Ok(Some((dims, vec![v])));
+        }
+        let mut items = Vec::with_capacity(n);
+        for i in 0..n {
+            // Item i's index along each outer axis (1-based, as `Index` takes).
+            let mut rest = i;
+            let mut at = vec![0usize; dims.len()];
+            for k in (0..dims.len()).rev() {
+                at[k] = rest % dims[k];
+                rest /= dims[k];
+            }
+            let axes: Vec<Option<Value>> = at
+                .iter()
+                .map(|&j| Some(self.konst(Array::scalar(Scalar::I32(j as i32 + 1)), span.clone())))
+                .chain((0..inner).map(|_| None))
+                .collect();
+            items.push(self.index(v, axes, span.clone())?);
+        }
+        Ok(Some((dims, items)))
+    }
+
+    /// `v` as outer axes and items: a nested array held item by item is laminated
+    /// into one dense array (its items must share a shape and a type).
+    fn view(&mut self, v: Value, span: &Span) -> Result<Option<View>> {
+        let shape = self.f.ty(v).shape.clone();
+        match self.nest(v).cloned() {
+            None => Ok(Some(View {
+                v,
+                outer: shape,
+                item: vec![],
+            })),
+            Some(Nest::Dense { v, inner }) => {
+                let shape = self.f.ty(v).shape.clone();
+                let k = shape.len() - inner;
+                Ok(Some(View {
+                    v,
                     outer: shape[..k].to_vec(),
                     item: shape[k..].to_vec(),
-                })
+                }))
             }
-            Some(Nest::List(_)) => None,
+            Some(Nest::Items { shape, items }) => {
+                let ty = self.f.ty(items[0]).clone();
+                if items.iter().any(|x| *self.f.ty(*x) != ty) {
+                    return Ok(None);
+                }
+                let mut one = vec![Dim::Known(1)];
+                one.extend(ty.shape.iter().cloned());
+                let mut out: Option<Value> = None;
+                for &x in &items {
+                    let x = self.reshape(x, one.clone(), span.clone());
+                    out = Some(match out {
+                        None => x,
+                        Some(acc) => self.catenate(acc, x, 0, span.clone())?,
+                    });
+                }
+                let outer: Vec<Dim> = shape.iter().map(|&d| Dim::Known(d as u64)).collect();
+                let dense: Vec<Dim> = outer.iter().chain(&ty.shape).cloned().collect();
+                let v = out.expect("a nested array has items");
+                let v = self.reshape(v, dense, span.clone());
+                Ok(Some(View {
+                    v,
+                    outer,
+                    item: ty.shape,
+                }))
+            }
         }
     }
 
@@ -227,10 +355,10 @@ impl Lower {
 
     /// Item `k` (from 0) of the vector `x` (nested, a list, or flat), as a value.
     fn item_of(&mut self, x: Value, k: u64, span: &Span) -> Result<Value> {
-        if let Some(Nest::List(items)) = self.nest(x) {
+        if let Some(Nest::Items { items, .. }) = self.nest(x) {
             return Ok(items[k as usize]);
         }
-        let v = self.view(x).ok_or_else(|| not_yet("this item", span))?;
+        let v = self.view(x, span)?.ok_or_else(|| not_yet("this item", span))?;
         if v.outer.len() != 1 {
             return Err(not_yet("this item", span));
         }
@@ -252,32 +380,32 @@ impl Lower {
     pub(super) fn nested_monadic(&mut self, f: &Func, x: Value, span: &Span) -> Result<Value> {
         let fspan = f.span.clone();
         let f = self.resolve(f)?;
+        if let Some(Nest::Items { shape, items }) = self.nest(x).cloned() {
+            return self.items_monadic(&f, shape, items, &fspan, span);
+        }
         match &f.kind {
-            FuncKind::Prim(Prim::Disclose) => match self.nest(x) {
-                Some(Nest::List(items)) => Ok(items[0]),
-                _ => {
-                    let v = self.view(x).ok_or_else(|| not_yet("⊃", &fspan))?;
-                    if v.outer
-                        .iter()
-                        .any(|d| *d == Dim::Known(0) || !matches!(d, Dim::Known(_)))
-                    {
-                        return Err(not_yet("⊃ of an empty or run-time length", &fspan));
-                    }
-                    if v.outer.is_empty() {
-                        return Ok(v.v);
-                    }
-                    let one = self.konst(Array::scalar(Scalar::I32(1)), fspan.clone());
-                    let axes: Vec<Option<Value>> = v
-                        .outer
-                        .iter()
-                        .map(|_| Some(one))
-                        .chain(v.item.iter().map(|_| None))
-                        .collect();
-                    self.index(v.v, axes, fspan)
+            FuncKind::Prim(Prim::Disclose) => {
+                let v = self.view(x, &fspan)?.ok_or_else(|| not_yet("⊃", &fspan))?;
+                if v.outer
+                    .iter()
+                    .any(|d| *d == Dim::Known(0) || !matches!(d, Dim::Known(_)))
+                {
+                    return Err(not_yet("⊃ of an empty or run-time length", &fspan));
                 }
-            },
+                if v.outer.is_empty() {
+                    return Ok(v.v);
+                }
+                let one = self.konst(Array::scalar(Scalar::I32(1)), fspan.clone());
+                let axes: Vec<Option<Value>> = v
+                    .outer
+                    .iter()
+                    .map(|_| Some(one))
+                    .chain(v.item.iter().map(|_| None))
+                    .collect();
+                self.index(v.v, axes, fspan)
+            }
             FuncKind::Prim(Prim::Comma) => {
-                let v = self.view(x).ok_or_else(|| not_yet(",", &fspan))?;
+                let v = self.view(x, &fspan)?.ok_or_else(|| not_yet(",", &fspan))?;
                 let n = known_dims(&v.outer)
                     .ok_or_else(|| not_yet(", of a run-time length", &fspan))?;
                 let mut shape = vec![Dim::Known(crate::array::saturating_count(&n) as u64)];
@@ -304,16 +432,8 @@ impl Lower {
                 operand,
             } => {
                 let operand = self.resolve(operand)?;
-                if let Some(Nest::List(items)) = self.nest(x).cloned() {
-                    let bin = self.operand_op(&operand)?;
-                    let mut acc = *items.last().expect("a strand has items");
-                    for &it in items[..items.len() - 1].iter().rev() {
-                        acc = self.apply_binary(bin, it, acc, fspan.clone())?;
-                    }
-                    return Ok(self.enclose(acc, span));
-                }
                 let v = self
-                    .view(x)
+                    .view(x, &fspan)?
                     .ok_or_else(|| not_yet("this reduction", &fspan))?;
                 if v.outer.is_empty() {
                     return Ok(x);
@@ -331,7 +451,7 @@ impl Lower {
     }
 
     fn items_unary(&mut self, op: UnOp, x: Value, span: &Span) -> Result<Value> {
-        let v = self.view(x).ok_or_else(|| not_yet("this function", span))?;
+        let v = self.view(x, span)?.ok_or_else(|| not_yet("this function", span))?;
         if !op.on_gpu_for(self.f.ty(v.v).elem, self.f.float) {
             return Err(not_yet("this function", span));
         }
@@ -364,7 +484,10 @@ impl Lower {
             }
             _ => return Err(not_yet("this function", &fspan)),
         };
-        let (va, vb) = match (self.view(a), self.view(b)) {
+        if let Some(r) = self.items_dyadic(&g, crossed, a, b, &fspan)? {
+            return Ok(r);
+        }
+        let (va, vb) = match (self.view(a, &fspan)?, self.view(b, &fspan)?) {
             (Some(va), Some(vb)) => (va, vb),
             _ => return Err(not_yet("this function of a strand", &fspan)),
         };
@@ -415,5 +538,128 @@ impl Lower {
         }
         let acc = acc.expect("at least one item");
         Ok(self.enclose(acc, span))
+    }
+
+    /// `f x` of a nested array held item by item: `f` applied to each item (through
+    /// `¨` or pervasion), to the items together (`/ ⌿`), or to the structure (`⊃ , ⍴ ≢`).
+    fn items_monadic(
+        &mut self,
+        f: &Func,
+        shape: Vec<usize>,
+        items: Vec<Value>,
+        fspan: &Span,
+        span: &Span,
+    ) -> Result<Value> {
+        match &f.kind {
+            FuncKind::Prim(Prim::Disclose) => Ok(items[0]),
+            FuncKind::Prim(Prim::Comma) => self.with_items(vec![items.len()], items, span),
+            FuncKind::Prim(Prim::Rho) => {
+                let d = Data::I32(shape.iter().map(|&d| d as i32).collect());
+                Ok(self.konst(Array::vector(d), fspan.clone()))
+            }
+            FuncKind::Prim(Prim::Tally) => {
+                let n = shape.first().copied().unwrap_or(1) as i32;
+                Ok(self.konst(Array::scalar(Scalar::I32(n)), fspan.clone()))
+            }
+            FuncKind::Prim(p) if UnOp::from_prim(*p).is_some() => {
+                let items = self.each_item(&items, |l, x| l.monadic(f, x, span))?;
+                self.with_items(shape, items, span)
+            }
+            FuncKind::Derived {
+                op: Op1::Each,
+                operand,
+            } => {
+                let g = self.resolve(operand)?;
+                let items = self.each_item(&items, |l, x| l.monadic(&g, x, span))?;
+                self.with_items(shape, items, span)
+            }
+            FuncKind::Derived {
+                op: op @ (Op1::Reduce | Op1::ReduceFirst),
+                operand,
+            } => {
+                if shape.is_empty() {
+                    return self.with_items(shape, items, span);
+                }
+                let g = self.resolve(operand)?;
+                let axis = if *op == Op1::ReduceFirst {
+                    0
+                } else {
+                    shape.len() - 1
+                };
+                let n = shape[axis];
+                let inner: usize = shape[axis + 1..].iter().product();
+                let outer: usize = shape[..axis].iter().product();
+                let mut out = Vec::with_capacity(outer * inner);
+                for o in 0..outer {
+                    for i in 0..inner {
+                        let at = |k: usize| items[(o * n + k) * inner + i];
+                        let mut acc = at(n - 1);
+                        for k in (0..n - 1).rev() {
+                            acc = self.dyadic(&g, at(k), acc, span)?;
+                        }
+                        out.push(acc);
+                    }
+                }
+                let mut shape = shape;
+                shape.remove(axis);
+                // Each result is an item: the reduction of a vector is a scalar holding it.
+                self.with_items(shape, out, span)
+            }
+            _ => Err(not_yet("this function", fspan)),
+        }
+    }
+
+    /// `a f b` where `a` or `b` is nested and both are held item by item (or can be):
+    /// `f` applied to pairs of items (pervasion and `¨`, with a single item
+    /// extended) or to each item of `a` with each of `b` (`∘.`). `None` when they
+    /// are too large to hold item by item.
+    fn items_dyadic(
+        &mut self,
+        g: &Func,
+        crossed: bool,
+        a: Value,
+        b: Value,
+        span: &Span,
+    ) -> Result<Option<Value>> {
+        let (Some((sa, ia)), Some((sb, ib))) = (self.items_of(a, span)?, self.items_of(b, span)?)
+        else {
+            return Ok(None);
+        };
+        let (shape, pairs): (Vec<usize>, Vec<(Value, Value)>) = if crossed {
+            let shape = sa.iter().chain(&sb).copied().collect();
+            let pairs = ia
+                .iter()
+                .flat_map(|&x| ib.iter().map(move |&y| (x, y)))
+                .collect();
+            (shape, pairs)
+        } else if sa == sb {
+            (sa, ia.into_iter().zip(ib).collect())
+        } else if ia.len() == 1 && sa.len() <= sb.len() {
+            (sb, ib.iter().map(|&y| (ia[0], y)).collect())
+        } else if ib.len() == 1 && sb.len() <= sa.len() {
+            (sa, ia.iter().map(|&x| (x, ib[0])).collect())
+        } else {
+            return Err(if sa.len() == sb.len() {
+                err::length("the arguments' lengths do not match", span.clone())
+            } else {
+                err::rank("the arguments' ranks do not match", span.clone())
+            });
+        };
+        if pairs.len() > UNROLLED {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(pairs.len());
+        for (x, y) in pairs {
+            out.push(self.dyadic(g, x, y, span)?);
+        }
+        self.with_items(shape, out, span).map(Some)
+    }
+
+    fn each_item(
+        &mut self,
+        items: &[Value],
+        mut f: impl FnMut(&mut Self, Value) -> Result<Value>,
+    ) -> Result<Vec<Value>> {
+        items.iter().map(|&x| f(self, x)).collect()
     }
 }
