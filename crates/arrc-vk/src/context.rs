@@ -1098,7 +1098,18 @@ impl Context {
             .layout(layout)];
         let r = unsafe { d.create_compute_pipelines(self.cache, &ci, None) };
         unsafe { d.destroy_shader_module(module, None) };
-        let pipeline = r.map_err(|(_, e)| e).what("vkCreateComputePipelines")?[0];
+        let pipeline = match r {
+            Ok(p) => p[0],
+            // NVIDIA's compiler has failed on valid modules ("NVVM compilation
+            // failed", fuzz seed 109 index 892): nothing ran, the reference can.
+            Err((_, vk::Result::ERROR_UNKNOWN)) => {
+                return Err(VkError::Compiler(format!(
+                    "vkCreateComputePipelines of {entry}: {}",
+                    vk::Result::ERROR_UNKNOWN
+                )))
+            }
+            Err((_, e)) => return Err(e).what("vkCreateComputePipelines"),
+        };
         let report = match &self.executables {
             Some(x) if capture => Some(PipelineReport {
                 entry: entry.to_string(),

@@ -32,6 +32,10 @@ pub enum VkError {
     Limit(String),
     #[error("the device lacks a feature arrc needs: {0}")]
     Unsupported(String),
+    /// The driver's compiler rejected a kernel arrc made (a valid SPIR-V module:
+    /// spirv-val passes it); nothing ran.
+    #[error("the device's shader compiler rejected a kernel ({0}); the statement can run on the CPU reference (--backend auto or cpu); please report it")]
+    Compiler(String),
     #[error("the device did not finish a submission within {0} s: a kernel may not terminate (please report the statement); this session's device is unusable now, start a new one")]
     Timeout(u64),
 }

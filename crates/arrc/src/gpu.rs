@@ -72,10 +72,13 @@ pub(crate) struct Gpu {
 }
 
 /// A device failure as an error: running out of device memory is APL's WS FULL (the
-/// array does not fit), anything else a DEVICE ERROR.
+/// array does not fit), a kernel the driver's compiler rejects NOT YET SUPPORTED on
+/// this device (nothing ran: the default backend hands the statement to the
+/// reference), anything else a DEVICE ERROR.
 pub(crate) fn dev(e: VkError) -> Error {
     let class = match e {
         VkError::OutOfMemory { .. } => ErrorClass::WsFull,
+        VkError::Compiler(_) => ErrorClass::Unsupported,
         _ => ErrorClass::Device,
     };
     Error::new(class, e.to_string(), 0..0)

@@ -358,7 +358,9 @@ impl Lower {
         if let Some(Nest::Items { items, .. }) = self.nest(x) {
             return Ok(items[k as usize]);
         }
-        let v = self.view(x, span)?.ok_or_else(|| not_yet("this item", span))?;
+        let v = self
+            .view(x, span)?
+            .ok_or_else(|| not_yet("this item", span))?;
         if v.outer.len() != 1 {
             return Err(not_yet("this item", span));
         }
@@ -451,7 +453,9 @@ impl Lower {
     }
 
     fn items_unary(&mut self, op: UnOp, x: Value, span: &Span) -> Result<Value> {
-        let v = self.view(x, span)?.ok_or_else(|| not_yet("this function", span))?;
+        let v = self
+            .view(x, span)?
+            .ok_or_else(|| not_yet("this function", span))?;
         if !op.on_gpu_for(self.f.ty(v.v).elem, self.f.float) {
             return Err(not_yet("this function", span));
         }
