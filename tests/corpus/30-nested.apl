@@ -477,3 +477,20 @@ DOMAIN ERROR
       sq←4 4⍴0 0 0 0 0 1 1 0 0 1 1 0 0 0 0 0
       sq≡life sq
 1
+⍝ nested results of operators: rank, key, stencil; strand assignment of nested items
+      ⊂⍤1⊢2 3⍴⍳6
+ 1 2 3  4 5 6
+      {⊂⍵}⌸1 1 2
+ 1 2  3
+      {⊂⍵}⌺3⊢⍳4
+ 0 1 2  1 2 3  2 3 4  3 4 0
+      {⍵ ⍵}⍤0⊢1 2
+1 1
+2 2
+      {⍵:'a' ⋄ 1}⍤0⊢0 1
+1 a
+      a b←(1 2)(3 4 5)
+      b
+3 4 5
+      ≢a
+2

@@ -21,6 +21,8 @@ pub enum ErrorClass {
     Device,
     /// The user stopped the statement (Ctrl-C), as APL's INTERRUPT.
     Interrupt,
+    /// A file that cannot be read or made (`⎕NGET`, `⎕NPUT`, `⎕CSV`).
+    FileName,
 }
 
 impl ErrorClass {
@@ -28,7 +30,10 @@ impl ErrorClass {
     /// data or text, not by a limit of arrc or the device.
     pub fn is_apl(self) -> bool {
         use ErrorClass::*;
-        matches!(self, Syntax | Value | Domain | Length | Rank | Index | Axis)
+        matches!(
+            self,
+            Syntax | Value | Domain | Length | Rank | Index | Axis | FileName
+        )
     }
 
     /// The name as APL prints it.
@@ -45,6 +50,7 @@ impl ErrorClass {
             ErrorClass::WsFull => "WS FULL",
             ErrorClass::Device => "DEVICE ERROR",
             ErrorClass::Interrupt => "INTERRUPT",
+            ErrorClass::FileName => "FILE NAME ERROR",
         }
     }
 }

@@ -93,8 +93,8 @@ impl Interp<'_> {
                         ));
                     }
                     for (k, (name, span)) in names.iter().enumerate() {
-                        let item = v.data.get(if v.rank() == 0 { 0 } else { k });
-                        self.assign(name, Array::scalar(item), span)?;
+                        let item = v.data.item(if v.rank() == 0 { 0 } else { k });
+                        self.assign(name, item.open(), span)?;
                     }
                 }
             },
@@ -144,7 +144,7 @@ impl Interp<'_> {
                 }
                 let selected = Array::new(picked.shape.clone(), {
                     let mut d = Data::with_capacity(x.elem, at.len());
-                    at.iter().for_each(|&p| d.push(x.data.get(p)));
+                    at.iter().for_each(|&p| d.push_from(&x.data, p));
                     d
                 });
                 let new = self.new_items(func, selected, &v, &value.span)?;

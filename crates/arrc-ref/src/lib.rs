@@ -11,6 +11,7 @@
 
 mod assign;
 mod chars;
+mod files;
 mod nested;
 mod numeric;
 mod operators;
@@ -517,6 +518,12 @@ impl Interp<'_> {
             },
             FuncKind::Dfn(body) => self.call_dfn(&f, body, None, x, span),
             FuncKind::Name(n) if n == "⎕UCS" => chars::ucs(&x, &s),
+            FuncKind::Name(n) if n == "⎕NGET" => files::nget(&x, &s),
+            FuncKind::Name(n) if n == "⎕CSV" => files::csv_read(&x, &s),
+            FuncKind::Name(n) if n == "⎕NPUT" => Err(err::syntax_like(
+                "⎕NPUT needs a left argument (the text)",
+                s,
+            )),
             FuncKind::Derived { op, operand } => match op {
                 Op1::Reduce => self.fold(operand, &x, s, false, false),
                 Op1::ReduceFirst => self.fold(operand, &x, s, false, true),
@@ -876,6 +883,8 @@ impl Interp<'_> {
             FuncKind::Axis(g, k) => self.with_axis(g, k, Some(a), b, &s),
             FuncKind::Inner(fr, g) if mixed => self.inner_items(fr, g, &a, &b, &s),
             FuncKind::Inner(fr, g) => self.inner(fr, g, &a, &b, &s),
+            FuncKind::Name(n) if n == "⎕NPUT" => files::nput(&a, &b, &s),
+            FuncKind::Name(n) if n == "⎕CSV" => files::csv_write(&a, &b, &s),
             FuncKind::Name(n) if n.starts_with('⎕') => Err(err::unsupported(
                 format!("{n} with a left argument is not supported yet"),
                 s,

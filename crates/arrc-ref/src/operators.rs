@@ -13,7 +13,7 @@ fn cells(x: &Array, c: usize) -> (Vec<usize>, Vec<Array>) {
     let out = (0..count)
         .map(|i| {
             let mut d = Data::with_capacity(x.elem, size);
-            (0..size).for_each(|t| d.push(x.data.get(i * size + t)));
+            (0..size).for_each(|t| d.push_from(&x.data, i * size + t));
             Array::new(cell_shape.clone(), d)
         })
         .collect();
@@ -50,14 +50,20 @@ fn assemble(frame: Vec<usize>, results: Vec<Array>, span: &Span) -> Result<Array
     }
     let size = arrc_ir::array::saturating_count(&cell);
     prims::check_size(size.saturating_mul(results.len()), span)?;
+    // The type that holds them all (numbers and characters, or nested results,
+    // make a mixed array); each result is padded with its own fill.
     let elem = results
         .iter()
         .map(|r| r.elem)
-        .max()
+        .reduce(ElemType::join)
         .unwrap_or(ElemType::Bool);
     let mut d = Data::with_capacity(elem, size * results.len());
-    let fill = Scalar::I32(0).cast(elem);
     for (r, s) in results.iter().zip(&raised) {
+        let fill = if r.len() < size {
+            Some(prims::fill(r, span)?)
+        } else {
+            None
+        };
         // Position by position in the padded cell: inside `s`, the result's item.
         for t in 0..size {
             let mut rem = t;
@@ -73,11 +79,10 @@ fn assemble(frame: Vec<usize>, results: Vec<Array>, span: &Span) -> Result<Array
                 }
                 off = off * s[k] + c.min(s[k].saturating_sub(1));
             }
-            d.push(if inside {
-                r.data.get(off).cast(elem)
-            } else {
-                fill
-            });
+            match (&fill, inside) {
+                (Some(f), false) => d.push_item(f.clone()),
+                _ => d.push_from(&r.data, off),
+            }
         }
     }
     let mut shape = frame;
@@ -230,7 +235,7 @@ pub fn apply_key(
         let m = &members[g];
         let mut d = Data::with_capacity(vals.elem, m.len() * size);
         for &i in m {
-            (0..size).for_each(|t| d.push(vals.data.get(i * size + t)));
+            (0..size).for_each(|t| d.push_from(&vals.data, i * size + t));
         }
         let mut shape = vec![m.len()];
         shape.extend(cell_shape.iter().copied());

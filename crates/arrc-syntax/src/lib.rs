@@ -413,7 +413,7 @@ fn assigns_function(
 }
 
 /// The system names that are functions (`⎕UCS 97`).
-pub const SYSTEM_FUNCTIONS: &[&str] = &["⎕UCS"];
+pub const SYSTEM_FUNCTIONS: &[&str] = &["⎕UCS", "⎕NGET", "⎕NPUT", "⎕CSV"];
 
 /// Turns `Name` tokens that hold functions into `FnName`: names assigned a function
 /// in this text (see [`assigns_function`]), and names `is_function` knows; and those
