@@ -79,8 +79,8 @@ impl Session {
         r?;
         let v = v.ok_or_else(|| err::value("the strand's value is gone", 0..0))?;
         for (k, (name, _)) in names.iter().enumerate() {
-            let item = v.data.get(if v.rank() == 0 { 0 } else { k });
-            self.bind_val(name, Array::scalar(item).into());
+            let item = v.data.item(if v.rank() == 0 { 0 } else { k });
+            self.bind_val(name, item.open().into());
         }
         Ok(None)
     }
