@@ -231,6 +231,11 @@ impl Case {
         let mut current =
             StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0xD6E8_FEB8_6659_FD93));
         let current_forms = opts.seed >= CURRENT_FORMS_FROM_SEED;
+        // Seeds from 113 on also write session 16's nested arrays (held item by item
+        // or dense on the device), from a stream of their own.
+        let mut nested =
+            StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7));
+        let nested_forms = opts.seed >= NESTED_FORMS_FROM_SEED;
         let mut g = Gen {
             rng: &mut rng,
             tacit: &mut tacit,
@@ -242,6 +247,8 @@ impl Case {
             latest_forms,
             current: &mut current,
             current_forms,
+            nested: &mut nested,
+            nested_forms,
         };
         let mut stmts = vec![];
         if g.rng.random_bool(0.1) {
@@ -677,7 +684,14 @@ struct Gen<'r> {
     /// forms.
     current: &'r mut StdRng,
     current_forms: bool,
+    /// Whether a structural function gives way to a form of session 16's nested
+    /// arrays (whose value is simple: `⊃`, reductions and products of items).
+    nested: &'r mut StdRng,
+    nested_forms: bool,
 }
+
+/// The first seed whose programs use [`Gen::nested`]'s forms.
+pub const NESTED_FORMS_FROM_SEED: u64 = 113;
 
 /// The first seed whose programs use [`Gen::newer`]'s forms.
 pub const NEWER_FORMS_FROM_SEED: u64 = 64;
@@ -815,6 +829,28 @@ impl Gen<'_> {
             8 => {
                 let f = self.pick(STRUCT1);
                 let x = self.expr(d);
+                if self.nested_forms {
+                    let c = self.nested.random_range(1..4);
+                    let g = SCALAR2[self.nested.random_range(0..SCALAR2.len())];
+                    let h = SCALAR1[self.nested.random_range(0..SCALAR1.len())];
+                    match self.nested.random_range(0..24) {
+                        0 => return format!("⊃+/{c} ¯1⌽¨⊂{x}"),
+                        1 => return format!("⊃(⊂{x}){g}⊂⌽{x}"),
+                        2 => return format!("⊃+⌿,1 0∘.⊖1 ¯1⌽¨⊂2 3⍴{x}"),
+                        3 => return format!("⊃⌽(1 {c}){g}⊂{x}"),
+                        4 => return format!("⊃{g}/({x})(⌽{x})"),
+                        5 => return format!("⊃(({x})({c}×{x}))+.×2 {c}"),
+                        6 => return format!("⊃{h}¨⊂{x}"),
+                        7 => return format!("{{⊃1 ⍵∨.∧3 4=+⌿,1 0 ¯1∘.⊖1 0 ¯1⌽¨⊂⍵}}3 4⍴0<{x}"),
+                        8 => return format!("⊃(⍳70){g}⊂{x}"),
+                        9 => return format!("⊃+/(⍳66){g}⊂,{x}"),
+                        10 => return format!("⊃+/,(⍳9)∘.{g}(⍳8)+¨⊂{x}"),
+                        11 => return format!("+/∊({x})({c}+{x})"),
+                        12 => return format!("≢⊃⍳¨{c} 2"),
+                        13 => return format!("⊃(⊂{x}){g}¨⊂{x}"),
+                        _ => {}
+                    }
+                }
                 let k = if self.newer_forms {
                     self.newer.random_range(0..16)
                 } else {

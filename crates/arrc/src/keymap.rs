@@ -77,7 +77,22 @@ pub const KEYMAP: &[(char, char)] = &[
     (']', '→'),
     (';', '⍎'),
     ('\'', '⍕'),
+    ('*', '⍟'),
+    ('(', '⍱'),
+    (')', '⍲'),
+    ('Z', '⊆'),
+    ('|', '⊣'),
 ];
+
+/// The glyph that key `k` types where the text before the cursor is `before`: its
+/// glyph when that ends in a backtick (the backtick goes), else none (the key types
+/// itself). What the REPL binds each mapped key to, so glyphs appear as they are typed.
+pub fn glyph_as_typed(before: &str, k: char) -> Option<char> {
+    if !before.ends_with('`') {
+        return None;
+    }
+    KEYMAP.iter().find(|(key, _)| *key == k).map(|&(_, g)| g)
+}
 
 /// Replaces every `` `k `` with its glyph; an unmapped pair is left as typed.
 pub fn expand(line: &str) -> String {
@@ -106,5 +121,18 @@ mod tests {
         assert_eq!(super::expand("2 3`r`i6"), "2 3⍴⍳6");
         assert_eq!(super::expand("{`a+`w}"), "{⍺+⍵}");
         assert_eq!(super::expand("`2 3"), "¯ 3");
+    }
+
+    #[test]
+    fn glyphs_as_typed() {
+        assert_eq!(super::glyph_as_typed("+/`", 'i'), Some('⍳'));
+        assert_eq!(super::glyph_as_typed("+/", 'i'), None);
+        assert_eq!(super::glyph_as_typed("`", 'E'), Some('⍷'));
+        assert_eq!(super::glyph_as_typed("`", '`'), Some('⋄'));
+        assert_eq!(super::glyph_as_typed("x`", 'Q'), None);
+        // Every glyph Dyalog's layout gives, ⍟ ⍱ ⍲ among them.
+        for g in ['⍟', '⍱', '⍲', '⍣', '⍤', '⌸', '⌺', '⍸', '⍷', '⊆'] {
+            assert!(super::KEYMAP.iter().any(|&(_, x)| x == g), "{g} has no key");
+        }
     }
 }

@@ -921,6 +921,50 @@ mod repl {
     use rustyline::error::ReadlineError;
     use std::io::BufRead;
 
+    /// The backtick as a prefix key, as APL input methods have it: it types nothing
+    /// at once, and the key after it types that key's glyph (`` `i `` → ⍳; a key
+    /// without one types the backtick and itself; any other key drops the backtick).
+    #[derive(Default)]
+    struct Backtick {
+        pending: std::sync::atomic::AtomicBool,
+    }
+
+    impl rustyline::ConditionalEventHandler for Backtick {
+        fn handle(
+            &self,
+            evt: &rustyline::Event,
+            _: rustyline::RepeatCount,
+            _: bool,
+            _: &rustyline::EventContext,
+        ) -> Option<rustyline::Cmd> {
+            use rustyline::{Cmd, KeyCode, KeyEvent, Modifiers};
+            let key = match evt.get(0) {
+                Some(KeyEvent(KeyCode::Char(c), m))
+                    if *m == Modifiers::NONE || *m == Modifiers::SHIFT =>
+                {
+                    Some(*c)
+                }
+                _ => None,
+            };
+            if self
+                .pending
+                .swap(false, std::sync::atomic::Ordering::Relaxed)
+            {
+                return key.map(|k| {
+                    let text = arrc::keymap::glyph_as_typed("`", k)
+                        .map_or_else(|| format!("`{k}"), |g| g.to_string());
+                    Cmd::Insert(1, text)
+                });
+            }
+            if key == Some('`') {
+                self.pending
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                return Some(Cmd::Noop);
+            }
+            None
+        }
+    }
+
     pub fn run(s: &mut Session) {
         match s.device() {
             Some(d) => println!("arrc on {} (subgroup size {}). Glyphs: `i → ⍳, `r → ⍴, `a → ⍺, `w → ⍵. Ctrl-C interrupts, Ctrl-D quits.", d.name, d.subgroup_size),
@@ -941,6 +985,11 @@ mod repl {
                 return;
             }
         };
+        // A backtick and a key become the key's glyph as they are typed.
+        rl.bind_sequence(
+            rustyline::Event::Any,
+            rustyline::EventHandler::Conditional(Box::<Backtick>::default()),
+        );
         let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".arrc_history"));
         if let Some(h) = &history {
             let _ = rl.load_history(h);
