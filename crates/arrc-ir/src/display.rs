@@ -365,6 +365,96 @@ fn write_nested(a: &Array, pp: usize, out: &mut dyn std::fmt::Write) -> std::fmt
     Ok(())
 }
 
+/// The display of `a` as a session shows it ([`display_session`]), with nested
+/// arrays in frames when `boxing` ([`display_boxed`]).
+pub fn display_as(a: &Array, pp: usize, pw: usize, boxing: bool) -> String {
+    if boxing && !a.is_simple() {
+        display_boxed(a, pp)
+    } else {
+        display_session(a, pp, pw)
+    }
+}
+
+/// A nested array with each item in a frame of box-drawing lines (Dyalog's
+/// `]box on`, minimal style): the items of a row side by side, rows under each other,
+/// a frame around every enclosed item; simple arrays (and mixed ones) as usual.
+pub fn display_boxed(a: &Array, pp: usize) -> String {
+    if a.is_simple() {
+        return display_pp(a, pp);
+    }
+    boxed_lines(a, pp)
+        .iter()
+        .map(|l| l.iter().collect::<String>().trim_end().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn boxed_lines(a: &Array, pp: usize) -> Vec<Vec<char>> {
+    if a.is_simple() {
+        return nested_lines(a, pp);
+    }
+    let cell = |it: Item| -> Vec<Vec<char>> {
+        match it {
+            Item::Simple(s) => vec![format_scalar_pp(s, pp).chars().collect()],
+            Item::Boxed(b) if b.is_empty() && b.is_simple() => vec![vec![]],
+            Item::Boxed(b) => boxed_lines(&b, pp),
+        }
+    };
+    let (rows, cols) = match a.rank() {
+        0 => (1, 1),
+        _ => {
+            let cols = *a.shape.last().unwrap_or(&1);
+            (a.len().checked_div(cols).unwrap_or(0), cols)
+        }
+    };
+    if rows == 0 || cols == 0 {
+        return vec![vec![]];
+    }
+    let cells: Vec<Vec<Vec<char>>> = (0..rows * cols).map(|i| cell(a.data.item(i))).collect();
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            (0..rows)
+                .flat_map(|r| cells[r * cols + c].iter().map(Vec::len))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let rule = |l: char, m: char, r: char| -> Vec<char> {
+        let mut line = vec![l];
+        for (c, &w) in widths.iter().enumerate() {
+            if c > 0 {
+                line.push(m);
+            }
+            line.extend(std::iter::repeat_n('─', w));
+        }
+        line.push(r);
+        line
+    };
+    let mut out = vec![rule('┌', '┬', '┐')];
+    for r in 0..rows {
+        if r > 0 {
+            out.push(rule('├', '┼', '┤'));
+        }
+        let height = (0..cols)
+            .map(|c| cells[r * cols + c].len())
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        for l in 0..height {
+            let mut line = vec!['│'];
+            for (c, &w) in widths.iter().enumerate() {
+                let text: &[char] = cells[r * cols + c].get(l).map_or(&[], Vec::as_slice);
+                line.extend_from_slice(text);
+                line.extend(std::iter::repeat_n(' ', w - text.len()));
+                line.push('│');
+            }
+            out.push(line);
+        }
+    }
+    out.push(rule('└', '┴', '┘'));
+    out
+}
+
 /// The lines (as wide as each other) a mixed or nested array displays as: each item
 /// in a rectangle, the rectangles of a column as wide as its widest and those of a
 /// row as tall as its tallest; an enclosed item is its own display with a blank on

@@ -53,6 +53,8 @@ pub struct Env {
     /// What `⎕←x` showed, in order, each as the session displays it (for the
     /// caller to print).
     pub output: Vec<String>,
+    /// Nested arrays are shown in frames (`]box on`).
+    pub boxing: bool,
 }
 
 impl Default for Env {
@@ -67,6 +69,7 @@ impl Default for Env {
             pw: arrc_ir::display::PRINT_WIDTH,
             ct: arrc_ir::scalar::COMPARISON_TOLERANCE,
             output: Vec::new(),
+            boxing: false,
         }
     }
 }
@@ -189,7 +192,8 @@ impl Interp<'_> {
         if name.starts_with('⎕') {
             return match name {
                 "⎕" => {
-                    let shown = arrc_ir::display::display_session(&v, self.env.pp, self.env.pw);
+                    let shown =
+                        arrc_ir::display::display_as(&v, self.env.pp, self.env.pw, self.env.boxing);
                     self.env.output.push(shown);
                     Ok(())
                 }

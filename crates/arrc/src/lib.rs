@@ -544,7 +544,17 @@ impl Session {
 
     /// `v` as this session displays it (⎕PP, ⎕PW).
     pub fn display(&self, v: &Array) -> String {
-        arrc_ir::display::display_session(v, self.env.pp, self.env.pw)
+        arrc_ir::display::display_as(v, self.env.pp, self.env.pw, self.env.boxing)
+    }
+
+    /// Whether nested arrays are shown in frames (Dyalog's `]box on`).
+    pub fn boxing(&self) -> bool {
+        self.env.boxing
+    }
+
+    /// Shows nested arrays in frames (`true`) or as Dyalog's default display.
+    pub fn set_boxing(&mut self, on: bool) {
+        self.env.boxing = on;
     }
 
     /// Parses `src` with this session's function and operator names known.

@@ -107,6 +107,9 @@ enum Cmd {
         /// Print kernel, dispatch and readback counts on stderr.
         #[arg(long)]
         stats: bool,
+        /// Show nested arrays in frames (Dyalog's `]box on`).
+        #[arg(long = "box")]
+        boxed: bool,
         /// Print where the time went on stderr: compile, pipelines, upload, submit
         /// (with the kernels' own time), readback, host.
         #[arg(long)]
@@ -348,7 +351,7 @@ fn backend(b: Option<BackendArg>) -> Backend {
 
 /// Writes a value to stdout as it is formatted: a display of 10^8 numbers never
 /// builds one string of them.
-fn show(v: &arrc::Array, format: Format, (pp, pw): (usize, usize)) {
+fn show(v: &arrc::Array, format: Format, (pp, pw): (usize, usize), boxing: bool) {
     use std::io::Write;
     /// `fmt::Write` onto an `io::Write`.
     struct Out<W: Write>(W);
@@ -362,6 +365,9 @@ fn show(v: &arrc::Array, format: Format, (pp, pw): (usize, usize)) {
         std::io::stdout().lock(),
     ));
     let ok = match format {
+        Format::Apl if boxing && !v.is_simple() => {
+            std::fmt::Write::write_str(&mut out, &arrc_ir::display::display_boxed(v, pp)).is_ok()
+        }
         Format::Apl => arrc_ir::display::write_display_session(v, pp, pw, &mut out).is_ok(),
         Format::Json => serde_json::to_writer(&mut out.0, v).is_ok(),
     };
@@ -477,6 +483,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             out: out_file,
             stdlib,
             stats,
+            boxed,
             time,
             float,
         } => {
@@ -504,6 +511,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             let mut s = open(backend(b), device, &devices, split_from)?;
             let open_ms = opened.elapsed().as_secs_f64() * 1e3;
             s.set_float(float.elem());
+            s.set_boxing(boxed);
             if stdlib {
                 s.load_stdlib().map_err(|e| fail("", &e))?;
             }
@@ -579,7 +587,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     );
                     return Err(ExitCode::from(1));
                 }
-                (Some(v), None) => show(&v, format, (s.print_precision(), s.print_width())),
+                (Some(v), None) => show(
+                    &v,
+                    format,
+                    (s.print_precision(), s.print_width()),
+                    s.boxing(),
+                ),
                 (None, None) => {}
             }
             if time {
@@ -1167,6 +1180,15 @@ mod repl {
                     .join("\n")
             }),
             "]stats" => stats_line(&s.stats()),
+            "]box" => {
+                let was = if s.boxing() { "ON" } else { "OFF" };
+                match words.next() {
+                    Some("on") => s.set_boxing(true),
+                    Some("off") => s.set_boxing(false),
+                    _ => {}
+                }
+                format!("Was {was}")
+            }
             "]device" => match s.device() {
                 Some(d) => format!(
                     "{} ({}), Vulkan {}, subgroup size {}, float64 {}, driver {}",
@@ -1208,7 +1230,8 @@ mod repl {
                 "]time expr     runs expr and says where the time went",
                 "]plan expr     the kernels and dispatches expr compiles to (]ir, ]spv: its IR, SPIR-V)",
                 "]stats         the session's device counters; ]device: the device",
-                "]keys          the backtick layout for glyphs",
+                "]keys          the backtick layout for glyphs (typed as you go)",
+                "]box on|off    nested arrays in frames, or as Dyalog's default display",
                 "]load x f.npy  defines x from a NumPy (or .csv) file; ]save f.npy expr writes one",
                 "]help          this list",
                 "Glyphs: a backtick and a key (`i → ⍳, `r → ⍴, `w → ⍵, `a → ⍺, `e → ∊ …).",
@@ -1247,7 +1270,7 @@ mod repl {
                     let (pp, pw) = (s.print_precision(), s.print_width());
                     match arrc_ir::display::display_summary(&v, pp, pw) {
                         Some(text) => println!("{text}"),
-                        None => show(&v, Format::Apl, (pp, pw)),
+                        None => show(&v, Format::Apl, (pp, pw), s.boxing()),
                     }
                 }
                 if let Some(f) = out.function {

@@ -623,3 +623,27 @@ fn csv_files_of_numbers_in() {
         assert!(err.contains(f) && err.contains(why), "{err}");
     }
 }
+
+#[test]
+fn nested_arrays_display_as_dyalog_and_boxed() {
+    // Dyalog's default display: a blank each side of an enclosed item.
+    let (code, out, err) = arrc(&["eval", "(1 2)(3 4 5)"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, " 1 2  3 4 5\n");
+    // `--box` (the REPL's `]box on`): frames, as Dyalog's `]box on`.
+    let (code, out, err) = arrc(&["eval", "--box", "1 (2 (3 4))"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "┌─┬───────┐\n│1│┌─┬───┐│\n│ ││2│3 4││\n│ │└─┴───┘│\n└─┴───────┘\n"
+    );
+    let (code, out, err) = arrc(&["eval", "--box", "2 2⍴'ab' (1 2) 3 (2 2⍴⍳4)"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "┌──┬───┐\n│ab│1 2│\n├──┼───┤\n│3 │1 2│\n│  │3 4│\n└──┴───┘\n"
+    );
+    // Simple arrays are shown as they are.
+    let (_, out, _) = arrc(&["eval", "--box", "2 2⍴⍳4"]);
+    assert_eq!(out, "1 2\n3 4\n");
+}
