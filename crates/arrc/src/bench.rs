@@ -200,14 +200,7 @@ pub(crate) fn run(
         ));
     }
     let total = (chosen.len() * opts.sizes.len() * opts.types.len()) as u64;
-    let bar = opts.progress.then(|| {
-        let b = indicatif::ProgressBar::new(total);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
+    let bar = opts.progress.then(|| progress::Bar::new(total));
     let mut rng = rand::rngs::StdRng::seed_from_u64(0xbe9c);
     let mut out = Vec::new();
     for w in &chosen {
@@ -640,4 +633,45 @@ pub fn program_report(b: &ProgramBench) -> String {
         b.dispatches,
         b.value
     )
+}
+
+/// The progress bar of `arrc bench` (indicatif's, with the `cli` feature; nothing
+/// without it, so that the library alone does not depend on it).
+mod progress {
+    #[cfg(feature = "cli")]
+    pub struct Bar(indicatif::ProgressBar);
+
+    #[cfg(feature = "cli")]
+    impl Bar {
+        pub fn new(total: u64) -> Bar {
+            let b = indicatif::ProgressBar::new(total);
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            Bar(b)
+        }
+        pub fn set_message(&self, m: String) {
+            self.0.set_message(m);
+        }
+        pub fn inc(&self, n: u64) {
+            self.0.inc(n);
+        }
+        pub fn finish_and_clear(&self) {
+            self.0.finish_and_clear();
+        }
+    }
+
+    #[cfg(not(feature = "cli"))]
+    pub struct Bar;
+
+    #[cfg(not(feature = "cli"))]
+    impl Bar {
+        pub fn new(_: u64) -> Bar {
+            Bar
+        }
+        pub fn set_message(&self, _: String) {}
+        pub fn inc(&self, _: u64) {}
+        pub fn finish_and_clear(&self) {}
+    }
 }

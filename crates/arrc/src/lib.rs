@@ -16,13 +16,20 @@
 //! - Errors are [`Error`] values with spans; [`diagnostics::render`] draws them.
 
 mod assign;
+// What the `arrc` command is made of (benchmarks, AOT builds, the fuzzer, the device
+// layer, the REPL's keys): public for it, not the library's API.
+#[doc(hidden)]
 pub mod bench;
+#[doc(hidden)]
 pub mod build;
 mod deferred;
 pub mod diagnostics;
+#[doc(hidden)]
 pub mod fuzz;
+#[doc(hidden)]
 pub mod gpu;
 mod hosted;
+#[doc(hidden)]
 pub mod keymap;
 pub mod npy;
 pub mod shard;
