@@ -99,18 +99,27 @@ pub(crate) fn monadic_allowed(f: &Func, span: &Span) -> Result<()> {
     }
 }
 
+/// Whether `f` only applies functions that are checked again when they run: dfns,
+/// names, trains, `∘`, `∘.`, operators of the user's.
+pub(crate) fn applies_functions(f: &Func) -> bool {
+    matches!(
+        f.kind,
+        FuncKind::Dfn(_)
+            | FuncKind::Name(_)
+            | FuncKind::SelfRef
+            | FuncKind::Atop(..)
+            | FuncKind::Fork(..)
+            | FuncKind::Jot(..)
+            | FuncKind::Outer(_)
+            | FuncKind::UserOp { .. }
+    )
+}
+
 /// Functions whose bodies apply functions that are checked one by one (dfns, names,
 /// trains, `∘`, operators of the user's); NOT YET SUPPORTED for the others.
 fn composed(f: &Func, span: &Span) -> Result<()> {
     match &f.kind {
-        FuncKind::Dfn(_)
-        | FuncKind::Name(_)
-        | FuncKind::SelfRef
-        | FuncKind::Atop(..)
-        | FuncKind::Fork(..)
-        | FuncKind::Jot(..)
-        | FuncKind::Outer(_)
-        | FuncKind::UserOp { .. } => Ok(()),
+        _ if applies_functions(f) => Ok(()),
         // Each applies its operand to each item, which checks it again.
         FuncKind::Derived {
             op: Op1::Each | Op1::Commute,

@@ -101,18 +101,8 @@ pub(crate) fn allowed(f: &Func, dyadic: bool, span: &Span) -> Result<()> {
                 Op1::Each | Op1::Commute | Op1::Reduce | Op1::ReduceFirst
             )
         }
-        FuncKind::Dfn(_)
-        | FuncKind::Name(_)
-        | FuncKind::SelfRef
-        | FuncKind::Atop(..)
-        | FuncKind::Fork(..)
-        | FuncKind::Jot(..)
-        | FuncKind::Power(..)
-        | FuncKind::Over(..)
-        | FuncKind::Outer(_)
-        | FuncKind::Inner(..)
-        | FuncKind::UserOp { .. } => true,
-        _ => false,
+        FuncKind::Power(..) | FuncKind::Over(..) | FuncKind::Inner(..) => true,
+        _ => crate::chars::applies_functions(f),
     };
     if ok {
         Ok(())
@@ -384,16 +374,7 @@ pub(crate) fn choose(x: &Array, y: &Array, io: i64, span: &Span) -> Result<Array
 pub(crate) fn partitioned_enclose(a: &Array, x: &Array, span: &Span) -> Result<Array> {
     let x = vector_of(x, span)?;
     let n = x.len();
-    let mut counts = int_vector(a, span, "⍺⊂⍵'s left argument")?;
-    if a.rank() == 0 {
-        counts = vec![counts[0]; n];
-    }
-    if counts.iter().any(|&c| c < 0) {
-        return Err(err::domain(
-            "⍺⊂⍵ needs non-negative integers on the left",
-            span.clone(),
-        ));
-    }
+    let counts = partition_left(a, n, "⍺⊂⍵", span)?;
     if counts.len() != n && counts.len() != n + 1 {
         return Err(err::length(
             format!("{} partition counts for {n} items", counts.len()),
@@ -418,16 +399,7 @@ pub(crate) fn partitioned_enclose(a: &Array, x: &Array, span: &Span) -> Result<A
 pub(crate) fn partition(a: &Array, x: &Array, span: &Span) -> Result<Array> {
     let x = vector_of(x, span)?;
     let n = x.len();
-    let mut keys = int_vector(a, span, "⍺⊆⍵'s left argument")?;
-    if a.rank() == 0 {
-        keys = vec![keys[0]; n];
-    }
-    if keys.iter().any(|&c| c < 0) {
-        return Err(err::domain(
-            "⍺⊆⍵ needs non-negative integers on the left",
-            span.clone(),
-        ));
-    }
+    let keys = partition_left(a, n, "⍺⊆⍵", span)?;
     if keys.len() != n {
         return Err(err::length(
             format!("{} partition keys for {n} items", keys.len()),
@@ -448,6 +420,22 @@ pub(crate) fn partition(a: &Array, x: &Array, span: &Span) -> Result<Array> {
         prev = k;
     }
     Ok(parts_of(&x, &parts))
+}
+
+/// The non-negative integers on the left of a partition of `n` items (a scalar
+/// extends to all of them).
+fn partition_left(a: &Array, n: usize, what: &str, span: &Span) -> Result<Vec<i64>> {
+    let mut v = int_vector(a, span, &format!("{what}'s left argument"))?;
+    if a.rank() == 0 {
+        v = vec![v[0]; n];
+    }
+    if v.iter().any(|&c| c < 0) {
+        return Err(err::domain(
+            format!("{what} needs non-negative integers on the left"),
+            span.clone(),
+        ));
+    }
+    Ok(v)
 }
 
 /// ⍵ as a vector (a scalar is one item); a higher rank is NOT YET SUPPORTED here.
