@@ -112,7 +112,10 @@ pub enum Inst {
     /// keeps its items: a dense array of higher rank, or a list of values). Nothing is
     /// computed for it: a use that reaches the verifier is NOT YET SUPPORTED (a
     /// function that does not take nested arrays on the GPU path was given one).
-    Nested,
+    /// `held` says how (`--emit ir` and `--emit plan` show it).
+    Nested {
+        held: String,
+    },
     /// `⍳len`: the integers origin…origin+len-1 (origin is ⎕IO), i32.
     Iota {
         len: Dim,
@@ -404,7 +407,7 @@ impl Inst {
         match self {
             Inst::Param { .. }
             | Inst::Const(_)
-            | Inst::Nested
+            | Inst::Nested { .. }
             | Inst::Iota { .. }
             | Inst::RngState => {}
             Inst::Length { of, .. } => *of = f(*of),
@@ -486,7 +489,7 @@ impl Inst {
         match self {
             Inst::Param { .. }
             | Inst::Const(_)
-            | Inst::Nested
+            | Inst::Nested { .. }
             | Inst::Iota { .. }
             | Inst::RngState => vec![],
             Inst::Length { of, .. } => vec![*of],
@@ -650,7 +653,7 @@ impl fmt::Display for Function {
             write!(f, "  {v} = ")?;
             match inst {
                 Inst::Param { index } => write!(f, "param {index}")?,
-                Inst::Nested => write!(f, "nested")?,
+                Inst::Nested { held } => write!(f, "nested ({held})")?,
                 Inst::RngState => write!(f, "rng state")?,
                 Inst::ScatterAdd { op, index, values } => {
                     write!(f, "scatter-{} {values} at {index}", op.name())?

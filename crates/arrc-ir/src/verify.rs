@@ -84,7 +84,7 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
             if o.index() >= i {
                 return Err(fail(f, v, format!("uses {o} before its definition")));
             }
-            if matches!(f.insts[o.index()], Inst::Nested) {
+            if matches!(f.insts[o.index()], Inst::Nested { .. }) {
                 return Err(nested_use(f, v));
             }
         }
@@ -98,7 +98,7 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
         let ok = match inst {
             Inst::Param { index } => f.params.get(*index as usize).is_some_and(|p| p.ty == *ty),
             Inst::RngState => ty.elem == crate::ElemType::I32 && ty.shape == vec![Dim::Known(4)],
-            Inst::Nested => ty.elem == crate::ElemType::Mixed,
+            Inst::Nested { .. } => ty.elem == crate::ElemType::Mixed,
             Inst::ScatterAdd { op, index, values } => {
                 let (it, vt) = (f.ty(*index), f.ty(*values));
                 matches!(
@@ -316,7 +316,7 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
         }
     }
     match f.result {
-        Some(r) if r.index() < n && matches!(f.insts[r.index()], Inst::Nested) => {
+        Some(r) if r.index() < n && matches!(f.insts[r.index()], Inst::Nested { .. }) => {
             return Err(Error::new(
                 ErrorClass::Unsupported,
                 "a nested result is not supported on the GPU path yet",

@@ -48,6 +48,12 @@ impl CompiledStatement {
                 self.plan.kernels[d.kernel].name, d.buffers, d.push, d.groups
             ));
         }
+        // How the statement's nested arrays are held (`lower/nested.rs`).
+        for (i, inst) in self.ir.insts.iter().enumerate() {
+            if let arrc_ir::ir::Inst::Nested { held } = inst {
+                s.push_str(&format!("nested v{i} {}: {held}\n", self.ir.types[i]));
+            }
+        }
         s
     }
 }

@@ -54,7 +54,7 @@ impl Lower {
     pub(super) fn nest(&self, v: Value) -> Option<&Nest> {
         // An entry outlives an undone trial; the instruction tells whether it holds.
         match self.f.insts.get(v.index()) {
-            Some(Inst::Nested) => self.nests.get(&v),
+            Some(Inst::Nested { .. }) => self.nests.get(&v),
             _ => None,
         }
     }
@@ -64,7 +64,14 @@ impl Lower {
             elem: ElemType::Mixed,
             shape: outer,
         };
-        let v = self.f.push(Inst::Nested, ty, span.clone());
+        let held = match &n {
+            Nest::Dense { v, inner } => format!(
+                "dense: {} with its last {inner} axes an item's",
+                self.f.ty(*v)
+            ),
+            Nest::Items { items, .. } => format!("item by item: {} values", items.len()),
+        };
+        let v = self.f.push(Inst::Nested { held }, ty, span.clone());
         self.nests.insert(v, n);
         v
     }
