@@ -494,3 +494,56 @@ DOMAIN ERROR
 3 4 5
       ≢a
 2
+⍝ found by review (the GPU path applied any primitive item by item; n-wise reduction,
+⍝ enlist of empty characters, ⌷ with an enclosed left argument, empty results)
+      2⌷(1 2)(3 4)
+ 3 4
+      ⊃1↓(1 2)(3 4)
+3 4
+      ⊃1↑(1 2 3)(4 5 6)
+1 2 3
+      x←⍳3
+      ⊃1⌽x (2×x)
+2 4 6
+      ⊃1⌽⊂x
+1 2 3
+      (1 2)(3 4)⍳1 2
+3 3
+      (x (2×x))≡x (2×x)
+1
+      x≡⊂x
+0
+      x∊⊂x
+0 0 0
+      ≢x,⊂x
+4
+      ⍴(1 2)(3 4)⍪(5 6)(7 8)
+4
+      ⍴x/⊂x
+6
+      +/⊃2⍴⊂x
+6
+      ≢(⊂1 2)⊣5 6
+1
+      ⊃0 1/x (2×x)
+2 4 6
+      ⍴1↓⊂1 2
+0
+      ≢0⍴⊂1 2
+0
+      ⊃1⌽(⍳70)+⊂⍳3
+3 4 5
+      2=/(1 2)(1 2)(3 4)
+NOT YET SUPPORTED
+      ''≡∊'' ''
+1
+      ⍬≡∊'' ''
+0
+      ⍴⊃{⍵ ⍵}¨⍬
+NOT YET SUPPORTED
+      ⍴{⍵ ⍵}⍤1⊢0 3⍴0
+0 2
+      (⊂1 2)⌷10 20 30
+10 20
+      ⍴÷¨⍬
+0

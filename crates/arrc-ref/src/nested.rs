@@ -95,11 +95,10 @@ pub(crate) fn allowed(f: &Func, dyadic: bool, span: &Span) -> Result<()> {
             };
             structural || scalar || either
         }
+        // `f/` of items, not n-wise (`2 f/`).
         FuncKind::Derived { op, .. } => {
-            matches!(
-                op,
-                Op1::Each | Op1::Commute | Op1::Reduce | Op1::ReduceFirst
-            )
+            matches!(op, Op1::Each | Op1::Commute)
+                || (!dyadic && matches!(op, Op1::Reduce | Op1::ReduceFirst))
         }
         FuncKind::Power(..) | FuncKind::Over(..) | FuncKind::Inner(..) => true,
         _ => crate::chars::applies_functions(f),
@@ -179,13 +178,28 @@ pub(crate) fn enlist(x: &Array) -> Array {
             }
         }
     }
+    /// The type of the first simple array met depth first: the type of an empty
+    /// enlist (`∊'' ''` is `''`).
+    fn first_simple(a: &Array) -> ElemType {
+        match &a.data {
+            Data::Mixed(items) => items
+                .iter()
+                .map(|it| match it {
+                    Item::Boxed(b) => first_simple(b),
+                    Item::Simple(s) => s.elem_type(),
+                })
+                .next()
+                .unwrap_or(ElemType::I32),
+            d => d.elem_type(),
+        }
+    }
     if !x.elem.is_mixed() {
         return prims::ravel(x);
     }
     let mut out = Vec::new();
     walk(x, &mut out);
     if out.is_empty() {
-        return Array::vector(Data::I32(vec![]));
+        return Array::vector(Data::empty(first_simple(x)));
     }
     Array::vector(Data::Mixed(out))
 }
@@ -317,6 +331,29 @@ pub(crate) fn index_vectors(flat: &Array, shape: &[usize], io: i64) -> Array {
         })
         .collect();
     Array::vector(Data::Mixed(items))
+}
+
+/// The prototype of `x` as an array (its fill item, opened).
+fn fill_of(x: &Array, span: &Span) -> Result<Array> {
+    Ok(prims::fill(x, span)?.open())
+}
+
+/// The empty array of `shape` whose prototype is `proto`'s (`f` applied to the
+/// arguments' prototypes): typed as a simple scalar result, NOT YET SUPPORTED for an
+/// array result (the prototype of an empty nested array is not kept), and of type
+/// `elem` when `f` failed on the prototypes.
+fn empty_like(
+    shape: Vec<usize>,
+    proto: Result<Array>,
+    elem: ElemType,
+    span: &Span,
+) -> Result<Array> {
+    match proto {
+        Ok(p) if p.rank() == 0 && p.is_simple() => Ok(Array::new(shape, Data::empty(p.elem))),
+        Ok(_) => Err(no_prototype(span)),
+        Err(e) if e.class == arrc_ir::error::ErrorClass::Unsupported => Err(e),
+        Err(_) => Ok(Array::new(shape, Data::empty(elem))),
+    }
 }
 
 /// `⍺⊃⍵` (pick): each item of ⍺ selects an item one level deeper (an integer in a
@@ -558,7 +595,13 @@ impl Interp<'_> {
         };
         let n: usize = arrc_ir::array::saturating_count(&shape);
         if n == 0 {
-            return Ok(Array::new(shape, Data::empty(x.elem)));
+            // Dyalog's result prototype: `f` of the arguments' prototypes.
+            let (xp, ap) = (fill_of(x, span)?, a.map(|a| fill_of(a, span)).transpose()?);
+            let r = match ap {
+                None => self.monadic(f, xp, span),
+                Some(ap) => self.dyadic(f, ap, xp, span),
+            };
+            return empty_like(shape, r, x.elem, span);
         }
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
@@ -623,7 +666,8 @@ impl Interp<'_> {
         shape.extend(b.shape.iter().copied());
         check_size(a.len().saturating_mul(b.len()), span)?;
         if a.is_empty() || b.is_empty() {
-            return Ok(Array::new(shape, Data::empty(a.elem.join(b.elem))));
+            let r = self.dyadic(g, fill_of(a, span)?, fill_of(b, span)?, span);
+            return empty_like(shape, r, a.elem.join(b.elem), span);
         }
         let mut out = Vec::with_capacity(a.len() * b.len());
         for i in 0..a.len() {

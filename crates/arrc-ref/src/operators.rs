@@ -177,6 +177,9 @@ fn empty_frame(
     let proto = apply(a.map(|(a, cl)| cell_of(a, cl)), xc);
     let (cell, elem) = match proto {
         Ok(p) => (p.shape, p.elem),
+        // A function the caller cannot apply here (the device path, a nested result):
+        // no guess at the result's cells.
+        Err(e) if e.class == arrc_ir::error::ErrorClass::Unsupported => return Err(e),
         Err(_) => (vec![], x.elem),
     };
     let mut shape = frame;

@@ -803,9 +803,7 @@ pub(crate) fn squad(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Array>
             span.clone(),
         ));
     }
-    let mut axes: Vec<Option<Array>> = (0..a.len())
-        .map(|i| Some(Array::scalar(a.data.get(i))))
-        .collect();
+    let mut axes: Vec<Option<Array>> = (0..a.len()).map(|i| Some(a.data.item(i).open())).collect();
     axes.extend((a.len()..x.rank()).map(|_| None));
     select(x, &axes, io, span)
 }

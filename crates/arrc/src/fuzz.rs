@@ -848,6 +848,13 @@ impl Gen<'_> {
                         11 => return format!("+/∊({x})({c}+{x})"),
                         12 => return format!("≢⊃⍳¨{c} 2"),
                         13 => return format!("⊃(⊂{x}){g}¨⊂{x}"),
+                        // Functions that are not scalar functions of nested arrays
+                        // (they must not be applied item by item).
+                        14 => return format!("⊃{c}⌽({x})({c}×{x})"),
+                        15 => return format!("≢{c}⍴⊂{x}"),
+                        16 => return format!("⊃1↓({x})(⌽{x})"),
+                        17 => return format!("({x})≡⊂{x}"),
+                        18 => return format!("⊃⌽(⍳70)+⊂{x}"),
                         _ => {}
                     }
                 }

@@ -483,7 +483,11 @@ impl Lower {
         // The function applied to pairs of items (pervasion, `¨`), or to each item of
         // one with each of the other (`∘.`).
         let (g, crossed) = match &f.kind {
-            FuncKind::Prim(_) => (f.clone(), false),
+            // A primitive applies to nested arguments item by item only if it is a
+            // scalar function (pervasion); `⌽ ↑ ⍳ ≡ ,` … of nested arrays are not
+            // applied to their items.
+            FuncKind::Prim(p) if BinOp::from_prim(*p).is_some() => (f.clone(), false),
+            FuncKind::Prim(_) => return Err(not_yet("this function", &fspan)),
             FuncKind::Derived {
                 op: Op1::Each,
                 operand,
