@@ -36,3 +36,13 @@ DOMAIN ERROR
       ⎕FR←32
       ÷4
 0.25
+⍝ residue is tolerant (⎕CT): a quotient within ⎕CT of an integer leaves 0, as Dyalog
+      ⎕FR←645
+      0.1|0.3 1 0.7 0.25
+0 0 0 0.05
+      0.5|3.12 ¯1 ¯0.6
+0.12 0 0.4
+      ¯1 0 1|¯5.25 0 2.41
+¯0.25 0 0.41
+      ¯0.16666666666666655|0.1666666666666666
+0

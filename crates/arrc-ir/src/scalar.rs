@@ -677,6 +677,17 @@ impl BinOp {
             Residue => {
                 if x == 0.0 {
                     Scalar::float(y, rt)
+                } else if rt == ElemType::F64 {
+                    // Dyalog's tolerant residue (⎕CT): a quotient within ⎕CT of an
+                    // integer leaves nothing (`0.1|0.3` is 0), else ⍵-⍺×⌊⍵÷⍺.
+                    let q = y / x;
+                    let f = tolerant_floor(q);
+                    let r = if tolerant_eq(q, f) {
+                        0.0
+                    } else {
+                        y - x * q.floor()
+                    };
+                    Scalar::float(r, rt)
                 } else {
                     let r = y - x * (y / x).floor();
                     Scalar::float(r, rt)

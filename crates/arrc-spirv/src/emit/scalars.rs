@@ -793,6 +793,16 @@ impl Emitter {
                         self.b
                             .decorate(id, rspirv::spirv::Decoration::NoContraction, []);
                     }
+                    let r = if t == ElemType::F64 {
+                        // Dyalog's tolerant residue, as the reference: a quotient
+                        // within ⎕CT of an integer leaves 0 (`0.1|0.3`).
+                        let tf = self.tolerant_floor(UnOp::Floor, q)?;
+                        let integral = self.tolerant_eq(q, tf)?;
+                        let z = self.scalar(Scalar::F64(0.0));
+                        self.sel(w, integral, z, r)?
+                    } else {
+                        r
+                    };
                     self.convert(r, w, t)?
                 } else {
                     // On magnitudes, then the signs: lavapipe's OpSMod takes the
