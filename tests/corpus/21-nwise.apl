@@ -48,3 +48,14 @@ DOMAIN ERROR
 ⍝ no windows to fold: no identity needed
       ⍴0{⍺+⍵}/0 0⍴0
 0 1
+⍝ windows of 0 along rows whose count the device computes (a compress): identities
+      0 ≠/((⍳5)~2)∘.≥1 2
+0 0 0
+0 0 0
+0 0 0
+0 0 0
+      0 +/((⍳5)~2)∘.×1 2 3
+0 0 0 0
+0 0 0 0
+0 0 0 0
+0 0 0 0

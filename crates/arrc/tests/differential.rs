@@ -2418,3 +2418,18 @@ fn nested_arrays_on_the_device() {
         .len();
     assert!(kernels <= 3, "Life compiles to {kernels} kernels");
 }
+
+/// A window of 0 along an axis whose other lengths the device computes (rows of a
+/// compress) gives the identities, spread over the run-time shape, on the device (it
+/// raised "no identity element" there: fuzz seed 118 f64 index 499).
+#[test]
+fn empty_windows_over_device_computed_rows() {
+    let mut s = gpu();
+    for (expr, want) in [
+        ("0 ≠/((⍳5)~2)∘.≥1 2", "0 0 0\n0 0 0\n0 0 0\n0 0 0"),
+        ("0 +/((⍳5)~2)∘.×1 2 3", "0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0"),
+    ] {
+        let v = device_value(&mut s, expr);
+        assert_eq!(s.display(&v), want, "{expr}");
+    }
+}

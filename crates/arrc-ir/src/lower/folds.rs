@@ -515,6 +515,12 @@ impl Lower {
                 (0..n).for_each(|_| d.push(id));
                 return Ok(self.konst(Array::new(dims, d), span));
             }
+            // The same of a shape with a length computed on the device (`0 ≠/` of a
+            // compress's rows): the identity spread over it.
+            if let Some(id) = op.identity(aty.elem, self.f.float) {
+                let one = self.konst(Array::scalar(id), span.clone());
+                return Ok(self.gather(one, Gather::Cycle { fill: id }, shape, span));
+            }
             // No item needs the identity when the result is empty too (`⍲⌿0 0⍴0`).
             if let Some(dims) = known_dims(&shape).filter(|d| d.contains(&0)) {
                 return Ok(self.konst(Array::new(dims, Data::empty(elem)), span));
