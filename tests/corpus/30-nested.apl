@@ -547,3 +547,16 @@ NOT YET SUPPORTED
 10 20
       ⍴÷¨⍬
 0
+⍝ set functions compare nested items whole
+      ∪'ab' 'cd' 'ab' 'ef' 'cd'
+ ab  cd  ef
+      ≠'ab' 'cd' 'ab'
+1 1 0
+      'ab' 'cd' 'ef'~⊂'cd'
+ ab  ef
+      'ab' 'cd' 'ef'∩'cd' 'xy' 'ab'
+ ab  cd
+      'ab' 'cd'∪'cd' 'xy'
+ ab  cd  xy
+      ∪'a' 1 'a' 1
+a 1

@@ -81,6 +81,8 @@ pub(crate) fn allowed(f: &Func, dyadic: bool, span: &Span) -> Result<()> {
             } else {
                 UnOp::from_prim(*p).is_some()
             };
+            // Set functions compare items whole (vectors of items; NOT YET SUPPORTED
+            // for higher ranks, by `index_of`).
             let either = if dyadic {
                 matches!(
                     p,
@@ -89,9 +91,12 @@ pub(crate) fn allowed(f: &Func, dyadic: bool, span: &Span) -> Result<()> {
                         | Prim::Backslash
                         | Prim::BackslashBar
                         | Prim::Iota
+                        | Prim::Union
+                        | Prim::Intersection
+                        | Prim::Tilde
                 )
             } else {
-                matches!(p, Prim::Format)
+                matches!(p, Prim::Format | Prim::Union | Prim::NotEqual)
             };
             structural || scalar || either
         }

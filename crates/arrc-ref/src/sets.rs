@@ -2,10 +2,28 @@
 //! `⍺⍸⍵`, with Dyalog's semantics (equality tolerant in f64, exact otherwise, as
 //! `⍳` and `∊`).
 
-use crate::prims::{check_size, from_scalars, index_of, member, same};
+use crate::prims::{check_size, from_scalars, same};
 use arrc_ir::error::{err, Result};
 use arrc_ir::{Array, Data, ElemType, Scalar};
 use arrc_syntax::Span;
+
+/// `⍺⍳⍵` from 0, of simple or nested arrays (nested items compared whole).
+fn index_of(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Array> {
+    if a.elem.is_mixed() || x.elem.is_mixed() {
+        crate::nested::index_of(a, x, io, span)
+    } else {
+        crate::prims::index_of(a, x, io, span)
+    }
+}
+
+/// `⍺∊⍵` of simple or nested arrays.
+fn member(a: &Array, x: &Array, span: &Span) -> Result<Array> {
+    if a.elem.is_mixed() || x.elem.is_mixed() {
+        crate::nested::member(a, x, span)
+    } else {
+        Ok(crate::prims::member(a, x))
+    }
+}
 
 /// A scalar as a one-item vector; other arrays as they are.
 fn at_least_vector(x: &Array) -> Array {
@@ -38,7 +56,7 @@ fn keep_cells(x: &Array, keep: &[bool]) -> Array {
     let cell: usize = arrc_ir::array::saturating_count(&x.shape[1..]);
     let mut d = Data::with_capacity(x.elem, cell * keep.iter().filter(|k| **k).count());
     for (i, _) in keep.iter().enumerate().filter(|(_, k)| **k) {
-        (0..cell).for_each(|t| d.push(x.data.get(i * cell + t)));
+        (0..cell).for_each(|t| d.push_from(&x.data, i * cell + t));
     }
     let mut shape = x.shape.clone();
     shape[0] = keep.iter().filter(|k| **k).count();
@@ -65,7 +83,7 @@ fn set_argument(x: &Array, glyph: char, span: &Span) -> Result<Array> {
 /// `⍺∪⍵`: ⍺, then the items of ⍵ not in ⍺ (duplicates within ⍵ kept).
 pub(crate) fn union(a: &Array, x: &Array, span: &Span) -> Result<Array> {
     let (a, x) = (set_argument(a, '∪', span)?, set_argument(x, '∪', span)?);
-    let found = member(&x, &a);
+    let found = member(&x, &a, span)?;
     let keep: Vec<bool> = (0..x.len())
         .map(|i| found.data.get(i).as_i64() == Some(0))
         .collect();
@@ -73,8 +91,8 @@ pub(crate) fn union(a: &Array, x: &Array, span: &Span) -> Result<Array> {
     check_size(a.len().saturating_add(tail.len()), span)?;
     let t = a.elem.join(x.elem);
     let mut d = Data::with_capacity(t, a.len() + tail.len());
-    (0..a.len()).for_each(|i| d.push(a.data.get(i).cast(t)));
-    (0..tail.len()).for_each(|i| d.push(tail.data.get(i).cast(t)));
+    (0..a.len()).for_each(|i| d.push_from(&a.data, i));
+    (0..tail.len()).for_each(|i| d.push_from(&tail.data, i));
     Ok(Array::vector(d))
 }
 
@@ -92,7 +110,7 @@ pub(crate) fn intersect(a: &Array, x: &Array, keep: bool, span: &Span) -> Result
     } else {
         x.clone()
     };
-    let found = member(&a, &x);
+    let found = member(&a, &x, span)?;
     let mask: Vec<bool> = (0..a.len())
         .map(|i| (found.data.get(i).as_i64() == Some(1)) == keep)
         .collect();
