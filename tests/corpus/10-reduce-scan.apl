@@ -109,9 +109,11 @@ DOMAIN ERROR
 1
       {⍺+⍵}/⍬
 DOMAIN ERROR
-⍝ a non-scalar operand would make a nested result (Dyalog encloses it)
+⍝ a non-scalar operand makes a nested result (Dyalog encloses it): ⊂1⍴2
       ⍴/1 2
-DOMAIN ERROR
+ 2
+      ≡⍴/1 2
+2
       {⍺+⍵}\⍬
       ⍴{⍺+⍵}\⍬
 0

@@ -560,3 +560,10 @@ NOT YET SUPPORTED
  ab  cd  xy
       ∪'a' 1 'a' 1
 a 1
+⍝ reductions by functions of arrays give an enclosed result
+      ,/1 2 3
+ 1 2 3
+      ,⌿2 2⍴⍳4
+ 1 3  2 4
+      ⊃,/'ab' 'cd' 'ef'
+abcdef

@@ -1048,7 +1048,13 @@ impl Interp<'_> {
             return Ok(x.clone());
         }
         let axis = if first { 0 } else { x.rank() - 1 };
-        if x.elem.is_mixed() {
+        // Items of a nested array, or a function of arrays that is no scalar function
+        // (`,/1 2 3` is `⊂1 2 3`): folded item by item, each result enclosed.
+        let of_arrays = matches!(
+            self.resolve(operand)?.kind,
+            FuncKind::Prim(p) if BinOp::from_prim(p).is_none()
+        );
+        if x.elem.is_mixed() || (of_arrays && !scan) {
             return self.fold_items(operand, x, axis, &span);
         }
         self.fold_axis(operand, x, span, scan, axis)
