@@ -445,7 +445,7 @@ impl Lower {
                 values.reverse();
                 vals.reverse();
                 if vals.len() < values.len() {
-                    return self.strand(&values, items, span);
+                    return self.strand(&values, span);
                 }
                 let ty = vals
                     .iter()
@@ -1430,34 +1430,14 @@ impl Lower {
     }
 
     /// A strand with computed items (`x 1`): each a scalar, catenated.
-    fn strand(&mut self, values: &[Value], items: &[Expr], span: Span) -> Result<Value> {
+    fn strand(&mut self, values: &[Value], span: Span) -> Result<Value> {
         if values
             .iter()
             .any(|v| self.f.ty(*v).rank() != 0 || self.nest(*v).is_some())
         {
             return self.list(values, &span);
         }
-        let mut out: Option<Value> = None;
-        let elem = values
-            .iter()
-            .map(|v| self.f.ty(*v).elem)
-            .max()
-            .unwrap_or(ElemType::I32);
-        for (v, it) in values.iter().zip(items) {
-            if self.f.ty(*v).rank() != 0 {
-                return Err(err::unsupported(
-                    "nested arrays on the GPU path are not supported yet",
-                    it.span.clone(),
-                ));
-            }
-            let c = self.cast(*v, elem);
-            let one = self.reshape(c, vec![Dim::Known(1)], it.span.clone());
-            out = Some(match out {
-                None => one,
-                Some(acc) => self.catenate(acc, one, 0, span.clone())?,
-            });
-        }
-        out.ok_or_else(|| err::unsupported("an empty strand", span))
+        self.stack(values, &span)
     }
 
     /// The scalar function a product's operand denotes, checked for these arguments.

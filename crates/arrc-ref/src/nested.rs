@@ -645,12 +645,8 @@ impl Interp<'_> {
         let mut out = Vec::with_capacity(outer * inner);
         for o in 0..outer {
             for i in 0..inner {
-                let at = |k: usize| (o * n + k) * inner + i;
-                let mut acc = x.data.item(at(n - 1)).open();
-                for k in (0..n - 1).rev() {
-                    acc = self.dyadic(f, x.data.item(at(k)).open(), acc, span)?;
-                }
-                out.push(Item::enclose(acc));
+                let run = (0..n).map(|k| Ok(x.data.item((o * n + k) * inner + i).open()));
+                out.push(Item::enclose(self.fold_right(f, run, span)?));
             }
         }
         let mut shape = x.shape.clone();
@@ -742,16 +738,32 @@ impl Interp<'_> {
                     };
                     (a.data.item(ia).open(), b.data.item(ib).open())
                 };
-                let (l, rt) = pair(n - 1);
-                let mut acc = self.dyadic(g, l, rt, span)?;
-                for k in (0..n - 1).rev() {
-                    let (l, rt) = pair(k);
-                    let v = self.dyadic(g, l, rt, span)?;
-                    acc = self.dyadic(f, v, acc, span)?;
-                }
-                out.push(Item::enclose(acc));
+                let products: Vec<Array> = (0..n)
+                    .map(|k| {
+                        let (l, rt) = pair(k);
+                        self.dyadic(g, l, rt, span)
+                    })
+                    .rev()
+                    .collect::<Result<Vec<_>>>()?;
+                let run = products.into_iter().rev().map(Ok);
+                out.push(Item::enclose(self.fold_right(f, run, span)?));
             }
         }
         Ok(Array::new(shape, Data::Mixed(out)))
+    }
+
+    /// `f/` of a run of arrays: folded from the right (`a f (b f c)`), the run not empty.
+    fn fold_right(
+        &mut self,
+        f: &Func,
+        run: impl DoubleEndedIterator<Item = Result<Array>>,
+        span: &Span,
+    ) -> Result<Array> {
+        let mut run = run.rev();
+        let mut acc = run.next().expect("a run of at least one item")?;
+        for x in run {
+            acc = self.dyadic(f, x?, acc, span)?;
+        }
+        Ok(acc)
     }
 }

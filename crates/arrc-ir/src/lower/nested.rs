@@ -122,23 +122,31 @@ impl Lower {
         if shape.is_empty() {
             return Ok(items[0]);
         }
-        let elem = items
+        let v = self.stack(&items, span)?;
+        let dims = shape.iter().map(|&d| Dim::Known(d as u64)).collect();
+        Ok(self.reshape(v, dims, span.clone()))
+    }
+
+    /// Values of one shape side by side along a new first axis, in the type that
+    /// holds them all: a vector of scalars, the dense array of items.
+    pub(super) fn stack(&mut self, values: &[Value], span: &Span) -> Result<Value> {
+        let elem = values
             .iter()
             .map(|v| self.f.ty(*v).elem)
             .reduce(ElemType::join)
             .unwrap_or(ElemType::I32);
         let mut out: Option<Value> = None;
-        for v in items {
+        for &v in values {
             let c = self.cast(v, elem);
-            let one = self.reshape(c, vec![Dim::Known(1)], span.clone());
+            let mut one = vec![Dim::Known(1)];
+            one.extend(self.f.ty(c).shape.iter().cloned());
+            let one = self.reshape(c, one, span.clone());
             out = Some(match out {
                 None => one,
                 Some(acc) => self.catenate(acc, one, 0, span.clone())?,
             });
         }
-        let v = out.ok_or_else(|| not_yet("an empty array", span))?;
-        let dims = shape.iter().map(|&d| Dim::Known(d as u64)).collect();
-        Ok(self.reshape(v, dims, span.clone()))
+        out.ok_or_else(|| not_yet("an empty array", span))
     }
 
     /// The shape and the items (flat values) of `x` when it has at most [`UNROLLED`]
@@ -216,19 +224,9 @@ impl Lower {
                 if items.iter().any(|x| *self.f.ty(*x) != ty) {
                     return Ok(None);
                 }
-                let mut one = vec![Dim::Known(1)];
-                one.extend(ty.shape.iter().cloned());
-                let mut out: Option<Value> = None;
-                for &x in &items {
-                    let x = self.reshape(x, one.clone(), span.clone());
-                    out = Some(match out {
-                        None => x,
-                        Some(acc) => self.catenate(acc, x, 0, span.clone())?,
-                    });
-                }
                 let outer: Vec<Dim> = shape.iter().map(|&d| Dim::Known(d as u64)).collect();
                 let dense: Vec<Dim> = outer.iter().chain(&ty.shape).cloned().collect();
-                let v = out.expect("a nested array has items");
+                let v = self.stack(&items, span)?;
                 let v = self.reshape(v, dense, span.clone());
                 Ok(Some(View {
                     v,
@@ -298,15 +296,10 @@ impl Lower {
     fn crossed(a: &View, b: &View) -> (Vec<Dim>, Vec<usize>, Vec<usize>) {
         let outer: Vec<Dim> = a.outer.iter().chain(&b.outer).cloned().collect();
         let ra = a.outer.len();
-        (
-            (outer),
-            (0..ra).collect(),
-            (ra..ra + b.outer.len()).collect(),
-        )
+        (outer, (0..ra).collect(), (ra..ra + b.outer.len()).collect())
     }
 
     /// A scalar function of items placed by `(outer, ma, mb)`.
-    #[allow(clippy::too_many_arguments)]
     fn items_binary(
         &mut self,
         op: BinOp,
@@ -576,17 +569,16 @@ impl Lower {
                 let n = shape.first().copied().unwrap_or(1) as i32;
                 Ok(self.konst(Array::scalar(Scalar::I32(n)), fspan.clone()))
             }
+            // Pervasion (a scalar function) or `g¨`: the function of each item.
             FuncKind::Prim(p) if UnOp::from_prim(*p).is_some() => {
-                let items = self.each_item(&items, |l, x| l.monadic(f, x, span))?;
-                self.with_items(shape, items, span)
+                self.map_items(f, shape, &items, span)
             }
             FuncKind::Derived {
                 op: Op1::Each,
                 operand,
             } => {
                 let g = self.resolve(operand)?;
-                let items = self.each_item(&items, |l, x| l.monadic(&g, x, span))?;
-                self.with_items(shape, items, span)
+                self.map_items(&g, shape, &items, span)
             }
             FuncKind::Derived {
                 op: op @ (Op1::Reduce | Op1::ReduceFirst),
@@ -670,11 +662,18 @@ impl Lower {
         self.with_items(shape, out, span).map(Some)
     }
 
-    fn each_item(
+    /// `g` of each item, an array of `shape` again.
+    fn map_items(
         &mut self,
+        g: &Func,
+        shape: Vec<usize>,
         items: &[Value],
-        mut f: impl FnMut(&mut Self, Value) -> Result<Value>,
-    ) -> Result<Vec<Value>> {
-        items.iter().map(|&x| f(self, x)).collect()
+        span: &Span,
+    ) -> Result<Value> {
+        let out = items
+            .iter()
+            .map(|&x| self.monadic(g, x, span))
+            .collect::<Result<Vec<_>>>()?;
+        self.with_items(shape, out, span)
     }
 }
