@@ -7,6 +7,7 @@
 
 use arrc_ir::array::{Array, Data, Item, Scalar};
 use arrc_ir::error::{err, Error, ErrorClass, Result};
+use arrc_syntax::lexer::Num;
 use arrc_syntax::Span;
 
 fn file_error(file: &str, what: impl std::fmt::Display, span: &Span) -> Error {
@@ -30,7 +31,7 @@ fn chars(s: &str) -> Array {
 
 /// A vector of arrays, each its item (enclosed).
 fn vector_of(items: Vec<Array>) -> Array {
-    Array::vector(Data::Mixed(items.into_iter().map(Item::enclose).collect()))
+    crate::nested::strand(items)
 }
 
 /// The items of a vector (a simple vector's scalars), opened.
@@ -301,23 +302,18 @@ pub(crate) fn nput(x: &Array, y: &Array, span: &Span) -> Result<Array> {
     Ok(Array::scalar(Scalar::I32(text.len() as i32)))
 }
 
-/// A number as a CSV field holds it (`-` or `¯` for a negative, exponents), typed as
-/// APL stores it.
-fn number(field: &str) -> Option<Scalar> {
+/// The number a CSV field holds (`-` or `¯` for a negative, exponents): an integer
+/// written in digits stays exact. `None` for an empty field or one that is no
+/// number. Shared by `⎕CSV` and the command's `--set x=data.csv`.
+pub fn csv_number(field: &str) -> Option<Num> {
     let t = field.trim().replace('¯', "-");
-    if t.is_empty() {
-        return None;
-    }
     if let Ok(i) = t.parse::<i64>() {
-        return Some(match i32::try_from(i) {
-            Ok(v) => Scalar::I32(v),
-            Err(_) => Scalar::I64(i),
-        });
+        return Some(Num::Int(i));
     }
     t.parse::<f64>()
         .ok()
         .filter(|v| v.is_finite())
-        .map(Scalar::F64)
+        .map(Num::Float)
 }
 
 /// `⎕CSV Y`: the table of a CSV file (Y a name, or name, description, column types
@@ -326,7 +322,7 @@ fn number(field: &str) -> Option<Scalar> {
 /// default), 2 numbers (a field that is none is a DOMAIN ERROR), 3 numbers or 0, 4
 /// numbers or the characters, 5 numbers or 0 for an empty field. With a header row,
 /// the result is (table)(header).
-pub(crate) fn csv_read(y: &Array, span: &Span) -> Result<Array> {
+pub(crate) fn csv_read(y: &Array, float: arrc_ir::ElemType, span: &Span) -> Result<Array> {
     let parts = if let Some(name) = text_of(y) {
         vec![chars(&name)]
     } else {
@@ -430,14 +426,19 @@ pub(crate) fn csv_read(y: &Array, span: &Span) -> Result<Array> {
                     span.clone(),
                 )
             };
-            data.push(match (type_of(c), number(f)) {
-                (1, _) => Item::enclose(chars(f)),
-                (_, Some(n)) => Item::Simple(n),
-                (3, None) => Item::Simple(Scalar::I32(0)),
-                (5, None) if f.trim().is_empty() => Item::Simple(Scalar::I32(0)),
-                (4, None) => Item::enclose(chars(f)),
-                _ => return Err(not_number()),
-            });
+            data.push(
+                match (
+                    type_of(c),
+                    csv_number(f).map(|n| Scalar::from_literal(n, float)),
+                ) {
+                    (1, _) => Item::enclose(chars(f)),
+                    (_, Some(n)) => Item::Simple(n),
+                    (3, None) => Item::Simple(Scalar::I32(0)),
+                    (5, None) if f.trim().is_empty() => Item::Simple(Scalar::I32(0)),
+                    (4, None) => Item::enclose(chars(f)),
+                    _ => return Err(not_number()),
+                },
+            );
         }
     }
     let table = Array::new(vec![records.len(), kept.len()], Data::Mixed(data));

@@ -19,6 +19,7 @@ mod prims;
 mod random;
 mod sets;
 
+pub use files::csv_number;
 pub use operators::{apply_key, apply_rank};
 pub use prims::{last_refused_size, set_limits, MAX_CALLS, MAX_ELEMENTS};
 
@@ -523,7 +524,7 @@ impl Interp<'_> {
             FuncKind::Dfn(body) => self.call_dfn(&f, body, None, x, span),
             FuncKind::Name(n) if n == "⎕UCS" => chars::ucs(&x, &s),
             FuncKind::Name(n) if n == "⎕NGET" => files::nget(&x, &s),
-            FuncKind::Name(n) if n == "⎕CSV" => files::csv_read(&x, &s),
+            FuncKind::Name(n) if n == "⎕CSV" => files::csv_read(&x, self.env.float, &s),
             FuncKind::Name(n) if n == "⎕NPUT" => Err(err::syntax_like(
                 "⎕NPUT needs a left argument (the text)",
                 s,

@@ -172,19 +172,12 @@ pub fn read_csv(path: &Path, float: arrc_ir::ElemType) -> Result<Array, Error> {
             ));
         }
         for field in record.iter() {
-            let text = field.replace('¯', "-");
-            let n = match text.parse::<i64>() {
-                Ok(i) => arrc_syntax::lexer::Num::Int(i),
-                Err(_) => match text.parse::<f64>() {
-                    Ok(v) if v.is_finite() => arrc_syntax::lexer::Num::Float(v),
-                    _ => {
-                        return Err(file_error(
-                            path,
-                            format!("line {}: {field:?} is not a number", line + 1),
-                        ))
-                    }
-                },
-            };
+            let n = arrc_ref::csv_number(field).ok_or_else(|| {
+                file_error(
+                    path,
+                    format!("line {}: {field:?} is not a number", line + 1),
+                )
+            })?;
             nums.push(n);
         }
         rows += 1;
