@@ -73,14 +73,13 @@ a
 0
       ' '=⊃''
 1
-⍝ Dyalog keeps the prototype of an empty nested array (these give 0 0 and 0  0 0);
-⍝ arrc does not yet, and says so rather than answer without it.
+⍝ an empty nested array keeps its prototype: what its first item would be made of
       ⊃0⍴⊂1 2
-NOT YET SUPPORTED
+0 0
       ⊃1↓⊂1,⊂2 3
-NOT YET SUPPORTED
+0  0 0
       ≡0⍴⊂1 2
-NOT YET SUPPORTED
+2
 ⍝ empty arrays match when their prototypes do; ⍳ of a one-item vector is nested
       ⍬≡''
 0
@@ -540,7 +539,7 @@ NOT YET SUPPORTED
       ⍬≡∊'' ''
 0
       ⍴⊃{⍵ ⍵}¨⍬
-NOT YET SUPPORTED
+2
       ⍴{⍵ ⍵}⍤1⊢0 3⍴0
 0 2
       (⊂1 2)⌷10 20 30
@@ -567,3 +566,74 @@ a 1
  1 3  2 4
       ⊃,/'ab' 'cd' 'ef'
 abcdef
+⍝ prototypes of empty nested arrays (Dyalog: an empty array is made of the prototype
+⍝ of the items it would hold; fills, ⊃, ≡, ↑ and f¨ take it)
+      (0⍴⊂1 2)≡0⍴⊂3 4
+1
+      (0⍴⊂1 2)≡0⍴⊂1 2 3
+0
+      (0⍴⊂1 2)≡⍬
+0
+      (0⍴⊂'ab')≡0⍴⊂'cd'
+1
+      (0⍴⊂'ab')≡0⍴⊂1 2
+0
+      3↑0⍴⊂1 2
+ 0 0  0 0  0 0
+      ⍴↑0⍴⊂1 2
+0 2
+      ⍴↑0⍴⊂2 3⍴⍳6
+0 2 3
+      ⍴↓0 3⍴0
+0
+      ⊃↓0 3⍴0
+0 0 0
+      ⊃↓0 2⍴'ab'
+  
+      ⊃⍳0 3
+0 0
+      ⊃⍸2 2⍴0
+0 0
+      ⍴{⍳⍵}¨⍬
+0
+      ⊃{2 3⍴⍵}¨⍬
+0 0 0
+0 0 0
+      ⊃(0⍴⊂1 2)+0⍴⊂3 4
+0 0
+      ⊃-0⍴⊂1 2
+0 0
+      ⍴⊃0 0⊂1 2
+0
+      ''≡⊃0 0⊂'ab'
+1
+      x←(1 2)(3 4)
+      ⊃x[⍬]
+0 0
+      ⊃0/(1 2)(3 4)
+0 0
+      ⊃(⊂1 2)~⊂1 2
+0 0
+      ⊃0⍴(1 2)'ab'
+0 0
+      ⊃0⍴'ab' (1 2)
+  
+      1↓(1 2)(3 4)
+ 3 4
+      ⍴0⍴1 'a'
+0
+      ⍬≡0⍴1 'a'
+1
+      ''≡0⍴'a' 1
+1
+      r←0⍴⊂''
+      r,←⊂'abc'
+      r,←⊂'de'
+      r
+ abc  de
+      ≢r
+2
+      (0⍴⊂1 2)≡1↓⊂3 4
+1
+      ≡1↓⊂1 2
+2

@@ -280,6 +280,16 @@ impl Item {
         }
     }
 
+    /// The prototype of this item (what fills, expand and reshape of an empty array
+    /// take): 0 for a number, a blank for a character, and for an enclosed array the
+    /// same structure with each of its items' prototypes.
+    pub fn prototype(&self) -> Item {
+        match self {
+            Item::Simple(s) => Item::Simple(Scalar::I32(0).cast(s.elem_type())),
+            Item::Boxed(a) => Item::Boxed(Arc::new(a.prototype_array())),
+        }
+    }
+
     /// The type this item would have in a simple array: its scalar's, or `Mixed`.
     pub fn elem_type(&self) -> ElemType {
         match self {
@@ -300,8 +310,91 @@ pub enum Data {
     Char(Vec<char>),
     /// Items of more than one kind (see [`Item`]). Arrays keep this only when the
     /// items are not all numbers or all characters ([`Array::new`] makes those simple),
-    /// or when there are none.
-    Mixed(Vec<Item>),
+    /// or when there are none (then [`Items::prototype`] says what the array is made of).
+    Mixed(Items),
+}
+
+/// The items of a mixed or nested array, and, for an empty one, its prototype: the
+/// item that fills, `⊃`, `≡` and `f¨` take in place of a first item there is not
+/// (`0⍴⊂1 2` is made of `⊂0 0`). Reads and writes as a `Vec<Item>`.
+#[derive(Clone, Debug, Default)]
+pub struct Items {
+    items: Vec<Item>,
+    /// Kept while `items` is empty; `None` where it was never known.
+    proto: Option<Box<Item>>,
+}
+
+impl Items {
+    /// No items, made of `proto`'s prototype.
+    pub fn empty_of(proto: &Item) -> Items {
+        Items {
+            items: Vec::new(),
+            proto: Some(Box::new(proto.prototype())),
+        }
+    }
+
+    /// The prototype of these items: the first's, or the one kept for none.
+    pub fn prototype(&self) -> Option<Item> {
+        match self.items.first() {
+            Some(first) => Some(first.prototype()),
+            None => self.proto.as_deref().cloned(),
+        }
+    }
+}
+
+impl std::ops::Deref for Items {
+    type Target = Vec<Item>;
+    fn deref(&self) -> &Vec<Item> {
+        &self.items
+    }
+}
+
+impl std::ops::DerefMut for Items {
+    fn deref_mut(&mut self) -> &mut Vec<Item> {
+        &mut self.items
+    }
+}
+
+impl From<Vec<Item>> for Items {
+    fn from(items: Vec<Item>) -> Items {
+        Items { items, proto: None }
+    }
+}
+
+impl FromIterator<Item> for Items {
+    fn from_iter<I: IntoIterator<Item = Item>>(iter: I) -> Items {
+        Items::from(iter.into_iter().collect::<Vec<_>>())
+    }
+}
+
+impl<'a> IntoIterator for &'a Items {
+    type Item = &'a Item;
+    type IntoIter = std::slice::Iter<'a, Item>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.iter()
+    }
+}
+
+impl IntoIterator for Items {
+    type Item = Item;
+    type IntoIter = std::vec::IntoIter<Item>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.into_iter()
+    }
+}
+
+/// Two empty item lists are equal when their prototypes are (as `≡` compares empty
+/// arrays); others by their items.
+impl PartialEq for Items {
+    fn eq(&self, other: &Items) -> bool {
+        self.items == other.items && (!self.items.is_empty() || self.proto == other.proto)
+    }
+}
+
+impl Serialize for Items {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(&self.items)
+    }
 }
 
 /// Serialized as a plain list of numbers (booleans as 0 and 1), characters as
@@ -315,7 +408,7 @@ impl Serialize for Data {
             Data::F32(v) => s.collect_seq(v),
             Data::F64(v) => s.collect_seq(v),
             Data::Char(v) => s.collect_seq(v),
-            Data::Mixed(v) => s.collect_seq(v),
+            Data::Mixed(v) => v.serialize(s),
         }
     }
 }
@@ -406,7 +499,7 @@ impl Data {
             ElemType::F32 => Data::F32(Vec::with_capacity(n)),
             ElemType::F64 => Data::F64(Vec::with_capacity(n)),
             ElemType::Char => Data::Char(Vec::with_capacity(n)),
-            ElemType::Mixed => Data::Mixed(Vec::with_capacity(n)),
+            ElemType::Mixed => Data::Mixed(Vec::with_capacity(n).into()),
         }
     }
 
@@ -575,7 +668,44 @@ impl Array {
 
     /// `⊂a`: a scalar holding `a` (`a` itself when a simple scalar).
     pub fn enclose(a: Array) -> Array {
-        Array::new(vec![], Data::Mixed(vec![Item::enclose(a)]))
+        Array::new(vec![], Data::Mixed(vec![Item::enclose(a)].into()))
+    }
+
+    /// This array with each item replaced by its prototype (`0×x` for numbers,
+    /// blanks for characters, the same at every depth of a nested one).
+    pub fn prototype_array(&self) -> Array {
+        let data = match &self.data {
+            Data::Mixed(items) => Data::Mixed(match items.prototype() {
+                Some(p) if items.is_empty() => Items::empty_of(&p),
+                _ => items.iter().map(Item::prototype).collect(),
+            }),
+            d => {
+                let z = Scalar::I32(0).cast(d.elem_type());
+                let mut out = Data::with_capacity(d.elem_type(), d.len());
+                (0..d.len()).for_each(|_| out.push(z));
+                out
+            }
+        };
+        Array::new(self.shape.clone(), data)
+    }
+
+    /// The item that fills this array (overtake, expand, `⊃` of an empty one): its
+    /// prototype. `None` for an empty nested array whose prototype was lost.
+    pub fn fill_item(&self) -> Option<Item> {
+        match &self.data {
+            Data::Mixed(items) => items.prototype(),
+            d => Some(Item::Simple(Scalar::I32(0).cast(d.elem_type()))),
+        }
+    }
+
+    /// The empty array of `shape` (which has an empty axis) made of `proto`: typed by
+    /// a simple one, nested with `proto`'s prototype kept otherwise.
+    pub fn empty_of(shape: Vec<usize>, proto: &Item) -> Array {
+        let data = match proto {
+            Item::Simple(s) => Data::empty(s.elem_type()),
+            boxed => Data::Mixed(Items::empty_of(boxed)),
+        };
+        Array::new(shape, data)
     }
 
     /// Whether this is simple (no item is an enclosed array).
@@ -712,11 +842,14 @@ impl Array {
 }
 
 /// Mixed data made simple where its items allow: all numbers (of their joined type)
-/// or all characters. Empty mixed data stays mixed.
+/// or all characters. Empty mixed data stays mixed unless its prototype is simple.
 fn simplify(data: Data) -> Data {
     let Data::Mixed(items) = &data else {
         return data;
     };
+    if let (true, Some(Item::Simple(p))) = (items.is_empty(), items.prototype()) {
+        return Data::empty(p.elem_type());
+    }
     let mut ty: Option<ElemType> = None;
     for it in items {
         let Item::Simple(s) = it else {

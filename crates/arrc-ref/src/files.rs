@@ -441,7 +441,7 @@ pub(crate) fn csv_read(y: &Array, float: arrc_ir::ElemType, span: &Span) -> Resu
             );
         }
     }
-    let table = Array::new(vec![records.len(), kept.len()], Data::Mixed(data));
+    let table = Array::new(vec![records.len(), kept.len()], Data::Mixed(data.into()));
     Ok(match head {
         Some(h) => vector_of(vec![
             table,

@@ -387,7 +387,8 @@ impl Interp<'_> {
                         return nested::choose(&x, y, self.io(), &span);
                     }
                 }
-                prims::select(&x, &ix, self.io(), &span)
+                let r = prims::select(&x, &ix, self.io(), &span)?;
+                Ok(nested::keep_prototype(r, x.fill_item()))
             }
         }
     }
@@ -484,6 +485,8 @@ impl Interp<'_> {
         } else if x.elem.is_char() {
             chars::monadic_allowed(&f, &s)?;
         }
+        // What an empty nested result that selects from ⍵ is made of.
+        let fill = x.elem.is_mixed().then(|| x.fill_item()).flatten();
         match &f.kind {
             FuncKind::Prim(p) => match p {
                 Prim::Iota if x.rank() == 1 => nested::iota_vector(&x, io, &s),
@@ -520,7 +523,8 @@ impl Interp<'_> {
                         s,
                     )),
                 },
-            },
+            }
+            .map(|r| nested::keep_prototype(r, fill)),
             FuncKind::Dfn(body) => self.call_dfn(&f, body, None, x, span),
             FuncKind::Name(n) if n == "⎕UCS" => chars::ucs(&x, &s),
             FuncKind::Name(n) if n == "⎕NGET" => files::nget(&x, &s),
@@ -761,6 +765,23 @@ impl Interp<'_> {
                 ))
             }
         };
+        let fill = match &a {
+            Some(a) if x.elem.is_mixed() || a.elem.is_mixed() => nested::selected_fill(&g, a, &x),
+            _ => x.fill_item(),
+        };
+        self.along_axis(&g, a, x, axis, span)
+            .map(|r| nested::keep_prototype(r, fill))
+    }
+
+    /// `f[axis]` once the axis is known.
+    fn along_axis(
+        &mut self,
+        g: &Func,
+        a: Option<Array>,
+        x: Array,
+        axis: usize,
+        span: &Span,
+    ) -> Result<Array> {
         match (&g.kind, a) {
             (FuncKind::Derived { op, operand }, None)
                 if matches!(
@@ -810,6 +831,11 @@ impl Interp<'_> {
         } else if a.elem.is_char() || b.elem.is_char() {
             chars::dyadic_allowed(&f, &a, &b, &s)?;
         }
+        let fill = if mixed {
+            nested::selected_fill(&f, &a, &b)
+        } else {
+            None
+        };
         match &f.kind {
             FuncKind::Prim(p) => match p {
                 Prim::Rho => prims::reshape(&a, &b, &s),
@@ -862,7 +888,8 @@ impl Interp<'_> {
                         s,
                     )),
                 },
-            },
+            }
+            .map(|r| nested::keep_prototype(r, fill)),
             FuncKind::Dfn(body) => self.call_dfn(&f, body, Some(a), b, span),
             FuncKind::Derived { op, operand } => match op {
                 Op1::Commute => self.dyadic(operand, b, a, span),

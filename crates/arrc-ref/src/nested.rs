@@ -11,33 +11,49 @@
 
 use crate::prims::{self, check_size, int_vector};
 use crate::Interp;
-use arrc_ir::array::{Array, Data, ElemType, Item, Scalar};
+use arrc_ir::array::{Array, Data, ElemType, Item, Items, Scalar};
 use arrc_ir::error::{err, Error, Result};
 use arrc_ir::scalar::{BinOp, UnOp};
 use arrc_syntax::{Func, FuncKind, Op1, Prim, Span};
-use std::sync::Arc;
 
-/// The prototype of an item (what fills take, expand and reshape of an empty array
-/// with): 0 for a number, a blank for a character, and for an enclosed array the
-/// same structure with each of its items' prototypes.
-pub(crate) fn prototype(it: &Item) -> Item {
-    match it {
-        Item::Simple(s) => Item::Simple(Scalar::I32(0).cast(s.elem_type())),
-        Item::Boxed(a) => Item::Boxed(Arc::new(prototype_array(a))),
+/// `r`, the result of a structural function, made of `fill` where it is empty and
+/// nested with no prototype of its own: the items it would have held are the
+/// argument's (`0⍴⊂1 2` is made of `⊂0 0`; `0⍴1 'a'` of 0, so it is `⍬`).
+pub(crate) fn keep_prototype(r: Array, fill: Option<Item>) -> Array {
+    match (&r.data, fill) {
+        (Data::Mixed(items), Some(p)) if items.is_empty() && items.prototype().is_none() => {
+            Array::empty_of(r.shape, &p)
+        }
+        _ => r,
     }
 }
 
-fn prototype_array(a: &Array) -> Array {
-    let data = match &a.data {
-        Data::Mixed(items) => Data::Mixed(items.iter().map(prototype).collect()),
-        d => {
-            let z = Scalar::I32(0).cast(d.elem_type());
-            let mut out = Data::with_capacity(d.elem_type(), d.len());
-            (0..d.len()).for_each(|_| out.push(z));
-            out
-        }
+/// The prototype of the argument whose items the dyadic primitive `f` selects:
+/// ⍵'s for `⍴ ⌽ ⍉ ↑ ↓ / \ ⌷`, ⍺'s for `∩ ~`, both's (when they agree) for `, ∪`,
+/// whose empty results are empty on both sides. `None` otherwise.
+pub(crate) fn selected_fill(f: &Func, a: &Array, x: &Array) -> Option<Item> {
+    let FuncKind::Prim(p) = &f.kind else {
+        return None;
     };
-    Array::new(a.shape.clone(), data)
+    match p {
+        Prim::Rho
+        | Prim::Reverse
+        | Prim::ReverseFirst
+        | Prim::Transpose
+        | Prim::Take
+        | Prim::Drop
+        | Prim::Slash
+        | Prim::SlashBar
+        | Prim::Backslash
+        | Prim::BackslashBar
+        | Prim::Squad => x.fill_item(),
+        Prim::Intersection | Prim::Tilde => a.fill_item(),
+        Prim::Comma | Prim::CommaBar | Prim::Union => {
+            let (l, r) = (a.fill_item()?, x.fill_item()?);
+            same_item(&l, &r).then_some(l)
+        }
+        _ => None,
+    }
 }
 
 /// The error where the prototype of an empty nested array would be needed (arrc
@@ -143,7 +159,7 @@ pub(crate) fn depth(x: &Array, span: &Span) -> Result<Array> {
 pub(crate) fn knows_prototypes(arrays: &[&Array], span: &Span) -> Result<()> {
     fn lost(a: &Array) -> bool {
         match &a.data {
-            Data::Mixed(items) if items.is_empty() => true,
+            Data::Mixed(items) if items.is_empty() => items.prototype().is_none(),
             Data::Mixed(items) => items.iter().any(|it| match it {
                 Item::Boxed(b) => lost(b),
                 Item::Simple(_) => false,
@@ -161,8 +177,11 @@ fn depth_of(x: &Array) -> (usize, bool) {
     let Data::Mixed(items) = &x.data else {
         return (usize::from(x.rank() > 0), true);
     };
+    // An empty array has its prototype's depth (`≡0⍴⊂1 2` is 2).
+    let proto = items.prototype().filter(|_| items.is_empty());
     let depths: Vec<(usize, bool)> = items
         .iter()
+        .chain(proto.as_ref())
         .map(|it| match it {
             Item::Simple(_) => (0, true),
             Item::Boxed(a) => depth_of(a),
@@ -206,7 +225,7 @@ pub(crate) fn enlist(x: &Array) -> Array {
     if out.is_empty() {
         return Array::vector(Data::empty(first_simple(x)));
     }
-    Array::vector(Data::Mixed(out))
+    Array::vector(Data::Mixed(out.into()))
 }
 
 /// `⊃⍵` (⎕ML=1: first): the first item, opened; of an empty array, its prototype.
@@ -246,12 +265,17 @@ pub(crate) fn mix(x: &Array, span: &Span) -> Result<Array> {
         }
     }
     if items.is_empty() {
-        return Err(no_prototype(span));
+        // The items' shape and type are the prototype's (`↑0⍴⊂1 2` is 0 2⍴0).
+        let p = fill_of(x, span)?;
+        let mut shape = x.shape.clone();
+        shape.extend(p.shape.iter().copied());
+        let proto = p.fill_item().ok_or_else(|| no_prototype(span))?;
+        return Ok(Array::empty_of(shape, &proto));
     }
     let per = arrc_ir::array::saturating_count(&cell);
     check_size(per.saturating_mul(items.len()), span)?;
     let counts = Array::vector(Data::I64(cell.iter().map(|&c| c as i64).collect()));
-    let mut data = Data::Mixed(Vec::with_capacity(per * items.len()));
+    let mut data = Data::with_capacity(ElemType::Mixed, per * items.len());
     for it in &items {
         let mut lifted = it.clone();
         lifted.shape = std::iter::repeat_n(1, rank - it.rank())
@@ -280,13 +304,22 @@ pub(crate) fn split(x: &Array) -> Array {
         .len()
         .checked_div(n)
         .unwrap_or_else(|| arrc_ir::array::saturating_count(&x.shape[..x.rank() - 1]));
+    let frame = x.shape[..x.rank() - 1].to_vec();
+    if rows == 0 {
+        // Made of a row of fills (`↓0 3⍴0` is made of `⊂0 0 0`).
+        let mut d = Data::with_capacity(x.elem, n);
+        if let Some(fill) = x.fill_item() {
+            (0..n).for_each(|_| d.push_item(fill.clone()));
+            return Array::empty_of(frame, &Item::enclose(Array::new(vec![n], d)));
+        }
+    }
     let mut items = Vec::with_capacity(rows);
     for r in 0..rows {
         let mut d = Data::with_capacity(x.elem, n);
         (0..n).for_each(|i| d.push_from(&x.data, r * n + i));
         items.push(Item::enclose(Array::new(vec![n], d)));
     }
-    Array::new(x.shape[..x.rank() - 1].to_vec(), Data::Mixed(items))
+    Array::new(frame, Data::Mixed(items.into()))
 }
 
 /// `⍳⍵` of a vector: the array of shape ⍵ whose items are their own indices.
@@ -316,9 +349,9 @@ pub(crate) fn iota_vector(x: &Array, io: i64, span: &Span) -> Result<Array> {
         if shape.is_empty() {
             return Ok(Array::enclose(Array::vector(Data::I32(vec![]))));
         }
-        return Err(no_prototype(span));
+        return Ok(Array::empty_of(shape, &index_proto(dims.len())));
     }
-    Ok(Array::new(shape, Data::Mixed(items)))
+    Ok(Array::new(shape, Data::Mixed(items.into())))
 }
 
 /// The index vectors (origin `io`) of the ravel positions `flat` (0-origin) in an
@@ -334,8 +367,16 @@ pub(crate) fn index_vectors(flat: &Array, shape: &[usize], io: i64) -> Array {
             }
             Item::enclose(Array::vector(Data::I32(v)))
         })
-        .collect();
+        .collect::<Items>();
+    if items.is_empty() {
+        return Array::empty_of(vec![0], &index_proto(shape.len()));
+    }
     Array::vector(Data::Mixed(items))
+}
+
+/// The prototype of index vectors of `rank` items (`⊂0 0` for a matrix's).
+fn index_proto(rank: usize) -> Item {
+    Item::enclose(Array::vector(Data::I32(vec![0; rank])))
 }
 
 /// The prototype of `x` as an array (its fill item, opened).
@@ -343,19 +384,11 @@ fn fill_of(x: &Array, span: &Span) -> Result<Array> {
     Ok(prims::fill(x, span)?.open())
 }
 
-/// The empty array of `shape` whose prototype is `proto`'s (`f` applied to the
-/// arguments' prototypes): typed as a simple scalar result, NOT YET SUPPORTED for an
-/// array result (the prototype of an empty nested array is not kept), and of type
-/// `elem` when `f` failed on the prototypes.
-fn empty_like(
-    shape: Vec<usize>,
-    proto: Result<Array>,
-    elem: ElemType,
-    span: &Span,
-) -> Result<Array> {
+/// The empty array of `shape` made of `proto` (`f` applied to the arguments'
+/// prototypes), or of type `elem` when `f` failed on the prototypes.
+fn empty_like(shape: Vec<usize>, proto: Result<Array>, elem: ElemType) -> Result<Array> {
     match proto {
-        Ok(p) if p.rank() == 0 && p.is_simple() => Ok(Array::new(shape, Data::empty(p.elem))),
-        Ok(_) => Err(no_prototype(span)),
+        Ok(p) => Ok(Array::empty_of(shape, &Item::enclose(p))),
         Err(e) if e.class == arrc_ir::error::ErrorClass::Unsupported => Err(e),
         Err(_) => Ok(Array::new(shape, Data::empty(elem))),
     }
@@ -407,7 +440,10 @@ pub(crate) fn choose(x: &Array, y: &Array, io: i64, span: &Span) -> Result<Array
         };
         out.push(Item::enclose(pick(&path, x, io, span)?));
     }
-    Ok(Array::new(y.shape.clone(), Data::Mixed(out)))
+    if out.is_empty() {
+        return Ok(Array::empty_of(y.shape.clone(), &prims::fill(x, span)?));
+    }
+    Ok(Array::new(y.shape.clone(), Data::Mixed(out.into())))
 }
 
 /// `⍺⊂⍵` (partitioned enclose) of a vector: a new item starts at each position
@@ -501,7 +537,11 @@ fn parts_of(x: &Array, parts: &[(usize, usize)]) -> Array {
             (s..e).for_each(|i| d.push_from(&x.data, i));
             Item::enclose(Array::vector(d))
         })
-        .collect::<Vec<_>>();
+        .collect::<Items>();
+    if items.is_empty() {
+        // Made of an empty vector of ⍵'s type (`⊃0 0⊂1 2` is ⍬).
+        return Array::empty_of(vec![0], &Item::enclose(Array::vector(Data::empty(x.elem))));
+    }
     Array::vector(Data::Mixed(items))
 }
 
@@ -517,6 +557,12 @@ pub(crate) fn pervade2(
 ) -> Result<Array> {
     let (shape, ea, eb) = crate::extension(a, b, span)?;
     let n = arrc_ir::array::saturating_count(&shape);
+    if n == 0 {
+        // Made of the function of the prototypes.
+        let (x, y) = (prims::fill(a, span)?, prims::fill(b, span)?);
+        let r = crate::binary(op, &x.as_array(), &y.as_array(), float, span.clone())?;
+        return Ok(Array::empty_of(shape, &Item::enclose(r)));
+    }
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let x = a.data.item(if ea { 0 } else { i });
@@ -524,17 +570,21 @@ pub(crate) fn pervade2(
         let r = crate::binary(op, &x.as_array(), &y.as_array(), float, span.clone())?;
         out.push(Item::enclose(r));
     }
-    Ok(Array::new(shape, Data::Mixed(out)))
+    Ok(Array::new(shape, Data::Mixed(out.into())))
 }
 
 /// A monadic scalar function of a nested array: applied to each item's contents.
 pub(crate) fn pervade1(op: UnOp, x: &Array, float: ElemType, span: &Span) -> Result<Array> {
+    if x.is_empty() {
+        let r = crate::unary(op, &prims::fill(x, span)?.as_array(), float, span.clone())?;
+        return Ok(Array::empty_of(x.shape.clone(), &Item::enclose(r)));
+    }
     let mut out = Vec::with_capacity(x.len());
     for i in 0..x.len() {
         let r = crate::unary(op, &x.data.item(i).as_array(), float, span.clone())?;
         out.push(Item::enclose(r));
     }
-    Ok(Array::new(x.shape.clone(), Data::Mixed(out)))
+    Ok(Array::new(x.shape.clone(), Data::Mixed(out.into())))
 }
 
 /// Whether two items match (`≡`): simple scalars equal as `=` compares them, enclosed
@@ -606,7 +656,7 @@ impl Interp<'_> {
                 None => self.monadic(f, xp, span),
                 Some(ap) => self.dyadic(f, ap, xp, span),
             };
-            return empty_like(shape, r, x.elem, span);
+            return empty_like(shape, r, x.elem);
         }
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
@@ -620,7 +670,7 @@ impl Interp<'_> {
             };
             out.push(Item::enclose(r));
         }
-        Ok(Array::new(shape, Data::Mixed(out)))
+        Ok(Array::new(shape, Data::Mixed(out.into())))
     }
 
     /// `f/` (or `f⌿`) of a nested array along `axis`: each run of items folded from
@@ -651,7 +701,7 @@ impl Interp<'_> {
         }
         let mut shape = x.shape.clone();
         shape.remove(axis);
-        Ok(Array::new(shape, Data::Mixed(out)))
+        Ok(Array::new(shape, Data::Mixed(out.into())))
     }
 
     /// `⍺∘.g⍵` with nested arguments or array results: `g` applied to each pair of
@@ -668,7 +718,7 @@ impl Interp<'_> {
         check_size(a.len().saturating_mul(b.len()), span)?;
         if a.is_empty() || b.is_empty() {
             let r = self.dyadic(g, fill_of(a, span)?, fill_of(b, span)?, span);
-            return empty_like(shape, r, a.elem.join(b.elem), span);
+            return empty_like(shape, r, a.elem.join(b.elem));
         }
         let mut out = Vec::with_capacity(a.len() * b.len());
         for i in 0..a.len() {
@@ -677,7 +727,7 @@ impl Interp<'_> {
                 out.push(Item::enclose(r));
             }
         }
-        Ok(Array::new(shape, Data::Mixed(out)))
+        Ok(Array::new(shape, Data::Mixed(out.into())))
     }
 
     /// `⍺ f.g ⍵` with nested arguments: for each row of ⍺ and column of ⍵, `g` of the
@@ -749,7 +799,7 @@ impl Interp<'_> {
                 out.push(Item::enclose(self.fold_right(f, run, span)?));
             }
         }
-        Ok(Array::new(shape, Data::Mixed(out)))
+        Ok(Array::new(shape, Data::Mixed(out.into())))
     }
 
     /// `f/` of a run of arrays: folded from the right (`a f (b f c)`), the run not empty.

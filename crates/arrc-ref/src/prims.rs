@@ -71,13 +71,8 @@ pub(crate) fn from_scalars(shape: Vec<usize>, items: Vec<Scalar>, ty: ElemType) 
 
 /// The fill item of `x`: its prototype (see [`crate::nested::prototype`]).
 pub(crate) fn fill(x: &Array, span: &Span) -> Result<Item> {
-    match &x.data {
-        Data::Mixed(items) => match items.first() {
-            Some(first) => Ok(crate::nested::prototype(first)),
-            None => Err(crate::nested::no_prototype(span)),
-        },
-        d => Ok(Item::Simple(Scalar::I32(0).cast(d.elem_type()))),
-    }
+    x.fill_item()
+        .ok_or_else(|| crate::nested::no_prototype(span))
 }
 
 fn items(a: &Array) -> Vec<Scalar> {
@@ -814,8 +809,12 @@ pub(crate) fn matches(a: &Array, b: &Array) -> bool {
         return false;
     }
     if a.is_empty() {
-        // Empty arrays match when their prototypes do: `⍬≡''` is 0.
-        return a.elem.is_char() == b.elem.is_char() && a.elem.is_mixed() == b.elem.is_mixed();
+        // Empty arrays match when their prototypes do: `⍬≡''` is 0, and
+        // `(0⍴⊂1 2)≡0⍴⊂3 4` is 1 (callers check that prototypes are known).
+        return match (a.fill_item(), b.fill_item()) {
+            (Some(x), Some(y)) => crate::nested::same_item(&x, &y),
+            _ => false,
+        };
     }
     (0..a.len()).all(|i| crate::nested::same_item(&a.data.item(i), &b.data.item(i)))
 }
