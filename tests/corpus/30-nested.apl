@@ -637,3 +637,102 @@ abcdef
 1
       ≡1↓⊂1 2
 2
+⍝ enclose, split and mix with axes (Dyalog's documented examples)
+      A←2 3 4⍴'DUCKSWANBIRDWORMCAKESEED'
+      ⍴⊂[3]A
+2 3
+      ⊃⊂[3]A
+DUCK
+      ⍴⊂[2 3]A
+2
+      ⊃⊂[2 3]A
+DUCK
+SWAN
+BIRD
+      ⍴⊂[1 3]A
+3
+      2⊃⊂[1 3]A
+SWAN
+CAKE
+      ⊂[2 1]2 3⍴⍳6
+ 1 4
+ 2 5
+ 3 6
+      ⍴⊂[2 1]2 3⍴⍳6
+
+      ⍴⊂[⍬]2 3⍴⍳6
+2 3
+      ⍴⊂[1]0 3⍴0
+3
+      ⊃⊂[2]3 0⍴0
+
+      ⊂[1 1]2 3⍴⍳6
+AXIS ERROR
+      ↓3 4⍴'MINDTHATSTEP'
+ MIND  THAT  STEP
+      ↓2 5⍴⍳10
+ 1 2 3 4 5  6 7 8 9 10
+      ↓[1]2 5⍴⍳10
+ 1 6  2 7  3 8  4 9  5 10
+      ↓[2]2 5⍴⍳10
+ 1 2 3 4 5  6 7 8 9 10
+      ↓[3]2 5⍴⍳10
+AXIS ERROR
+      ↓[1 2]2 5⍴⍳10
+AXIS ERROR
+      ↑[.5](1 2)(3 4)(5 6)
+1 3 5
+2 4 6
+      ↑[1.5](1 2)(3 4)(5 6)
+1 2
+3 4
+5 6
+      ↑[1](1 2)(3 4)(5 6)
+1 3 5
+2 4 6
+      ↑[2](1 2)(3 4)(5 6)
+1 2
+3 4
+5 6
+      ↑[1](1)(3 4)(5)
+1 3 5
+0 4 0
+      ↑[1]'andy' 'geoff'
+ag
+ne
+do
+yf
+ f
+      Y←5 4⍴(⍳20)×⊂3 2⍴1
+      ⍴↑Y
+5 4 3 2
+      ⍴↑[1]Y
+3 2 5 4
+      ⍴↑[2]Y
+5 3 2 4
+      ⍴↑[3]Y
+5 4 3 2
+      ⍴↑[1 3]Y
+3 5 2 4
+      ⍴↑[1 4]Y
+3 5 4 2
+      ⍴↑[2 4]Y
+5 3 4 2
+      ⍴↑[4 2]Y
+5 2 4 3
+      (↑[2 4]Y)[2;;3;]
+7 7
+7 7
+7 7
+      ↑[4]Y
+AXIS ERROR
+⍝ functions with an axis that move characters
+      ⌽[1]2 3⍴'abcdef'
+def
+abc
+      2 3⍴'ab',[1]'cd'
+abc
+dab
+      1↓[1]3 2⍴'abcdef'
+cd
+ef

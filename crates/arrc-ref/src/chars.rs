@@ -115,11 +115,36 @@ pub(crate) fn applies_functions(f: &Func) -> bool {
     )
 }
 
+/// Whether `f` is a primitive with an axis that only moves or selects items
+/// (`⌽[k] ,[k] ↑[k] ↓[k] /[k] \[k] ⊂[k]`): it treats characters and nested items
+/// as any other.
+pub(crate) fn moves_along_axis(f: &Func) -> bool {
+    let FuncKind::Axis(g, _) = &f.kind else {
+        return false;
+    };
+    matches!(
+        g.kind,
+        FuncKind::Prim(
+            Prim::Reverse
+                | Prim::ReverseFirst
+                | Prim::Comma
+                | Prim::CommaBar
+                | Prim::Take
+                | Prim::Drop
+                | Prim::Slash
+                | Prim::SlashBar
+                | Prim::Backslash
+                | Prim::BackslashBar
+                | Prim::Enclose
+        )
+    )
+}
+
 /// Functions whose bodies apply functions that are checked one by one (dfns, names,
 /// trains, `∘`, operators of the user's); NOT YET SUPPORTED for the others.
 fn composed(f: &Func, span: &Span) -> Result<()> {
     match &f.kind {
-        _ if applies_functions(f) => Ok(()),
+        _ if applies_functions(f) || moves_along_axis(f) => Ok(()),
         // Each applies its operand to each item, which checks it again.
         FuncKind::Derived {
             op: Op1::Each | Op1::Commute,

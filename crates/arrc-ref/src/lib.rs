@@ -717,6 +717,18 @@ impl Interp<'_> {
         let kv = self.expr(k)?;
         let g = self.resolve(g)?;
         let io = self.io();
+        // `⊂[k]⍵`, `↓[k]⍵`, `↑[k]⍵`: enclose along axes, split along one, mix with the
+        // items' axes placed.
+        if let (FuncKind::Prim(p @ (Prim::Enclose | Prim::Drop | Prim::Take)), None) = (&g.kind, &a)
+        {
+            if *p == Prim::Drop && kv.len() != 1 {
+                return Err(prims::axis_error("↓[k] takes one axis", k.span.clone()));
+            }
+            return match p {
+                Prim::Take => nested::mix_axes(&kv, &x, io, &k.span, span),
+                _ => nested::enclose_axes(&kv, &x, io, &k.span, span),
+            };
+        }
         let rank = match (&g.kind, &a) {
             (FuncKind::Prim(Prim::Comma | Prim::CommaBar), Some(a)) => a.rank().max(x.rank()),
             _ => x.rank(),

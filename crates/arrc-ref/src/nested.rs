@@ -122,7 +122,7 @@ pub(crate) fn allowed(f: &Func, dyadic: bool, span: &Span) -> Result<()> {
                 || (!dyadic && matches!(op, Op1::Reduce | Op1::ReduceFirst))
         }
         FuncKind::Power(..) | FuncKind::Over(..) | FuncKind::Inner(..) => true,
-        _ => crate::chars::applies_functions(f),
+        _ => crate::chars::applies_functions(f) || crate::chars::moves_along_axis(f),
     };
     if ok {
         Ok(())
@@ -816,4 +816,110 @@ impl Interp<'_> {
         }
         Ok(acc)
     }
+}
+
+/// `⍵` with its axes moved: axis `k` of ⍵ becomes axis `perm[k]` (as `perm⍉⍵`).
+fn permute(x: &Array, perm: &[usize], span: &Span) -> Result<Array> {
+    let p = Array::vector(Data::I64(perm.iter().map(|&v| v as i64).collect()));
+    let r = prims::transpose(Some(&p), x, 0, span)?;
+    Ok(keep_prototype(r, x.fill_item()))
+}
+
+/// The distinct axes (0-based) of a rank-`rank` array that `⊂[k]` or `↓[k]` name.
+fn named_axes(k: &Array, rank: usize, io: i64, kspan: &Span) -> Result<Vec<usize>> {
+    let v = int_vector(k, kspan, "the axes")?;
+    let mut out = Vec::with_capacity(v.len());
+    for a in v {
+        let a0 = a - io;
+        if a0 < 0 || a0 >= rank as i64 || out.contains(&(a0 as usize)) {
+            return Err(prims::axis_error(
+                format!(
+                    "the axes must be distinct integers from {io} to {}",
+                    rank as i64 - 1 + io
+                ),
+                kspan.clone(),
+            ));
+        }
+        out.push(a0 as usize);
+    }
+    Ok(out)
+}
+
+/// `⊂[k]⍵` (and `↓[k]⍵`, one axis): the sub-arrays along the axes `k` (in the order
+/// given) enclosed, in an array of the other axes.
+pub(crate) fn enclose_axes(
+    k: &Array,
+    x: &Array,
+    io: i64,
+    kspan: &Span,
+    span: &Span,
+) -> Result<Array> {
+    let axes = named_axes(k, x.rank(), io, kspan)?;
+    let rest: Vec<usize> = (0..x.rank()).filter(|a| !axes.contains(a)).collect();
+    let mut perm = vec![0; x.rank()];
+    for (m, &a) in rest.iter().chain(&axes).enumerate() {
+        perm[a] = m;
+    }
+    let t = permute(x, &perm, span)?;
+    let frame: Vec<usize> = rest.iter().map(|&a| x.shape[a]).collect();
+    let cell: Vec<usize> = axes.iter().map(|&a| x.shape[a]).collect();
+    let per = arrc_ir::array::saturating_count(&cell);
+    let cells = arrc_ir::array::saturating_count(&frame);
+    let cell_of = |fill: Option<Item>, start: usize| {
+        let mut d = Data::with_capacity(x.elem, per);
+        match fill {
+            Some(f) => (0..per).for_each(|_| d.push_item(f.clone())),
+            None => (start..start + per).for_each(|i| d.push_from(&t.data, i)),
+        }
+        Item::enclose(Array::new(cell.clone(), d))
+    };
+    if cells == 0 {
+        let fill = x.fill_item().ok_or_else(|| no_prototype(span))?;
+        return Ok(Array::empty_of(frame, &cell_of(Some(fill), 0)));
+    }
+    let items: Items = (0..cells).map(|c| cell_of(None, c * per)).collect();
+    Ok(Array::new(frame, Data::Mixed(items)))
+}
+
+/// `↑[k]⍵`: mix, with the items' axes placed where `k` says: a fraction puts them
+/// between the axes ⌊k and ⌈k of ⍵, an integer puts the first at `k`, a vector gives
+/// each its place.
+pub(crate) fn mix_axes(k: &Array, x: &Array, io: i64, kspan: &Span, span: &Span) -> Result<Array> {
+    let m = mix(x, span)?;
+    let (r, s) = (x.rank(), m.rank() - x.rank());
+    let bad = || {
+        prims::axis_error(
+            format!("no place for {s} axes among {} by this axis", r + s),
+            kspan.clone(),
+        )
+    };
+    let places: Vec<usize> = match k.as_singleton() {
+        Some(v) if k.rank() <= 1 => {
+            let at = (v.as_f64() - io as f64).ceil();
+            if !(0.0..=r as f64).contains(&at) {
+                return Err(bad());
+            }
+            (0..s).map(|j| at as usize + j).collect()
+        }
+        _ => {
+            let v = int_vector(k, kspan, "the axes")?;
+            if v.len() != s {
+                return Err(prims::axis_error(
+                    format!("{} axes given for items of rank {s}", v.len()),
+                    kspan.clone(),
+                ));
+            }
+            let p: Vec<usize> = v.iter().map(|&a| (a - io).max(-1) as usize).collect();
+            if p.iter()
+                .enumerate()
+                .any(|(i, &a)| a >= r + s || p[..i].contains(&a))
+            {
+                return Err(bad());
+            }
+            p
+        }
+    };
+    let outer: Vec<usize> = (0..r + s).filter(|a| !places.contains(a)).collect();
+    let perm: Vec<usize> = outer.iter().chain(&places).copied().collect();
+    permute(&m, &perm, span)
 }
