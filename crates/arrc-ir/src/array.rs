@@ -791,7 +791,7 @@ impl Array {
                 for k in 0..w {
                     let at = c + if n < 0 { w - 1 - k } else { k };
                     for i in 0..inner {
-                        d.push(x.data.get((o * len as usize + at) * inner + i));
+                        d.push_from(&x.data, (o * len as usize + at) * inner + i);
                     }
                 }
             }

@@ -802,7 +802,7 @@ impl Interp<'_> {
                 ) =>
             {
                 let scan = matches!(op, Op1::Scan | Op1::ScanFirst);
-                self.fold_axis(operand, &x, span.clone(), scan, axis)
+                self.fold_along(operand, &x, span.clone(), scan, axis)
             }
             (
                 FuncKind::Derived {
@@ -1088,14 +1088,23 @@ impl Interp<'_> {
             return Ok(x.clone());
         }
         let axis = if first { 0 } else { x.rank() - 1 };
-        // Items of a nested array, or a function of arrays that is no scalar function
-        // (`,/1 2 3` is `⊂1 2 3`): folded item by item, each result enclosed.
-        let of_arrays = matches!(
-            self.resolve(operand)?.kind,
-            FuncKind::Prim(p) if BinOp::from_prim(p).is_none()
-        );
-        if x.elem.is_mixed() || (of_arrays && !scan) {
-            return self.fold_items(operand, x, axis, &span);
+        self.fold_along(operand, x, span, scan, axis)
+    }
+
+    /// Reduce or scan along `axis`: scalars by a scalar function; items of a nested
+    /// array, or by a function that is no scalar function (`,/1 2 3` is `⊂1 2 3`,
+    /// `{⍺ ⍵}/1 2 3` is `⊂1(2 3)`), item by item, each result enclosed.
+    fn fold_along(
+        &mut self,
+        operand: &Func,
+        x: &Array,
+        span: Span,
+        scan: bool,
+        axis: usize,
+    ) -> Result<Array> {
+        let of_arrays = self.prim_of(&self.resolve(operand)?).is_none();
+        if x.rank() > 0 && (x.elem.is_mixed() || (of_arrays && x.shape[axis] > 0)) {
+            return self.fold_items(operand, x, axis, scan, &span);
         }
         self.fold_axis(operand, x, span, scan, axis)
     }
@@ -1112,7 +1121,7 @@ impl Interp<'_> {
         span: Span,
     ) -> Result<Array> {
         let windows = x.windows(n, axis, &span)?;
-        self.fold_axis(operand, &windows, span, false, axis + 1)
+        self.fold_along(operand, &windows, span, false, axis + 1)
     }
 
     /// Reduce or scan along `axis`.
@@ -1304,6 +1313,11 @@ impl Interp<'_> {
                 span.clone(),
             ));
         };
+        // Functions that are no scalar functions apply to whole items (their results
+        // may be arrays: `1 2{⍺,⍵}.{⍺ ⍵}3 4` is `⊂1 3 2 4`).
+        if (fp.is_none() || gp.is_none()) && n > 0 {
+            return self.inner_items(&f, &g, a, b, span);
+        }
         let rows: usize = if a.rank() == 0 {
             1
         } else {

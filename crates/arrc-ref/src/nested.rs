@@ -117,11 +117,26 @@ pub(crate) fn allowed(f: &Func, dyadic: bool, span: &Span) -> Result<()> {
             structural || scalar || either
         }
         // `f/` of items, not n-wise (`2 f/`).
+        // `f/ f⌿ f\ f⍀` fold item by item; `n f/` folds windows so.
         FuncKind::Derived { op, .. } => {
-            matches!(op, Op1::Each | Op1::Commute)
-                || (!dyadic && matches!(op, Op1::Reduce | Op1::ReduceFirst))
+            matches!(
+                op,
+                Op1::Each | Op1::Commute | Op1::Reduce | Op1::ReduceFirst
+            ) || (!dyadic && matches!(op, Op1::Scan | Op1::ScanFirst))
         }
         FuncKind::Power(..) | FuncKind::Over(..) | FuncKind::Inner(..) => true,
+        // `f/[k]`, `f\[k]`: folded item by item along the axis.
+        FuncKind::Axis(g, _)
+            if matches!(
+                g.kind,
+                FuncKind::Derived {
+                    op: Op1::Reduce | Op1::ReduceFirst | Op1::Scan | Op1::ScanFirst,
+                    ..
+                }
+            ) =>
+        {
+            true
+        }
         _ => crate::chars::applies_functions(f) || crate::chars::moves_along_axis(f),
     };
     if ok {
@@ -673,13 +688,15 @@ impl Interp<'_> {
         Ok(Array::new(shape, Data::Mixed(out.into())))
     }
 
-    /// `f/` (or `f⌿`) of a nested array along `axis`: each run of items folded from
-    /// the right by `f` applied to their contents, the result enclosed.
+    /// `f/` (or `f⌿`) along `axis` item by item: each run of items folded from the
+    /// right by `f` applied to their contents, the result enclosed. With `scan`
+    /// (`f\`, `f⍀`), each prefix of each run so folded, along the same axis.
     pub(crate) fn fold_items(
         &mut self,
         f: &Func,
         x: &Array,
         axis: usize,
+        scan: bool,
         span: &Span,
     ) -> Result<Array> {
         if x.rank() == 0 {
@@ -692,15 +709,21 @@ impl Interp<'_> {
                 span.clone(),
             ));
         }
-        let mut out = Vec::with_capacity(outer * inner);
+        let ends: Vec<usize> = if scan { (1..=n).collect() } else { vec![n] };
+        let mut out = vec![Item::Simple(Scalar::I32(0)); outer * ends.len() * inner];
         for o in 0..outer {
             for i in 0..inner {
-                let run = (0..n).map(|k| Ok(x.data.item((o * n + k) * inner + i).open()));
-                out.push(Item::enclose(self.fold_right(f, run, span)?));
+                for (e, &end) in ends.iter().enumerate() {
+                    let run = (0..end).map(|k| Ok(x.data.item((o * n + k) * inner + i).open()));
+                    out[(o * ends.len() + e) * inner + i] =
+                        Item::enclose(self.fold_right(f, run, span)?);
+                }
             }
         }
         let mut shape = x.shape.clone();
-        shape.remove(axis);
+        if !scan {
+            shape.remove(axis);
+        }
         Ok(Array::new(shape, Data::Mixed(out.into())))
     }
 

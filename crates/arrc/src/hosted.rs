@@ -666,8 +666,8 @@ impl Session {
         let r = self.call(f, alpha, omega, st, span)?;
         match (r.rank(), r.as_singleton()) {
             (0, Some(s)) => Ok(s),
-            _ => Err(err::domain(
-                "the operand must return scalars here: nested arrays are not supported",
+            _ => Err(err::unsupported(
+                "an operand that returns arrays is not supported here on the GPU path yet",
                 span.clone(),
             )),
         }
