@@ -784,3 +784,34 @@ ef
 19 36
 39 76
 
+⍝ grade of nested and mixed arrays: Dyalog's total array ordering (numbers before
+⍝ characters, arrays item by item, shorter ones first, empties by type then shape)
+      ⍋'car' 'carpet' 'apple' 'Car'
+4 3 1 2
+      ⍒'car' 'carpet' 'apple' 'Car'
+2 1 3 4
+      ⍋3 'a' 1 'B'
+3 1 4 2
+      ⍋(1949 4 30)(1949 4 29)(1949 4)
+3 2 1
+      ⍋('April' 29)('April' 30)('Apple' 1)
+3 1 2
+      pb←6 3⍴'Rivers' 'Jason' 554 'Daintree' 'John' 532 'Rivers' 'Jason' 543 'Foad' 'Jay' 558 'Scholes' 'John' 547 'Scholes' 'John' 535
+      ⍋pb
+2 4 3 1 6 5
+      ⍋(2 2⍴1)(1 2) 3
+1 2 3
+      ⍋(0 3⍴0)'' ⍬
+3 1 2
+      w←'the' 'cat' 'sat' 'cat'
+      w[⍋w]
+ cat  cat  sat  the
+      ⍒w
+1 3 2 4
+⍝ find with nested items
+      (⊂'ab')⍷'ab' 'cd' 'ab'
+1 0 1
+      'ab' 'cd'⍷'ab' 'cd' 'ab'
+1 0 0
+      'ab'⍷'ab' 'cd' 'ab'
+0 0 0

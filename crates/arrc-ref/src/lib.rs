@@ -500,6 +500,9 @@ impl Interp<'_> {
                 Prim::Transpose => prims::transpose(None, &x, io, &s),
                 Prim::Tally => Ok(prims::tally(&x)),
                 Prim::Where => prims::where_(&x, io, &s),
+                Prim::GradeUp | Prim::GradeDown if x.elem.is_mixed() => {
+                    nested::grade(&x, *p == Prim::GradeDown, io, &s)
+                }
                 Prim::GradeUp => prims::grade(&x, false, io, &s),
                 Prim::GradeDown => prims::grade(&x, true, io, &s),
                 Prim::Match => nested::depth(&x, &s),
@@ -1103,7 +1106,8 @@ impl Interp<'_> {
         axis: usize,
     ) -> Result<Array> {
         let of_arrays = self.prim_of(&self.resolve(operand)?).is_none();
-        if x.rank() > 0 && (x.elem.is_mixed() || (of_arrays && x.shape[axis] > 0)) {
+        // (An empty simple array keeps its typed empty result or identity.)
+        if x.rank() > 0 && (x.elem.is_mixed() || (of_arrays && !x.is_empty())) {
             return self.fold_items(operand, x, axis, scan, &span);
         }
         self.fold_axis(operand, x, span, scan, axis)

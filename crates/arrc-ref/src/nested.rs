@@ -110,9 +110,13 @@ pub(crate) fn allowed(f: &Func, dyadic: bool, span: &Span) -> Result<()> {
                         | Prim::Union
                         | Prim::Intersection
                         | Prim::Tilde
+                        | Prim::Find
                 )
             } else {
-                matches!(p, Prim::Format | Prim::Union | Prim::NotEqual)
+                matches!(
+                    p,
+                    Prim::Format | Prim::Union | Prim::NotEqual | Prim::GradeUp | Prim::GradeDown
+                )
             };
             structural || scalar || either
         }
@@ -946,3 +950,109 @@ pub(crate) fn mix_axes(k: &Array, x: &Array, io: i64, kspan: &Span, span: &Span)
     let perm: Vec<usize> = outer.iter().chain(&places).copied().collect();
     permute(&m, &perm, span)
 }
+
+/// Dyalog's total array ordering of two items: numbers (exactly) before characters
+/// (by code point); arrays item by item in ravel order, the lower rank given leading
+/// axes of 1 and the shorter padded with items that precede every other (so `'car'`
+/// precedes `'carpet'`); empty arrays by type, then by shape from the right.
+pub(crate) fn tao(a: &Item, b: &Item) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (a, b) {
+        (Item::Simple(x), Item::Simple(y)) => match (x, y) {
+            (Scalar::Char(c), Scalar::Char(d)) => c.cmp(d),
+            (Scalar::Char(_), _) => Ordering::Greater,
+            (_, Scalar::Char(_)) => Ordering::Less,
+            _ => match (x.as_i64(), y.as_i64()) {
+                (Some(i), Some(j)) if x.elem_type().is_int() && y.elem_type().is_int() => i.cmp(&j),
+                _ => x.as_f64().total_cmp(&y.as_f64()),
+            },
+        },
+        _ => tao_arrays(&a.as_array(), &b.as_array()),
+    }
+}
+
+fn tao_arrays(a: &Array, b: &Array) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    if a.is_empty() && b.is_empty() {
+        let kind = |x: &Array| x.fill_item().is_some_and(|f| f.elem_type().is_char());
+        return kind(a).cmp(&kind(b)).then_with(|| {
+            let r = a.rank().max(b.rank());
+            let pad = |x: &Array| {
+                let mut s = vec![1; r - x.rank()];
+                s.extend(x.shape.iter().copied());
+                s.reverse();
+                s
+            };
+            pad(a).cmp(&pad(b))
+        });
+    }
+    let r = a.rank().max(b.rank());
+    let lift = |x: &Array| -> Vec<usize> {
+        let mut s = vec![1; r - x.rank()];
+        s.extend(x.shape.iter().copied());
+        s
+    };
+    let (sa, sb) = (lift(a), lift(b));
+    let shape: Vec<usize> = sa.iter().zip(&sb).map(|(p, q)| *p.max(q)).collect();
+    let at = |x: &Array, s: &[usize], idx: &[usize]| -> Option<Item> {
+        let mut off = 0;
+        for (k, &i) in idx.iter().enumerate() {
+            if i >= s[k] {
+                return None;
+            }
+            off = off * s[k] + i;
+        }
+        Some(x.data.item(off))
+    };
+    let mut idx = vec![0usize; r];
+    for _ in 0..arrc_ir::array::saturating_count(&shape) {
+        let o = match (at(a, &sa, &idx), at(b, &sb, &idx)) {
+            (None, None) => Ordering::Equal,
+            (None, Some(_)) => Ordering::Less,
+            (Some(_), None) => Ordering::Greater,
+            (Some(p), Some(q)) => tao(&p, &q),
+        };
+        if o.is_ne() {
+            return o;
+        }
+        for k in (0..r).rev() {
+            idx[k] += 1;
+            if idx[k] < shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    Ordering::Equal
+}
+
+/// `⍋⍵` and `⍒⍵` of a nested or mixed array: its major cells in Dyalog's total array
+/// ordering ([`tao`]), ties in their first order.
+pub(crate) fn grade(x: &Array, down: bool, io: i64, span: &Span) -> Result<Array> {
+    if x.rank() == 0 {
+        return Err(err::rank("⍋ and ⍒ need an array of rank 1 or more", span.clone()));
+    }
+    let n = x.shape[0];
+    let cell_shape = x.shape[1..].to_vec();
+    let per = arrc_ir::array::saturating_count(&cell_shape);
+    let cells: Vec<Item> = (0..n)
+        .map(|c| {
+            let mut d = Data::with_capacity(x.elem, per);
+            (0..per).for_each(|k| d.push_from(&x.data, c * per + k));
+            Item::Boxed(std::sync::Arc::new(Array::new(cell_shape.clone(), d)))
+        })
+        .collect();
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by(|&p, &q| {
+        let o = tao(&cells[p], &cells[q]);
+        if down {
+            o.reverse()
+        } else {
+            o
+        }
+    });
+    Ok(Array::vector(Data::I32(
+        idx.into_iter().map(|i| (i as i64 + io) as i32).collect(),
+    )))
+}
+

@@ -2,7 +2,7 @@
 //! `⍺⍸⍵`, with Dyalog's semantics (equality tolerant in f64, exact otherwise, as
 //! `⍳` and `∊`).
 
-use crate::prims::{check_size, from_scalars, same};
+use crate::prims::{check_size, from_scalars};
 use arrc_ir::error::{err, Result};
 use arrc_ir::{Array, Data, ElemType, Scalar};
 use arrc_syntax::Span;
@@ -155,7 +155,7 @@ pub(crate) fn find(a: &Array, x: &Array) -> Array {
                 rem %= as_[k];
                 off += (pos[k] + c) * xs[k];
             }
-            same(a.data.get(j), x.data.get(off))
+            crate::nested::same_item(&a.data.item(j), &x.data.item(off))
         });
     }
     Array::new(x.shape.clone(), Data::Bool(out))
