@@ -815,3 +815,26 @@ ef
 1 0 0
       'ab'⍷'ab' 'cd' 'ab'
 0 0 0
+⍝ ⍺⊇⍵ (select, as dzaima/APL and Extended Dyalog: (⊂⍺)⌷⍵, ⍵'s major cells named by ⍺)
+      3 1⊇10 20 30
+30 10
+      2⊇3 2⍴⍳6
+3 4
+      (2 2⍴3 1 2 1)⊇3 2⍴⍳6
+5 6
+1 2
+
+3 4
+1 2
+      2 3⊇'ab' 'cd' 'ef'
+ cd  ef
+      1 2⊇¨(10 20)(30 40)
+10 40
+      ⊃⍬⊇(1 2)(3 4)
+0 0
+      4⊇1 2 3
+INDEX ERROR
+      1.5⊇1 2 3
+DOMAIN ERROR
+      1⊇5
+RANK ERROR

@@ -182,6 +182,7 @@ pub(crate) fn dyadic_allowed(f: &Func, a: &Array, b: &Array, span: &Span) -> Res
             | Prim::Backslash
             | Prim::BackslashBar
             | Prim::Squad
+            | Prim::Select
             | Prim::Enclose
             | Prim::Disclose
             | Prim::Nest => numeric_left(true),

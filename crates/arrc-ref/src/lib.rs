@@ -871,6 +871,7 @@ impl Interp<'_> {
                 Prim::Slash => prims::replicate(&a, &b, false, &s),
                 Prim::SlashBar => prims::replicate(&a, &b, true, &s),
                 Prim::Squad => prims::squad(&a, &b, io, &s),
+                Prim::Select => prims::squad(&Array::enclose(a), &b, io, &s),
                 Prim::Match | Prim::Tally => {
                     nested::knows_prototypes(&[&a, &b], &s)?;
                     let same = prims::matches(&a, &b);

@@ -46,7 +46,8 @@ pub(crate) fn selected_fill(f: &Func, a: &Array, x: &Array) -> Option<Item> {
         | Prim::SlashBar
         | Prim::Backslash
         | Prim::BackslashBar
-        | Prim::Squad => x.fill_item(),
+        | Prim::Squad
+        | Prim::Select => x.fill_item(),
         Prim::Intersection | Prim::Tilde => a.fill_item(),
         Prim::Comma | Prim::CommaBar | Prim::Union => {
             let (l, r) = (a.fill_item()?, x.fill_item()?);
@@ -111,6 +112,7 @@ pub(crate) fn allowed(f: &Func, dyadic: bool, span: &Span) -> Result<()> {
                         | Prim::Intersection
                         | Prim::Tilde
                         | Prim::Find
+                        | Prim::Select
                 )
             } else {
                 matches!(
@@ -1030,7 +1032,10 @@ fn tao_arrays(a: &Array, b: &Array) -> std::cmp::Ordering {
 /// ordering ([`tao`]), ties in their first order.
 pub(crate) fn grade(x: &Array, down: bool, io: i64, span: &Span) -> Result<Array> {
     if x.rank() == 0 {
-        return Err(err::rank("⍋ and ⍒ need an array of rank 1 or more", span.clone()));
+        return Err(err::rank(
+            "⍋ and ⍒ need an array of rank 1 or more",
+            span.clone(),
+        ));
     }
     let n = x.shape[0];
     let cell_shape = x.shape[1..].to_vec();
@@ -1055,4 +1060,3 @@ pub(crate) fn grade(x: &Array, down: bool, io: i64, span: &Span) -> Result<Array
         idx.into_iter().map(|i| (i as i64 + io) as i32).collect(),
     )))
 }
-

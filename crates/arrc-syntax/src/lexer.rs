@@ -85,6 +85,9 @@ pub enum Prim {
     Disclose,
     /// `⊆`: nest and partition.
     Nest,
+    /// `⍺⊇⍵`: select (`(⊂⍺)⌷⍵`, the major cells of ⍵ that ⍺ names). Not a Dyalog
+    /// primitive: dzaima/APL's and Extended Dyalog's, which issue 17 asks for.
+    Select,
 }
 
 impl Prim {
@@ -157,6 +160,7 @@ impl Prim {
             Enclose => '⊂',
             Disclose => '⊃',
             Nest => '⊆',
+            Select => '⊇',
         }
     }
 }
@@ -463,6 +467,7 @@ pub enum Token {
     #[token("⊂", |_| Prim::Enclose)]
     #[token("⊃", |_| Prim::Disclose)]
     #[token("⊆", |_| Prim::Nest)]
+    #[token("⊇", |_| Prim::Select)]
     Prim(Prim),
 }
 

@@ -122,6 +122,16 @@ impl Lower {
                 axes.resize(rank, None);
                 self.index(r, axes, fspan)
             }
+            FuncKind::Prim(Prim::Select) => {
+                // `⍺⊇⍵` is `⍵[⍺;…]`: ⍺ indexes the first axis, the others whole.
+                let rank = self.f.ty(r).rank();
+                if rank == 0 {
+                    return Err(err::rank("a scalar cannot be indexed", fspan));
+                }
+                let mut axes = vec![Some(l)];
+                axes.resize(rank, None);
+                self.index(r, axes, fspan)
+            }
             FuncKind::Prim(p @ (Prim::Match | Prim::Tally)) => {
                 let m = self.matches(l, r, fspan.clone())?;
                 if *p == Prim::Match {
