@@ -54,3 +54,23 @@ DOMAIN ERROR
       ⎕PW←41
 DOMAIN ERROR
       ⎕PW←80
+⍝ system variables assigned in a dfn are local to it (Dyalog localises them)
+      f←{⎕IO←0 ⋄ ⍳⍵}
+      f 3
+0 1 2
+      ⍳3
+1 2 3
+      +/f 4
+6
+      g←{+/f ⍵}
+      g 4
+6
+      {⎕IO←0 ⋄ ⍳⍵}3
+0 1 2
+      ⍳2
+1 2
+      h←{⎕PP←3 ⋄ ⍕○1}
+      h 0
+3.14
+      ⎕PP
+10

@@ -509,6 +509,15 @@ impl Lower {
                 self.dyadic(func, l, r, &span)
             }
             ExprKind::Assign { name, value, .. } => {
+                if name.starts_with('⎕') {
+                    // `⎕←x` shows x, `⎕IO←0` changes what follows: the reference does
+                    // both in APL's order (bound as a local name here, the output was
+                    // lost and ⍳ kept the session's origin).
+                    return Err(err::unsupported(
+                        format!("{name}← inside a function is not supported on the GPU path yet"),
+                        span,
+                    ));
+                }
                 if name == "⍺" && self.lookup("⍺").is_some() {
                     // `⍺←default` only applies when no left argument was given.
                     return match self.lookup("⍺") {

@@ -58,6 +58,38 @@ pub struct Env {
     pub boxing: bool,
 }
 
+impl Env {
+    /// The system variables alone (no names, no output): what a dfn puts back.
+    fn system_vars(&self) -> Env {
+        Env {
+            io: self.io,
+            float: self.float,
+            rng: self.rng,
+            pp: self.pp,
+            pw: self.pw,
+            ct: self.ct,
+            boxing: self.boxing,
+            ..Env::default()
+        }
+    }
+
+    /// Puts back system variable `name` from `from`.
+    fn restore(&mut self, name: &str, from: &Env) {
+        match name {
+            "⎕IO" => self.io = from.io,
+            "⎕FR" => self.float = from.float,
+            "⎕RL" => self.rng = from.rng,
+            "⎕PP" => self.pp = from.pp,
+            "⎕PW" => self.pw = from.pw,
+            "⎕CT" => {
+                self.ct = from.ct;
+                arrc_ir::scalar::set_comparison_tolerance(from.ct);
+            }
+            _ => {}
+        }
+    }
+}
+
 impl Default for Env {
     fn default() -> Self {
         Env {
@@ -85,6 +117,9 @@ struct Frame {
     /// The frame of the dfn whose text encloses this one's (its names are visible
     /// here); `None`: only the workspace's.
     parent: Option<usize>,
+    /// System variables this dfn assigned, with their values when it was called:
+    /// put back when it returns (Dyalog localises them in dfns).
+    system: Vec<(String, Env)>,
 }
 
 struct Interp<'e> {
@@ -190,6 +225,14 @@ impl Interp<'_> {
     }
 
     fn assign(&mut self, name: &str, v: Array, span: &Span) -> Result<()> {
+        if name.starts_with('⎕') && name != "⎕" {
+            let before = self.env.system_vars();
+            if let Some(fr) = self.frames.last_mut() {
+                if !fr.system.iter().any(|(n, _)| n == name) {
+                    fr.system.push((name.to_string(), before));
+                }
+            }
+        }
         if name.starts_with('⎕') {
             return match name {
                 "⎕" => {
@@ -982,10 +1025,20 @@ impl Interp<'_> {
             dfn: Some(f.clone()),
             derived: None,
             parent,
+            system: Vec::new(),
         });
         let r = self.body(&body.stmts, span);
-        self.frames.pop();
+        self.pop_frame();
         r
+    }
+
+    /// Leaves the running dfn: the system variables it assigned are put back.
+    pub(crate) fn pop_frame(&mut self) {
+        if let Some(fr) = self.frames.pop() {
+            for (name, before) in fr.system.iter().rev() {
+                self.env.restore(name, before);
+            }
+        }
     }
 
     fn body(&mut self, stmts: &[Stmt], span: &Span) -> Result<Array> {

@@ -443,9 +443,10 @@ impl Interp<'_> {
             dfn: Some(opf.clone()),
             derived: Some(derived.clone()),
             parent,
+            system: Vec::new(),
         });
         let r = self.body(&body.stmts, span);
-        self.frames.pop();
+        self.pop_frame();
         r
     }
 

@@ -776,7 +776,10 @@ impl Session {
         let names: Vec<String> = names.into_iter().map(str::to_string).collect();
         // A statement that sets a system variable anywhere (`x←(⎕IO←0)+1`) runs on
         // the reference, which checks and applies it in APL's order.
-        if names_system_variable(e) {
+        // So does one that calls a function which sets one, shows output (`⎕←`) or
+        // calls a system function, at any depth (the device path would bind `⎕IO` as
+        // a local name and keep the session's origin).
+        if names_system_variable(e) || self.calls_system_names(e) {
             return self.cpu(orig);
         }
         // Most statements: compiled once and run, or deferred (`deferred.rs`).
@@ -945,6 +948,16 @@ impl Session {
                 Ok(v)
             }
         }
+    }
+
+    /// Whether a function `e` calls, at any depth, sets a system variable or calls
+    /// a system function ([`names_system_variable`] through the calls).
+    fn calls_system_names(&self, e: &Expr) -> bool {
+        let mut names = HashSet::new();
+        e.names(&mut names);
+        called_reads(&self.env.functions, &names)
+            .iter()
+            .any(|n| n.starts_with('⎕'))
     }
 
     fn cpu(&mut self, stmt: &Stmt) -> Result<Option<Array>, Error> {
@@ -1373,7 +1386,6 @@ fn completed_before(e: &Expr, first: &[Hoisted], at: &arrc_syntax::Span) -> Vec<
         .collect()
 }
 
-/// The first assignment in `e` (at any depth; dfns aside).
 /// The names in the bodies of the functions among `names` (by `functions`), and of the
 /// functions those name, at any depth.
 pub(crate) fn called_reads(
@@ -1394,13 +1406,15 @@ pub(crate) fn called_reads(
     out
 }
 
-/// Whether `e` names a system variable or function anywhere (`x←(⎕IO←0)+1`).
+/// Whether `e` sets a system variable or calls a system function anywhere
+/// (`x←(⎕IO←0)+1`; reading `⎕IO` is no name here).
 pub(crate) fn names_system_variable(e: &Expr) -> bool {
     let mut names = HashSet::new();
     e.names(&mut names);
     names.iter().any(|n| n.starts_with('⎕'))
 }
 
+/// The first assignment in `e` (at any depth; dfns aside).
 pub(crate) fn inner_assignment(e: &Expr) -> Option<arrc_syntax::Span> {
     match &e.kind {
         ExprKind::Assign { .. } => Some(e.span.clone()),

@@ -473,3 +473,25 @@ fn a_program_run_again_compiles_nothing() {
     assert_eq!(st.compiles, 0, "{st:?}");
     assert!(st.compiles_reused > 0, "{st:?}");
 }
+
+/// Functions that set a system variable or show output, called from a statement that
+/// would otherwise run on the device: `⎕IO←0` inside `f` changes `f`'s `⍳`, and `⎕←`
+/// shows its value once. (The device path bound `⎕IO` and `⎕` as local names: `f 3`
+/// was `1 2 3`, `+/f 3` was 6, and the output was lost.)
+#[test]
+fn functions_that_set_system_variables_or_show_output_keep_their_effects() {
+    for backend in [Backend::Vulkan, Backend::Auto] {
+        let mut s = gpu(backend);
+        s.eval("f←{⎕IO←0 ⋄ ⍳⍵} ⋄ g←{+/f ⍵} ⋄ h←{⎕←⍵ ⋄ ⍵+1}")
+            .unwrap();
+        assert_eq!(show(&mut s, "f 3"), "0 1 2");
+        assert_eq!(show(&mut s, "+/f 3"), "3");
+        assert_eq!(show(&mut s, "g 4"), "6");
+        assert_eq!(show(&mut s, "⍳3"), "1 2 3");
+        s.take_output();
+        assert_eq!(show(&mut s, "+/h¨1 2"), "5");
+        assert_eq!(s.take_output(), vec!["1".to_string(), "2".to_string()]);
+        assert_eq!(show(&mut s, "x←h 3 ⋄ x×2"), "8");
+        assert_eq!(s.take_output(), vec!["3".to_string()]);
+    }
+}
