@@ -509,7 +509,7 @@ impl Lower {
                 self.dyadic(func, l, r, &span)
             }
             ExprKind::Assign { name, value, .. } => {
-                if name.starts_with('⎕') {
+                if arrc_syntax::is_system_name(name) {
                     // `⎕←x` shows x, `⎕IO←0` changes what follows: the reference does
                     // both in APL's order (bound as a local name here, the output was
                     // lost and ⍳ kept the session's origin).

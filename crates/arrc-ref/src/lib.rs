@@ -56,6 +56,63 @@ pub struct Env {
     pub output: Vec<String>,
     /// Nested arrays are shown in frames (`]box on`).
     pub boxing: bool,
+    /// What `⍞←x` showed since the last full line (no newline yet): the next `⎕←`
+    /// output ends it, and `⍞` input takes it as its prompt and the start of its
+    /// result.
+    pub pending: String,
+    /// Where `⍞` and `⎕` input come from; `None`: nowhere (input is NOT YET
+    /// SUPPORTED there).
+    pub input: Option<Input>,
+}
+
+/// A source of `⍞` and `⎕` input: called with the output lines not yet shown (to show
+/// first) and the prompt (to show without a newline), it gives the line typed, or
+/// `None` at the end of the input.
+#[derive(Clone)]
+pub struct Input(pub std::sync::Arc<std::sync::Mutex<InputFn>>);
+
+/// The function behind an [`Input`].
+pub type InputFn = dyn FnMut(&[String], &str) -> Option<String> + Send;
+
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Input")
+    }
+}
+
+impl Env {
+    /// `⎕←` output: a line of its own (after any `⍞` output, which it ends).
+    fn show_lines(&mut self, shown: String) {
+        if !self.pending.is_empty() {
+            let p = std::mem::take(&mut self.pending);
+            self.output.push(p);
+        }
+        self.output.push(shown);
+    }
+
+    /// What was shown and not yet taken: `⎕←` lines, then unfinished `⍞` output as a
+    /// line of its own.
+    pub fn take_output(&mut self) -> Vec<String> {
+        let mut out = std::mem::take(&mut self.output);
+        if !self.pending.is_empty() {
+            out.push(std::mem::take(&mut self.pending));
+        }
+        out
+    }
+
+    /// A line of input after showing what is pending and `prompt`; `None` at the
+    /// end of the input, an error where the session has no input.
+    fn read_line(&mut self, prompt: &str, span: &Span) -> Result<Option<String>> {
+        let Some(Input(f)) = self.input.clone() else {
+            return Err(err::unsupported(
+                "input (⍞, ⎕) needs an input source here (Session::set_input)",
+                span.clone(),
+            ));
+        };
+        let lines = std::mem::take(&mut self.output);
+        let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(f(&lines, prompt))
+    }
 }
 
 impl Env {
@@ -103,6 +160,8 @@ impl Default for Env {
             ct: arrc_ir::scalar::COMPARISON_TOLERANCE,
             output: Vec::new(),
             boxing: false,
+            pending: String::new(),
+            input: None,
         }
     }
 }
@@ -173,6 +232,16 @@ enum Flow {
 }
 
 /// A scalar's boolean value, for guards.
+/// The end of the input where `⍞` or `⎕` waited for a line (Dyalog's INPUT
+/// INTERRUPT).
+fn input_interrupt(span: &Span) -> Error {
+    Error::new(
+        arrc_ir::error::ErrorClass::Interrupt,
+        "INPUT INTERRUPT: the input ended while ⍞ or ⎕ waited for a line",
+        span.clone(),
+    )
+}
+
 fn truth(a: &Array, span: &Span) -> Result<bool> {
     match a.as_singleton().and_then(|s| s.as_i64()) {
         Some(1) => Ok(true),
@@ -233,12 +302,28 @@ impl Interp<'_> {
                 }
             }
         }
+        if name == "⍞" {
+            // Shown without ending the line (⎕PW aside); each row of a higher-rank
+            // array ends one.
+            let shown = arrc_ir::display::display_as(&v, self.env.pp, usize::MAX, self.env.boxing);
+            if v.rank() <= 1 {
+                self.env.pending.push_str(&shown);
+            } else {
+                let mut lines = shown.lines();
+                let first = lines.next().unwrap_or_default();
+                self.env.pending.push_str(first);
+                let p = std::mem::take(&mut self.env.pending);
+                self.env.output.push(p);
+                self.env.output.extend(lines.map(str::to_string));
+            }
+            return Ok(());
+        }
         if name.starts_with('⎕') {
             return match name {
                 "⎕" => {
                     let shown =
                         arrc_ir::display::display_as(&v, self.env.pp, self.env.pw, self.env.boxing);
-                    self.env.output.push(shown);
+                    self.env.show_lines(shown);
                     Ok(())
                 }
                 "⎕IO" => match v.as_singleton().and_then(|s| s.as_i64()) {
@@ -378,7 +463,23 @@ impl Interp<'_> {
                 "⎕PP" => Ok(Array::scalar(Scalar::I32(self.env.pp as i32))),
                 "⎕PW" => Ok(Array::scalar(Scalar::I32(self.env.pw as i32))),
                 "⎕RL" => Ok(Array::scalar(Scalar::I64(self.env.rng.seed as i64))),
-                "⎕" => Err(err::unsupported("⎕ input is not supported yet", span)),
+                "⎕" => {
+                    // Evaluated input: the line typed after a `⎕:` prompt, executed.
+                    let line = self.env.read_line("⎕:\n      ", &span)?;
+                    let line = line.ok_or_else(|| input_interrupt(&span))?;
+                    let text = Array::vector(Data::Char(line.chars().collect()));
+                    self.execute(&text, &span)
+                }
+                "⍞" => {
+                    // Character input: the line typed, after (and with) the `⍞` output
+                    // that prompted it.
+                    let prompt = std::mem::take(&mut self.env.pending);
+                    let line = self.env.read_line(&prompt, &span)?;
+                    let line = line.ok_or_else(|| input_interrupt(&span))?;
+                    Ok(Array::vector(Data::Char(
+                        prompt.chars().chain(line.chars()).collect(),
+                    )))
+                }
                 _ => Err(err::value(format!("unknown system name {n}"), span)),
             },
             ExprKind::Alpha => self.lookup_array("⍺").cloned().ok_or_else(|| {

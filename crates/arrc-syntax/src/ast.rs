@@ -250,6 +250,12 @@ impl Tine {
 /// A train from its tines, left to right: from the right, each three make a fork
 /// (whose right tine is what was built so far) and a last one left over an atop.
 /// Arrays may stand only as the left tine of a fork.
+/// Whether `name` is a system name: `⎕IO`, `⎕NGET`…, `⎕` and `⍞` (reading the last
+/// two is input).
+pub fn is_system_name(name: &str) -> bool {
+    name.starts_with('⎕') || name == "⍞"
+}
+
 pub fn train(mut tines: Vec<Tine>, span: Span) -> Result<Func, (String, Span)> {
     let as_func = |t: Tine| match t {
         Tine::Func(f) => Ok(f),
@@ -322,6 +328,10 @@ impl Expr {
                     f.names(out);
                 }
                 value.names(out);
+            }
+            // Input (`⍞`, `⎕`) is named: reading it has an effect, as a call would.
+            ExprKind::SysName(n) if n == "⍞" || n == "⎕" => {
+                out.insert(n.clone());
             }
             ExprKind::Number(_)
             | ExprKind::Str(_)

@@ -225,7 +225,6 @@ impl Op2 {
 pub fn unsupported_glyph(c: char) -> Option<&'static str> {
     Some(match c {
         '⌶' => "I-beam",
-        '⍞' => "character input and output",
         '⍠' => "variant operator",
         '→' => "branch",
         _ => return None,
@@ -317,8 +316,10 @@ pub enum Token {
     Name(String),
     /// A name known to hold a function (set by classification, never by logos).
     FnName(String),
-    /// `⎕IO`, `⎕UCS`…, and `⎕` alone (output, `⎕←x`).
+    /// `⎕IO`, `⎕UCS`…, `⎕` alone (output `⎕←x`, evaluated input) and `⍞` (character
+    /// input and output).
     #[regex(r"⎕[A-Za-z]*", |lex| lex.slice().to_string())]
+    #[token("⍞", |lex| lex.slice().to_string())]
     SysName(String),
     /// A character literal's characters: the quotes taken off, `''` made one quote.
     #[regex(r"'([^']|'')*'", |lex| unquote(lex.slice()))]

@@ -89,7 +89,7 @@ fn jot() {
 fn dyalog_glyphs_not_supported_yet() {
     // A Dyalog glyph arrc does not read yet is named, and NOT YET SUPPORTED, not a
     // typo; a character no APL has stays an unknown character.
-    expect!["NOT YET SUPPORTED: ⍞ (character input and output) at 0..3"].assert_eq(&p("⍞"));
+    expect!["NOT YET SUPPORTED: ⌶ (I-beam) at 0..3"].assert_eq(&p("⌶"));
     expect!["NOT YET SUPPORTED: ⍠ (variant operator) at 0..3"].assert_eq(&p("⍠"));
     expect!["SYNTAX ERROR: unknown character '§' (U+00A7) at 2..4"].assert_eq(&p("1 § 2"));
 }

@@ -603,7 +603,24 @@ impl Session {
     /// it: the caller prints it (before the value, or the error, of the `eval` that
     /// made it).
     pub fn take_output(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.env.output)
+        self.env.take_output()
+    }
+
+    /// Where `⍞` (character input) and `⎕` (evaluated input) read their lines: `f` is
+    /// called with the output lines not yet shown (show them first) and the prompt
+    /// (show it without a newline), and gives the line typed, or `None` at the end of
+    /// the input (an INPUT INTERRUPT). Without one, input is NOT YET SUPPORTED.
+    ///
+    /// ```
+    /// let mut s = arrc::Session::new(arrc::Backend::Cpu).unwrap();
+    /// s.set_input(|_shown, _prompt| Some("Ada".to_string()));
+    /// let v = s.eval("⍞←'Name: ' ⋄ n←⍞ ⋄ ⌽n").unwrap().value.unwrap();
+    /// assert_eq!(arrc::display(&v), "adA :emaN");
+    /// ```
+    pub fn set_input(&mut self, f: impl FnMut(&[String], &str) -> Option<String> + Send + 'static) {
+        self.env.input = Some(arrc_ref::Input(std::sync::Arc::new(std::sync::Mutex::new(
+            f,
+        ))));
     }
 
     /// Loads every file of the standard library (`stdlib/` in the source tree, built
@@ -957,7 +974,7 @@ impl Session {
         e.names(&mut names);
         called_reads(&self.env.functions, &names)
             .iter()
-            .any(|n| n.starts_with('⎕'))
+            .any(|n| arrc_syntax::is_system_name(n))
     }
 
     fn cpu(&mut self, stmt: &Stmt) -> Result<Option<Array>, Error> {
@@ -1411,7 +1428,7 @@ pub(crate) fn called_reads(
 pub(crate) fn names_system_variable(e: &Expr) -> bool {
     let mut names = HashSet::new();
     e.names(&mut names);
-    names.iter().any(|n| n.starts_with('⎕'))
+    names.iter().any(|n| arrc_syntax::is_system_name(n))
 }
 
 /// The first assignment in `e` (at any depth; dfns aside).

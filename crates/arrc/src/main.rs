@@ -338,7 +338,25 @@ fn open(
     };
     let mut s = s.map_err(|e| fail("", &e))?;
     s.set_split_from(split_from);
+    s.set_input(read_stdin_line);
     Ok(s)
+}
+
+/// `⍞` and `⎕` input from the terminal (or whatever stdin is): the output not yet
+/// shown, the prompt, then a line of stdin.
+fn read_stdin_line(shown: &[String], prompt: &str) -> Option<String> {
+    use std::io::{BufRead, Write};
+    let mut out = std::io::stdout().lock();
+    for l in shown {
+        let _ = writeln!(out, "{l}");
+    }
+    let _ = write!(out, "{prompt}");
+    let _ = out.flush();
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_string()),
+    }
 }
 
 fn backend(b: Option<BackendArg>) -> Backend {

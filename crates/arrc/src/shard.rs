@@ -356,7 +356,7 @@ impl Session {
         if let ExprKind::AssignTo { target, .. } = &e.kind {
             reads.extend(target.names().into_iter().map(str::to_string));
         }
-        if plain && !reads.iter().any(|n| n.starts_with('⎕')) {
+        if plain && !reads.iter().any(|n| arrc_syntax::is_system_name(n)) {
             // Deferred names whose recipes read only scalars are put in place (the
             // scalars as hidden names for this statement), so that `x←⍳n ⋄ y←x×2 ⋄
             // +/y` folds generated rows on each device; others are computed first.

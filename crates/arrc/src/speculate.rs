@@ -89,7 +89,7 @@ impl Session {
 
     /// Whether a name can be put back by the journal (not a function).
     fn journals(&self, name: &str) -> bool {
-        !self.env.functions.contains_key(name) && !name.starts_with('⎕')
+        !self.env.functions.contains_key(name) && !arrc_syntax::is_system_name(name)
     }
 
     /// Whether `stmt` may run while the journal is open: one plain assignment the

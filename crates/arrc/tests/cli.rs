@@ -647,3 +647,44 @@ fn nested_arrays_display_as_dyalog_and_boxed() {
     let (_, out, _) = arrc(&["eval", "--box", "2 2⍴⍳4"]);
     assert_eq!(out, "1 2\n3 4\n");
 }
+
+/// `⍞` and `⎕` read lines of standard input: `⍞` after (and with) its prompt, `⎕`
+/// evaluated; `⍞←` output stays on its line; the end of the input is an INPUT
+/// INTERRUPT, never a hang.
+#[test]
+fn quote_quad_and_quad_read_standard_input() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let run = |program: &str, input: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_arrc"))
+            .args(["eval", program])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("runs");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run("⍞←'Name: ' ⋄ n←⍞ ⋄ ⍴n", "Ada\n");
+    assert_eq!((code, out.as_str()), (0, "Name: 9\n"), "{err}");
+    let (code, out, err) = run("10×⎕+2", "⍳3\n");
+    assert_eq!((code, out.as_str()), (0, "⎕:\n      30 40 50\n"), "{err}");
+    let (code, out, err) = run("⍞←'2+2' ⋄ ⍞←'=' ⋄ ⍞←4", "");
+    assert_eq!((code, out.as_str()), (0, "2+2=4\n"), "{err}");
+    let (code, out, err) = run("⎕←1 ⋄ f←{⌽⍞} ⋄ f 0", "abc\n");
+    assert_eq!((code, out.as_str()), (0, "1\ncba\n"), "{err}");
+    let (code, _, err) = run("x←⍞", "");
+    assert_eq!(code, 1);
+    assert!(err.contains("INPUT INTERRUPT"), "{err}");
+}
