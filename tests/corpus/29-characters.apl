@@ -153,3 +153,8 @@ DOMAIN ERROR
 LENGTH ERROR
       2⍕'a'
 DOMAIN ERROR
+⍝ arithmetic reductions and scans of characters are arithmetic between characters
+      +/'ab'
+DOMAIN ERROR
+      ⌈\'ab'
+DOMAIN ERROR

@@ -66,6 +66,9 @@ pub struct Error {
     /// on the host first (a shape argument, or an array whose length the device
     /// computes): a caller may compute that part first and try again.
     pub needs_known: bool,
+    /// The innermost named function the error arose in (its span is then in that
+    /// function's text, which may be another source than the statement's).
+    pub within: Option<String>,
 }
 
 impl Error {
@@ -75,7 +78,17 @@ impl Error {
             message: message.into(),
             span,
             needs_known: false,
+            within: None,
         }
+    }
+
+    /// This error, as arising in the named function `name` unless it arose in one
+    /// called from there.
+    pub fn within(mut self, name: &str) -> Self {
+        if self.within.is_none() {
+            self.within = Some(name.to_string());
+        }
+        self
     }
 }
 

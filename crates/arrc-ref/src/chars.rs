@@ -150,6 +150,15 @@ fn composed(f: &Func, span: &Span) -> Result<()> {
             op: Op1::Each | Op1::Commute,
             ..
         } => Ok(()),
+        // `+/'ab'`: arithmetic between characters, as the function itself would be.
+        FuncKind::Derived {
+            op: Op1::Reduce | Op1::ReduceFirst | Op1::Scan | Op1::ScanFirst,
+            operand,
+        } if matches!(&operand.kind, FuncKind::Prim(p)
+            if arrc_ir::scalar::BinOp::from_prim(*p).is_some_and(|op| !op.is_comparison())) =>
+        {
+            Err(no_arithmetic(span))
+        }
         _ => Err(not_yet("this operator", span)),
     }
 }

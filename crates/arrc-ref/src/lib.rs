@@ -621,6 +621,17 @@ impl Interp<'_> {
     }
 
     fn monadic(&mut self, func: &Func, x: Array, span: &Span) -> Result<Array> {
+        match &func.kind {
+            // An error in a named function is said to be there (`f[2]`).
+            FuncKind::Name(n) if !arrc_syntax::is_system_name(n) => {
+                let n = n.clone();
+                self.monadic_of(func, x, span).map_err(|e| e.within(&n))
+            }
+            _ => self.monadic_of(func, x, span),
+        }
+    }
+
+    fn monadic_of(&mut self, func: &Func, x: Array, span: &Span) -> Result<Array> {
         let f = self.resolve(func)?;
         let s = f.span.clone();
         let io = self.io();
@@ -981,6 +992,16 @@ impl Interp<'_> {
     }
 
     fn dyadic(&mut self, func: &Func, a: Array, b: Array, span: &Span) -> Result<Array> {
+        match &func.kind {
+            FuncKind::Name(n) if !arrc_syntax::is_system_name(n) => {
+                let n = n.clone();
+                self.dyadic_of(func, a, b, span).map_err(|e| e.within(&n))
+            }
+            _ => self.dyadic_of(func, a, b, span),
+        }
+    }
+
+    fn dyadic_of(&mut self, func: &Func, a: Array, b: Array, span: &Span) -> Result<Array> {
         let f = self.resolve(func)?;
         let s = f.span.clone();
         let io = self.io();

@@ -6,6 +6,12 @@ use ariadne::{Config, IndexType, Label, Report, ReportKind, Source};
 
 /// Renders `e` against the source text it came from.
 pub fn render(src: &str, e: &Error, color: bool) -> String {
+    render_in("input", src, e, color, None)
+}
+
+/// Renders `e` against the source text it came from, named `origin` (a file, or
+/// `input`), with a note (such as the function and line it arose in).
+pub fn render_in(origin: &str, src: &str, e: &Error, color: bool, note: Option<&str>) -> String {
     let mut span = e.span.clone();
     if span.end > src.len()
         || span.start > span.end
@@ -16,7 +22,10 @@ pub fn render(src: &str, e: &Error, color: bool) -> String {
     }
     if src.is_empty() || (span.start == 0 && span.end == 0 && e.span != (0..0)) || e.span == (0..0)
     {
-        return format!("{}: {}\n", e.class.name(), e.message);
+        return match note {
+            Some(n) => format!("{}: {} ({n})\n", e.class.name(), e.message),
+            None => format!("{}: {}\n", e.class.name(), e.message),
+        };
     }
     let mut out = Vec::new();
     // ariadne colours a custom kind's name even with colour off: pass the plain colour then.
@@ -25,9 +34,9 @@ pub fn render(src: &str, e: &Error, color: bool) -> String {
     } else {
         ariadne::Color::Primary
     };
-    let report = Report::build(
+    let mut report = Report::build(
         ReportKind::Custom(e.class.name(), kind_color),
-        ("input", span.clone()),
+        (origin, span.clone()),
     )
     .with_config(
         Config::default()
@@ -35,10 +44,13 @@ pub fn render(src: &str, e: &Error, color: bool) -> String {
             .with_index_type(IndexType::Byte),
     )
     .with_message(&e.message)
-    .with_label(Label::new(("input", span)).with_message(&e.message))
-    .finish();
+    .with_label(Label::new((origin, span)).with_message(&e.message));
+    if let Some(n) = note {
+        report = report.with_note(n);
+    }
     if report
-        .write(("input", Source::from(src)), &mut out)
+        .finish()
+        .write((origin, Source::from(src)), &mut out)
         .is_err()
     {
         return format!("{}: {}\n", e.class.name(), e.message);

@@ -46,6 +46,7 @@ use arrc_ir::error::err;
 use arrc_syntax::{Expr, ExprKind, Program, Stmt};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// The standard library: (file name, APL source), compiled into the crate.
 pub const STDLIB: &[(&str, &str)] = &[
@@ -298,6 +299,11 @@ pub struct Session {
     tune: Tuning,
     /// The source text of each function defined by name, to show it.
     sources: HashMap<String, String>,
+    /// Where each function defined by name was written: errors in it are shown in
+    /// its own text.
+    definitions: HashMap<String, Definition>,
+    /// The name of the source `eval` and `load` read (`input`, or a file's path).
+    origin: Arc<str>,
     /// Names bound to recipes not yet computed (`deferred.rs`), and the count of
     /// snapshot names made for them.
     deferred: HashMap<String, std::rc::Rc<deferred::Deferred>>,
@@ -343,6 +349,8 @@ impl Session {
             compile_ns: std::cell::Cell::new(0),
             tune: Tuning::default(),
             sources: HashMap::new(),
+            definitions: HashMap::new(),
+            origin: Arc::from("input"),
             deferred: HashMap::new(),
             journal: speculate::Journal::default(),
             snapshots: 0,
@@ -593,10 +601,52 @@ impl Session {
     /// Loads APL source that defines functions (such as a stdlib file).
     pub fn load(&mut self, src: &str) -> Result<(), Error> {
         let prog = self.parse(src)?;
+        let text: Arc<str> = Arc::from(src);
         for stmt in &prog.stmts {
             self.cpu(stmt)?;
+            self.define(stmt, &text);
         }
         Ok(())
+    }
+
+    /// Names the source that later `eval` and `load` calls read (a file's path;
+    /// `input` at first): errors in functions defined there say where they are.
+    pub fn set_source_name(&mut self, name: &str) {
+        self.origin = Arc::from(name);
+    }
+
+    /// Records where a function defined by `stmt` was written (in `text`).
+    fn define(&mut self, stmt: &Stmt, text: &Arc<str>) {
+        if let Stmt::FnDef { name, func, .. } = stmt {
+            self.definitions.insert(
+                name.clone(),
+                Definition {
+                    origin: self.origin.clone(),
+                    text: text.clone(),
+                    span: func.span.clone(),
+                },
+            );
+        }
+    }
+
+    /// `e`, raised by evaluating `src`, drawn for people: in the text of the named
+    /// function it arose in, with its name and line (`in avg[2]`, as Dyalog's
+    /// `avg[2]`), where that function was defined in this session; else in `src`.
+    pub fn render_error(&self, src: &str, e: &Error, color: bool) -> String {
+        let within = e.within.as_ref().and_then(|n| {
+            let d = self.definitions.get(n)?;
+            let inside = d.span.start <= e.span.start && e.span.end <= d.span.end;
+            (inside && e.span != (0..0) && d.text.get(d.span.start..e.span.start).is_some())
+                .then_some((n, d))
+        });
+        match within {
+            Some((n, d)) => {
+                let line = d.text[d.span.start..e.span.start].matches('\n').count();
+                let note = format!("in {n}[{line}]");
+                diagnostics::render_in(&d.origin, &d.text, e, color, Some(&note))
+            }
+            None => diagnostics::render_in(&self.origin, src, e, color, None),
+        }
     }
 
     /// What `⎕←x` showed since the last call, in order, each as the session displays
@@ -644,6 +694,7 @@ impl Session {
                 .push(format!("no Vulkan device ({why}); computing on the CPU"));
         }
         let last = prog.stmts.len().saturating_sub(1);
+        let mut source: Option<Arc<str>> = None;
         self.journal.no_launch_at = None;
         let mut i = 0;
         loop {
@@ -673,6 +724,8 @@ impl Session {
             match stmt {
                 Stmt::FnDef { name, func, .. } => {
                     self.sources.insert(name.clone(), text(&func.span));
+                    let whole = source.get_or_insert_with(|| Arc::from(src)).clone();
+                    self.define(stmt, &whole);
                 }
                 Stmt::Func(f) => {
                     out.function = Some(match &f.kind {
@@ -1421,6 +1474,13 @@ pub(crate) fn called_reads(
         }
     }
     out
+}
+
+/// Where a function was defined: the source's name and text, and its span there.
+struct Definition {
+    origin: Arc<str>,
+    text: Arc<str>,
+    span: arrc_syntax::Span,
 }
 
 /// Whether `e` sets a system variable or calls a system function anywhere

@@ -466,7 +466,13 @@ fn read(path: &PathBuf) -> Result<String, ExitCode> {
 fn load_all(s: &mut Session, files: &[PathBuf]) -> Result<(), ExitCode> {
     for f in files {
         let src = read(f)?;
-        s.load(&src).map_err(|e| fail(&src, &e))?;
+        s.set_source_name(&f.display().to_string());
+        let r = s.load(&src);
+        if let Err(e) = r {
+            eprint!("{}", s.render_error(&src, &e, color()));
+            return Err(ExitCode::from(1));
+        }
+        s.set_source_name("input");
     }
     Ok(())
 }
@@ -505,6 +511,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             time,
             float,
         } => {
+            let origin = file.as_ref().map(|f| f.display().to_string());
             let src = match (expr, file) {
                 (Some(e), None) => e,
                 (None, Some(f)) => read(&f)?,
@@ -542,6 +549,9 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     .map_err(|e| fail("", &e))?;
             }
             load_all(&mut s, &load)?;
+            if let Some(o) = &origin {
+                s.set_source_name(o);
+            }
             if let Some(emit) = emit {
                 let c = match s.compile(&src) {
                     Ok(c) => c,
@@ -585,11 +595,15 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                             "error": e.class.name(),
                             "message": e.message,
                             "span": [e.span.start, e.span.end],
+                            "function": e.within,
                         })
                     );
                     ExitCode::from(1)
                 }
-                Format::Apl => fail(&src, &e),
+                Format::Apl => {
+                    eprint!("{}", s.render_error(&src, &e, color()));
+                    ExitCode::from(1)
+                }
             })?;
             for n in &out.notes {
                 eprintln!("arrc: {n}");
@@ -1297,7 +1311,7 @@ mod repl {
             }
             // As Dyalog: the statement stops, the workspace stays.
             Err(e) if e.class == arrc::ErrorClass::Interrupt => println!("INTERRUPT"),
-            Err(e) => eprint!("{}", diagnostics::render(line, &e, color())),
+            Err(e) => eprint!("{}", s.render_error(line, &e, color())),
         }
         arrc_ir::interrupt::clear();
         true

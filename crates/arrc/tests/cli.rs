@@ -688,3 +688,54 @@ fn quote_quad_and_quad_read_standard_input() {
     assert_eq!(code, 1);
     assert!(err.contains("INPUT INTERRUPT"), "{err}");
 }
+
+/// An error inside a named function is shown in that function's own text, in the file
+/// it came from, with its name and line (`in avg[2]`, as Dyalog's `avg[2]`), whether
+/// the function came from `--file`, `--load` or an earlier line.
+#[test]
+fn errors_in_named_functions_show_the_function_and_its_line() {
+    let dir = std::env::temp_dir().join(format!("arrc-fnerr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("prog.apl");
+    std::fs::write(&prog, "avg←{\n  s←+/⍵\n  s÷≢⍵+⍳3\n}\navg 1 2\n").unwrap();
+    let (code, _, err) = arrc(&["eval", "--backend", "cpu", "--file", prog.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("LENGTH ERROR"), "{err}");
+    assert!(err.contains("prog.apl:3:7"), "{err}");
+    assert!(err.contains("in avg[2]"), "{err}");
+    let lib = dir.join("lib.apl");
+    std::fs::write(&lib, "⍝ a library\nnorm←{\n  ⍵÷+/⍵\n}\n").unwrap();
+    let (code, _, err) = arrc(&[
+        "eval",
+        "--backend",
+        "cpu",
+        "--load",
+        lib.to_str().unwrap(),
+        "norm 1 0 ¯1",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("DOMAIN ERROR"), "{err}");
+    assert!(err.contains("lib.apl:3:4"), "{err}");
+    assert!(err.contains("in norm[1]"), "{err}");
+    let (code, out, _) = arrc(&[
+        "eval",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+        "--load",
+        lib.to_str().unwrap(),
+        "norm 1 0 ¯1",
+    ]);
+    assert_eq!(code, 1);
+    assert!(out.contains("\"function\":\"norm\""), "{out}");
+    let (out, err) = repl(
+        "f←{\n  a←⍵\n  a+1 2 3\n}\ng←{1+f ⍵}\ng 1 2\n".as_bytes(),
+        None,
+    );
+    assert!(
+        err.contains("in f[2]") && err.contains("a+1 2 3"),
+        "{out}\n{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
