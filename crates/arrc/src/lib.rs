@@ -32,6 +32,7 @@ mod hosted;
 #[doc(hidden)]
 pub mod keymap;
 pub mod npy;
+pub mod saved;
 pub mod shard;
 mod speculate;
 pub mod workspace;
@@ -627,6 +628,13 @@ impl Session {
                 },
             );
         }
+    }
+
+    /// The text function `name` was defined with (`{+/⍵}`), where this session saw
+    /// its definition.
+    pub(crate) fn definition_text(&self, name: &str) -> Option<String> {
+        let d = self.definitions.get(name)?;
+        d.text.get(d.span.clone()).map(str::to_string)
     }
 
     /// `e`, raised by evaluating `src`, drawn for people: in the text of the named

@@ -1238,6 +1238,19 @@ mod repl {
                 })
                 .collect::<Vec<_>>()
                 .join("\n"),
+            ")save" | ")load" => match words.next() {
+                // `)save ws.json`, `)load ws.json`: the workspace in a file of arrc's own.
+                Some(path) => {
+                    let path = std::path::Path::new(path);
+                    let r = if cmd == ")save" {
+                        s.save_workspace(path).map(|n| format!("saved {} ({n} names)", path.display()))
+                    } else {
+                        s.load_workspace(path).map(|n| format!("loaded {} ({n} names)", path.display()))
+                    };
+                    r.unwrap_or_else(|e| format!("{}: {}", e.class.name(), e.message))
+                }
+                None => format!("{cmd} FILE"),
+            },
             ")off" => return None,
             ")vars" => list(s.variables()),
             ")fns" => list(s.function_names()),
@@ -1258,6 +1271,8 @@ mod repl {
                 ")fns           its functions and operators",
                 ")erase a b…    removes names",
                 ")clear         empties the workspace (⎕IO, ⎕PP, ⎕PW, ⎕CT, ⎕RL as new)",
+                ")save FILE     writes the workspace (arrays, functions, ⎕ settings) to FILE",
+                ")load FILE     replaces the workspace with the one saved in FILE",
                 ")off           ends the session (so does Ctrl-D)",
                 "]time expr     runs expr and says where the time went",
                 "]plan expr     the kernels and dispatches expr compiles to (]ir, ]spv: its IR, SPIR-V)",

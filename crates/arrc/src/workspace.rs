@@ -432,7 +432,8 @@ impl Session {
     }
 
     /// Empties the workspace (every name erased) and sets ⎕IO, ⎕PP, ⎕PW, ⎕CT and
-    /// ⎕RL back to a clear workspace's; the float type stays the session's.
+    /// ⎕RL back to a clear workspace's; the float type, the input source and `]box`
+    /// stay the session's.
     pub fn clear(&mut self) {
         let names: Vec<String> = self
             .variables()
@@ -442,9 +443,15 @@ impl Session {
         for n in names {
             self.erase(&n);
         }
-        let float = self.env.float;
+        // The session's own settings stay: its float type, where input comes from,
+        // framing, and output not yet shown.
+        let old = std::mem::take(&mut self.env);
         self.env = arrc_ref::Env {
-            float,
+            float: old.float,
+            input: old.input,
+            boxing: old.boxing,
+            output: old.output,
+            pending: old.pending,
             ..Default::default()
         };
         arrc_ir::scalar::set_comparison_tolerance(self.env.ct);

@@ -495,3 +495,48 @@ fn functions_that_set_system_variables_or_show_output_keep_their_effects() {
         assert_eq!(s.take_output(), vec!["3".to_string()]);
     }
 }
+
+/// `)save` and `)load` (`Session::save_workspace`, `load_workspace`): arrays of every
+/// type (device-resident ones read back), nested ones with an empty one's prototype,
+/// functions by their text and the system variables come back exactly; a bad file
+/// leaves the workspace as it was.
+#[test]
+fn a_saved_workspace_loads_back_exactly() {
+    let dir = std::env::temp_dir().join(format!("arrc-ws-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ws.json");
+    let mut s = gpu(Backend::Auto);
+    s.eval("⎕IO←0 ⋄ ⎕PP←5 ⋄ x←+\\⍳100000 ⋄ big←4611686018427387903 ⋄ f←{⍵×2} ⋄ avg←+/÷≢")
+        .unwrap();
+    s.eval("c←2 3⍴'abcdef' ⋄ n←(1 2)'ab' (2 2⍴0.1 0.2 0.3 0.4) ⋄ e←0⍴⊂1 2 ⋄ r←÷3 7")
+        .unwrap();
+    let shown = |s: &mut Session| {
+        [
+            "x[99999]",
+            "big",
+            "c",
+            "n",
+            "⊃e",
+            "≡e",
+            "r",
+            "f 21",
+            "avg 1 2 3 4",
+            "⍳3",
+        ]
+        .map(|e| show(s, e))
+    };
+    let before = shown(&mut s);
+    assert_eq!(before[1], "4611686018427387903");
+    s.save_workspace(&file).unwrap();
+    let mut t = gpu(Backend::Auto);
+    t.eval("old←1").unwrap();
+    t.load_workspace(&file).unwrap();
+    assert_eq!(shown(&mut t), before);
+    assert_eq!(show(&mut t, "old"), "VALUE ERROR");
+    assert_eq!(t.variables(), ["big", "c", "e", "n", "r", "x"]);
+    std::fs::write(dir.join("bad.json"), "{\"format\":\"arrc workspace 1\",\"arrays\":{\"x\":{\"shape\":[2],\"type\":\"i32\",\"data\":[1]}}}").unwrap();
+    let e = t.load_workspace(&dir.join("bad.json")).unwrap_err();
+    assert!(e.message.contains("not an arrc workspace"), "{e}");
+    assert_eq!(show(&mut t, "f 1"), "2");
+    std::fs::remove_dir_all(&dir).ok();
+}
