@@ -94,8 +94,10 @@ enum Cmd {
         /// Load APL definitions first (repeatable).
         #[arg(long)]
         load: Vec<PathBuf>,
-        /// Define a name from a data file first: `--set x=data.npy` (NumPy) or
-        /// `--set x=data.csv` (numbers, as a matrix) (repeatable).
+        /// Define a name from a data file first: `--set x=data.npy` (NumPy),
+        /// `--set x=data.csv` (a matrix: numbers, and text where a field is no number)
+        /// or `--set x=data.bin:f32:100,3` (raw little-endian u8 i8 i16 u16 i32 u32
+        /// i64 f32 f64, with a shape or as a vector) (repeatable).
         #[arg(long, value_name = "NAME=FILE")]
         set: Vec<String>,
         /// Write the program's value to a NumPy file instead of showing it.
@@ -413,8 +415,31 @@ fn time_breakdown(st: &arrc::Stats, wall: u64) -> String {
     )
 }
 
-/// Defines `name` from a data file: CSV (`.csv`, numbers as a matrix) or NumPy.
-fn load_file(s: &mut Session, name: &str, path: &std::path::Path) -> Result<(), arrc::Error> {
+/// Defines `name` from a data file: CSV (`.csv`: a matrix, numbers and text), raw
+/// little-endian numbers (`FILE:TYPE` or `FILE:TYPE:SHAPE`, as `data.bin:f32:100,3`)
+/// or NumPy.
+fn load_file(s: &mut Session, name: &str, spec: &str) -> Result<(), arrc::Error> {
+    let mut parts = spec.split(':');
+    let file = parts.next().unwrap_or_default();
+    if let Some(dtype) = parts.next().filter(|t| arrc::npy::RAW_TYPES.contains(t)) {
+        let shape = match parts.next() {
+            Some(dims) => Some(
+                dims.split(',')
+                    .map(|d| d.trim().parse::<usize>())
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|_| {
+                        arrc::Error::new(
+                            arrc::ErrorClass::Domain,
+                            format!("{spec}: the shape must be counts, as 100,3"),
+                            0..0,
+                        )
+                    })?,
+            ),
+            None => None,
+        };
+        return s.set_raw(name, std::path::Path::new(file), dtype, shape.as_deref());
+    }
+    let path = std::path::Path::new(spec);
     if path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
@@ -542,11 +567,12 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             for def in &set {
                 let Some((name, path)) = def.split_once('=') else {
-                    eprintln!("arrc eval: --set {def}: give NAME=FILE.npy");
+                    eprintln!(
+                        "arrc eval: --set {def}: give NAME=FILE (.npy, .csv, or FILE:TYPE[:SHAPE])"
+                    );
                     return Err(ExitCode::from(2));
                 };
-                load_file(&mut s, name.trim(), std::path::Path::new(path.trim()))
-                    .map_err(|e| fail("", &e))?;
+                load_file(&mut s, name.trim(), path.trim()).map_err(|e| fail("", &e))?;
             }
             load_all(&mut s, &load)?;
             if let Some(o) = &origin {
@@ -1171,11 +1197,11 @@ mod repl {
                 // `]load x data.npy`: a name from a NumPy file.
                 let parts: Vec<&str> = rest.split_whitespace().collect();
                 match parts.as_slice() {
-                    [name, path] => match load_file(s, name, std::path::Path::new(path)) {
+                    [name, path] => match load_file(s, name, path) {
                         Ok(()) => String::new(),
                         Err(e) => format!("{}: {}", e.class.name(), e.message),
                     },
-                    _ => "]load NAME FILE.npy".to_string(),
+                    _ => "]load NAME FILE (.npy, .csv, or FILE:TYPE[:SHAPE])".to_string(),
                 }
             }
             "]save" => {

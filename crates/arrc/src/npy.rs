@@ -146,18 +146,21 @@ pub fn write_npy(path: &Path, a: &Array) -> Result<(), Error> {
     r.map_err(|e| file_error(path, e))
 }
 
-/// The numbers of the CSV file at `path` as a matrix, a row per record: integers
-/// where every field is one (i32 or i64), else floats of type `float`. Fields may
-/// use `¯` or `-` for negatives; every record has the same count of fields.
+/// The CSV file at `path` as a matrix, a row per record: integers where every field
+/// is one (i32 or i64), else floats of type `float`. Fields may use `¯` or `-` for
+/// negatives; every record has the same count of fields. A field that is not a
+/// number is text (a character vector, as `⎕CSV` reads it), and the matrix is then a
+/// nested one (a header line's names, say).
 pub fn read_csv(path: &Path, float: arrc_ir::ElemType) -> Result<Array, Error> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .trim(csv::Trim::All)
+        .flexible(true)
         .from_path(path)
         .map_err(|e| file_error(path, e))?;
     let mut rows = 0;
     let mut cols = None;
-    let mut nums: Vec<arrc_syntax::lexer::Num> = Vec::new();
+    let mut fields: Vec<Result<arrc_ir::Scalar, String>> = Vec::new();
     for (line, record) in reader.records().enumerate() {
         let record = record.map_err(|e| file_error(path, e))?;
         if *cols.get_or_insert(record.len()) != record.len() {
@@ -172,21 +175,28 @@ pub fn read_csv(path: &Path, float: arrc_ir::ElemType) -> Result<Array, Error> {
             ));
         }
         for field in record.iter() {
-            let n = arrc_ref::csv_number(field).ok_or_else(|| {
-                file_error(
-                    path,
-                    format!("line {}: {field:?} is not a number", line + 1),
-                )
-            })?;
-            nums.push(n);
+            fields.push(match arrc_ref::csv_number(field) {
+                Some(n) => Ok(arrc_ir::Scalar::from_literal(n, float)),
+                None => Err(field.to_string()),
+            });
         }
         rows += 1;
     }
     let cols = cols.unwrap_or(0);
-    let items: Vec<arrc_ir::Scalar> = nums
-        .into_iter()
-        .map(|n| arrc_ir::Scalar::from_literal(n, float))
-        .collect();
+    let shape = vec![rows, cols];
+    if fields.iter().any(Result::is_err) {
+        let items: Vec<arrc_ir::array::Item> = fields
+            .into_iter()
+            .map(|f| match f {
+                Ok(s) => arrc_ir::array::Item::Simple(s),
+                Err(text) => {
+                    arrc_ir::array::Item::enclose(Array::vector(Data::Char(text.chars().collect())))
+                }
+            })
+            .collect();
+        return Ok(Array::new(shape, Data::Mixed(items.into())));
+    }
+    let items: Vec<arrc_ir::Scalar> = fields.into_iter().flatten().collect();
     let ty = items
         .iter()
         .map(|s| s.elem_type())
@@ -194,13 +204,122 @@ pub fn read_csv(path: &Path, float: arrc_ir::ElemType) -> Result<Array, Error> {
         .unwrap_or(arrc_ir::ElemType::I32);
     let mut d = Data::with_capacity(ty, items.len());
     items.into_iter().for_each(|s| d.push(s));
-    Ok(Array::new(vec![rows, cols], d))
+    Ok(Array::new(shape, d))
+}
+
+/// The element types a raw binary file may hold (little-endian), by name.
+pub const RAW_TYPES: &[&str] = &["u8", "i8", "i16", "u16", "i32", "u32", "i64", "f32", "f64"];
+
+/// The raw little-endian numbers of type `dtype` (one of [`RAW_TYPES`]) in the file
+/// at `path`, as an array of `shape` (a vector of them all when `None`). Unsigned
+/// and narrow integers widen to i32 (u32 to i64).
+pub fn read_raw(path: &Path, dtype: &str, shape: Option<&[usize]>) -> Result<Array, Error> {
+    let bytes = std::fs::read(path).map_err(|e| file_error(path, e))?;
+    let width = match dtype {
+        "u8" | "i8" => 1,
+        "i16" | "u16" => 2,
+        "i32" | "u32" | "f32" => 4,
+        "i64" | "f64" => 8,
+        _ => {
+            return Err(file_error(
+                path,
+                format!("no raw type {dtype:?}: use one of {}", RAW_TYPES.join(" ")),
+            ))
+        }
+    };
+    if bytes.len() % width != 0 {
+        return Err(file_error(
+            path,
+            format!(
+                "{} bytes are not a whole number of {dtype} ({width} bytes each)",
+                bytes.len()
+            ),
+        ));
+    }
+    let n = bytes.len() / width;
+    let shape = match shape {
+        Some(s) if arrc_ir::array::element_count(s) == Some(n) => s.to_vec(),
+        Some(s) => {
+            return Err(file_error(
+                path,
+                format!("{n} {dtype} numbers do not make the shape {s:?}"),
+            ))
+        }
+        None => vec![n],
+    };
+    let w = |c: &[u8]| -> [u8; 8] {
+        let mut b = [0u8; 8];
+        b[..c.len()].copy_from_slice(c);
+        b
+    };
+    let chunks = bytes.chunks_exact(width);
+    let data = match dtype {
+        "u8" => Data::I32(chunks.map(|c| c[0] as i32).collect()),
+        "i8" => Data::I32(chunks.map(|c| c[0] as i8 as i32).collect()),
+        "i16" => Data::I32(
+            chunks
+                .map(|c| i16::from_le_bytes([c[0], c[1]]) as i32)
+                .collect(),
+        ),
+        "u16" => Data::I32(
+            chunks
+                .map(|c| u16::from_le_bytes([c[0], c[1]]) as i32)
+                .collect(),
+        ),
+        "i32" => Data::I32(
+            chunks
+                .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        ),
+        "u32" => Data::I64(
+            chunks
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as i64)
+                .collect(),
+        ),
+        "f32" => Data::F32(
+            chunks
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        ),
+        "i64" => Data::I64(chunks.map(|c| i64::from_le_bytes(w(c))).collect()),
+        _ => Data::F64(chunks.map(|c| f64::from_le_bytes(w(c))).collect()),
+    };
+    if let Data::F32(v) = &data {
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(file_error(
+                path,
+                "holds a NaN or an infinity, which APL has not",
+            ));
+        }
+    }
+    if let Data::F64(v) = &data {
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(file_error(
+                path,
+                "holds a NaN or an infinity, which APL has not",
+            ));
+        }
+    }
+    Ok(Array::new(shape, data))
 }
 
 impl Session {
     /// Defines `name` as the numbers of the CSV file at `path` (see [`read_csv`]).
     pub fn set_csv(&mut self, name: &str, path: &Path) -> Result<(), Error> {
         let a = read_csv(path, self.float())?;
+        self.set(name, a)
+    }
+
+    /// Defines `name` as the raw little-endian numbers in the file at `path` (see
+    /// [`read_raw`]).
+    pub fn set_raw(
+        &mut self,
+        name: &str,
+        path: &Path,
+        dtype: &str,
+        shape: Option<&[usize]>,
+    ) -> Result<(), Error> {
+        let a = read_raw(path, dtype, shape)?;
         self.set(name, a)
     }
 
@@ -220,6 +339,65 @@ mod tests {
         // A 2×3 array stored column by column: 1 4 2 5 3 6.
         let f = Array::new(vec![2, 3], Data::I32(vec![1, 4, 2, 5, 3, 6]));
         assert_eq!(fortran_to_c(f).data, Data::I32(vec![1, 2, 3, 4, 5, 6]));
+    }
+
+    #[test]
+    fn raw_files_and_csv_text() {
+        let dir = std::env::temp_dir().join(format!("arrc-raw-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("d.bin");
+        let bytes: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.5]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        std::fs::write(&p, &bytes).unwrap();
+        let m = read_raw(&p, "f32", Some(&[2, 3])).unwrap();
+        assert_eq!(m.shape, [2, 3]);
+        assert_eq!(m.data, Data::F32(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.5]));
+        assert_eq!(read_raw(&p, "u8", None).unwrap().shape, [24]);
+        assert_eq!(
+            read_raw(&p, "u32", Some(&[6])).unwrap().data,
+            Data::I64(vec![
+                1065353216, 1073741824, 1077936128, 1082130432, 1084227584, 1087373312
+            ])
+        );
+        for (t, s) in [
+            ("f64", Some(&[4][..])),
+            ("i16", Some(&[5, 5][..])),
+            ("f16", None),
+        ] {
+            let e = read_raw(&p, t, s).unwrap_err();
+            assert!(e.message.contains("d.bin"), "{e}");
+        }
+        std::fs::write(
+            &p,
+            7u64.to_le_bytes()
+                .iter()
+                .chain(&[0u8])
+                .copied()
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        assert!(read_raw(&p, "i64", None)
+            .unwrap_err()
+            .message
+            .contains("whole number"));
+        std::fs::write(&p, f32::NAN.to_le_bytes()).unwrap();
+        assert!(read_raw(&p, "f32", None).is_err());
+        let c = dir.join("t.csv");
+        std::fs::write(&c, "name,n\nab,1\ncd,2\n").unwrap();
+        let t = read_csv(&c, arrc_ir::ElemType::F32).unwrap();
+        assert_eq!(t.shape, [3, 2]);
+        assert_eq!(t.elem, arrc_ir::ElemType::Mixed);
+        assert_eq!(
+            t.data.item(2).open(),
+            Array::vector(Data::Char(vec!['a', 'b']))
+        );
+        assert_eq!(
+            t.data.item(5).open(),
+            Array::scalar(arrc_ir::Scalar::I32(2))
+        );
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

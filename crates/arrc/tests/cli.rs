@@ -739,3 +739,27 @@ fn errors_in_named_functions_show_the_function_and_its_line() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--set NAME=FILE:TYPE:SHAPE` reads raw little-endian numbers; a CSV file with text
+/// gives a matrix of numbers and text; a bad file names itself.
+#[test]
+fn set_reads_raw_binary_and_csv_with_text() {
+    let dir = std::env::temp_dir().join(format!("arrc-set-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join("d.bin");
+    let bytes: Vec<u8> = (1..=6).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    std::fs::write(&bin, bytes).unwrap();
+    let spec = format!("x={}:f32:2,3", bin.display());
+    let (code, out, err) = arrc(&["eval", "--set", &spec, "+/x"]);
+    assert_eq!((code, out.as_str()), (0, "6 15\n"), "{err}");
+    let spec = format!("x={}:f64:5", bin.display());
+    let (code, _, err) = arrc(&["eval", "--set", &spec, "x"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("d.bin") && err.contains("shape"), "{err}");
+    let csv = dir.join("t.csv");
+    std::fs::write(&csv, "item,price\npen,1.5\nink,2\n").unwrap();
+    let spec = format!("t={}", csv.display());
+    let (code, out, err) = arrc(&["eval", "--backend", "cpu", "--set", &spec, "+/1↓t[;2]"]);
+    assert_eq!((code, out.as_str()), (0, "3.5\n"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
