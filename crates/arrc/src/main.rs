@@ -615,15 +615,15 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             let out = r.map_err(|e| match format {
                 // Errors too as JSON, on stdout, for the program reading it.
                 Format::Json => {
-                    println!(
-                        "{}",
-                        serde_json::json!({
-                            "error": e.class.name(),
-                            "message": e.message,
-                            "span": [e.span.start, e.span.end],
-                            "function": e.within,
-                        })
-                    );
+                    let mut j = serde_json::json!({
+                        "error": e.class.name(),
+                        "message": e.message,
+                        "span": [e.span.start, e.span.end],
+                    });
+                    if let Some(f) = &e.within {
+                        j["function"] = serde_json::json!(f);
+                    }
+                    println!("{j}");
                     ExitCode::from(1)
                 }
                 Format::Apl => {
