@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! arrc: an APL-style array language compiled to SPIR-V and run on Vulkan.
 //!
 //! This crate is the facade for embedding and the home of the `arrc` binary.
@@ -69,17 +70,22 @@ pub enum Backend {
 /// Counters of device work, for tests and `--stats`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
+    /// Kernels whose pipelines were created.
     pub kernels: u64,
+    /// Dispatches recorded.
     pub dispatches: u64,
     /// Submissions whose results came back (one per statement run, with its status
     /// word), and device arrays read back for the host.
     pub readbacks: u64,
+    /// Arrays uploaded from the host, and their bytes.
     pub uploads: u64,
+    /// The bytes of `uploads`.
     pub upload_bytes: u64,
     /// Bytes of results and device arrays read back (not status words).
     pub readback_bytes: u64,
     /// Device arrays the workspace holds now, and their bytes.
     pub resident_arrays: u64,
+    /// The bytes of `resident_arrays`.
     pub resident_bytes: u64,
     /// Device arrays sent back to the host for room.
     pub evictions: u64,
@@ -97,23 +103,31 @@ pub struct Stats {
     /// results back; `device_ns` is the kernels' own
     /// time between the first and last timestamp of each submission.
     pub compile_ns: u64,
+    /// Creating pipelines.
     pub pipeline_ns: u64,
+    /// Uploading arrays.
     pub upload_ns: u64,
     /// Creating the statements' device buffers and recording their commands.
     pub prepare_ns: u64,
+    /// Submitting, with the wait for the device.
     pub run_ns: u64,
+    /// The kernels' own time (timestamps).
     pub device_ns: u64,
+    /// Reading results back.
     pub readback_ns: u64,
     /// Devices in use (1 unless the session has several), statements run split
     /// across them, and bytes moved from one device to another (through the host).
     pub devices: u64,
+    /// Statements run split across devices.
     pub split_statements: u64,
+    /// Bytes moved from one device to another.
     pub moved_bytes: u64,
     /// Indexed assignments that wrote the array's own device buffer (no copy).
     pub in_place: u64,
     /// Assignments submitted without waiting for them (`speculate.rs`), and those
     /// of them found to have raised an error, so that their statements ran again.
     pub launched: u64,
+    /// Launched assignments that raised an error and ran again.
     pub relaunched: u64,
     /// Pipelines the device keeps now (at most `arrc_vk::MAX_PIPELINES`).
     pub pipelines_cached: u64,
@@ -205,12 +219,19 @@ pub struct Outcome {
 /// Overrides of the device's kernel parameters (`None` keeps the device's choice).
 #[derive(Clone, Debug, Default)]
 pub struct Tuning {
+    /// Invocations per workgroup of most kernels (`PlanOptions::workgroup_size`).
     pub workgroup_size: Option<u32>,
+    /// Invocations per workgroup of scans.
     pub scan_workgroup_size: Option<u32>,
+    /// Items each invocation of a scan tile holds.
     pub scan_items_per_thread: Option<u32>,
+    /// Items each invocation of an elementwise kernel or fold reads.
     pub items_per_thread: Option<u32>,
+    /// Workgroups of a grid-stride reduction.
     pub reduce_groups: Option<u32>,
+    /// Workgroups the device runs at once (for kernels that wait on each other).
     pub busy_groups: Option<u32>,
+    /// Polls of a scan's lookback before it takes the decoupled fallback.
     pub spin_limit: Option<u32>,
     /// Column folds of at least this many elements read four columns per invocation
     /// (`PlanOptions::quad_columns_from`).
@@ -234,6 +255,7 @@ pub struct Tuning {
 }
 
 impl Tuning {
+    /// Sets the overridden parameters in `o`, each clamped to what the kernels take.
     pub fn apply(&self, o: &mut arrc_ir::plan::PlanOptions) {
         // Each override, clamped to what the kernels accept.
         let set = |to: &mut u32, v: Option<u32>, lo: u32, hi: u32| {
@@ -281,6 +303,20 @@ impl Tuning {
 }
 
 /// An evaluation session: names defined so far and the device.
+///
+/// A session is neither `Send` nor `Sync`: it holds its device arrays by `Rc` (a
+/// name and the statements reading it share one buffer) and its counters in
+/// `Cell`s, and a Vulkan queue is used from one thread. Make one session per thread
+/// (each opens the device for itself); arrays ([`Array`]) are plain data and move
+/// between threads freely.
+///
+/// ```
+/// let mut s = arrc::Session::new(arrc::Backend::Cpu).unwrap();
+/// s.eval("x←⍳5").unwrap();
+/// let v = s.eval("+/x×x").unwrap().value.unwrap();
+/// assert_eq!(arrc::display(&v), "55");
+/// assert_eq!(s.variables(), ["x"]);
+/// ```
 pub struct Session {
     env: arrc_ref::Env,
     backend: Backend,
@@ -446,6 +482,8 @@ impl Session {
         self.gpu.as_ref().map(|g| &g.ctx.info)
     }
 
+    /// The session's device counters so far (subtract an earlier reading with
+    /// [`Stats::since`] for one statement's).
     pub fn stats(&self) -> Stats {
         let mut st = self.gpu.as_ref().map(|g| g.stats).unwrap_or_default();
         st.pipelines_cached = self
@@ -1298,6 +1336,8 @@ impl Session {
         }
     }
 
+    /// Compiles `src` (one expression over the workspace's names) without running
+    /// it: its IR, plan and SPIR-V (`--emit`, `]plan`).
     pub fn compile(&self, src: &str) -> Result<CompiledStatement, Error> {
         let prog = self.parse(src)?;
         match prog.stmts.as_slice() {

@@ -155,6 +155,12 @@ enum Cmd {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
+    /// Print the man page (roff: `arrc man > arrc.1 && man ./arrc.1`), or a
+    /// subcommand's (`arrc man eval` is arrc-eval(1)).
+    Man {
+        /// The subcommand (eval, repl, build, bench, fuzz, …).
+        subcommand: Option<String>,
+    },
     /// Differential fuzzing: random programs on the device and on the CPU reference,
     /// which must agree (value, or error class). Exits 1 on any disagreement.
     Fuzz {
@@ -940,6 +946,29 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
         }
         Cmd::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "arrc", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Man { subcommand } => {
+            let cli = Cli::command();
+            let page = match &subcommand {
+                None => cli,
+                Some(name) => match cli.find_subcommand(name) {
+                    // (clap names are static; this runs once and exits)
+                    Some(c) => c
+                        .clone()
+                        .name(&*Box::leak(format!("arrc-{name}").into_boxed_str())),
+                    None => {
+                        eprintln!("arrc man: no subcommand {name}");
+                        return Err(ExitCode::from(2));
+                    }
+                },
+            };
+            clap_mangen::Man::new(page)
+                .render(&mut std::io::stdout())
+                .map_err(|e| {
+                    eprintln!("arrc man: {e}");
+                    ExitCode::from(1)
+                })?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Devices => {

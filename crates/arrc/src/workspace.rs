@@ -36,21 +36,26 @@ pub const HOST_COPY_LIMIT: usize = 64;
 /// An array in device memory, never written once made.
 pub struct DeviceArray {
     pub(crate) buffer: Buffer,
+    /// Its shape.
     pub shape: Vec<usize>,
+    /// Its element type.
     pub elem: ElemType,
     /// The statement count when it was last read or made (for eviction).
     last_use: Cell<u64>,
 }
 
 impl DeviceArray {
+    /// Its element count.
     pub fn len(&self) -> usize {
         arrc_ir::array::saturating_count(&self.shape)
     }
 
+    /// Whether it has no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// Its bytes in device memory.
     pub fn bytes(&self) -> u64 {
         (self.len() * self.elem.size()) as u64
     }
@@ -59,11 +64,14 @@ impl DeviceArray {
 /// A statement's free name: its value on the host, on the device, or both.
 #[derive(Clone)]
 pub struct Arg<'a> {
+    /// Its value on the host, if it has one there.
     pub host: Option<&'a Array>,
+    /// Its device array, if it is on the device.
     pub device: Option<Rc<DeviceArray>>,
 }
 
 impl<'a> Arg<'a> {
+    /// A name whose value is only on the host.
     pub fn host(a: &'a Array) -> Arg<'a> {
         Arg {
             host: Some(a),
@@ -71,6 +79,7 @@ impl<'a> Arg<'a> {
         }
     }
 
+    /// Its element type.
     pub fn elem(&self) -> ElemType {
         match (self.host, &self.device) {
             (Some(a), _) => a.elem,
@@ -79,6 +88,7 @@ impl<'a> Arg<'a> {
         }
     }
 
+    /// Its shape.
     pub fn shape(&self) -> &[usize] {
         match (self.host, &self.device) {
             (Some(a), _) => &a.shape,
@@ -87,10 +97,12 @@ impl<'a> Arg<'a> {
         }
     }
 
+    /// Its element count.
     pub fn len(&self) -> usize {
         arrc_ir::array::saturating_count(self.shape())
     }
 
+    /// Whether it has no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

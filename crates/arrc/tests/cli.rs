@@ -767,3 +767,23 @@ fn set_reads_raw_binary_and_csv_with_text() {
     assert_eq!((code, out.as_str()), (0, "3.5\n"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `arrc man` prints the man page in roff, and `arrc man eval` the subcommand's.
+#[test]
+fn man_pages() {
+    let (code, out, err) = arrc(&["man"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(".TH arrc 1") && out.contains("arrc\\-eval(1)"),
+        "{out}"
+    );
+    let (code, out, err) = arrc(&["man", "eval"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(".TH arrc-eval 1") && out.contains("\\-\\-backend"),
+        "{out}"
+    );
+    let (code, _, err) = arrc(&["man", "nope"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no subcommand nope"), "{err}");
+}

@@ -7,7 +7,14 @@
 fn command_crates_are_optional_behind_the_cli_feature() {
     let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
         .expect("the crate's manifest");
-    for dep in ["clap", "clap_complete", "rustyline", "indicatif", "ctrlc"] {
+    for dep in [
+        "clap",
+        "clap_complete",
+        "clap_mangen",
+        "rustyline",
+        "indicatif",
+        "ctrlc",
+    ] {
         let line = manifest
             .lines()
             .find(|l| l.starts_with(&format!("{dep} ")) || l.starts_with(&format!("{dep}.")))
