@@ -15,6 +15,8 @@ pub mod error;
 pub mod interrupt;
 pub mod ir;
 pub mod lower;
+#[cfg(feature = "ndarray")]
+mod ndarray_conv;
 pub mod plan;
 pub mod random;
 pub mod scalar;

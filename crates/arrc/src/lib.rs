@@ -43,6 +43,7 @@ pub use arrc_ir::interrupt;
 pub use arrc_ir::{Array, Data, ElemType, Error, ErrorClass, Scalar};
 pub use arrc_vk::DeviceInfo;
 pub use gpu::CompiledStatement;
+pub use npy::Npy;
 
 use arrc_ir::error::err;
 use arrc_syntax::{Expr, ExprKind, Program, Stmt};

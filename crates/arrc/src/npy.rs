@@ -303,6 +303,34 @@ pub fn read_raw(path: &Path, dtype: &str, shape: Option<&[usize]>) -> Result<Arr
     Ok(Array::new(shape, data))
 }
 
+/// `Array::from_npy(path)` and `a.to_npy(path)`: [`read_npy`] and [`write_npy`] as
+/// methods (`use arrc::Npy;`).
+///
+/// ```
+/// use arrc::{Array, Data, Npy};
+/// let p = std::env::temp_dir().join(format!("arrc-doc-{}.npy", std::process::id()));
+/// let a = Array::new(vec![2, 2], Data::F64(vec![0.5, 1.0, 1.5, 2.0]));
+/// a.to_npy(&p).unwrap();
+/// assert_eq!(Array::from_npy(&p).unwrap(), a);
+/// # std::fs::remove_file(&p).ok();
+/// ```
+pub trait Npy: Sized {
+    /// The array in the `.npy` file at `path` ([`read_npy`]).
+    fn from_npy(path: impl AsRef<Path>) -> Result<Self, Error>;
+    /// Writes this array to a `.npy` file at `path` ([`write_npy`]).
+    fn to_npy(&self, path: impl AsRef<Path>) -> Result<(), Error>;
+}
+
+impl Npy for Array {
+    fn from_npy(path: impl AsRef<Path>) -> Result<Array, Error> {
+        read_npy(path.as_ref())
+    }
+
+    fn to_npy(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        write_npy(path.as_ref(), self)
+    }
+}
+
 impl Session {
     /// Defines `name` as the numbers of the CSV file at `path` (see [`read_csv`]).
     pub fn set_csv(&mut self, name: &str, path: &Path) -> Result<(), Error> {

@@ -30,3 +30,25 @@ fn command_crates_are_optional_behind_the_cli_feature() {
     }
     assert!(manifest.contains("required-features = [\"cli\"]"));
 }
+
+/// With the `ndarray` feature, `ndarray::ArrayD` goes into a session and comes out of
+/// it on the device (`From` in for integers, `TryFrom` for floats and out).
+#[test]
+fn ndarray_arrays_in_and_out_of_a_session() {
+    use ndarray::{ArrayD, IxDyn};
+    let mut s = arrc::Session::new(arrc::Backend::Auto).unwrap();
+    let m = ArrayD::from_shape_vec(IxDyn(&[2, 3]), vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.5]).unwrap();
+    s.set("m", arrc::Array::try_from(m).unwrap()).unwrap();
+    let r = s.eval("+⌿m").unwrap().value.unwrap();
+    let r = ArrayD::<f32>::try_from(&r).unwrap();
+    assert_eq!(
+        r,
+        ArrayD::from_shape_vec(IxDyn(&[3]), vec![5.0, 7.0, 9.5]).unwrap()
+    );
+    let i: arrc::Array = ArrayD::from_shape_vec(IxDyn(&[4]), vec![3i64, 1, 4, 1])
+        .unwrap()
+        .into();
+    s.set("i", i).unwrap();
+    let g = s.eval("⍋i").unwrap().value.unwrap();
+    assert!(ArrayD::<f64>::try_from(&g).is_err());
+}
