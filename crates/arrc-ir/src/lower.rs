@@ -131,23 +131,31 @@ pub fn lower_program(
     Ok(l.f)
 }
 
-/// Lowers a program that denotes a function (such as `{+/⍵×⍵}`, or statements ending in
+/// Lowers a program that denotes a function (such as `{+/⍵×⍵}`, or statements defining
 /// `f←{…}`) applied to `⍵` of type `omega` and, if given, `⍺` of type `alpha`; its floats
-/// are `float`.
+/// are `float`. The function is `entry` where given; else the program's only one (a
+/// program that defines several must say which). `library` holds functions it may call
+/// besides its own. Returns the IR and the name of the function built (`None` for
+/// an unnamed one, `{+/⍵×⍵}`).
 pub fn lower_function(
     prog: &Program,
     omega: Type,
     alpha: Option<Type>,
     float: ElemType,
-) -> Result<Function> {
-    let mut l = Lower::new(&[], float);
+    entry: Option<&str>,
+    library: &[(String, Func)],
+) -> Result<(Function, Option<String>)> {
+    let mut l = Lower::new(library, float);
     let mut func = None;
+    let mut named: Vec<(String, Func)> = vec![];
     for s in &prog.stmts {
         match s {
             Stmt::FnDef {
                 name, func: fun, ..
             } => {
                 l.bind(name, Binding::Func(fun.clone()));
+                named.retain(|(n, _)| n != name);
+                named.push((name.clone(), fun.clone()));
                 func = Some(fun.clone());
             }
             Stmt::Func(fun) => func = Some(fun.clone()),
@@ -171,11 +179,45 @@ pub fn lower_function(
             }
         }
     }
-    let Some(func) = func else {
-        return Err(err::domain(
-            "the program defines no function; write one such as f←{+/⍵×⍵}",
-            0..0,
-        ));
+    let names = || {
+        named
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let (func, entry) = match entry {
+        Some(e) => match named.iter().find(|(n, _)| n == e) {
+            Some((n, f)) => (f.clone(), Some(n.clone())),
+            None => {
+                return Err(err::value(
+                    format!("no function {e} in the program (it defines: {})", names()),
+                    0..0,
+                ))
+            }
+        },
+        None => {
+            let Some(func) = func else {
+                return Err(err::domain(
+                    "the program defines no function; write one such as f←{+/⍵×⍵}",
+                    0..0,
+                ));
+            };
+            if named.len() > 1 {
+                return Err(err::domain(
+                    format!(
+                        "the program defines {}: say which to build (--entry NAME)",
+                        names()
+                    ),
+                    0..0,
+                ));
+            }
+            let name = named
+                .iter()
+                .find(|(_, f)| f.span == func.span)
+                .map(|(n, _)| n.clone());
+            (func, name)
+        }
     };
     let w = l.param(
         0,
@@ -200,7 +242,7 @@ pub fn lower_function(
         None => l.monadic(&func, w, &func.span.clone())?,
     };
     l.f.result = Some(result);
-    Ok(l.f)
+    Ok((l.f, entry))
 }
 
 impl Lower {

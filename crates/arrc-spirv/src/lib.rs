@@ -39,6 +39,29 @@ pub fn validate(words: &[u32]) -> Result<(), SpirvError> {
 }
 
 /// The module as SPIR-V assembly text.
+/// What a module asks of the device: its `OpCapability`s and `OpExtension`s, by
+/// name (`Int64`, `GroupNonUniformArithmetic`, `SPV_KHR_float_controls`).
+pub fn requirements(words: &[u32]) -> Result<(Vec<String>, Vec<String>), SpirvError> {
+    let m = rspirv::dr::load_words(words).map_err(|e| SpirvError::Invalid(e.to_string()))?;
+    let caps = m
+        .capabilities
+        .iter()
+        .filter_map(|i| match i.operands.first() {
+            Some(rspirv::dr::Operand::Capability(c)) => Some(format!("{c:?}")),
+            _ => None,
+        })
+        .collect();
+    let exts = m
+        .extensions
+        .iter()
+        .filter_map(|i| match i.operands.first() {
+            Some(rspirv::dr::Operand::LiteralString(s)) => Some(s.clone()),
+            _ => None,
+        })
+        .collect();
+    Ok((caps, exts))
+}
+
 pub fn disassemble(words: &[u32]) -> Result<String, SpirvError> {
     let a = spirv_tools::assembler::create(Some(TARGET_ENV));
     let opts = DisassembleOptions {

@@ -57,7 +57,121 @@ pub struct Manifest {
     pub result: ManifestResult,
     pub status_buffer: Option<usize>,
     pub device_errors: Vec<arrc_ir::plan::DeviceError>,
+    /// Each length the device computes (`Dim::Dyn`, shown `d<i>`: a compress's
+    /// count, say): the buffer whose first i32 holds it after the run.
+    pub device_lengths: Vec<ManifestDeviceLength>,
+    /// What the module needs of the device.
+    pub requires: Requirements,
+    /// The device the plan was made for.
+    pub target: Target,
+    /// The name of the function built (`--entry`, or the file's only one); null for
+    /// an unnamed one (`{+/⍵×⍵}`).
+    pub entry: Option<String>,
     pub notes: Vec<&'static str>,
+}
+
+#[derive(Serialize)]
+pub struct ManifestDeviceLength {
+    pub length: String,
+    pub buffer: usize,
+}
+
+/// The module's SPIR-V capabilities and extensions, and the Vulkan features and
+/// subgroup operations they need a host to enable or check.
+#[derive(Serialize)]
+pub struct Requirements {
+    pub vulkan: &'static str,
+    pub capabilities: Vec<String>,
+    pub extensions: Vec<String>,
+    /// Device features to enable (`VkPhysicalDeviceFeatures`, its Vulkan 1.1/1.2
+    /// structures), by their field names.
+    pub features: Vec<&'static str>,
+    /// `VkPhysicalDeviceSubgroupProperties::supportedOperations` bits needed, and
+    /// that compute shaders be among its `supportedStages`.
+    pub subgroup_operations: Vec<&'static str>,
+    /// The subgroup size the plan assumed (kernels work at any size that divides
+    /// the workgroup size; this one was tuned for).
+    pub subgroup_size: u32,
+}
+
+/// The device the plan was made for: `--target lavapipe`, `nvidia`, `generic`, or
+/// `device` (the facts of the Vulkan device found).
+#[derive(Serialize, Clone)]
+pub struct Target {
+    pub name: String,
+    pub subgroup_size: u32,
+    pub float64: bool,
+    pub int64_atomics: bool,
+}
+
+/// The functions of the standard library (`stdlib/`), for `arrc build --stdlib`.
+pub fn stdlib_functions() -> Result<Vec<(String, arrc_syntax::Func)>, Error> {
+    let mut s = crate::Session::new(crate::Backend::Cpu)?;
+    s.load_stdlib()?;
+    Ok(s.functions())
+}
+
+/// The plan options of a named target (`lavapipe`, `nvidia`, `generic`): the facts
+/// arrc's runtime would find on such a device.
+pub fn target_options(name: &str) -> Option<PlanOptions> {
+    let mut o = PlanOptions::default();
+    match name {
+        // Mesa's lavapipe: subgroups of 8 (Mesa 22.3, avx2), f64, no 64-bit atomics
+        // for scans, every subgroup looks back, loops of at most 65535 trips.
+        "lavapipe" => {
+            o.subgroup_size = 8;
+            o.float64 = true;
+            o.int64_atomics = false;
+            o.every_subgroup_looks_back = true;
+            o.loop_trip_limit = Some(65_000);
+        }
+        // NVIDIA (Hopper, Ampere): subgroups of 32, f64, 64-bit atomics, shuffles,
+        // larger scan tiles.
+        "nvidia" => {
+            o.subgroup_size = 32;
+            o.float64 = true;
+            o.int64_atomics = true;
+            o.subgroup_shuffle = true;
+            o.scan_workgroup_size = 384;
+            o.scan_items_per_thread = 32;
+        }
+        "generic" => {}
+        _ => return None,
+    }
+    Some(o)
+}
+
+/// The Vulkan features and subgroup operations the SPIR-V capabilities `caps` need.
+fn features_of(caps: &[String]) -> (Vec<&'static str>, Vec<&'static str>) {
+    let mut features = vec![];
+    let mut ops = vec![];
+    for c in caps {
+        match c.as_str() {
+            "Int64" => features.push("shaderInt64"),
+            "Int16" => features.push("shaderInt16"),
+            "Int8" => features.push("shaderInt8"),
+            "Float64" => features.push("shaderFloat64"),
+            "Int64Atomics" => features.push("shaderBufferInt64Atomics"),
+            "VulkanMemoryModel" => features.push("vulkanMemoryModel"),
+            "StorageBuffer8BitAccess" => features.push("storageBuffer8BitAccess"),
+            "StorageBuffer16BitAccess" => features.push("storageBuffer16BitAccess"),
+            "DenormPreserve" => {
+                features.push("shaderDenormPreserveFloat32 or Float64 (float controls)")
+            }
+            "GroupNonUniform" => ops.push("BASIC"),
+            "GroupNonUniformVote" => ops.push("VOTE"),
+            "GroupNonUniformArithmetic" => ops.push("ARITHMETIC"),
+            "GroupNonUniformBallot" => ops.push("BALLOT"),
+            "GroupNonUniformShuffle" => ops.push("SHUFFLE"),
+            "GroupNonUniformShuffleRelative" => ops.push("SHUFFLE_RELATIVE"),
+            "GroupNonUniformClustered" => ops.push("CLUSTERED"),
+            "GroupNonUniformQuad" => ops.push("QUAD"),
+            _ => {}
+        }
+    }
+    features.sort_unstable();
+    features.dedup();
+    (features, ops)
 }
 
 #[derive(Serialize)]
@@ -90,6 +204,32 @@ pub struct ManifestResult {
     pub shape: Vec<Dim>,
 }
 
+/// What to build: the function (`entry`, or the file's only one), the functions it
+/// may call besides the file's own (`library`: the standard library's), and the
+/// target the plan is for.
+pub struct BuildOptions<'a> {
+    pub entry: Option<&'a str>,
+    pub library: &'a [(String, arrc_syntax::Func)],
+    pub target: Target,
+}
+
+impl Default for BuildOptions<'_> {
+    /// The file's only function, no library, planned for a generic device.
+    fn default() -> Self {
+        let o = PlanOptions::default();
+        BuildOptions {
+            entry: None,
+            library: &[],
+            target: Target {
+                name: "generic".into(),
+                subgroup_size: o.subgroup_size,
+                float64: o.float64,
+                int64_atomics: o.int64_atomics,
+            },
+        }
+    }
+}
+
 /// Compiles the function that `src` defines for arguments of the given types.
 pub fn build(
     src: &str,
@@ -97,15 +237,28 @@ pub fn build(
     alpha: Option<Type>,
     float: ElemType,
     opts: &PlanOptions,
+    what: &BuildOptions,
 ) -> Result<Built, Error> {
-    let prog = arrc_syntax::parse_str(src)?;
-    let ir = arrc_ir::lower::lower_function(&prog, omega, alpha, float)?;
+    let prog = arrc_syntax::parse_names(src, &|n| {
+        what.library
+            .iter()
+            .find(|(m, _)| m == n)
+            .map(|(_, f)| match f.operator_arity() {
+                Some(k) => arrc_syntax::NameKind::Operator(k),
+                None => arrc_syntax::NameKind::Function,
+            })
+    })?;
+    let (ir, entry) =
+        arrc_ir::lower::lower_function(&prog, omega, alpha, float, what.entry, what.library)?;
     let verified = arrc_ir::verify::verify(&ir)?;
     let plan = arrc_ir::plan::plan(&verified, opts)?;
     let kernels: Vec<_> = plan.kernels.iter().map(|k| (k, k.name.as_str())).collect();
     let words =
         arrc_spirv::emit_validated(&kernels).map_err(|e| err::unsupported(e.to_string(), 0..0))?;
     let result_ty = ir.ty(ir.result.expect("verified"));
+    let (capabilities, extensions) =
+        arrc_spirv::requirements(&words).map_err(|e| err::unsupported(e.to_string(), 0..0))?;
+    let (features, subgroup_operations) = features_of(&capabilities);
     let manifest = Manifest {
         format: "arrc-manifest/1",
         spirv_version: "1.3",
@@ -158,6 +311,24 @@ pub fn build(
         },
         status_buffer: plan.status,
         device_errors: plan.errors.clone(),
+        device_lengths: plan
+            .dyn_lengths
+            .iter()
+            .map(|&(d, buffer)| ManifestDeviceLength {
+                length: Dim::Dyn(d).to_string(),
+                buffer,
+            })
+            .collect(),
+        requires: Requirements {
+            vulkan: "1.1",
+            capabilities,
+            extensions,
+            features,
+            subgroup_operations,
+            subgroup_size: opts.subgroup_size,
+        },
+        target: what.target.clone(),
+        entry,
         notes: vec![
             "counts: product = product of axis lengths (numbers or length symbols n<i>); groups = max(1, min(ceil(of/per_group), max))",
             "push constants are u32 at offsets 0, 4, ...; every kernel has n (its element count) first",

@@ -483,6 +483,14 @@ impl Session {
         self.gpu.as_ref().map(|g| &g.ctx.info)
     }
 
+    /// The kernel plan options this session's device gives (the defaults without
+    /// one): what `arrc build --target device` plans for.
+    pub fn plan_options(&self) -> arrc_ir::plan::PlanOptions {
+        self.gpu
+            .as_ref()
+            .map_or_else(Default::default, |g| g.plan_options())
+    }
+
     /// The session's device counters so far (subtract an earlier reading with
     /// [`Stats::since`] for one statement's).
     pub fn stats(&self) -> Stats {

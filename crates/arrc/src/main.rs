@@ -146,6 +146,16 @@ enum Cmd {
         /// f64 is refused. By default a module may compute in f64 (Float64 capability).
         #[arg(long)]
         no_float64: bool,
+        /// The function to build, where the file defines several.
+        #[arg(long, value_name = "NAME")]
+        entry: Option<String>,
+        /// The standard library's functions may be called (`stdlib/`).
+        #[arg(long)]
+        stdlib: bool,
+        /// The device to plan for: lavapipe (subgroups of 8), nvidia (32), generic,
+        /// or device (the facts of the Vulkan device found here).
+        #[arg(long, default_value = "generic")]
+        target: String,
     },
     /// List the Vulkan devices with API version and subgroup size.
     Devices,
@@ -769,6 +779,9 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             workgroup_size,
             float,
             no_float64,
+            entry,
+            stdlib,
+            target,
         } => {
             let src = read(&input)?;
             let omega_t = arrc::build::parse_arg_type(&omega, 0).map_err(|m| {
@@ -788,12 +801,38 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 eprintln!("arrc build: --workgroup-size must be between 1 and 1024");
                 return Err(ExitCode::from(2));
             }
+            let base = match target.as_str() {
+                "device" => {
+                    let s =
+                        Session::with_device(Backend::Vulkan, None).map_err(|e| fail("", &e))?;
+                    s.plan_options()
+                }
+                t => arrc::build::target_options(t).ok_or_else(|| {
+                    eprintln!("arrc build: --target {t}: use lavapipe, nvidia, generic or device");
+                    ExitCode::from(2)
+                })?,
+            };
             let opts = arrc_ir::plan::PlanOptions {
                 workgroup_size,
-                float64: !no_float64,
-                ..Default::default()
+                float64: base.float64 && !no_float64,
+                ..base
             };
-            let built = arrc::build::build(&src, omega_t, alpha_t, float.elem(), &opts)
+            let library = if stdlib {
+                arrc::build::stdlib_functions().map_err(|e| fail("", &e))?
+            } else {
+                vec![]
+            };
+            let what = arrc::build::BuildOptions {
+                entry: entry.as_deref(),
+                library: &library,
+                target: arrc::build::Target {
+                    name: target.clone(),
+                    subgroup_size: opts.subgroup_size,
+                    float64: opts.float64,
+                    int64_atomics: opts.int64_atomics,
+                },
+            };
+            let built = arrc::build::build(&src, omega_t, alpha_t, float.elem(), &opts, &what)
                 .map_err(|e| fail(&src, &e))?;
             match emit {
                 Some(BuildEmit::Ir) => println!("{}", built.ir),

@@ -424,6 +424,18 @@ impl Session {
         names.into_iter().filter(|n| !n.starts_with('#')).collect()
     }
 
+    /// The workspace's functions and operators, by name (sorted).
+    pub(crate) fn functions(&self) -> Vec<(String, arrc_syntax::Func)> {
+        let mut fs: Vec<_> = self
+            .env
+            .functions
+            .iter()
+            .map(|(n, f)| (n.clone(), f.clone()))
+            .collect();
+        fs.sort_by(|a, b| a.0.cmp(&b.0));
+        fs
+    }
+
     /// The names of the workspace's functions and operators, sorted.
     pub fn function_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.env.functions.keys().cloned().collect();

@@ -49,7 +49,14 @@ fn one(src: &str, omega: &str, alpha: Option<&str>, built: &mut usize) -> Option
     } else {
         ElemType::F32
     };
-    match build(src, w, a, float, &PlanOptions::default()) {
+    match build(
+        src,
+        w,
+        a,
+        float,
+        &PlanOptions::default(),
+        &Default::default(),
+    ) {
         Ok(b) => {
             // Validated by build(); check once more that it is a real module.
             assert!(b.words.len() > 5 && b.words[0] == 0x0723_0203, "{src}");

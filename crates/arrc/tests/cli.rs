@@ -787,3 +787,99 @@ fn man_pages() {
     assert_eq!(code, 2);
     assert!(err.contains("no subcommand nope"), "{err}");
 }
+
+/// `arrc build`: `--entry` chooses among a file's functions (several without it is an
+/// error naming them), `--stdlib` lets it call the standard library, `--target`
+/// plans for a device, and the manifest says what the module needs of the device and
+/// where each length the device computes is left.
+#[test]
+fn build_entry_stdlib_target_and_requirements() {
+    let dir = std::env::temp_dir().join(format!("arrc-build-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("two.apl");
+    std::fs::write(&src, "avg←{(+/⍵)÷≢⍵}\nkeep←{(⍵>avg ⍵)/⍵}\n").unwrap();
+    let out = dir.join("two.spv");
+    let (code, _, err) = arrc(&["build", src.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--entry") && err.contains("avg keep"), "{err}");
+    let (code, _, err) = arrc(&[
+        "build",
+        src.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--entry",
+        "keep",
+        "--target",
+        "nvidia",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("two.json")).unwrap()).unwrap();
+    assert_eq!(m["entry"], "keep");
+    // docs/MANIFEST.md's JSON Schema names every field the manifest has.
+    let doc = std::fs::read_to_string(format!(
+        "{}/../../docs/MANIFEST.md",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let schema = doc
+        .split("```json\n")
+        .last()
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    let schema: serde_json::Value = serde_json::from_str(schema).unwrap();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let fields: Vec<&String> = m.as_object().unwrap().keys().collect();
+    assert_eq!(required.len(), fields.len(), "{required:?} {fields:?}");
+    assert!(
+        fields.iter().all(|f| required.contains(&f.as_str())),
+        "{required:?} {fields:?}"
+    );
+    assert_eq!(m["target"]["name"], "nvidia");
+    assert_eq!(m["requires"]["subgroup_size"], 32);
+    let caps = m["requires"]["capabilities"].as_array().unwrap();
+    assert!(
+        caps.iter().any(|c| c == "GroupNonUniformArithmetic"),
+        "{caps:?}"
+    );
+    assert!(m["requires"]["subgroup_operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|o| o == "ARITHMETIC"));
+    // The compress's count: computed on the device, left in a buffer the manifest names.
+    let d = &m["device_lengths"][0];
+    assert_eq!(m["result"]["shape"][0], d["length"]);
+    assert!(d["buffer"].as_u64().unwrap() < m["buffers"].as_array().unwrap().len() as u64);
+    let (code, _, err) = arrc(&["build", src.to_str().unwrap(), "--entry", "nope"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("no function nope"), "{err}");
+    let sm = dir.join("sm.apl");
+    std::fs::write(&sm, "f←{softmax ⍵}\n").unwrap();
+    let (code, _, err) = arrc(&[
+        "build",
+        sm.to_str().unwrap(),
+        "-o",
+        dir.join("sm.spv").to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0, "softmax is not defined without --stdlib");
+    let (code, _, err2) = arrc(&[
+        "build",
+        sm.to_str().unwrap(),
+        "-o",
+        dir.join("sm.spv").to_str().unwrap(),
+        "--stdlib",
+    ]);
+    assert_eq!(code, 0, "{err}\n{err2}");
+    let (code, _, err) = arrc(&["build", sm.to_str().unwrap(), "--target", "tpu"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("lavapipe, nvidia, generic or device"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

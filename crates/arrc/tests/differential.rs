@@ -989,14 +989,15 @@ fn f64_needs_shader_float64() {
         float64: false,
         ..Default::default()
     };
+    let what = arrc::build::BuildOptions::default();
     let omega = arrc::build::parse_arg_type("f64", 0).expect("type");
-    let e = arrc::build::build("{+/⍵}", omega, None, ElemType::F64, &opts)
+    let e = arrc::build::build("{+/⍵}", omega, None, ElemType::F64, &opts, &what)
         .err()
         .expect("refused");
     assert_eq!(e.class, arrc::ErrorClass::Unsupported);
     assert!(e.message.contains("shaderFloat64"), "{}", e.message);
     let omega = arrc::build::parse_arg_type("f32", 0).expect("type");
-    assert!(arrc::build::build("{+/⍵}", omega, None, ElemType::F32, &opts).is_ok());
+    assert!(arrc::build::build("{+/⍵}", omega, None, ElemType::F32, &opts, &what).is_ok());
 }
 
 #[test]

@@ -106,7 +106,7 @@ proptest! {
             let omega = parse_arg_type(w, 0).unwrap();
             let alpha = a.map(|a| parse_arg_type(a, omega.rank() as u32).unwrap());
             let float = if w.starts_with("f64") { ElemType::F64 } else { ElemType::F32 };
-            let r = build(&dfn, omega, alpha, float, &PlanOptions::default()).map(|_| ());
+            let r = build(&dfn, omega, alpha, float, &PlanOptions::default(), &Default::default()).map(|_| ());
             no_internal_error("build", &dfn, r)?;
         }
     }

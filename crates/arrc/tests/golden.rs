@@ -70,8 +70,8 @@ fn ir() {
             .to_string();
         let ty = arrc::build::parse_arg_type(&omega, 0).unwrap();
         let prog = arrc_syntax::parse_str(src).unwrap();
-        match arrc_ir::lower::lower_function(&prog, ty, None, arrc::ElemType::F32) {
-            Ok(f) => format!("{f}\n"),
+        match arrc_ir::lower::lower_function(&prog, ty, None, arrc::ElemType::F32, None, &[]) {
+            Ok((f, _)) => format!("{f}\n"),
             Err(e) => format!("{e}\n"),
         }
     });
