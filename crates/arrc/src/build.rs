@@ -74,6 +74,8 @@ pub struct Manifest {
 pub struct ManifestDeviceLength {
     pub length: String,
     pub buffer: usize,
+    /// An upper bound (the buffers that hold arrays of this length are this long).
+    pub at_most: Dim,
 }
 
 /// The module's SPIR-V capabilities and extensions, and the Vulkan features and
@@ -317,6 +319,7 @@ pub fn build(
             .map(|&(d, buffer)| ManifestDeviceLength {
                 length: Dim::Dyn(d).to_string(),
                 buffer,
+                at_most: ir.dyn_bounds[d as usize],
             })
             .collect(),
         requires: Requirements {

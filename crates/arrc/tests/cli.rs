@@ -794,7 +794,7 @@ fn man_pages() {
 /// where each length the device computes is left.
 #[test]
 fn build_entry_stdlib_target_and_requirements() {
-    let dir = std::env::temp_dir().join(format!("arrc-build-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("arrc-build-entry-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join("two.apl");
     std::fs::write(&src, "avg←{(+/⍵)÷≢⍵}\nkeep←{(⍵>avg ⍵)/⍵}\n").unwrap();

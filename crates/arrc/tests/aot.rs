@@ -1,0 +1,78 @@
+//! `arrc build`'s output run by a host that knows nothing of arrc
+//! (`examples/aot_host.rs`, with ash): the module and its manifest alone suffice.
+
+#[path = "../../../examples/aot_host.rs"]
+mod aot_host;
+
+use aot_host::Outcome;
+use std::path::PathBuf;
+
+/// Builds `src` with `arrc build` into a temporary directory; the `.spv`'s path.
+fn build(dir: &std::path::Path, name: &str, src: &str, target: &str) -> PathBuf {
+    let apl = dir.join(format!("{name}.apl"));
+    std::fs::write(&apl, src).unwrap();
+    let spv = dir.join(format!("{name}.spv"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrc"))
+        .args([
+            "build",
+            apl.to_str().unwrap(),
+            "-o",
+            spv.to_str().unwrap(),
+            "--target",
+            target,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    spv
+}
+
+#[test]
+fn aot_host_runs_a_module_from_its_manifest_alone() {
+    let dir = std::env::temp_dir().join(format!("arrc-aot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A two-kernel reduction (partial sums, then theirs), at awkward lengths.
+    let sumsq = build(&dir, "sumsq", "{+/⍵×⍵}", "lavapipe");
+    for n in [1usize, 7, 9, 255, 257, 4097, 100_000] {
+        let w: Vec<f64> = (1..=n).map(|i| (i % 13) as f64).collect();
+        let want: f64 = w.iter().map(|x| x * x).sum();
+        match aot_host::run(&sumsq, &w).unwrap() {
+            Outcome::Value { shape, data } => {
+                assert!(shape.is_empty(), "{shape:?}");
+                assert_eq!(data, [want], "n = {n}");
+            }
+            e => panic!("{e:?}"),
+        }
+    }
+    // A compress: its length is computed on the device and read from the buffer the
+    // manifest names.
+    let keep = build(&dir, "keep", "{(⍵>0)/⍵}", "generic");
+    let w = [-1.0, 2.0, -3.0, 4.0, 0.0, 6.5];
+    assert_eq!(
+        aot_host::run(&keep, &w).unwrap(),
+        Outcome::Value {
+            shape: vec![3],
+            data: vec![2.0, 4.0, 6.5]
+        }
+    );
+    // A scan and an elementwise chain with a constant.
+    let scan = build(&dir, "scan", "{+\\⍵+1 0 0 0}", "generic");
+    assert_eq!(
+        aot_host::run(&scan, &[1.0, 2.0, 3.0, 4.0]).unwrap(),
+        Outcome::Value {
+            shape: vec![4],
+            data: vec![2.0, 4.0, 7.0, 11.0]
+        }
+    );
+    // A device error comes back as the manifest's error, not a value.
+    let recip = build(&dir, "recip", "{÷⍵}", "generic");
+    match aot_host::run(&recip, &[1.0, 0.0]).unwrap() {
+        Outcome::Errors(es) => assert!(es.iter().any(|e| e.starts_with("DOMAIN ERROR")), "{es:?}"),
+        v => panic!("{v:?}"),
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
