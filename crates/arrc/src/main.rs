@@ -76,12 +76,13 @@ enum Cmd {
         /// Vulkan (default: Vulkan if a device exists, else the CPU) or the CPU reference.
         #[arg(long, value_enum)]
         backend: Option<BackendArg>,
+        /// How to print the value: as APL displays it, or JSON (`{"shape","type","data"}`; errors too).
         #[arg(long, value_enum, default_value = "apl")]
         format: Format,
         /// Show the compiled form instead of running.
         #[arg(long, value_enum)]
         emit: Option<EvalEmit>,
-        /// Vulkan device index (see `arrc devices`).
+        /// Vulkan device index (see `arrc devices`; default: `ARRC_DEVICE`, else the first).
         #[arg(long)]
         device: Option<usize>,
         /// Several Vulkan devices (`0,1`; `0,0` opens device 0 twice): large arrays are
@@ -124,6 +125,7 @@ enum Cmd {
     Build {
         /// The program: defines a dfn, e.g. `{+/⍵×⍵}` or `f←{…}`.
         input: PathBuf,
+        /// The SPIR-V file to write (default: the program's name with `.spv`); the manifest goes beside it (`.json`).
         #[arg(long, short)]
         output: Option<PathBuf>,
         /// Element type and rank of ⍵: `f32` (vector), `i32[2]` (matrix), `f32[0]` (scalar).
@@ -180,6 +182,7 @@ enum Cmd {
         /// Run this many programs.
         #[arg(long)]
         programs: Option<u64>,
+        /// The random generator's seed: the same seed, the same programs.
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Run only program INDEX of the seed's sequence (to reproduce a finding).
@@ -230,6 +233,7 @@ enum Cmd {
         /// Timed runs per measurement (at least 20).
         #[arg(long, default_value_t = 30)]
         runs: usize,
+        /// Untimed runs before the timed ones.
         #[arg(long, default_value_t = 5)]
         warmup: usize,
         /// Runs per submission, back to back; the last is timed (the device does not
@@ -245,6 +249,7 @@ enum Cmd {
         /// Idle milliseconds before each measurement (a diagnostic).
         #[arg(long, default_value_t = 0)]
         pause_ms: u64,
+        /// Vulkan device index (see `arrc devices`; default: `ARRC_DEVICE`, else the first).
         #[arg(long)]
         device: Option<usize>,
         /// Several Vulkan devices (`0,1`; `0,0` opens device 0 twice): large arrays are
@@ -320,8 +325,10 @@ enum Cmd {
     },
     /// Interactive session; APL glyphs with a backtick prefix (`i → ⍳).
     Repl {
+        /// Vulkan (default: Vulkan if a device exists, else the CPU) or the CPU reference.
         #[arg(long, value_enum)]
         backend: Option<BackendArg>,
+        /// Vulkan device index (see `arrc devices`; default: `ARRC_DEVICE`, else the first).
         #[arg(long)]
         device: Option<usize>,
         /// Several Vulkan devices (`0,1`; `0,0` opens device 0 twice): large arrays are
@@ -331,6 +338,7 @@ enum Cmd {
         /// With --devices: the fewest elements of an array worth splitting.
         #[arg(long, default_value_t = arrc::shard::DEFAULT_SPLIT_FROM)]
         split_from: usize,
+        /// Load APL definitions first (repeatable).
         #[arg(long)]
         load: Vec<PathBuf>,
         /// Load the standard library.
@@ -1424,5 +1432,26 @@ mod repl {
         }
         arrc_ir::interrupt::clear();
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every option and argument of every subcommand says what it is (`--help`, the
+    /// man page and the completions show it).
+    #[test]
+    fn every_option_has_help_text() {
+        let cli = Cli::command();
+        let mut missing = vec![];
+        for sub in cli.get_subcommands() {
+            for a in sub.get_arguments() {
+                if a.get_id() != "help" && a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{} {}", sub.get_name(), a.get_id()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "no help text: {missing:?}");
     }
 }
