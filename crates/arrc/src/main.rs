@@ -368,9 +368,86 @@ fn open(
     Ok(s)
 }
 
+/// While set, a statement is waiting for a line of input: [`Busy`] shows nothing.
+static READING_INPUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether [`Busy`]'s spinner is on the screen.
+static SPINNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A spinner on stderr for a statement that runs longer than a while (indicatif's,
+/// which draws only to a terminal), gone when this is dropped.
+struct Busy {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Busy {
+    fn after(wait: std::time::Duration) -> Busy {
+        use std::sync::atomic::Ordering::Relaxed;
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let d = done.clone();
+        let thread = std::thread::spawn(move || {
+            let step = std::time::Duration::from_millis(50);
+            let start = std::time::Instant::now();
+            let mut bar: Option<indicatif::ProgressBar> = None;
+            while !d.load(Relaxed) {
+                let show = start.elapsed() >= wait && !READING_INPUT.load(Relaxed);
+                match (&bar, show) {
+                    (None, true) => {
+                        let b = indicatif::ProgressBar::new_spinner();
+                        b.set_message("running (Ctrl-C interrupts)");
+                        b.enable_steady_tick(std::time::Duration::from_millis(120));
+                        bar = Some(b);
+                        SPINNING.store(true, Relaxed);
+                    }
+                    (Some(b), false) => {
+                        b.finish_and_clear();
+                        bar = None;
+                        SPINNING.store(false, Relaxed);
+                    }
+                    _ => {}
+                }
+                std::thread::sleep(step);
+            }
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            SPINNING.store(false, Relaxed);
+        });
+        Busy {
+            done,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// `⍞` and `⎕` input from the terminal (or whatever stdin is): the output not yet
 /// shown, the prompt, then a line of stdin.
 fn read_stdin_line(shown: &[String], prompt: &str) -> Option<String> {
+    use std::sync::atomic::Ordering::Relaxed;
+    READING_INPUT.store(true, Relaxed);
+    // A spinner shown clears itself within a step of its thread.
+    for _ in 0..20 {
+        if !SPINNING.load(Relaxed) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let line = read_line_now(shown, prompt);
+    READING_INPUT.store(false, std::sync::atomic::Ordering::Relaxed);
+    line
+}
+
+fn read_line_now(shown: &[String], prompt: &str) -> Option<String> {
     use std::io::{BufRead, Write};
     let mut out = std::io::stdout().lock();
     for l in shown {
@@ -1215,13 +1292,13 @@ mod repl {
     /// Lines from a pipe or file, each run as typed (`arrc repl < session.apl`); a
     /// dfn left open runs when it closes.
     fn piped(s: &mut Session) {
-        let stdin = std::io::stdin();
-        let mut input = stdin.lock();
         let mut buf = Vec::new();
         let mut pending = String::new();
         loop {
             buf.clear();
-            match input.read_until(b'\n', &mut buf) {
+            // Locked for each line only: `⍞` and `⎕` read the next lines themselves.
+            let read = std::io::stdin().lock().read_until(b'\n', &mut buf);
+            match read {
                 Ok(0) => break,
                 Ok(_) => match std::str::from_utf8(&buf) {
                     Ok(text) => {
@@ -1405,7 +1482,9 @@ mod repl {
             };
         }
         arrc_ir::interrupt::clear();
+        let busy = super::Busy::after(std::time::Duration::from_secs(1));
         let r = s.eval(line);
+        drop(busy);
         for o in s.take_output() {
             println!("{o}");
         }

@@ -691,6 +691,13 @@ fn quote_quad_and_quad_read_standard_input() {
     let (code, _, err) = run("x←⍞", "");
     assert_eq!(code, 1);
     assert!(err.contains("INPUT INTERRUPT"), "{err}");
+    // In the REPL, ⍞ reads the next line of its input (the REPL reads on after it).
+    let (out, err) = repl("x←⍞\nabc\n⌽x\n1+1\n".as_bytes(), None);
+    assert_eq!(
+        out.lines().skip(1).collect::<Vec<_>>(),
+        ["cba", "2"],
+        "{err}"
+    );
 }
 
 /// An error inside a named function is shown in that function's own text, in the file
