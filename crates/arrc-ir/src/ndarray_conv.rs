@@ -22,14 +22,9 @@ fn out_of<T>(
     ArrayD::from_shape_vec(IxDyn(&a.shape), v).map_err(|e| e.to_string())
 }
 
-macro_rules! exact {
+/// `ArrayD<T>` out of an `Array` whose data is `Data::$variant`.
+macro_rules! out {
     ($t:ty, $variant:ident) => {
-        impl From<ArrayD<$t>> for Array {
-            fn from(a: ArrayD<$t>) -> Array {
-                let shape = shape_of(&a);
-                Array::new(shape, Data::$variant(a.iter().copied().collect()))
-            }
-        }
         impl TryFrom<&Array> for ArrayD<$t> {
             type Error = String;
             fn try_from(a: &Array) -> Result<ArrayD<$t>, String> {
@@ -43,6 +38,18 @@ macro_rules! exact {
                 )
             }
         }
+    };
+}
+
+macro_rules! exact {
+    ($t:ty, $variant:ident) => {
+        impl From<ArrayD<$t>> for Array {
+            fn from(a: ArrayD<$t>) -> Array {
+                let shape = shape_of(&a);
+                Array::new(shape, Data::$variant(a.iter().copied().collect()))
+            }
+        }
+        out!($t, $variant);
     };
 }
 
@@ -61,19 +68,7 @@ macro_rules! float {
                 ))
             }
         }
-        impl TryFrom<&Array> for ArrayD<$t> {
-            type Error = String;
-            fn try_from(a: &Array) -> Result<ArrayD<$t>, String> {
-                out_of(
-                    a,
-                    |d| match d {
-                        Data::$variant(v) => Some(v.clone()),
-                        _ => None,
-                    },
-                    stringify!($t),
-                )
-            }
-        }
+        out!($t, $variant);
     };
 }
 

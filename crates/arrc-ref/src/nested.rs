@@ -857,21 +857,7 @@ fn permute(x: &Array, perm: &[usize], span: &Span) -> Result<Array> {
 /// The distinct axes (0-based) of a rank-`rank` array that `⊂[k]` or `↓[k]` name.
 fn named_axes(k: &Array, rank: usize, io: i64, kspan: &Span) -> Result<Vec<usize>> {
     let v = int_vector(k, kspan, "the axes")?;
-    let mut out = Vec::with_capacity(v.len());
-    for a in v {
-        let a0 = a - io;
-        if a0 < 0 || a0 >= rank as i64 || out.contains(&(a0 as usize)) {
-            return Err(prims::axis_error(
-                format!(
-                    "the axes must be distinct integers from {io} to {}",
-                    rank as i64 - 1 + io
-                ),
-                kspan.clone(),
-            ));
-        }
-        out.push(a0 as usize);
-    }
-    Ok(out)
+    arrc_ir::axes::distinct_axes(&v, rank, io, kspan)
 }
 
 /// `⊂[k]⍵` (and `↓[k]⍵`, one axis): the sub-arrays along the axes `k` (in the order
