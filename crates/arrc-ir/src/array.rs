@@ -15,17 +15,25 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum ElemType {
+    /// Booleans (0 and 1).
     Bool,
     #[default]
+    /// 32-bit integers.
     I32,
+    /// 64-bit integers.
     I64,
+    /// 32-bit floats (the default session).
     F32,
+    /// 64-bit floats (`⎕FR←645`).
     F64,
+    /// Unicode characters (code points).
     Char,
+    /// Items of more than one kind, or enclosed arrays.
     Mixed,
 }
 
 impl ElemType {
+    /// Its name: `bool i32 i64 f32 f64 char mixed`.
     pub fn name(self) -> &'static str {
         match self {
             ElemType::Bool => "bool",
@@ -38,6 +46,7 @@ impl ElemType {
         }
     }
 
+    /// The type of a name [`ElemType::name`] gives.
     pub fn parse(s: &str) -> Option<ElemType> {
         match s {
             "bool" => Some(ElemType::Bool),
@@ -60,10 +69,12 @@ impl ElemType {
         }
     }
 
+    /// Whether it is an integer type (booleans too).
     pub fn is_int(self) -> bool {
         matches!(self, ElemType::Bool | ElemType::I32 | ElemType::I64)
     }
 
+    /// Whether it is the character type.
     pub fn is_char(self) -> bool {
         self == ElemType::Char
     }
@@ -84,6 +95,7 @@ impl ElemType {
         self.is_char() != other.is_char() && !self.is_mixed() && !other.is_mixed()
     }
 
+    /// Whether it is a float type.
     pub fn is_float(self) -> bool {
         matches!(self, ElemType::F32 | ElemType::F64)
     }
@@ -127,15 +139,22 @@ impl std::fmt::Display for ElemType {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Scalar {
+    /// A boolean.
     Bool(bool),
+    /// A 32-bit integer.
     I32(i32),
+    /// A 64-bit integer.
     I64(i64),
+    /// A 32-bit float.
     F32(f32),
+    /// A 64-bit float.
     F64(f64),
+    /// A character.
     Char(char),
 }
 
 impl Scalar {
+    /// Its element type.
     pub fn elem_type(self) -> ElemType {
         match self {
             Scalar::Bool(_) => ElemType::Bool,
@@ -232,7 +251,9 @@ impl Scalar {
 /// `Boxed` never holds one ([`Item::enclose`] keeps this).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
+    /// A simple scalar.
     Simple(Scalar),
+    /// An enclosed array (never a simple scalar).
     Boxed(Arc<Array>),
 }
 
@@ -302,11 +323,17 @@ impl Item {
 /// The elements of an array in ravel order.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Data {
+    /// Booleans.
     Bool(Vec<bool>),
+    /// 32-bit integers.
     I32(Vec<i32>),
+    /// 64-bit integers.
     I64(Vec<i64>),
+    /// 32-bit floats.
     F32(Vec<f32>),
+    /// 64-bit floats.
     F64(Vec<f64>),
+    /// Characters.
     Char(Vec<char>),
     /// Items of more than one kind (see [`Item`]). Arrays keep this only when the
     /// items are not all numbers or all characters ([`Array::new`] makes those simple),
@@ -414,6 +441,7 @@ impl Serialize for Data {
 }
 
 impl Data {
+    /// The element count.
     pub fn len(&self) -> usize {
         match self {
             Data::Bool(v) => v.len(),
@@ -426,10 +454,12 @@ impl Data {
         }
     }
 
+    /// Whether there are no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// Its element type.
     pub fn elem_type(&self) -> ElemType {
         match self {
             Data::Bool(_) => ElemType::Bool,
@@ -487,10 +517,12 @@ impl Data {
         }
     }
 
+    /// No elements of type `ty`.
     pub fn empty(ty: ElemType) -> Data {
         Data::with_capacity(ty, 0)
     }
 
+    /// No elements of type `ty` yet, room for `n`.
     pub fn with_capacity(ty: ElemType, n: usize) -> Data {
         match ty {
             ElemType::Bool => Data::Bool(Vec::with_capacity(n)),
@@ -590,9 +622,12 @@ impl Data {
 /// mixed or nested one).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Array {
+    /// The length of each axis (none for a scalar).
     pub shape: Vec<usize>,
     #[serde(rename = "type")]
+    /// The element type (the data's).
     pub elem: ElemType,
+    /// The elements in ravel (row-major) order.
     pub data: Data,
 }
 
@@ -716,24 +751,29 @@ impl Array {
         }
     }
 
+    /// The scalar array of `s`.
     pub fn scalar(s: Scalar) -> Array {
         let mut d = Data::with_capacity(s.elem_type(), 1);
         d.push(s);
         Array::new(vec![], d)
     }
 
+    /// The vector of `data`.
     pub fn vector(data: Data) -> Array {
         Array::new(vec![data.len()], data)
     }
 
+    /// The number of axes.
     pub fn rank(&self) -> usize {
         self.shape.len()
     }
 
+    /// The element count.
     pub fn len(&self) -> usize {
         self.data.len()
     }
 
+    /// Whether there are no elements.
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }
@@ -819,6 +859,7 @@ impl Array {
         }
     }
 
+    /// Its one element, if it has exactly one (a scalar or a one-element array).
     pub fn as_singleton(&self) -> Option<Scalar> {
         (self.len() == 1).then(|| self.data.get(0))
     }

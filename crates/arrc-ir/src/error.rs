@@ -6,12 +6,19 @@ use arrc_syntax::{Span, SyntaxError};
 /// The error classes an APL user knows, plus the compiler's own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum ErrorClass {
+    /// SYNTAX ERROR: text that is not APL, or a function without its argument.
     Syntax,
+    /// VALUE ERROR: a name with no value.
     Value,
+    /// DOMAIN ERROR: an argument outside the function's domain.
     Domain,
+    /// LENGTH ERROR: lengths that do not agree.
     Length,
+    /// RANK ERROR: a rank the function does not take.
     Rank,
+    /// INDEX ERROR: an index outside its axis.
     Index,
+    /// AXIS ERROR: an axis the array does not have.
     Axis,
     /// Valid arrc that this backend cannot run yet (the CPU reference can).
     Unsupported,
@@ -59,8 +66,11 @@ impl ErrorClass {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{}: {message}", class.name())]
 pub struct Error {
+    /// Its class (`LENGTH ERROR`, …).
     pub class: ErrorClass,
+    /// What went wrong, for people.
     pub message: String,
+    /// The bytes of the source text it points at (`0..0`: none).
     pub span: Span,
     /// The device path would run this if an array the program computes were known
     /// on the host first (a shape argument, or an array whose length the device
@@ -72,6 +82,7 @@ pub struct Error {
 }
 
 impl Error {
+    /// An error of `class` at `span`.
     pub fn new(class: ErrorClass, message: impl Into<String>, span: Span) -> Self {
         Error {
             class,
@@ -103,29 +114,37 @@ impl From<SyntaxError> for Error {
     }
 }
 
+/// A result whose error is an APL [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Shorthand constructors: `err::length("…", span)`.
 pub mod err {
     use super::*;
+    /// A VALUE ERROR.
     pub fn value(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Value, m, s)
     }
+    /// A DOMAIN ERROR.
     pub fn domain(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Domain, m, s)
     }
+    /// A LENGTH ERROR.
     pub fn length(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Length, m, s)
     }
+    /// A RANK ERROR.
     pub fn rank(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Rank, m, s)
     }
+    /// An INDEX ERROR.
     pub fn index(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Index, m, s)
     }
+    /// An AXIS ERROR.
     pub fn axis(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Axis, m, s)
     }
+    /// WS FULL.
     pub fn ws_full(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::WsFull, m, s)
     }
@@ -133,6 +152,7 @@ pub mod err {
     pub fn syntax_like(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Syntax, m, s)
     }
+    /// NOT YET SUPPORTED.
     pub fn unsupported(m: impl Into<String>, s: Span) -> Error {
         Error::new(ErrorClass::Unsupported, m, s)
     }
