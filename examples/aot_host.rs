@@ -170,7 +170,8 @@ unsafe fn execute(
     mut lens: HashMap<String, u64>,
 ) -> Res<Outcome> {
     let entry = ash::Entry::load().map_err(|e| format!("no Vulkan loader: {e}"))?;
-    let app = vk::ApplicationInfo::default().api_version(vk::make_api_version(0, 1, 1, 0));
+    // The highest version this host uses (1.3's structures where the device has them).
+    let app = vk::ApplicationInfo::default().api_version(vk::make_api_version(0, 1, 3, 0));
     let instance = entry
         .create_instance(
             &vk::InstanceCreateInfo::default().application_info(&app),
@@ -213,12 +214,23 @@ unsafe fn execute(
             return Err(format!("the device lacks subgroup operation {op}"));
         }
     }
+    // Structures of Vulkan 1.2 and 1.3 only where the device has those versions.
+    let minor = vk::api_version_minor(api);
     let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
     let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
+    let mut p13 = vk::PhysicalDeviceVulkan13Properties::default();
+    if minor >= 3 {
+        let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut p13);
+        instance.get_physical_device_properties2(pd, &mut props);
+    }
     let hf = {
-        let mut have = vk::PhysicalDeviceFeatures2::default()
-            .push_next(&mut f12)
-            .push_next(&mut f13);
+        let mut have = vk::PhysicalDeviceFeatures2::default();
+        if minor >= 2 {
+            have = have.push_next(&mut f12);
+        }
+        if minor >= 3 {
+            have = have.push_next(&mut f13);
+        }
         instance.get_physical_device_features2(pd, &mut have);
         have.features
     };
@@ -234,13 +246,23 @@ unsafe fn execute(
             }
             "vulkanMemoryModel" => e12.vulkan_memory_model = f12.vulkan_memory_model,
             "shaderInt8" => e12.shader_int8 = f12.shader_int8,
-            _ => {}
+            "shaderSubgroupExtendedTypes" => {
+                e12.shader_subgroup_extended_types = f12.shader_subgroup_extended_types
+            }
+            other => return Err(format!("this host does not enable {other}")),
         }
     }
     for (want, got) in [
         ("shaderFloat64", core.shader_float64),
         ("shaderInt64", core.shader_int64),
+        ("shaderInt16", core.shader_int16),
+        ("shaderInt8", e12.shader_int8),
         ("shaderBufferInt64Atomics", e12.shader_buffer_int64_atomics),
+        ("vulkanMemoryModel", e12.vulkan_memory_model),
+        (
+            "shaderSubgroupExtendedTypes",
+            e12.shader_subgroup_extended_types,
+        ),
     ] {
         let asked = m["requires"]["features"]
             .as_array()
@@ -251,6 +273,7 @@ unsafe fn execute(
     }
     // Full subgroups where the device can give them (the manifest's note).
     let full = f13.compute_full_subgroups == vk::TRUE && f13.subgroup_size_control == vk::TRUE;
+    let max_subgroup = p13.max_subgroup_size.max(1);
     let mut e13 = vk::PhysicalDeviceVulkan13Features::default()
         .subgroup_size_control(full)
         .compute_full_subgroups(full);
@@ -260,9 +283,11 @@ unsafe fn execute(
         .queue_priorities(&prio)];
     let mut dci = vk::DeviceCreateInfo::default()
         .queue_create_infos(&qci)
-        .enabled_features(&core)
-        .push_next(&mut e12);
-    if vk::api_version_minor(api) >= 3 {
+        .enabled_features(&core);
+    if minor >= 2 {
+        dci = dci.push_next(&mut e12);
+    }
+    if minor >= 3 {
         dci = dci.push_next(&mut e13);
     }
     let dev = instance
@@ -381,7 +406,9 @@ unsafe fn execute(
             .module(module)
             .name(&name)
             .specialization_info(&si);
-        if full && vk::api_version_minor(api) >= 3 {
+        // Full subgroups where the device can give them and the workgroup holds
+        // whole ones of its largest size.
+        if full && minor >= 3 && spec[0].checked_rem(max_subgroup) == Some(0) {
             stage = stage.flags(vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS);
         }
         let ci = [vk::ComputePipelineCreateInfo::default()
@@ -534,7 +561,10 @@ unsafe fn execute(
         .map_err(vkr("vkWaitForFences"))?;
 
     // The status word, the device-computed lengths, the result.
-    let read = |b: usize, n: usize| std::slice::from_raw_parts(made[b].2, n).to_vec();
+    // At most the buffer's bytes, whatever a length read from the device says.
+    let read = |b: usize, n: usize| {
+        std::slice::from_raw_parts(made[b].2, n.min(made[b].3 as usize)).to_vec()
+    };
     let mut out = None;
     if let Some(s) = m["status_buffer"].as_u64() {
         let word = u32::from_le_bytes(read(s as usize, 4).try_into().unwrap());
@@ -544,7 +574,9 @@ unsafe fn execute(
                 (0..32)
                     .filter(|i| word & (1 << i) != 0)
                     .map(|i| {
-                        let e = &errs[i as usize];
+                        let Some(e) = errs.get(i as usize) else {
+                            return format!("an error bit ({i}) the manifest does not list");
+                        };
                         format!(
                             "{} ERROR: {}",
                             e["class"].as_str().unwrap_or("").to_uppercase(),

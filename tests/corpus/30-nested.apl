@@ -838,3 +838,30 @@ INDEX ERROR
 DOMAIN ERROR
       1⊇5
 RANK ERROR
+⍝ mix of empty items: made of what the items are made of; grades break ties by rank,
+⍝ and order empty arrays by their prototypes
+      ≡↑⍬ ⍬
+1
+      ⊃↑⍬ ⍬
+0
+      (↑⍬ ⍬)≡2 0⍴0
+1
+      ⍬≡↑⊂⍬
+1
+      (↑'' '')≡2 0⍴''
+1
+      ≡↑(0⍴⊂1 2)(0⍴⊂1 2)
+2
+      ⍋(,5) 5
+2 1
+      ⍋(1 1⍴5)(,5)
+2 1
+      ⍋(0⍴⊂1 2)⍬
+2 1
+⍝ catenation reductions in one pass; folds item by item past the call limit are WS FULL
+      ⍴⊃,/⍳100000
+100000
+      ,/1 'a' (2 3)
+ 1 a 2 3
+      ,\⍳200000
+WS FULL

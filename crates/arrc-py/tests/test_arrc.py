@@ -54,6 +54,14 @@ def test_characters_and_nested_results():
     assert s.eval("⍴⍵", w="hello").tolist() == [5]
     r = s.eval("(1 2)(3 4 5)")
     assert [x.tolist() for x in r] == [[1, 2], [3, 4, 5]]
+    # Nested results of any rank: arrays of objects, item by item.
+    r = s.eval("⊂⍳3")
+    assert r.shape == () and r.item().tolist() == [1, 2, 3]
+    r = s.eval("2 2⍴⊂1 2")
+    assert r.shape == (2, 2) and r[1, 0].tolist() == [1, 2]
+    # ⍵ next to a name stays a name of its own.
+    s.eval("f←{⍵+1}")
+    assert s.eval("f⍵", w=2) == 3
     s.eval("⎕←'hi'")
     assert s.output[-1] == "hi"
 

@@ -464,11 +464,28 @@ impl Interp<'_> {
                 "⎕PW" => Ok(Array::scalar(Scalar::I32(self.env.pw as i32))),
                 "⎕RL" => Ok(Array::scalar(Scalar::I64(self.env.rng.seed as i64))),
                 "⎕" => {
-                    // Evaluated input: the line typed after a `⎕:` prompt, executed.
-                    let line = self.env.read_line("⎕:\n      ", &span)?;
-                    let line = line.ok_or_else(|| input_interrupt(&span))?;
-                    let text = Array::vector(Data::Char(line.chars().collect()));
-                    self.execute(&text, &span)
+                    // Evaluated input: the line typed after a `⎕:` prompt, executed. As
+                    // Dyalog, an empty line or one whose evaluation fails (the error is
+                    // shown) prompts again; the end of the input is INPUT INTERRUPT.
+                    loop {
+                        let line = self.env.read_line("⎕:\n      ", &span)?;
+                        let line = line.ok_or_else(|| input_interrupt(&span))?;
+                        if line.trim().is_empty() {
+                            continue;
+                        }
+                        let text = Array::vector(Data::Char(line.chars().collect()));
+                        match self.execute(&text, &span) {
+                            Ok(v) => return Ok(v),
+                            Err(e) if e.class == arrc_ir::error::ErrorClass::Interrupt => {
+                                return Err(e)
+                            }
+                            Err(e) => {
+                                self.env
+                                    .output
+                                    .push(format!("{}: {}", e.class.name(), e.message))
+                            }
+                        }
+                    }
                 }
                 "⍞" => {
                     // Character input: the line typed, after (and with) the `⍞` output
@@ -532,7 +549,7 @@ impl Interp<'_> {
                     }
                 }
                 let r = prims::select(&x, &ix, self.io(), &span)?;
-                Ok(nested::keep_prototype(r, x.fill_item()))
+                Ok(nested::keep_prototype(r, nested::fill_source(&x)))
             }
         }
     }
@@ -641,7 +658,7 @@ impl Interp<'_> {
             chars::monadic_allowed(&f, &s)?;
         }
         // What an empty nested result that selects from ⍵ is made of.
-        let fill = x.elem.is_mixed().then(|| x.fill_item()).flatten();
+        let fill = x.elem.is_mixed().then(|| nested::fill_source(&x)).flatten();
         match &f.kind {
             FuncKind::Prim(p) => match p {
                 Prim::Iota if x.rank() == 1 => nested::iota_vector(&x, io, &s),
@@ -937,7 +954,7 @@ impl Interp<'_> {
         };
         let fill = match &a {
             Some(a) if x.elem.is_mixed() || a.elem.is_mixed() => nested::selected_fill(&g, a, &x),
-            _ => x.fill_item(),
+            _ => nested::fill_source(&x),
         };
         self.along_axis(&g, a, x, axis, span)
             .map(|r| nested::keep_prototype(r, fill))

@@ -22,9 +22,20 @@ use arrc_syntax::{Func, FuncKind, Op1, Prim, Span};
 pub(crate) fn keep_prototype(r: Array, fill: Option<Item>) -> Array {
     match (&r.data, fill) {
         (Data::Mixed(items), Some(p)) if items.is_empty() && items.prototype().is_none() => {
-            Array::empty_of(r.shape, &p)
+            Array::empty_of(r.shape, &p.prototype())
         }
         _ => r,
+    }
+}
+
+/// What `x`'s prototype is taken from, cheaply (an `Arc` clone): its first item, or
+/// the prototype an empty one keeps; [`keep_prototype`] makes the prototype of it
+/// only where a result needs one.
+pub(crate) fn fill_source(x: &Array) -> Option<Item> {
+    match &x.data {
+        Data::Mixed(items) => items.first().cloned().or_else(|| items.prototype()),
+        _ if x.is_empty() => x.fill_item(),
+        d => Some(d.item(0)),
     }
 }
 
@@ -47,10 +58,10 @@ pub(crate) fn selected_fill(f: &Func, a: &Array, x: &Array) -> Option<Item> {
         | Prim::Backslash
         | Prim::BackslashBar
         | Prim::Squad
-        | Prim::Select => x.fill_item(),
-        Prim::Intersection | Prim::Tilde => a.fill_item(),
+        | Prim::Select => fill_source(x),
+        Prim::Intersection | Prim::Tilde => fill_source(a),
         Prim::Comma | Prim::CommaBar | Prim::Union => {
-            let (l, r) = (a.fill_item()?, x.fill_item()?);
+            let (l, r) = (fill_source(a)?.prototype(), fill_source(x)?.prototype());
             same_item(&l, &r).then_some(l)
         }
         _ => None,
@@ -311,6 +322,11 @@ pub(crate) fn mix(x: &Array, span: &Span) -> Result<Array> {
     }
     let mut shape = x.shape.clone();
     shape.extend(cell);
+    if data.is_empty() {
+        // Empty items (`↑⍬ ⍬` is 2 0⍴0): made of what the first item is made of.
+        let proto = items[0].fill_item().ok_or_else(|| no_prototype(span))?;
+        return Ok(Array::empty_of(shape, &proto));
+    }
     Ok(Array::new(shape, data))
 }
 
@@ -715,14 +731,32 @@ impl Interp<'_> {
                 span.clone(),
             ));
         }
+        // A scan folds every prefix: n(n-1)/2 calls of `f` per run, held to the
+        // limit of calls an evaluation may make (WS FULL, at once, past it).
+        let steps = if scan {
+            (n as u64) * (n as u64 - 1) / 2
+        } else {
+            n as u64 - 1
+        };
+        let limit = prims::CALL_LIMIT.with(|l| l.get());
+        if steps.saturating_mul((outer * inner) as u64) > limit {
+            return Err(err::ws_full(
+                format!("this fold item by item takes more than {limit} calls"),
+                span.clone(),
+            ));
+        }
         let ends: Vec<usize> = if scan { (1..=n).collect() } else { vec![n] };
         let mut out = vec![Item::Simple(Scalar::I32(0)); outer * ends.len() * inner];
+        // The elements the results hold, all told (`,\⍳1e6` is WS FULL, not a hang).
+        let mut held = 0usize;
         for o in 0..outer {
             for i in 0..inner {
                 for (e, &end) in ends.iter().enumerate() {
                     let run = (0..end).map(|k| Ok(x.data.item((o * n + k) * inner + i).open()));
-                    out[(o * ends.len() + e) * inner + i] =
-                        Item::enclose(self.fold_right(f, run, span)?);
+                    let r = self.fold_right(f, run, span)?;
+                    held = held.saturating_add(r.len().max(1));
+                    check_size(held, span)?;
+                    out[(o * ends.len() + e) * inner + i] = Item::enclose(r);
                 }
             }
         }
@@ -838,12 +872,48 @@ impl Interp<'_> {
         run: impl DoubleEndedIterator<Item = Result<Array>>,
         span: &Span,
     ) -> Result<Array> {
-        let mut run = run.rev();
-        let mut acc = run.next().expect("a run of at least one item")?;
+        let run: Vec<Array> = run.collect::<Result<_>>()?;
+        if let Some(v) = self.catenated(f, &run, span)? {
+            return Ok(v);
+        }
+        let mut run = run.into_iter().rev();
+        let mut acc = run.next().expect("a run of at least one item");
         for x in run {
-            acc = self.dyadic(f, x?, acc, span)?;
+            arrc_ir::interrupt::check(span)?;
+            acc = self.dyadic(f, x, acc, span)?;
+            check_size(acc.len(), span)?;
         }
         Ok(acc)
+    }
+
+    /// `,/` of scalars and vectors: their items in order, in one pass (the fold from
+    /// the right copies its growing result at every step: `,/⍳1e5` took minutes).
+    /// `None` for another function or higher ranks.
+    fn catenated(&mut self, f: &Func, run: &[Array], span: &Span) -> Result<Option<Array>> {
+        if !matches!(self.resolve(f)?.kind, FuncKind::Prim(Prim::Comma)) || run.len() < 2 {
+            return Ok(None);
+        }
+        if run.iter().any(|a| a.rank() > 1) {
+            return Ok(None);
+        }
+        let total = run.iter().fold(0usize, |t, a| t.saturating_add(a.len()));
+        check_size(total, span)?;
+        let ty = run.iter().skip(1).fold(run[0].elem, |t, a| {
+            if t.mixes(a.elem) {
+                ElemType::Mixed
+            } else {
+                t.join(a.elem)
+            }
+        });
+        let mut d = Data::with_capacity(ty, total);
+        for a in run {
+            (0..a.len()).for_each(|i| d.push_from(&a.data, i));
+        }
+        let v = Array::vector(d);
+        Ok(Some(match &run[0].data {
+            Data::Mixed(items) if total == 0 => keep_prototype(v, items.prototype()),
+            _ => v,
+        }))
     }
 }
 
@@ -851,7 +921,7 @@ impl Interp<'_> {
 fn permute(x: &Array, perm: &[usize], span: &Span) -> Result<Array> {
     let p = Array::vector(Data::I64(perm.iter().map(|&v| v as i64).collect()));
     let r = prims::transpose(Some(&p), x, 0, span)?;
-    Ok(keep_prototype(r, x.fill_item()))
+    Ok(keep_prototype(r, fill_source(x)))
 }
 
 /// The distinct axes (0-based) of a rank-`rank` array that `⊂[k]` or `↓[k]` name.
@@ -962,8 +1032,12 @@ pub(crate) fn tao(a: &Item, b: &Item) -> std::cmp::Ordering {
 fn tao_arrays(a: &Array, b: &Array) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     if a.is_empty() && b.is_empty() {
-        let kind = |x: &Array| x.fill_item().is_some_and(|f| f.elem_type().is_char());
-        return kind(a).cmp(&kind(b)).then_with(|| {
+        // By their prototypes (numbers before characters), then shapes from the right.
+        let by_type = match (a.fill_item(), b.fill_item()) {
+            (Some(p), Some(q)) => tao(&p, &q),
+            _ => Ordering::Equal,
+        };
+        return by_type.then_with(|| {
             let r = a.rank().max(b.rank());
             let pad = |x: &Array| {
                 let mut s = vec![1; r - x.rank()];
@@ -1011,7 +1085,8 @@ fn tao_arrays(a: &Array, b: &Array) -> std::cmp::Ordering {
             idx[k] = 0;
         }
     }
-    Ordering::Equal
+    // Equal once the lower rank has leading axes of 1: the lower rank first.
+    a.rank().cmp(&b.rank())
 }
 
 /// `⍋⍵` and `⍒⍵` of a nested or mixed array: its major cells in Dyalog's total array

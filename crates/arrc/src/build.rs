@@ -171,6 +171,13 @@ fn features_of(caps: &[String]) -> (Vec<&'static str>, Vec<&'static str>) {
             _ => {}
         }
     }
+    // Subgroup operations on 8-, 16- or 64-bit values need the extended types.
+    let wide = caps
+        .iter()
+        .any(|c| matches!(c.as_str(), "Int64" | "Float64" | "Int16" | "Int8"));
+    if wide && !ops.is_empty() {
+        features.push("shaderSubgroupExtendedTypes");
+    }
     features.sort_unstable();
     features.dedup();
     (features, ops)

@@ -666,15 +666,28 @@ impl Session {
     /// Records where a function defined by `stmt` was written (in `text`).
     fn define(&mut self, stmt: &Stmt, text: &Arc<str>) {
         if let Stmt::FnDef { name, func, .. } = stmt {
+            let order = self
+                .definitions
+                .values()
+                .map(|d| d.order + 1)
+                .max()
+                .unwrap_or(0);
             self.definitions.insert(
                 name.clone(),
                 Definition {
                     origin: self.origin.clone(),
                     text: text.clone(),
                     span: func.span.clone(),
+                    order,
                 },
             );
         }
+    }
+
+    /// When function `name` was defined, among this session's definitions (after
+    /// all of them where it was not seen).
+    pub(crate) fn definition_order(&self, name: &str) -> usize {
+        self.definitions.get(name).map_or(usize::MAX, |d| d.order)
     }
 
     /// The text function `name` was defined with (`{+/⍵}`), where this session saw
@@ -1538,6 +1551,8 @@ struct Definition {
     origin: Arc<str>,
     text: Arc<str>,
     span: arrc_syntax::Span,
+    /// When it was defined (definitions are saved, and loaded, in this order).
+    order: usize,
 }
 
 /// Whether `e` sets a system variable or calls a system function anywhere

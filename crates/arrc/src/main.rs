@@ -407,7 +407,8 @@ impl Busy {
                     }
                     _ => {}
                 }
-                std::thread::sleep(step);
+                // Woken at once when the statement ends (`Drop`), else after a step.
+                std::thread::park_timeout(step);
             }
             if let Some(b) = bar {
                 b.finish_and_clear();
@@ -425,6 +426,7 @@ impl Drop for Busy {
     fn drop(&mut self) {
         self.done.store(true, std::sync::atomic::Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
+            t.thread().unpark();
             let _ = t.join();
         }
     }
@@ -1506,7 +1508,17 @@ mod repl {
                 }
             }
             // As Dyalog: the statement stops, the workspace stays.
-            Err(e) if e.class == arrc::ErrorClass::Interrupt => println!("INTERRUPT"),
+            Err(e) if e.class == arrc::ErrorClass::Interrupt => {
+                let input = e.message.starts_with("INPUT INTERRUPT");
+                println!(
+                    "{}",
+                    if input {
+                        "INPUT INTERRUPT"
+                    } else {
+                        "INTERRUPT"
+                    }
+                )
+            }
             Err(e) => eprint!("{}", s.render_error(line, &e, color())),
         }
         arrc_ir::interrupt::clear();

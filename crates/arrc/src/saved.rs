@@ -210,7 +210,11 @@ impl Session {
         }
         let mut functions = vec![];
         let mut skipped = vec![];
-        for n in self.function_names() {
+        // In the order they were defined: a function's text names the functions
+        // defined before it, which a parser must know to read it.
+        let mut names = self.function_names();
+        names.sort_by_key(|n| self.definition_order(n));
+        for n in names {
             match self.definition_text(&n) {
                 Some(text) => functions.push(json!({"name": n, "source": text})),
                 None => skipped.push(n),
@@ -290,6 +294,14 @@ impl Session {
                     ))
                 }
             }
+        }
+        // The functions are defined once in a scratch session first: one that
+        // cannot be read leaves this workspace as it was.
+        let mut scratch = Session::new(crate::Backend::Cpu)?;
+        for (n, src) in &functions {
+            scratch
+                .eval(&format!("{n}←{src}"))
+                .map_err(|e| bad(path, format!("{n}: {}: {}", e.class.name(), e.message)))?;
         }
         let sys = &doc["system"];
         let int = |k: &str| sys[k].as_i64();

@@ -510,6 +510,8 @@ fn a_saved_workspace_loads_back_exactly() {
         .unwrap();
     s.eval("c←2 3⍴'abcdef' ⋄ n←(1 2)'ab' (2 2⍴0.1 0.2 0.3 0.4) ⋄ e←0⍴⊂1 2 ⋄ r←÷3 7")
         .unwrap();
+    // A function that names one defined before it, whose name sorts after its own.
+    s.eval("zsq←{⍵×⍵} ⋄ anorm←{(+/zsq ⍵)*0.5}").unwrap();
     let shown = |s: &mut Session| {
         [
             "x[99999]",
@@ -522,6 +524,7 @@ fn a_saved_workspace_loads_back_exactly() {
             "f 21",
             "avg 1 2 3 4",
             "⍳3",
+            "anorm 3 4",
         ]
         .map(|e| show(s, e))
     };
@@ -538,5 +541,13 @@ fn a_saved_workspace_loads_back_exactly() {
     let e = t.load_workspace(&dir.join("bad.json")).unwrap_err();
     assert!(e.message.contains("not an arrc workspace"), "{e}");
     assert_eq!(show(&mut t, "f 1"), "2");
+    // A function that cannot be read leaves the workspace as it was.
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("{⍵×2}", "{⍵×2");
+    std::fs::write(dir.join("broken.json"), text).unwrap();
+    assert!(t.load_workspace(&dir.join("broken.json")).is_err());
+    assert_eq!(show(&mut t, "f 1"), "2");
+    assert_eq!(show(&mut t, "x[99999]"), before[0]);
     std::fs::remove_dir_all(&dir).ok();
 }

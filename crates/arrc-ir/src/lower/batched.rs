@@ -220,6 +220,8 @@ impl Lower {
                 let v = self.expr(e)?;
                 (self.f.ty(v).rank() == 0).then_some((v, Per::All))
             }
+            // A system variable set in the operand is not a local name.
+            ExprKind::Assign { name, .. } if arrc_syntax::is_system_name(name) => None,
             ExprKind::Assign { name, value, .. } => {
                 let Some(v) = self.row_expr(value, rows)? else {
                     return Ok(None);

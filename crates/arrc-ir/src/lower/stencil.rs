@@ -165,6 +165,10 @@ impl Lower {
         w: &mut Windows,
         span: &Span,
     ) -> Result<Option<Value>> {
+        if arrc_syntax::is_system_name(name) {
+            // A system variable set in the operand (`⎕IO←0`) is not a local name.
+            return self.stencil_unsupported("with an operand that sets a system variable", span);
+        }
         // A name bound twice would make a formula that reads it read itself.
         if w.locals.contains_key(name) || name == "⍺" {
             return self.stencil_unsupported("with an operand that assigns a name twice", span);

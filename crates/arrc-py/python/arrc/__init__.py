@@ -80,7 +80,8 @@ def _from_arrc(t):
         if len(shape) == 1:
             return items
         out = np.empty(len(items), dtype=object)
-        out[:] = items
+        for i, item in enumerate(items):
+            out[i] = item
         return out.reshape(shape)
     dt = np.dtype(_FROM_ARRC[ty]).newbyteorder("<")
     return np.frombuffer(payload, dtype=dt).reshape(shape).copy()
@@ -106,10 +107,10 @@ def _arguments(src, w, a):
         elif c == "}":
             depth -= 1
         elif depth == 0 and c == "⍵" and w:
-            out.append("⍙w")
+            out.append(" ⍙w ")
             continue
         elif depth == 0 and c == "⍺" and a:
-            out.append("⍙a")
+            out.append(" ⍙a ")
             continue
         out.append(c)
     return "".join(out)
