@@ -1,7 +1,7 @@
 //! The language corpus: `tests/corpus/*.apl` in the workspace, written as APL session
 //! transcripts. A line indented by six spaces is input; the lines after it, up to the
 //! next input, are the expected display (trailing blanks ignored), or an error class
-//! such as `LENGTH ERROR` (or `NOT YET SUPPORTED`). Lines starting with `⍝` are comments, except `⍝f64: …`,
+//! such as `LENGTH ERROR` (or `NOT YET SUPPORTED`, `WS FULL`). Lines starting with `⍝` are comments, except `⍝f64: …`,
 //! the display when floats are f64 (`⎕FR←645`), where it differs from f32's. Each
 //! file is one session, so names persist from line to line. Expected values follow
 //! Dyalog APL (whose floats are f64).
@@ -118,7 +118,11 @@ fn run(backend: arrc::Backend, float: arrc::ElemType) -> (usize, Vec<String>, Ve
                 }
                 o.value.map(|v| s.display(&v)).unwrap_or_default()
             }
-            Err(e) if c.expected.ends_with("ERROR") || c.expected == "NOT YET SUPPORTED" => {
+            Err(e)
+                if c.expected.ends_with("ERROR")
+                    || c.expected == "NOT YET SUPPORTED"
+                    || c.expected == "WS FULL" =>
+            {
                 e.class.name().to_string()
             }
             Err(e) => format!("{e}"),
