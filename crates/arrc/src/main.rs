@@ -640,6 +640,21 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             float,
         } => {
             let origin = file.as_ref().map(|f| f.display().to_string());
+            // `arrc eval --bogus`: a mistyped option, not the APL `-(-bogus)`.
+            if let Some(e) = &expr {
+                let word = e.strip_prefix("--").unwrap_or("");
+                let flag = word.split('=').next().unwrap_or("");
+                if flag.len() > 1
+                    && flag
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit())
+                {
+                    eprintln!(
+                        "error: unknown option '--{flag}' (`arrc eval --help` lists them; for the APL expression, write `- -{flag}`)"
+                    );
+                    return Err(ExitCode::from(2));
+                }
+            }
             let src = match (expr, file) {
                 (Some(e), None) => e,
                 (None, Some(f)) => read(&f)?,

@@ -890,3 +890,19 @@ fn build_entry_stdlib_target_and_requirements() {
     assert!(err.contains("lavapipe, nvidia, generic or device"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A mistyped option is a usage error (exit 2), not APL's VALUE ERROR for `-(-bogus)`.
+#[test]
+fn a_mistyped_option_is_a_usage_error() {
+    for args in [
+        &["eval", "--bogus"][..],
+        &["eval", "--bogus", "1"],
+        &["eval", "--stat", "x"],
+    ] {
+        let (code, _, err) = arrc(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(!err.contains("VALUE ERROR"), "{err}");
+    }
+    let (code, out, err) = arrc(&["eval", "--backend", "cpu", "- -3"]);
+    assert_eq!((code, out.as_str()), (0, "3\n"), "{err}");
+}
