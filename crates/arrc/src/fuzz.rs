@@ -764,7 +764,11 @@ impl Gen<'_> {
                         1 => return format!("{{v←,⍵ ⋄ (2↑v)←{c} ⋄ v}}{x}"),
                         2 => return format!("{{v←,⍵ ⋄ v[⍋v]+←{c} ⋄ v}}{x}"),
                         3 => return format!("{{(⌽⍵)@(⍳≢⍵)⊢⍵}},{x}"),
-                        4 => return format!("⌹(2 2⍴{c} 1 1 {c})+2 2⍴{x}"),
+                        // A well-conditioned matrix (diagonal at least 3, the rest
+                        // within [1, 2)): `2 2⍴x` itself could be as ill-conditioned
+                        // as `(3+K)(1+K)(1+K)(3+K)` with K = 2^32 (seed 126 f64 index
+                        // 249), where any two f64 solvers differ in the 8th digit.
+                        4 => return format!("⌹(2 2⍴{d} 1 1 {d})+2 2⍴1|{x}", d = c + 2),
                         5 => return format!("{{⌈/,⍵}}⌺(2 2⍴3 3 2 2)⊢3 4⍴{x}"),
                         6 => return format!("{{⍵[⍋⍵]}}⍤1⊢2 3⍴{x}"),
                         7 => return format!("{{⍺,⍴⍵}}⌸,{x}"),
