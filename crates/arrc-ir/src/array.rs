@@ -472,6 +472,16 @@ impl Data {
         }
     }
 
+    /// The first element that is a NaN or an infinity (APL has neither): only floats
+    /// can hold one.
+    pub fn first_not_finite(&self) -> Option<usize> {
+        match self {
+            Data::F32(v) => v.iter().position(|x| !x.is_finite()),
+            Data::F64(v) => v.iter().position(|x| !x.is_finite()),
+            _ => None,
+        }
+    }
+
     /// Element `i` as a simple scalar. An enclosed item of a nested array is no
     /// scalar: it reads as NaN, which no function takes as an integer, a boolean or a
     /// character (functions that may see one read [`Data::item`]; the interpreter

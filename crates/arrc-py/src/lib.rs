@@ -75,15 +75,8 @@ fn from_py(ty: &str, shape: Vec<usize>, payload: &Bound<'_, PyAny>) -> PyResult<
             Data::from_bytes(elem, &bytes, bytes.len() / n)
         }
     };
-    if let Data::F32(v) = &data {
-        if v.iter().any(|x| !x.is_finite()) {
-            return Err(bad("NaN and infinities are not APL numbers".into()));
-        }
-    }
-    if let Data::F64(v) = &data {
-        if v.iter().any(|x| !x.is_finite()) {
-            return Err(bad("NaN and infinities are not APL numbers".into()));
-        }
+    if data.first_not_finite().is_some() {
+        return Err(bad("NaN and infinities are not APL numbers".into()));
     }
     Array::try_new(shape, data).map_err(bad)
 }

@@ -290,40 +290,12 @@ impl Interp<'_> {
     ) -> Result<Array> {
         let (f, g) = (self.resolve(f)?, self.resolve(g)?);
         let (fp, gp) = (self.prim_of(&f), self.prim_of(&g));
-        let na = a.shape.last().copied().unwrap_or(1);
-        let nb = b.shape.first().copied().unwrap_or(1);
-        let n = if na == nb || nb == 1 {
-            na
-        } else if na == 1 {
-            nb
-        } else {
-            return Err(err::length(
-                format!("inner lengths {na} and {nb} do not match"),
-                span.clone(),
-            ));
-        };
+        let pairs = InnerPairs::new(a, b, span)?;
+        let (n, rows, cols) = (pairs.n, pairs.rows, pairs.cols);
         // Functions that are no scalar functions apply to whole items (their results
         // may be arrays: `1 2{⍺,⍵}.{⍺ ⍵}3 4` is `⊂1 3 2 4`).
         if (fp.is_none() || gp.is_none()) && n > 0 {
             return self.inner_items(&f, &g, a, b, span);
-        }
-        let rows: usize = if a.rank() == 0 {
-            1
-        } else {
-            arrc_ir::array::saturating_count(&a.shape[..a.rank() - 1])
-        };
-        let cols: usize = if b.rank() == 0 {
-            1
-        } else {
-            arrc_ir::array::saturating_count(&b.shape[1..])
-        };
-        let mut shape: Vec<usize> = if a.rank() == 0 {
-            vec![]
-        } else {
-            a.shape[..a.rank() - 1].to_vec()
-        };
-        if b.rank() > 0 {
-            shape.extend(b.shape[1..].iter().copied());
         }
         let float = self.env.float;
         let gty = gp.map_or(a.elem.join(b.elem), |op| {
@@ -335,17 +307,8 @@ impl Interp<'_> {
             for c in 0..cols {
                 let mut prods = Vec::with_capacity(n);
                 for k in 0..n {
-                    let ak = a.data.get(if a.rank() == 0 {
-                        0
-                    } else {
-                        r * na + if na == 1 { 0 } else { k }
-                    });
-                    let bk = b.data.get(if b.rank() == 0 {
-                        0
-                    } else {
-                        (if nb == 1 { 0 } else { k }) * cols + c
-                    });
-                    prods.push(self.scalar_call(&g, gp, ak, bk, span)?);
+                    let (ia, ib) = pairs.at(a, b, r, c, k);
+                    prods.push(self.scalar_call(&g, gp, a.data.get(ia), b.data.get(ib), span)?);
                 }
                 out.push(if n == 0 {
                     fp.filter(|_| matches!(f.kind, FuncKind::Prim(_)))
@@ -365,7 +328,66 @@ impl Interp<'_> {
         if elem.is_float() && out.iter().any(|s| !s.cast(elem).as_f64().is_finite()) {
             return Err(err::domain(arrc_ir::scalar::not_finite(elem), span.clone()));
         }
-        Ok(typed(shape, out, elem))
+        Ok(typed(pairs.shape, out, elem))
+    }
+}
+
+/// How `⍺ f.g ⍵` pairs items: ⍺'s last axis with ⍵'s first (a length of 1, or a
+/// scalar, extends), `rows` of ⍺ by `cols` of ⍵ into a result of `shape`.
+pub(crate) struct InnerPairs {
+    na: usize,
+    nb: usize,
+    pub(crate) n: usize,
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+    pub(crate) shape: Vec<usize>,
+}
+
+impl InnerPairs {
+    pub(crate) fn new(a: &Array, b: &Array, span: &Span) -> Result<InnerPairs> {
+        let na = a.shape.last().copied().unwrap_or(1);
+        let nb = b.shape.first().copied().unwrap_or(1);
+        let n = if na == nb || nb == 1 {
+            na
+        } else if na == 1 {
+            nb
+        } else {
+            return Err(err::length(
+                format!("inner lengths {na} and {nb} do not match"),
+                span.clone(),
+            ));
+        };
+        let outer_a = &a.shape[..a.rank().saturating_sub(1)];
+        let inner_b = if b.rank() == 0 {
+            &[][..]
+        } else {
+            &b.shape[1..]
+        };
+        let mut shape = outer_a.to_vec();
+        shape.extend(inner_b.iter().copied());
+        Ok(InnerPairs {
+            na,
+            nb,
+            n,
+            rows: arrc_ir::array::saturating_count(outer_a),
+            cols: arrc_ir::array::saturating_count(inner_b),
+            shape,
+        })
+    }
+
+    /// The ravel positions in ⍺ and ⍵ of the `k`-th pair of row `r` and column `c`.
+    pub(crate) fn at(&self, a: &Array, b: &Array, r: usize, c: usize, k: usize) -> (usize, usize) {
+        let ia = if a.rank() == 0 {
+            0
+        } else {
+            r * self.na + if self.na == 1 { 0 } else { k }
+        };
+        let ib = if b.rank() == 0 {
+            0
+        } else {
+            (if self.nb == 1 { 0 } else { k }) * self.cols + c
+        };
+        (ia, ib)
     }
 }
 

@@ -673,9 +673,6 @@ impl Interp<'_> {
                 Prim::Transpose => prims::transpose(None, &x, io, &s),
                 Prim::Tally => Ok(prims::tally(&x)),
                 Prim::Where => prims::where_(&x, io, &s),
-                Prim::GradeUp | Prim::GradeDown if x.elem.is_mixed() => {
-                    nested::grade(&x, *p == Prim::GradeDown, io, &s)
-                }
                 Prim::GradeUp => prims::grade(&x, false, io, &s),
                 Prim::GradeDown => prims::grade(&x, true, io, &s),
                 Prim::Match => nested::depth(&x, &s),

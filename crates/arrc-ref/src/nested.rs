@@ -803,52 +803,19 @@ impl Interp<'_> {
         b: &Array,
         span: &Span,
     ) -> Result<Array> {
-        let na = a.shape.last().copied().unwrap_or(1);
-        let nb = b.shape.first().copied().unwrap_or(1);
-        let n = match (na, nb) {
-            _ if na == nb || nb == 1 => na,
-            (1, _) => nb,
-            _ => {
-                return Err(err::length(
-                    format!("inner lengths {na} and {nb} do not match"),
-                    span.clone(),
-                ))
-            }
-        };
+        let pairs = crate::folds::InnerPairs::new(a, b, span)?;
+        let (n, rows, cols) = (pairs.n, pairs.rows, pairs.cols);
         if n == 0 {
             return Err(err::unsupported(
                 "an inner product of empty nested arrays is not supported yet",
                 span.clone(),
             ));
         }
-        let rows = if a.rank() == 0 {
-            1
-        } else {
-            a.len() / na.max(1)
-        };
-        let cols = if b.rank() == 0 {
-            1
-        } else {
-            b.len() / nb.max(1)
-        };
-        let mut shape: Vec<usize> = a.shape[..a.rank().saturating_sub(1)].to_vec();
-        if b.rank() > 0 {
-            shape.extend(b.shape[1..].iter().copied());
-        }
         let mut out = Vec::with_capacity(rows * cols);
         for r in 0..rows {
             for c in 0..cols {
                 let pair = |k: usize| {
-                    let ia = if a.rank() == 0 {
-                        0
-                    } else {
-                        r * na + if na == 1 { 0 } else { k }
-                    };
-                    let ib = if b.rank() == 0 {
-                        0
-                    } else {
-                        (if nb == 1 { 0 } else { k }) * cols + c
-                    };
+                    let (ia, ib) = pairs.at(a, b, r, c, k);
                     (a.data.item(ia).open(), b.data.item(ib).open())
                 };
                 let products: Vec<Array> = (0..n)
@@ -862,7 +829,7 @@ impl Interp<'_> {
                 out.push(Item::enclose(self.fold_right(f, run, span)?));
             }
         }
-        Ok(Array::new(shape, Data::Mixed(out.into())))
+        Ok(Array::new(pairs.shape, Data::Mixed(out.into())))
     }
 
     /// `f/` of a run of arrays: folded from the right (`a f (b f c)`), the run not empty.
@@ -1089,15 +1056,9 @@ fn tao_arrays(a: &Array, b: &Array) -> std::cmp::Ordering {
     a.rank().cmp(&b.rank())
 }
 
-/// `⍋⍵` and `⍒⍵` of a nested or mixed array: its major cells in Dyalog's total array
-/// ordering ([`tao`]), ties in their first order.
-pub(crate) fn grade(x: &Array, down: bool, io: i64, span: &Span) -> Result<Array> {
-    if x.rank() == 0 {
-        return Err(err::rank(
-            "⍋ and ⍒ need an array of rank 1 or more",
-            span.clone(),
-        ));
-    }
+/// How `⍋` orders the major cells of a nested or mixed array (rank 1 or more): by
+/// Dyalog's total array ordering ([`tao`]).
+pub(crate) fn cell_order(x: &Array) -> impl Fn(usize, usize) -> std::cmp::Ordering {
     let n = x.shape[0];
     let cell_shape = x.shape[1..].to_vec();
     let per = arrc_ir::array::saturating_count(&cell_shape);
@@ -1108,16 +1069,5 @@ pub(crate) fn grade(x: &Array, down: bool, io: i64, span: &Span) -> Result<Array
             Item::Boxed(std::sync::Arc::new(Array::new(cell_shape.clone(), d)))
         })
         .collect();
-    let mut idx: Vec<usize> = (0..n).collect();
-    idx.sort_by(|&p, &q| {
-        let o = tao(&cells[p], &cells[q]);
-        if down {
-            o.reverse()
-        } else {
-            o
-        }
-    });
-    Ok(Array::vector(Data::I32(
-        idx.into_iter().map(|i| (i as i64 + io) as i32).collect(),
-    )))
+    move |p, q| tao(&cells[p], &cells[q])
 }

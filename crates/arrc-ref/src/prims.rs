@@ -681,6 +681,10 @@ pub(crate) fn grade(x: &Array, down: bool, io: i64, span: &Span) -> Result<Array
         ));
     }
     let n = x.shape[0];
+    if x.elem.is_mixed() {
+        // Nested and mixed cells: Dyalog's total array ordering.
+        return Ok(graded(n, down, io, crate::nested::cell_order(x)));
+    }
     let cell = x.len().checked_div(n).unwrap_or(0);
     // Integers compare exactly (as f64, 2^62-1 and 2^62 tie), floats as floats,
     // characters by code point.
@@ -702,6 +706,16 @@ pub(crate) fn grade(x: &Array, down: bool, io: i64, span: &Span) -> Result<Array
             .find(|o| o.is_ne())
             .unwrap_or(std::cmp::Ordering::Equal)
     };
+    Ok(graded(n, down, io, cmp))
+}
+
+/// The stable grade (origin `io`) of `n` major cells that `cmp` orders.
+fn graded(
+    n: usize,
+    down: bool,
+    io: i64,
+    cmp: impl Fn(usize, usize) -> std::cmp::Ordering,
+) -> Array {
     let mut idx: Vec<usize> = (0..n).collect();
     idx.sort_by(|&p, &q| {
         let o = cmp(p, q);
@@ -711,9 +725,9 @@ pub(crate) fn grade(x: &Array, down: bool, io: i64, span: &Span) -> Result<Array
             o
         }
     });
-    Ok(Array::vector(Data::I32(
+    Array::vector(Data::I32(
         idx.into_iter().map(|i| (i as i64 + io) as i32).collect(),
-    )))
+    ))
 }
 
 /// Where each item `select` would take lies in `x`'s ravel, in the selection's order.

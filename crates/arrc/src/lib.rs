@@ -331,6 +331,9 @@ pub struct Session {
     /// workspace's functions, part of their key.
     compiled: gpu::CompiledCache,
     functions_changed: std::cell::Cell<u64>,
+    /// The functions that set a system variable, show output, read input or call a
+    /// system function (at any depth), as of a count of `functions_changed`.
+    system_callers: std::cell::RefCell<(Option<u64>, HashSet<String>)>,
     compiles_reused: std::cell::Cell<u64>,
     compiles: std::cell::Cell<u64>,
     /// Time spent compiling statements (`Stats::compile_ns`).
@@ -383,6 +386,7 @@ impl Session {
             modules: gpu::ModuleCache::default(),
             compiled: gpu::CompiledCache::default(),
             functions_changed: std::cell::Cell::new(0),
+            system_callers: Default::default(),
             compiles_reused: std::cell::Cell::new(0),
             compiles: std::cell::Cell::new(0),
             compile_ns: std::cell::Cell::new(0),
@@ -962,11 +966,27 @@ impl Session {
     /// Whether a function `e` calls, at any depth, sets a system variable or calls
     /// a system function ([`names_system_variable`] through the calls).
     fn calls_system_names(&self, e: &Expr) -> bool {
+        // The functions that do are found once per change of the functions, not for
+        // every statement.
+        let now = self.functions_changed.get();
+        let mut cache = self.system_callers.borrow_mut();
+        if cache.0 != Some(now) {
+            let fs = &self.env.functions;
+            let callers = fs
+                .keys()
+                .filter(|f| {
+                    let one = HashSet::from([(*f).clone()]);
+                    called_reads(fs, &one)
+                        .iter()
+                        .any(|n| arrc_syntax::is_system_name(n))
+                })
+                .cloned()
+                .collect();
+            *cache = (Some(now), callers);
+        }
         let mut names = HashSet::new();
         e.names(&mut names);
-        called_reads(&self.env.functions, &names)
-            .iter()
-            .any(|n| arrc_syntax::is_system_name(n))
+        names.iter().any(|n| cache.1.contains(n))
     }
 
     fn cpu(&mut self, stmt: &Stmt) -> Result<Option<Array>, Error> {

@@ -60,7 +60,7 @@ pub fn read_npy(path: &Path) -> Result<Array, Error> {
         }
     };
     // APL has no infinities or NaNs.
-    if let Some(i) = (0..data.len()).find(|&i| !data.get(i).as_f64().is_finite()) {
+    if let Some(i) = data.first_not_finite() {
         return Err(file_error(
             path,
             format!("item {i} is not a finite number (APL has no infinities or NaNs)"),
@@ -284,21 +284,11 @@ pub fn read_raw(path: &Path, dtype: &str, shape: Option<&[usize]>) -> Result<Arr
         "i64" => Data::I64(chunks.map(|c| i64::from_le_bytes(w(c))).collect()),
         _ => Data::F64(chunks.map(|c| f64::from_le_bytes(w(c))).collect()),
     };
-    if let Data::F32(v) = &data {
-        if v.iter().any(|x| !x.is_finite()) {
-            return Err(file_error(
-                path,
-                "holds a NaN or an infinity, which APL has not",
-            ));
-        }
-    }
-    if let Data::F64(v) = &data {
-        if v.iter().any(|x| !x.is_finite()) {
-            return Err(file_error(
-                path,
-                "holds a NaN or an infinity, which APL has not",
-            ));
-        }
+    if data.first_not_finite().is_some() {
+        return Err(file_error(
+            path,
+            "holds a NaN or an infinity, which APL has not",
+        ));
     }
     Ok(Array::new(shape, data))
 }
