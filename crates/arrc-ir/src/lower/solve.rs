@@ -30,11 +30,15 @@ impl Lower {
                         ))
                     }
                     _ if rows == m => {}
-                    _ => self.f.checks.push(LengthCheck {
-                        a: rows,
-                        b: m,
-                        span: span.clone(),
-                    }),
+                    // (`arrc build` of `⍺⌹M` for a ⍺ whose length is known only at run
+                    // time: the solve's operands would differ in type; the fuzzer's
+                    // mutations found the verifier refusing it as an internal error.)
+                    _ => {
+                        return Err(err::unsupported(
+                            "⍺⌹⍵ where the rows of ⍺ and ⍵ are known to agree only at run time",
+                            span.clone(),
+                        ))
+                    }
                 }
                 let mut shape: Vec<Dim> = xt.shape.iter().skip(1).copied().collect();
                 shape.extend(at.shape.iter().skip(1).copied());
