@@ -1162,6 +1162,17 @@ impl Session {
             0 => self.gpu.as_ref(),
             k => self.multi.as_ref().and_then(|m| m.gpus.get(k - 1)),
         };
+        // Only the arrays the statement can read are its parameters (and in the
+        // key): a text or nested array elsewhere in the workspace, which the GPU path
+        // does not take, sent every statement to the reference, and any assignment
+        // made every compiled statement stale. Inside running dfns every name stays.
+        let read;
+        let arrays = if locals.is_empty() {
+            read = self.readable(e, arrays);
+            &read
+        } else {
+            arrays
+        };
         // Everything the compilation reads is in the key: the expression (with its
         // spans, which errors carry), the free names' types and shapes and the values
         // of the small ones, the functions (by their count of changes), the options,
@@ -1200,6 +1211,19 @@ impl Session {
             self.compiled.put(k, e, c.clone());
         }
         Ok(c)
+    }
+
+    /// `arrays` restricted to the names `e` can read: its own (in dfns and axes too)
+    /// and those of the functions it calls, at any depth.
+    fn readable<'a>(&self, e: &Expr, arrays: &gpu::Names<'a>) -> gpu::Names<'a> {
+        let mut names = HashSet::new();
+        e.names(&mut names);
+        let called = called_reads(&self.env.functions, &names);
+        arrays
+            .iter()
+            .filter(|(n, _)| names.contains(*n) || called.contains(*n))
+            .map(|(n, a)| (n.clone(), a.clone()))
+            .collect()
     }
 
     fn compile_key(&self, e: &Expr, arrays: &gpu::Names, keep: bool) -> String {

@@ -551,3 +551,22 @@ fn a_saved_workspace_loads_back_exactly() {
     assert_eq!(show(&mut t, "x[99999]"), before[0]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn text_and_nested_arrays_elsewhere_in_the_workspace_leave_statements_on_the_device() {
+    let mut s = gpu(Backend::Auto);
+    show(&mut s, "s←'label' ⋄ t←(1 2)(3 4 5) ⋄ x←⍳100");
+    // Neither `s` nor `t` is read: the statement runs its kernels (it was computed on
+    // the CPU reference, as if it had read them).
+    let (v, d) = moved(&mut s, "+/x×2");
+    assert_eq!(v, "10100");
+    assert!(d.kernels > 0, "{d:?}");
+    // An assignment to a name the statement does not read leaves it compiled.
+    show(&mut s, "k←0");
+    let (v, d) = moved(&mut s, "+/x×2");
+    assert_eq!(v, "10100");
+    show(&mut s, "k←1");
+    let (v2, d2) = moved(&mut s, "+/x×2");
+    assert_eq!(v2, "10100");
+    assert_eq!((d.compiles, d2.compiles), (0, 0), "{d:?} {d2:?}");
+}
