@@ -593,6 +593,32 @@ pub struct Function {
     pub draws: u64,
     /// ⎕CT when it was compiled: its f64 comparisons, floors and ceilings use it.
     pub ct: f64,
+    /// Where the result is a nested array (an [`Inst::Nested`] the verifier refuses),
+    /// how it is held: its parts ([`Function::parts`]) are flat functions, one per
+    /// stored array.
+    pub nested: Option<NestedResult>,
+}
+
+/// How a nested result is held (`lower/nested.rs`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum NestedResult {
+    /// An array of `shape` whose items, in ravel order, are `items`.
+    Items {
+        shape: Vec<usize>,
+        items: Vec<Value>,
+    },
+    /// Items of one shape and type: `v`'s trailing `inner` axes are an item's.
+    Dense { v: Value, inner: usize },
+}
+
+impl NestedResult {
+    /// The flat values that hold it.
+    pub fn values(&self) -> Vec<Value> {
+        match self {
+            NestedResult::Items { items, .. } => items.clone(),
+            NestedResult::Dense { v, .. } => vec![*v],
+        }
+    }
 }
 
 impl Function {
@@ -615,6 +641,58 @@ impl Function {
 
     pub fn span(&self, v: Value) -> Span {
         self.spans[v.index()].clone()
+    }
+
+    /// A function of a nested result as flat functions, one per value that holds it
+    /// (in [`NestedResult::values`]'s order; `None` for a function whose result is
+    /// not nested): each keeps only the instructions its result is computed from,
+    /// and the first also every instruction no part needs (an error it may raise is
+    /// still raised). Parameters all stay, at their places.
+    pub fn parts(&self) -> Option<Vec<Function>> {
+        let values = self.nested.as_ref()?.values();
+        let n = self.insts.len();
+        let reach = |from: Value| {
+            let mut seen = vec![false; n];
+            let mut todo = vec![from];
+            while let Some(v) = todo.pop() {
+                if std::mem::replace(&mut seen[v.index()], true) {
+                    continue;
+                }
+                todo.extend(self.insts[v.index()].operands());
+            }
+            seen
+        };
+        let reached: Vec<Vec<bool>> = values.iter().map(|&v| reach(v)).collect();
+        let parts = values
+            .iter()
+            .enumerate()
+            .map(|(k, &r)| {
+                let keep = |i: usize| {
+                    matches!(self.insts[i], Inst::Param { .. })
+                        || reached[k][i]
+                        || k == 0
+                            && !matches!(self.insts[i], Inst::Nested { .. })
+                            && !reached.iter().any(|s| s[i])
+                };
+                let mut f = Function {
+                    insts: vec![],
+                    types: vec![],
+                    spans: vec![],
+                    result: None,
+                    nested: None,
+                    ..self.clone()
+                };
+                let mut to = vec![Value(u32::MAX); n];
+                for i in (0..n).filter(|&i| keep(i)) {
+                    let mut inst = self.insts[i].clone();
+                    inst.map_operands(&mut |v| to[v.index()]);
+                    to[i] = f.push(inst, self.types[i].clone(), self.spans[i].clone());
+                }
+                f.result = Some(to[r.index()]);
+                f
+            })
+            .collect();
+        Some(parts)
     }
 
     /// Number of instructions using each value (one using it twice, as `mul v, v`,

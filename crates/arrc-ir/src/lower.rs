@@ -5,7 +5,9 @@
 
 use crate::array::{Array, Data, ElemType, Scalar};
 use crate::error::{err, Result};
-use crate::ir::{Comb, Dim, Function, Gather, Inst, LengthCheck, Param, SearchKind, Type, Value};
+use crate::ir::{
+    Comb, Dim, Function, Gather, Inst, LengthCheck, NestedResult, Param, SearchKind, Type, Value,
+};
 use crate::scalar::{BinOp, ScalarError, UnOp};
 use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Op1, Prim, Program, Span, Stmt, Tine};
 
@@ -128,6 +130,16 @@ pub fn lower_program(
     let span = 0..0;
     let result = l.stmts(&prog.stmts, &span)?;
     l.f.result = Some(result);
+    l.f.nested = l.nest(result).map(|n| match n {
+        nested::Nest::Items { shape, items } => NestedResult::Items {
+            shape: shape.clone(),
+            items: items.clone(),
+        },
+        nested::Nest::Dense { v, inner } => NestedResult::Dense {
+            v: *v,
+            inner: *inner,
+        },
+    });
     Ok(l.f)
 }
 
@@ -643,8 +655,17 @@ impl Lower {
                 let depth = (self.f.ty(arg).rank() > 0) as i32;
                 Ok(self.konst(Array::scalar(Scalar::I32(depth)), fspan))
             }
-            // ↑ (mix) of a simple array is the array; ∊ (enlist) its ravel.
+            // ↑ (mix) of a simple array is the array; ∊ (enlist) its ravel; ↓ (split)
+            // its rows as items.
             FuncKind::Prim(Prim::Take) => Ok(arg),
+            FuncKind::Prim(Prim::Drop) => {
+                let r = self.f.ty(arg).rank();
+                self.enclose_axes(
+                    arg,
+                    &r.checked_sub(1).into_iter().collect::<Vec<_>>(),
+                    &fspan,
+                )
+            }
             FuncKind::Prim(Prim::Epsilon) => self.structural1(Prim::Comma, arg, None, fspan),
             FuncKind::Prim(Prim::Union) => self.unique(arg, fspan),
             FuncKind::Prim(Prim::Roll) => self.roll(arg, fspan),
@@ -689,6 +710,16 @@ impl Lower {
             )),
             FuncKind::Axis(g, k) => {
                 let g = self.resolve(g)?;
+                // `⊂[k]` and `↓[k]`: the sub-arrays along the axes `k` as items.
+                if let FuncKind::Prim(p @ (Prim::Enclose | Prim::Drop)) = g.kind {
+                    let rank = self.f.ty(arg).rank();
+                    let axes = if p == Prim::Drop {
+                        vec![self.axis(k, rank)?]
+                    } else {
+                        self.axes(k, rank)?
+                    };
+                    return self.enclose_axes(arg, &axes, &fspan);
+                }
                 let axis = self.axis(k, self.f.ty(arg).rank())?;
                 match &g.kind {
                     FuncKind::Derived { op, operand } => {
@@ -1224,6 +1255,30 @@ impl Lower {
     }
 
     /// The axis of `f[k]`: a literal integer from ⎕IO to `rank-1+⎕IO`, 0-based.
+    /// Distinct axes of an array of `rank` (`⊂[1 3]`), in the order given; 0-based.
+    fn axes(&mut self, k: &Expr, rank: usize) -> Result<Vec<usize>> {
+        let v = self.expr(k)?;
+        let io = self.io;
+        let Some(ks) = self.const_ints(v) else {
+            return Err(err::unsupported(
+                "axes computed at run time are not supported on the GPU path yet",
+                k.span.clone(),
+            ));
+        };
+        let mut out: Vec<usize> = Vec::with_capacity(ks.len());
+        for a in ks {
+            let ok = a >= io && ((a - io) as usize) < rank;
+            if !ok || out.contains(&((a - io) as usize)) {
+                return Err(err::axis(
+                    format!("the axes must be distinct axes of an array of rank {rank}"),
+                    k.span.clone(),
+                ));
+            }
+            out.push((a - io) as usize);
+        }
+        Ok(out)
+    }
+
     fn axis(&mut self, k: &Expr, rank: usize) -> Result<usize> {
         let v = self.expr(k)?;
         let io = self.io;

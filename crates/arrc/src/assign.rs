@@ -52,6 +52,19 @@ impl Session {
         self.stmt_as(&temp, orig, notes, false)?;
         // A value that can raise no error may have been kept as a recipe.
         self.force(STRAND)?;
+        // A nested vector held on the device gives each name its item's array.
+        if let Some(items) = self
+            .nests
+            .get(STRAND)
+            .and_then(|x| x.vector_items(names.len()))
+        {
+            self.bind_val(STRAND, Val::default());
+            for ((name, _), v) in names.iter().zip(items) {
+                self.bind_val(name, v);
+            }
+            return Ok(None);
+        }
+        self.assemble(STRAND)?;
         let Some((shape, _)) = self.array_shape(STRAND) else {
             return Ok(None);
         };

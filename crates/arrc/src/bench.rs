@@ -301,6 +301,7 @@ fn measure(
         1,
         &plan_opts,
         &cache,
+        false,
     ) {
         Ok(c) => c,
         Err(e) => {

@@ -65,7 +65,7 @@ impl Session {
         );
         let canon = canonical(&sub.expr, &arrays);
         let (expr, args) = canon.as_ref().map_or((&sub.expr, &arrays), |(e, n)| (e, n));
-        let compiled = self.compile_with(expr, args, &[], keep);
+        let compiled = self.compile_nested(expr, args);
         let Ok(compiled) = compiled else {
             // Staging, or an error: the normal path finds it again, in APL's order,
             // after every launched statement is checked.
@@ -74,6 +74,10 @@ impl Session {
             self.force_read(value)?;
             return Ok(None);
         };
+        if compiled.nested.is_some() {
+            drop((arrays, canon));
+            return self.nested_assignment(value, &sub, &compiled, names, want);
+        }
         if deferrable(names, &sub, &compiled) {
             let recipe = snapshot(&sub, &arrays, &mut self.snapshots);
             drop((arrays, canon));
@@ -146,12 +150,14 @@ impl Session {
         let indirect = self.read_indirectly(value);
         for n in indirect {
             self.force(&n)?;
+            self.assemble(&n)?;
         }
         let mut reads: HashMap<String, usize> = HashMap::new();
         replace(value, &mut |n| {
             *reads.entry(n.to_string()).or_default() += 1;
             None
         });
+        // (A nested name's arrays are stored: read as often as it likes.)
         for (n, k) in reads {
             if k > 1 {
                 self.force(&n)?;
@@ -196,29 +202,41 @@ impl Session {
         for n in names {
             self.force(&n)?;
         }
+        let names: Vec<String> = self.nests.keys().cloned().collect();
+        for n in names {
+            self.assemble(&n)?;
+        }
         Ok(())
     }
 
     /// Computes the deferred names `e` reads, directly or not.
     pub(crate) fn force_read(&mut self, e: &Expr) -> Result<(), Error> {
-        if self.deferred.is_empty() {
+        if self.deferred.is_empty() && self.nests.is_empty() {
             return Ok(());
         }
         let mut all = self.read_indirectly(e);
         let mut direct = HashSet::new();
         direct_names(e, &mut direct);
-        all.extend(direct.into_iter().filter(|n| self.deferred.contains_key(n)));
+        all.extend(direct.into_iter().filter(|n| self.held(n)));
         for n in all {
+            // A nested name gets its host copy: the statement's path reads it there.
             self.force(&n)?;
+            self.assemble(&n)?;
         }
         Ok(())
+    }
+
+    /// Whether `n` is a recipe or a nested value held on the device: the host has
+    /// no copy of it until it is computed or assembled.
+    fn held(&self, n: &str) -> bool {
+        self.deferred.contains_key(n) || self.nests.contains_key(n)
     }
 
     /// The deferred names `e` reads other than as a name among its expressions: in
     /// dfns and axes, and in the bodies of the functions it calls (by name, through
     /// any depth of calls).
     fn read_indirectly(&self, e: &Expr) -> HashSet<String> {
-        if self.deferred.is_empty() {
+        if self.deferred.is_empty() && self.nests.is_empty() {
             return HashSet::new();
         }
         // Names in the text that are not among its expressions (in dfns and axes),
@@ -229,7 +247,7 @@ impl Session {
         direct_names(e, &mut direct);
         let mut out: HashSet<String> = text.difference(&direct).cloned().collect();
         out.extend(crate::called_reads(&self.env.functions, &text));
-        out.retain(|n| self.deferred.contains_key(n));
+        out.retain(|n| self.held(n));
         out
     }
 
@@ -238,13 +256,17 @@ impl Session {
         let mut inputs: Vec<(String, Val)> = vec![];
         let mut seen: HashSet<String> = HashSet::new();
         let expr = replace(e, &mut |n| {
-            let d = self.deferred.get(n)?;
-            for (k, v) in &d.inputs {
+            let (expr, reads) = match (self.deferred.get(n), self.nests.get(n)) {
+                (Some(d), _) => (d.expr.clone(), &d.inputs),
+                (None, Some(x)) => (x.expr(self.env.io, &(0..0)), &x.arrays),
+                (None, None) => return None,
+            };
+            for (k, v) in reads {
                 if seen.insert(k.clone()) {
                     inputs.push((k.clone(), v.clone()));
                 }
             }
-            Some(d.expr.clone())
+            Some(expr)
         });
         let nodes = count_nodes(&expr);
         Substituted {
@@ -275,10 +297,10 @@ fn deferrable(names: &[String], sub: &Substituted, compiled: &crate::CompiledSta
 /// `#c1`, …), so that a statement run again over new snapshots (`x←⍳n ⋄ y←x×2` run
 /// once more) compiles to the same cache key; the recipes keep their own names.
 /// `None` when `e` reads no snapshot (then `e` and `arrays` serve as they are).
-fn canonical<'a>(e: &Expr, arrays: &Names<'a>) -> Option<(Expr, Names<'a>)> {
+pub(crate) fn canonical<'a>(e: &Expr, arrays: &Names<'a>) -> Option<(Expr, Names<'a>)> {
     fn rename(e: &Expr, to: &mut HashMap<String, String>) -> Expr {
         if let ExprKind::Name(n) = &e.kind {
-            if n.starts_with("#d") {
+            if n.starts_with("#d") || n.starts_with("#n") {
                 let k = to.len();
                 let c = to.entry(n.clone()).or_insert_with(|| format!("#c{k}"));
                 return Expr::new(ExprKind::Name(c.clone()), e.span.clone());
@@ -295,7 +317,7 @@ fn canonical<'a>(e: &Expr, arrays: &Names<'a>) -> Option<(Expr, Names<'a>)> {
     }
     let mut names: Names<'a> = arrays
         .iter()
-        .filter(|(n, _)| !n.starts_with("#d"))
+        .filter(|(n, _)| !n.starts_with("#d") && !n.starts_with("#n"))
         .map(|(n, a)| (n.clone(), a.clone()))
         .collect();
     for (from, c) in to {

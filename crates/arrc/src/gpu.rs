@@ -33,6 +33,11 @@ pub struct CompiledStatement {
     /// Lowered with the values of arrays larger than the known-value limit (replicate
     /// counts): not reusable for other values of them.
     pub uses_large_values: bool,
+    /// A statement whose value is a nested array, compiled only where the caller
+    /// asked for one (`compile`'s `nested`): its parts, one flat statement per array
+    /// that holds it ([`Function::parts`]); then `plan` and `modules` are the first
+    /// part's.
+    pub nested: Option<Vec<CompiledStatement>>,
 }
 
 impl CompiledStatement {
@@ -297,7 +302,9 @@ pub(crate) struct Scopes<'a> {
     pub locals: &'a [LocalScope],
 }
 
-/// Compiles an expression whose free names are `arrays` (passed as parameters).
+/// Compiles an expression whose free names are `arrays` (passed as parameters). A
+/// nested value is NOT YET SUPPORTED unless `nested` asks for its parts.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn compile(
     e: &Expr,
     arrays: &Names,
@@ -306,6 +313,7 @@ pub(crate) fn compile(
     io: i64,
     opts: &PlanOptions,
     cache: &ModuleCache,
+    nested: bool,
 ) -> Result<CompiledStatement, Error> {
     let Scopes { functions, locals } = scopes;
     let mut names: Vec<&String> = arrays.keys().collect();
@@ -350,21 +358,38 @@ pub(crate) fn compile(
         }
         r => r?,
     };
-    let verified = arrc_ir::verify::verify(&ir)?;
-    let plan = arrc_ir::plan::plan(&verified, opts)?;
-    let mut modules = Vec::new();
-    for k in &plan.kernels {
-        let words = cache
-            .get(k)
-            .map_err(|x| err::unsupported(x.to_string(), e.span.clone()))?;
-        modules.push(words);
+    let flat = |ir: Function| -> Result<CompiledStatement, Error> {
+        let verified = arrc_ir::verify::verify(&ir)?;
+        let plan = arrc_ir::plan::plan(&verified, opts)?;
+        let mut modules = Vec::new();
+        for k in &plan.kernels {
+            let words = cache
+                .get(k)
+                .map_err(|x| err::unsupported(x.to_string(), e.span.clone()))?;
+            modules.push(words);
+        }
+        Ok(CompiledStatement {
+            ir,
+            plan,
+            modules,
+            uses_large_values,
+            nested: None,
+        })
+    };
+    match ir.parts().filter(|_| nested) {
+        Some(parts) => {
+            let parts = parts.into_iter().map(flat).collect::<Result<Vec<_>, _>>()?;
+            let first = &parts[0];
+            Ok(CompiledStatement {
+                plan: first.plan.clone(),
+                modules: first.modules.clone(),
+                ir,
+                uses_large_values,
+                nested: Some(parts),
+            })
+        }
+        None => flat(ir),
     }
-    Ok(CompiledStatement {
-        ir,
-        plan,
-        modules,
-        uses_large_values,
-    })
 }
 
 impl Gpu {

@@ -32,6 +32,7 @@ pub mod gpu;
 mod hosted;
 #[doc(hidden)]
 pub mod keymap;
+mod nests;
 pub mod npy;
 pub mod saved;
 pub mod shard;
@@ -350,6 +351,8 @@ pub struct Session {
     /// snapshot names made for them.
     deferred: HashMap<String, std::rc::Rc<deferred::Deferred>>,
     snapshots: u64,
+    /// Nested names held on the device by flat arrays (`nests.rs`).
+    nests: HashMap<String, std::rc::Rc<nests::Nested>>,
     /// Devices beyond the first and the arrays split across all (`shard.rs`).
     multi: Option<Box<shard::Multi>>,
     /// Statements run while launched ones are unchecked (`speculate.rs`).
@@ -366,6 +369,7 @@ impl Drop for Session {
         // before the devices close.
         let _ = self.settle();
         self.deferred.clear();
+        self.nests.clear();
         self.multi = None;
     }
 }
@@ -397,6 +401,7 @@ impl Session {
             deferred: HashMap::new(),
             journal: speculate::Journal::default(),
             snapshots: 0,
+            nests: HashMap::new(),
             multi: None,
             parsed: Default::default(),
         };
@@ -1143,12 +1148,27 @@ impl Session {
         keep: bool,
     ) -> Result<std::rc::Rc<CompiledStatement>, Error> {
         let started = std::time::Instant::now();
-        let r = self.compile_for(dev, io, e, arrays, locals, keep);
+        let r = self.compile_for(dev, io, e, arrays, locals, keep, false);
         let ns = started.elapsed().as_nanos() as u64;
         self.compile_ns.set(self.compile_ns.get() + ns);
         r
     }
 
+    /// As [`Self::compile_with`] (no running dfn; the value is kept), where a nested
+    /// value is compiled as its parts ([`CompiledStatement::nested`]).
+    pub(crate) fn compile_nested(
+        &self,
+        e: &Expr,
+        arrays: &gpu::Names,
+    ) -> Result<std::rc::Rc<CompiledStatement>, Error> {
+        let started = std::time::Instant::now();
+        let r = self.compile_for(0, self.env.io, e, arrays, &[], true, true);
+        let ns = started.elapsed().as_nanos() as u64;
+        self.compile_ns.set(self.compile_ns.get() + ns);
+        r
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn compile_for(
         &self,
         dev: usize,
@@ -1157,6 +1177,7 @@ impl Session {
         arrays: &gpu::Names,
         locals: &[arrc_ir::lower::LocalScope],
         keep: bool,
+        nested: bool,
     ) -> Result<std::rc::Rc<CompiledStatement>, Error> {
         let gpu = match dev {
             0 => self.gpu.as_ref(),
@@ -1179,7 +1200,7 @@ impl Session {
         // the device.
         let key = locals
             .is_empty()
-            .then(|| format!("{dev} {io} {}", self.compile_key(e, arrays, keep)));
+            .then(|| format!("{dev} {io} {nested} {}", self.compile_key(e, arrays, keep)));
         if let Some(c) = key.as_ref().and_then(|k| self.compiled.get(k, e)) {
             self.compiles_reused.set(self.compiles_reused.get() + 1);
             return Ok(c);
@@ -1206,6 +1227,7 @@ impl Session {
             io,
             &opts,
             &self.modules,
+            nested,
         )?);
         if let Some(k) = key.filter(|_| !c.uses_large_values) {
             self.compiled.put(k, e, c.clone());

@@ -35,6 +35,7 @@ struct Before {
     host: Option<Array>,
     device: Option<Rc<DeviceArray>>,
     recipe: Option<Rc<Deferred>>,
+    nest: Option<Rc<crate::nests::Nested>>,
 }
 
 /// One statement run while the journal was open.
@@ -124,6 +125,7 @@ impl Session {
                 host: self.env.arrays.remove(n),
                 device: self.gpu.as_mut().and_then(|g| g.resident.remove(n)),
                 recipe: self.deferred.remove(n),
+                nest: self.nests.remove(n),
             })
             .collect();
         self.journal.entries.push(Entry {
@@ -202,6 +204,10 @@ impl Session {
         }
         if let Some(a) = b.host {
             self.env.arrays.insert(b.name.clone(), a);
+        }
+        self.nests.remove(&b.name);
+        if let Some(n) = b.nest {
+            self.nests.insert(b.name.clone(), n);
         }
         if let Some(r) = b.recipe {
             self.deferred.insert(b.name, r);

@@ -266,6 +266,7 @@ impl Session {
     pub(crate) fn materialize(&mut self, name: &str) -> Result<(), Error> {
         self.gather(name)?;
         self.force(name)?;
+        self.assemble(name)?;
         if self.env.arrays.contains_key(name) {
             return Ok(());
         }
@@ -301,6 +302,7 @@ impl Session {
     /// Drops the device copies of `names` (the reference may have changed them).
     pub(crate) fn forget_device(&mut self, names: &HashSet<String>) {
         self.deferred.retain(|n, _| !names.contains(n));
+        self.nests.retain(|n, _| !names.contains(n));
         if let Some(g) = self.gpu.as_mut() {
             g.resident.retain(|n, _| !names.contains(n));
             g.collect();
@@ -347,6 +349,7 @@ impl Session {
     pub(crate) fn set_host(&mut self, name: &str, a: Option<Array>) -> Option<Array> {
         self.forget_split(name);
         self.deferred.remove(name);
+        self.nests.remove(name);
         if let Some(g) = self.gpu.as_mut() {
             g.resident.remove(name);
         }
@@ -381,6 +384,7 @@ impl Session {
         }
         self.forget_split(name);
         self.deferred.remove(name);
+        self.nests.remove(name);
         match v.host {
             Some(a) => self.env.arrays.insert(name.to_string(), a),
             None => self.env.arrays.remove(name),
@@ -417,6 +421,7 @@ impl Session {
             names.extend(g.resident.keys().cloned());
         }
         names.extend(self.deferred.keys().cloned());
+        names.extend(self.nests.keys().cloned());
         if let Some(m) = &self.multi {
             names.extend(m.arrays.keys().cloned());
         }

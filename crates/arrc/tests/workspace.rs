@@ -570,3 +570,75 @@ fn text_and_nested_arrays_elsewhere_in_the_workspace_leave_statements_on_the_dev
     assert_eq!(v2, "10100");
     assert_eq!((d.compiles, d2.compiles), (0, 0), "{d:?} {d2:?}");
 }
+
+#[test]
+fn nested_arrays_the_device_computed_stay_there_between_statements() {
+    let mut s = gpu(Backend::Vulkan);
+    // Issue 17: two items made on the device, summed there; only the two sums (16
+    // bytes) come back, nothing goes up.
+    let (v, d) = moved(&mut s, "x←(⍳100000)(⍳200000) ⋄ +/¨x");
+    assert_eq!(v, "5000050000 20000100000");
+    assert_eq!((d.uploads, d.readback_bytes), (0, 16), "{d:?}");
+    assert_eq!(s.variables(), ["x"]);
+    // Read again in later calls, by functions of items and of the whole.
+    let (v, d) = moved(&mut s, "y←x×2 ⋄ (+/¨y),≢y");
+    assert_eq!(v, "10000100000 40000200000 2");
+    assert_eq!(d.uploads, 0, "{d:?}");
+    // Split rows, held as one dense array; each function of a row applied to all.
+    let (v, d) = moved(
+        &mut s,
+        "r←↓1000 1000⍴⍳1000000 ⋄ m←⌈/¨r ⋄ (+/m),(⍴r),+/(+/÷≢)¨⌽¨r",
+    );
+    assert_eq!(v, "500500000 1000 500000500", "{d:?}");
+    assert_eq!(d.uploads, 0, "{d:?}");
+    // The host copy is made when the host needs it, and is the same value.
+    assert_eq!(show(&mut s, "z←↓2 3⍴⍳6 ⋄ z"), " 1 2 3  4 5 6");
+    assert_eq!(show(&mut s, "≡z"), "2");
+    let z = s.get("z").expect("z").clone();
+    assert_eq!(z.shape, vec![2]);
+    let mut cpu = gpu(Backend::Cpu);
+    cpu.eval("z←(1 2 3)(4 5 6)").expect("cpu");
+    assert_eq!(cpu.get("z"), Some(&z));
+    // Assigned again, the name is a flat array; erased, it is gone.
+    assert_eq!(show(&mut s, "x←5 ⋄ x+1"), "6");
+    assert!(s.erase("y"));
+    assert_eq!(show(&mut s, "y"), "VALUE ERROR");
+}
+
+#[test]
+fn nested_values_kept_on_the_device_agree_with_the_reference() {
+    // Programs over nested names, each run on the device path (Auto: what the
+    // device path cannot do runs on the reference) and on the reference alone.
+    let programs = [
+        "x←(⍳5)(⍳7) ⋄ x",
+        "x←(⍳5)(⍳7) ⋄ y←x ⋄ y,⊂⍳2",
+        "x←⊂⍳3 ⋄ x ⋄ ⍴x",
+        "x←,⊂⍳3 ⋄ (⍴x),≡x",
+        "x←(⍳5)(2 3⍴⍳6) ⋄ ⍴¨x",
+        "x←(⍳5)(⍳7) ⋄ x[2]←⊂⍳2 ⋄ x",
+        "x←(⍳5)(⍳7) ⋄ (a b)←x ⋄ a+b[⍳5]",
+        "x←(⍳5)(⍳7) ⋄ f←{+/⍵} ⋄ f¨x",
+        "x←(⍳5)(⍳7) ⋄ g←{x} ⋄ g 0",
+        "x←(⍳5)(⍳7) ⋄ x,←⊂⍳2 ⋄ ≢x",
+        "r←↓3 4⍴⍳12 ⋄ r[2]",
+        "r←⊂[1]3 4⍴⍳12 ⋄ ↑r",
+        "r←⊂[1 3]2 3 4⍴⍳24 ⋄ ↑r",
+        "r←↓0 3⍴0 ⋄ ⍴r",
+        "r←↓3 0⍴0 ⋄ r",
+        "r←↓5 ⋄ r",
+        "x←(1.5 2)(¯3 4) ⋄ x×x",
+        "x←(⍳3)(÷0) ⋄ 1",
+        "x←(⍳3)(⍳4) ⋄ x+1 2 3",
+        "x←2?10 ⋄ y←(⍳3)(?5⍴6) ⋄ ⍴¨y",
+    ];
+    let mut bad = vec![];
+    for p in programs {
+        let mut dev = gpu(Backend::Auto);
+        let mut cpu = gpu(Backend::Cpu);
+        let (a, b) = (show(&mut dev, p), show(&mut cpu, p));
+        if a != b {
+            bad.push(format!("{p}\n  device path: {a}\n  reference:   {b}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

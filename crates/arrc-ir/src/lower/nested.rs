@@ -101,6 +101,28 @@ impl Lower {
         )
     }
 
+    /// `⊂[axes]x` (`↓x` and `↓[k]x` with one axis): the sub-arrays along `axes`, in
+    /// the order given, as the items of an array of the other axes: `x` transposed
+    /// so that those axes come last, held dense.
+    pub(super) fn enclose_axes(&mut self, x: Value, axes: &[usize], span: &Span) -> Result<Value> {
+        let r = self.f.ty(x).rank();
+        let order: Vec<usize> = (0..r)
+            .filter(|a| !axes.contains(a))
+            .chain(axes.iter().copied())
+            .collect();
+        let moved = if order.iter().enumerate().all(|(i, &a)| i == a) {
+            x
+        } else {
+            let mut perm = vec![0i32; r];
+            for (m, &a) in order.iter().enumerate() {
+                perm[a] = m as i32 + self.io as i32;
+            }
+            let p = self.konst(Array::vector(Data::I32(perm)), span.clone());
+            self.structural2(Prim::Transpose, p, x, None, span.clone())?
+        };
+        Ok(self.dense(moved, axes.len(), span))
+    }
+
     /// A strand whose items are not all scalars.
     pub(super) fn list(&mut self, values: &[Value], span: &Span) -> Result<Value> {
         if values.iter().any(|v| self.nest(*v).is_some()) {
@@ -382,6 +404,22 @@ impl Lower {
     pub(super) fn nested_monadic(&mut self, f: &Func, x: Value, span: &Span) -> Result<Value> {
         let fspan = f.span.clone();
         let f = self.resolve(f)?;
+        // `≡`: 2, or ¯2 where some items are simple scalars (Dyalog's uneven depth).
+        if let FuncKind::Prim(Prim::Match) = f.kind {
+            let uneven = match self.nest(x) {
+                Some(Nest::Items { items, .. }) => items.iter().any(|v| self.f.ty(*v).rank() == 0),
+                _ => false,
+            };
+            let depth = if uneven { -2 } else { 2 };
+            return Ok(self.konst(Array::scalar(Scalar::I32(depth)), fspan));
+        }
+        // `↑` of items of one shape and type: the dense array they make.
+        if let FuncKind::Prim(Prim::Take) = f.kind {
+            let v = self
+                .view(x, &fspan)?
+                .ok_or_else(|| not_yet("↑ of items of several shapes or types", &fspan))?;
+            return Ok(v.v);
+        }
         if let Some(Nest::Items { shape, items }) = self.nest(x).cloned() {
             return self.items_monadic(&f, shape, items, &fspan, span);
         }
@@ -427,8 +465,73 @@ impl Lower {
                     let op = UnOp::from_prim(*p).expect("checked");
                     self.items_unary(op, x, &fspan)
                 }
-                _ => Err(not_yet("this f¨", &fspan)),
+                // `g/¨` and `g⌿¨`: a reduction of every item, along its own axis.
+                FuncKind::Derived {
+                    op: op @ (Op1::Reduce | Op1::ReduceFirst),
+                    operand: g,
+                } => {
+                    let (op, g) = (*op, self.resolve(g)?);
+                    let v = self
+                        .view(x, &fspan)?
+                        .ok_or_else(|| not_yet("this f¨", &fspan))?;
+                    if v.item.is_empty() {
+                        return Ok(x);
+                    }
+                    let axis = match op {
+                        Op1::ReduceFirst => v.outer.len(),
+                        _ => v.outer.len() + v.item.len() - 1,
+                    };
+                    let r = self.fold(&g, op, v.v, axis, fspan)?;
+                    Ok(self.dense(r, v.item.len() - 1, span))
+                }
+                // `⌽¨ ⊖¨`: each item reversed along its last or first axis.
+                FuncKind::Prim(p @ (Prim::Reverse | Prim::ReverseFirst)) => {
+                    let first = *p == Prim::ReverseFirst;
+                    let v = self
+                        .view(x, &fspan)?
+                        .ok_or_else(|| not_yet("this f¨", &fspan))?;
+                    if v.item.is_empty() {
+                        return Ok(x);
+                    }
+                    let axis = match first {
+                        true => v.outer.len(),
+                        false => v.outer.len() + v.item.len() - 1,
+                    };
+                    let shape = self.f.ty(v.v).shape.clone();
+                    let r = self.gather(v.v, Gather::Reverse(axis), shape, fspan);
+                    Ok(self.dense(r, v.item.len(), span))
+                }
+                // A function of a vector made of scalar functions and reductions
+                // (`{⍵÷+/⍵}¨`, `(+/÷≢)¨`): applied to every item at once, as `f⍤1`.
+                _ => {
+                    let operand = operand.clone();
+                    let v = self
+                        .view(x, &fspan)?
+                        .ok_or_else(|| not_yet("this f¨", &fspan))?;
+                    if v.item.len() != 1 {
+                        return Err(not_yet("this f¨", &fspan));
+                    }
+                    let rank = self.f.ty(v.v).rank();
+                    let r = self
+                        .by_rows(&operand, v.v, &fspan)?
+                        .ok_or_else(|| not_yet("this f¨", &fspan))?;
+                    let inner = (self.f.ty(r).rank() == rank) as usize;
+                    Ok(self.dense(r, inner, span))
+                }
             },
+            // The shape and count of the outer array.
+            FuncKind::Prim(p @ (Prim::Rho | Prim::Tally)) => {
+                let v = self.view(x, &fspan)?.ok_or_else(|| not_yet("⍴", &fspan))?;
+                let dims = known_dims(&v.outer)
+                    .ok_or_else(|| not_yet("⍴ of a run-time length", &fspan))?;
+                Ok(if *p == Prim::Rho {
+                    let d = Data::I32(dims.iter().map(|&d| d as i32).collect());
+                    self.konst(Array::vector(d), fspan)
+                } else {
+                    let n = dims.first().copied().unwrap_or(1) as i32;
+                    self.konst(Array::scalar(Scalar::I32(n)), fspan)
+                })
+            }
             FuncKind::Derived {
                 op: op @ (Op1::Reduce | Op1::ReduceFirst),
                 operand,
