@@ -262,8 +262,14 @@ impl Case {
         // the forms that run split (`shard.rs`), from a stream of their own.
         let mut split =
             StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0xBF58_476D_1CE4_E5B9));
+        // Seeds from 127 on also assign nested arrays the device keeps (`nests.rs`) and
+        // read them in the last statement, from a stream of their own.
+        let mut held = StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0x2545_F491_4F6C_DD1D));
         if opts.devices.len() > 1 && split.random_bool(0.5) {
             stmts.push(split_statement(&mut split));
+        } else if opts.seed >= HELD_NESTED_FROM_SEED && held.random_bool(0.3) {
+            let (x, y) = (g.expr(1), g.expr(1));
+            stmts.extend(held_nested(&mut held, &x, &y));
         } else {
             stmts.push(g.expr(3));
         }
@@ -608,6 +614,40 @@ fn arrays(rng: &mut StdRng, opts: &FuzzOptions) -> Vec<(&'static str, Array)> {
         ),
         ("e", Array::vector(Data::I32(vec![]))),
     ]
+}
+
+/// The first seed whose programs assign nested arrays and read them later
+/// ([`held_nested`]).
+pub const HELD_NESTED_FROM_SEED: u64 = 127;
+
+/// Two statements: a nested array made of `x` and `y` assigned to `n`, then read.
+fn held_nested(r: &mut StdRng, x: &str, y: &str) -> [String; 2] {
+    let c = r.random_range(1..4);
+    let g = SCALAR2[r.random_range(0..SCALAR2.len())];
+    let make = match r.random_range(0..7) {
+        0 => format!("n←({x})({y})"),
+        1 => format!("n←↓2 3⍴{x}"),
+        2 => format!("n←⊂[1]3 2⍴{x}"),
+        3 => format!("n←⊂{x}"),
+        4 => format!("n←,⊂{x}"),
+        5 => format!("n←{c} ¯1⌽¨⊂{x}"),
+        _ => format!("n←({x})({y})({c}×{x})"),
+    };
+    let read = match r.random_range(0..12) {
+        0 => "+/¨n".to_string(),
+        1 => "⊃n".to_string(),
+        2 => "(≢n),⍴n".to_string(),
+        3 => "↑n".to_string(),
+        4 => "n".to_string(),
+        5 => format!("{g}/¨n"),
+        6 => "(+/÷≢)¨n".to_string(),
+        7 => "⌽¨n".to_string(),
+        8 => format!("n{g}n"),
+        9 => "≡n".to_string(),
+        10 => "∊n".to_string(),
+        _ => format!("m←n{g}{c} ⋄ +/¨m"),
+    };
+    [make, read]
 }
 
 /// A statement of a form that runs split across devices, over the fuzzer's names.
