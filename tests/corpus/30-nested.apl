@@ -865,3 +865,51 @@ RANK ERROR
  1 a 2 3
       ,\⍳200000
 WS FULL
+⍝ reductions that apply no function (Dyalog's rule for Reduce): one item, an empty other axis, or none
+      +/''
+0
+      ×/''
+1
+      +/'a'
+a
+      +/,'a'
+a
+      +/2 0⍴'x'
+0 0
+      ⍴+/0 2⍴'x'
+0
+      +/0⍴⊂1 2
+ 0 0
+      ×/0⍴⊂1 2
+ 1 1
+      -⌿0 3⍴⊂1 2
+ 0 0  0 0  0 0
+      ≡+/0⍴⊂1 2
+2
+      (⊂'')≡,/0⍴'Hello' 'World'
+1
+      (⊂0 3 4⍴0)≡⍪/0⍴⊂2 3 4⍴0
+1
+      (⊂⍬)≡∪/''
+1
+      {⍺+⍵}/0⍴⊂1 2
+DOMAIN ERROR
+      +/'ab'
+DOMAIN ERROR
+⍝ nested arrays on the GPU path: split, enclose along axes, mix, depth
+      +/¨↓2 3⍴⍳6
+6 15
+      +/¨⊂[1]2 3⍴⍳6
+5 7 9
+      ↑⊂[1]2 3⍴⍳6
+1 4
+2 5
+3 6
+      ≡(1 2)3
+¯2
+      (+/÷≢)¨↓3 4⍴⍳12
+2.5 6.5 10.5
+      ⌽¨↓2 3⍴⍳6
+ 3 2 1  6 5 4
+      ⍴↓2 3 4⍴⍳24
+2 3

@@ -4,9 +4,10 @@
 //! reductions, and `∘.g` and `f.g`.
 
 use crate::{err, prims, scalar_error, Interp, Result};
+use arrc_ir::array::Item;
 use arrc_ir::scalar::BinOp;
 use arrc_ir::{Array, Data, ElemType, Scalar};
-use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Span, Stmt};
+use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Op1, Prim, Span, Stmt};
 
 impl Interp<'_> {
     /// Applies `f` to two scalars and checks that it returns a scalar.
@@ -89,6 +90,79 @@ impl Interp<'_> {
             return self.fold_items(operand, x, axis, scan, &span);
         }
         self.fold_axis(operand, x, span, scan, axis)
+    }
+
+    /// `f/x` and `f⌿x` of text or a nested array where Dyalog applies no function
+    /// (its rule for Reduce): a scalar is itself; with one item along the axis, or an
+    /// empty other axis, the result is `S⍴x` (`+/,'a'` is `'a'`); with none, it is
+    /// `S⍴⊂I`, `I` the prototype `⊃x` with each simple scalar in it made `f`'s
+    /// identity (`+/''` is 0, `×/0⍴⊂1 2` is `⊂1 1`), or `0/⊃x` for `,/` (`0⌿⊃x` for
+    /// `⍪/`); a DOMAIN ERROR for a function with neither. `None`: `f` is applied.
+    pub(crate) fn reduce_unapplied(
+        &mut self,
+        f: &Func,
+        x: &Array,
+        span: &Span,
+    ) -> Result<Option<Array>> {
+        let (first, operand) = match &f.kind {
+            FuncKind::Derived {
+                op: op @ (Op1::Reduce | Op1::ReduceFirst),
+                operand,
+            } => (*op == Op1::ReduceFirst, operand),
+            _ => return Ok(None),
+        };
+        if x.rank() == 0 {
+            return Ok(Some(x.clone()));
+        }
+        let axis = if first { 0 } else { x.rank() - 1 };
+        let n = x.shape[axis];
+        let mut shape = x.shape.clone();
+        shape.remove(axis);
+        let proto = x.fill_item().ok_or_else(|| {
+            err::unsupported("an empty array whose prototype is lost", span.clone())
+        })?;
+        if shape.contains(&0) {
+            return Ok(Some(Array::empty_of(shape, &proto)));
+        }
+        if n == 1 {
+            return Ok(Some(Array::new(shape, x.data.clone())));
+        }
+        if n > 1 {
+            return Ok(None);
+        }
+        let operand = self.resolve(operand)?;
+        let proto = proto.open();
+        let item = match &operand.kind {
+            FuncKind::Prim(p @ (Prim::Comma | Prim::CommaBar)) => {
+                let mut s = proto.shape.clone();
+                match (s.is_empty(), *p == Prim::Comma) {
+                    (true, _) => s.push(0),
+                    (false, true) => *s.last_mut().expect("rank ≥ 1") = 0,
+                    (false, false) => s[0] = 0,
+                }
+                let fill = proto.fill_item().ok_or_else(|| {
+                    err::unsupported("an empty array whose prototype is lost", span.clone())
+                })?;
+                Array::empty_of(s, &fill)
+            }
+            // `∪`'s identity is `⍬`.
+            FuncKind::Prim(Prim::Union) if proto.rank() == 0 && proto.is_simple() => {
+                Array::vector(Data::I32(vec![]))
+            }
+            FuncKind::Prim(p) => {
+                let id = BinOp::from_prim(*p)
+                    .and_then(|op| op.identity(ElemType::Bool, self.env.float))
+                    .ok_or_else(|| no_identity(span))?;
+                with_scalars(&proto, &id)
+            }
+            _ => return Err(no_identity(span)),
+        };
+        let count = arrc_ir::array::saturating_count(&shape);
+        prims::check_size(count, span)?;
+        let one = Item::enclose(item);
+        let mut data = Data::with_capacity(one.elem_type(), count);
+        (0..count).for_each(|_| data.push_item(one.clone()));
+        Ok(Some(Array::new(shape, data)))
     }
 
     /// `n f/[axis] x`: `f/` of each window of `|n|` consecutive items along the axis,
@@ -468,4 +542,32 @@ fn subtract_scan(row: &[Scalar]) -> std::result::Result<Vec<Scalar>, arrc_ir::sc
         out.push(Scalar::I64(p as i64));
     }
     Ok(out)
+}
+
+fn no_identity(span: &Span) -> arrc_ir::error::Error {
+    err::domain(
+        "this function has no identity element for an empty reduction",
+        span.clone(),
+    )
+}
+
+/// `a` with each simple scalar in it (at any depth) made `s`.
+fn with_scalars(a: &Array, s: &Scalar) -> Array {
+    let data = match &a.data {
+        Data::Mixed(items) => Data::Mixed(
+            items
+                .iter()
+                .map(|i| match i {
+                    Item::Simple(_) => Item::Simple(*s),
+                    Item::Boxed(b) => Item::enclose(with_scalars(b, s)),
+                })
+                .collect(),
+        ),
+        _ => {
+            let mut d = Data::with_capacity(s.elem_type(), a.len());
+            (0..a.len()).for_each(|_| d.push(*s));
+            d
+        }
+    };
+    Array::new(a.shape.clone(), data)
 }

@@ -653,6 +653,12 @@ impl Interp<'_> {
         let f = self.resolve(func)?;
         let s = f.span.clone();
         let io = self.io();
+        // Reductions of text or nested arrays that apply no function (`+/''`).
+        if !x.elem.is_number() {
+            if let Some(r) = self.reduce_unapplied(&f, &x, &s)? {
+                return Ok(r);
+            }
+        }
         if x.elem.is_mixed() {
             nested::allowed(&f, false, &s)?;
         } else if x.elem.is_char() {
