@@ -377,6 +377,13 @@ pub enum KernelKind {
         /// The tile is the workgroup id, not claimed from `counter` (`PlanOptions`).
         tiles_by_workgroup: bool,
         overflow: Option<u32>,
+        /// Stream compaction in the scan's own pass (`c/⍵` of a boolean `c`): `expr`
+        /// is the mask as counts, and in place of the scan each element whose count
+        /// is 1 stores `value` at its inclusive count less one in `out`; the last
+        /// element stores the kept count in `len`. The counts never leave the device
+        /// and no array of positions is written (one pass, as the decoupled-fallback
+        /// paper's compaction).
+        compact: Option<Compact>,
     },
     /// Push constants `rows, len, parts`: for `u < rows×parts`, `out[u]` folds
     /// positions `[p·per, min(len, (p+1)·per))` of row `u mod rows`, with
@@ -405,15 +412,6 @@ pub enum KernelKind {
         per_group: u32,
         max: u32,
         out: u32,
-    },
-    /// `out[positions[i]-1] = value(i)` where `mask(i)`, for `i < n`; the last
-    /// invocation stores `positions[n-1]` (the kept count) in `len`.
-    Compress {
-        mask: KExpr,
-        value: KExpr,
-        positions: u32,
-        out: u32,
-        len: u32,
     },
     /// One step of a bitonic sorting network over the index array `idx` (a power of
     /// two long, entries `origin…`; entries at or beyond `len` after subtracting
@@ -517,6 +515,13 @@ impl KernelKind {
             _ => None,
         }
     }
+}
+
+/// See `KernelKind::ScanChained::compact`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Compact {
+    pub value: KExpr,
+    pub len: u32,
 }
 
 /// One storage-buffer binding of a kernel (descriptor set 0).
@@ -1367,9 +1372,11 @@ impl Planner<'_> {
         };
         let elem = f.ty(v).elem;
         let n = self.len_of(arg);
-        let positions = self.new_buffer(ElemType::I32, n.clone(), BufferRole::Temp);
+        let len = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
+        let out_b = self.result_or_temp(v, is_result);
         let mut kb = self.kb();
         let m = self.expr(mask, &IExpr::Index, &mut kb);
+        let value = self.expr(arg, &IExpr::Index, &mut kb);
         let counts = KExpr::Cast {
             to: ElemType::I32,
             arg: Box::new(m),
@@ -1379,32 +1386,13 @@ impl Planner<'_> {
             BinOp::Add,
             kb,
             counts,
-            positions,
-            ElemType::I32,
-            n.clone(),
+            out_b,
+            elem,
+            n,
             n_from,
             None,
+            Some((value, len)),
         );
-        let len = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
-        let out_b = self.result_or_temp(v, is_result);
-        let mut kb = self.kb();
-        let m = self.expr(mask, &IExpr::Index, &mut kb);
-        let value = self.expr(arg, &IExpr::Index, &mut kb);
-        let positions = kb.bind(positions, ElemType::I32, false);
-        let out = kb.bind(out_b, elem, true);
-        let len_binding = kb.bind(len, ElemType::I32, true);
-        self.bind_status(&mut kb, m.may_fail() || value.may_fail());
-        let n_from = self.n_from(arg, &mut kb);
-        let groups = self.grid(&n, self.opts.map_groups);
-        let kind = KernelKind::Compress {
-            mask: m,
-            value,
-            positions,
-            out,
-            len: len_binding,
-        };
-        self.push_kernel("compress", kind, kb, vec![("n", n)], groups);
-        self.set_n_from(n_from);
         self.dyn_buffers[id as usize] = Some(len);
         self.buffer_of[v.index()] = Some(out_b);
     }

@@ -1346,6 +1346,7 @@ impl Emitter {
                 packed,
                 shuffle,
                 tiles_by_workgroup,
+                compact,
                 ..
             } => {
                 if *packed {
@@ -1360,6 +1361,7 @@ impl Emitter {
                     *every_subgroup_looks_back,
                     *tiles_by_workgroup,
                     *shuffle,
+                    compact.as_ref(),
                 )?
             }
             KernelKind::ReduceAxis {
@@ -1411,13 +1413,6 @@ impl Emitter {
                     e.store_elem(cxr, *out, c2, onei)
                 })?;
             }
-            KernelKind::Compress {
-                mask,
-                value,
-                positions,
-                out,
-                len,
-            } => self.compress_kernel(&mut cx, mask, value, *positions, *out, *len)?,
             KernelKind::RadixKeys {
                 key,
                 out,

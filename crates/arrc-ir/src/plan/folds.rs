@@ -491,7 +491,7 @@ impl Planner<'_> {
         let expr = widen(self.expr(arg, &IExpr::Index, &mut kb), acc);
         let n_from = self.n_from(arg, &mut kb);
         let overflow = self.overflow_bit(v, &Fold::Assoc(op), is_result);
-        self.chained_scan(op, kb, expr, b, elem, n, n_from, overflow);
+        self.chained_scan(op, kb, expr, b, elem, n, n_from, overflow, None);
         self.buffer_of[v.index()] = Some(b);
     }
 
@@ -507,6 +507,7 @@ impl Planner<'_> {
         n: Count,
         n_from: Option<IExpr>,
         overflow: Option<u32>,
+        compact: Option<(KExpr, usize)>,
     ) {
         // A tile is cut into one chunk per subgroup: the workgroup is a whole number of
         // subgroups (rounded down, at least one).
@@ -558,7 +559,15 @@ impl Planner<'_> {
         let aggregates = shared(&mut kb, aggregates, ElemType::I32, true);
         let inclusive = shared(&mut kb, inclusive, ElemType::I32, true);
         let counter = shared(&mut kb, counter, ElemType::I32, true);
-        self.bind_status(&mut kb, expr.may_fail() || overflow.is_some());
+        let compact = compact.map(|(value, len)| Compact {
+            len: kb.bind(len, ElemType::I32, true),
+            value,
+        });
+        let value_fails = compact.as_ref().is_some_and(|c| c.value.may_fail());
+        self.bind_status(
+            &mut kb,
+            expr.may_fail() || overflow.is_some() || value_fails,
+        );
         let kind = KernelKind::ScanChained {
             op,
             expr,
@@ -572,6 +581,7 @@ impl Planner<'_> {
             shuffle: self.opts.subgroup_shuffle,
             tiles_by_workgroup: self.opts.scan_tiles_by_workgroup,
             overflow,
+            compact,
         };
         self.push_kernel_shaped("scan", kind, kb, vec![("n", n)], groups, (wg, items));
         self.set_n_from(n_from);

@@ -240,6 +240,7 @@ impl Planner<'_> {
             total,
             None,
             None,
+            None,
         );
     }
 

@@ -1,9 +1,8 @@
-//! Kernels over the elements of a grid-stride share: maps and stream compaction's
-//! scatter, and the loop that gives each invocation its share.
+//! Kernels over the elements of a grid-stride share (maps), and the loop that gives
+//! each invocation its share.
 
 use super::{be, Cx, Emitter, Ix, R};
 use arrc_ir::plan::KExpr;
-use arrc_ir::{ElemType, Scalar};
 use rspirv::spirv::Word;
 
 impl Emitter {
@@ -13,44 +12,6 @@ impl Emitter {
         let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
             let v = e.expr(cx, expr, Ix::flat(j))?;
             e.store_elem(cx, out, j, v)
-        };
-        self.unrolled_share(cx, &per, i, k)
-    }
-
-    /// Stream compaction's scatter: kept elements go to their scanned positions; the
-    /// last invocation stores the count.
-    pub(super) fn compress_kernel(
-        &mut self,
-        cx: &mut Cx,
-        mask: &KExpr,
-        value: &KExpr,
-        positions: u32,
-        out: u32,
-        len: u32,
-    ) -> R<()> {
-        let i = self.local(self.u32_t);
-        let k = self.local(self.u32_t);
-        let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
-            let m = e.expr(cx, mask, Ix::flat(j))?;
-            let zero = e.scalar(Scalar::I32(0));
-            let keep = e.b.i_not_equal(e.bool_t, None, m, zero).map_err(be)?;
-            e.if_then(keep, |e| {
-                let p = e.load_elem(cx, positions, j)?;
-                let one = e.scalar(Scalar::I32(1));
-                let it = e.ty(ElemType::I32);
-                let p1 = e.b.i_sub(it, None, p, one).map_err(be)?;
-                let at = e.b.bitcast(e.u32_t, None, p1).map_err(be)?;
-                let v = e.expr(cx, value, Ix::flat(j))?;
-                e.store_elem(cx, out, at, v)
-            })?;
-            let one = e.c_u32(1);
-            let last = e.b.i_sub(e.u32_t, None, cx.n, one).map_err(be)?;
-            let is_last = e.b.i_equal(e.bool_t, None, j, last).map_err(be)?;
-            e.if_then(is_last, |e| {
-                let p = e.load_elem(cx, positions, j)?;
-                let zero = e.c_u32(0);
-                e.store_elem(cx, len, zero, p)
-            })
         };
         self.unrolled_share(cx, &per, i, k)
     }

@@ -37,6 +37,7 @@ impl Emitter {
         every_subgroup: bool,
         tiles_by_workgroup: bool,
         shuffle: bool,
+        compact: Option<&arrc_ir::plan::Compact>,
     ) -> R<()> {
         let counter = state[3];
         let t = expr.elem();
@@ -101,7 +102,11 @@ impl Emitter {
         };
         // The output may be narrower than the fold (an f32 `+\` in f64).
         let out_t = cx.bindings[out as usize].1;
-        let vec_out = if width == 4 && cx.windows[out as usize].len() == 1 && vectors(out_t) {
+        let vec_out = if width == 4
+            && cx.windows[out as usize].len() == 1
+            && vectors(out_t)
+            && compact.is_none()
+        {
             Some(self.vec4_view(cx, out, out_t, true)?)
         } else {
             None
@@ -338,7 +343,35 @@ impl Emitter {
             let pv = e.load(tt, sh_prefix)?;
             fold_in(e, pv)?;
         }
-        // Output.
+        // Output: a compaction stores each kept element at its count less one (the
+        // mask read again: from the cache, the tile was just read), and the last
+        // element the kept count.
+        if let Some(c) = compact {
+            let it = e.ty(ElemType::I32);
+            let zero_i = e.scalar(Scalar::I32(0));
+            let one_i = e.scalar(Scalar::I32(1));
+            let last = e.b.i_sub(u, None, cxr.n, one).map_err(be)?;
+            for (row, &v) in xs.iter().zip(&vidx) {
+                for (k, &var) in row.iter().enumerate() {
+                    let y = e.load(tt, var)?;
+                    let i = elem_at(e, v, k as u32)?;
+                    let inb = e.ult(i, cxr.n)?;
+                    e.if_then(inb, |e| {
+                        let m = e.expr(cxr, expr, Ix::flat(i))?;
+                        let keep = e.b.i_not_equal(bt, None, m, zero_i).map_err(be)?;
+                        e.if_then(keep, |e| {
+                            let p = e.b.i_sub(it, None, y, one_i).map_err(be)?;
+                            let at = e.b.bitcast(u, None, p).map_err(be)?;
+                            let x = e.expr(cxr, &c.value, Ix::flat(i))?;
+                            e.store_elem(cxr, out, at, x)
+                        })?;
+                        let is_last = e.b.i_equal(bt, None, i, last).map_err(be)?;
+                        e.if_then(is_last, |e| e.store_elem(cxr, c.len, zero, y))
+                    })?;
+                }
+            }
+            return Ok(());
+        }
         for (row, &v) in xs.iter().zip(&vidx) {
             let mut ys = vec![];
             for &var in row {
