@@ -382,14 +382,30 @@ fn measure(
         result.bytes = in_bytes + (value.len() * value.elem.size()) as u64;
         result.gbps = result.median_us.map(|us| result.bytes as f64 / (us * 1e3));
         if w.name == "sum" {
+            // Where the time of a call goes: submitting, waiting for the fence (the
+            // device's own time within it), reading the result back.
             let mut e2e = Vec::with_capacity(opts.runs);
+            let mut parts: [Vec<f64>; 4] = Default::default();
             for _ in 0..opts.runs {
+                let device = g.stats.device_ns;
                 let t = Instant::now();
-                g.execute(&prepared)?;
+                g.launch(&prepared)?;
+                let t1 = Instant::now();
+                g.wait(&prepared)?;
+                let t2 = Instant::now();
                 g.finish(&compiled, &prepared)?;
-                e2e.push(t.elapsed().as_secs_f64() * 1e6);
+                let t3 = Instant::now();
+                e2e.push((t3 - t).as_secs_f64() * 1e6);
+                parts[0].push((t1 - t).as_secs_f64() * 1e6);
+                parts[1].push((t2 - t1).as_secs_f64() * 1e6);
+                parts[2].push((g.stats.device_ns - device) as f64 / 1e3);
+                parts[3].push((t3 - t2).as_secs_f64() * 1e6);
             }
             result.e2e_us = median(&mut e2e);
+            let [s, w, d, r] = parts.map(|mut v| median(&mut v).unwrap_or(0.0));
+            result.note = Some(format!(
+                "e2e: submit {s:.1}, wait {w:.1} (device {d:.1}), read {r:.1} µs"
+            ));
         }
         // The reference's matrix product costs n^1.5: check small ones only.
         let check_limit = if w.inputs == Inputs::TwoSquares {
