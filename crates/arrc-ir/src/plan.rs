@@ -109,6 +109,10 @@ pub struct PlanOptions {
     /// a counter. Tiles may then start before their predecessors, which only the
     /// decoupled fallback gets past: a test of it, not a speed-up (1% on the H200).
     pub scan_tiles_by_workgroup: bool,
+    /// A reduction of a vector to one value is one dispatch: each workgroup stores
+    /// its partial and counts itself done, and the last folds the partials
+    /// (`KernelKind::Reduce::finish`); else a second dispatch of one workgroup does.
+    pub single_pass_reduce: bool,
     /// Folds along a leading axis of at least this many elements, whose rows come in
     /// fours in memory, read four columns per invocation (`Unit::Quad`).
     pub quad_columns_from: u64,
@@ -148,6 +152,7 @@ impl Default for PlanOptions {
             scan_workgroup_size: 256,
             scan_items_per_thread: 16,
             scan_tiles_by_workgroup: false,
+            single_pass_reduce: true,
             quad_columns_from: 1 << 25,
             host_checks_result: false,
             max_bindings: 1 << 20,
@@ -348,6 +353,12 @@ pub enum KernelKind {
         expr: KExpr,
         out: u32,
         overflow: Option<u32>,
+        /// The whole reduction in this dispatch: workgroup `g` stores its partial in
+        /// `partials` (two u32 words each, atomically), then adds one to `counter`
+        /// (acquire-release); the workgroup that finds every other one done loads
+        /// the count with acquire semantics in every invocation, folds the partials in
+        /// a fixed order (the same input gives the same bits) and stores `out[0]`.
+        finish: Option<Finish>,
     },
     /// Single-pass inclusive scan: chained scan with decoupled lookback (and a bounded
     /// spin with a fallback that reduces the awaited tile itself, so no device without
@@ -515,6 +526,13 @@ impl KernelKind {
             _ => None,
         }
     }
+}
+
+/// See `KernelKind::Reduce::finish`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finish {
+    pub partials: u32,
+    pub counter: u32,
 }
 
 /// See `KernelKind::ScanChained::compact`.

@@ -43,6 +43,7 @@ const SEM_ACQ_REL_WORKGROUP: u32 = 0x8 | 0x100;
 /// Acquire / Release on storage-buffer (Uniform) memory.
 const SEM_ACQUIRE_UNIFORM: u32 = 0x2 | 0x40;
 const SEM_RELEASE_UNIFORM: u32 = 0x4 | 0x40;
+const SEM_ACQ_REL_UNIFORM: u32 = 0x8 | 0x40;
 
 /// Emits one module holding each kernel as an entry point with the given name.
 pub fn emit(kernels: &[(&Kernel, &str)]) -> Result<Vec<u32>, SpirvError> {
@@ -1331,9 +1332,13 @@ impl Emitter {
                 out,
                 guard,
             } => self.scatter_kernel(&mut cx, index, value, *owner, *out, *guard)?,
-            KernelKind::Reduce { op, expr, out, .. } => {
-                self.reduce_kernel(&mut cx, *op, expr, *out)?
-            }
+            KernelKind::Reduce {
+                op,
+                expr,
+                out,
+                finish,
+                ..
+            } => self.reduce_kernel(&mut cx, *op, expr, *out, finish.as_ref())?,
             KernelKind::ScanChained {
                 op,
                 expr,

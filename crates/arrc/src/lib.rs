@@ -243,6 +243,8 @@ pub struct Tuning {
     pub scan_tiles_by_workgroup: Option<bool>,
     /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`).
     pub every_subgroup_looks_back: Option<bool>,
+    /// A vector's reduction in one dispatch (`PlanOptions::single_pass_reduce`).
+    pub single_pass_reduce: Option<bool>,
     /// f32 `+` and `×` folds accumulate in f64 (`PlanOptions::wide_folds`; on by
     /// default: off only to measure what it costs, since f32 accumulation can differ
     /// from the reference where a sum cancels).
@@ -291,6 +293,9 @@ impl Tuning {
         }
         if let Some(v) = self.every_subgroup_looks_back {
             o.every_subgroup_looks_back = v;
+        }
+        if let Some(v) = self.single_pass_reduce {
+            o.single_pass_reduce = v;
         }
         if let Some(v) = self.wide_folds {
             o.wide_folds = v;

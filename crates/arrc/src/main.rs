@@ -294,6 +294,10 @@ enum Cmd {
         /// claimed from a counter.
         #[arg(long)]
         scan_tiles_by_workgroup: Option<bool>,
+        /// Tuning: a vector's reduction in one dispatch (the last workgroup done folds
+        /// the partials) instead of two.
+        #[arg(long)]
+        single_pass_reduce: Option<bool>,
         /// Tuning: column folds of at least this many elements read four columns per
         /// invocation (16-byte loads).
         #[arg(long)]
@@ -916,6 +920,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             spin,
             scan_every_subgroup,
             scan_tiles_by_workgroup,
+            single_pass_reduce,
             quad_columns_from,
             wide_folds,
             radix_from,
@@ -961,6 +966,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     busy_groups,
                     spin_limit: spin,
                     scan_tiles_by_workgroup,
+                    single_pass_reduce,
                     quad_columns_from,
                     every_subgroup_looks_back: scan_every_subgroup,
                     wide_folds,

@@ -56,6 +56,44 @@ impl Planner<'_> {
         let acc = self.accumulator(&Fold::Assoc(op), elem);
         let n = self.len_of(arg);
         let groups = self.grid(&n, self.opts.reduce_groups);
+        if self.opts.single_pass_reduce {
+            // One dispatch: the last workgroup done folds the partials.
+            let words = Count::Scaled {
+                of: Box::new(groups.clone()),
+                times: 2,
+            };
+            let partials = self.new_buffer(ElemType::I32, words, BufferRole::Temp);
+            let counter = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
+            let b = self.result_or_temp(v, is_result);
+            let mut kb = self.kb();
+            let expr = widen(self.expr(arg, &IExpr::Index, &mut kb), acc);
+            let out = kb.bind(b, elem, true);
+            let mut shared = |buf: usize| {
+                let i = kb.bind(buf, ElemType::I32, true);
+                kb.bindings[i as usize].shared_between_groups = true;
+                kb.bindings[i as usize].atomic = true;
+                i
+            };
+            let finish = Finish {
+                partials: shared(partials),
+                counter: shared(counter),
+            };
+            // The items' errors first, then the result's overflow.
+            let overflow = self.overflow_bit(v, &Fold::Assoc(op), is_result);
+            self.bind_status(&mut kb, expr.may_fail() || overflow.is_some());
+            let n_from = self.n_from(arg, &mut kb);
+            let kind = KernelKind::Reduce {
+                op,
+                expr,
+                out,
+                overflow,
+                finish: Some(finish),
+            };
+            self.push_kernel("reduce", kind, kb, vec![("n", n)], groups);
+            self.set_n_from(n_from);
+            self.buffer_of[v.index()] = Some(b);
+            return;
+        }
         // Pass 1: each workgroup folds its grid-stride share into partials[g].
         let partials = self.new_buffer(acc, groups.clone(), BufferRole::Temp);
         let mut kb = self.kb();
@@ -68,6 +106,7 @@ impl Planner<'_> {
             expr,
             out,
             overflow: None,
+            finish: None,
         };
         self.push_kernel("reduce", kind, kb, vec![("n", n)], groups.clone());
         let args = self.set_n_from(n_from);
@@ -99,6 +138,7 @@ impl Planner<'_> {
             expr,
             out,
             overflow,
+            finish: None,
         };
         self.push_kernel("reduce", kind, kb, vec![("n", groups)], Count::known(1));
         if let Some(k) = self.plan.kernels.last_mut() {

@@ -1,4 +1,5 @@
-//! Fold kernels: `op/` of a vector (grid-stride partials, then one workgroup), folds
+//! Fold kernels: `op/` of a vector (grid-stride partials, then the last workgroup
+//! done, or a second dispatch of one workgroup, folds them), folds
 //! along an axis (a row per invocation, subgroup or workgroup, four rows per
 //! invocation for leading-axis folds), right folds of functions that are not
 //! associative, and scans along an axis; with the loops they share.
@@ -14,6 +15,7 @@ impl Emitter {
         op: BinOp,
         expr: &KExpr,
         out: u32,
+        finish: Option<&arrc_ir::plan::Finish>,
     ) -> R<()> {
         let t = expr.elem();
         let tt = self.ty(t);
@@ -75,10 +77,100 @@ impl Emitter {
             };
             self.unrolled_share(cx, &per, i, k)?;
         }
+        // (In the interface, for `workgroup_fold`.)
+        self.load_builtin(cx, BuiltIn::SubgroupId)?;
+        self.load_builtin(cx, BuiltIn::NumSubgroups)?;
+        let zero = self.c_u32(0);
+        let first = self
+            .b
+            .i_equal(self.bool_t, None, cx.lid, zero)
+            .map_err(be)?;
+        let cxr = &*cx;
+        let Some(fin) = finish else {
+            // The workgroup's partial, in `out[group]`.
+            self.workgroup_fold(op, t, acc, k, shared, cxr)?;
+            return self.if_then(first, |e| {
+                let a = e.load(tt, acc)?;
+                e.store_fold(cxr, out, cxr.group, a, t)
+            });
+        };
+        // The workgroup's partial goes to `partials`; the workgroup that counts
+        // itself last (acquiring every other one's partial) folds them into `out[0]`.
+        self.workgroup_fold(op, t, acc, k, shared, cxr)?;
+        let u = self.u32_t;
+        let pu = self.ptr(StorageClass::Workgroup, u);
+        let sh_last = self.workgroup_var(pu);
+        let dev = self.c_u32(SCOPE_DEVICE);
+        let one = self.c_u32(1);
+        let counter = self.word_at(cxr, fin.counter, zero)?;
+        self.if_then(first, |e| {
+            let a = e.load(tt, acc)?;
+            e.store_words(cxr, fin.partials, cxr.group, a, t)?;
+            let acq_rel = e.c_u32(SEM_ACQ_REL_UNIFORM);
+            let done =
+                e.b.atomic_i_add(u, None, counter, dev, acq_rel, one)
+                    .map_err(be)?;
+            let last = e.b.i_sub(u, None, cxr.groups, one).map_err(be)?;
+            let is_last = e.b.i_equal(e.bool_t, None, done, last).map_err(be)?;
+            let w = e.b.select(u, None, is_last, one, zero).map_err(be)?;
+            e.store(sh_last, w)
+        })?;
+        self.barrier()?;
+        let w = self.load(u, sh_last)?;
+        let is_last = self.b.i_equal(self.bool_t, None, w, one).map_err(be)?;
+        // (The same in every invocation: the branch is uniform, its barriers too.)
+        self.if_then(is_last, |e| {
+            // Every invocation acquires the count (the last add's value ends every
+            // workgroup's release sequence), so every partial is visible to it.
+            let acquire = e.c_u32(SEM_ACQUIRE_UNIFORM);
+            e.b.atomic_load(u, None, counter, dev, acquire)
+                .map_err(be)?;
+            let id = e.identity(op, t);
+            e.store(acc, id)?;
+            e.store(k, cxr.lid)?;
+            e.while_loop(
+                |e| {
+                    let kv = e.load(u, k)?;
+                    e.ult(kv, cxr.groups)
+                },
+                |e| {
+                    let kv = e.load(u, k)?;
+                    let v = e.load_words(cxr, fin.partials, kv, t)?;
+                    let a = e.load(tt, acc)?;
+                    let r = e.binop(op, t, a, v)?;
+                    e.store(acc, r)
+                },
+                |e| {
+                    let kv = e.load(u, k)?;
+                    let nx = e.uadd(kv, e.wg_size)?;
+                    e.store(k, nx)
+                },
+            )?;
+            e.workgroup_fold(op, t, acc, k, shared, cxr)?;
+            e.if_then(first, |e| {
+                let a = e.load(tt, acc)?;
+                e.store_fold(cxr, out, zero, a, t)
+            })
+        })
+    }
+
+    /// Folds every invocation's `acc` across the workgroup: a subgroup reduction,
+    /// the subgroups' results through workgroup memory, folded in order by
+    /// invocation 0 into its `acc` (`k` a scratch counter). Ends past a barrier.
+    fn workgroup_fold(
+        &mut self,
+        op: BinOp,
+        t: ElemType,
+        acc: Word,
+        k: Word,
+        shared: Word,
+        cx: &Cx,
+    ) -> R<()> {
+        let tt = self.ty(t);
         let a = self.load(tt, acc)?;
         let s = self.group(op, t, GroupOperation::Reduce, a)?;
-        let sid = self.load_builtin(cx, BuiltIn::SubgroupId)?;
-        let nsg = self.load_builtin(cx, BuiltIn::NumSubgroups)?;
+        let sid = self.load_builtin_cx(BuiltIn::SubgroupId)?;
+        let nsg = self.load_builtin_cx(BuiltIn::NumSubgroups)?;
         let el = self.elect()?;
         self.if_then(el, |e| {
             let p = e.shared_ptr(shared, t, sid)?;
@@ -90,7 +182,6 @@ impl Emitter {
             .b
             .i_equal(self.bool_t, None, cx.lid, zero)
             .map_err(be)?;
-        let cxr = &*cx;
         self.if_then(first, |e| {
             let p0 = e.shared_ptr(shared, t, zero)?;
             let v0 = e.load(tt, p0)?;
@@ -117,8 +208,7 @@ impl Emitter {
                     e.store(k, nx)
                 },
             )?;
-            let a = e.load(tt, acc)?;
-            e.store_fold(cxr, out, cxr.group, a, t)
+            Ok(())
         })
     }
 

@@ -512,7 +512,14 @@ impl Emitter {
 
     /// Stores a tile value as two u32 words (`2·tile`, `2·tile+1`) with atomics, so that
     /// no compiler or memory system can move it past the flag that publishes it.
-    fn store_words(&mut self, cx: &Cx, binding: u32, tile: Word, v: Word, t: ElemType) -> R<()> {
+    pub(super) fn store_words(
+        &mut self,
+        cx: &Cx,
+        binding: u32,
+        tile: Word,
+        v: Word,
+        t: ElemType,
+    ) -> R<()> {
         let (u, dev, relaxed) = (self.u32_t, self.c_u32(SCOPE_DEVICE), self.c_u32(0));
         let (lo, hi) = match t {
             ElemType::I64 | ElemType::F64 => {
@@ -538,7 +545,7 @@ impl Emitter {
     }
 
     /// Word `k` of tile `tile`'s value in a words binding.
-    fn word_ptr(&mut self, cx: &Cx, binding: u32, tile: Word, k: u32) -> R<Word> {
+    pub(super) fn word_ptr(&mut self, cx: &Cx, binding: u32, tile: Word, k: u32) -> R<Word> {
         let two = self.c_u32(2);
         let i0 = self.umul(tile, two)?;
         let kc = self.c_u32(k);
@@ -547,7 +554,7 @@ impl Emitter {
     }
 
     /// Reads a tile value written by [`Self::store_words`].
-    fn load_words(&mut self, cx: &Cx, binding: u32, tile: Word, t: ElemType) -> R<Word> {
+    pub(super) fn load_words(&mut self, cx: &Cx, binding: u32, tile: Word, t: ElemType) -> R<Word> {
         let (u, dev, relaxed) = (self.u32_t, self.c_u32(SCOPE_DEVICE), self.c_u32(0));
         let mut w = [0; 2];
         for (k, slot) in w.iter_mut().enumerate() {
