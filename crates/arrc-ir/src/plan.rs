@@ -112,6 +112,9 @@ pub struct PlanOptions {
     /// A reduction of a vector to one value is one dispatch: each workgroup stores
     /// its partial and counts itself done, and the last folds the partials
     /// (`KernelKind::Reduce::finish`); else a second dispatch of one workgroup does.
+    /// Off: on the H100 the counter's zeroing fill and its barrier cost what the
+    /// second dispatch does (`+/` of 2^20: 15.5 µs against 14.5; PERFORMANCE.md,
+    /// session 18); it pays once counters need no fill.
     pub single_pass_reduce: bool,
     /// Folds along a leading axis of at least this many elements, whose rows come in
     /// fours in memory, read four columns per invocation (`Unit::Quad`).
@@ -152,7 +155,7 @@ impl Default for PlanOptions {
             scan_workgroup_size: 256,
             scan_items_per_thread: 16,
             scan_tiles_by_workgroup: false,
-            single_pass_reduce: true,
+            single_pass_reduce: false,
             quad_columns_from: 1 << 25,
             host_checks_result: false,
             max_bindings: 1 << 20,

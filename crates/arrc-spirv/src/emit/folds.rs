@@ -1,5 +1,5 @@
-//! Fold kernels: `op/` of a vector (grid-stride partials, then the last workgroup
-//! done, or a second dispatch of one workgroup, folds them), folds
+//! Fold kernels: `op/` of a vector (grid-stride partials, then a second dispatch of
+//! one workgroup, or the last workgroup done, folds them), folds
 //! along an axis (a row per invocation, subgroup or workgroup, four rows per
 //! invocation for leading-axis folds), right folds of functions that are not
 //! associative, and scans along an axis; with the loops they share.
