@@ -141,7 +141,13 @@ pub(crate) fn allowed(f: &Func, dyadic: bool, span: &Span) -> Result<()> {
                 Op1::Each | Op1::Commute | Op1::Reduce | Op1::ReduceFirst
             ) || (!dyadic && matches!(op, Op1::Scan | Op1::ScanFirst))
         }
-        FuncKind::Power(..) | FuncKind::Over(..) | FuncKind::Inner(..) => true,
+        // `⍤` and `⌸` move cells and items whole (`cells`, `apply_key`), apply their
+        // operand to each, and mix the results (items padded with their own fill).
+        FuncKind::Power(..)
+        | FuncKind::Over(..)
+        | FuncKind::Inner(..)
+        | FuncKind::Rank(..)
+        | FuncKind::Key(..) => true,
         // `f/[k]`, `f\[k]`: folded item by item along the axis.
         FuncKind::Axis(g, _)
             if matches!(

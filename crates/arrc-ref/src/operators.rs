@@ -164,27 +164,34 @@ fn empty_frame(
     cr: usize,
     apply: &mut dyn FnMut(Option<Array>, Array) -> Result<Array>,
 ) -> Result<Array> {
+    // A cell of the argument's prototype (its fill item: zeros, blanks, or an empty
+    // nested array's prototype).
     let cell_of = |v: &Array, c: usize| {
         let s = v.shape[v.rank() - c..].to_vec();
         let n = arrc_ir::array::saturating_count(&s);
+        let fill = v
+            .fill_item()
+            .unwrap_or_else(|| arrc_ir::array::Item::Simple(Scalar::I32(0).cast(v.elem)));
         Array::new(s, {
             let mut d = Data::with_capacity(v.elem, n);
-            (0..n).for_each(|_| d.push(Scalar::I32(0).cast(v.elem)));
+            (0..n).for_each(|_| d.push_item(fill.clone()));
             d
         })
     };
     let xc = cell_of(x, cr);
     let proto = apply(a.map(|(a, cl)| cell_of(a, cl)), xc);
-    let (cell, elem) = match proto {
-        Ok(p) => (p.shape, p.elem),
+    let (cell, fill) = match proto {
+        Ok(p) => (p.shape.clone(), p.fill_item()),
         // A function the caller cannot apply here (the device path, a nested result):
         // no guess at the result's cells.
         Err(e) if e.class == arrc_ir::error::ErrorClass::Unsupported => return Err(e),
-        Err(_) => (vec![], x.elem),
+        Err(_) => (vec![], x.fill_item()),
     };
     let mut shape = frame;
     shape.extend(cell);
-    Ok(Array::new(shape, Data::empty(elem)))
+    let fill =
+        fill.ok_or_else(|| err::unsupported("an empty array whose prototype is lost", 0..0))?;
+    Ok(Array::empty_of(shape, &fill))
 }
 
 /// `f⌸⍵`: for each unique major cell of ⍵ (in order of first occurrence), `f` (by
@@ -217,7 +224,10 @@ pub fn apply_key(
             (k, idx)
         }
     };
-    let first = prims::index_of(&keys, &keys, 0, span)?;
+    let first = match keys.elem.is_mixed() {
+        true => crate::nested::index_of(&keys, &keys, 0, span)?,
+        false => prims::index_of(&keys, &keys, 0, span)?,
+    };
     let n = keys.shape[0];
     // Groups in order of first occurrence.
     let mut order: Vec<usize> = vec![];
