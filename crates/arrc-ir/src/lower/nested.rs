@@ -471,15 +471,8 @@ impl Lower {
                     operand: g,
                 } => {
                     let (op, g) = (*op, self.resolve(g)?);
-                    let v = self
-                        .view(x, &fspan)?
-                        .ok_or_else(|| not_yet("this f¨", &fspan))?;
-                    if v.item.is_empty() {
+                    let Some((v, axis)) = self.item_axis(x, op == Op1::ReduceFirst, &fspan)? else {
                         return Ok(x);
-                    }
-                    let axis = match op {
-                        Op1::ReduceFirst => v.outer.len(),
-                        _ => v.outer.len() + v.item.len() - 1,
                     };
                     let r = self.fold(&g, op, v.v, axis, fspan)?;
                     Ok(self.dense(r, v.item.len() - 1, span))
@@ -487,15 +480,8 @@ impl Lower {
                 // `⌽¨ ⊖¨`: each item reversed along its last or first axis.
                 FuncKind::Prim(p @ (Prim::Reverse | Prim::ReverseFirst)) => {
                     let first = *p == Prim::ReverseFirst;
-                    let v = self
-                        .view(x, &fspan)?
-                        .ok_or_else(|| not_yet("this f¨", &fspan))?;
-                    if v.item.is_empty() {
+                    let Some((v, axis)) = self.item_axis(x, first, &fspan)? else {
                         return Ok(x);
-                    }
-                    let axis = match first {
-                        true => v.outer.len(),
-                        false => v.outer.len() + v.item.len() - 1,
                     };
                     let shape = self.f.ty(v.v).shape.clone();
                     let r = self.gather(v.v, Gather::Reverse(axis), shape, fspan);
@@ -553,6 +539,22 @@ impl Lower {
             }
             _ => Err(not_yet("this function", &fspan)),
         }
+    }
+
+    /// `x` seen dense, with the axis of its dense array that is an item's first (or,
+    /// unless `first`, last) axis; `None` where the items are scalars.
+    fn item_axis(&mut self, x: Value, first: bool, span: &Span) -> Result<Option<(View, usize)>> {
+        let v = self
+            .view(x, span)?
+            .ok_or_else(|| not_yet("this f¨", span))?;
+        if v.item.is_empty() {
+            return Ok(None);
+        }
+        let axis = match first {
+            true => v.outer.len(),
+            false => v.outer.len() + v.item.len() - 1,
+        };
+        Ok(Some((v, axis)))
     }
 
     fn items_unary(&mut self, op: UnOp, x: Value, span: &Span) -> Result<Value> {
