@@ -932,3 +932,12 @@ DOMAIN ERROR
       {⍺ ⍵}⌸1 'a' 1
 1  1 3
 a  2
+⍝ @ of nested arrays: items selected and replaced whole
+      (⊂'ab')@1⊢'xy' 'zw'
+ ab  zw
+      0@(2 3)⊢(1 2)(3 4)(5 6)
+ 1 2  0 0
+      (⊂9 9)@{2=≢¨⍵}⊢(1 2)(3 4 5)(6 7)
+ 9 9  3 4 5  9 9
+      ≢¨@(1 2)⊢(1 2)(3 4 5)(6 7)
+2 3  6 7

@@ -142,12 +142,14 @@ pub(crate) fn allowed(f: &Func, dyadic: bool, span: &Span) -> Result<()> {
             ) || (!dyadic && matches!(op, Op1::Scan | Op1::ScanFirst))
         }
         // `⍤` and `⌸` move cells and items whole (`cells`, `apply_key`), apply their
-        // operand to each, and mix the results (items padded with their own fill).
+        // operand to each, and mix the results (items padded with their own fill);
+        // `@` selects and replaces items whole (`prims::scatter`).
         FuncKind::Power(..)
         | FuncKind::Over(..)
         | FuncKind::Inner(..)
         | FuncKind::Rank(..)
-        | FuncKind::Key(..) => true,
+        | FuncKind::Key(..)
+        | FuncKind::At(..) => true,
         // `f/[k]`, `f\[k]`: folded item by item along the axis.
         FuncKind::Axis(g, _)
             if matches!(

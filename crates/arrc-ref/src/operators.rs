@@ -360,7 +360,7 @@ impl Interp<'_> {
         };
         let selected = {
             let mut d = Data::with_capacity(x.elem, places.len());
-            places.iter().for_each(|&p| d.push(x.data.get(p)));
+            places.iter().for_each(|&p| d.push_from(&x.data, p));
             Array::new(shape.clone(), d)
         };
         let new = match l {
