@@ -941,3 +941,8 @@ a  2
  9 9  3 4 5  9 9
       ≢¨@(1 2)⊢(1 2)(3 4 5)(6 7)
 2 3  6 7
+⍝ functions of simple numbers only
+      ⍸(1 0)(0 1)
+DOMAIN ERROR
+      5 2⍕(1 2)(3 4)
+DOMAIN ERROR

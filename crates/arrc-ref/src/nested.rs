@@ -82,6 +82,23 @@ pub(crate) fn no_prototype(span: &Span) -> Error {
 /// the nested functions, and operators and compositions that apply their operands
 /// to arrays (each operand checked again when it runs).
 pub(crate) fn allowed(f: &Func, dyadic: bool, span: &Span) -> Result<()> {
+    // Functions of simple numbers only, as in Dyalog: `⍸` and `⍺⍕⍵` of a nested or
+    // mixed array are DOMAIN ERRORs.
+    match (&f.kind, dyadic) {
+        (FuncKind::Prim(Prim::Where), false) => {
+            return Err(err::domain(
+                "⍸ needs simple non-negative integers",
+                span.clone(),
+            ))
+        }
+        (FuncKind::Prim(Prim::Format), true) => {
+            return Err(err::domain(
+                "⍺⍕⍵ needs simple numbers on both sides",
+                span.clone(),
+            ))
+        }
+        _ => {}
+    }
     let ok = match &f.kind {
         FuncKind::Prim(p) => {
             let structural = matches!(
