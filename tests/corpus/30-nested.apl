@@ -946,3 +946,12 @@ a  2
 DOMAIN ERROR
       5 2⍕(1 2)(3 4)
 DOMAIN ERROR
+⍝ ⍳ ∪ ⌸ of nested matrices: major cells compared item by item
+      ∪2 2⍴'ab' 'cd' 'ab' 'cd'
+ ab  cd
+      (2 2⍴'ab' 'cd' 'ef' 'ab')⍳2 2⍴'ef' 'ab' 'x' 'y'
+2 3
+      {≢⍵}⌸3 2⍴'ab' 'cd' 'x' 1 'ab' 'cd'
+2 1
+      (⊂'ab')⍳⊂'ab'
+RANK ERROR
