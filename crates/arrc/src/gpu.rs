@@ -43,6 +43,24 @@ pub struct CompiledStatement {
 impl CompiledStatement {
     /// The plan as text: one line per kernel and per dispatch.
     pub fn plan_text(&self) -> String {
+        if let Some(parts) = &self.nested {
+            // A nested value: how it is held, then each array's own plan.
+            let held = match &self.ir.nested {
+                Some(arrc_ir::ir::NestedResult::Dense { v, inner }) => format!(
+                    "dense: {} with its last {inner} axes an item's",
+                    self.ir.types[v.index()]
+                ),
+                _ => format!("item by item: {} arrays", parts.len()),
+            };
+            let mut s = format!(
+                "nested result {}: {held}\n",
+                self.ir.ty(self.ir.result.expect("a result"))
+            );
+            for (k, p) in parts.iter().enumerate() {
+                s.push_str(&format!("part {k}:\n{}", p.plan_text()));
+            }
+            return s;
+        }
         let mut s = String::new();
         for (i, k) in self.plan.kernels.iter().enumerate() {
             s.push_str(&format!("kernel {i} {}: {:?}\n", k.name, k.kind));

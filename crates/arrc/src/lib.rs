@@ -1124,7 +1124,8 @@ impl Session {
             workspace::workspace_names(&self.env.arrays, self.gpu.as_ref()),
             &sub.inputs,
         );
-        self.compile_with(&sub.expr, &names, &[], false)
+        // A nested value compiles as its parts (`--emit plan` shows how it is held).
+        self.compile_for(0, self.env.io, &sub.expr, &names, &[], false, true)
             .map(|c| (*c).clone())
     }
 

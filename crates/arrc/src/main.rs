@@ -624,9 +624,15 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     EvalEmit::Ir => println!("{}", c.ir),
                     EvalEmit::Plan => print!("{}", c.plan_text()),
                     EvalEmit::Spvasm => {
-                        for (k, m) in c.plan.kernels.iter().zip(&c.modules) {
-                            println!("; kernel {}", k.name);
-                            println!("{}", arrc_spirv::disassemble(m).unwrap_or_default());
+                        let parts = c.nested.as_deref().unwrap_or(std::slice::from_ref(&c));
+                        for (i, p) in parts.iter().enumerate() {
+                            if c.nested.is_some() {
+                                println!("; part {i} of a nested value");
+                            }
+                            for (k, m) in p.plan.kernels.iter().zip(&p.modules) {
+                                println!("; kernel {}", k.name);
+                                println!("{}", arrc_spirv::disassemble(m).unwrap_or_default());
+                            }
                         }
                     }
                 }

@@ -906,3 +906,24 @@ fn a_mistyped_option_is_a_usage_error() {
     let (code, out, err) = arrc(&["eval", "--backend", "cpu", "- -3"]);
     assert_eq!((code, out.as_str()), (0, "3\n"), "{err}");
 }
+
+#[test]
+fn emit_plan_shows_how_a_nested_value_is_held() {
+    // Issue 17: item by item (one flat plan per item), or dense.
+    let (code, out, err) = arrc(&["eval", "--emit", "plan", "(⍳5)(2×⍳7)"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("nested result mixed[2]: item by item: 2 arrays"),
+        "{out}"
+    );
+    assert!(
+        out.contains("part 1:") && out.contains("kernel 0 map_0"),
+        "{out}"
+    );
+    let (code, out, err) = arrc(&["eval", "--emit", "plan", "↓3 4⍴⍳12"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("nested result mixed[3]: dense: i32[3,4] with its last 1 axes an item's"),
+        "{out}"
+    );
+}
