@@ -25,7 +25,10 @@ impl Interp<'_> {
     fn modify(&mut self, name: &str, v: Array, span: &Span) -> Result<()> {
         match self.holder(name, span)? {
             Some(k) => self.frames[k].arrays.insert(name.to_string(), v),
-            None => self.env.arrays.insert(name.to_string(), v),
+            None => {
+                self.env.assigned.insert(name.to_string());
+                self.env.arrays.insert(name.to_string(), v)
+            }
         };
         Ok(())
     }

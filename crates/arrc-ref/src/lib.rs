@@ -64,6 +64,10 @@ pub struct Env {
     /// Where `⍞` and `⎕` input come from; `None`: nowhere (input is NOT YET
     /// SUPPORTED there).
     pub input: Option<Input>,
+    /// The workspace names (arrays and functions) assigned since the caller last
+    /// emptied it: also those no text shows, such as `⍎'x←5'`'s (a session drops its
+    /// device copies of them).
+    pub assigned: std::collections::HashSet<String>,
 }
 
 /// A source of `⍞` and `⎕` input: called with the output lines not yet shown (to show
@@ -163,6 +167,7 @@ impl Default for Env {
             boxing: false,
             pending: String::new(),
             input: None,
+            assigned: Default::default(),
         }
     }
 }
@@ -206,6 +211,7 @@ pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
             Stmt::FnDef { name, func, .. } => {
                 it.env.functions.insert(name.clone(), func.clone());
                 it.env.arrays.remove(name);
+                it.env.assigned.insert(name.clone());
                 last = None;
             }
             Stmt::Func(f) => {
@@ -414,6 +420,7 @@ impl Interp<'_> {
             None => {
                 self.env.functions.remove(name);
                 self.env.arrays.insert(name.to_string(), v);
+                self.env.assigned.insert(name.to_string());
             }
         }
         Ok(())

@@ -1032,12 +1032,21 @@ impl Session {
             .map(|n| (n.clone(), self.env.functions.get(n).cloned()))
             .collect();
         let count = self.env.functions.len();
+        self.env.assigned.clear();
         let v = arrc_ref::eval_program(&prog, &mut self.env);
         arrc_ir::random::set_device_rng(Some(self.env.rng));
+        // Names the text does not show but the reference assigned (`⍎'x←5'`): their
+        // device copies, recipes and nested values are stale too.
+        let unseen: HashSet<String> = std::mem::take(&mut self.env.assigned)
+            .into_iter()
+            .filter(|n| !mentioned.contains(n))
+            .collect();
         let changed = self.env.functions.len() != count
             || before
                 .iter()
-                .any(|(n, f)| self.env.functions.get(n) != f.as_ref());
+                .any(|(n, f)| self.env.functions.get(n) != f.as_ref())
+            || unseen.iter().any(|n| self.env.functions.contains_key(n));
+        mentioned.extend(unseen);
         if changed {
             self.functions_changed();
         }

@@ -642,3 +642,20 @@ fn nested_values_kept_on_the_device_agree_with_the_reference() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+#[test]
+fn names_that_execute_assigns_are_read_again_from_the_host() {
+    // `⍎'x←5'` runs on the reference, which assigns `x` where no text of the
+    // statement shows it: the device copy (resident, a recipe, or a nested value
+    // kept there) must not outlive it. Each gave the old value before.
+    for (src, want) in [
+        ("x←⍳100 ⋄ ⍎'x←5' ⋄ x", "5"),
+        ("x←⍳100 ⋄ y←+\\x ⋄ ⍎'y←5' ⋄ y", "5"),
+        ("x←2×⍳100 ⋄ ⍎'x←5' ⋄ x", "5"),
+        ("x←(⍳3)(⍳4) ⋄ ⍎'x←5' ⋄ x", "5"),
+        ("x←⍳100 ⋄ ⍎'x←1+⍳3' ⋄ +/x", "9"),
+    ] {
+        let mut s = gpu(Backend::Auto);
+        assert_eq!(show(&mut s, src), want, "{src}");
+    }
+}
