@@ -9,6 +9,7 @@
 use crate::array::{Array, ElemType, Scalar};
 use crate::scalar::{BinOp, UnOp};
 use arrc_syntax::Span;
+use std::collections::HashMap;
 use std::fmt;
 
 /// A value defined by an instruction: `v3` is defined by instruction 3.
@@ -651,29 +652,45 @@ impl Function {
     pub fn parts(&self) -> Option<Vec<Function>> {
         let values = self.nested.as_ref()?.values();
         let n = self.insts.len();
-        let reach = |from: Value| {
+        // The compress that computes each device length (a value of such a length
+        // needs it, though no operand names it).
+        let mut dyn_def: HashMap<u32, usize> = HashMap::new();
+        for (i, inst) in self.insts.iter().enumerate() {
+            if let (Inst::Compress { .. }, Some(Dim::Dyn(id))) = (inst, self.types[i].shape.first())
+            {
+                dyn_def.entry(*id).or_insert(i);
+            }
+        }
+        let reach = |from: &[usize]| {
             let mut seen = vec![false; n];
-            let mut todo = vec![from];
+            let mut todo: Vec<usize> = from.to_vec();
             while let Some(v) = todo.pop() {
-                if std::mem::replace(&mut seen[v.index()], true) {
+                if std::mem::replace(&mut seen[v], true) {
                     continue;
                 }
-                todo.extend(self.insts[v.index()].operands());
+                todo.extend(self.insts[v].operands().iter().map(|o| o.index()));
+                for d in &self.types[v].shape {
+                    if let Dim::Dyn(id) = d {
+                        todo.extend(dyn_def.get(id).copied());
+                    }
+                }
             }
             seen
         };
-        let reached: Vec<Vec<bool>> = values.iter().map(|&v| reach(v)).collect();
+        let mut reached: Vec<Vec<bool>> = values.iter().map(|v| reach(&[v.index()])).collect();
+        // The first part also computes what no part needs (an error it may raise is
+        // still raised), with everything that is computed from.
+        let unneeded: Vec<usize> = (0..n)
+            .filter(|&i| !matches!(self.insts[i], Inst::Nested { .. }))
+            .filter(|&i| !reached.iter().any(|s| s[i]))
+            .chain(std::iter::once(values[0].index()))
+            .collect();
+        reached[0] = reach(&unneeded);
         let parts = values
             .iter()
             .enumerate()
             .map(|(k, &r)| {
-                let keep = |i: usize| {
-                    matches!(self.insts[i], Inst::Param { .. })
-                        || reached[k][i]
-                        || k == 0
-                            && !matches!(self.insts[i], Inst::Nested { .. })
-                            && !reached.iter().any(|s| s[i])
-                };
+                let keep = |i: usize| matches!(self.insts[i], Inst::Param { .. }) || reached[k][i];
                 let mut f = Function {
                     insts: vec![],
                     types: vec![],

@@ -1254,7 +1254,6 @@ impl Lower {
         })
     }
 
-    /// The axis of `f[k]`: a literal integer from ⎕IO to `rank-1+⎕IO`, 0-based.
     /// Distinct axes of an array of `rank` (`⊂[1 3]`), in the order given; 0-based.
     fn axes(&mut self, k: &Expr, rank: usize) -> Result<Vec<usize>> {
         let v = self.expr(k)?;
@@ -1279,6 +1278,7 @@ impl Lower {
         Ok(out)
     }
 
+    /// The axis of `f[k]`: a literal integer from ⎕IO to `rank-1+⎕IO`, 0-based.
     fn axis(&mut self, k: &Expr, rank: usize) -> Result<usize> {
         let v = self.expr(k)?;
         let io = self.io;

@@ -1325,7 +1325,15 @@ impl Planner<'_> {
             Count::Groups { per_group, max, .. } => (*per_group, *max),
             _ => (1, self.opts.map_groups),
         };
-        let max = max.min(self.opts.map_groups);
+        // A grid-stride kernel takes at most `map_groups`; one that needs exactly one
+        // workgroup per tile (a chained scan: `max` unbounded) gets them all, its
+        // bound checked against the device's limit when it is recorded (clamped, the
+        // last tiles were never scanned: `+\` or a compaction of a compress result of
+        // more than 65535 tiles lost its end).
+        let max = match max {
+            u32::MAX => max,
+            m => m.min(self.opts.map_groups),
+        };
         let consumer = self.plan.dispatches.pop()?;
         let ck = self.plan.kernels.pop()?;
         let args = self.new_buffer(ElemType::I32, Count::known(3), BufferRole::Temp);

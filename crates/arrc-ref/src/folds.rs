@@ -145,9 +145,16 @@ impl Interp<'_> {
                 })?;
                 Array::empty_of(s, &fill)
             }
-            // `∪`'s identity is `⍬`.
+            // `∪`'s identity is `⍬`; rotations' and `⊤`'s 0, replicate's and expand's 1
+            // (Dyalog's table of identity elements).
             FuncKind::Prim(Prim::Union) if proto.rank() == 0 && proto.is_simple() => {
                 Array::vector(Data::I32(vec![]))
+            }
+            FuncKind::Prim(Prim::Reverse | Prim::ReverseFirst | Prim::Encode) => {
+                with_scalars(&proto, &Scalar::I32(0))
+            }
+            FuncKind::Prim(Prim::Slash | Prim::SlashBar | Prim::Backslash | Prim::BackslashBar) => {
+                with_scalars(&proto, &Scalar::I32(1))
             }
             FuncKind::Prim(p) => {
                 let id = BinOp::from_prim(*p)

@@ -664,6 +664,16 @@ impl Emitter {
         self.b.control_barrier(wg, wg, sem).map_err(be)
     }
 
+    /// A workgroup barrier that also orders storage-buffer memory at device scope:
+    /// what one invocation did to a buffer before it (an atomic) comes before what
+    /// the others do after it.
+    fn barrier_uniform(&mut self) -> R<()> {
+        let wg = self.c_u32(SCOPE_WORKGROUP);
+        let dev = self.c_u32(SCOPE_DEVICE);
+        let sem = self.c_u32(SEM_ACQ_REL_WORKGROUP | 0x40);
+        self.b.control_barrier(wg, dev, sem).map_err(be)
+    }
+
     // ---- arithmetic ----
 
     fn ult(&mut self, a: Word, b: Word) -> R<Word> {

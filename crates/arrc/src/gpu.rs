@@ -394,10 +394,15 @@ pub(crate) fn compile(
             nested: None,
         })
     };
-    match ir.parts().filter(|_| nested) {
+    match nested.then(|| ir.parts()).flatten() {
         Some(parts) => {
             let parts = parts.into_iter().map(flat).collect::<Result<Vec<_>, _>>()?;
-            let first = &parts[0];
+            let Some(first) = parts.first() else {
+                return Err(err::unsupported(
+                    "a nested value of no arrays",
+                    e.span.clone(),
+                ));
+            };
             Ok(CompiledStatement {
                 plan: first.plan.clone(),
                 modules: first.modules.clone(),

@@ -23,7 +23,7 @@ use crate::workspace::{workspace_names, Val};
 use crate::{Error, Session};
 use arrc_ir::array::{Item, Items};
 use arrc_ir::ir::{Function, NestedResult};
-use arrc_ir::{Array, Data};
+use arrc_ir::{Array, Data, Scalar};
 use arrc_syntax::lexer::Num;
 use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Prim};
 use std::rc::Rc;
@@ -140,6 +140,14 @@ impl Nested {
                 let cell = x.shape[rank - inner..].to_vec();
                 let per = arrc_ir::array::saturating_count(&cell);
                 let cells = arrc_ir::array::saturating_count(&outer);
+                if cells == 0 {
+                    // No items: the prototype is a cell of the array's fill.
+                    let fill = x.fill_item().unwrap_or(Item::Simple(Scalar::I32(0)));
+                    let mut d = Data::with_capacity(x.elem, per);
+                    (0..per).for_each(|_| d.push_item(fill.clone()));
+                    let proto = Item::enclose(Array::new(cell, d));
+                    return Array::empty_of(outer, &proto);
+                }
                 let items: Items = (0..cells)
                     .map(|c| {
                         let mut d = Data::with_capacity(x.elem, per);
@@ -187,21 +195,26 @@ impl Session {
         gpu.rng = self.env.rng;
         let mut vals = vec![Val::default(); parts.len()];
         let mut uploads = vec![];
-        let mut failed = false;
+        let mut failed = None;
         for (k, part) in parts.iter().enumerate().rev() {
             match gpu.run_val(part, args, true) {
                 Ok((v, u)) => {
                     vals[k] = v;
                     uploads.extend(u);
                 }
-                Err(_) => {
-                    failed = true;
+                Err(e) => {
+                    failed = Some(e);
                     break;
                 }
             }
         }
         drop((arrays, canon));
-        if failed {
+        if let Some(e) = failed {
+            // With the device alone, its error is the statement's (the normal path
+            // cannot compile a nested value); else the reference confirms it.
+            if self.backend == crate::Backend::Vulkan && e.class.is_apl() {
+                return Err(e);
+            }
             self.force_read(value)?;
             return Ok(None);
         }

@@ -317,8 +317,27 @@ impl Session {
                 return Ok(());
             };
             g.collect();
-            if g.resident_bytes() <= budget || g.resident.is_empty() {
+            if g.resident_bytes() <= budget {
                 return Ok(());
+            }
+            if g.resident.is_empty() {
+                // Then nested values held on the device go back to the host whole
+                // (every name sharing one keeps the host copy).
+                let Some(name) = self.nests.keys().min().cloned() else {
+                    return Ok(());
+                };
+                if self.journal.is_open() {
+                    self.settle()?;
+                    continue;
+                }
+                self.assemble(&name)?;
+                if let Some(n) = self.nests.get(&name).cloned() {
+                    self.nests.retain(|_, m| !Rc::ptr_eq(m, &n));
+                }
+                if let Some(g) = self.gpu.as_mut() {
+                    g.stats.evictions += 1;
+                }
+                continue;
             }
             // Launched statements are checked before anything is read back.
             if self.journal.is_open() {

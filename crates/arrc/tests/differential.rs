@@ -345,6 +345,34 @@ fn reductions_in_one_dispatch_and_in_two_agree() {
 }
 
 #[test]
+fn scans_of_device_computed_lengths_take_every_tile() {
+    // A scan whose length a compress computes is dispatched indirectly, one workgroup
+    // per tile: with tiles of 32 elements, 2^21+ kept elements need more than 65535
+    // workgroups, where a clamp to 65535 left the end unscanned (and a compaction of
+    // such a result without its count).
+    let mut s = gpu();
+    s.tune(arrc::Tuning {
+        scan_workgroup_size: Some(32),
+        scan_items_per_thread: Some(1),
+        ..Default::default()
+    });
+    for (e, want) in [
+        ("¯1↑+\\(0=2|⍳4400000)/⍳4400000", "4840002200000"),
+        ("≢(0=3|x)/x←(0=2|⍳4400000)/⍳4400000", "733333"),
+    ] {
+        // The right count, or (lavapipe: at most 65535 workgroups) a device error
+        // that says so; never another value.
+        match s.eval(e) {
+            Ok(o) => assert_eq!(arrc::display(&o.value.expect("a value")), want, "{e}"),
+            Err(err) => assert!(
+                err.class == arrc::ErrorClass::Device && err.message.contains("workgroups exceed"),
+                "{e}: {err}"
+            ),
+        }
+    }
+}
+
+#[test]
 fn scans_with_tiles_out_of_order() {
     // Tiles numbered by workgroup id may start before their predecessors (lavapipe
     // runs workgroups on a few threads, each from its own range of ids), so tiles

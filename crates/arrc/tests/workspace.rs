@@ -626,6 +626,9 @@ fn nested_values_kept_on_the_device_agree_with_the_reference() {
         "r←↓0 3⍴0 ⋄ ⍴r",
         "r←↓3 0⍴0 ⋄ r",
         "r←↓5 ⋄ r",
+        "r←↓0 3⍴0 ⋄ ⊃r",
+        "r←↓0 3⍴0.5 ⋄ 1↑r",
+        "r←↓0 3⍴0 ⋄ r≡↓0 3⍴0",
         "x←(1.5 2)(¯3 4) ⋄ x×x",
         "x←(⍳3)(÷0) ⋄ 1",
         "x←(⍳3)(⍳4) ⋄ x+1 2 3",
@@ -658,4 +661,18 @@ fn names_that_execute_assigns_are_read_again_from_the_host() {
         let mut s = gpu(Backend::Auto);
         assert_eq!(show(&mut s, src), want, "{src}");
     }
+}
+
+#[test]
+fn nested_values_kept_on_the_device_are_evicted_too() {
+    // Past the budget, a nested value's arrays go back to the host like any array
+    // (they were never freed: every later statement sent every other array back).
+    let mut s = gpu(Backend::Auto);
+    s.set_device_budget(10_000);
+    let (v, d) = moved(&mut s, "n←(+\\3000⍴1)(+\\4000⍴1) ⋄ +/¨n");
+    assert_eq!(v, "4501500 8002000");
+    assert!(d.evictions >= 1, "{d:?}");
+    assert!(d.resident_bytes <= 10_000, "{d:?}");
+    assert_eq!(show(&mut s, "+/¨n"), "4501500 8002000");
+    assert_eq!(show(&mut s, "≢¨n"), "3000 4000");
 }

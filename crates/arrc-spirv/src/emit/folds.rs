@@ -115,7 +115,7 @@ impl Emitter {
             let w = e.b.select(u, None, is_last, one, zero).map_err(be)?;
             e.store(sh_last, w)
         })?;
-        self.barrier()?;
+        self.barrier_uniform()?;
         let w = self.load(u, sh_last)?;
         let is_last = self.b.i_equal(self.bool_t, None, w, one).map_err(be)?;
         // (The same in every invocation: the branch is uniform, its barriers too.)
