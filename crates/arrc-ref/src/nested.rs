@@ -664,39 +664,9 @@ pub(crate) fn same_item(a: &Item, b: &Item) -> bool {
 /// each cell of ⍵ of that shape, item by item.
 pub(crate) fn index_of(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Array> {
     knows_prototypes(&[a, x], span)?;
-    if a.rank() == 0 {
-        return Err(err::rank(
-            "⍺⍳⍵ needs a vector ⍺, or an array of major cells",
-            span.clone(),
-        ));
-    }
-    if a.rank() > 1 {
-        let cr = a.rank() - 1;
-        if x.rank() < cr {
-            return Err(err::rank(
-                "the right argument's rank is below the left argument's cells'",
-                span.clone(),
-            ));
-        }
-        if x.shape[x.rank() - cr..] != a.shape[1..] {
-            return Err(err::length(
-                "the right argument's cells must have the shape of the left argument's major cells",
-                span.clone(),
-            ));
-        }
-        let k = arrc_ir::array::saturating_count(&a.shape[1..]);
-        let r = a.shape[0];
-        let lead = x.shape[..x.rank() - cr].to_vec();
-        let cells = arrc_ir::array::saturating_count(&lead);
-        let out = (0..cells)
-            .map(|i| {
-                let hit = (0..r).find(|&j| {
-                    (0..k).all(|t| same_item(&a.data.item(j * k + t), &x.data.item(i * k + t)))
-                });
-                (hit.unwrap_or(r) as i64 + io) as i32
-            })
-            .collect();
-        return Ok(Array::new(lead, Data::I32(out)));
+    // Matrices (and scalars, an error) as simple arrays: cells compared item by item.
+    if a.rank() != 1 {
+        return prims::index_of(a, x, io, span);
     }
     let hay: Vec<Item> = (0..a.len()).map(|i| a.data.item(i)).collect();
     let out = (0..x.len())

@@ -468,10 +468,14 @@ pub(crate) fn index_of(a: &Array, x: &Array, io: i64, span: &Span) -> Result<Arr
         let r = a.shape[0];
         let lead = x.shape[..x.rank() - cr].to_vec();
         let s: usize = arrc_ir::array::saturating_count(&lead);
+        // Item by item: simple scalars as `=` compares them, enclosed arrays matching.
         let out = (0..s)
             .map(|i| {
-                let hit = (0..r)
-                    .find(|&j| (0..k).all(|t| same(a.data.get(j * k + t), x.data.get(i * k + t))));
+                let hit = (0..r).find(|&j| {
+                    (0..k).all(|t| {
+                        crate::nested::same_item(&a.data.item(j * k + t), &x.data.item(i * k + t))
+                    })
+                });
                 (hit.unwrap_or(r) as i64 + io) as i32
             })
             .collect();

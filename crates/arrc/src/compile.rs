@@ -41,8 +41,13 @@ impl Session {
         locals: &[arrc_ir::lower::LocalScope],
         keep: bool,
     ) -> Result<std::rc::Rc<CompiledStatement>, Error> {
+        self.timed(|| self.compile_for(dev, io, e, arrays, locals, keep, false))
+    }
+
+    /// `f`, its time counted as compiling (`Stats::compile_ns`).
+    fn timed<T>(&self, f: impl FnOnce() -> T) -> T {
         let started = std::time::Instant::now();
-        let r = self.compile_for(dev, io, e, arrays, locals, keep, false);
+        let r = f();
         let ns = started.elapsed().as_nanos() as u64;
         self.compile_ns.set(self.compile_ns.get() + ns);
         r
@@ -55,11 +60,7 @@ impl Session {
         e: &Expr,
         arrays: &gpu::Names,
     ) -> Result<std::rc::Rc<CompiledStatement>, Error> {
-        let started = std::time::Instant::now();
-        let r = self.compile_for(0, self.env.io, e, arrays, &[], true, true);
-        let ns = started.elapsed().as_nanos() as u64;
-        self.compile_ns.set(self.compile_ns.get() + ns);
-        r
+        self.timed(|| self.compile_for(0, self.env.io, e, arrays, &[], true, true))
     }
 
     #[allow(clippy::too_many_arguments)]
