@@ -1011,19 +1011,15 @@ impl Session {
             Stmt::FnDef { name, .. } => {
                 mentioned.insert(name.clone());
             }
-            Stmt::Expr(e) => {
-                self.materialize_all()?;
-                e.names(&mut mentioned);
-            }
-            Stmt::Func(f) => {
-                self.materialize_all()?;
-                f.names(&mut mentioned);
-            }
+            Stmt::Expr(e) => e.names(&mut mentioned),
+            Stmt::Func(f) => f.names(&mut mentioned),
             Stmt::Guard { cond, value } => {
-                self.materialize_all()?;
                 cond.names(&mut mentioned);
                 value.names(&mut mentioned);
             }
+        }
+        if !matches!(stmt, Stmt::FnDef { .. }) {
+            self.materialize_reads(stmt, &mentioned)?;
         }
         // The functions it could change: those it names (a definition, or an array
         // assigned over one). Compiled statements stay valid if none did: a program
@@ -1057,6 +1053,30 @@ impl Session {
             Stmt::Expr(e) if e.is_assignment() => None,
             _ => v,
         })
+    }
+
+    /// Gives every array a statement on the reference can read a host copy: the names
+    /// it shows (`mentioned`) and those of the functions it calls; every array where
+    /// it may read names no text shows (`⍎`). (All of them were read back before:
+    /// a statement of text in a loop read every device array back each time.)
+    fn materialize_reads(&mut self, stmt: &Stmt, mentioned: &HashSet<String>) -> Result<(), Error> {
+        let mut names = mentioned.clone();
+        names.extend(called_reads(&self.env.functions, mentioned));
+        let executes = |text: String| text.contains('⍎');
+        let dynamic = executes(stmt.to_string())
+            || names
+                .iter()
+                .filter_map(|n| self.env.functions.get(n))
+                .any(|f| executes(f.to_string()));
+        if dynamic {
+            return self.materialize_all();
+        }
+        let mut names: Vec<String> = names.into_iter().collect();
+        names.sort();
+        for n in names {
+            self.materialize(&n)?;
+        }
+        Ok(())
     }
 
     /// Evaluates a statement's expression on the device path; `keep`: a large result

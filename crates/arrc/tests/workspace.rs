@@ -676,3 +676,24 @@ fn nested_values_kept_on_the_device_are_evicted_too() {
     assert_eq!(show(&mut s, "+/¨n"), "4501500 8002000");
     assert_eq!(show(&mut s, "≢¨n"), "3000 4000");
 }
+
+#[test]
+fn a_statement_on_the_reference_reads_back_only_what_it_reads() {
+    // Text runs on the reference; it read every device array back first (8 MB here,
+    // at every statement of text in a loop). Now only the arrays it can read: its own
+    // names and those of the functions it calls, or all where `⍎` may read any.
+    let mut s = gpu(Backend::Auto);
+    show(&mut s, "x←+\\⍳1000000 ⋄ g←{+/x}");
+    let (v, d) = moved(&mut s, "t←⌽'abc' ⋄ ⍴t");
+    assert_eq!(v, "3");
+    assert_eq!(d.readback_bytes, 0, "{d:?}");
+    for (src, want) in [
+        ("⍎'+/x'", "166667166667000000"),
+        ("(g 0),⍴'ab'", "166667166667000000 2"),
+        ("f←{⍎'+/x'} ⋄ f 0", "166667166667000000"),
+    ] {
+        let mut s = gpu(Backend::Auto);
+        show(&mut s, "x←+\\⍳1000000 ⋄ g←{+/x}");
+        assert_eq!(show(&mut s, src), want, "{src}");
+    }
+}
