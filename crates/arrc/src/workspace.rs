@@ -15,7 +15,9 @@
 //!   but the workspace's `x` holds (no other name, no recipe): its scatter writes
 //!   that buffer in place (`Gpu::consumable`, `Plan::in_place`), and stores nothing
 //!   if an earlier kernel of the statement raised an error.
-//! - Before the CPU reference runs a statement, every array has a host copy; after,
+//! - Before the CPU reference runs a statement, every array it can read has a host
+//!   copy (its names and those of the functions it calls; all, where `⍎` may read
+//!   any: `Session::materialize_reads`); after,
 //!   the device copies of the names the statement mentions are dropped (the
 //!   reference may have assigned them).
 //! - Resident bytes stay within the budget (`Gpu::budget`): past it, the least
