@@ -613,6 +613,16 @@ pub enum NestedResult {
 }
 
 impl NestedResult {
+    /// How it is held, in words (`--emit ir` and `--emit plan` show it).
+    pub fn held(&self, f: &Function) -> String {
+        match self {
+            NestedResult::Dense { v, inner } => {
+                format!("dense: {} with its last {inner} axes an item's", f.ty(*v))
+            }
+            NestedResult::Items { items, .. } => format!("item by item: {} arrays", items.len()),
+        }
+    }
+
     /// The flat values that hold it.
     pub fn values(&self) -> Vec<Value> {
         match self {

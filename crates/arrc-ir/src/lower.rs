@@ -131,16 +131,7 @@ pub fn lower_program(
     let span = 0..0;
     let result = l.stmts(&prog.stmts, &span)?;
     l.f.result = Some(result);
-    l.f.nested = l.nest(result).map(|n| match n {
-        nested::Nest::Items { shape, items } => NestedResult::Items {
-            shape: shape.clone(),
-            items: items.clone(),
-        },
-        nested::Nest::Dense { v, inner } => NestedResult::Dense {
-            v: *v,
-            inner: *inner,
-        },
-    });
+    l.f.nested = l.nest(result).map(nested::Nest::result);
     Ok(l.f)
 }
 

@@ -118,9 +118,9 @@ impl Interp<'_> {
         let n = x.shape[axis];
         let mut shape = x.shape.clone();
         shape.remove(axis);
-        let proto = x.fill_item().ok_or_else(|| {
-            err::unsupported("an empty array whose prototype is lost", span.clone())
-        })?;
+        let proto = x
+            .fill_item()
+            .ok_or_else(|| crate::nested::no_prototype(span))?;
         if shape.contains(&0) {
             return Ok(Some(Array::empty_of(shape, &proto)));
         }
@@ -140,9 +140,9 @@ impl Interp<'_> {
                     (false, true) => *s.last_mut().expect("rank ≥ 1") = 0,
                     (false, false) => s[0] = 0,
                 }
-                let fill = proto.fill_item().ok_or_else(|| {
-                    err::unsupported("an empty array whose prototype is lost", span.clone())
-                })?;
+                let fill = proto
+                    .fill_item()
+                    .ok_or_else(|| crate::nested::no_prototype(span))?;
                 Array::empty_of(s, &fill)
             }
             // `∪`'s identity is `⍬`; rotations' and `⊤`'s 0, replicate's and expand's 1

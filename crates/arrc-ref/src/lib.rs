@@ -227,6 +227,15 @@ pub fn eval_program(prog: &Program, env: &mut Env) -> Result<Option<Array>> {
     Ok(last)
 }
 
+/// `⊂[axes]x` for `x`'s last `inner` axes: its cells of rank `inner` as the items of
+/// an array of the other axes (an empty one made of a cell of `x`'s fill).
+pub fn enclose_trailing(x: &Array, inner: usize) -> Result<Array> {
+    let axes = (x.rank().saturating_sub(inner)..x.rank())
+        .map(|a| a as i32)
+        .collect();
+    nested::enclose_axes(&Array::vector(Data::I32(axes)), x, 0, &(0..0), &(0..0))
+}
+
 /// Parses and evaluates `src` in a fresh environment.
 pub fn eval_str(src: &str) -> Result<Option<Array>> {
     let prog = arrc_syntax::parse_str(src).map_err(Error::from)?;

@@ -189,8 +189,7 @@ fn empty_frame(
     };
     let mut shape = frame;
     shape.extend(cell);
-    let fill =
-        fill.ok_or_else(|| err::unsupported("an empty array whose prototype is lost", 0..0))?;
+    let fill = fill.ok_or_else(|| crate::nested::no_prototype(&(0..0)))?;
     Ok(Array::empty_of(shape, &fill))
 }
 

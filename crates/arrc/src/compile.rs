@@ -135,10 +135,10 @@ impl Session {
     fn readable<'a>(&self, e: &Expr, arrays: &gpu::Names<'a>) -> gpu::Names<'a> {
         let mut names = HashSet::new();
         e.names(&mut names);
-        let called = called_reads(&self.env.functions, &names);
+        let names = self.names_read(names);
         arrays
             .iter()
-            .filter(|(n, _)| names.contains(*n) || called.contains(*n))
+            .filter(|(n, _)| names.contains(*n))
             .map(|(n, a)| (n.clone(), a.clone()))
             .collect()
     }

@@ -45,13 +45,12 @@ impl CompiledStatement {
     pub fn plan_text(&self) -> String {
         if let Some(parts) = &self.nested {
             // A nested value: how it is held, then each array's own plan.
-            let held = match &self.ir.nested {
-                Some(arrc_ir::ir::NestedResult::Dense { v, inner }) => format!(
-                    "dense: {} with its last {inner} axes an item's",
-                    self.ir.types[v.index()]
-                ),
-                _ => format!("item by item: {} arrays", parts.len()),
-            };
+            let held = self
+                .ir
+                .nested
+                .as_ref()
+                .map(|n| n.held(&self.ir))
+                .unwrap_or_default();
             let mut s = format!(
                 "nested result {}: {held}\n",
                 self.ir.ty(self.ir.result.expect("a result"))

@@ -1055,13 +1055,20 @@ impl Session {
         })
     }
 
+    /// The names a statement naming `names` can read: those, and every name in the
+    /// bodies of the functions it calls, at any depth.
+    pub(crate) fn names_read(&self, mut names: HashSet<String>) -> HashSet<String> {
+        let called = called_reads(&self.env.functions, &names);
+        names.extend(called);
+        names
+    }
+
     /// Gives every array a statement on the reference can read a host copy: the names
     /// it shows (`mentioned`) and those of the functions it calls; every array where
     /// it may read names no text shows (`⍎`). (All of them were read back before:
     /// a statement of text in a loop read every device array back each time.)
     fn materialize_reads(&mut self, stmt: &Stmt, mentioned: &HashSet<String>) -> Result<(), Error> {
-        let mut names = mentioned.clone();
-        names.extend(called_reads(&self.env.functions, mentioned));
+        let names = self.names_read(mentioned.clone());
         let executes = |text: String| text.contains('⍎');
         let dynamic = executes(stmt.to_string())
             || names

@@ -23,7 +23,7 @@ use crate::workspace::{workspace_names, Val};
 use crate::{Error, Session};
 use arrc_ir::array::{Item, Items};
 use arrc_ir::ir::{Function, NestedResult};
-use arrc_ir::{Array, Data, Scalar};
+use arrc_ir::{Array, Data};
 use arrc_syntax::lexer::Num;
 use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Prim};
 use std::rc::Rc;
@@ -44,24 +44,28 @@ enum Layout {
 }
 
 impl Nested {
-    /// How the nested value of `f` (a function with [`Function::parts`]) is kept,
-    /// with the arrays its parts computed; `None` where the lowering could not read
-    /// it back (an array of rank 2 or more held item by item).
-    pub(crate) fn of(f: &Function, vals: Vec<Val>, counter: &mut u64) -> Option<Nested> {
-        let layout = match f.nested.as_ref()? {
-            NestedResult::Items { shape, items } => {
-                if shape.len() > 1 || items.is_empty() {
-                    return None;
-                }
-                Layout::Items {
+    /// How the nested value of `f` (a function with [`Function::parts`]) is kept;
+    /// `None` where the lowering could not read it back (an array of rank 2 or more
+    /// held item by item).
+    fn layout(f: &Function) -> Option<Layout> {
+        match f.nested.as_ref()? {
+            NestedResult::Items { shape, items } if shape.len() <= 1 && !items.is_empty() => {
+                Some(Layout::Items {
                     shape: shape.clone(),
-                }
+                })
             }
-            NestedResult::Dense { v, inner } => Layout::Dense {
+            NestedResult::Items { .. } => None,
+            NestedResult::Dense { v, inner } => Some(Layout::Dense {
                 inner: *inner,
                 rank: f.ty(*v).rank(),
-            },
-        };
+            }),
+        }
+    }
+
+    /// The nested value of `f` kept as the arrays its parts computed, under new
+    /// hidden names (from `counter`).
+    pub(crate) fn of(f: &Function, vals: Vec<Val>, counter: &mut u64) -> Option<Nested> {
+        let layout = Nested::layout(f)?;
         let arrays = vals
             .into_iter()
             .map(|v| {
@@ -74,7 +78,7 @@ impl Nested {
 
     /// Whether the nested value of `f` can be kept on the device ([`Self::of`]).
     pub(crate) fn keeps(f: &Function) -> bool {
-        Nested::of(f, vec![], &mut 0).is_some()
+        Nested::layout(f).is_some()
     }
 
     /// The expression that reads it back (over its hidden names), with `span`.
@@ -128,34 +132,14 @@ impl Nested {
     }
 
     /// The value from its arrays' host values (in `arrays`' order).
-    fn assemble(&self, mut hosts: Vec<Array>) -> Array {
+    fn assemble(&self, mut hosts: Vec<Array>) -> Result<Array, Error> {
         match &self.layout {
             Layout::Items { shape } => {
                 let items: Items = hosts.into_iter().map(Item::enclose).collect();
-                Array::new(shape.clone(), Data::Mixed(items))
+                Ok(Array::new(shape.clone(), Data::Mixed(items)))
             }
-            Layout::Dense { inner, rank } => {
-                let x = hosts.swap_remove(0);
-                let outer = x.shape[..rank - inner].to_vec();
-                let cell = x.shape[rank - inner..].to_vec();
-                let per = arrc_ir::array::saturating_count(&cell);
-                let cells = arrc_ir::array::saturating_count(&outer);
-                if cells == 0 {
-                    // No items: the prototype is a cell of the array's fill.
-                    let fill = x.fill_item().unwrap_or(Item::Simple(Scalar::I32(0)));
-                    let mut d = Data::with_capacity(x.elem, per);
-                    (0..per).for_each(|_| d.push_item(fill.clone()));
-                    let proto = Item::enclose(Array::new(cell, d));
-                    return Array::empty_of(outer, &proto);
-                }
-                let items: Items = (0..cells)
-                    .map(|c| {
-                        let mut d = Data::with_capacity(x.elem, per);
-                        (c * per..(c + 1) * per).for_each(|i| d.push_from(&x.data, i));
-                        Item::enclose(Array::new(cell.clone(), d))
-                    })
-                    .collect();
-                Array::new(outer, Data::Mixed(items))
+            Layout::Dense { inner, .. } => {
+                arrc_ref::enclose_trailing(&hosts.swap_remove(0), *inner)
             }
         }
     }
@@ -241,7 +225,7 @@ impl Session {
         for (_, v) in &n.arrays {
             hosts.push(self.host_of(v.clone())?);
         }
-        Ok(n.assemble(hosts))
+        n.assemble(hosts)
     }
 
     /// Gives nested `name` a host copy, if it has none; it stays held on the device.

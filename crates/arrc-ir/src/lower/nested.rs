@@ -31,6 +31,22 @@ pub(super) enum Nest {
     },
 }
 
+impl Nest {
+    /// As a statement's nested result ([`Function::nested`]).
+    pub(super) fn result(&self) -> NestedResult {
+        match self {
+            Nest::Items { shape, items } => NestedResult::Items {
+                shape: shape.clone(),
+                items: items.clone(),
+            },
+            Nest::Dense { v, inner } => NestedResult::Dense {
+                v: *v,
+                inner: *inner,
+            },
+        }
+    }
+}
+
 /// The most items a nested array is held as one value each ([`Nest::Items`]).
 const UNROLLED: usize = 64;
 
@@ -64,13 +80,7 @@ impl Lower {
             elem: ElemType::Mixed,
             shape: outer,
         };
-        let held = match &n {
-            Nest::Dense { v, inner } => format!(
-                "dense: {} with its last {inner} axes an item's",
-                self.f.ty(*v)
-            ),
-            Nest::Items { items, .. } => format!("item by item: {} values", items.len()),
-        };
+        let held = n.result().held(&self.f);
         let v = self.f.push(Inst::Nested { held }, ty, span.clone());
         self.nests.insert(v, n);
         v
