@@ -158,6 +158,22 @@ pub enum KExpr {
 }
 
 impl KExpr {
+    /// The 4-byte value it only widens exactly (f32 to f64, i32 to i64): a scan may
+    /// hold that value in its registers and widen it where it is folded.
+    pub fn widened(&self) -> Option<&KExpr> {
+        match self {
+            KExpr::Cast {
+                to: ElemType::F64,
+                arg,
+            } if arg.elem() == ElemType::F32 => Some(arg),
+            KExpr::Cast {
+                to: ElemType::I64,
+                arg,
+            } if arg.elem() == ElemType::I32 => Some(arg),
+            _ => None,
+        }
+    }
+
     pub fn elem(&self) -> ElemType {
         match self {
             KExpr::Load { elem, .. }

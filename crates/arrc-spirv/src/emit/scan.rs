@@ -49,13 +49,25 @@ impl Emitter {
         } else {
             (1, self.items_n)
         };
+        // A scan of 4-byte values folded in 8 bytes (f32 `+\` in f64, i32 in i64)
+        // holds its elements as read and widens each where it is added (exact): its
+        // registers are a 4-byte scan's (the planner gives it a 4-byte tile). It keeps
+        // one offset per round instead of each element's inclusive value.
+        let narrow = expr.widened().filter(|_| compact.is_none());
+        let held = narrow.unwrap_or(expr);
+        let ht = held.elem();
+        let htt = self.ty(ht);
         // One function variable per element of the tile an invocation holds (the
         // driver keeps them in registers).
         let mut xs = vec![];
         for _ in 0..rounds {
-            let row: Vec<Word> = (0..width).map(|_| self.local(tt)).collect();
+            let row: Vec<Word> = (0..width).map(|_| self.local(htt)).collect();
             xs.push(row);
         }
+        let offs: Vec<Word> = match narrow {
+            Some(_) => (0..rounds).map(|_| self.local(tt)).collect(),
+            None => vec![],
+        };
         let j = self.local(u);
         let spins = self.local(u);
         let carry = self.local(tt);
@@ -74,6 +86,7 @@ impl Emitter {
         let sh_tile = self.workgroup_var(pu);
         let sh_prefix = self.workgroup_var(ptt);
         let id = self.identity(op, t);
+        let held_id = self.identity(op, ht);
         let zero = self.c_u32(0);
         let one = self.c_u32(1);
         let dev = self.c_u32(SCOPE_DEVICE);
@@ -169,14 +182,14 @@ impl Emitter {
             |e| {
                 for (row, &v) in xs.iter().zip(&vidx) {
                     if let Some(src) = &vec_in {
-                        let x4 = e.load_vec4(src, v, t)?;
+                        let x4 = e.load_vec4(src, v, ht)?;
                         for (&var, x) in row.iter().zip(x4) {
                             e.store(var, x)?;
                         }
                     } else {
                         for (c, &var) in row.iter().enumerate() {
                             let i = elem_at(e, v, c as u32)?;
-                            let x = e.expr(cxr, expr, Ix::flat(i))?;
+                            let x = e.expr(cxr, held, Ix::flat(i))?;
                             e.store(var, x)?;
                         }
                     }
@@ -188,9 +201,9 @@ impl Emitter {
                     for (c, &var) in row.iter().enumerate() {
                         let i = elem_at(e, v, c as u32)?;
                         let inb = e.ult(i, cxr.n)?;
-                        e.store(var, id)?;
+                        e.store(var, held_id)?;
                         e.if_then(inb, |e| {
-                            let x = e.expr(cxr, expr, Ix::flat(i))?;
+                            let x = e.expr(cxr, held, Ix::flat(i))?;
                             e.store(var, x)
                         })?;
                     }
@@ -202,13 +215,19 @@ impl Emitter {
         // then an exclusive scan and a reduction of the rows' totals across the
         // subgroup (the rounds are independent, so their subgroup operations
         // overlap).
+        let widen = |e: &mut Self, var: Word| -> R<Word> {
+            let x = e.load(htt, var)?;
+            e.convert(x, ht, t)
+        };
         let mut round_scans = vec![];
         for row in &xs {
-            let mut acc = e.load(tt, row[0])?;
+            let mut acc = widen(e, row[0])?;
             for &var in &row[1..] {
-                let x = e.load(tt, var)?;
+                let x = widen(e, var)?;
                 acc = e.binop(op, t, acc, x)?;
-                e.store(var, acc)?;
+                if narrow.is_none() {
+                    e.store(var, acc)?;
+                }
             }
             let ex = e.group(op, t, GroupOperation::ExclusiveScan, acc)?;
             // The round's total: the last lane's inclusive value, or a
@@ -230,15 +249,19 @@ impl Emitter {
         // that after the lookback only the tile's and the subgroup's prefixes
         // remain.
         let mut run: Option<Word> = None;
-        for (row, &(ex, tot)) in xs.iter().zip(&round_scans) {
+        for (r, (row, &(ex, tot))) in xs.iter().zip(&round_scans).enumerate() {
             let off = match run {
                 Some(r) => e.binop(op, t, r, ex)?,
                 None => ex,
             };
-            for &var in row {
-                let x = e.load(tt, var)?;
-                let y = e.binop(op, t, off, x)?;
-                e.store(var, y)?;
+            if narrow.is_some() {
+                e.store(offs[r], off)?;
+            } else {
+                for &var in row {
+                    let x = e.load(tt, var)?;
+                    let y = e.binop(op, t, off, x)?;
+                    e.store(var, y)?;
+                }
             }
             run = Some(match run {
                 Some(r) => e.binop(op, t, r, tot)?,
@@ -300,6 +323,14 @@ impl Emitter {
             },
         )?;
         let fold_in = |e: &mut Self, a: Word| -> R<()> {
+            if narrow.is_some() {
+                for &var in &offs {
+                    let x = e.load(tt, var)?;
+                    let y = e.binop(op, t, a, x)?;
+                    e.store(var, y)?;
+                }
+                return Ok(());
+            }
             for row in &xs {
                 for &var in row {
                     let x = e.load(tt, var)?;
@@ -372,10 +403,21 @@ impl Emitter {
             }
             return Ok(());
         }
-        for (row, &v) in xs.iter().zip(&vidx) {
+        for (r, (row, &v)) in xs.iter().zip(&vidx).enumerate() {
+            // Each element's inclusive value: held already, or (narrow) the round's
+            // offset and the elements before it, widened.
             let mut ys = vec![];
+            let mut acc = offs.get(r).map(|&o| e.load(tt, o)).transpose()?;
             for &var in row {
-                ys.push(e.load(tt, var)?);
+                match acc {
+                    Some(a) => {
+                        let x = widen(e, var)?;
+                        let y = e.binop(op, t, a, x)?;
+                        acc = Some(y);
+                        ys.push(y);
+                    }
+                    None => ys.push(e.load(tt, var)?),
+                }
             }
             let each = |e: &mut Self, checked: bool| -> R<()> {
                 for (c, &y) in ys.iter().enumerate() {
