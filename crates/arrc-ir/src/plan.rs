@@ -128,6 +128,10 @@ pub struct PlanOptions {
     /// that would read more arrays is computed in parts, and a kernel still over it
     /// is refused.
     pub max_bindings: u32,
+    /// Matrix products of at least this many result elements take tiles of 128×128
+    /// (8×8 outputs per invocation); smaller ones 64×64 (4×4), so that there are
+    /// tiles enough for every core.
+    pub matmul_large_from: u64,
 }
 
 impl Default for PlanOptions {
@@ -159,6 +163,7 @@ impl Default for PlanOptions {
             quad_columns_from: 1 << 25,
             host_checks_result: false,
             max_bindings: 1 << 20,
+            matmul_large_from: 1 << 21,
         }
     }
 }
@@ -410,13 +415,14 @@ pub enum KernelKind {
         overflow: Option<u32>,
     },
     /// Push constants `m, n, k`: `out = a+.×b` for `a` m×k and `b` k×n (elements by
-    /// ravel index), in tiles of 64×64 per workgroup of 256 invocations, 4×4 per
-    /// invocation, through workgroup memory 16 steps of `k` at a time. `overflow` as
-    /// on `Reduce`.
+    /// ravel index), in tiles of `16·per × 16·per` per workgroup of 256 invocations,
+    /// `per × per` per invocation, through workgroup memory 8 steps of `k` at a
+    /// time. `overflow` as on `Reduce`.
     MatMul {
         a: KExpr,
         b: KExpr,
         out: u32,
+        per: u32,
         overflow: Option<u32>,
     },
     /// One invocation writes `clamp(ceil(n / per_group), 1, max), 1, 1` to `out`: the

@@ -1266,7 +1266,9 @@ impl Emitter {
                 unit,
                 ..
             } => self.scan_axis_kernel(&mut cx, *fold, expr, *out, out_index, *unit)?,
-            KernelKind::MatMul { a, b, out, .. } => self.matmul_kernel(&mut cx, a, b, *out)?,
+            KernelKind::MatMul { a, b, out, per, .. } => {
+                self.matmul_kernel(&mut cx, a, b, *out, *per)?
+            }
             KernelKind::IndirectArgs {
                 n,
                 per_group,

@@ -240,6 +240,9 @@ pub struct Tuning {
     /// Column folds of at least this many elements read four columns per invocation
     /// (`PlanOptions::quad_columns_from`).
     pub quad_columns_from: Option<u64>,
+    /// Matrix products of at least this many result elements take 128×128 tiles
+    /// (`PlanOptions::matmul_large_from`).
+    pub matmul_large_from: Option<u64>,
     /// Scan tiles in workgroup-id order (`PlanOptions::scan_tiles_by_workgroup`).
     pub scan_tiles_by_workgroup: Option<bool>,
     /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`).
@@ -288,6 +291,9 @@ impl Tuning {
         set(&mut o.spin_limit, self.spin_limit, 1, 60000);
         if let Some(v) = self.quad_columns_from {
             o.quad_columns_from = v;
+        }
+        if let Some(v) = self.matmul_large_from {
+            o.matmul_large_from = v;
         }
         if let Some(v) = self.scan_tiles_by_workgroup {
             o.scan_tiles_by_workgroup = v;

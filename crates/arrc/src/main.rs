@@ -302,6 +302,10 @@ enum Cmd {
         /// invocation (16-byte loads).
         #[arg(long)]
         quad_columns_from: Option<u64>,
+        /// Tuning: matrix products of at least this many result elements take
+        /// 128×128 tiles (8×8 per invocation), smaller ones 64×64.
+        #[arg(long)]
+        matmul_large_from: Option<u64>,
         /// Tuning: f32 `+` and `×` folds accumulate in f64 (the default, where the
         /// device has f64); `false` measures what that costs (and gives f32
         /// accumulation's answers, which can differ from the reference's).
@@ -928,6 +932,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             scan_tiles_by_workgroup,
             single_pass_reduce,
             quad_columns_from,
+            matmul_large_from,
             wide_folds,
             radix_from,
             radix_lookback_below,
@@ -974,6 +979,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     scan_tiles_by_workgroup,
                     single_pass_reduce,
                     quad_columns_from,
+                    matmul_large_from,
                     every_subgroup_looks_back: scan_every_subgroup,
                     wide_folds,
                     radix_from,

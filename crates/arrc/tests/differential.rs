@@ -890,43 +890,60 @@ fn float_folds_that_overflow() {
 }
 
 /// `+.×` as a tiled matrix multiply: shapes that are not multiples of the tile, with
-/// fused operands, against the reference.
+/// fused operands, against the reference, in both tile sizes (64×64, and 128×128 with
+/// 8×8 outputs per invocation), `k` not a multiple of the 8 steps staged at a time.
 #[test]
 fn matrix_products() {
-    let mut s = gpu();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(0x3a7);
-    for ty in [ElemType::F32, ElemType::I32] {
-        for (m, k, n) in [
-            (1, 1, 1),
-            (5, 7, 3),
-            (65, 130, 63),
-            (200, 17, 300),
-            (64, 64, 64),
-        ] {
-            let a = random_shaped(&mut rng, ty, &[m, k]);
-            let b = random_shaped(&mut rng, ty, &[k, n]);
-            s.set("a", a.clone()).unwrap();
-            s.set("b", b.clone()).unwrap();
-            let mut cpu = arrc_ref::Env::default();
-            cpu.arrays.insert("a".into(), a.clone());
-            cpu.arrays.insert("b".into(), b.clone());
-            for expr in ["a+.×b", "(a×2)+.×b-1", "(⍉b)+.×⍉a"] {
-                let g = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
-                assert!(g.notes.is_empty(), "{expr}: {:?}", g.notes);
-                let g = g.value.unwrap();
-                let c = arrc_ref::eval_program(&arrc_syntax::parse_str(expr).unwrap(), &mut cpu)
-                    .unwrap()
-                    .unwrap();
-                let scale = (sum_abs(&a) + sum_abs(&b)) * 100.0;
-                assert_close(&format!("{expr} {m}×{k}×{n}"), m * n, &g, &c, scale);
+    for large_from in [u64::MAX, 0] {
+        let mut s = gpu();
+        s.tune(arrc::Tuning {
+            matmul_large_from: Some(large_from),
+            ..Default::default()
+        });
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x3a7);
+        for ty in [ElemType::F32, ElemType::I32, ElemType::F64] {
+            for (m, k, n) in [
+                (1, 1, 1),
+                (5, 7, 3),
+                (65, 130, 63),
+                (200, 17, 300),
+                (64, 64, 64),
+                (129, 9, 127),
+                (128, 8, 128),
+                (3, 1000, 2),
+            ] {
+                let a = random_shaped(&mut rng, ty, &[m, k]);
+                let b = random_shaped(&mut rng, ty, &[k, n]);
+                s.set("a", a.clone()).unwrap();
+                s.set("b", b.clone()).unwrap();
+                let mut cpu = arrc_ref::Env::default();
+                cpu.arrays.insert("a".into(), a.clone());
+                cpu.arrays.insert("b".into(), b.clone());
+                for expr in ["a+.×b", "(a×2)+.×b-1", "(⍉b)+.×⍉a"] {
+                    let g = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+                    assert!(g.notes.is_empty(), "{expr}: {:?}", g.notes);
+                    let g = g.value.unwrap();
+                    let c =
+                        arrc_ref::eval_program(&arrc_syntax::parse_str(expr).unwrap(), &mut cpu)
+                            .unwrap()
+                            .unwrap();
+                    let scale = (sum_abs(&a) + sum_abs(&b)) * 100.0;
+                    assert_close(&format!("{expr} {m}×{k}×{n}"), m * n, &g, &c, scale);
+                }
             }
         }
+        let c = s.compile("(70 33⍴⍳7)+.×33 65⍴1.5").unwrap();
+        let per = if large_from == 0 { 8 } else { 4 };
+        assert!(matches!(
+            c.plan.kernels[0].kind,
+            arrc_ir::plan::KernelKind::MatMul { per: p, .. } if p == per
+        ));
     }
-    let c = s.compile("(70 33⍴⍳7)+.×33 65⍴1.5").unwrap();
-    assert!(matches!(
-        c.plan.kernels[0].kind,
-        arrc_ir::plan::KernelKind::MatMul { .. }
-    ));
+    // Cancellation is exact where the reference's f64 is (f32 products accumulate in
+    // f64): 1e8×1 + 0.5×1 - 1e8×1 in one dot product.
+    let mut s = gpu();
+    let r = s.eval("(1 3⍴1e8 0.5 ¯1e8)+.×3 1⍴1").unwrap().value.unwrap();
+    assert_eq!(arrc::display(&r), "0.5");
 }
 
 /// Compress with the result's length left on the device: later kernels read it there,

@@ -493,9 +493,19 @@ impl Planner<'_> {
         // A float product of finite items can leave the type's range.
         let overflow = self.overflow_bit(v, &Fold::Assoc(BinOp::Add), is_result);
         self.bind_status(&mut kb, a.may_fail() || b.may_fail() || overflow.is_some());
+        // Large tiles where there are enough of them (8×8 outputs per invocation).
+        let outputs = match (m, n) {
+            (Dim::Known(m), Dim::Known(n)) => m as u64 * n as u64,
+            _ => 0,
+        };
+        let per = if outputs >= self.opts.matmul_large_from {
+            8
+        } else {
+            4
+        };
         let tiles = |d: Dim| Count::Groups {
             of: Box::new(Count::Product(vec![d])),
-            per_group: 64,
+            per_group: 16 * per,
             max: u32::MAX,
         };
         let groups = Count::Groups {
@@ -512,6 +522,7 @@ impl Planner<'_> {
             a,
             b,
             out,
+            per,
             overflow,
         };
         self.push_kernel("matmul", kind, kb, push, groups);

@@ -1,20 +1,42 @@
-//! `+.×` of two matrices: 64×64 tiles per workgroup through workgroup memory.
+//! `+.×` of two matrices: square tiles per workgroup through workgroup memory,
+//! `side × side` outputs per invocation in registers.
 
 use super::*;
 
+/// Invocations along each side of a tile (a workgroup is `SIDE × SIDE`).
+const SIDE: u32 = 16;
+/// Steps of `k` staged in workgroup memory at a time.
+const BK: u32 = 8;
+/// Rows of tiles a run of consecutive workgroups takes before moving right, so that
+/// the operands' rows and columns they read are shared in the cache.
+const GROUP_ROWS: u32 = 8;
+
 impl Emitter {
-    /// `out = a+.×b` (push constants m, n, k): each workgroup of 256 computes 64×64
-    /// tiles of the result (grid-stride over tiles), 4×4 outputs per invocation held
-    /// in registers; 64×16 of `a` and 16×64 of `b` pass through workgroup memory per
-    /// step, out-of-range elements read as 0 (any shape works).
-    pub(super) fn matmul_kernel(&mut self, cx: &mut Cx, a: &KExpr, b: &KExpr, out: u32) -> R<()> {
-        const T: u32 = 64;
-        const TK: u32 = 16;
-        const R4: u32 = 4;
+    /// `out = a+.×b` (push constants m, n, k), in tiles of `16·per × 16·per` per
+    /// workgroup of 256 (grid-stride over tiles, taken eight rows of tiles at a time).
+    /// Invocation (ty, tx) holds the `per × per` outputs at rows `ty + 16i` and
+    /// columns `tx + 16j` of its tile, so its neighbours read neighbouring words of
+    /// workgroup memory. Each step stages `BK` columns of `a` and rows of `b` in the
+    /// accumulator's type (an f32 product accumulates in f64: converted once, where
+    /// it is staged, not at every use; `a`'s columns padded by one word against bank
+    /// conflicts); the next step's elements are read into registers while this one's
+    /// are multiplied. Elements outside the operands read as 0, so any shape works.
+    pub(super) fn matmul_kernel(
+        &mut self,
+        cx: &mut Cx,
+        a: &KExpr,
+        b: &KExpr,
+        out: u32,
+        per: u32,
+    ) -> R<()> {
+        let tile_side = SIDE * per;
+        let invocations = SIDE * SIDE;
+        // Elements of each operand's step an invocation stages.
+        let staged = tile_side * BK / invocations;
         let t = a.elem();
         let tt = self.ty(t);
-        // Operands converted to a wider accumulator (an f32 product in f64) pass
-        // through workgroup memory in their own type: half the bytes.
+        // Operands widened to the accumulator (an f32 product in f64) are read in
+        // their own type and converted as they are staged.
         let (a, b, st) = match (a, b) {
             (KExpr::Cast { arg: x, .. }, KExpr::Cast { arg: y, .. }) if x.elem() == y.elem() => {
                 (&**x, &**y, x.elem())
@@ -26,52 +48,70 @@ impl Emitter {
         let m = cx.n;
         let n = self.push_constant(cx, 1)?;
         let k = self.push_constant(cx, 2)?;
-        let as_ = self.shared_sized(st, T * TK);
-        let bs = self.shared_sized(st, T * TK);
-        let accs: Vec<Word> = (0..R4 * R4).map(|_| self.local(tt)).collect();
-        let tmp = self.local(stt);
+        let a_stride = tile_side + 1;
+        let as_ = self.shared_sized(t, BK * a_stride);
+        let bs = self.shared_sized(t, BK * tile_side);
+        let accs: Vec<Word> = (0..per * per).map(|_| self.local(tt)).collect();
+        let a_regs: Vec<Word> = (0..staged).map(|_| self.local(stt)).collect();
+        let b_regs: Vec<Word> = (0..staged).map(|_| self.local(stt)).collect();
         let tile_var = self.local(u);
         let k0_var = self.local(u);
-        let c63 = self.c_u32(T - 1);
-        let c64 = self.c_u32(T);
-        let n63 = self.uadd(n, c63)?;
-        let tiles_n = self.b.u_div(u, None, n63, c64).map_err(be)?;
-        let m63 = self.uadd(m, c63)?;
-        let tiles_m = self.b.u_div(u, None, m63, c64).map_err(be)?;
+        let side = self.c_u32(tile_side);
+        let side1 = self.c_u32(tile_side - 1);
+        let n1 = self.uadd(n, side1)?;
+        let tiles_n = self.b.u_div(u, None, n1, side).map_err(be)?;
+        let m1 = self.uadd(m, side1)?;
+        let tiles_m = self.b.u_div(u, None, m1, side).map_err(be)?;
         let tiles = self.umul(tiles_m, tiles_n)?;
-        let c16 = self.c_u32(16);
+        let c16 = self.c_u32(SIDE);
         let ty_ = self.b.u_div(u, None, cx.lid, c16).map_err(be)?;
         let tx = self.b.u_mod(u, None, cx.lid, c16).map_err(be)?;
         let zero_t = self.scalar(Scalar::I32(0).cast(t));
         let zero_st = self.scalar(Scalar::I32(0).cast(st));
+        let zero = self.c_u32(0);
+        let bk = self.c_u32(BK);
+        // Where invocation `lid`'s r-th staged element of each operand lies in the
+        // step: `a`'s (row, column) of a tile_side × BK block, `b`'s of BK × tile_side.
+        let mut a_at = vec![];
+        let mut b_at = vec![];
+        for r in 0..staged {
+            let off = self.c_u32(r * invocations);
+            let eid = self.uadd(cx.lid, off)?;
+            let ar = self.b.u_div(u, None, eid, bk).map_err(be)?;
+            let ac = self.b.u_mod(u, None, eid, bk).map_err(be)?;
+            a_at.push((ar, ac));
+            let br = self.b.u_div(u, None, eid, side).map_err(be)?;
+            let bc = self.b.u_mod(u, None, eid, side).map_err(be)?;
+            b_at.push((br, bc, eid));
+        }
         let cxr = &*cx;
-        let (group, groups, lid) = (cx.group, cx.groups, cx.lid);
+        let (group, groups) = (cx.group, cx.groups);
         self.count_loop(tile_var, group, tiles, groups, |e, tile| {
-            let tr = e.b.u_div(u, None, tile, tiles_n).map_err(be)?;
-            let tc = e.b.u_mod(u, None, tile, tiles_n).map_err(be)?;
-            let row0 = e.umul(tr, c64)?;
-            let col0 = e.umul(tc, c64)?;
+            // Tile order: GROUP_ROWS rows of tiles, column by column.
+            let gr = e.c_u32(GROUP_ROWS);
+            let band = e.umul(gr, tiles_n)?;
+            let g = e.b.u_div(u, None, tile, band).map_err(be)?;
+            let first = e.umul(g, gr)?;
+            let left = e.b.i_sub(u, None, tiles_m, first).map_err(be)?;
+            let rows = e.umin(left, gr)?;
+            let w = e.b.u_mod(u, None, tile, band).map_err(be)?;
+            let wr = e.b.u_mod(u, None, w, rows).map_err(be)?;
+            let tr = e.uadd(first, wr)?;
+            let tc = e.b.u_div(u, None, w, rows).map_err(be)?;
+            let row0 = e.umul(tr, side)?;
+            let col0 = e.umul(tc, side)?;
             for &acc in &accs {
                 e.store(acc, zero_t)?;
             }
-            let zero = e.c_u32(0);
-            let step = e.c_u32(TK);
-            e.count_loop(k0_var, zero, k, step, |e, k0| {
-                // Stage the tiles: 4 elements of each per invocation. Element `eid` of
-                // a tile `width` wide is (eid / width, eid mod width) from (r0, c0) of
-                // an operand of `rows`×`cols`; outside it reads 0.
-                let stage = |e: &mut Self,
-                             operand: &KExpr,
-                             eid: Word,
-                             width: u32,
-                             (r0, c0): (Word, Word),
-                             (rows, cols): (Word, Word)|
-                 -> R<(Word, Word, Word)> {
-                    let w = e.c_u32(width);
-                    let row = e.b.u_div(u, None, eid, w).map_err(be)?;
-                    let col = e.b.u_mod(u, None, eid, w).map_err(be)?;
-                    let gr = e.uadd(r0, row)?;
-                    let gc = e.uadd(c0, col)?;
+            // Reads one step's elements (from column k0 of `a`, row k0 of `b`) into
+            // the staging registers; outside an operand, 0.
+            let fetch = |e: &mut Self, k0: Word| -> R<()> {
+                let read = |e: &mut Self,
+                            operand: &KExpr,
+                            reg: Word,
+                            (gr, gc): (Word, Word),
+                            (rows, cols): (Word, Word)|
+                 -> R<()> {
                     let in_r = e.ult(gr, rows)?;
                     let in_c = e.ult(gc, cols)?;
                     let ok = e.b.logical_and(e.bool_t, None, in_r, in_c).map_err(be)?;
@@ -81,52 +121,64 @@ impl Emitter {
                             let base = e.umul(gr, cols)?;
                             let idx = e.uadd(base, gc)?;
                             let v = e.expr(cxr, operand, Ix::flat(idx))?;
-                            e.store(tmp, v)
+                            e.store(reg, v)
                         },
-                        |e| e.store(tmp, zero_st),
-                    )?;
-                    Ok((e.load(stt, tmp)?, row, col))
+                        |e| e.store(reg, zero_st),
+                    )
                 };
-                for r in 0..R4 {
-                    let el = e.c_u32(r * 256);
-                    let eid = e.uadd(lid, el)?;
-                    // a: 64 rows × 16 columns, stored column-major (as[col][row]).
-                    let (v, arow, acol) = stage(e, a, eid, TK, (row0, k0), (m, k))?;
-                    let c64 = e.c_u32(T);
-                    let s = e.umul(acol, c64)?;
-                    let s = e.uadd(s, arow)?;
-                    let p = e.shared_ptr(as_, st, s)?;
-                    e.store(p, v)?;
-                    // b: 16 rows × 64 columns (bs[row][col]).
-                    let (v, _, _) = stage(e, b, eid, T, (k0, col0), (k, n))?;
-                    let p = e.shared_ptr(bs, st, eid)?;
-                    e.store(p, v)?;
+                for r in 0..staged as usize {
+                    let (ar, ac) = a_at[r];
+                    let gr = e.uadd(row0, ar)?;
+                    let gc = e.uadd(k0, ac)?;
+                    read(e, a, a_regs[r], (gr, gc), (m, k))?;
+                    let (br, bc, _) = b_at[r];
+                    let gr = e.uadd(k0, br)?;
+                    let gc = e.uadd(col0, bc)?;
+                    read(e, b, b_regs[r], (gr, gc), (k, n))?;
+                }
+                Ok(())
+            };
+            fetch(e, zero)?;
+            e.count_loop(k0_var, zero, k, bk, |e, k0| {
+                // Stage this step: `a` column-major (as[col][row], padded), `b`
+                // row-major (bs[row][col]).
+                let astr = e.c_u32(a_stride);
+                for r in 0..staged as usize {
+                    let (ar, ac) = a_at[r];
+                    let s = e.umul(ac, astr)?;
+                    let s = e.uadd(s, ar)?;
+                    let x = e.load(stt, a_regs[r])?;
+                    let x = e.convert(x, st, t)?;
+                    let p = e.shared_ptr(as_, t, s)?;
+                    e.store(p, x)?;
+                    let (_, _, eid) = b_at[r];
+                    let x = e.load(stt, b_regs[r])?;
+                    let x = e.convert(x, st, t)?;
+                    let p = e.shared_ptr(bs, t, eid)?;
+                    e.store(p, x)?;
                 }
                 e.barrier()?;
-                let c4 = e.c_u32(R4);
-                let ty4 = e.umul(ty_, c4)?;
-                let tx4 = e.umul(tx, c4)?;
-                for kk in 0..TK {
-                    let base = e.c_u32(kk * T);
+                // The next step's reads are in flight while this one multiplies.
+                let next = e.uadd(k0, bk)?;
+                let more = e.ult(next, k)?;
+                e.if_then(more, |e| fetch(e, next))?;
+                for kk in 0..BK {
                     let mut av = vec![];
                     let mut bv = vec![];
-                    for i in 0..R4 {
-                        let ci = e.c_u32(i);
-                        let ai = e.uadd(ty4, ci)?;
-                        let ai = e.uadd(base, ai)?;
-                        let p = e.shared_ptr(as_, st, ai)?;
-                        let x = e.load(stt, p)?;
-                        av.push(e.convert(x, st, t)?);
-                        let bi = e.uadd(tx4, ci)?;
-                        let bi = e.uadd(base, bi)?;
-                        let p = e.shared_ptr(bs, st, bi)?;
-                        let x = e.load(stt, p)?;
-                        bv.push(e.convert(x, st, t)?);
+                    for i in 0..per {
+                        let ai = e.c_u32(kk * a_stride + SIDE * i);
+                        let ai = e.uadd(ty_, ai)?;
+                        let p = e.shared_ptr(as_, t, ai)?;
+                        av.push(e.load(tt, p)?);
+                        let bi = e.c_u32(kk * tile_side + SIDE * i);
+                        let bi = e.uadd(tx, bi)?;
+                        let p = e.shared_ptr(bs, t, bi)?;
+                        bv.push(e.load(tt, p)?);
                     }
-                    for i in 0..R4 as usize {
-                        for j in 0..R4 as usize {
-                            let acc = accs[i * R4 as usize + j];
-                            let prod = e.binop(BinOp::Mul, t, av[i], bv[j])?;
+                    for (i, &x) in av.iter().enumerate() {
+                        for (j, &y) in bv.iter().enumerate() {
+                            let acc = accs[i * per as usize + j];
+                            let prod = e.binop(BinOp::Mul, t, x, y)?;
                             let cur = e.load(tt, acc)?;
                             let sum = e.binop(BinOp::Add, t, cur, prod)?;
                             e.store(acc, sum)?;
@@ -135,21 +187,18 @@ impl Emitter {
                 }
                 e.barrier()
             })?;
-            let c4 = e.c_u32(R4);
-            let ty4 = e.umul(ty_, c4)?;
-            let tx4 = e.umul(tx, c4)?;
-            for i in 0..R4 {
-                for j in 0..R4 {
-                    let ci = e.c_u32(i);
-                    let cj = e.c_u32(j);
-                    let r = e.uadd(ty4, ci)?;
+            for i in 0..per {
+                for j in 0..per {
+                    let ci = e.c_u32(SIDE * i);
+                    let cj = e.c_u32(SIDE * j);
+                    let r = e.uadd(ty_, ci)?;
                     let gi = e.uadd(row0, r)?;
-                    let c = e.uadd(tx4, cj)?;
+                    let c = e.uadd(tx, cj)?;
                     let gj = e.uadd(col0, c)?;
                     let in_i = e.ult(gi, m)?;
                     let in_j = e.ult(gj, n)?;
                     let ok = e.b.logical_and(e.bool_t, None, in_i, in_j).map_err(be)?;
-                    let acc = accs[(i * R4 + j) as usize];
+                    let acc = accs[(i * per + j) as usize];
                     e.if_then(ok, |e| {
                         let v = e.load(tt, acc)?;
                         let rn = e.umul(gi, n)?;
