@@ -128,10 +128,15 @@ pub struct PlanOptions {
     /// that would read more arrays is computed in parts, and a kernel still over it
     /// is refused.
     pub max_bindings: u32,
-    /// Matrix products of at least this many result elements take tiles of 128×128
-    /// (8×8 outputs per invocation); smaller ones 64×64 (4×4), so that there are
-    /// tiles enough for every core.
+    /// Matrix products of at least this many result elements take `matmul_tile`
+    /// (128×128 tiles, 8×8 outputs per invocation); smaller ones
+    /// `MatMulTile::SMALL` (64×64, 4×4), so that there are tiles enough for every
+    /// core.
     pub matmul_large_from: u64,
+    pub matmul_tile: MatMulTile,
+    /// Workgroup memory a kernel may use (the device's maxComputeSharedMemorySize;
+    /// by default Vulkan's least, 16 KiB).
+    pub max_shared_bytes: u32,
 }
 
 impl Default for PlanOptions {
@@ -164,6 +169,8 @@ impl Default for PlanOptions {
             host_checks_result: false,
             max_bindings: 1 << 20,
             matmul_large_from: 1 << 21,
+            matmul_tile: MatMulTile::LARGE,
+            max_shared_bytes: 16 << 10,
         }
     }
 }
@@ -415,14 +422,13 @@ pub enum KernelKind {
         overflow: Option<u32>,
     },
     /// Push constants `m, n, k`: `out = a+.×b` for `a` m×k and `b` k×n (elements by
-    /// ravel index), in tiles of `16·per × 16·per` per workgroup of 256 invocations,
-    /// `per × per` per invocation, through workgroup memory 8 steps of `k` at a
-    /// time. `overflow` as on `Reduce`.
+    /// ravel index), in tiles of `16·rows × 16·cols` per workgroup of 256
+    /// invocations (`MatMulTile`). `overflow` as on `Reduce`.
     MatMul {
         a: KExpr,
         b: KExpr,
         out: u32,
-        per: u32,
+        tile: MatMulTile,
         overflow: Option<u32>,
     },
     /// One invocation writes `clamp(ceil(n / per_group), 1, max), 1, 1` to `out`: the
@@ -549,6 +555,80 @@ pub struct Finish {
 pub struct Compact {
     pub value: KExpr,
     pub len: u32,
+}
+
+/// The work of one invocation of a `+.×` kernel (`KernelKind::MatMul`): `rows ×
+/// cols` outputs of a workgroup of 16×16 (a tile of `16·rows × 16·cols`), `steps`
+/// of the inner length staged in workgroup memory at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct MatMulTile {
+    pub rows: u32,
+    pub cols: u32,
+    pub steps: u32,
+}
+
+impl MatMulTile {
+    /// Products with many tiles: 128×128, 16 steps at a time. On the H100 (f32 in
+    /// f64, 4096², `--matmul-tile`): 8x8x16 6774 µs (234 registers), 8x8x8 7163
+    /// (214), 8x4x8 7377, 4x8x8 7561, 8x4x16 7806 (160), 4x4x16 8152.
+    pub const LARGE: MatMulTile = MatMulTile {
+        rows: 8,
+        cols: 8,
+        steps: 16,
+    };
+    /// Smaller products (tiles enough for every core): 64×64.
+    pub const SMALL: MatMulTile = MatMulTile {
+        rows: 4,
+        cols: 4,
+        steps: 8,
+    };
+
+    /// Bytes of workgroup memory it stages, for elements of `elem` bytes (a column
+    /// of `a` padded by one).
+    pub fn shared_bytes(self, elem: u32) -> u32 {
+        self.steps * (16 * self.rows + 1 + 16 * self.cols) * elem
+    }
+
+    /// This tile with fewer steps where it needs more than `max` bytes of workgroup
+    /// memory (the device's maxComputeSharedMemorySize); `SMALL` (8 KiB) where that
+    /// is not enough.
+    pub fn fitted(mut self, max: u32, elem: u32) -> MatMulTile {
+        while self.shared_bytes(elem) > max {
+            let steps = self.steps / 2;
+            if steps < 4 || (self.rows * steps) % 16 != 0 || (self.cols * steps) % 16 != 0 {
+                return MatMulTile::SMALL;
+            }
+            self.steps = steps;
+        }
+        self
+    }
+
+    /// `ROWSxCOLSxSTEPS` (as `8x8x8`): each of rows and columns 1, 2, 4 or 8, steps
+    /// 4, 8 or 16, with every invocation staging whole elements of each step.
+    pub fn parse(s: &str) -> Result<MatMulTile, String> {
+        let v: Vec<u32> = s
+            .split('x')
+            .map(|p| p.trim().parse::<u32>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("{s}: {e}"))?;
+        let [rows, cols, steps] = v[..] else {
+            return Err(format!("{s}: give ROWSxCOLSxSTEPS, as 8x8x8"));
+        };
+        let t = MatMulTile { rows, cols, steps };
+        let side = |x: u32| matches!(x, 1 | 2 | 4 | 8);
+        if side(rows)
+            && side(cols)
+            && matches!(steps, 4 | 8 | 16)
+            && (rows * steps) % 16 == 0
+            && (cols * steps) % 16 == 0
+        {
+            Ok(t)
+        } else {
+            Err(format!(
+                "{s}: rows and columns 1, 2, 4 or 8, steps 4, 8 or 16, rows×steps and columns×steps multiples of 16"
+            ))
+        }
+    }
 }
 
 /// One storage-buffer binding of a kernel (descriptor set 0).

@@ -32,3 +32,43 @@ fn arrays_beyond_the_bindings_point_at_their_source() {
         e.span
     );
 }
+
+#[test]
+fn matrix_product_tiles_fit_the_devices_workgroup_memory() {
+    // A 128×128 tile staging 16 steps of f64 needs 33 KiB: fewer steps on a device
+    // with less (lavapipe's 32 KiB, Vulkan's least 16 KiB); no device gets more than
+    // it has.
+    use arrc_ir::plan::{KernelKind, MatMulTile};
+    let large = MatMulTile::LARGE;
+    assert_eq!(large.shared_bytes(8), 16 * (129 + 128) * 8);
+    assert_eq!(large.fitted(48 << 10, 8), large);
+    assert_eq!(large.fitted(32 << 10, 8).steps, 8);
+    assert_eq!(large.fitted(16 << 10, 8).steps, 4);
+    assert_eq!(large.fitted(16 << 10, 4).steps, 8);
+    assert_eq!(large.fitted(4 << 10, 8), MatMulTile::SMALL);
+    let src = "a+.×b";
+    let prog = arrc_syntax::parse_str(src).unwrap();
+    let param = |name: &str| Param {
+        name: name.into(),
+        ty: Type {
+            elem: ElemType::F32,
+            shape: vec![Dim::Known(2048), Dim::Known(2048)],
+        },
+        value: None,
+    };
+    let params = [param("a"), param("b")];
+    let f = arrc_ir::lower::lower_program(&prog, &params, &[], &[], ElemType::F32, 1).unwrap();
+    let v = arrc_ir::verify::verify(&f).unwrap();
+    for max in [16 << 10, 32 << 10, 48 << 10] {
+        let opts = PlanOptions {
+            max_shared_bytes: max,
+            ..PlanOptions::default()
+        };
+        let p = plan(&v, &opts).unwrap();
+        let KernelKind::MatMul { tile, .. } = p.kernels[0].kind else {
+            panic!("not a matrix product: {:?}", p.kernels[0].kind);
+        };
+        assert!(tile.shared_bytes(8) <= max, "{tile:?} over {max}");
+        assert_eq!(tile.rows, 8);
+    }
+}

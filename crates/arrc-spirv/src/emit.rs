@@ -1266,9 +1266,9 @@ impl Emitter {
                 unit,
                 ..
             } => self.scan_axis_kernel(&mut cx, *fold, expr, *out, out_index, *unit)?,
-            KernelKind::MatMul { a, b, out, per, .. } => {
-                self.matmul_kernel(&mut cx, a, b, *out, *per)?
-            }
+            KernelKind::MatMul {
+                a, b, out, tile, ..
+            } => self.matmul_kernel(&mut cx, a, b, *out, *tile)?,
             KernelKind::IndirectArgs {
                 n,
                 per_group,

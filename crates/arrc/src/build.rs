@@ -126,6 +126,7 @@ pub fn target_options(name: &str) -> Option<PlanOptions> {
             o.int64_atomics = false;
             o.every_subgroup_looks_back = true;
             o.loop_trip_limit = Some(65_000);
+            o.max_shared_bytes = 32 << 10;
         }
         // NVIDIA (Hopper, Ampere): subgroups of 32, f64, 64-bit atomics, shuffles,
         // larger scan tiles.
@@ -136,6 +137,7 @@ pub fn target_options(name: &str) -> Option<PlanOptions> {
             o.subgroup_shuffle = true;
             o.scan_workgroup_size = 384;
             o.scan_items_per_thread = 32;
+            o.max_shared_bytes = 48 << 10;
         }
         "generic" => {}
         _ => return None,

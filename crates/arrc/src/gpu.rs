@@ -437,6 +437,7 @@ impl Gpu {
         o.workgroup_size = o.workgroup_size.min(info.max_workgroup_invocations);
         o.float64 = info.shader_float64;
         o.max_bindings = info.max_storage_buffers;
+        o.max_shared_bytes = info.max_shared_memory;
         o.denorm_preserve_f64 = info.denorm_preserve_f64;
         o.denorm_preserve_f32 = info.denorm_preserve_f32;
         // `finish` checks the result read back (`Plan::finite_result`).

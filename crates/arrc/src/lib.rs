@@ -243,6 +243,8 @@ pub struct Tuning {
     /// Matrix products of at least this many result elements take 128×128 tiles
     /// (`PlanOptions::matmul_large_from`).
     pub matmul_large_from: Option<u64>,
+    /// The large products' tile (`PlanOptions::matmul_tile`).
+    pub matmul_tile: Option<arrc_ir::plan::MatMulTile>,
     /// Scan tiles in workgroup-id order (`PlanOptions::scan_tiles_by_workgroup`).
     pub scan_tiles_by_workgroup: Option<bool>,
     /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`).
@@ -294,6 +296,9 @@ impl Tuning {
         }
         if let Some(v) = self.matmul_large_from {
             o.matmul_large_from = v;
+        }
+        if let Some(v) = self.matmul_tile {
+            o.matmul_tile = v;
         }
         if let Some(v) = self.scan_tiles_by_workgroup {
             o.scan_tiles_by_workgroup = v;

@@ -306,6 +306,10 @@ enum Cmd {
         /// 128×128 tiles (8×8 per invocation), smaller ones 64×64.
         #[arg(long)]
         matmul_large_from: Option<u64>,
+        /// Tuning: the large products' tile, ROWSxCOLSxSTEPS (outputs per invocation
+        /// of a 16×16 workgroup, and steps of the inner length staged at a time).
+        #[arg(long, value_parser = arrc_ir::plan::MatMulTile::parse)]
+        matmul_tile: Option<arrc_ir::plan::MatMulTile>,
         /// Tuning: f32 `+` and `×` folds accumulate in f64 (the default, where the
         /// device has f64); `false` measures what that costs (and gives f32
         /// accumulation's answers, which can differ from the reference's).
@@ -933,6 +937,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             single_pass_reduce,
             quad_columns_from,
             matmul_large_from,
+            matmul_tile,
             wide_folds,
             radix_from,
             radix_lookback_below,
@@ -980,6 +985,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     single_pass_reduce,
                     quad_columns_from,
                     matmul_large_from,
+                    matmul_tile,
                     every_subgroup_looks_back: scan_every_subgroup,
                     wide_folds,
                     radix_from,

@@ -891,13 +891,22 @@ fn float_folds_that_overflow() {
 
 /// `+.×` as a tiled matrix multiply: shapes that are not multiples of the tile, with
 /// fused operands, against the reference, in both tile sizes (64×64, and 128×128 with
-/// 8×8 outputs per invocation), `k` not a multiple of the 8 steps staged at a time.
+/// 8×8 outputs per invocation, 16 steps or as many as fit the device's workgroup
+/// memory) and a tuned one of unequal sides and 16 steps, `k` not a multiple of the
+/// steps staged at a time.
 #[test]
 fn matrix_products() {
-    for large_from in [u64::MAX, 0] {
+    use arrc_ir::plan::MatMulTile;
+    let tuned = MatMulTile::parse("4x8x16").unwrap();
+    for (large_from, tile) in [
+        (u64::MAX, MatMulTile::SMALL),
+        (0, MatMulTile::LARGE),
+        (0, tuned),
+    ] {
         let mut s = gpu();
         s.tune(arrc::Tuning {
             matmul_large_from: Some(large_from),
+            matmul_tile: Some(tile),
             ..Default::default()
         });
         let mut rng = rand::rngs::StdRng::seed_from_u64(0x3a7);
@@ -933,10 +942,10 @@ fn matrix_products() {
             }
         }
         let c = s.compile("(70 33⍴⍳7)+.×33 65⍴1.5").unwrap();
-        let per = if large_from == 0 { 8 } else { 4 };
         assert!(matches!(
             c.plan.kernels[0].kind,
-            arrc_ir::plan::KernelKind::MatMul { per: p, .. } if p == per
+            arrc_ir::plan::KernelKind::MatMul { tile: t, .. }
+                if (t.rows, t.cols) == (tile.rows, tile.cols)
         ));
     }
     // Cancellation is exact where the reference's f64 is (f32 products accumulate in

@@ -498,18 +498,20 @@ impl Planner<'_> {
             (Dim::Known(m), Dim::Known(n)) => m as u64 * n as u64,
             _ => 0,
         };
-        let per = if outputs >= self.opts.matmul_large_from {
-            8
+        let tile = if outputs >= self.opts.matmul_large_from {
+            self.opts
+                .matmul_tile
+                .fitted(self.opts.max_shared_bytes, acc.size() as u32)
         } else {
-            4
+            MatMulTile::SMALL
         };
-        let tiles = |d: Dim| Count::Groups {
+        let tiles = |d: Dim, per: u32| Count::Groups {
             of: Box::new(Count::Product(vec![d])),
             per_group: 16 * per,
             max: u32::MAX,
         };
         let groups = Count::Groups {
-            of: Box::new(Count::Times(vec![tiles(m), tiles(n)])),
+            of: Box::new(Count::Times(vec![tiles(m, tile.rows), tiles(n, tile.cols)])),
             per_group: 1,
             max: self.opts.map_groups,
         };
@@ -522,7 +524,7 @@ impl Planner<'_> {
             a,
             b,
             out,
-            per,
+            tile,
             overflow,
         };
         self.push_kernel("matmul", kind, kb, push, groups);

@@ -1,22 +1,21 @@
-//! `+.×` of two matrices: square tiles per workgroup through workgroup memory,
-//! `side × side` outputs per invocation in registers.
+//! `+.×` of two matrices: tiles per workgroup through workgroup memory, several
+//! outputs per invocation in registers.
 
 use super::*;
+use arrc_ir::plan::MatMulTile;
 
 /// Invocations along each side of a tile (a workgroup is `SIDE × SIDE`).
 const SIDE: u32 = 16;
-/// Steps of `k` staged in workgroup memory at a time.
-const BK: u32 = 8;
 /// Rows of tiles a run of consecutive workgroups takes before moving right, so that
 /// the operands' rows and columns they read are shared in the cache.
 const GROUP_ROWS: u32 = 8;
 
 impl Emitter {
-    /// `out = a+.×b` (push constants m, n, k), in tiles of `16·per × 16·per` per
+    /// `out = a+.×b` (push constants m, n, k), in tiles of `16·rows × 16·cols` per
     /// workgroup of 256 (grid-stride over tiles, taken eight rows of tiles at a time).
-    /// Invocation (ty, tx) holds the `per × per` outputs at rows `ty + 16i` and
+    /// Invocation (ty, tx) holds the `rows × cols` outputs at rows `ty + 16i` and
     /// columns `tx + 16j` of its tile, so its neighbours read neighbouring words of
-    /// workgroup memory. Each step stages `BK` columns of `a` and rows of `b` in the
+    /// workgroup memory. Each step stages `steps` columns of `a` and rows of `b` in the
     /// accumulator's type (an f32 product accumulates in f64: converted once, where
     /// it is staged, not at every use; `a`'s columns padded by one word against bank
     /// conflicts); the next step's elements are read into registers while this one's
@@ -27,12 +26,15 @@ impl Emitter {
         a: &KExpr,
         b: &KExpr,
         out: u32,
-        per: u32,
+        tile: MatMulTile,
     ) -> R<()> {
-        let tile_side = SIDE * per;
+        let MatMulTile { rows, cols, steps } = tile;
+        let (tile_m, tile_n) = (SIDE * rows, SIDE * cols);
         let invocations = SIDE * SIDE;
-        // Elements of each operand's step an invocation stages.
-        let staged = tile_side * BK / invocations;
+        // Elements of each operand's step an invocation stages (the planner keeps
+        // these whole).
+        let a_staged = tile_m * steps / invocations;
+        let b_staged = tile_n * steps / invocations;
         let t = a.elem();
         let tt = self.ty(t);
         // Operands widened to the accumulator (an f32 product in f64) are read in
@@ -48,20 +50,24 @@ impl Emitter {
         let m = cx.n;
         let n = self.push_constant(cx, 1)?;
         let k = self.push_constant(cx, 2)?;
-        let a_stride = tile_side + 1;
-        let as_ = self.shared_sized(t, BK * a_stride);
-        let bs = self.shared_sized(t, BK * tile_side);
-        let accs: Vec<Word> = (0..per * per).map(|_| self.local(tt)).collect();
-        let a_regs: Vec<Word> = (0..staged).map(|_| self.local(stt)).collect();
-        let b_regs: Vec<Word> = (0..staged).map(|_| self.local(stt)).collect();
+        let a_stride = tile_m + 1;
+        let as_ = self.shared_sized(t, steps * a_stride);
+        let bs = self.shared_sized(t, steps * tile_n);
+        let accs: Vec<Word> = (0..rows * cols).map(|_| self.local(tt)).collect();
+        let a_regs: Vec<Word> = (0..a_staged).map(|_| self.local(stt)).collect();
+        let b_regs: Vec<Word> = (0..b_staged).map(|_| self.local(stt)).collect();
         let tile_var = self.local(u);
         let k0_var = self.local(u);
-        let side = self.c_u32(tile_side);
-        let side1 = self.c_u32(tile_side - 1);
-        let n1 = self.uadd(n, side1)?;
-        let tiles_n = self.b.u_div(u, None, n1, side).map_err(be)?;
-        let m1 = self.uadd(m, side1)?;
-        let tiles_m = self.b.u_div(u, None, m1, side).map_err(be)?;
+        let side_m = self.c_u32(tile_m);
+        let side_n = self.c_u32(tile_n);
+        let ceil_div = |e: &mut Self, x: Word, d: u32| -> R<Word> {
+            let dm1 = e.c_u32(d - 1);
+            let dc = e.c_u32(d);
+            let x1 = e.uadd(x, dm1)?;
+            e.b.u_div(u, None, x1, dc).map_err(be)
+        };
+        let tiles_n = ceil_div(self, n, tile_n)?;
+        let tiles_m = ceil_div(self, m, tile_m)?;
         let tiles = self.umul(tiles_m, tiles_n)?;
         let c16 = self.c_u32(SIDE);
         let ty_ = self.b.u_div(u, None, cx.lid, c16).map_err(be)?;
@@ -69,19 +75,23 @@ impl Emitter {
         let zero_t = self.scalar(Scalar::I32(0).cast(t));
         let zero_st = self.scalar(Scalar::I32(0).cast(st));
         let zero = self.c_u32(0);
-        let bk = self.c_u32(BK);
+        let bk = self.c_u32(steps);
         // Where invocation `lid`'s r-th staged element of each operand lies in the
-        // step: `a`'s (row, column) of a tile_side × BK block, `b`'s of BK × tile_side.
+        // step: `a`'s (row, column) of a tile_m × steps block, `b`'s of steps × tile_n.
         let mut a_at = vec![];
         let mut b_at = vec![];
-        for r in 0..staged {
+        for r in 0..a_staged {
             let off = self.c_u32(r * invocations);
             let eid = self.uadd(cx.lid, off)?;
             let ar = self.b.u_div(u, None, eid, bk).map_err(be)?;
             let ac = self.b.u_mod(u, None, eid, bk).map_err(be)?;
             a_at.push((ar, ac));
-            let br = self.b.u_div(u, None, eid, side).map_err(be)?;
-            let bc = self.b.u_mod(u, None, eid, side).map_err(be)?;
+        }
+        for r in 0..b_staged {
+            let off = self.c_u32(r * invocations);
+            let eid = self.uadd(cx.lid, off)?;
+            let br = self.b.u_div(u, None, eid, side_n).map_err(be)?;
+            let bc = self.b.u_mod(u, None, eid, side_n).map_err(be)?;
             b_at.push((br, bc, eid));
         }
         let cxr = &*cx;
@@ -93,13 +103,13 @@ impl Emitter {
             let g = e.b.u_div(u, None, tile, band).map_err(be)?;
             let first = e.umul(g, gr)?;
             let left = e.b.i_sub(u, None, tiles_m, first).map_err(be)?;
-            let rows = e.umin(left, gr)?;
+            let band_rows = e.umin(left, gr)?;
             let w = e.b.u_mod(u, None, tile, band).map_err(be)?;
-            let wr = e.b.u_mod(u, None, w, rows).map_err(be)?;
+            let wr = e.b.u_mod(u, None, w, band_rows).map_err(be)?;
             let tr = e.uadd(first, wr)?;
-            let tc = e.b.u_div(u, None, w, rows).map_err(be)?;
-            let row0 = e.umul(tr, side)?;
-            let col0 = e.umul(tc, side)?;
+            let tc = e.b.u_div(u, None, w, band_rows).map_err(be)?;
+            let row0 = e.umul(tr, side_m)?;
+            let col0 = e.umul(tc, side_n)?;
             for &acc in &accs {
                 e.store(acc, zero_t)?;
             }
@@ -110,15 +120,15 @@ impl Emitter {
                             operand: &KExpr,
                             reg: Word,
                             (gr, gc): (Word, Word),
-                            (rows, cols): (Word, Word)|
+                            (nr, nc): (Word, Word)|
                  -> R<()> {
-                    let in_r = e.ult(gr, rows)?;
-                    let in_c = e.ult(gc, cols)?;
+                    let in_r = e.ult(gr, nr)?;
+                    let in_c = e.ult(gc, nc)?;
                     let ok = e.b.logical_and(e.bool_t, None, in_r, in_c).map_err(be)?;
                     e.if_else(
                         ok,
                         |e| {
-                            let base = e.umul(gr, cols)?;
+                            let base = e.umul(gr, nc)?;
                             let idx = e.uadd(base, gc)?;
                             let v = e.expr(cxr, operand, Ix::flat(idx))?;
                             e.store(reg, v)
@@ -126,15 +136,15 @@ impl Emitter {
                         |e| e.store(reg, zero_st),
                     )
                 };
-                for r in 0..staged as usize {
-                    let (ar, ac) = a_at[r];
+                for (&(ar, ac), &reg) in a_at.iter().zip(&a_regs) {
                     let gr = e.uadd(row0, ar)?;
                     let gc = e.uadd(k0, ac)?;
-                    read(e, a, a_regs[r], (gr, gc), (m, k))?;
-                    let (br, bc, _) = b_at[r];
+                    read(e, a, reg, (gr, gc), (m, k))?;
+                }
+                for (&(br, bc, _), &reg) in b_at.iter().zip(&b_regs) {
                     let gr = e.uadd(k0, br)?;
                     let gc = e.uadd(col0, bc)?;
-                    read(e, b, b_regs[r], (gr, gc), (k, n))?;
+                    read(e, b, reg, (gr, gc), (k, n))?;
                 }
                 Ok(())
             };
@@ -143,16 +153,16 @@ impl Emitter {
                 // Stage this step: `a` column-major (as[col][row], padded), `b`
                 // row-major (bs[row][col]).
                 let astr = e.c_u32(a_stride);
-                for r in 0..staged as usize {
-                    let (ar, ac) = a_at[r];
+                for (&(ar, ac), &reg) in a_at.iter().zip(&a_regs) {
                     let s = e.umul(ac, astr)?;
                     let s = e.uadd(s, ar)?;
-                    let x = e.load(stt, a_regs[r])?;
+                    let x = e.load(stt, reg)?;
                     let x = e.convert(x, st, t)?;
                     let p = e.shared_ptr(as_, t, s)?;
                     e.store(p, x)?;
-                    let (_, _, eid) = b_at[r];
-                    let x = e.load(stt, b_regs[r])?;
+                }
+                for (&(_, _, eid), &reg) in b_at.iter().zip(&b_regs) {
+                    let x = e.load(stt, reg)?;
                     let x = e.convert(x, st, t)?;
                     let p = e.shared_ptr(bs, t, eid)?;
                     e.store(p, x)?;
@@ -162,22 +172,24 @@ impl Emitter {
                 let next = e.uadd(k0, bk)?;
                 let more = e.ult(next, k)?;
                 e.if_then(more, |e| fetch(e, next))?;
-                for kk in 0..BK {
+                for kk in 0..steps {
                     let mut av = vec![];
                     let mut bv = vec![];
-                    for i in 0..per {
+                    for i in 0..rows {
                         let ai = e.c_u32(kk * a_stride + SIDE * i);
                         let ai = e.uadd(ty_, ai)?;
                         let p = e.shared_ptr(as_, t, ai)?;
                         av.push(e.load(tt, p)?);
-                        let bi = e.c_u32(kk * tile_side + SIDE * i);
+                    }
+                    for j in 0..cols {
+                        let bi = e.c_u32(kk * tile_n + SIDE * j);
                         let bi = e.uadd(tx, bi)?;
                         let p = e.shared_ptr(bs, t, bi)?;
                         bv.push(e.load(tt, p)?);
                     }
                     for (i, &x) in av.iter().enumerate() {
                         for (j, &y) in bv.iter().enumerate() {
-                            let acc = accs[i * per as usize + j];
+                            let acc = accs[i * cols as usize + j];
                             let prod = e.binop(BinOp::Mul, t, x, y)?;
                             let cur = e.load(tt, acc)?;
                             let sum = e.binop(BinOp::Add, t, cur, prod)?;
@@ -187,8 +199,8 @@ impl Emitter {
                 }
                 e.barrier()
             })?;
-            for i in 0..per {
-                for j in 0..per {
+            for i in 0..rows {
+                for j in 0..cols {
                     let ci = e.c_u32(SIDE * i);
                     let cj = e.c_u32(SIDE * j);
                     let r = e.uadd(ty_, ci)?;
@@ -198,7 +210,7 @@ impl Emitter {
                     let in_i = e.ult(gi, m)?;
                     let in_j = e.ult(gj, n)?;
                     let ok = e.b.logical_and(e.bool_t, None, in_i, in_j).map_err(be)?;
-                    let acc = accs[(i * per + j) as usize];
+                    let acc = accs[(i * cols + j) as usize];
                     e.if_then(ok, |e| {
                         let v = e.load(tt, acc)?;
                         let rn = e.umul(gi, n)?;
