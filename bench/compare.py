@@ -89,6 +89,34 @@ def torch_workload(torch, name, dtype, n, shape, runs, warmup, batch=1):
             return None, None
         x, y = rand(*shape), rand(*shape)
         return torch_times_b(torch, lambda: x @ y, runs, warmup), None
+    if name == "maxplus":
+        # The tropical product x⌈.+y: torch has no kernel for it; the fastest
+        # formulation found is a broadcast add and amax over blocks of k (about
+        # 2^29 elements of intermediate at a time).
+        if n > (1 << 24):
+            return None, None
+        x, y = rand(*shape), rand(*shape)
+        m, k = shape
+        kc = max(1, (1 << 29) // (m * shape[1]))
+
+        def maxplus():
+            acc = None
+            for k0 in range(0, k, kc):
+                part = (x[:, k0:k0 + kc, None] + y[None, k0:k0 + kc, :]).amax(1)
+                acc = part if acc is None else torch.maximum(acc, part)
+            return acc
+        return torch_times(torch, maxplus, max(3, runs // 10), 1), None
+    if name == "orand":
+        # Boolean product (x>0.5)∨.∧y>0.5 as a float matrix product, > 0 (cuBLAS; TF32
+        # off), and (in the note) as an f16 one on the tensor cores.
+        if n > (1 << 24):
+            return None, None
+        x, y = rand(*shape), rand(*shape)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        t32 = torch_times_b(torch, lambda: ((x > 0.5).float() @ (y > 0.5).float()) > 0, runs, warmup)
+        t16 = torch_times_b(torch, lambda: ((x > 0.5).half() @ (y > 0.5).half()) > 0, runs, warmup)
+        print(f"orand {dtype} {n}: torch f16 tensor cores {t16:.1f} µs (f32 {t32:.1f})", file=sys.stderr)
+        return t32, None
     return None, None
 
 

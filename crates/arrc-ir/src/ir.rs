@@ -174,10 +174,15 @@ pub enum Inst {
         rhs: Value,
         axis: usize,
     },
-    /// `lhs+.×rhs` of two matrices (already of the result's element type).
+    /// `lhs fold.pair rhs` of two matrices, in tiles: `+.×` (operands already of the
+    /// result's element type), or an inner product whose fold is associative and
+    /// whose pairs are computed alike (operands of `pair`'s operand type; see
+    /// `MatMul::result`).
     MatMul {
         lhs: Value,
         rhs: Value,
+        fold: BinOp,
+        pair: BinOp,
     },
     /// `arg[i;j;…]`: one entry per axis of `arg`, an integer array of indices (⎕IO=1)
     /// or `None` for the whole axis. The result's axes are the indices' axes in order.
@@ -420,7 +425,7 @@ impl Inst {
             | Inst::Gather { arg: v, .. } => *v = f(*v),
             Inst::Binary { lhs, rhs, .. }
             | Inst::Catenate { lhs, rhs, .. }
-            | Inst::MatMul { lhs, rhs }
+            | Inst::MatMul { lhs, rhs, .. }
             | Inst::Compress {
                 mask: lhs,
                 arg: rhs,
@@ -502,7 +507,7 @@ impl Inst {
             }
             Inst::Binary { lhs, rhs, .. }
             | Inst::Catenate { lhs, rhs, .. }
-            | Inst::MatMul { lhs, rhs } => vec![*lhs, *rhs],
+            | Inst::MatMul { lhs, rhs, .. } => vec![*lhs, *rhs],
             Inst::Compress { mask, arg } => vec![*mask, *arg],
             Inst::Select { cond, then, els } => vec![*cond, *then, *els],
             Inst::Rotate { arg, by, .. } => vec![*arg, *by],
@@ -786,7 +791,18 @@ impl fmt::Display for Function {
                 Inst::Scan { op, arg, axis } => write!(f, "scan[{axis}] {} {arg}", op.name())?,
                 Inst::Gather { arg, map } => write!(f, "gather {map:?} {arg}")?,
                 Inst::Catenate { lhs, rhs, axis } => write!(f, "catenate[{axis}] {lhs}, {rhs}")?,
-                Inst::MatMul { lhs, rhs } => write!(f, "matmul {lhs}, {rhs}")?,
+                Inst::MatMul {
+                    lhs,
+                    rhs,
+                    fold: BinOp::Add,
+                    pair: BinOp::Mul,
+                } => write!(f, "matmul {lhs}, {rhs}")?,
+                Inst::MatMul {
+                    lhs,
+                    rhs,
+                    fold,
+                    pair,
+                } => write!(f, "matmul {}.{} {lhs}, {rhs}", fold.glyph(), pair.glyph())?,
                 Inst::Compress { mask, arg } => write!(f, "compress {mask}, {arg}")?,
                 Inst::Rotate { arg, by, axis } => write!(f, "rotate[{axis}] {arg} by {by}")?,
                 Inst::Roll {

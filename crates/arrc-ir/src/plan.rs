@@ -423,10 +423,15 @@ pub enum KernelKind {
     },
     /// Push constants `m, n, k`: `out = a+.×b` for `a` m×k and `b` k×n (elements by
     /// ravel index), in tiles of `16·rows × 16·cols` per workgroup of 256
-    /// invocations (`MatMulTile`). `overflow` as on `Reduce`.
+    /// invocations (`MatMulTile`). `overflow` as on `Reduce`. With a `pair`, a
+    /// generalized inner product: each output is `fold` (from its identity, in the
+    /// output's type) over `pair` of (`a`'s, `b`'s) elements as `KExpr::Operand` 0
+    /// and 1.
     MatMul {
         a: KExpr,
         b: KExpr,
+        fold: BinOp,
+        pair: Option<KExpr>,
         out: u32,
         tile: MatMulTile,
         overflow: Option<u32>,
@@ -977,7 +982,12 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
             Inst::Solve { a, b, scale, limit } => p.solve(val, *a, *b, *scale, *limit, is_result),
             Inst::Reduce { op, arg, axis } => p.reduce(val, *op, *arg, *axis, is_result)?,
             Inst::Scan { op, arg, axis } => p.scan(val, *op, *arg, *axis, is_result)?,
-            Inst::MatMul { lhs, rhs } => p.matmul(val, *lhs, *rhs, is_result),
+            Inst::MatMul {
+                lhs,
+                rhs,
+                fold,
+                pair,
+            } => p.matmul(val, (*lhs, *rhs), (*fold, *pair), is_result),
             Inst::Compress { mask, arg } => p.compress(val, *mask, *arg, is_result),
             Inst::Grade { arg, down, origin } => p.grade(val, *arg, *down, *origin, is_result)?,
             Inst::FoldDfn {

@@ -294,12 +294,19 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                     && ty.elem == want
                     && ty.shape == nt.shape
             }
-            Inst::MatMul { lhs, rhs } => {
+            Inst::MatMul {
+                lhs,
+                rhs,
+                fold,
+                pair,
+            } => {
                 let (lt, rt) = (f.ty(*lhs), f.ty(*rhs));
+                let pair_t = pair.result_type(lt.elem, rt.elem, f.float);
                 lt.rank() == 2
                     && rt.rank() == 2
-                    && lt.elem == ty.elem
-                    && rt.elem == ty.elem
+                    && lt.elem == rt.elem
+                    && pair.operand_type(lt.elem, rt.elem, f.float) == lt.elem
+                    && fold.reduce_type(pair_t, f.float) == ty.elem
                     && ty.shape == vec![lt.shape[0], rt.shape[1]]
             }
             Inst::Catenate { lhs, rhs, axis } => {

@@ -101,6 +101,10 @@ struct Emitter {
     uses_i64_atomics: bool,
     /// ⍺ and ⍵ of the dfn step being evaluated (`KExpr::Operand`).
     operands: [Word; 2],
+    /// While set, a raised error is or-ed into a function-local flag per bit
+    /// (`Self::raise`) instead of branching to an atomic at once; `flush_errors`
+    /// raises them (a kernel evaluating many pairs in straight-line code).
+    deferred: Option<Vec<(u32, Word)>>,
     /// The GLSL.std.450 extended instruction set.
     glsl: Word,
 }
@@ -235,6 +239,7 @@ impl Emitter {
             uses_shuffle: false,
             uses_i64_atomics: false,
             operands: [0; 2],
+            deferred: None,
             glsl,
         };
         let one = e.c_u32(1);
@@ -560,6 +565,34 @@ impl Emitter {
             })
             .and_then(|_| self.b.select_block(current));
         debug_assert!(placed.is_ok(), "local() outside a function");
+        id
+    }
+
+    /// A function-local boolean, false until stored (its initializer).
+    fn local_false(&mut self) -> Word {
+        let bt = self.bool_t;
+        let p = self.ptr(StorageClass::Function, bt);
+        let f = self.b.constant_false(bt);
+        let id = self.b.id();
+        let inst = rspirv::dr::Instruction::new(
+            spirv::Op::Variable,
+            Some(p),
+            Some(id),
+            vec![
+                Operand::StorageClass(StorageClass::Function),
+                Operand::IdRef(f),
+            ],
+        );
+        let current = self.b.selected_block();
+        let placed = self
+            .b
+            .select_block(Some(0))
+            .and_then(|_| {
+                self.b
+                    .insert_into_block(rspirv::dr::InsertPoint::Begin, inst)
+            })
+            .and_then(|_| self.b.select_block(current));
+        debug_assert!(placed.is_ok(), "local_false() outside a function");
         id
     }
 
@@ -1267,8 +1300,14 @@ impl Emitter {
                 ..
             } => self.scan_axis_kernel(&mut cx, *fold, expr, *out, out_index, *unit)?,
             KernelKind::MatMul {
-                a, b, out, tile, ..
-            } => self.matmul_kernel(&mut cx, a, b, *out, *tile)?,
+                a,
+                b,
+                fold,
+                pair,
+                out,
+                tile,
+                ..
+            } => self.matmul_kernel(&mut cx, (a, b), (*fold, pair.as_ref()), *out, *tile)?,
             KernelKind::IndirectArgs {
                 n,
                 per_group,

@@ -92,6 +92,16 @@ pub const WORKLOADS: &[Workload] = &[
         expr: "x+.×y",
         inputs: Inputs::TwoSquares,
     },
+    Workload {
+        name: "maxplus",
+        expr: "x⌈.+y",
+        inputs: Inputs::TwoSquares,
+    },
+    Workload {
+        name: "orand",
+        expr: "(x>0.5)∨.∧y>0.5",
+        inputs: Inputs::TwoSquares,
+    },
 ];
 
 #[derive(Clone, Debug)]

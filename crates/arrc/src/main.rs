@@ -221,7 +221,7 @@ enum Cmd {
         /// Float type of the program (`⎕FR`).
         #[arg(long, value_enum, default_value = "f32")]
         float: FloatArg,
-        /// Workloads (default all): copy, sum, max, scan, maxscan, rowsum, colsum, sqdiff, compress, grade, matmul.
+        /// Workloads (default all): copy, sum, max, scan, maxscan, rowsum, colsum, sqdiff, compress, grade, matmul, maxplus, orand.
         #[arg(long, value_delimiter = ',')]
         workloads: Vec<String>,
         /// log2 of the sizes, e.g. 10,20,28 (default 10,12,…,28).

@@ -955,6 +955,79 @@ fn matrix_products() {
     assert_eq!(arrc::display(&r), "0.5");
 }
 
+/// Generalized inner products in the same tiles (`⌈.+ ⌊.- ⌈.⌊ ∨.∧ ∧.∨ +.= ∧.≤ +.∧`):
+/// each pair computed and folded as the reference does, `k` stopped exactly (the
+/// zeros staged past it would change a maximum or a count), in both tile sizes, with
+/// errors of pairs raised (`⌈.×` past f32's range).
+#[test]
+fn generalized_inner_products_in_tiles() {
+    use arrc_ir::plan::MatMulTile;
+    let exprs: &[(&str, &[ElemType])] = &[
+        ("a⌈.+b", &[ElemType::F32, ElemType::I32]),
+        ("a⌊.-b", &[ElemType::F32, ElemType::I32]),
+        ("a⌈.⌊b", &[ElemType::F32, ElemType::I32]),
+        ("a⌊.×b", &[ElemType::F32]),
+        ("(5|⌊a)+.=5|⌊b", &[ElemType::F32, ElemType::I32]),
+        ("a∧.≤b", &[ElemType::F32, ElemType::I32]),
+        ("(a>0)∨.∧b<0", &[ElemType::F32, ElemType::I32]),
+        ("a∨.∧b", &[ElemType::Bool]),
+        ("a∧.∨b", &[ElemType::Bool]),
+        ("a+.∧b", &[ElemType::Bool]),
+        ("a∨.≠b", &[ElemType::Bool]),
+    ];
+    for (large_from, tile) in [(u64::MAX, MatMulTile::SMALL), (0, MatMulTile::LARGE)] {
+        let mut s = gpu();
+        s.tune(arrc::Tuning {
+            matmul_large_from: Some(large_from),
+            matmul_tile: Some(tile),
+            ..Default::default()
+        });
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x1e7);
+        for ty in [ElemType::F32, ElemType::I32, ElemType::Bool] {
+            for (m, k, n) in [
+                (1, 1, 1),
+                (5, 7, 3),
+                (65, 130, 63),
+                (129, 9, 127),
+                (3, 1000, 2),
+            ] {
+                let a = random_shaped(&mut rng, ty, &[m, k]);
+                let b = random_shaped(&mut rng, ty, &[k, n]);
+                s.set("a", a.clone()).unwrap();
+                s.set("b", b.clone()).unwrap();
+                let mut cpu = arrc_ref::Env::default();
+                cpu.arrays.insert("a".into(), a.clone());
+                cpu.arrays.insert("b".into(), b.clone());
+                for &(expr, _) in exprs.iter().filter(|(_, t)| t.contains(&ty)) {
+                    let what = format!("{expr} {ty:?} {m}×{k}×{n}");
+                    let c = s.compile(expr).unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert!(
+                        matches!(
+                            c.plan.kernels[0].kind,
+                            arrc_ir::plan::KernelKind::MatMul { .. }
+                        ) || c.plan.kernels.len() > 1,
+                        "{what}: not tiled"
+                    );
+                    let g = s.eval(expr).unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert!(g.notes.is_empty(), "{what}: {:?}", g.notes);
+                    let g = g.value.unwrap();
+                    let c =
+                        arrc_ref::eval_program(&arrc_syntax::parse_str(expr).unwrap(), &mut cpu)
+                            .unwrap()
+                            .unwrap();
+                    assert_close(&what, m * n, &g, &c, 1.0);
+                }
+            }
+        }
+    }
+    // A pair's error is raised as the elementwise function raises it.
+    let mut s = gpu();
+    let e = s.eval("(2 3⍴1e38 1 1)⌈.×3 2⍴10 1").unwrap_err();
+    assert!(e.to_string().contains("DOMAIN ERROR"), "{e}");
+    let e = s.eval("(1 2⍴¯3e38 1)⌈.+2 1⍴¯3e38 5").unwrap_err();
+    assert!(e.to_string().contains("DOMAIN ERROR"), "{e}");
+}
+
 /// Compress with the result's length left on the device: later kernels read it there,
 /// and the statement reads back once (result, status and length together).
 #[test]

@@ -768,18 +768,25 @@ impl Lower {
             }),
             _ => {}
         }
-        let plus = matches!(f.kind, FuncKind::Prim(Prim::Plus));
-        let t = BinOp::Mul.result_type(at.elem, bt.elem, self.f.float);
-        // Floats only: integer products and sums are checked for overflow, which the
-        // tiled kernel does not do (`(1 2⍴⌊2*62)+.×2 1⍴2 2` is a DOMAIN ERROR).
-        if plus && gop == BinOp::Mul && ra == 2 && rb == 2 && k != Dim::Known(0) && t.is_float() {
-            // A tiled matrix multiply.
-            let (a, b) = (self.cast(a, t), self.cast(b, t));
-            let ty = Type {
-                elem: t,
-                shape: vec![at.shape[0], bt.shape[1]],
-            };
-            return Ok(self.f.push(Inst::MatMul { lhs: a, rhs: b }, ty, span));
+        let fop = self.operand_op(f).ok();
+        if let Some(fop) = fop.filter(|_| ra == 2 && rb == 2 && k != Dim::Known(0)) {
+            if tiled_inner(fop, gop, at.elem.join(bt.elem)) {
+                // A tiled kernel: operands of the pair's operand type.
+                let ot = gop.operand_type(at.elem, bt.elem, self.f.float);
+                let (a, b) = (self.cast(a, ot), self.cast(b, ot));
+                let pair_t = gop.result_type(ot, ot, self.f.float);
+                let ty = Type {
+                    elem: fop.reduce_type(pair_t, self.f.float),
+                    shape: vec![at.shape[0], bt.shape[1]],
+                };
+                let inst = Inst::MatMul {
+                    lhs: a,
+                    rhs: b,
+                    fold: fop,
+                    pair: gop,
+                };
+                return Ok(self.f.push(inst, ty, span));
+            }
         }
         let mut shape: Vec<Dim> = at.shape[..ra - 1].to_vec();
         shape.extend(bt.shape[1..].iter().copied());
@@ -793,5 +800,27 @@ impl Lower {
         let b2 = self.gather(b, Gather::Axes(b_axes), shape, span.clone());
         let prod = self.apply_binary(gop, a2, b2, span.clone())?;
         self.fold(f, Op1::Reduce, prod, last, span)
+    }
+}
+
+/// Whether an inner product `fold.pair` of matrices of type `j` (both arguments'
+/// join) is computed by the tiled kernel, as the fold over the pairs would be: the
+/// fold associative, each pair computed (and its errors raised) as `pair` computes
+/// it. `+.×` of floats (integer products and sums are checked for overflow, which the
+/// tile does not do: `(1 2⍴⌊2*62)+.×2 1⍴2 2` is a DOMAIN ERROR); `⌈ ⌊` of `+ - × ⌈
+/// ⌊` (integer pairs in i64, their overflow raised); `∨ ∧ +` of comparisons, and of
+/// `∧ ∨` of booleans.
+fn tiled_inner(fold: BinOp, pair: BinOp, j: ElemType) -> bool {
+    use BinOp::*;
+    let numbers = matches!(
+        j,
+        ElemType::Bool | ElemType::I32 | ElemType::I64 | ElemType::F32 | ElemType::F64
+    );
+    match (fold, pair) {
+        (Add, Mul) => j.is_float(),
+        (Max | Min, Add | Sub | Mul | Max | Min) => numbers,
+        (Or | And | Add, _) if pair.is_comparison() => numbers,
+        (Or | And | Add, And | Or) => j == ElemType::Bool,
+        _ => false,
     }
 }

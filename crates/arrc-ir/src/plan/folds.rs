@@ -479,29 +479,63 @@ impl Planner<'_> {
         Ok(())
     }
 
-    pub(super) fn matmul(&mut self, v: Value, lhs: Value, rhs: Value, is_result: bool) {
+    pub(super) fn matmul(
+        &mut self,
+        v: Value,
+        (lhs, rhs): (Value, Value),
+        (fold, pair): (BinOp, BinOp),
+        is_result: bool,
+    ) {
         let f = self.v.func;
         let (m, k) = (f.ty(lhs).shape[0], f.ty(lhs).shape[1]);
         let n = f.ty(rhs).shape[1];
         let mut kb = self.kb();
-        // An f32 product accumulates in f64 (f32 products are exact there).
-        let acc = self.accumulator(&Fold::Assoc(BinOp::Add), f.ty(v).elem);
-        let a = widen(self.expr(lhs, &IExpr::Index, &mut kb), acc);
-        let b = widen(self.expr(rhs, &IExpr::Index, &mut kb), acc);
+        let elem = f.ty(v).elem;
+        let mut a = self.expr(lhs, &IExpr::Index, &mut kb);
+        let mut b = self.expr(rhs, &IExpr::Index, &mut kb);
+        let (acc, pair) = if (fold, pair) == (BinOp::Add, BinOp::Mul) {
+            // An f32 product accumulates in f64 (f32 products are exact there).
+            let acc = self.accumulator(&Fold::Assoc(BinOp::Add), elem);
+            (a, b) = (widen(a, acc), widen(b, acc));
+            (acc, None)
+        } else {
+            // Any other pair is computed as an elementwise `pair` is, its errors
+            // raised alike, from the operands' values (`KExpr::Operand` 0 and 1).
+            let ot = f.ty(lhs).elem;
+            let span = f.span(v);
+            let error_bit = pair
+                .device_error(ot)
+                .map(|m| self.error_bit(ErrorClass::Domain, m, span));
+            let operand = |k: u8| Box::new(KExpr::Operand { k, elem: ot });
+            let pair = KExpr::Binary {
+                op: pair,
+                elem: pair.result_type(ot, ot, f.float),
+                lhs: operand(0),
+                rhs: operand(1),
+                error_bit,
+            };
+            (elem, Some(pair))
+        };
         let out_b = self.result_or_temp(v, is_result);
-        let out = kb.bind(out_b, f.ty(v).elem, true);
+        let out = kb.bind(out_b, elem, true);
         // A float product of finite items can leave the type's range.
-        let overflow = self.overflow_bit(v, &Fold::Assoc(BinOp::Add), is_result);
-        self.bind_status(&mut kb, a.may_fail() || b.may_fail() || overflow.is_some());
+        let overflow = self.overflow_bit(v, &Fold::Assoc(fold), is_result);
+        let fails = pair.as_ref().is_some_and(KExpr::may_fail);
+        self.bind_status(
+            &mut kb,
+            a.may_fail() || b.may_fail() || fails || overflow.is_some(),
+        );
         // Large tiles where there are enough of them (8×8 outputs per invocation).
         let outputs = match (m, n) {
             (Dim::Known(m), Dim::Known(n)) => m as u64 * n as u64,
             _ => 0,
         };
         let tile = if outputs >= self.opts.matmul_large_from {
+            // Staged in the accumulator's type (`+.×`) or the operands'.
+            let staged = acc.size().max(a.elem().size()) as u32;
             self.opts
                 .matmul_tile
-                .fitted(self.opts.max_shared_bytes, acc.size() as u32)
+                .fitted(self.opts.max_shared_bytes, staged)
         } else {
             MatMulTile::SMALL
         };
@@ -523,6 +557,8 @@ impl Planner<'_> {
         let kind = KernelKind::MatMul {
             a,
             b,
+            fold,
+            pair,
             out,
             tile,
             overflow,

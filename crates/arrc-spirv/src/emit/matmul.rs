@@ -20,11 +20,16 @@ impl Emitter {
     /// it is staged, not at every use; `a`'s columns padded by one word against bank
     /// conflicts); the next step's elements are read into registers while this one's
     /// are multiplied. Elements outside the operands read as 0, so any shape works.
+    ///
+    /// With a `pair` (a generalized inner product, `⌈.+`, `∨.∧`, `+.=`), each
+    /// output folds `fold` over `pair` of the staged values, from the fold's
+    /// identity, in the output's type; the last step stops at `k`, so the zeros
+    /// staged past it are never folded in.
     pub(super) fn matmul_kernel(
         &mut self,
         cx: &mut Cx,
-        a: &KExpr,
-        b: &KExpr,
+        (a, b): (&KExpr, &KExpr),
+        (fold, pair): (BinOp, Option<&KExpr>),
         out: u32,
         tile: MatMulTile,
     ) -> R<()> {
@@ -35,29 +40,41 @@ impl Emitter {
         // these whole).
         let a_staged = tile_m * steps / invocations;
         let b_staged = tile_n * steps / invocations;
-        let t = a.elem();
+        // The accumulator's type: the operands' for `+.×` (widened), else the
+        // output's.
+        let t = match pair {
+            None => a.elem(),
+            Some(_) => cx.bindings[out as usize].1,
+        };
         let tt = self.ty(t);
         // Operands widened to the accumulator (an f32 product in f64) are read in
         // their own type and converted as they are staged.
         let (a, b, st) = match (a, b) {
-            (KExpr::Cast { arg: x, .. }, KExpr::Cast { arg: y, .. }) if x.elem() == y.elem() => {
+            (KExpr::Cast { arg: x, .. }, KExpr::Cast { arg: y, .. })
+                if x.elem() == y.elem() && pair.is_none() =>
+            {
                 (&**x, &**y, x.elem())
             }
+            _ if pair.is_some() => (a, b, a.elem()),
             _ => (a, b, t),
         };
+        // What is staged: the accumulator's type for `+.×`, else the operands'.
+        let ht = if pair.is_some() { st } else { t };
+        let htt = self.ty(ht);
         let stt = self.ty(st);
         let u = self.u32_t;
         let m = cx.n;
         let n = self.push_constant(cx, 1)?;
         let k = self.push_constant(cx, 2)?;
         let a_stride = tile_m + 1;
-        let as_ = self.shared_sized(t, steps * a_stride);
-        let bs = self.shared_sized(t, steps * tile_n);
+        let as_ = self.shared_sized(ht, steps * a_stride);
+        let bs = self.shared_sized(ht, steps * tile_n);
         let accs: Vec<Word> = (0..rows * cols).map(|_| self.local(tt)).collect();
         let a_regs: Vec<Word> = (0..a_staged).map(|_| self.local(stt)).collect();
         let b_regs: Vec<Word> = (0..b_staged).map(|_| self.local(stt)).collect();
         let tile_var = self.local(u);
         let k0_var = self.local(u);
+        let kk_var = self.local(u);
         let side_m = self.c_u32(tile_m);
         let side_n = self.c_u32(tile_n);
         let ceil_div = |e: &mut Self, x: Word, d: u32| -> R<Word> {
@@ -72,7 +89,10 @@ impl Emitter {
         let c16 = self.c_u32(SIDE);
         let ty_ = self.b.u_div(u, None, cx.lid, c16).map_err(be)?;
         let tx = self.b.u_mod(u, None, cx.lid, c16).map_err(be)?;
-        let zero_t = self.scalar(Scalar::I32(0).cast(t));
+        let zero_t = match pair {
+            None => self.scalar(Scalar::I32(0).cast(t)),
+            Some(_) => self.identity(fold, t),
+        };
         let zero_st = self.scalar(Scalar::I32(0).cast(st));
         let zero = self.c_u32(0);
         let bk = self.c_u32(steps);
@@ -93,6 +113,11 @@ impl Emitter {
             let br = self.b.u_div(u, None, eid, side_n).map_err(be)?;
             let bc = self.b.u_mod(u, None, eid, side_n).map_err(be)?;
             b_at.push((br, bc, eid));
+        }
+        // A pair's errors (a float product past the type's range) set a flag per
+        // invocation, raised once at the end: no branch per pair.
+        if pair.is_some_and(KExpr::may_fail) {
+            self.deferred = Some(vec![]);
         }
         let cxr = &*cx;
         let (group, groups) = (cx.group, cx.groups);
@@ -157,14 +182,14 @@ impl Emitter {
                     let s = e.umul(ac, astr)?;
                     let s = e.uadd(s, ar)?;
                     let x = e.load(stt, reg)?;
-                    let x = e.convert(x, st, t)?;
-                    let p = e.shared_ptr(as_, t, s)?;
+                    let x = e.convert(x, st, ht)?;
+                    let p = e.shared_ptr(as_, ht, s)?;
                     e.store(p, x)?;
                 }
                 for (&(_, _, eid), &reg) in b_at.iter().zip(&b_regs) {
                     let x = e.load(stt, reg)?;
-                    let x = e.convert(x, st, t)?;
-                    let p = e.shared_ptr(bs, t, eid)?;
+                    let x = e.convert(x, st, ht)?;
+                    let p = e.shared_ptr(bs, ht, eid)?;
                     e.store(p, x)?;
                 }
                 e.barrier()?;
@@ -172,29 +197,71 @@ impl Emitter {
                 let next = e.uadd(k0, bk)?;
                 let more = e.ult(next, k)?;
                 e.if_then(more, |e| fetch(e, next))?;
-                for kk in 0..steps {
+                // One step of `k` (kk, a constant in whole steps): every output's
+                // pairs with it folded in.
+                let step = |e: &mut Self, kk: Word| -> R<()> {
+                    let ka = e.c_u32(a_stride);
+                    let ka = e.umul(kk, ka)?;
+                    let ka = e.uadd(ka, ty_)?;
+                    let kb = e.c_u32(tile_n);
+                    let kb = e.umul(kk, kb)?;
+                    let kb = e.uadd(kb, tx)?;
                     let mut av = vec![];
                     let mut bv = vec![];
                     for i in 0..rows {
-                        let ai = e.c_u32(kk * a_stride + SIDE * i);
-                        let ai = e.uadd(ty_, ai)?;
-                        let p = e.shared_ptr(as_, t, ai)?;
-                        av.push(e.load(tt, p)?);
+                        let ai = e.c_u32(SIDE * i);
+                        let ai = e.uadd(ka, ai)?;
+                        let p = e.shared_ptr(as_, ht, ai)?;
+                        av.push(e.load(htt, p)?);
                     }
                     for j in 0..cols {
-                        let bi = e.c_u32(kk * tile_n + SIDE * j);
-                        let bi = e.uadd(tx, bi)?;
-                        let p = e.shared_ptr(bs, t, bi)?;
-                        bv.push(e.load(tt, p)?);
+                        let bi = e.c_u32(SIDE * j);
+                        let bi = e.uadd(kb, bi)?;
+                        let p = e.shared_ptr(bs, ht, bi)?;
+                        bv.push(e.load(htt, p)?);
                     }
                     for (i, &x) in av.iter().enumerate() {
                         for (j, &y) in bv.iter().enumerate() {
                             let acc = accs[i * cols as usize + j];
-                            let prod = e.binop(BinOp::Mul, t, x, y)?;
                             let cur = e.load(tt, acc)?;
-                            let sum = e.binop(BinOp::Add, t, cur, prod)?;
+                            let sum = match pair {
+                                None => {
+                                    let prod = e.binop(BinOp::Mul, t, x, y)?;
+                                    e.binop(BinOp::Add, t, cur, prod)?
+                                }
+                                Some(p) => {
+                                    e.operands = [x, y];
+                                    let z = e.expr(cxr, p, Ix::flat(zero))?;
+                                    let z = e.convert(z, p.elem(), t)?;
+                                    e.binop(fold, t, cur, z)?
+                                }
+                            };
                             e.store(acc, sum)?;
                         }
+                    }
+                    Ok(())
+                };
+                let whole_step = |e: &mut Self| -> R<()> {
+                    for kk in 0..steps {
+                        let c = e.c_u32(kk);
+                        step(e, c)?;
+                    }
+                    Ok(())
+                };
+                match pair {
+                    // Zeros past `k` add nothing to a sum of products.
+                    None => whole_step(e)?,
+                    // The last step stops at `k`, one kk at a time (a loop: the
+                    // step's code once more, not `steps` times).
+                    Some(_) => {
+                        let left = e.b.i_sub(u, None, k, k0).map_err(be)?;
+                        let whole =
+                            e.b.u_less_than_equal(e.bool_t, None, bk, left)
+                                .map_err(be)?;
+                        let one = e.c_u32(1);
+                        e.if_else(whole, whole_step, |e| {
+                            e.count_loop(kk_var, zero, left, one, |e, kk| step(e, kk))
+                        })?;
                     }
                 }
                 e.barrier()
@@ -220,6 +287,7 @@ impl Emitter {
                 }
             }
             Ok(())
-        })
+        })?;
+        self.flush_errors(cx)
     }
 }

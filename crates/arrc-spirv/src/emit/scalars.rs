@@ -138,6 +138,21 @@ impl Emitter {
                 "error bit {bit} in a kernel without a status binding"
             )));
         };
+        if let Some(mut flags) = self.deferred.take() {
+            let var = match flags.iter().find(|(b, _)| *b == bit) {
+                Some(&(_, var)) => var,
+                None => {
+                    let var = self.local_false();
+                    flags.push((bit, var));
+                    var
+                }
+            };
+            self.deferred = Some(flags);
+            let bt = self.bool_t;
+            let cur = self.load(bt, var)?;
+            let now = self.or(cur, bad)?;
+            return self.store(var, now);
+        }
         self.if_then(bad, |e| {
             let ut = e.u32_t;
             let p = e.ptr(StorageClass::StorageBuffer, ut);
@@ -152,6 +167,17 @@ impl Emitter {
                 .map_err(be)?;
             Ok(())
         })
+    }
+
+    /// Raises the errors deferred since `deferred` was set (see there), and stops
+    /// deferring.
+    pub(super) fn flush_errors(&mut self, cx: &Cx) -> R<()> {
+        let bt = self.bool_t;
+        for (bit, var) in self.deferred.take().unwrap_or_default() {
+            let bad = self.load(bt, var)?;
+            self.raise(cx, Some(bit), bad)?;
+        }
+        Ok(())
     }
 
     /// `a mod b` of non-negative integers of type `t` (through the unsigned type of
