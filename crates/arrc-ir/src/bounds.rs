@@ -58,6 +58,19 @@ pub(crate) fn magnitude(f: &Function, v: Value, depth: u32) -> Option<u128> {
             lhs,
             rhs,
         } => Some(m(*lhs)?.max(m(*rhs)?)),
+        // |a|b| < |a| where a is not 0 (`0|b` is b).
+        Inst::Binary {
+            op: BinOp::Residue,
+            lhs,
+            rhs,
+        } => {
+            let a = m(*lhs)?;
+            if nonzero_constant(f, *lhs) {
+                Some(a - 1)
+            } else {
+                Some(a.max(m(*rhs)?))
+            }
+        }
         Inst::Gather { arg, map } => {
             let fill = match map {
                 Gather::Window { fill, .. } | Gather::Cycle { fill } => fill.as_i64()?,
@@ -80,5 +93,14 @@ pub(crate) fn magnitude(f: &Function, v: Value, depth: u32) -> Option<u128> {
     match (found, by_type) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
+    }
+}
+
+/// Whether `v` is a constant (converted or not) with no item 0.
+fn nonzero_constant(f: &Function, v: Value) -> bool {
+    match f.inst(v) {
+        Inst::Const(c) => (0..c.len()).all(|i| c.data.get(i).as_i64().is_some_and(|x| x != 0)),
+        Inst::Cast(a) => nonzero_constant(f, *a),
+        _ => false,
     }
 }

@@ -1028,6 +1028,38 @@ fn generalized_inner_products_in_tiles() {
     assert!(e.to_string().contains("DOMAIN ERROR"), "{e}");
 }
 
+/// 64-bit integers known to fit 32 bits (a residue by a constant of at most 2^31:
+/// |a|b| < |a|) are graded as 32-bit ones: the same order at the bound (±2^31), with
+/// negative items and moduli, and not past it (2^31+1); keys of `⌸` too. Such a grade
+/// takes 4 radix passes, not 8.
+#[test]
+fn grades_of_small_64_bit_integers_sort_in_32_bits() {
+    let mut s = gpu();
+    let exprs = [
+        "⍋2147483648|x×1000003",
+        "⍒¯2147483648|x×1000003",
+        "⍋2147483649|x×1000003",
+        "⍋1048576|x×7919",
+        "⍋7|x×1000003",
+        "{≢⍵}⌸1000|x×1000003",
+        "{+/⍵}⌸1000|x×1000003",
+    ];
+    check_at(&mut s, &[1, 9, 4097, 100003], &exprs, ElemType::I64, false);
+    check_at(&mut s, &[1, 4097], &exprs, ElemType::I32, false);
+    let passes = |s: &mut Session, e: &str| {
+        let c = s.compile(e).unwrap();
+        c.plan
+            .kernels
+            .iter()
+            .filter(|k| matches!(k.kind, arrc_ir::plan::KernelKind::RadixScatter { .. }))
+            .count()
+    };
+    s.set("x", Array::vector(Data::I64(vec![5; 1 << 22])))
+        .unwrap();
+    assert_eq!(passes(&mut s, "⍋1048576|x×7919"), 4);
+    assert_eq!(passes(&mut s, "⍋x×7919"), 8);
+}
+
 /// Compress with the result's length left on the device: later kernels read it there,
 /// and the statement reads back once (result, status and length together).
 #[test]

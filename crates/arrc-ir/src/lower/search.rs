@@ -99,6 +99,15 @@ impl Lower {
                     span,
                 )),
             };
+        // 64-bit integers known to fit 32 bits (`1048576|k`: |a|b| < |a|) are sorted
+        // as 32-bit ones, in the same order: 4 radix passes, not 8.
+        let x = if xt.elem == ElemType::I64
+            && crate::bounds::magnitude(&self.f, x, 0).is_some_and(|m| m < 1 << 31)
+        {
+            self.cast(x, ElemType::I32)
+        } else {
+            x
+        };
         Ok(self.f.push(
             Inst::Grade {
                 arg: x,
