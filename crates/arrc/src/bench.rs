@@ -568,6 +568,11 @@ pub struct ProgramBench {
     pub dispatches: u64,
     /// The program's value, as displayed (cut at 200 characters).
     pub value: String,
+    /// With `profile`: each dispatch of a run in order, its kernel's name and median
+    /// device time in microseconds (a program that runs other dispatches each time
+    /// has none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<(String, f64)>,
 }
 
 /// Runs `src` as [`ProgramBench`] describes.
@@ -577,7 +582,9 @@ pub fn program(
     src: &str,
     warmup: usize,
     runs: usize,
+    profile: bool,
 ) -> Result<ProgramBench, Error> {
+    s.set_profile(profile);
     let once = |s: &mut crate::Session| -> Result<(ProgramRun, String), Error> {
         let a = s.stats();
         let t = Instant::now();
@@ -599,11 +606,28 @@ pub fn program(
         once(s)?;
     }
     let mut all = Vec::with_capacity(runs);
+    let mut dispatches: Vec<Vec<(String, f64)>> = vec![];
+    s.take_profile();
     for _ in 0..runs.max(1) {
         let (r, v) = once(s)?;
         value = v;
         all.push(r);
+        dispatches.push(s.take_profile());
     }
+    s.set_profile(false);
+    // Each dispatch's median over the runs, where every run ran the same ones.
+    let same = dispatches
+        .windows(2)
+        .all(|w| w[0].len() == w[1].len() && w[0].iter().zip(&w[1]).all(|(a, b)| a.0 == b.0));
+    let kernels = match dispatches.first() {
+        Some(first) if profile && same => (0..first.len())
+            .map(|i| {
+                let mut t: Vec<f64> = dispatches.iter().map(|d| d[i].1 / 1e3).collect();
+                (first[i].0.clone(), median(&mut t).unwrap_or(0.0))
+            })
+            .collect(),
+        _ => vec![],
+    };
     let us = |f: &dyn Fn(&ProgramRun) -> u64| {
         Spread::of(all.iter().map(|r| f(r) as f64 / 1e3).collect())
     };
@@ -632,6 +656,7 @@ pub fn program(
         readback_bytes: last.stats.readback_bytes,
         dispatches: last.stats.dispatches,
         value,
+        kernels,
     })
 }
 
@@ -659,7 +684,11 @@ pub fn program_report(b: &ProgramBench) -> String {
         b.readback_bytes,
         b.dispatches,
         b.value
-    )
+    ) + &b
+        .kernels
+        .iter()
+        .map(|(k, us)| format!("\n    {us:>10.1} µs  {k}"))
+        .collect::<String>()
 }
 
 /// The progress bar of `arrc bench` (indicatif's, with the `cli` feature; nothing

@@ -97,6 +97,9 @@ pub(crate) struct Gpu {
     /// being run assigns: a plan that scatters into it (`Plan::in_place`) writes its
     /// buffer in place.
     pub(crate) consumable: Option<String>,
+    /// With `ctx.profile`: every dispatch run since it was last taken, its kernel's
+    /// name and device time in nanoseconds, in order (`Session::take_profile`).
+    pub(crate) profile_log: Vec<(String, f64)>,
 }
 
 /// A device failure as an error: running out of device memory is APL's WS FULL (the
@@ -427,6 +430,7 @@ impl Gpu {
             budget,
             rng: arrc_ir::random::Rng::default(),
             consumable: None,
+            profile_log: Vec::new(),
         })
     }
 
@@ -865,6 +869,7 @@ impl Gpu {
                     d.indirect,
                 ));
                 out.kernels.push(d.kernel);
+                out.names.push(plan.kernels[d.kernel].name.clone());
             }
         }
         out.status = plan.status;
@@ -962,12 +967,26 @@ impl Gpu {
             .ctx
             .submit_repeated(p.recording()?, times)
             .map_err(dev)?;
-        self.count_run(t, &stats, times.max(1) * p.dispatches.len());
+        self.count_run(t, &stats, p, times.max(1) * p.dispatches.len());
         Ok(stats)
     }
 
-    /// A run that started at `t` and has ended, with `dispatches` in all.
-    fn count_run(&mut self, t: std::time::Instant, stats: &RunStats, dispatches: usize) {
+    /// A run of `p` that started at `t` and has ended, with `dispatches` in all.
+    fn count_run(
+        &mut self,
+        t: std::time::Instant,
+        stats: &RunStats,
+        p: &Prepared,
+        dispatches: usize,
+    ) {
+        if self.ctx.profile {
+            let timed = p
+                .names
+                .iter()
+                .cloned()
+                .zip(stats.dispatch_ns.iter().copied());
+            self.profile_log.extend(timed);
+        }
         self.stats.run_ns += t.elapsed().as_nanos() as u64;
         self.stats.device_ns += stats.device_ns.unwrap_or(0.0) as u64;
         self.stats.dispatches += dispatches as u64;
@@ -983,7 +1002,7 @@ impl Gpu {
     pub(crate) fn wait(&mut self, p: &Prepared) -> Result<(), Error> {
         let t = std::time::Instant::now();
         let stats = self.ctx.wait(p.recording()?).map_err(dev)?;
-        self.count_run(t, &stats, p.dispatches.len());
+        self.count_run(t, &stats, p, p.dispatches.len());
         Ok(())
     }
 
@@ -1200,8 +1219,9 @@ pub struct Prepared {
     uploaded: Vec<(String, usize)>,
     /// Pipeline, buffers, push constants, workgroups, indirect-arguments buffer.
     dispatches: Vec<PreparedDispatch>,
-    /// The plan's kernel each dispatch runs (for profiles).
+    /// The plan's kernel each dispatch runs, and its name (for profiles).
     kernels: Vec<usize>,
+    names: Vec<String>,
     status: Option<usize>,
     result_len: u64,
     result_elem: ElemType,

@@ -505,6 +505,23 @@ impl Session {
         bench::run(g, opts, report)
     }
 
+    /// Times every dispatch from here on (a timestamp after each; statements
+    /// recorded before keep their recordings) for [`Self::take_profile`].
+    pub fn set_profile(&mut self, on: bool) {
+        if let Some(g) = self.gpu.as_mut() {
+            g.ctx.profile = on;
+        }
+    }
+
+    /// The dispatches run since the last call, with [`Self::set_profile`] on: each
+    /// kernel's name and device time in nanoseconds, in the order they ran.
+    pub fn take_profile(&mut self) -> Vec<(String, f64)> {
+        self.gpu
+            .as_mut()
+            .map(|g| std::mem::take(&mut g.profile_log))
+            .unwrap_or_default()
+    }
+
     /// The Vulkan device in use, if any.
     pub fn device(&self) -> Option<&DeviceInfo> {
         self.gpu.as_ref().map(|g| &g.ctx.info)

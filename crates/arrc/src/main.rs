@@ -895,6 +895,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             devices,
             split_from,
             setup,
+            profile,
             ..
         } => {
             let src = read(&path)?;
@@ -904,7 +905,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 s.eval(&setup).map_err(|e| fail(&setup, &e))?;
             }
             let name = path.display().to_string();
-            let b = arrc::bench::program(&mut s, &name, &src, warmup, runs)
+            let b = arrc::bench::program(&mut s, &name, &src, warmup, runs, profile)
                 .map_err(|e| fail(&src, &e))?;
             if json {
                 println!("{}", serde_json::to_string(&b).unwrap_or_default());

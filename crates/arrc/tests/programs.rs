@@ -35,3 +35,23 @@ fn benchmark_programs_run_on_the_device_and_agree_with_the_reference() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+#[test]
+fn a_programs_profile_times_each_dispatch_it_runs() {
+    // `arrc bench prog.apl --profile`: one line per dispatch of a run, named by its
+    // kernel, in the order they ran; as many as the run's dispatches.
+    let mut s = Session::new(Backend::Vulkan).expect("a Vulkan device");
+    let src = "x←⍳100000\ny←+\\x×2\n+/y";
+    let b = arrc::bench::program(&mut s, "p", src, 2, 3, true).unwrap();
+    assert_eq!(b.kernels.len() as u64, b.dispatches, "{:?}", b.kernels);
+    assert!(
+        b.kernels.iter().any(|(k, _)| k.starts_with("scan")),
+        "{:?}",
+        b.kernels
+    );
+    assert!(b.kernels.iter().all(|(_, us)| *us >= 0.0));
+    assert!(arrc::bench::program_report(&b).contains("µs  scan"));
+    // Without it, none (and no timestamps between dispatches).
+    let b = arrc::bench::program(&mut s, "p", src, 1, 3, false).unwrap();
+    assert!(b.kernels.is_empty());
+}
