@@ -13,7 +13,7 @@ mod context;
 pub mod disk_cache;
 
 pub use context::{
-    enumerate, validation_messages, Buffer, Context, DeviceInfo, Dispatch, PipelineId,
+    enumerate, module_key, validation_messages, Buffer, Context, DeviceInfo, Dispatch, PipelineId,
     PipelineReport, Recording, RunStats, View, MAX_FILL_BYTES, MAX_PIPELINES,
 };
 

@@ -30,6 +30,8 @@ pub struct CompiledStatement {
     pub plan: Plan,
     /// One SPIR-V module per kernel, entry point `main`.
     pub modules: Vec<Vec<u32>>,
+    /// Each module's key (`arrc_vk::module_key`), computed once.
+    pub module_keys: Vec<u64>,
     /// Lowered with the values of arrays larger than the known-value limit (replicate
     /// counts): not reusable for other values of them.
     pub uses_large_values: bool,
@@ -391,6 +393,7 @@ pub(crate) fn compile(
         Ok(CompiledStatement {
             ir,
             plan,
+            module_keys: modules.iter().map(|w| arrc_vk::module_key(w)).collect(),
             modules,
             uses_large_values,
             nested: None,
@@ -408,6 +411,7 @@ pub(crate) fn compile(
             Ok(CompiledStatement {
                 plan: first.plan.clone(),
                 modules: first.modules.clone(),
+                module_keys: first.module_keys.clone(),
                 ir,
                 uses_large_values,
                 nested: Some(parts),
@@ -721,7 +725,7 @@ impl Gpu {
         }
         let mut pipelines: Vec<PipelineId> = Vec::new();
         let t = std::time::Instant::now();
-        for (k, words) in plan.kernels.iter().zip(&c.modules) {
+        for ((k, words), &key) in plan.kernels.iter().zip(&c.modules).zip(&c.module_keys) {
             let spec = [
                 (0u32, k.workgroup_size),
                 (1u32, k.items_per_thread),
@@ -731,6 +735,7 @@ impl Gpu {
                 .ctx
                 .pipeline(
                     words,
+                    key,
                     "main",
                     k.bindings.iter().map(|b| b.windows.max(1)).sum::<u32>(),
                     k.push_constants.len() as u32,
