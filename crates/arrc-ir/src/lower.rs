@@ -639,7 +639,8 @@ impl Lower {
             FuncKind::Prim(Prim::Where) => self.where_(arg, fspan),
             FuncKind::Prim(p @ (Prim::GradeUp | Prim::GradeDown)) => {
                 let origin = self.io as i32;
-                self.grade(arg, *p == Prim::GradeDown, origin, fspan)
+                let keys = self.narrow_keys(arg);
+                self.grade(keys, *p == Prim::GradeDown, origin, fspan)
             }
             FuncKind::Prim(Prim::Plus | Prim::Right | Prim::Left) => Ok(arg),
             // ≡ of a simple array: its depth, 0 for a scalar and 1 otherwise.

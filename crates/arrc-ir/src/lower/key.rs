@@ -189,7 +189,8 @@ impl Lower {
         n: u64,
         span: &Span,
     ) -> Result<(Value, Value)> {
-        let order = self.grade(keys, false, 1, span.clone())?;
+        let order = self.narrow_keys(keys);
+        let order = self.grade(order, false, 1, span.clone())?;
         let sorted = self.index(keys, vec![Some(order)], span.clone())?;
         let fill = Scalar::I32(0).cast(self.f.ty(sorted).elem);
         let prev = self.gather(

@@ -86,6 +86,19 @@ impl Lower {
         self.compress(b, iota, false, None, span)
     }
 
+    /// `x`, or where it holds 64-bit integers known to fit 32 bits (`1048576|k`:
+    /// |a|b| < |a|), `x` as 32-bit ones: keys that sort in the same order, in 4 radix
+    /// passes, not 8. (Not for a `Search`'s grade, which must be its hay's.)
+    pub(super) fn narrow_keys(&mut self, x: Value) -> Value {
+        if self.f.ty(x).elem == ElemType::I64
+            && crate::bounds::magnitude(&self.f, x, 0).is_some_and(|m| m < 1 << 31)
+        {
+            self.cast(x, ElemType::I32)
+        } else {
+            x
+        }
+    }
+
     /// `⍋x` / `⍒x` of an array whose shape is known before the program runs.
     pub(super) fn grade(&mut self, x: Value, down: bool, origin: i32, span: Span) -> Result<Value> {
         let xt = self.f.ty(x).clone();
@@ -99,15 +112,6 @@ impl Lower {
                     span,
                 )),
             };
-        // 64-bit integers known to fit 32 bits (`1048576|k`: |a|b| < |a|) are sorted
-        // as 32-bit ones, in the same order: 4 radix passes, not 8.
-        let x = if xt.elem == ElemType::I64
-            && crate::bounds::magnitude(&self.f, x, 0).is_some_and(|m| m < 1 << 31)
-        {
-            self.cast(x, ElemType::I32)
-        } else {
-            x
-        };
         Ok(self.f.push(
             Inst::Grade {
                 arg: x,
