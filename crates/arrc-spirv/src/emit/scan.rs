@@ -215,6 +215,28 @@ impl Emitter {
         // then an exclusive scan and a reduction of the rows' totals across the
         // subgroup (the rounds are independent, so their subgroup operations
         // overlap).
+        // A compaction keeps which of its elements it stores as bits (a word per 32),
+        // so that its output need not evaluate the mask again.
+        let zero_m = e.scalar(Scalar::I32(0).cast(ht));
+        let mut keep_words: Vec<Word> = vec![];
+        if compact.is_some() {
+            let bits = (rounds * width) as usize;
+            keep_words = (0..bits.div_ceil(32)).map(|_| e.local(u)).collect();
+            let mut acc = vec![zero; keep_words.len()];
+            for (r, row) in xs.iter().enumerate() {
+                for (c, &var) in row.iter().enumerate() {
+                    let k = r * width as usize + c;
+                    let m = e.load(htt, var)?;
+                    let nz = e.b.i_not_equal(bt, None, m, zero_m).map_err(be)?;
+                    let bit = e.c_u32(1 << (k % 32));
+                    let b = e.b.select(u, None, nz, bit, zero).map_err(be)?;
+                    acc[k / 32] = e.b.bitwise_or(u, None, acc[k / 32], b).map_err(be)?;
+                }
+            }
+            for (&w, a) in keep_words.iter().zip(acc) {
+                e.store(w, a)?;
+            }
+        }
         let widen = |e: &mut Self, var: Word| -> R<Word> {
             let x = e.load(htt, var)?;
             e.convert(x, ht, t)
@@ -374,32 +396,72 @@ impl Emitter {
             let pv = e.load(tt, sh_prefix)?;
             fold_in(e, pv)?;
         }
-        // Output: a compaction stores each kept element at its count less one (the
-        // mask read again: from the cache, the tile was just read), and the last
-        // element the kept count.
+        // Output: a compaction stores each kept element (its bit) at its count less
+        // one, and the last element the kept count. A plain array's values are read
+        // four at a time where the tile is whole.
         if let Some(c) = compact {
             let it = e.ty(ElemType::I32);
-            let zero_i = e.scalar(Scalar::I32(0));
             let one_i = e.scalar(Scalar::I32(1));
             let last = e.b.i_sub(u, None, cxr.n, one).map_err(be)?;
-            for (row, &v) in xs.iter().zip(&vidx) {
-                for (k, &var) in row.iter().enumerate() {
-                    let y = e.load(tt, var)?;
-                    let i = elem_at(e, v, k as u32)?;
-                    let inb = e.ult(i, cxr.n)?;
-                    e.if_then(inb, |e| {
-                        let m = e.expr(cxr, expr, Ix::flat(i))?;
-                        let keep = e.b.i_not_equal(bt, None, m, zero_i).map_err(be)?;
-                        e.if_then(keep, |e| {
-                            let p = e.b.i_sub(it, None, y, one_i).map_err(be)?;
-                            let at = e.b.bitcast(u, None, p).map_err(be)?;
-                            let x = e.expr(cxr, &c.value, Ix::flat(i))?;
-                            e.store_elem(cxr, out, at, x)
-                        })?;
-                        let is_last = e.b.i_equal(bt, None, i, last).map_err(be)?;
-                        e.if_then(is_last, |e| e.store_elem(cxr, c.len, zero, y))
-                    })?;
+            let vt = c.value.elem();
+            let value_src = match plain_load(cxr, &c.value) {
+                Some((b, from, IExpr::Index)) if width == 4 && vectors(from) => {
+                    Some(e.vec4_source(cxr, b, from)?)
                 }
+                _ => None,
+            };
+            let keep_at = |e: &mut Self, k: usize| -> R<Word> {
+                let w = e.load(u, keep_words[k / 32])?;
+                let sh = e.c_u32((k % 32) as u32);
+                let s = e.b.shift_right_logical(u, None, w, sh).map_err(be)?;
+                let one = e.c_u32(1);
+                let b = e.b.bitwise_and(u, None, s, one).map_err(be)?;
+                e.b.i_not_equal(bt, None, b, zero).map_err(be)
+            };
+            // Element c of the round: stored if kept (its value given, or read), and
+            // the count where it is the last.
+            let place = |e: &mut Self, k: usize, i: Word, y: Word, x: Option<Word>| -> R<()> {
+                let keep = keep_at(e, k)?;
+                e.if_then(keep, |e| {
+                    let p = e.b.i_sub(it, None, y, one_i).map_err(be)?;
+                    let at = e.b.bitcast(u, None, p).map_err(be)?;
+                    let x = match x {
+                        Some(x) => x,
+                        None => e.expr(cxr, &c.value, Ix::flat(i))?,
+                    };
+                    e.store_elem(cxr, out, at, x)
+                })?;
+                let is_last = e.b.i_equal(bt, None, i, last).map_err(be)?;
+                e.if_then(is_last, |e| e.store_elem(cxr, c.len, zero, y))
+            };
+            for (r, (row, &v)) in xs.iter().zip(&vidx).enumerate() {
+                let mut ys = vec![];
+                for &var in row {
+                    ys.push(e.load(tt, var)?);
+                }
+                let base = r * width as usize;
+                e.if_else(
+                    whole,
+                    |e| {
+                        let values = match &value_src {
+                            Some(src) => Some(e.load_vec4(src, v, vt)?),
+                            None => None,
+                        };
+                        for (k, &y) in ys.iter().enumerate() {
+                            let i = elem_at(e, v, k as u32)?;
+                            place(e, base + k, i, y, values.map(|x| x[k]))?;
+                        }
+                        Ok(())
+                    },
+                    |e| {
+                        for (k, &y) in ys.iter().enumerate() {
+                            let i = elem_at(e, v, k as u32)?;
+                            let inb = e.ult(i, cxr.n)?;
+                            e.if_then(inb, |e| place(e, base + k, i, y, None))?;
+                        }
+                        Ok(())
+                    },
+                )?;
             }
             return Ok(());
         }
