@@ -236,6 +236,9 @@ impl Case {
         let mut nested =
             StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7));
         let nested_forms = opts.seed >= NESTED_FORMS_FROM_SEED;
+        // Seeds from 136 on also write inner products of matrices with any scalar
+        // functions (session 19's tiles), in `nested`'s stream where it had none.
+        let inner_forms = opts.seed >= INNER_FORMS_FROM_SEED;
         let mut g = Gen {
             rng: &mut rng,
             tacit: &mut tacit,
@@ -249,6 +252,7 @@ impl Case {
             current_forms,
             nested: &mut nested,
             nested_forms,
+            inner_forms,
         };
         let mut stmts = vec![];
         if g.rng.random_bool(0.1) {
@@ -728,7 +732,13 @@ struct Gen<'r> {
     /// arrays (whose value is simple: `⊃`, reductions and products of items).
     nested: &'r mut StdRng,
     nested_forms: bool,
+    /// Whether a structural function may give way to an inner product of two
+    /// matrices (`f.g` of any fold and scalar function: tiled or not).
+    inner_forms: bool,
 }
+
+/// The first seed whose programs write inner products of matrices.
+pub const INNER_FORMS_FROM_SEED: u64 = 136;
 
 /// The first seed whose programs use [`Gen::nested`]'s forms.
 pub const NESTED_FORMS_FROM_SEED: u64 = 113;
@@ -899,6 +909,19 @@ impl Gen<'_> {
                         16 => return format!("⊃1↓({x})(⌽{x})"),
                         17 => return format!("({x})≡⊂{x}"),
                         18 => return format!("⊃⌽(⍳70)+⊂{x}"),
+                        19 | 20 if self.inner_forms => {
+                            const FOLDS: &[&str] = &["+", "⌈", "⌊", "∨", "∧", "×", "-"];
+                            let f = FOLDS[self.nested.random_range(0..FOLDS.len())];
+                            let (m, k, n) = (
+                                self.nested.random_range(1..5),
+                                self.nested.random_range(1..6),
+                                self.nested.random_range(1..5),
+                            );
+                            let y = self.expr(d);
+                            let bools = self.nested.random_bool(0.3);
+                            let (p, q) = if bools { ("0<", "0<") } else { ("", "") };
+                            return format!("({p}{m} {k}⍴{x}){f}.{g}({q}{k} {n}⍴{y})");
+                        }
                         _ => {}
                     }
                 }
