@@ -600,7 +600,10 @@ impl MatMulTile {
     pub fn fitted(mut self, max: u32, elem: u32) -> MatMulTile {
         while self.shared_bytes(elem) > max {
             let steps = self.steps / 2;
-            if steps < 4 || (self.rows * steps) % 16 != 0 || (self.cols * steps) % 16 != 0 {
+            if steps < 4
+                || !(self.rows * steps).is_multiple_of(16)
+                || !(self.cols * steps).is_multiple_of(16)
+            {
                 return MatMulTile::SMALL;
             }
             self.steps = steps;
@@ -624,8 +627,8 @@ impl MatMulTile {
         if side(rows)
             && side(cols)
             && matches!(steps, 4 | 8 | 16)
-            && (rows * steps) % 16 == 0
-            && (cols * steps) % 16 == 0
+            && (rows * steps).is_multiple_of(16)
+            && (cols * steps).is_multiple_of(16)
         {
             Ok(t)
         } else {

@@ -527,7 +527,7 @@ impl Planner<'_> {
         );
         // Large tiles where there are enough of them (8×8 outputs per invocation).
         let outputs = match (m, n) {
-            (Dim::Known(m), Dim::Known(n)) => m as u64 * n as u64,
+            (Dim::Known(m), Dim::Known(n)) => m.saturating_mul(n),
             _ => 0,
         };
         let tile = if outputs >= self.opts.matmul_large_from {
