@@ -176,8 +176,8 @@ pub enum Inst {
     },
     /// `lhs fold.pair rhs` of two matrices, in tiles: `+.×` (operands already of the
     /// result's element type), or an inner product whose fold is associative and
-    /// whose pairs are computed alike (operands of `pair`'s operand type; see
-    /// `MatMul::result`).
+    /// whose pairs are computed alike (operands of `pair`'s operand type; chosen by
+    /// `lower/folds.rs`'s `tiled_inner`).
     MatMul {
         lhs: Value,
         rhs: Value,

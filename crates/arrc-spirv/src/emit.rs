@@ -547,14 +547,23 @@ impl Emitter {
     /// A function-local variable, declared at the start of the entry block (where
     /// SPIR-V requires every OpVariable of a function to be).
     fn local(&mut self, t: Word) -> Word {
+        self.local_with(t, None)
+    }
+
+    /// A function-local boolean, false until stored (its initializer).
+    fn local_false(&mut self) -> Word {
+        let bt = self.bool_t;
+        let f = self.b.constant_false(bt);
+        self.local_with(bt, Some(f))
+    }
+
+    /// A function-local variable of type `t`, with an initializer where given.
+    fn local_with(&mut self, t: Word, init: Option<Word>) -> Word {
         let p = self.ptr(StorageClass::Function, t);
         let id = self.b.id();
-        let inst = rspirv::dr::Instruction::new(
-            spirv::Op::Variable,
-            Some(p),
-            Some(id),
-            vec![Operand::StorageClass(StorageClass::Function)],
-        );
+        let mut operands = vec![Operand::StorageClass(StorageClass::Function)];
+        operands.extend(init.map(Operand::IdRef));
+        let inst = rspirv::dr::Instruction::new(spirv::Op::Variable, Some(p), Some(id), operands);
         let current = self.b.selected_block();
         let placed = self
             .b
@@ -565,34 +574,6 @@ impl Emitter {
             })
             .and_then(|_| self.b.select_block(current));
         debug_assert!(placed.is_ok(), "local() outside a function");
-        id
-    }
-
-    /// A function-local boolean, false until stored (its initializer).
-    fn local_false(&mut self) -> Word {
-        let bt = self.bool_t;
-        let p = self.ptr(StorageClass::Function, bt);
-        let f = self.b.constant_false(bt);
-        let id = self.b.id();
-        let inst = rspirv::dr::Instruction::new(
-            spirv::Op::Variable,
-            Some(p),
-            Some(id),
-            vec![
-                Operand::StorageClass(StorageClass::Function),
-                Operand::IdRef(f),
-            ],
-        );
-        let current = self.b.selected_block();
-        let placed = self
-            .b
-            .select_block(Some(0))
-            .and_then(|_| {
-                self.b
-                    .insert_into_block(rspirv::dr::InsertPoint::Begin, inst)
-            })
-            .and_then(|_| self.b.select_block(current));
-        debug_assert!(placed.is_ok(), "local_false() outside a function");
         id
     }
 

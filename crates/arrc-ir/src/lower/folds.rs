@@ -768,8 +768,15 @@ impl Lower {
             }),
             _ => {}
         }
+        // The inner length not 0; for `⌈ ⌊`, known not to be (over none they give the
+        // most negative or positive float, as `⌈/⍬`, not the tile's identity in the
+        // items' type; `+ ∨ ∧` give theirs, 0 or 1, either way).
         let fop = self.operand_op(f).ok();
-        if let Some(fop) = fop.filter(|_| ra == 2 && rb == 2 && k != Dim::Known(0)) {
+        let k_fits = |op: BinOp| match op {
+            BinOp::Max | BinOp::Min => matches!(k, Dim::Known(x) if x > 0),
+            _ => k != Dim::Known(0),
+        };
+        if let Some(fop) = fop.filter(|&op| ra == 2 && rb == 2 && k_fits(op)) {
             if tiled_inner(fop, gop, at.elem.join(bt.elem)) {
                 // A tiled kernel: operands of the pair's operand type.
                 let ot = gop.operand_type(at.elem, bt.elem, self.f.float);

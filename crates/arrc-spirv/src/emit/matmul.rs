@@ -1,5 +1,5 @@
-//! `+.×` of two matrices: tiles per workgroup through workgroup memory, several
-//! outputs per invocation in registers.
+//! `+.×` and the generalized inner products of two matrices: tiles per workgroup
+//! through workgroup memory, several outputs per invocation in registers.
 
 use super::*;
 use arrc_ir::plan::MatMulTile;
@@ -19,7 +19,9 @@ impl Emitter {
     /// accumulator's type (an f32 product accumulates in f64: converted once, where
     /// it is staged, not at every use; `a`'s columns padded by one word against bank
     /// conflicts); the next step's elements are read into registers while this one's
-    /// are multiplied. Elements outside the operands read as 0, so any shape works.
+    /// are multiplied. Elements outside the operands read as 0 (for a pair, past `k`
+    /// only: rows and columns past the result's read its last ones), so any shape
+    /// works.
     ///
     /// With a `pair` (a generalized inner product, `⌈.+`, `∨.∧`, `+.=`), each
     /// output folds `fold` over `pair` of the staged values, from the fold's
@@ -114,8 +116,9 @@ impl Emitter {
             let bc = self.b.u_mod(u, None, eid, side_n).map_err(be)?;
             b_at.push((br, bc, eid));
         }
-        // A pair's errors (a float product past the type's range) set a flag per
-        // invocation, raised once at the end: no branch per pair.
+        // Errors raised in the loop (a pair's: a float past its type's range, an
+        // integer past 64 bits; the operands'; the result's range on store) set a
+        // flag per invocation and bit, raised once at the end: no branch per pair.
         if pair.is_some_and(KExpr::may_fail) {
             self.deferred = Some(vec![]);
         }
@@ -161,14 +164,30 @@ impl Emitter {
                         |e| e.store(reg, zero_st),
                     )
                 };
+                // With a pair, rows of `a` past m and columns of `b` past n read the
+                // last ones instead of 0: every pair computed is then one of the
+                // product's own, so none raises an error the product would not (`0-b`
+                // of the most negative i64 would).
+                let last_row = |e: &mut Self, r: Word, of: Word| -> R<Word> {
+                    match pair {
+                        None => Ok(r),
+                        Some(_) => {
+                            let one = e.c_u32(1);
+                            let last = e.b.i_sub(u, None, of, one).map_err(be)?;
+                            e.umin(r, last)
+                        }
+                    }
+                };
                 for (&(ar, ac), &reg) in a_at.iter().zip(&a_regs) {
                     let gr = e.uadd(row0, ar)?;
+                    let gr = last_row(e, gr, m)?;
                     let gc = e.uadd(k0, ac)?;
                     read(e, a, reg, (gr, gc), (m, k))?;
                 }
                 for (&(br, bc, _), &reg) in b_at.iter().zip(&b_regs) {
                     let gr = e.uadd(k0, br)?;
                     let gc = e.uadd(col0, bc)?;
+                    let gc = last_row(e, gc, n)?;
                     read(e, b, reg, (gr, gc), (k, n))?;
                 }
                 Ok(())

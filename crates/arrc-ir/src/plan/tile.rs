@@ -1,0 +1,85 @@
+//! The shape of a tiled kernel's work (`KernelKind::MatMul`).
+
+use serde::Serialize;
+
+/// The work of one invocation of a `+.×` kernel (`KernelKind::MatMul`): `rows ×
+/// cols` outputs of a workgroup of 16×16 (a tile of `16·rows × 16·cols`), `steps`
+/// of the inner length staged in workgroup memory at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct MatMulTile {
+    pub rows: u32,
+    pub cols: u32,
+    pub steps: u32,
+}
+
+impl MatMulTile {
+    /// Products with many tiles: 128×128, 16 steps at a time. On the H100 (f32 in
+    /// f64, 4096², `--matmul-tile`): 8x8x16 6774 µs (234 registers), 8x8x8 7163
+    /// (214), 8x4x8 7377, 4x8x8 7561, 8x4x16 7806 (160), 4x4x16 8152.
+    pub const LARGE: MatMulTile = MatMulTile {
+        rows: 8,
+        cols: 8,
+        steps: 16,
+    };
+    /// Smaller products (tiles enough for every core): 64×64.
+    pub const SMALL: MatMulTile = MatMulTile {
+        rows: 4,
+        cols: 4,
+        steps: 8,
+    };
+
+    /// Bytes of workgroup memory it stages, for elements of `elem` bytes (a column
+    /// of `a` padded by one).
+    pub fn shared_bytes(self, elem: u32) -> u32 {
+        self.steps * (16 * self.rows + 1 + 16 * self.cols) * elem
+    }
+
+    /// This tile with fewer steps where it needs more than `max` bytes of workgroup
+    /// memory (the device's maxComputeSharedMemorySize); `SMALL` (at most 8 KiB)
+    /// where that is not enough.
+    pub fn fitted(mut self, max: u32, elem: u32) -> MatMulTile {
+        while self.shared_bytes(elem) > max {
+            let fewer = MatMulTile {
+                steps: self.steps / 2,
+                ..self
+            };
+            if !fewer.takes() {
+                return MatMulTile::SMALL;
+            }
+            self = fewer;
+        }
+        self
+    }
+
+    /// Whether the kernel takes this shape: rows and columns 1, 2, 4 or 8, steps 4,
+    /// 8 or 16, and every invocation of 256 staging whole elements of each step.
+    fn takes(self) -> bool {
+        let side = |x: u32| matches!(x, 1 | 2 | 4 | 8);
+        side(self.rows)
+            && side(self.cols)
+            && matches!(self.steps, 4 | 8 | 16)
+            && (self.rows * self.steps).is_multiple_of(16)
+            && (self.cols * self.steps).is_multiple_of(16)
+    }
+
+    /// `ROWSxCOLSxSTEPS` (as `8x8x8`): each of rows and columns 1, 2, 4 or 8, steps
+    /// 4, 8 or 16, with every invocation staging whole elements of each step.
+    pub fn parse(s: &str) -> Result<MatMulTile, String> {
+        let v: Vec<u32> = s
+            .split('x')
+            .map(|p| p.trim().parse::<u32>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("{s}: {e}"))?;
+        let [rows, cols, steps] = v[..] else {
+            return Err(format!("{s}: give ROWSxCOLSxSTEPS, as 8x8x8"));
+        };
+        let t = MatMulTile { rows, cols, steps };
+        if t.takes() {
+            Ok(t)
+        } else {
+            Err(format!(
+                "{s}: rows and columns 1, 2, 4 or 8, steps 4, 8 or 16, rows×steps and columns×steps multiples of 16"
+            ))
+        }
+    }
+}
