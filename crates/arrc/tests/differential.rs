@@ -1047,6 +1047,30 @@ fn generalized_inner_products_in_tiles() {
     // And no other: rows past the result's (a tile of 64 holds 3) read its last row,
     // not 0, whose `0-b` of the most negative i64 would overflow (it raised a DOMAIN
     // ERROR on the device, and the statement went to the reference).
+    // i32 items summed in i64 cannot overflow: their pairs carry no check, and
+    // `¯2*31` twice is ¯2*32, not wrapped.
+    s.set("m", Array::new(vec![2, 2], Data::I32(vec![i32::MIN; 4])))
+        .unwrap();
+    let c = s.compile("m⌈.+m").unwrap();
+    assert!(
+        matches!(
+            &c.plan.kernels[0].kind,
+            arrc_ir::plan::KernelKind::MatMul {
+                pair: Some(arrc_ir::plan::KExpr::Binary {
+                    error_bit: None,
+                    ..
+                }),
+                ..
+            }
+        ),
+        "{:?}",
+        c.plan.kernels[0].kind
+    );
+    let g = s.eval("m⌈.+m").unwrap();
+    assert_eq!(
+        arrc::display(&g.value.unwrap()),
+        "¯4294967296 ¯4294967296\n¯4294967296 ¯4294967296"
+    );
     let g = s.eval("(3 1⍴¯1)⌈.-1 1⍴¯9223372036854775807-1").unwrap();
     assert!(g.notes.is_empty(), "{:?}", g.notes);
     assert_eq!(

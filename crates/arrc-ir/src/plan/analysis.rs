@@ -72,8 +72,10 @@ pub(super) fn can_fail(f: &Function, v: Value, float64: bool) -> bool {
         // A fold's steps (`⍴2 ⍟/m` must still find the ⍟ of a 0).
         Inst::Reduce { op, .. } | Inst::Scan { op, .. } => op.device_error(f.ty(v).elem).is_some(),
         // A float result can leave its type's range; a pair may fail as its function.
-        Inst::MatMul { lhs, pair, .. } => {
-            f.ty(v).elem.is_float() || pair.device_error(f.ty(*lhs).elem).is_some()
+        Inst::MatMul { lhs, rhs, pair, .. } => {
+            f.ty(v).elem.is_float()
+                || (pair.device_error(f.ty(*lhs).elem).is_some()
+                    && !integer_fits(f, *pair, *lhs, *rhs, float64))
         }
         _ => false,
     }

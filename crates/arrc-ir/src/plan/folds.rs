@@ -501,10 +501,13 @@ impl Planner<'_> {
         } else {
             // Any other pair is computed as an elementwise `pair` is, its errors
             // raised alike, from the operands' values (`KExpr::Operand` 0 and 1).
+            // (No check where the operands' bounds show that none can fail: `⌈.+`
+            // of i32 items, summed in i64.)
             let ot = f.ty(lhs).elem;
             let span = f.span(v);
             let error_bit = pair
                 .device_error(ot)
+                .filter(|_| !integer_fits(f, pair, lhs, rhs, self.opts.float64))
                 .map(|m| self.error_bit(ErrorClass::Domain, m, span));
             let operand = |k: u8| Box::new(KExpr::Operand { k, elem: ot });
             let pair = KExpr::Binary {
