@@ -874,7 +874,10 @@ impl Gpu {
                     d.indirect,
                 ));
                 out.kernels.push(d.kernel);
-                out.names.push(plan.kernels[d.kernel].name.clone());
+                // Names only for profiles: not cloned on every run otherwise.
+                if self.ctx.profile {
+                    out.names.push(plan.kernels[d.kernel].name.clone());
+                }
             }
         }
         out.status = plan.status;
@@ -972,18 +975,12 @@ impl Gpu {
             .ctx
             .submit_repeated(p.recording()?, times)
             .map_err(dev)?;
-        self.count_run(t, &stats, p, times.max(1) * p.dispatches.len());
+        self.count_run(t, &stats, p, times.max(1));
         Ok(stats)
     }
 
-    /// A run of `p` that started at `t` and has ended, with `dispatches` in all.
-    fn count_run(
-        &mut self,
-        t: std::time::Instant,
-        stats: &RunStats,
-        p: &Prepared,
-        dispatches: usize,
-    ) {
+    /// `times` runs of `p` (one submission) that started at `t` and have ended.
+    fn count_run(&mut self, t: std::time::Instant, stats: &RunStats, p: &Prepared, times: usize) {
         if self.ctx.profile {
             let timed = p
                 .names
@@ -994,7 +991,7 @@ impl Gpu {
         }
         self.stats.run_ns += t.elapsed().as_nanos() as u64;
         self.stats.device_ns += stats.device_ns.unwrap_or(0.0) as u64;
-        self.stats.dispatches += dispatches as u64;
+        self.stats.dispatches += (times * p.dispatches.len()) as u64;
     }
 
     /// Starts the recorded dispatches without waiting (several devices at once);
@@ -1007,7 +1004,7 @@ impl Gpu {
     pub(crate) fn wait(&mut self, p: &Prepared) -> Result<(), Error> {
         let t = std::time::Instant::now();
         let stats = self.ctx.wait(p.recording()?).map_err(dev)?;
-        self.count_run(t, &stats, p, p.dispatches.len());
+        self.count_run(t, &stats, p, 1);
         Ok(())
     }
 

@@ -889,6 +889,18 @@ fn float_folds_that_overflow() {
     assert_eq!(arrc::display(&device_value(&mut s, "+/z÷3")), "3E38");
 }
 
+/// A session whose products of at least `large_from` outputs take `tile` (smaller
+/// ones the small tile).
+fn tiled_session(large_from: u64, tile: arrc_ir::plan::MatMulTile) -> Session {
+    let mut s = gpu();
+    s.tune(arrc::Tuning {
+        matmul_large_from: Some(large_from),
+        matmul_tile: Some(tile),
+        ..Default::default()
+    });
+    s
+}
+
 /// `a` (m×k) and `b` (k×n) of type `ty` drawn from `rng`, in the session and a
 /// reference: each of `exprs` runs on the device (in a tiled kernel, `MatMul`, where
 /// `tiled`) and agrees with the reference (floats within `scale` times the
@@ -942,12 +954,7 @@ fn matrix_products() {
         (0, MatMulTile::LARGE),
         (0, tuned),
     ] {
-        let mut s = gpu();
-        s.tune(arrc::Tuning {
-            matmul_large_from: Some(large_from),
-            matmul_tile: Some(tile),
-            ..Default::default()
-        });
+        let mut s = tiled_session(large_from, tile);
         let mut rng = rand::rngs::StdRng::seed_from_u64(0x3a7);
         for ty in [ElemType::F32, ElemType::I32, ElemType::F64] {
             for (m, k, n) in [
@@ -1007,12 +1014,7 @@ fn generalized_inner_products_in_tiles() {
         ("a∨.≠b", &[ElemType::Bool]),
     ];
     for (large_from, tile) in [(u64::MAX, MatMulTile::SMALL), (0, MatMulTile::LARGE)] {
-        let mut s = gpu();
-        s.tune(arrc::Tuning {
-            matmul_large_from: Some(large_from),
-            matmul_tile: Some(tile),
-            ..Default::default()
-        });
+        let mut s = tiled_session(large_from, tile);
         let mut rng = rand::rngs::StdRng::seed_from_u64(0x1e7);
         for ty in [ElemType::F32, ElemType::I32, ElemType::Bool] {
             for (m, k, n) in [

@@ -168,7 +168,7 @@ impl Emitter {
                 // last ones instead of 0: every pair computed is then one of the
                 // product's own, so none raises an error the product would not (`0-b`
                 // of the most negative i64 would).
-                let last_row = |e: &mut Self, r: Word, of: Word| -> R<Word> {
+                let clamp_to_last = |e: &mut Self, r: Word, of: Word| -> R<Word> {
                     match pair {
                         None => Ok(r),
                         Some(_) => {
@@ -180,14 +180,14 @@ impl Emitter {
                 };
                 for (&(ar, ac), &reg) in a_at.iter().zip(&a_regs) {
                     let gr = e.uadd(row0, ar)?;
-                    let gr = last_row(e, gr, m)?;
+                    let gr = clamp_to_last(e, gr, m)?;
                     let gc = e.uadd(k0, ac)?;
                     read(e, a, reg, (gr, gc), (m, k))?;
                 }
                 for (&(br, bc, _), &reg) in b_at.iter().zip(&b_regs) {
                     let gr = e.uadd(k0, br)?;
                     let gc = e.uadd(col0, bc)?;
-                    let gc = last_row(e, gc, n)?;
+                    let gc = clamp_to_last(e, gc, n)?;
                     read(e, b, reg, (gr, gc), (k, n))?;
                 }
                 Ok(())
