@@ -106,6 +106,74 @@ def torch_workload(torch, name, dtype, n, shape, runs, warmup, batch=1):
                 acc = part if acc is None else torch.maximum(acc, part)
             return acc
         return torch_times(torch, maxplus, max(3, runs // 10), 1), None
+    if name in ("minplus", "pluseq"):
+        # x⌊.+y and x+.=y: broadcast and reduce over blocks of k, as for maxplus.
+        if n > (1 << 24):
+            return None, None
+        x, y = rand(*shape), rand(*shape)
+        m, k = shape
+        kc = max(1, (1 << 29) // (m * shape[1]))
+
+        def product():
+            acc = None
+            for k0 in range(0, k, kc):
+                xs, ys = x[:, k0:k0 + kc, None], y[None, k0:k0 + kc, :]
+                if name == "minplus":
+                    part = (xs + ys).amin(1)
+                    acc = part if acc is None else torch.minimum(acc, part)
+                else:
+                    part = (xs == ys).sum(1)
+                    acc = part if acc is None else acc + part
+            return acc
+        return torch_times(torch, product, max(3, runs // 10), 1), None
+    if name in ("stencil3", "stencil5"):
+        # {+/,⍵}⌺w w⊢x: a box filter with zero padding, as conv2d with a kernel of ones.
+        if not tdt.is_floating_point:
+            return None, None
+        w = 3 if name == "stencil3" else 5
+        x = rand(*shape)[None, None]
+        k = torch.ones(1, 1, w, w, device=dev, dtype=tdt)
+        f = torch.nn.functional.conv2d
+        return torch_times_b(torch, lambda: f(x, k, padding=w // 2), runs, warmup), None
+    if name in ("index", "member"):
+        # x⍳y and x∊y on two vectors of n/2 integers in 0..n: a stable sort and
+        # searchsorted (⍳, first occurrences), torch.isin (∊).
+        h = n // 2
+        if tdt.is_floating_point:
+            x, y = rand(h), rand(h)
+        else:
+            x = torch.randint(0, n, (h,), device=dev, generator=g, dtype=tdt)
+            y = torch.randint(0, n, (h,), device=dev, generator=g, dtype=tdt)
+
+        def index():
+            xs, perm = torch.sort(x, stable=True)
+            pos = torch.searchsorted(xs, y).clamp_(max=h - 1)
+            return torch.where(xs[pos] == y, perm[pos] + 1, h + 1)
+        fn = index if name == "index" else (lambda: torch.isin(x, y))
+        return torch_times_b(torch, fn, runs, warmup), None
+    if name.startswith("key"):
+        # y{f⍵}⌸x with f one of ≢ +/ ⌈/, keys in order of first occurrence: unique
+        # with inverse indices, the first occurrence of each key by scatter_reduce,
+        # the results by index_add/scatter_reduce, put in order by argsort.
+        bits = int(name[-2:])
+        x = rand(n)
+        y = torch.randint(0, 1 << bits, (n,), device=dev, generator=g, dtype=torch.int32)
+        what = name[3:-2]
+
+        def key():
+            u, inv, cnt = torch.unique(y, return_inverse=True, return_counts=True)
+            first = torch.full((u.numel(),), n, device=dev, dtype=torch.int64)
+            first = first.scatter_reduce(0, inv, torch.arange(n, device=dev), reduce="amin")
+            order = torch.argsort(first)
+            if what == "count":
+                return cnt[order]
+            if what == "sum":
+                r = torch.zeros(u.numel(), device=dev, dtype=tdt).index_add_(0, inv, x)
+            else:
+                r = torch.empty(u.numel(), device=dev, dtype=tdt).scatter_reduce_(
+                    0, inv, x, reduce="amax", include_self=False)
+            return r[order]
+        return torch_times_b(torch, key, runs, warmup), None
     if name == "orand":
         # Boolean product (x>0.5)∨.∧y>0.5 as a float matrix product, > 0 (cuBLAS; TF32
         # off), and (in the note) as an f16 one on the tensor cores.

@@ -21,6 +21,11 @@ enum Inputs {
     Square,
     /// Two square matrices of about n elements each.
     TwoSquares,
+    /// Two vectors of n/2 whose integers range over 0..n (searches that find some
+    /// items and miss others, as `⍳` and `∊` on real keys do).
+    TwoHalvesWide,
+    /// Values `x` of n and integer keys `y` of n drawn from 2^bits distinct ones.
+    Keyed(u32),
     /// A device copy of n elements (the bandwidth baseline).
     Copy,
 }
@@ -102,6 +107,66 @@ pub const WORKLOADS: &[Workload] = &[
         expr: "(x>0.5)∨.∧y>0.5",
         inputs: Inputs::TwoSquares,
     },
+    Workload {
+        name: "minplus",
+        expr: "x⌊.+y",
+        inputs: Inputs::TwoSquares,
+    },
+    Workload {
+        name: "pluseq",
+        expr: "x+.=y",
+        inputs: Inputs::TwoSquares,
+    },
+    Workload {
+        name: "stencil3",
+        expr: "{+/,⍵}⌺3 3⊢x",
+        inputs: Inputs::Square,
+    },
+    Workload {
+        name: "stencil5",
+        expr: "{+/,⍵}⌺5 5⊢x",
+        inputs: Inputs::Square,
+    },
+    Workload {
+        name: "index",
+        expr: "x⍳y",
+        inputs: Inputs::TwoHalvesWide,
+    },
+    Workload {
+        name: "member",
+        expr: "x∊y",
+        inputs: Inputs::TwoHalvesWide,
+    },
+    Workload {
+        name: "keycount10",
+        expr: "y{≢⍵}⌸x",
+        inputs: Inputs::Keyed(10),
+    },
+    Workload {
+        name: "keycount20",
+        expr: "y{≢⍵}⌸x",
+        inputs: Inputs::Keyed(20),
+    },
+    Workload {
+        name: "keysum10",
+        expr: "y{+/⍵}⌸x",
+        inputs: Inputs::Keyed(10),
+    },
+    Workload {
+        name: "keysum20",
+        expr: "y{+/⍵}⌸x",
+        inputs: Inputs::Keyed(20),
+    },
+    Workload {
+        name: "keymax10",
+        expr: "y{⌈/⍵}⌸x",
+        inputs: Inputs::Keyed(10),
+    },
+    Workload {
+        name: "keymax20",
+        expr: "y{⌈/⍵}⌸x",
+        inputs: Inputs::Keyed(20),
+    },
 ];
 
 #[derive(Clone, Debug)]
@@ -167,14 +232,15 @@ fn median(v: &mut [f64]) -> Option<f64> {
     Some(v[v.len() / 2])
 }
 
-fn random(rng: &mut rand::rngs::StdRng, ty: ElemType, shape: Vec<usize>) -> Array {
+/// Random data: floats in [0, 1), integers in `0..range`.
+fn random(rng: &mut rand::rngs::StdRng, ty: ElemType, shape: Vec<usize>, range: i32) -> Array {
     let n: usize = shape.iter().product();
     let data = match ty {
         ElemType::F32 => Data::F32((0..n).map(|_| rng.random::<f32>()).collect()),
         ElemType::F64 => Data::F64((0..n).map(|_| rng.random::<f64>()).collect()),
-        ElemType::I64 => Data::I64((0..n).map(|_| rng.random_range(0..100)).collect()),
+        ElemType::I64 => Data::I64((0..n).map(|_| rng.random_range(0..range as i64)).collect()),
         ElemType::Bool => Data::Bool((0..n).map(|_| rng.random_bool(0.5)).collect()),
-        ElemType::I32 => Data::I32((0..n).map(|_| rng.random_range(0..100)).collect()),
+        ElemType::I32 => Data::I32((0..n).map(|_| rng.random_range(0..range)).collect()),
         ElemType::Char => Data::Char((0..n).map(|_| rng.random_range('a'..='z')).collect()),
         // Mixed: characters and numbers alternating.
         ElemType::Mixed => Data::Mixed(
@@ -247,7 +313,8 @@ fn measure(
     let side = (n as f64).sqrt().round() as usize;
     let (shapes, n_eff): (Vec<Vec<usize>>, usize) = match w.inputs {
         Inputs::Vector | Inputs::Copy => (vec![vec![n]], n),
-        Inputs::TwoHalves => (vec![vec![n / 2], vec![n / 2]], n),
+        Inputs::TwoHalves | Inputs::TwoHalvesWide => (vec![vec![n / 2], vec![n / 2]], n),
+        Inputs::Keyed(_) => (vec![vec![n], vec![n]], n),
         Inputs::Square => (vec![vec![side, side]], side * side),
         Inputs::TwoSquares => (vec![vec![side, side], vec![side, side]], side * side),
     };
@@ -290,8 +357,13 @@ fn measure(
     }
     let names = ["x", "y"];
     let mut arrays = HashMap::new();
-    for (name, shape) in names.iter().zip(&shapes) {
-        arrays.insert(name.to_string(), random(rng, ty, shape.clone()));
+    for (i, (name, shape)) in names.iter().zip(&shapes).enumerate() {
+        let (ty, range) = match w.inputs {
+            Inputs::TwoHalvesWide => (ty, n.min(i32::MAX as usize) as i32),
+            Inputs::Keyed(bits) if i == 1 => (ElemType::I32, 1 << bits),
+            _ => (ty, 100),
+        };
+        arrays.insert(name.to_string(), random(rng, ty, shape.clone(), range));
     }
     let prog = arrc_syntax::parse_str(w.expr)?;
     let arrc_syntax::Stmt::Expr(e) = &prog.stmts[0] else {
