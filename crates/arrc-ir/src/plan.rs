@@ -30,7 +30,7 @@ mod solve;
 mod sort;
 mod tile;
 
-pub use tile::MatMulTile;
+pub use tile::{BitProduct, MatMulTile};
 
 pub use kexpr::{IExpr, KExpr};
 
@@ -429,7 +429,9 @@ pub enum KernelKind {
     /// invocations (`MatMulTile`). `overflow` as on `Reduce`. With a `pair`, a
     /// generalized inner product: each output is `fold` (from its identity, in the
     /// output's type) over `pair` of (`a`'s, `b`'s) elements as `KExpr::Operand` 0
-    /// and 1.
+    /// and 1. With `bits`, a product of booleans packed 32 to a word (`PackBits`):
+    /// `a` and `b` are the words (i32), `k` counts words, and `BitProduct` says how
+    /// they combine.
     MatMul {
         a: KExpr,
         b: KExpr,
@@ -438,6 +440,18 @@ pub enum KernelKind {
         out: u32,
         tile: MatMulTile,
         overflow: Option<u32>,
+        bits: Option<BitProduct>,
+    },
+    /// Push constants `n, r, c`: the booleans `arg` of an `r×c` matrix packed 32 to
+    /// an i32 word of `out` (bit `j` is element `32w+j`; bits past the matrix 0),
+    /// along its rows (`out` is `r × ⌈c÷32⌉`) or, with `cols`, down its columns
+    /// (`⌈r÷32⌉ × c`); `n` counts the words. With `invert`, each bit is the
+    /// element's negation.
+    PackBits {
+        arg: KExpr,
+        out: u32,
+        cols: bool,
+        invert: bool,
     },
     /// One invocation writes `clamp(ceil(n / per_group), 1, max), 1, 1` to `out`: the
     /// workgroup count of the next dispatch, from a length computed on the device.
@@ -527,7 +541,9 @@ impl KernelKind {
     /// Push constants the kind itself uses, before the expression's extra lengths.
     pub fn fixed_push(&self) -> u32 {
         match self {
-            KernelKind::ReduceAxis { .. } | KernelKind::MatMul { .. } => 3,
+            KernelKind::ReduceAxis { .. }
+            | KernelKind::MatMul { .. }
+            | KernelKind::PackBits { .. } => 3,
             KernelKind::ScanAxis { .. } | KernelKind::Search { .. } => 2,
             KernelKind::SortStep { .. } => 5,
             KernelKind::QrStep { .. } => 4,

@@ -1287,8 +1287,15 @@ impl Emitter {
                 pair,
                 out,
                 tile,
+                bits,
                 ..
-            } => self.matmul_kernel(&mut cx, (a, b), (*fold, pair.as_ref()), *out, *tile)?,
+            } => self.matmul_kernel(&mut cx, (a, b), (*fold, pair.as_ref(), *bits), *out, *tile)?,
+            KernelKind::PackBits {
+                arg,
+                out,
+                cols,
+                invert,
+            } => self.pack_bits_kernel(&mut cx, arg, *out, *cols, *invert)?,
             KernelKind::IndirectArgs {
                 n,
                 per_group,

@@ -1081,6 +1081,74 @@ fn generalized_inner_products_in_tiles() {
     );
 }
 
+/// Products of booleans packed 32 to a word (`∨.∧ ∧.∨ ∨.∨ ∧.∧ +.∧ +.∨`, as
+/// `KernelKind::PackBits` and a `MatMul` of words): inner lengths about a word's
+/// (31, 32, 33, 64, 65, 97, 200), negated operands, comparisons of floats packed
+/// where they are computed, in both tile sizes, against the reference.
+#[test]
+fn boolean_products_in_words() {
+    use arrc_ir::plan::{KernelKind, MatMulTile};
+    let exprs = [
+        "a∨.∧b",
+        "a∧.∨b",
+        "a∨.∨b",
+        "a∧.∧b",
+        "a+.∧b",
+        "a+.∨b",
+        "(~a)∨.∧b",
+        "a∧.∨~b",
+        "(a∨~a)∧.∧b∨~b",
+    ];
+    let compared = ["(a>0)∨.∧b<0", "(a>0)+.∧b<0", "(a>0)∧.∨b<0"];
+    for (large_from, tile) in [(u64::MAX, MatMulTile::SMALL), (0, MatMulTile::LARGE)] {
+        let mut s = tiled_session(large_from, tile);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0xb175);
+        for (m, k, n) in [
+            (1, 1, 1),
+            (3, 31, 5),
+            (17, 32, 9),
+            (33, 33, 1),
+            (5, 64, 40),
+            (65, 65, 17),
+            (2, 97, 130),
+            (130, 200, 3),
+        ] {
+            products_against_the_reference(
+                &mut s,
+                &mut rng,
+                (ElemType::Bool, true),
+                (m, k, n),
+                &exprs,
+                0.0,
+            );
+        }
+        for (m, k, n) in [(7, 45, 9), (70, 100, 66)] {
+            products_against_the_reference(
+                &mut s,
+                &mut rng,
+                (ElemType::F32, true),
+                (m, k, n),
+                &compared,
+                0.0,
+            );
+        }
+        // Each operand packed once, then a product of words.
+        let c = s.compile("(a>0)∨.∧b<0").unwrap();
+        let kinds: Vec<_> = c.plan.kernels.iter().map(|k| &k.kind).collect();
+        assert!(
+            matches!(
+                kinds[..],
+                [
+                    KernelKind::PackBits { cols: false, .. },
+                    KernelKind::PackBits { cols: true, .. },
+                    KernelKind::MatMul { bits: Some(_), .. }
+                ]
+            ),
+            "{kinds:?}"
+        );
+    }
+}
+
 /// 64-bit integers known to fit 32 bits (a residue by a constant of at most 2^31:
 /// |a|b| < |a|) are graded as 32-bit ones: the same order at the bound (±2^31), with
 /// negative items and moduli, and not past it (2^31+1); keys of `⌸` too. Such a grade

@@ -489,6 +489,10 @@ impl Planner<'_> {
         let f = self.v.func;
         let (m, k) = (f.ty(lhs).shape[0], f.ty(lhs).shape[1]);
         let n = f.ty(rhs).shape[1];
+        let booleans = f.ty(lhs).elem == ElemType::Bool && f.ty(rhs).elem == ElemType::Bool;
+        if let Some(bits) = BitProduct::of(fold, pair).filter(|_| booleans) {
+            return self.bit_matmul(v, (lhs, rhs), fold, bits, is_result);
+        }
         let mut kb = self.kb();
         let elem = f.ty(v).elem;
         let mut a = self.expr(lhs, &IExpr::Index, &mut kb);
@@ -528,20 +532,120 @@ impl Planner<'_> {
             &mut kb,
             a.may_fail() || b.may_fail() || fails || overflow.is_some(),
         );
-        // Large tiles where there are enough of them (8×8 outputs per invocation).
+        // Staged in the accumulator's type (`+.×`) or the operands'.
+        let staged = acc.size().max(a.elem().size()) as u32;
+        let kind = KernelKind::MatMul {
+            a,
+            b,
+            fold,
+            pair,
+            out,
+            tile: MatMulTile::SMALL,
+            overflow,
+            bits: None,
+        };
+        let k = Count::Product(vec![k]);
+        self.push_matmul(kind, kb, (m, n, k), staged);
+        self.buffer_of[v.index()] = Some(out_b);
+    }
+
+    /// `fold.pair` of boolean matrices as `BitProduct` says: each operand packed 32
+    /// elements to a word (`a` along its rows, `b` down its columns; fused operands
+    /// evaluated once, there), then the tiled product of the words, 32 pairs at a
+    /// time. The packed operands are 1/32 of the booleans' bytes, so the tiles read
+    /// them from the cache.
+    fn bit_matmul(
+        &mut self,
+        v: Value,
+        (lhs, rhs): (Value, Value),
+        fold: BinOp,
+        bits: BitProduct,
+        is_result: bool,
+    ) {
+        let f = self.v.func;
+        let (m, k) = (f.ty(lhs).shape[0], f.ty(lhs).shape[1]);
+        let n = f.ty(rhs).shape[1];
+        let words = |d: Dim| Count::Groups {
+            of: Box::new(Count::Product(vec![d])),
+            per_group: 32,
+            max: u32::MAX,
+        };
+        let mut packed = [0; 2];
+        for (i, (arg, r, c)) in [(lhs, m, k), (rhs, k, n)].into_iter().enumerate() {
+            let cols = i == 1;
+            let len = if cols {
+                Count::Times(vec![words(r), Count::Product(vec![c])])
+            } else {
+                Count::Times(vec![Count::Product(vec![r]), words(c)])
+            };
+            let b = self.new_buffer(ElemType::I32, len.clone(), BufferRole::Temp);
+            let mut kb = self.kb();
+            let expr = self.expr(arg, &IExpr::Index, &mut kb);
+            let out = kb.bind(b, ElemType::I32, true);
+            self.bind_status(&mut kb, expr.may_fail());
+            let kind = KernelKind::PackBits {
+                arg: expr,
+                out,
+                cols,
+                invert: bits.negate,
+            };
+            let push = vec![
+                ("n", len.clone()),
+                ("r", Count::Product(vec![r])),
+                ("c", Count::Product(vec![c])),
+            ];
+            let groups = self.grid(&len, self.opts.map_groups);
+            self.push_kernel("pack_bits", kind, kb, push, groups);
+            packed[i] = b;
+        }
+        let mut kb = self.kb();
+        let mut word = |b: usize| KExpr::Load {
+            binding: kb.bind(b, ElemType::I32, false),
+            elem: ElemType::I32,
+            index: IExpr::Index,
+        };
+        let (a, b) = (word(packed[0]), word(packed[1]));
+        let out_b = self.result_or_temp(v, is_result);
+        let out = kb.bind(out_b, f.ty(v).elem, true);
+        self.bind_status(&mut kb, false);
+        let kind = KernelKind::MatMul {
+            a,
+            b,
+            fold,
+            pair: None,
+            out,
+            tile: MatMulTile::SMALL,
+            overflow: None,
+            bits: Some(bits),
+        };
+        self.push_matmul(kind, kb, (m, n, words(k)), 4);
+        self.buffer_of[v.index()] = Some(out_b);
+    }
+
+    /// Pushes a `MatMul` kernel of `m×n` outputs over `k` steps, in large tiles
+    /// (8×8 outputs per invocation) where there are enough of them, with as many
+    /// steps as fit the workgroup memory for staged elements of `staged` bytes.
+    fn push_matmul(
+        &mut self,
+        mut kind: KernelKind,
+        kb: KernelBindings,
+        (m, n, k): (Dim, Dim, Count),
+        staged: u32,
+    ) {
         let outputs = match (m, n) {
             (Dim::Known(m), Dim::Known(n)) => m.saturating_mul(n),
             _ => 0,
         };
         let tile = if outputs >= self.opts.matmul_large_from {
-            // Staged in the accumulator's type (`+.×`) or the operands'.
-            let staged = acc.size().max(a.elem().size()) as u32;
             self.opts
                 .matmul_tile
                 .fitted(self.opts.max_shared_bytes, staged)
         } else {
             MatMulTile::SMALL
         };
+        if let KernelKind::MatMul { tile: t, .. } = &mut kind {
+            *t = tile;
+        }
         let tiles = |d: Dim, per: u32| Count::Groups {
             of: Box::new(Count::Product(vec![d])),
             per_group: 16 * per,
@@ -555,23 +659,13 @@ impl Planner<'_> {
         let push = vec![
             ("m", Count::Product(vec![m])),
             ("n", Count::Product(vec![n])),
-            ("k", Count::Product(vec![k])),
+            ("k", k),
         ];
-        let kind = KernelKind::MatMul {
-            a,
-            b,
-            fold,
-            pair,
-            out,
-            tile,
-            overflow,
-        };
         self.push_kernel("matmul", kind, kb, push, groups);
         // The tile shape needs exactly 256 invocations.
         if let Some(kernel) = self.plan.kernels.last_mut() {
             kernel.workgroup_size = 256;
         }
-        self.buffer_of[v.index()] = Some(out_b);
     }
 
     fn scan_vector(&mut self, v: Value, op: BinOp, arg: Value, is_result: bool) {

@@ -1,6 +1,41 @@
 //! The shape of a tiled kernel's work (`KernelKind::MatMul`).
 
+use crate::scalar::BinOp;
 use serde::Serialize;
+
+/// How a product of booleans combines its operands' words of 32 (`KernelKind::MatMul`
+/// with `bits`): each pair of words by `and` (`or` with `or`), the results then
+/// folded by `or`, the output whether any bit is set, or (with `count`) by counting
+/// the bits set. With `negate` the operands are packed negated and the output is
+/// negated too (`∧.∨` is `~(~a)∨.∧~b`, `∧.∧` is `~(~a)∨.∨~b`). Bits past `k` are 0
+/// in both operands, which none of these counts or sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct BitProduct {
+    pub or: bool,
+    pub count: bool,
+    pub negate: bool,
+}
+
+impl BitProduct {
+    /// The packed form of `fold.pair` of booleans, where it has one: `∨ ∧ +` of
+    /// `∧ ∨`.
+    pub fn of(fold: BinOp, pair: BinOp) -> Option<BitProduct> {
+        let or = match pair {
+            BinOp::And => false,
+            BinOp::Or => true,
+            _ => return None,
+        };
+        let (count, negate) = match fold {
+            BinOp::Or => (false, false),
+            BinOp::And => (false, true),
+            BinOp::Add => (true, false),
+            _ => return None,
+        };
+        // The negated operands combine by the other function (De Morgan).
+        let or = or != negate;
+        Some(BitProduct { or, count, negate })
+    }
+}
 
 /// The work of one invocation of a `+.×` kernel (`KernelKind::MatMul`): `rows ×
 /// cols` outputs of a workgroup of 16×16 (a tile of `16·rows × 16·cols`), `steps`

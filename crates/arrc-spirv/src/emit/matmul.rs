@@ -2,7 +2,7 @@
 //! through workgroup memory, several outputs per invocation in registers.
 
 use super::*;
-use arrc_ir::plan::MatMulTile;
+use arrc_ir::plan::{BitProduct, MatMulTile};
 
 /// Invocations along each side of a tile (a workgroup is `SIDE × SIDE`).
 const SIDE: u32 = 16;
@@ -27,11 +27,15 @@ impl Emitter {
     /// output folds `fold` over `pair` of the staged values, from the fold's
     /// identity, in the output's type; the last step stops at `k`, so the zeros
     /// staged past it are never folded in.
+    ///
+    /// With `bits`, `a` and `b` are booleans packed in i32 words (`pack_bits_kernel`),
+    /// `k` counts words, and each pair of words combines as `BitProduct` says; the
+    /// zero words past `k` change nothing.
     pub(super) fn matmul_kernel(
         &mut self,
         cx: &mut Cx,
         (a, b): (&KExpr, &KExpr),
-        (fold, pair): (BinOp, Option<&KExpr>),
+        (fold, pair, bits): (BinOp, Option<&KExpr>, Option<BitProduct>),
         out: u32,
         tile: MatMulTile,
     ) -> R<()> {
@@ -244,6 +248,7 @@ impl Emitter {
                             let acc = accs[i * cols as usize + j];
                             let cur = e.load(tt, acc)?;
                             let sum = match pair {
+                                None if bits.is_some() => e.bit_step(bits, tt, cur, x, y)?,
                                 None => {
                                     let prod = e.binop(BinOp::Mul, t, x, y)?;
                                     e.binop(BinOp::Add, t, cur, prod)?
@@ -299,6 +304,21 @@ impl Emitter {
                     let acc = accs[(i * cols + j) as usize];
                     e.if_then(ok, |e| {
                         let v = e.load(tt, acc)?;
+                        // Words folded by `or` answer whether any bit was set.
+                        let v = match bits {
+                            Some(bp) if !bp.count => {
+                                let z = e.scalar(Scalar::I32(0));
+                                let set = if bp.negate {
+                                    e.b.i_equal(e.bool_t, None, v, z)
+                                } else {
+                                    e.b.i_not_equal(e.bool_t, None, v, z)
+                                }
+                                .map_err(be)?;
+                                let one = e.scalar(Scalar::I32(1));
+                                e.b.select(tt, None, set, one, z).map_err(be)?
+                            }
+                            _ => v,
+                        };
                         let rn = e.umul(gi, n)?;
                         let idx = e.uadd(rn, gj)?;
                         e.store_fold(cxr, out, idx, v, t)
@@ -308,5 +328,102 @@ impl Emitter {
             Ok(())
         })?;
         self.flush_errors(cx)
+    }
+
+    /// One pair of packed words `x`, `y` folded into `acc` (i32, of type `tt`), as
+    /// `bits` says: `acc | (x∧y)`, or `acc + (bits set in x∧y)`; `∨` for `∧` with `or`.
+    fn bit_step(
+        &mut self,
+        bits: Option<BitProduct>,
+        tt: Word,
+        acc: Word,
+        x: Word,
+        y: Word,
+    ) -> R<Word> {
+        let bp = bits.expect("a product of packed words");
+        let z = if bp.or {
+            self.b.bitwise_or(tt, None, x, y)
+        } else {
+            self.b.bitwise_and(tt, None, x, y)
+        }
+        .map_err(be)?;
+        if bp.count {
+            let c = self.b.bit_count(tt, None, z).map_err(be)?;
+            self.b.i_add(tt, None, acc, c).map_err(be)
+        } else {
+            self.b.bitwise_or(tt, None, acc, z).map_err(be)
+        }
+    }
+
+    /// Packs the booleans `arg` of an `r×c` matrix (push constants 1 and 2) 32 to an
+    /// i32 word of `out`, one word per element of the grid-stride share (push
+    /// constant 0 counts them): along the rows (word `i·⌈c÷32⌉+w` holds row `i`'s
+    /// elements `32w…32w+31`, bit `j` the element `32w+j`) or, with `cols`, down the
+    /// columns (word `w·c+j` holds column `j`'s rows `32w…`). Bits past the matrix
+    /// are 0; with `invert`, every other bit is its element's negation.
+    pub(super) fn pack_bits_kernel(
+        &mut self,
+        cx: &mut Cx,
+        arg: &KExpr,
+        out: u32,
+        cols: bool,
+        invert: bool,
+    ) -> R<()> {
+        let u = self.u32_t;
+        let it = self.ty(ElemType::I32);
+        let i = self.local(u);
+        let trip = self.local(u);
+        let j_var = self.local(u);
+        let word = self.local(it);
+        let r = self.push_constant(cx, 1)?;
+        let c = self.push_constant(cx, 2)?;
+        let per = |e: &mut Self, cx: &Cx, wi: Word| -> R<()> {
+            let c32 = e.c_u32(32);
+            let one = e.c_u32(1);
+            let (first, base, stride, of) = if cols {
+                let w = e.b.u_div(u, None, wi, c).map_err(be)?;
+                let col = e.b.u_mod(u, None, wi, c).map_err(be)?;
+                let first = e.umul(w, c32)?;
+                let base = e.umul(first, c)?;
+                let base = e.uadd(base, col)?;
+                (first, base, c, r)
+            } else {
+                // Words per row: ⌈c÷32⌉, at least 1 (as the planner counts them).
+                let c31 = e.c_u32(31);
+                let kw = e.uadd(c, c31)?;
+                let kw = e.b.u_div(u, None, kw, c32).map_err(be)?;
+                let none = e.ult(kw, one)?;
+                let kw = e.b.select(u, None, none, one, kw).map_err(be)?;
+                let row = e.b.u_div(u, None, wi, kw).map_err(be)?;
+                let w = e.b.u_mod(u, None, wi, kw).map_err(be)?;
+                let first = e.umul(w, c32)?;
+                let base = e.umul(row, c)?;
+                let base = e.uadd(base, first)?;
+                (first, base, one, c)
+            };
+            let left = e.b.i_sub(u, None, of, first).map_err(be)?;
+            let count = e.umin(left, c32)?;
+            let z = e.scalar(Scalar::I32(0));
+            e.store(word, z)?;
+            let zero = e.c_u32(0);
+            e.count_loop(j_var, zero, count, one, |e, j| {
+                let at = e.umul(j, stride)?;
+                let at = e.uadd(base, at)?;
+                let v = e.expr(cx, arg, Ix::flat(at))?;
+                let v = if invert {
+                    let one = e.scalar(Scalar::I32(1));
+                    e.b.bitwise_xor(it, None, v, one).map_err(be)?
+                } else {
+                    v
+                };
+                let bit = e.b.shift_left_logical(it, None, v, j).map_err(be)?;
+                let cur = e.load(it, word)?;
+                let nx = e.b.bitwise_or(it, None, cur, bit).map_err(be)?;
+                e.store(word, nx)
+            })?;
+            let v = e.load(it, word)?;
+            e.store_elem(cx, out, wi, v)
+        };
+        self.unrolled_share(cx, &per, i, trip)
     }
 }
