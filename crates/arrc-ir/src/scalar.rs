@@ -36,6 +36,12 @@ pub enum UnOp {
     /// The high 32 bits of an i64, sign-extended (`⌊x÷2*32`): not a glyph of the
     /// language; lowering sums them to check a sum of i64 items for overflow.
     HighHalf,
+    /// A float's bits as an integer of its width whose order is the floats' order
+    /// (a negative float's magnitude bits flipped): not a glyph; `⌸` takes maxima
+    /// and minima of floats as integer atomics of these.
+    OrderedBits,
+    /// The float whose `OrderedBits` the integer argument is.
+    FromOrderedBits,
 }
 
 /// A dyadic scalar function.
@@ -89,6 +95,17 @@ pub enum BinOp {
     /// steps of `⊤` of 64-bit integers: `(q-r|q)÷r`); a DOMAIN ERROR only for
     /// `¯9223372036854775808 Quot ¯1`.
     Quot,
+}
+
+/// A float's bits (as a signed integer) to an integer of the floats' order, and back
+/// (`UnOp::OrderedBits`): a negative float's magnitude bits flipped.
+pub fn ordered_bits32(b: i32) -> i32 {
+    b ^ ((b >> 31) & i32::MAX)
+}
+
+/// `ordered_bits32` of f64 bits.
+pub fn ordered_bits64(b: i64) -> i64 {
+    b ^ ((b >> 63) & i64::MAX)
 }
 
 /// Whether `r`, a sum of i64 items wrapped modulo 2^64, is the exact sum, given `h`,
@@ -216,6 +233,8 @@ impl UnOp {
             UnOp::Factorial => "factorial",
             UnOp::Not => "not",
             UnOp::HighHalf => "highhalf",
+            UnOp::OrderedBits => "orderedbits",
+            UnOp::FromOrderedBits => "fromorderedbits",
         }
     }
 
@@ -268,6 +287,10 @@ impl UnOp {
             UnOp::Recip | UnOp::Exp | UnOp::Ln | UnOp::PiTimes | UnOp::Factorial => arg.join(float),
             UnOp::Not => Bool,
             UnOp::HighHalf => I64,
+            UnOp::OrderedBits if arg == F32 => I32,
+            UnOp::OrderedBits => I64,
+            UnOp::FromOrderedBits if arg == I64 => F64,
+            UnOp::FromOrderedBits => F32,
         }
     }
 
@@ -341,6 +364,17 @@ impl UnOp {
                 _ => return Err(domain("~ needs booleans (0 or 1)")),
             },
             UnOp::HighHalf => Scalar::I64(x.as_i64().unwrap_or(0) >> 32),
+            UnOp::OrderedBits => match x {
+                Scalar::F32(v) => Scalar::I32(ordered_bits32(v.to_bits() as i32)),
+                _ => Scalar::I64(ordered_bits64(f.to_bits() as i64)),
+            },
+            UnOp::FromOrderedBits => match x {
+                Scalar::I64(v) => Scalar::F64(f64::from_bits(ordered_bits64(v) as u64)),
+                _ => {
+                    let v = x.as_i64().unwrap_or(0) as i32;
+                    Scalar::F32(f32::from_bits(ordered_bits32(v) as u32))
+                }
+            },
         })
     }
 }
@@ -864,4 +898,45 @@ fn binomial(k: f64, n: f64) -> f64 {
         i += 1.0;
     }
     r.round()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `OrderedBits` orders floats as they compare (negative zero just below zero),
+    /// and `FromOrderedBits` gives each back, bit for bit.
+    #[test]
+    fn ordered_bits_keep_the_floats_order() {
+        let xs = [
+            f64::MIN,
+            -3e38,
+            -2.0,
+            -1.0,
+            -1e-40,
+            -0.0,
+            0.0,
+            1e-40,
+            1.0,
+            3e38,
+            f64::MAX,
+        ];
+        let f32s: Vec<Scalar> = xs.iter().map(|&x| Scalar::F32(x as f32)).collect();
+        let f64s: Vec<Scalar> = xs.iter().map(|&x| Scalar::F64(x)).collect();
+        for v in [f32s, f64s] {
+            let o: Vec<Scalar> = v
+                .iter()
+                .map(|&x| UnOp::OrderedBits.apply(x, ElemType::F32).unwrap())
+                .collect();
+            for w in o.windows(2) {
+                let (a, b) = (w[0].as_i64().unwrap(), w[1].as_i64().unwrap());
+                // f32 rounds f64::MIN and -3e38 alike (to -inf and -3e38): not less.
+                assert!(a <= b, "{w:?}");
+            }
+            for (&x, &y) in v.iter().zip(&o) {
+                let back = UnOp::FromOrderedBits.apply(y, ElemType::F32).unwrap();
+                assert_eq!(format!("{back:?}"), format!("{x:?}"));
+            }
+        }
+    }
 }

@@ -2313,6 +2313,38 @@ fn key_counts_and_sums_on_the_device() {
         "(x>0){⍺,⌊/⍵}⌸y-100",
     ];
     check_at(&mut s, &[1, 9, 33, 4097], &sums, ElemType::I32, false);
+    // Maxima and minima of floats by key, as integer atomics of integers in the
+    // floats' order (`UnOp::OrderedBits`), in one compiled statement; before, they
+    // ran from the host, one device call per group (the statement did not compile:
+    // NOT YET SUPPORTED). Negative zero, subnormals and the largest floats keep their
+    // order.
+    let float_folds = [
+        "x{⌈/⍵}⌸y",
+        "(3|⌊|x){⍺,⌊/⍵}⌸y-0.5",
+        "(x>0){⌈/⍵}⌸-y",
+        "(⌊x){⌊/⍵}⌸y×1e30",
+    ];
+    for ty in [ElemType::F32, ElemType::F64] {
+        check_at(
+            &mut s,
+            &[1, 7, 8, 9, 255, 257, 4097],
+            &float_folds,
+            ty,
+            false,
+        );
+        for e in float_folds {
+            s.compile(e).unwrap_or_else(|err| panic!("{e} {ty}: {err}"));
+        }
+    }
+    s.set_float(ElemType::F32);
+    let mut cpu = arrc_ref::Env::default();
+    for e in [
+        "1 2 1 2 1 2 3{⌈/⍵}⌸3e38 ¯3e38 1e¯40 ¯1e¯40 ¯2 ¯1,-0",
+        "1 2 1 2 1 2 3{⍺,⌊/⍵}⌸3e38 ¯3e38 1e¯40 ¯1e¯40 ¯2 ¯1,-0",
+        "1 1 2 2{⌈/⍵}⌸(-0),0,0,-0",
+    ] {
+        agree(&mut s, &mut cpu, e, 7, 0.0);
+    }
     // Other operands run from the host, one device call per group.
     let others = ["{⍺,⍴⍵}⌸3|⌊|x", "(3|⌊|x){⍺,(⌈/⍵)-⌊/⍵}⌸y", "(3|⌊|x){+/⍵×⍵}⌸y"];
     for ty in [ElemType::I32, ElemType::F32] {

@@ -104,15 +104,24 @@ impl Lower {
                         unsupported()
                     };
                 }
-                // Sums of booleans or i32 (in i64); maxima and minima of integers.
+                // Sums of booleans or i32 (in i64); maxima and minima of integers,
+                // and of floats as integers of the same order (`UnOp::OrderedBits`:
+                // exact, whatever order the atomics take).
                 let fits = match fold {
                     BinOp::Add => matches!(xt.elem, ElemType::Bool | ElemType::I32),
-                    _ => matches!(xt.elem, ElemType::I32 | ElemType::I64),
+                    _ => matches!(
+                        xt.elem,
+                        ElemType::I32 | ElemType::I64 | ElemType::F32 | ElemType::F64
+                    ),
                 };
                 if !fits {
                     return unsupported();
                 }
-                x
+                if xt.elem.is_float() {
+                    self.unary(UnOp::OrderedBits, x, span.clone())?
+                } else {
+                    x
+                }
             }
         };
         let (elem, fold) = match op {
@@ -120,7 +129,7 @@ impl Lower {
             KeyOp::Fold(BinOp::Add) => (ElemType::I64, BinOp::Add),
             KeyOp::Fold(f) => (
                 if a.is_some() {
-                    self.f.ty(x).elem
+                    self.f.ty(values).elem
                 } else {
                     ElemType::I32
                 },
@@ -171,6 +180,15 @@ impl Lower {
             },
             span.clone(),
         );
+        // Maxima and minima of float items were taken of their `OrderedBits`.
+        let ordered = a.is_some()
+            && matches!(op, KeyOp::Fold(BinOp::Max | BinOp::Min))
+            && self.f.ty(x).elem.is_float();
+        let sums = if ordered {
+            self.unary(UnOp::FromOrderedBits, sums, span.clone())?
+        } else {
+            sums
+        };
         if !with_key {
             return Ok(sums);
         }

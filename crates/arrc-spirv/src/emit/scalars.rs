@@ -306,6 +306,38 @@ impl Emitter {
             self.raise(cx, bit, big)?;
             return self.convert(f, at, elem);
         }
+        if let UnOp::OrderedBits | UnOp::FromOrderedBits = op {
+            // b ^ ((b >> (w-1)) & MAX) on the bits as a signed integer.
+            let (it, ft) = match at {
+                ElemType::F32 | ElemType::I32 => (ElemType::I32, ElemType::F32),
+                _ => (ElemType::I64, ElemType::F64),
+            };
+            let ity = self.ty(it);
+            let b = if float {
+                self.b.bitcast(ity, None, raw).map_err(be)?
+            } else {
+                raw
+            };
+            let (top, max) = if it == ElemType::I32 {
+                (31, Scalar::I32(i32::MAX))
+            } else {
+                (63, Scalar::I64(i64::MAX))
+            };
+            let top = self.c_u32(top);
+            let sign = self
+                .b
+                .shift_right_arithmetic(ity, None, b, top)
+                .map_err(be)?;
+            let max = self.scalar(max);
+            let mask = self.b.bitwise_and(ity, None, sign, max).map_err(be)?;
+            let r = self.b.bitwise_xor(ity, None, b, mask).map_err(be)?;
+            return if float {
+                Ok(r)
+            } else {
+                let fty = self.ty(ft);
+                self.b.bitcast(fty, None, r).map_err(be)
+            };
+        }
         if op == UnOp::Not && at != ElemType::Bool {
             // 0 → 1, 1 → 0, anything else a DOMAIN ERROR.
             let one = self.scalar(Scalar::I32(1).cast(at));
@@ -410,7 +442,10 @@ impl Emitter {
                 Ok(r)
             }
             (UnOp::Factorial, _) => self.factorial(cx, elem, v, bit),
-            (UnOp::Signum, _) => Err(SpirvError::Build("signum".into())),
+            // Returned above.
+            (UnOp::Signum | UnOp::OrderedBits | UnOp::FromOrderedBits, _) => {
+                Err(SpirvError::Build(format!("{op:?}")))
+            }
         }
     }
 
