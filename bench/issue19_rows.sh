@@ -10,7 +10,8 @@ for f in .gl/*.deb; do dpkg -x $f / >/dev/null; done; ldconfig; mkdir -p /work; 
 nvidia-smi --query-gpu=name,driver_version --format=csv
 .gpu/differential --test-threads 4 boolean_products generalized_inner matrix_products key_counts 2>&1 | tail -5
 A=.gpu/arrc
-python3 bench/compare.py --arrc $A --sizes 20,22,24 --types f32 --workloads orand,minplus,pluseq --runs 10 2>&1 | grep -v "^running"
+python3 bench/compare.py --arrc $A --sizes 20,22,24 --types f32 --workloads orand,minplus --runs 10 2>&1 | grep -v "^running"
+python3 bench/compare.py --arrc $A --sizes 20,22,24 --types i32 --workloads pluseq --runs 10 2>&1 | grep -v "^running"
 python3 bench/compare.py --arrc $A --sizes 24,26 --types f32 --workloads copy,stencil3,stencil5 --runs 20 2>&1 | grep -v "^running"
 python3 bench/compare.py --arrc $A --sizes 24,28 --types i32 --workloads copy,index,member,grade --runs 10 2>&1 | grep -v "^running"
 python3 bench/compare.py --arrc $A --sizes 26 --types i32,f32 --workloads keycount10,keycount20,keysum10,keysum20,keymax10,keymax20 --runs 10 2>&1 | grep -v "^running"

@@ -445,8 +445,9 @@ pub enum KernelKind {
     /// Push constants `n, r, c`: the booleans `arg` of an `r×c` matrix packed 32 to
     /// an i32 word of `out` (bit `j` is element `32w+j`; bits past the matrix 0),
     /// along its rows (`out` is `r × ⌈c÷32⌉`) or, with `cols`, down its columns
-    /// (`⌈r÷32⌉ × c`); `n` counts the words. With `invert`, each bit is the
-    /// element's negation.
+    /// (`⌈r÷32⌉ × c`), each `⌈÷32⌉` at least 1 as `Count::Groups` counts it; `n`
+    /// counts the words. With `invert`, each bit is the element's negation. (With
+    /// `bits`, `MatMul`'s `pair` is `None` and its `fold` only names the product.)
     PackBits {
         arg: KExpr,
         out: u32,

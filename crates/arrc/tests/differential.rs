@@ -2345,6 +2345,17 @@ fn key_counts_and_sums_on_the_device() {
     ] {
         agree(&mut s, &mut cpu, e, 7, 0.0);
     }
+    // Counts by key check that there is one key per major cell (they counted the
+    // keys alone: `1 2 1{≢⍵}⌸1 2` gave 2 1 on the device, not a LENGTH ERROR).
+    for e in [
+        "1 2 1{≢⍵}⌸1 2",
+        "1 2 1{⍺,≢⍵}⌸5",
+        "1 2 1{≢⍵}⌸2 2⍴1",
+        "1 2 1{≢⍵}⌸3 2⍴1",
+        "(,1){≢⍵}⌸5",
+    ] {
+        agree(&mut s, &mut cpu, e, 3, 0.0);
+    }
     // Other operands run from the host, one device call per group.
     let others = ["{⍺,⍴⍵}⌸3|⌊|x", "(3|⌊|x){⍺,(⌈/⍵)-⌊/⍵}⌸y", "(3|⌊|x){+/⍵×⍵}⌸y"];
     for ty in [ElemType::I32, ElemType::F32] {

@@ -1,8 +1,9 @@
-//! Lowering `⌸` for the operands that count or sum their groups (`{≢⍵}⌸k`,
-//! `{⍺,≢⍵}⌸k`, `k{+/⍵}⌸v`, `k{⍺,+/⍵}⌸v`, with `v` of booleans or i32): the keys'
-//! first occurrences give the groups in order (`∪k`), each item's group is the count
-//! of first occurrences up to its key's first one, and one atomic add per item sums
-//! the groups (`Inst::ScatterAdd`).
+//! Lowering `⌸` for the operands that count or fold their groups (`{≢⍵}⌸k`,
+//! `{⍺,≢⍵}⌸k`, `k{+/⍵}⌸v` with `v` of booleans or i32, `k{⌈/⍵}⌸v` and `⌊/` with `v`
+//! of integers or floats, and `{⍺,…}` of each): the keys' first occurrences give the
+//! groups in order (`∪k`), each item's group is the count of first occurrences up to
+//! its key's first one, and one atomic per item folds the groups
+//! (`Inst::ScatterAdd`; floats' maxima as integers in their order).
 
 use super::*;
 
@@ -14,8 +15,8 @@ enum KeyOp {
     Fold(BinOp),
 }
 
-/// `{≢⍵}`, `{+/⍵}`, `{⍺,≢⍵}`, `{⍺,+/⍵}`: the group's count or sum, and whether the
-/// key comes first.
+/// `{≢⍵}`, `{+/⍵}`, `{⌈/⍵}`, `{⌊/⍵}` and `{⍺,…}` of each: the group's count or
+/// fold, and whether the key comes first.
 fn key_operand(f: &Func) -> Option<(KeyOp, bool)> {
     let FuncKind::Dfn(body) = &f.kind else {
         return None;
@@ -77,7 +78,29 @@ impl Lower {
             return unsupported();
         }
         let values = match (op, a) {
-            (KeyOp::Count, _) => self.konst(Array::scalar(Scalar::I32(1)), span.clone()),
+            (KeyOp::Count, Some(_)) => {
+                // `k{≢⍵}⌸x` counts the major cells of `x` by key: one per key (a
+                // scalar is one).
+                let xt = self.f.ty(x).clone();
+                match xt.shape.first().copied().unwrap_or(Dim::Known(1)) {
+                    Dim::Known(items) if items == n => {}
+                    Dim::Known(items) => {
+                        return Err(err::length(
+                            format!("{n} keys for {items} items"),
+                            span.clone(),
+                        ))
+                    }
+                    Dim::Dyn(_) => return unsupported(),
+                    // A length given at run time is checked then.
+                    sym @ Dim::Sym(_) => self.f.checks.push(LengthCheck {
+                        a: Dim::Known(n),
+                        b: sym,
+                        span: span.clone(),
+                    }),
+                }
+                self.konst(Array::scalar(Scalar::I32(1)), span.clone())
+            }
+            (KeyOp::Count, None) => self.konst(Array::scalar(Scalar::I32(1)), span.clone()),
             (KeyOp::Fold(_), None) => {
                 // `{+/⍵}⌸k` sums the indices of each group.
                 self.f.push(
@@ -127,14 +150,8 @@ impl Lower {
         let (elem, fold) = match op {
             KeyOp::Count => (ElemType::I32, BinOp::Add),
             KeyOp::Fold(BinOp::Add) => (ElemType::I64, BinOp::Add),
-            KeyOp::Fold(f) => (
-                if a.is_some() {
-                    self.f.ty(values).elem
-                } else {
-                    ElemType::I32
-                },
-                f,
-            ),
+            // The items (their `OrderedBits` for floats), or the indices.
+            KeyOp::Fold(f) => (self.f.ty(values).elem, f),
         };
         let values = self.cast(values, elem);
         // Groups in order of first occurrence (where an item's first occurrence is

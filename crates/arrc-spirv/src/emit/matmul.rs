@@ -1,5 +1,6 @@
 //! `+.×` and the generalized inner products of two matrices: tiles per workgroup
-//! through workgroup memory, several outputs per invocation in registers.
+//! through workgroup memory, several outputs per invocation in registers; and the
+//! packing of boolean matrices 32 to a word for products of words.
 
 use super::*;
 use arrc_ir::plan::{BitProduct, MatMulTile};
@@ -46,8 +47,8 @@ impl Emitter {
         // these whole).
         let a_staged = tile_m * steps / invocations;
         let b_staged = tile_n * steps / invocations;
-        // The accumulator's type: the operands' for `+.×` (widened), else the
-        // output's.
+        // The accumulator's type: the operands' for `+.×` (widened) and for words
+        // (i32), else the output's.
         let t = match pair {
             None => a.elem(),
             Some(_) => cx.bindings[out as usize].1,
@@ -247,13 +248,13 @@ impl Emitter {
                         for (j, &y) in bv.iter().enumerate() {
                             let acc = accs[i * cols as usize + j];
                             let cur = e.load(tt, acc)?;
-                            let sum = match pair {
-                                None if bits.is_some() => e.bit_step(bits, tt, cur, x, y)?,
-                                None => {
+                            let sum = match (pair, bits) {
+                                (None, Some(bp)) => e.bit_step(bp, tt, cur, x, y)?,
+                                (None, None) => {
                                     let prod = e.binop(BinOp::Mul, t, x, y)?;
                                     e.binop(BinOp::Add, t, cur, prod)?
                                 }
-                                Some(p) => {
+                                (Some(p), _) => {
                                     e.operands = [x, y];
                                     let z = e.expr(cxr, p, Ix::flat(zero))?;
                                     let z = e.convert(z, p.elem(), t)?;
@@ -273,7 +274,8 @@ impl Emitter {
                     Ok(())
                 };
                 match pair {
-                    // Zeros past `k` add nothing to a sum of products.
+                    // Zeros past `k` add nothing to a sum of products, nor words of
+                    // zero bits to a product of words.
                     None => whole_step(e)?,
                     // The last step stops at `k`, one kk at a time (a loop: the
                     // step's code once more, not `steps` times).
@@ -332,15 +334,7 @@ impl Emitter {
 
     /// One pair of packed words `x`, `y` folded into `acc` (i32, of type `tt`), as
     /// `bits` says: `acc | (x∧y)`, or `acc + (bits set in x∧y)`; `∨` for `∧` with `or`.
-    fn bit_step(
-        &mut self,
-        bits: Option<BitProduct>,
-        tt: Word,
-        acc: Word,
-        x: Word,
-        y: Word,
-    ) -> R<Word> {
-        let bp = bits.expect("a product of packed words");
+    fn bit_step(&mut self, bp: BitProduct, tt: Word, acc: Word, x: Word, y: Word) -> R<Word> {
         let z = if bp.or {
             self.b.bitwise_or(tt, None, x, y)
         } else {
@@ -360,7 +354,7 @@ impl Emitter {
     /// constant 0 counts them): along the rows (word `i·⌈c÷32⌉+w` holds row `i`'s
     /// elements `32w…32w+31`, bit `j` the element `32w+j`) or, with `cols`, down the
     /// columns (word `w·c+j` holds column `j`'s rows `32w…`). Bits past the matrix
-    /// are 0; with `invert`, every other bit is its element's negation.
+    /// are 0; with `invert`, each bit within the matrix is its element's negation.
     pub(super) fn pack_bits_kernel(
         &mut self,
         cx: &mut Cx,

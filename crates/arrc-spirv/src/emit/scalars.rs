@@ -307,7 +307,11 @@ impl Emitter {
             return self.convert(f, at, elem);
         }
         if let UnOp::OrderedBits | UnOp::FromOrderedBits = op {
-            // b ^ ((b >> (w-1)) & MAX) on the bits as a signed integer.
+            // b ^ ((b >> (w-1)) & MAX) on the bits as a signed integer: from a float
+            // for `OrderedBits`, to one for `FromOrderedBits`.
+            if float != (op == UnOp::OrderedBits) {
+                return Err(SpirvError::Build(format!("{op:?} of {at:?}")));
+            }
             let (it, ft) = match at {
                 ElemType::F32 | ElemType::I32 => (ElemType::I32, ElemType::F32),
                 _ => (ElemType::I64, ElemType::F64),
