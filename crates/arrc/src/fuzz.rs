@@ -239,6 +239,9 @@ impl Case {
         // Seeds from 136 on also write inner products of matrices with any scalar
         // functions (session 19's tiles), in `nested`'s stream where it had none.
         let inner_forms = opts.seed >= INNER_FORMS_FROM_SEED;
+        // Seeds from 144 on also write dyadic `⌸` and products of booleans over
+        // several words (session 20), in `nested`'s stream where it had none.
+        let key_forms = opts.seed >= KEY_FORMS_FROM_SEED;
         let mut g = Gen {
             rng: &mut rng,
             tacit: &mut tacit,
@@ -253,6 +256,7 @@ impl Case {
             nested: &mut nested,
             nested_forms,
             inner_forms,
+            key_forms,
         };
         let mut stmts = vec![];
         if g.rng.random_bool(0.1) {
@@ -735,10 +739,16 @@ struct Gen<'r> {
     /// Whether a structural function may give way to an inner product of two
     /// matrices (`f.g` of any fold and scalar function: tiled or not).
     inner_forms: bool,
+    /// Whether dyadic `⌸` and products of booleans over several words appear.
+    key_forms: bool,
 }
 
 /// The first seed whose programs write inner products of matrices.
 pub const INNER_FORMS_FROM_SEED: u64 = 136;
+
+/// The first seed whose programs write dyadic `⌸` and products of booleans over
+/// several words.
+pub const KEY_FORMS_FROM_SEED: u64 = 144;
 
 /// The first seed whose programs use [`Gen::nested`]'s forms.
 pub const NESTED_FORMS_FROM_SEED: u64 = 113;
@@ -921,6 +931,32 @@ impl Gen<'_> {
                             let bools = self.nested.random_bool(0.3);
                             let (p, q) = if bools { ("0<", "0<") } else { ("", "") };
                             return format!("({p}{m} {k}⍴{x}){f}.{g}({q}{k} {n}⍴{y})");
+                        }
+                        // Dyadic `⌸` of the device's folds, the keys' length now and
+                        // then not the items'.
+                        21 if self.key_forms => {
+                            const OPS: &[&str] = &["≢⍵", "+/⍵", "⌈/⍵", "⌊/⍵", "⍺,≢⍵", "⍺,⌈/⍵"];
+                            let op = OPS[self.nested.random_range(0..OPS.len())];
+                            let n = self.nested.random_range(1..9);
+                            let m = if self.nested.random_bool(0.2) {
+                                self.nested.random_range(1..9)
+                            } else {
+                                n
+                            };
+                            let y = self.expr(d);
+                            return format!("({n}⍴{c}|⌊{x}){{{op}}}⌸{m}⍴{y}");
+                        }
+                        // Products of booleans over more than one word of 32.
+                        22 if self.key_forms => {
+                            let f = ["∨", "∧", "+"][self.nested.random_range(0..3)];
+                            let g = ["∧", "∨"][self.nested.random_range(0..2)];
+                            let (m, k, n) = (
+                                self.nested.random_range(1..4),
+                                self.nested.random_range(30..70),
+                                self.nested.random_range(1..4),
+                            );
+                            let y = self.expr(d);
+                            return format!("(0<{m} {k}⍴{x}){f}.{g}(0<{k} {n}⍴{y})");
                         }
                         _ => {}
                     }
