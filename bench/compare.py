@@ -89,41 +89,26 @@ def torch_workload(torch, name, dtype, n, shape, runs, warmup, batch=1):
             return None, None
         x, y = rand(*shape), rand(*shape)
         return torch_times_b(torch, lambda: x @ y, runs, warmup), None
-    if name == "maxplus":
-        # The tropical product x⌈.+y: torch has no kernel for it; the fastest
-        # formulation found is a broadcast add and amax over blocks of k (about
-        # 2^29 elements of intermediate at a time).
+    if name in ("maxplus", "minplus", "pluseq"):
+        # x⌈.+y, x⌊.+y, x+.=y: torch has no kernel for them; the fastest formulation
+        # found is a broadcast and reduce over blocks of k (about 2^29 elements of
+        # intermediate at a time).
         if n > (1 << 24):
             return None, None
         x, y = rand(*shape), rand(*shape)
-        m, k = shape
-        kc = max(1, (1 << 29) // (m * shape[1]))
-
-        def maxplus():
-            acc = None
-            for k0 in range(0, k, kc):
-                part = (x[:, k0:k0 + kc, None] + y[None, k0:k0 + kc, :]).amax(1)
-                acc = part if acc is None else torch.maximum(acc, part)
-            return acc
-        return torch_times(torch, maxplus, max(3, runs // 10), 1), None
-    if name in ("minplus", "pluseq"):
-        # x⌊.+y and x+.=y: broadcast and reduce over blocks of k, as for maxplus.
-        if n > (1 << 24):
-            return None, None
-        x, y = rand(*shape), rand(*shape)
-        m, k = shape
-        kc = max(1, (1 << 29) // (m * shape[1]))
+        (m, k), n_cols = shape, shape[1]
+        kc = max(1, (1 << 29) // (m * n_cols))
+        step = {
+            "maxplus": (lambda xs, ys: (xs + ys).amax(1), torch.maximum),
+            "minplus": (lambda xs, ys: (xs + ys).amin(1), torch.minimum),
+            "pluseq": (lambda xs, ys: (xs == ys).sum(1), torch.add),
+        }[name]
 
         def product():
             acc = None
             for k0 in range(0, k, kc):
-                xs, ys = x[:, k0:k0 + kc, None], y[None, k0:k0 + kc, :]
-                if name == "minplus":
-                    part = (xs + ys).amin(1)
-                    acc = part if acc is None else torch.minimum(acc, part)
-                else:
-                    part = (xs == ys).sum(1)
-                    acc = part if acc is None else acc + part
+                part = step[0](x[:, k0:k0 + kc, None], y[None, k0:k0 + kc, :])
+                acc = part if acc is None else step[1](acc, part)
             return acc
         return torch_times(torch, product, max(3, runs // 10), 1), None
     if name in ("stencil3", "stencil5"):
