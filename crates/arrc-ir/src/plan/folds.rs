@@ -497,11 +497,11 @@ impl Planner<'_> {
         let elem = f.ty(v).elem;
         let mut a = self.expr(lhs, &IExpr::Index, &mut kb);
         let mut b = self.expr(rhs, &IExpr::Index, &mut kb);
-        let (acc, pair) = if (fold, pair) == (BinOp::Add, BinOp::Mul) {
+        let pair = if (fold, pair) == (BinOp::Add, BinOp::Mul) {
             // An f32 product accumulates in f64 (f32 products are exact there).
             let acc = self.accumulator(&Fold::Assoc(BinOp::Add), elem);
             (a, b) = (widen(a, acc), widen(b, acc));
-            (acc, None)
+            None
         } else {
             // Any other pair is computed as an elementwise `pair` is, its errors
             // raised alike, from the operands' values (`KExpr::Operand` 0 and 1).
@@ -521,7 +521,7 @@ impl Planner<'_> {
                 rhs: operand(1),
                 error_bit,
             };
-            (elem, Some(pair))
+            Some(pair)
         };
         let out_b = self.result_or_temp(v, is_result);
         let out = kb.bind(out_b, elem, true);
@@ -532,8 +532,6 @@ impl Planner<'_> {
             &mut kb,
             a.may_fail() || b.may_fail() || fails || overflow.is_some(),
         );
-        // Staged in the accumulator's type (`+.×`) or the operands'.
-        let staged = acc.size().max(a.elem().size()) as u32;
         let kind = KernelKind::MatMul {
             a,
             b,
@@ -545,7 +543,7 @@ impl Planner<'_> {
             bits: None,
         };
         let k = Count::Product(vec![k]);
-        self.push_matmul(kind, kb, (m, n, k), staged);
+        self.push_matmul(kind, kb, (m, n, k));
         self.buffer_of[v.index()] = Some(out_b);
     }
 
@@ -618,34 +616,35 @@ impl Planner<'_> {
             overflow: None,
             bits: Some(bits),
         };
-        self.push_matmul(kind, kb, (m, n, words(k)), 4);
+        self.push_matmul(kind, kb, (m, n, words(k)));
         self.buffer_of[v.index()] = Some(out_b);
     }
 
     /// Pushes a `MatMul` kernel of `m×n` outputs over `k` steps, in large tiles
     /// (8×8 outputs per invocation) where there are enough of them, with as many
-    /// steps as fit the workgroup memory for staged elements of `staged` bytes.
+    /// steps as fit the workgroup memory for the elements it stages, of `a`'s type
+    /// (as `emit/matmul.rs` stages them).
     fn push_matmul(
         &mut self,
         mut kind: KernelKind,
         kb: KernelBindings,
         (m, n, k): (Dim, Dim, Count),
-        staged: u32,
     ) {
+        let KernelKind::MatMul { a, tile, .. } = &mut kind else {
+            unreachable!("push_matmul takes a MatMul kernel")
+        };
         let outputs = match (m, n) {
             (Dim::Known(m), Dim::Known(n)) => m.saturating_mul(n),
             _ => 0,
         };
-        let tile = if outputs >= self.opts.matmul_large_from {
-            self.opts
+        if outputs >= self.opts.matmul_large_from {
+            let staged = a.elem().size() as u32;
+            *tile = self
+                .opts
                 .matmul_tile
-                .fitted(self.opts.max_shared_bytes, staged)
-        } else {
-            MatMulTile::SMALL
-        };
-        if let KernelKind::MatMul { tile: t, .. } = &mut kind {
-            *t = tile;
+                .fitted(self.opts.max_shared_bytes, staged);
         }
+        let tile = *tile;
         let tiles = |d: Dim, per: u32| Count::Groups {
             of: Box::new(Count::Product(vec![d])),
             per_group: 16 * per,

@@ -49,6 +49,10 @@ impl Emitter {
         let b_staged = tile_n * steps / invocations;
         // The accumulator's type: the operands' for `+.×` (widened) and for words
         // (i32), else the output's.
+        // What is staged: `a`'s type as the kernel gives it (the accumulator's for
+        // `+.×`, whose operands come widened; the operands' for a pair; words), as
+        // the planner sized the tile (`plan/folds.rs`'s `push_matmul`).
+        let ht = a.elem();
         let t = match pair {
             None => a.elem(),
             Some(_) => cx.bindings[out as usize].1,
@@ -65,8 +69,6 @@ impl Emitter {
             _ if pair.is_some() => (a, b, a.elem()),
             _ => (a, b, t),
         };
-        // What is staged: the accumulator's type for `+.×`, else the operands'.
-        let ht = if pair.is_some() { st } else { t };
         let htt = self.ty(ht);
         let stt = self.ty(st);
         let u = self.u32_t;
