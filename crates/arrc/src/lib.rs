@@ -505,21 +505,33 @@ impl Session {
         bench::run(g, opts, report)
     }
 
-    /// Times every dispatch from here on (a timestamp after each; statements
-    /// recorded before keep their recordings) for [`Self::take_profile`].
+    /// Times every dispatch from here on, on every device of the session (a
+    /// timestamp after each; statements recorded before keep their recordings) for
+    /// [`Self::take_profile`].
     pub fn set_profile(&mut self, on: bool) {
-        if let Some(g) = self.gpu.as_mut() {
+        for g in self.every_gpu() {
             g.ctx.profile = on;
         }
     }
 
     /// The dispatches run since the last call, with [`Self::set_profile`] on: each
-    /// kernel's name and device time in nanoseconds, in the order they ran.
+    /// kernel's name and device time in nanoseconds, in the order they ran on the
+    /// first device, then those of each other device (their names prefixed by the
+    /// device's number from 1).
     pub fn take_profile(&mut self) -> Vec<(String, f64)> {
-        self.gpu
-            .as_mut()
-            .map(|g| std::mem::take(&mut g.profile_log))
-            .unwrap_or_default()
+        let mut all = vec![];
+        for (k, g) in self.every_gpu().into_iter().enumerate() {
+            let log = std::mem::take(&mut g.profile_log);
+            if k == 0 {
+                all = log;
+            } else {
+                all.extend(
+                    log.into_iter()
+                        .map(|(n, t)| (format!("device {k}: {n}"), t)),
+                );
+            }
+        }
+        all
     }
 
     /// The Vulkan device in use, if any.

@@ -1422,7 +1422,7 @@ impl Session {
         &mut self.multi.as_mut().expect("devices").gpus[k - 1]
     }
 
-    fn every_gpu(&mut self) -> Vec<&mut Gpu> {
+    pub(crate) fn every_gpu(&mut self) -> Vec<&mut Gpu> {
         let mut v: Vec<&mut Gpu> = self.gpu.iter_mut().collect();
         if let Some(m) = self.multi.as_mut() {
             v.extend(m.gpus.iter_mut());
