@@ -63,10 +63,35 @@ impl MatMulTile {
         steps: 8,
     };
 
-    /// Bytes of workgroup memory it stages, for elements of `elem` bytes (a column
-    /// of `a` padded by one).
+    /// Invocations along each side of a workgroup (`SIDE × SIDE` of them).
+    pub const SIDE: u32 = 16;
+
+    /// Rows of `a` a tile covers (`SIDE·rows`).
+    pub fn tile_m(self) -> u32 {
+        Self::SIDE * self.rows
+    }
+
+    /// Columns of `b` a tile covers (`SIDE·cols`).
+    pub fn tile_n(self) -> u32 {
+        Self::SIDE * self.cols
+    }
+
+    /// Elements between two staged columns of `a` in workgroup memory: its rows,
+    /// padded by one against bank conflicts.
+    pub fn a_stride(self) -> u32 {
+        self.tile_m() + 1
+    }
+
+    /// Elements of workgroup memory for one step's `a` (column-major, padded) and
+    /// `b` (row-major), as the kernel stages them.
+    pub fn staged_elems(self) -> (u32, u32) {
+        (self.steps * self.a_stride(), self.steps * self.tile_n())
+    }
+
+    /// Bytes of workgroup memory it stages, for elements of `elem` bytes.
     pub fn shared_bytes(self, elem: u32) -> u32 {
-        self.steps * (16 * self.rows + 1 + 16 * self.cols) * elem
+        let (a, b) = self.staged_elems();
+        (a + b) * elem
     }
 
     /// This tile with fewer steps where it needs more than `max` bytes of workgroup

@@ -6,7 +6,7 @@ use super::*;
 use arrc_ir::plan::{BitProduct, MatMulTile};
 
 /// Invocations along each side of a tile (a workgroup is `SIDE × SIDE`).
-const SIDE: u32 = 16;
+const SIDE: u32 = MatMulTile::SIDE;
 /// Rows of tiles a run of consecutive workgroups takes before moving right, so that
 /// the operands' rows and columns they read are shared in the cache.
 const GROUP_ROWS: u32 = 8;
@@ -41,7 +41,7 @@ impl Emitter {
         tile: MatMulTile,
     ) -> R<()> {
         let MatMulTile { rows, cols, steps } = tile;
-        let (tile_m, tile_n) = (SIDE * rows, SIDE * cols);
+        let (tile_m, tile_n) = (tile.tile_m(), tile.tile_n());
         let invocations = SIDE * SIDE;
         // Elements of each operand's step an invocation stages (the planner keeps
         // these whole).
@@ -75,9 +75,10 @@ impl Emitter {
         let m = cx.n;
         let n = self.push_constant(cx, 1)?;
         let k = self.push_constant(cx, 2)?;
-        let a_stride = tile_m + 1;
-        let as_ = self.shared_sized(ht, steps * a_stride);
-        let bs = self.shared_sized(ht, steps * tile_n);
+        let a_stride = tile.a_stride();
+        let (a_words, b_words) = tile.staged_elems();
+        let as_ = self.shared_sized(ht, a_words);
+        let bs = self.shared_sized(ht, b_words);
         let accs: Vec<Word> = (0..rows * cols).map(|_| self.local(tt)).collect();
         let a_regs: Vec<Word> = (0..a_staged).map(|_| self.local(stt)).collect();
         let b_regs: Vec<Word> = (0..b_staged).map(|_| self.local(stt)).collect();

@@ -164,6 +164,23 @@ impl Emitter {
         Ok(vec![lo, hi])
     }
 
+    /// A float's bits `b`, as a signed integer of its width (64 bits where `wide`),
+    /// to an integer of the floats' signed order, and back (`UnOp::OrderedBits`):
+    /// `b ^ ((b >> (w-1)) & MAX)`, a negative float's magnitude bits flipped.
+    pub(super) fn signed_order_bits(&mut self, wide: bool, b: Word) -> R<Word> {
+        let (st, bits) = if wide {
+            self.uses_i64 = true;
+            (self.b.type_int(64, 1), 64)
+        } else {
+            (self.b.type_int(32, 1), 32)
+        };
+        let sh = self.constant(st, bits - 1, wide);
+        let spread = self.b.shift_right_arithmetic(st, None, b, sh).map_err(be)?;
+        let max = self.constant(st, (1u64 << (bits - 1)) - 1, wide);
+        let mask = self.b.bitwise_and(st, None, spread, max).map_err(be)?;
+        self.b.bitwise_xor(st, None, b, mask).map_err(be)
+    }
+
     /// Key `v` of type `t` as an unsigned integer of its width (the type is returned
     /// too) in the same order: integers with the sign bit flipped; floats with the
     /// sign bit flipped when positive and every bit when negative, -0 as 0. Exact
@@ -182,16 +199,11 @@ impl Emitter {
             let neg_zero = self.b.i_equal(self.bool_t, None, x, top).map_err(be)?;
             let zero = self.constant(ut, 0, wide);
             let x = self.b.select(ut, None, neg_zero, zero, x).map_err(be)?;
-            // All ones where negative (the sign bit spread), else the sign bit.
+            // The floats' signed order, made unsigned by flipping the sign bit.
             let sx = self.b.bitcast(st, None, x).map_err(be)?;
-            let sh = self.constant(ut, bits - 1, wide);
-            let spread = self
-                .b
-                .shift_right_arithmetic(st, None, sx, sh)
-                .map_err(be)?;
-            let spread = self.b.bitcast(ut, None, spread).map_err(be)?;
-            let mask = self.b.bitwise_or(ut, None, spread, top).map_err(be)?;
-            self.b.bitwise_xor(ut, None, x, mask).map_err(be)?
+            let sx = self.signed_order_bits(wide, sx)?;
+            let x = self.b.bitcast(ut, None, sx).map_err(be)?;
+            self.b.bitwise_xor(ut, None, x, top).map_err(be)?
         } else {
             self.b.bitwise_xor(ut, None, x, top).map_err(be)?
         };

@@ -307,8 +307,8 @@ impl Emitter {
             return self.convert(f, at, elem);
         }
         if let UnOp::OrderedBits | UnOp::FromOrderedBits = op {
-            // b ^ ((b >> (w-1)) & MAX) on the bits as a signed integer: from a float
-            // for `OrderedBits`, to one for `FromOrderedBits`.
+            // On the bits as a signed integer (`signed_order_bits`): from a float for
+            // `OrderedBits`, to one for `FromOrderedBits`.
             if float != (op == UnOp::OrderedBits) {
                 return Err(SpirvError::Build(format!("{op:?} of {at:?}")));
             }
@@ -322,19 +322,7 @@ impl Emitter {
             } else {
                 raw
             };
-            let (top, max) = if it == ElemType::I32 {
-                (31, Scalar::I32(i32::MAX))
-            } else {
-                (63, Scalar::I64(i64::MAX))
-            };
-            let top = self.c_u32(top);
-            let sign = self
-                .b
-                .shift_right_arithmetic(ity, None, b, top)
-                .map_err(be)?;
-            let max = self.scalar(max);
-            let mask = self.b.bitwise_and(ity, None, sign, max).map_err(be)?;
-            let r = self.b.bitwise_xor(ity, None, b, mask).map_err(be)?;
+            let r = self.signed_order_bits(it == ElemType::I64, b)?;
             return if float {
                 Ok(r)
             } else {
