@@ -442,11 +442,11 @@ pub enum KernelKind {
         overflow: Option<u32>,
         bits: Option<BitProduct>,
     },
-    /// Push constants `n, r, c`: the booleans `arg` of an `r×c` matrix packed 32 to
+    /// Push constants `n, r, c, w`: the booleans `arg` of an `r×c` matrix packed 32 to
     /// an i32 word of `out` (bit `j` is element `32w+j`; bits past the matrix 0),
     /// along its rows (`out` is `r × ⌈c÷32⌉`) or, with `cols`, down its columns
     /// (`⌈r÷32⌉ × c`), each `⌈÷32⌉` at least 1 as `Count::Groups` counts it; `n`
-    /// counts the words. With `invert`, each bit is the element's negation. (With
+    /// counts the words, `w` those along a packed line (`⌈c÷32⌉` or `⌈r÷32⌉`). With `invert`, each bit is the element's negation. (With
     /// `bits`, `MatMul`'s `pair` is `None` and its `fold` only names the product.)
     PackBits {
         arg: KExpr,
@@ -542,9 +542,8 @@ impl KernelKind {
     /// Push constants the kind itself uses, before the expression's extra lengths.
     pub fn fixed_push(&self) -> u32 {
         match self {
-            KernelKind::ReduceAxis { .. }
-            | KernelKind::MatMul { .. }
-            | KernelKind::PackBits { .. } => 3,
+            KernelKind::ReduceAxis { .. } | KernelKind::MatMul { .. } => 3,
+            KernelKind::PackBits { .. } => 4,
             KernelKind::ScanAxis { .. } | KernelKind::Search { .. } => 2,
             KernelKind::SortStep { .. } => 5,
             KernelKind::QrStep { .. } => 4,

@@ -221,8 +221,14 @@ enum Cmd {
         /// Float type of the program (`⎕FR`).
         #[arg(long, value_enum, default_value = "f32")]
         float: FloatArg,
-        /// Workloads (default all): copy, sum, max, scan, maxscan, rowsum, colsum, sqdiff, compress, grade, matmul, maxplus, orand.
-        #[arg(long, value_delimiter = ',')]
+        /// Workloads (default all).
+        #[arg(
+            long,
+            value_delimiter = ',',
+            value_parser = clap::builder::PossibleValuesParser::new(
+                arrc::bench::WORKLOADS.iter().map(|w| w.name)
+            )
+        )]
         workloads: Vec<String>,
         /// log2 of the sizes, e.g. 10,20,28 (default 10,12,…,28).
         #[arg(long, value_delimiter = ',')]

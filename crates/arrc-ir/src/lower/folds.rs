@@ -819,10 +819,7 @@ impl Lower {
 /// `∧ ∨` of booleans.
 fn tiled_inner(fold: BinOp, pair: BinOp, j: ElemType) -> bool {
     use BinOp::*;
-    let numbers = matches!(
-        j,
-        ElemType::Bool | ElemType::I32 | ElemType::I64 | ElemType::F32 | ElemType::F64
-    );
+    let numbers = j.is_number();
     match (fold, pair) {
         (Add, Mul) => j.is_float(),
         (Max | Min, Add | Sub | Mul | Max | Min) => numbers,

@@ -77,7 +77,8 @@ impl Lower {
         if kt.rank() != 1 || n == 0 {
             return unsupported();
         }
-        let values = match (op, a) {
+        // `ordered`: maxima and minima of float items, taken of their `OrderedBits`.
+        let (values, ordered) = match (op, a) {
             (KeyOp::Count, Some(_)) => {
                 // `k{≢⍵}⌸x` counts the major cells of `x` by key: one per key (a
                 // scalar is one).
@@ -98,12 +99,18 @@ impl Lower {
                         span: span.clone(),
                     }),
                 }
-                self.konst(Array::scalar(Scalar::I32(1)), span.clone())
+                (
+                    self.konst(Array::scalar(Scalar::I32(1)), span.clone()),
+                    false,
+                )
             }
-            (KeyOp::Count, None) => self.konst(Array::scalar(Scalar::I32(1)), span.clone()),
+            (KeyOp::Count, None) => (
+                self.konst(Array::scalar(Scalar::I32(1)), span.clone()),
+                false,
+            ),
             (KeyOp::Fold(_), None) => {
                 // `{+/⍵}⌸k` sums the indices of each group.
-                self.f.push(
+                let iota = self.f.push(
                     Inst::Iota {
                         len: Dim::Known(n),
                         origin: self.io as i32,
@@ -113,7 +120,8 @@ impl Lower {
                         shape: vec![Dim::Known(n)],
                     },
                     span.clone(),
-                )
+                );
+                (iota, false)
             }
             (KeyOp::Fold(fold), Some(_)) => {
                 let xt = self.f.ty(x).clone();
@@ -141,9 +149,9 @@ impl Lower {
                     return unsupported();
                 }
                 if xt.elem.is_float() {
-                    self.unary(UnOp::OrderedBits, x, span.clone())?
+                    (self.unary(UnOp::OrderedBits, x, span.clone())?, true)
                 } else {
-                    x
+                    (x, false)
                 }
             }
         };
@@ -197,10 +205,6 @@ impl Lower {
             },
             span.clone(),
         );
-        // Maxima and minima of float items were taken of their `OrderedBits`.
-        let ordered = a.is_some()
-            && matches!(op, KeyOp::Fold(BinOp::Max | BinOp::Min))
-            && self.f.ty(x).elem.is_float();
         let sums = if ordered {
             self.unary(UnOp::FromOrderedBits, sums, span.clone())?
         } else {

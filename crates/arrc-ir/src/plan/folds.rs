@@ -491,7 +491,7 @@ impl Planner<'_> {
         let n = f.ty(rhs).shape[1];
         let booleans = f.ty(lhs).elem == ElemType::Bool && f.ty(rhs).elem == ElemType::Bool;
         if let Some(bits) = BitProduct::of(fold, pair).filter(|_| booleans) {
-            return self.bit_matmul(v, (lhs, rhs), fold, bits, is_result);
+            return self.bit_matmul(v, (lhs, rhs), (m, k, n), (fold, bits), is_result);
         }
         let mut kb = self.kb();
         let elem = f.ty(v).elem;
@@ -556,13 +556,11 @@ impl Planner<'_> {
         &mut self,
         v: Value,
         (lhs, rhs): (Value, Value),
-        fold: BinOp,
-        bits: BitProduct,
+        (m, k, n): (Dim, Dim, Dim),
+        (fold, bits): (BinOp, BitProduct),
         is_result: bool,
     ) {
         let f = self.v.func;
-        let (m, k) = (f.ty(lhs).shape[0], f.ty(lhs).shape[1]);
-        let n = f.ty(rhs).shape[1];
         let words = |d: Dim| Count::Groups {
             of: Box::new(Count::Product(vec![d])),
             per_group: 32,
@@ -587,10 +585,13 @@ impl Planner<'_> {
                 cols,
                 invert: bits.negate,
             };
+            // The words along a packed line: the kernel finds a word's place by them.
+            let line = if cols { words(r) } else { words(c) };
             let push = vec![
                 ("n", len.clone()),
                 ("r", Count::Product(vec![r])),
                 ("c", Count::Product(vec![c])),
+                ("w", line),
             ];
             let groups = self.grid(&len, self.opts.map_groups);
             self.push_kernel("pack_bits", kind, kb, push, groups);

@@ -96,6 +96,16 @@ impl Emitter {
         let tiles_n = ceil_div(self, n, tile_n)?;
         let tiles_m = ceil_div(self, m, tile_m)?;
         let tiles = self.umul(tiles_m, tiles_n)?;
+        // With a pair, the last row of `a` and column of `b` (see `fetch`).
+        let (last_m, last_n) = match pair {
+            None => (None, None),
+            Some(_) => {
+                let one = self.c_u32(1);
+                let lm = self.b.i_sub(u, None, m, one).map_err(be)?;
+                let ln = self.b.i_sub(u, None, n, one).map_err(be)?;
+                (Some(lm), Some(ln))
+            }
+        };
         let c16 = self.c_u32(SIDE);
         let ty_ = self.b.u_div(u, None, cx.lid, c16).map_err(be)?;
         let tx = self.b.u_mod(u, None, cx.lid, c16).map_err(be)?;
@@ -176,26 +186,22 @@ impl Emitter {
                 // last ones instead of 0: every pair computed is then one of the
                 // product's own, so none raises an error the product would not (`0-b`
                 // of the most negative i64 would).
-                let clamp_to_last = |e: &mut Self, r: Word, of: Word| -> R<Word> {
-                    match pair {
+                let clamp_to_last = |e: &mut Self, r: Word, last: Option<Word>| -> R<Word> {
+                    match last {
                         None => Ok(r),
-                        Some(_) => {
-                            let one = e.c_u32(1);
-                            let last = e.b.i_sub(u, None, of, one).map_err(be)?;
-                            e.umin(r, last)
-                        }
+                        Some(last) => e.umin(r, last),
                     }
                 };
                 for (&(ar, ac), &reg) in a_at.iter().zip(&a_regs) {
                     let gr = e.uadd(row0, ar)?;
-                    let gr = clamp_to_last(e, gr, m)?;
+                    let gr = clamp_to_last(e, gr, last_m)?;
                     let gc = e.uadd(k0, ac)?;
                     read(e, a, reg, (gr, gc), (m, k))?;
                 }
                 for (&(br, bc, _), &reg) in b_at.iter().zip(&b_regs) {
                     let gr = e.uadd(k0, br)?;
                     let gc = e.uadd(col0, bc)?;
-                    let gc = clamp_to_last(e, gc, n)?;
+                    let gc = clamp_to_last(e, gc, last_n)?;
                     read(e, b, reg, (gr, gc), (k, n))?;
                 }
                 Ok(())
@@ -352,8 +358,8 @@ impl Emitter {
         }
     }
 
-    /// Packs the booleans `arg` of an `r×c` matrix (push constants 1 and 2) 32 to an
-    /// i32 word of `out`, one word per element of the grid-stride share (push
+    /// Packs the booleans `arg` of an `r×c` matrix (push constants 1 and 2; 3 the
+    /// words along a packed line) 32 to an i32 word of `out`, one word per element of the grid-stride share (push
     /// constant 0 counts them): along the rows (word `i·⌈c÷32⌉+w` holds row `i`'s
     /// elements `32w…32w+31`, bit `j` the element `32w+j`) or, with `cols`, down the
     /// columns (word `w·c+j` holds column `j`'s rows `32w…`). Bits past the matrix
@@ -374,6 +380,8 @@ impl Emitter {
         let word = self.local(it);
         let r = self.push_constant(cx, 1)?;
         let c = self.push_constant(cx, 2)?;
+        // Words per row (rows layout): ⌈c÷32⌉, at least 1, as the planner counts them.
+        let kw = self.push_constant(cx, 3)?;
         let per = |e: &mut Self, cx: &Cx, wi: Word| -> R<()> {
             let c32 = e.c_u32(32);
             let one = e.c_u32(1);
@@ -385,12 +393,6 @@ impl Emitter {
                 let base = e.uadd(base, col)?;
                 (first, base, c, r)
             } else {
-                // Words per row: ⌈c÷32⌉, at least 1 (as the planner counts them).
-                let c31 = e.c_u32(31);
-                let kw = e.uadd(c, c31)?;
-                let kw = e.b.u_div(u, None, kw, c32).map_err(be)?;
-                let none = e.ult(kw, one)?;
-                let kw = e.b.select(u, None, none, one, kw).map_err(be)?;
                 let row = e.b.u_div(u, None, wi, kw).map_err(be)?;
                 let w = e.b.u_mod(u, None, wi, kw).map_err(be)?;
                 let first = e.umul(w, c32)?;
