@@ -4,7 +4,9 @@
 use super::*;
 
 /// Module hash, entry point, specialization constants.
-pub(super) type PipelineKey = (u64, String, Vec<(u32, u32)>);
+/// A pipeline's module key, bindings, push constants, entry point and specialization
+/// constants, hashed: found without allocating on every run of every kernel.
+pub(super) type PipelineKey = u64;
 
 /// A compiled compute pipeline, by index into the context's table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -65,8 +67,8 @@ impl Context {
     ) -> Result<PipelineId> {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        (module, bindings, push_words).hash(&mut h);
-        let key = (h.finish(), entry.to_string(), spec.to_vec());
+        (module, bindings, push_words, entry, spec).hash(&mut h);
+        let key = h.finish();
         if let Some(&id) = self.by_key.get(&key) {
             if let Some(p) = self.pipelines[id.0].as_mut() {
                 p.last_used = self.epoch;
@@ -163,7 +165,7 @@ impl Context {
         let made = self.made;
         self.made += 1;
         let p = Pipeline {
-            key: key.clone(),
+            key,
             last_used: self.epoch,
             made,
             pipeline,
