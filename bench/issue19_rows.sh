@@ -8,7 +8,7 @@ set -x
 cd "$(dirname "$0")/.."
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null; done; ldconfig; mkdir -p /work; ln -sfn $PWD /work/main; export ARRC_VALIDATION=0
 nvidia-smi --query-gpu=name,driver_version --format=csv
-.gpu/differential --test-threads 4 boolean_products generalized_inner matrix_products key_counts 2>&1 | tail -5
+.gpu/differential --test-threads 4 boolean_products generalized_inner matrix_products key_counts radix_grades sorting_and_searching 2>&1 | tail -5
 A=.gpu/arrc
 python3 bench/compare.py --arrc $A --sizes 20,22,24 --types f32 --workloads orand,minplus --runs 10 2>&1 | grep -v "^running"
 python3 bench/compare.py --arrc $A --sizes 20,22,24 --types i32 --workloads pluseq --runs 10 2>&1 | grep -v "^running"
