@@ -344,8 +344,30 @@ impl Planner<'_> {
     ) {
         let f = self.v.func;
         let elem = f.ty(hay).elem;
-        let keys_b = self.materialize(hay);
+        let hay_b = self.materialize(hay);
         let order_b = self.materialize(order);
+        // The keys in sorted order first (one gather), so that each step of a search
+        // reads one key: through `order`, a step was two dependent loads at random
+        // places (on an H100 the search of 2^23 needles took 4.6 ms that way).
+        let keys_b = self.buffer(hay, BufferRole::Temp);
+        let mut kb = self.kb();
+        let from = kb.bind(hay_b, elem, false);
+        let by = kb.bind(order_b, ElemType::I32, false);
+        let expr = KExpr::Load {
+            binding: from,
+            elem,
+            index: IExpr::Data(Box::new(KExpr::Load {
+                binding: by,
+                elem: ElemType::I32,
+                index: IExpr::Index,
+            })),
+        };
+        let out = kb.bind(keys_b, elem, true);
+        let n = self.len_of(hay);
+        let n_from = self.n_from(hay, &mut kb);
+        let groups = self.grid(&n, self.opts.map_groups);
+        self.push_kernel("sorted", KernelKind::Map { expr, out }, kb, vec![("n", n)], groups);
+        self.set_n_from(n_from);
         let mut kb = self.kb();
         let needle = self.expr(needles, &IExpr::Index, &mut kb);
         let keys = kb.bind(keys_b, elem, false);

@@ -175,8 +175,8 @@ impl Emitter {
         self.unrolled_share(cx, &per, i, k)
     }
 
-    /// A binary search of each needle among the keys in grade order
-    /// (`KernelKind::Search`).
+    /// A binary search of each needle among the sorted keys, whose indices before
+    /// sorting are `order` (`KernelKind::Search`).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn search_kernel(
         &mut self,
@@ -207,12 +207,16 @@ impl Emitter {
             e.if_then(any, |e| {
                 let one = e.c_u32(1);
                 let last = e.b.i_sub(u, None, n, one).map_err(be)?;
-                // The key at sorted position `p` (clamped inside the array).
-                let key_at = |e: &mut Self, p: Word| -> R<(Word, Word)> {
+                // The key at sorted position `p` (clamped inside the array), and the
+                // index it had before sorting.
+                let key_at = |e: &mut Self, p: Word| -> R<Word> {
+                    let p = e.umin(p, last)?;
+                    e.load_elem(cx, keys, p)
+                };
+                let index_at = |e: &mut Self, p: Word| -> R<Word> {
                     let p = e.umin(p, last)?;
                     let ix = e.load_elem(cx, order, p)?;
-                    let ix = e.b.bitcast(u, None, ix).map_err(be)?;
-                    Ok((e.load_elem(cx, keys, ix)?, ix))
+                    e.b.bitcast(u, None, ix).map_err(be)
                 };
                 // f64 needles match keys within ⎕CT: search from y - 2⎕CT|y| and look
                 // at every key up to y + 2⎕CT|y|.
@@ -228,7 +232,7 @@ impl Emitter {
                 e.store(hi, n)?;
                 // The first key not below `from`.
                 e.partition_point(lo, hi, |e, mid| {
-                    let (km, _) = key_at(e, mid)?;
+                    let km = key_at(e, mid)?;
                     e.key_before(t, km, from, false)
                 })?;
                 if tolerant {
@@ -242,14 +246,15 @@ impl Emitter {
                         |e| {
                             let l = e.load(u, lo)?;
                             let inside = e.ult(l, n)?;
-                            let (kl, _) = key_at(e, l)?;
+                            let kl = key_at(e, l)?;
                             let past = e.key_before(t, to, kl, false)?;
                             let within = e.b.logical_not(bt, None, past).map_err(be)?;
                             e.b.logical_and(bt, None, inside, within).map_err(be)
                         },
                         |e| {
                             let l = e.load(u, lo)?;
-                            let (kl, ix) = key_at(e, l)?;
+                            let kl = key_at(e, l)?;
+                            let ix = index_at(e, l)?;
                             let eq = e.tolerant_eq(kl, y)?;
                             let b0 = e.load(u, best)?;
                             let m = e.umin(b0, ix)?;
@@ -261,7 +266,7 @@ impl Emitter {
                             e.store(run_lo, l1)?;
                             e.store(run_hi, n)?;
                             e.partition_point(run_lo, run_hi, |e, mid| {
-                                let (km, _) = key_at(e, mid)?;
+                                let km = key_at(e, mid)?;
                                 let above = e.key_before(t, kl, km, false)?;
                                 e.b.logical_not(e.bool_t, None, above).map_err(be)
                             })
@@ -277,7 +282,7 @@ impl Emitter {
                     e.store(lo, zero)?;
                     e.store(hi, n)?;
                     e.partition_point(lo, hi, |e, mid| {
-                        let (km, _) = key_at(e, mid)?;
+                        let km = key_at(e, mid)?;
                         let above = e.key_before(t, y, km, false)?;
                         e.b.logical_not(e.bool_t, None, above).map_err(be)
                     })?;
@@ -287,7 +292,8 @@ impl Emitter {
                     // The first key not below y: equal ones are in index order.
                     let l = e.load(u, lo)?;
                     let inside = e.ult(l, n)?;
-                    let (kl, ix) = key_at(e, l)?;
+                    let kl = key_at(e, l)?;
+                    let ix = index_at(e, l)?;
                     let eq = e.key_equal(t, kl, y)?;
                     let found = e.b.logical_and(bt, None, inside, eq).map_err(be)?;
                     let nb = e.b.select(u, None, found, ix, n).map_err(be)?;
