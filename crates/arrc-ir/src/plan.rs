@@ -320,12 +320,15 @@ pub enum KernelKind {
     /// `out[i] = expr(i)` for `i < n`, grid-stride.
     Map { expr: KExpr, out: u32 },
     /// `out[index(i)] op= value(i)` for `i < n`, atomically (`op` is `+`, `⌈` or
-    /// `⌊`; `out` holds `op`'s identity first).
+    /// `⌊`; `out` holds `op`'s identity first). `out` has `slots` items (each
+    /// `index(i)` is below it); where they fit in workgroup memory, each workgroup
+    /// folds its share there first and then adds one atomic per slot to `out`.
     ScatterAdd {
         op: BinOp,
         index: KExpr,
         value: KExpr,
         out: u32,
+        slots: IExpr,
     },
     /// `out[index(i)] = value(i)` for `i < n` where `owner[index(i)] == i` (the last
     /// `i` naming that position). With `guard`, nothing is stored once an earlier
@@ -515,8 +518,8 @@ pub enum KernelKind {
         wrong_subgroups: u32,
     },
     /// Push constants `m, n`: for each of `m` needles, a binary search among the `n`
-    /// keys in the order `order` (a 0-based grade of `keys`); `tolerant` for f64
-    /// (⎕CT). Stores the first index (from `origin`; `origin+n` when absent) or
+    /// sorted `keys`, whose 0-based indices before sorting are `order` (a grade);
+    /// `tolerant` for f64 (⎕CT). Stores the first index (from `origin`; `origin+n` when absent) or
     /// whether it was found.
     Search {
         keys: u32,

@@ -1204,7 +1204,8 @@ impl Emitter {
                 index,
                 value,
                 out,
-            } => self.scatter_add_kernel(&mut cx, *op, index, value, *out)?,
+                slots,
+            } => self.scatter_add_kernel(&mut cx, *op, index, value, *out, slots)?,
             KernelKind::QrStep {
                 a,
                 b,

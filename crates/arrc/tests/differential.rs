@@ -2356,6 +2356,25 @@ fn key_counts_and_sums_on_the_device() {
     ] {
         agree(&mut s, &mut cpu, e, 3, 0.0);
     }
+    // Each workgroup folds its share in workgroup memory where the groups fit (4096
+    // slots of i32, 2048 of i64 as two words whose low word carries into the high
+    // one), in device memory beyond: both sides of each limit, with many items per
+    // group across many workgroups, and sums whose low words carry and borrow.
+    for e in [
+        "{⍺,≢⍵}⌸100000⍴⍳3",
+        "{≢⍵}⌸100000⍴⍳4096",
+        "{≢⍵}⌸100000⍴⍳4097",
+        "(100000⍴⍳3){⍺,+/⍵}⌸100000⍴2147483647 ¯2147483648 2147483647 5",
+        "(100000⍴⍳2048){+/⍵}⌸100000⍴2147483647 ¯1 ¯2147483648",
+        "(100000⍴⍳2049){+/⍵}⌸100000⍴2147483647 ¯1 ¯2147483648",
+        "(100000⍴⍳7){+/⍵}⌸100000⍴¯2147483648",
+        "(100000⍴⍳4096){⌈/⍵}⌸⍳100000",
+        "(100000⍴⍳4097){⌊/⍵}⌸-⍳100000",
+        "(100000⍴⍳5){⍺,⌊/⍵}⌸100000⍴2147483647",
+        "(100000⍴⍳5){⌈/⍵}⌸100000⍴¯2147483647",
+    ] {
+        agree(&mut s, &mut cpu, e, 100000, 0.0);
+    }
     // Other operands run from the host, one device call per group.
     let others = ["{⍺,⍴⍵}⌸3|⌊|x", "(3|⌊|x){⍺,(⌈/⍵)-⌊/⍵}⌸y", "(3|⌊|x){+/⍵×⍵}⌸y"];
     for ty in [ElemType::I32, ElemType::F32] {

@@ -43,9 +43,13 @@ impl Planner<'_> {
         let index_e = self.expr(index, &IExpr::Index, &mut kb);
         let value_e = self.expr(values, &IExpr::Index, &mut kb);
         let out = kb.bind(acc, elem, true);
+        let slots = kb.product(&f.ty(v).shape);
         self.bind_status(&mut kb, index_e.may_fail() || value_e.may_fail());
         let n = self.len_of(index);
-        let groups = self.grid(&n, self.opts.map_groups);
+        // As many workgroups as a reduction's first pass: each folds a long share,
+        // so that a workgroup's one atomic per slot (where the slots fit in its
+        // memory) is few beside its items'.
+        let groups = self.grid(&n, self.opts.reduce_groups);
         self.push_kernel(
             "scatter_add",
             KernelKind::ScatterAdd {
@@ -53,6 +57,7 @@ impl Planner<'_> {
                 index: index_e,
                 value: value_e,
                 out,
+                slots,
             },
             kb,
             vec![("n", n)],

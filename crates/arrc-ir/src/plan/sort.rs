@@ -366,7 +366,13 @@ impl Planner<'_> {
         let n = self.len_of(hay);
         let n_from = self.n_from(hay, &mut kb);
         let groups = self.grid(&n, self.opts.map_groups);
-        self.push_kernel("sorted", KernelKind::Map { expr, out }, kb, vec![("n", n)], groups);
+        self.push_kernel(
+            "sorted",
+            KernelKind::Map { expr, out },
+            kb,
+            vec![("n", n)],
+            groups,
+        );
         self.set_n_from(n_from);
         let mut kb = self.kb();
         let needle = self.expr(needles, &IExpr::Index, &mut kb);

@@ -22,7 +22,7 @@ impl Emitter {
     /// unrolls it; whole blocks skip the bounds checks.
     pub(super) fn unrolled_share(
         &mut self,
-        cx: &mut Cx,
+        cx: &Cx,
         per: &dyn Fn(&mut Self, &Cx, Word) -> R<()>,
         i: Word,
         k: Word,
@@ -38,7 +38,7 @@ impl Emitter {
             .map_err(be)?;
         let span = self.umul(itm1, self.wg_size)?;
         self.store(i, start)?;
-        let cxr = &*cx;
+        let cxr = cx;
         let trips = |e: &mut Self, checked: bool| -> R<()> {
             let zero = e.c_u32(0);
             e.store(k, zero)?;

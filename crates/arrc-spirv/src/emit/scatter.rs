@@ -2,13 +2,23 @@
 //! one atomic add, max or min (integers: counts, sums of i32 items in 64 bits, which
 //! no group of fewer than 2^32 items can leave, and maxima and minima).
 
-use super::{be, Cx, Emitter, Ix, R, SCOPE_DEVICE};
-use arrc_ir::plan::KExpr;
+use super::{be, Cx, Emitter, Ix, R, SCOPE_DEVICE, SCOPE_WORKGROUP};
+use arrc_ir::plan::{IExpr, KExpr};
 use arrc_ir::scalar::BinOp;
-use arrc_ir::ElemType;
-use rspirv::spirv::StorageClass;
+use arrc_ir::{ElemType, Scalar};
+use rspirv::spirv::{StorageClass, Word};
+
+/// The 32-bit words of workgroup memory a scatter may fold its share in (16 KiB, the
+/// least every Vulkan device gives a workgroup): 4096 slots of i32, 2048 of i64.
+const SHARED_WORDS: u32 = 4096;
 
 impl Emitter {
+    /// `KernelKind::ScatterAdd`. Where `slots` fit in workgroup memory (`+` of i32 or
+    /// i64, `⌈ ⌊` of i32), each workgroup folds its grid-stride share there (an i64
+    /// slot as two words, the low word's carries added to the high one) and then
+    /// adds each slot it touched to `out` with one atomic: a few groups' counts no
+    /// longer queue thousands of atomics on one word. Otherwise every item folds
+    /// into `out` directly.
     pub(super) fn scatter_add_kernel(
         &mut self,
         cx: &mut Cx,
@@ -16,36 +26,200 @@ impl Emitter {
         index: &KExpr,
         value: &KExpr,
         out: u32,
+        slots: &IExpr,
     ) -> R<()> {
-        let i = self.local(self.u32_t);
-        let k = self.local(self.u32_t);
         let elem = cx.bindings[out as usize].1;
         if elem == ElemType::I64 {
             self.uses_i64_atomics = true;
         }
-        let per = |e: &mut Self, cx: &Cx, j: rspirv::spirv::Word| -> R<()> {
+        let wide = elem == ElemType::I64;
+        if wide && op != BinOp::Add {
+            return self.scatter_add_direct(cx, op, index, value, out);
+        }
+        let cap = if wide { SHARED_WORDS / 2 } else { SHARED_WORDS };
+        let slots = self.iexpr(cx, slots, Ix::flat(cx.lid))?;
+        let capc = self.c_u32(cap);
+        let fits = self
+            .b
+            .u_less_than_equal(self.bool_t, None, slots, capc)
+            .map_err(be)?;
+        let it = ElemType::I32;
+        // Low words (or the i32 slots), and high words.
+        let lo = self.shared_sized(it, cap);
+        let hi = if wide {
+            Some(self.shared_sized(it, cap))
+        } else {
+            None
+        };
+        let identity = match op {
+            BinOp::Max => Scalar::I32(i32::MIN),
+            BinOp::Min => Scalar::I32(i32::MAX),
+            _ => Scalar::I32(0),
+        };
+        let kvar = self.local(self.u32_t);
+        let cxr = &*cx;
+        self.if_else(
+            fits,
+            |e| {
+                let id = e.scalar(identity);
+                let zero = e.scalar(Scalar::I32(0));
+                e.count_loop(kvar, cxr.lid, slots, e.wg_size, |e, k| {
+                    let p = e.shared_ptr(lo, it, k)?;
+                    e.store(p, id)?;
+                    if let Some(hi) = hi {
+                        let p = e.shared_ptr(hi, it, k)?;
+                        e.store(p, zero)?;
+                    }
+                    Ok(())
+                })?;
+                e.barrier()?;
+                let i = e.local(e.u32_t);
+                let k = e.local(e.u32_t);
+                let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
+                    let g = e.expr(cx, index, Ix::flat(j))?;
+                    let g = e.b.bitcast(e.u32_t, None, g).map_err(be)?;
+                    // An index is below `slots` unless an error was raised computing
+                    // it: then nothing is folded.
+                    let inside = e.ult(g, slots)?;
+                    let v = e.expr(cx, value, Ix::flat(j))?;
+                    e.if_then(inside, |e| e.shared_fold(op, lo, hi, g, v))
+                };
+                e.unrolled_share(cxr, &per, i, k)?;
+                e.barrier()?;
+                e.count_loop(kvar, cxr.lid, slots, e.wg_size, |e, k| {
+                    e.flush_slot(cxr, op, out, lo, hi, k, identity)
+                })
+            },
+            |e| e.scatter_add_direct(cxr, op, index, value, out),
+        )
+    }
+
+    /// Each item folds into `out` with one device atomic.
+    fn scatter_add_direct(
+        &mut self,
+        cx: &Cx,
+        op: BinOp,
+        index: &KExpr,
+        value: &KExpr,
+        out: u32,
+    ) -> R<()> {
+        let i = self.local(self.u32_t);
+        let k = self.local(self.u32_t);
+        let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
             let g = e.expr(cx, index, Ix::flat(j))?;
             let g = e.b.bitcast(e.u32_t, None, g).map_err(be)?;
             let v = e.expr(cx, value, Ix::flat(j))?;
-            let add = |e: &mut Self, ptr: rspirv::spirv::Word| -> R<()> {
-                let t = e.ty(elem);
-                let scope = e.c_u32(SCOPE_DEVICE);
-                let relaxed = e.c_u32(0);
-                match op {
-                    BinOp::Max => e.b.atomic_s_max(t, None, ptr, scope, relaxed, v),
-                    BinOp::Min => e.b.atomic_s_min(t, None, ptr, scope, relaxed, v),
-                    _ => e.b.atomic_i_add(t, None, ptr, scope, relaxed, v),
-                }
-                .map_err(be)?;
-                Ok(())
-            };
-            if cx.windows[out as usize].len() > 1 {
-                return e.in_window(cx, out, g, add);
-            }
-            let (ptr, _) = e.elem_ptr(cx, out, g)?;
-            add(e, ptr)
+            e.device_fold(cx, op, out, g, v)
         };
         self.unrolled_share(cx, &per, i, k)
+    }
+
+    /// `out[g] op= v` with one device-scope atomic.
+    fn device_fold(&mut self, cx: &Cx, op: BinOp, out: u32, g: Word, v: Word) -> R<()> {
+        let elem = cx.bindings[out as usize].1;
+        let fold = |e: &mut Self, ptr: Word| -> R<()> {
+            let t = e.ty(elem);
+            let scope = e.c_u32(SCOPE_DEVICE);
+            let relaxed = e.c_u32(0);
+            match op {
+                BinOp::Max => e.b.atomic_s_max(t, None, ptr, scope, relaxed, v),
+                BinOp::Min => e.b.atomic_s_min(t, None, ptr, scope, relaxed, v),
+                _ => e.b.atomic_i_add(t, None, ptr, scope, relaxed, v),
+            }
+            .map_err(be)?;
+            Ok(())
+        };
+        if cx.windows[out as usize].len() > 1 {
+            return self.in_window(cx, out, g, fold);
+        }
+        let (ptr, _) = self.elem_ptr(cx, out, g)?;
+        fold(self, ptr)
+    }
+
+    /// `slot[g] op= v` in workgroup memory: an i32 slot in `lo`; with `hi`, an i64
+    /// slot as its low word in `lo` and its high word in `hi` (the low word's
+    /// carry, seen from the value it held before, goes to the high word with `v`'s
+    /// own high word: the pair sums exactly, modulo 2^64 as an i64 would).
+    fn shared_fold(&mut self, op: BinOp, lo: Word, hi: Option<Word>, g: Word, v: Word) -> R<()> {
+        let it = ElemType::I32;
+        let ity = self.ty(it);
+        let u = self.u32_t;
+        let scope = self.c_u32(SCOPE_WORKGROUP);
+        let relaxed = self.c_u32(0);
+        let pl = self.shared_ptr(lo, it, g)?;
+        let Some(hi) = hi else {
+            match op {
+                BinOp::Max => self.b.atomic_s_max(ity, None, pl, scope, relaxed, v),
+                BinOp::Min => self.b.atomic_s_min(ity, None, pl, scope, relaxed, v),
+                _ => self.b.atomic_i_add(ity, None, pl, scope, relaxed, v),
+            }
+            .map_err(be)?;
+            return Ok(());
+        };
+        let t64 = self.ty(ElemType::I64);
+        let vl = self.b.u_convert(u, None, v).map_err(be)?;
+        let c32 = self.c_u32(32);
+        let vh = self.b.shift_right_logical(t64, None, v, c32).map_err(be)?;
+        let vh = self.b.u_convert(u, None, vh).map_err(be)?;
+        let vli = self.b.bitcast(ity, None, vl).map_err(be)?;
+        let old = self
+            .b
+            .atomic_i_add(ity, None, pl, scope, relaxed, vli)
+            .map_err(be)?;
+        let old = self.b.bitcast(u, None, old).map_err(be)?;
+        let new = self.uadd(old, vl)?;
+        let carry = self.ult(new, old)?;
+        let (one, zero) = (self.c_u32(1), self.c_u32(0));
+        let c = self.b.select(u, None, carry, one, zero).map_err(be)?;
+        let add_hi = self.uadd(vh, c)?;
+        let any = self
+            .b
+            .i_not_equal(self.bool_t, None, add_hi, zero)
+            .map_err(be)?;
+        self.if_then(any, |e| {
+            let ph = e.shared_ptr(hi, it, g)?;
+            let a = e.b.bitcast(ity, None, add_hi).map_err(be)?;
+            e.b.atomic_i_add(ity, None, ph, scope, relaxed, a)
+                .map_err(be)?;
+            Ok(())
+        })
+    }
+
+    /// Adds workgroup slot `k` to `out[k]` unless it holds the identity (no item of
+    /// the share folded into it).
+    #[allow(clippy::too_many_arguments)]
+    fn flush_slot(
+        &mut self,
+        cx: &Cx,
+        op: BinOp,
+        out: u32,
+        lo: Word,
+        hi: Option<Word>,
+        k: Word,
+        identity: Scalar,
+    ) -> R<()> {
+        let it = ElemType::I32;
+        let ity = self.ty(it);
+        let pl = self.shared_ptr(lo, it, k)?;
+        let l = self.load(ity, pl)?;
+        let (v, id) = match hi {
+            None => (l, self.scalar(identity)),
+            Some(hi) => {
+                let ph = self.shared_ptr(hi, it, k)?;
+                let h = self.load(ity, ph)?;
+                let u = self.u32_t;
+                let v2 = self.b.type_vector(u, 2);
+                let l = self.b.bitcast(u, None, l).map_err(be)?;
+                let h = self.b.bitcast(u, None, h).map_err(be)?;
+                let pair = self.b.composite_construct(v2, None, [l, h]).map_err(be)?;
+                // The first component is the low half.
+                let t64 = self.ty(ElemType::I64);
+                let v = self.b.bitcast(t64, None, pair).map_err(be)?;
+                (v, self.scalar(Scalar::I64(0)))
+            }
+        };
+        let touched = self.b.i_not_equal(self.bool_t, None, v, id).map_err(be)?;
+        self.if_then(touched, |e| e.device_fold(cx, op, out, k, v))
     }
 }
 
