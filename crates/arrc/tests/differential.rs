@@ -1361,6 +1361,32 @@ fn sorting_and_searching() {
     check_at(&mut s, sizes, EXPRS, ElemType::F32, false);
     check_at(&mut s, &[0, 1, 33, 1000], EXPRS, ElemType::F64, false);
     check_at(&mut s, &[70001], &["⍋x", "⍒⌊x÷10"], ElemType::I32, false);
+    // A search's first steps read every stride-th sorted key from a table in
+    // workgroup memory (4096 keys of 4 bytes, 2048 of 8), its last ones the keys
+    // between two samples: sizes on both sides of where the stride grows.
+    let tabled = &[
+        "x⍳y",
+        "x⍳x",
+        "(⌊x÷10)⍳⌊y÷10",
+        "(⌊y÷10)∊⌊x÷10",
+        "(x[⍋x])⍸y",
+        "(x[⍋x])⍸x",
+    ];
+    check_at(
+        &mut s,
+        &[4095, 4096, 4097, 8193],
+        tabled,
+        ElemType::I32,
+        false,
+    );
+    check_at(&mut s, &[4097], tabled, ElemType::F32, false);
+    check_at(
+        &mut s,
+        &[2047, 2048, 2049, 4097],
+        tabled,
+        ElemType::F64,
+        false,
+    );
     // Rows of a matrix (major cells) compare in ravel order.
     for shape in [[33, 3], [1000, 2], [5, 1]] {
         check_shaped(
