@@ -37,6 +37,10 @@ fn be(e: rspirv::dr::Error) -> SpirvError {
 /// Scope and memory-semantics values (SPIR-V passes them as constant ids).
 const SCOPE_DEVICE: u32 = 1;
 const SCOPE_WORKGROUP: u32 = 2;
+/// The 32-bit words of workgroup memory every Vulkan device gives a workgroup (16 KiB,
+/// the least `maxComputeSharedMemorySize` may be): what a kernel may take without
+/// asking the device.
+const SHARED_MIN_WORDS: u32 = 4096;
 const SCOPE_SUBGROUP: u32 = 3;
 /// Entries of a scan tile's table of subgroup totals: `NumSubgroups` must fit.
 pub const SCAN_TOTALS: u32 = 1024;
@@ -142,6 +146,7 @@ fn plain_load<'k>(cx: &Cx, expr: &'k KExpr) -> Option<(u32, ElemType, &'k IExpr)
 }
 
 /// Per-kernel state: binding variables, builtins already loaded, interface.
+#[derive(Clone)]
 struct Cx {
     bindings: Vec<(Word, ElemType)>,
     status: Option<Word>,

@@ -1371,6 +1371,11 @@ fn sorting_and_searching() {
         "(⌊y÷10)∊⌊x÷10",
         "(x[⍋x])⍸y",
         "(x[⍋x])⍸x",
+        // Needles below every key, and above.
+        "x⍳y-3000",
+        "x⍳y+3000",
+        "(x[⍋x])⍸y-3000",
+        "(x[⍋x])⍸y+3000",
     ];
     check_at(
         &mut s,
@@ -1387,6 +1392,7 @@ fn sorting_and_searching() {
         ElemType::F64,
         false,
     );
+    check_at(&mut s, &[4097], &["x⍳y", "y∊x"], ElemType::Bool, false);
     // Rows of a matrix (major cells) compare in ravel order.
     for shape in [[33, 3], [1000, 2], [5, 1]] {
         check_shaped(
@@ -2398,6 +2404,11 @@ fn key_counts_and_sums_on_the_device() {
         "(100000⍴⍳4097){⌊/⍵}⌸-⍳100000",
         "(100000⍴⍳5){⍺,⌊/⍵}⌸100000⍴2147483647",
         "(100000⍴⍳5){⌈/⍵}⌸100000⍴¯2147483647",
+        // Floats' maxima and minima as i32 in their order, in workgroup memory.
+        "(100000⍴⍳5){⌈/⍵}⌸100000⍴¯1.5 2.5 0 ¯0.25 ¯7 3 ¯0",
+        "(100000⍴⍳5){⍺,⌊/⍵}⌸100000⍴¯1.5 2.5 0 ¯0.25 ¯7 3 ¯0",
+        // Indexed assignment's last writer of each position is an atomic `⌈` too.
+        "x←⍳4000 ⋄ x[100000⍴⍳4000]←⍳100000 ⋄ x",
     ] {
         agree(&mut s, &mut cpu, e, 100000, 0.0);
     }

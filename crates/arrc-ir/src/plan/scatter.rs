@@ -46,10 +46,7 @@ impl Planner<'_> {
         let slots = kb.product(&f.ty(v).shape);
         self.bind_status(&mut kb, index_e.may_fail() || value_e.may_fail());
         let n = self.len_of(index);
-        // As many workgroups as a reduction's first pass: each folds a long share,
-        // so that a workgroup's one atomic per slot (where the slots fit in its
-        // memory) is few beside its items'.
-        let groups = self.grid(&n, self.opts.reduce_groups);
+        let groups = self.grid(&n, self.opts.map_groups);
         self.push_kernel(
             "scatter_add",
             KernelKind::ScatterAdd {

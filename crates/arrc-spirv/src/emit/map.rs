@@ -38,7 +38,6 @@ impl Emitter {
             .map_err(be)?;
         let span = self.umul(itm1, self.wg_size)?;
         self.store(i, start)?;
-        let cxr = cx;
         let trips = |e: &mut Self, checked: bool| -> R<()> {
             let zero = e.c_u32(0);
             e.store(k, zero)?;
@@ -52,9 +51,9 @@ impl Emitter {
                     let kv = e.load(e.u32_t, k)?;
                     let off = e.umul(kv, e.wg_size)?;
                     let j = e.uadd(iv, off)?;
-                    let body = |e: &mut Self| -> R<()> { per(e, cxr, j) };
+                    let body = |e: &mut Self| -> R<()> { per(e, cx, j) };
                     if checked {
-                        let inb = e.ult(j, cxr.n)?;
+                        let inb = e.ult(j, cx.n)?;
                         e.if_then(inb, body)
                     } else {
                         body(e)
@@ -71,12 +70,12 @@ impl Emitter {
         self.while_loop(
             |e| {
                 let iv = e.load(e.u32_t, i)?;
-                e.ult(iv, cxr.n)
+                e.ult(iv, cx.n)
             },
             |e| {
                 let iv = e.load(e.u32_t, i)?;
                 let last = e.uadd(iv, span)?;
-                let whole = e.ult(last, cxr.n)?;
+                let whole = e.ult(last, cx.n)?;
                 e.if_else(whole, |e| trips(e, false), |e| trips(e, true))
             },
             |e| {

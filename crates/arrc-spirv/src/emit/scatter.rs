@@ -2,26 +2,27 @@
 //! one atomic add, max or min (integers: counts, sums of i32 items in 64 bits, which
 //! no group of fewer than 2^32 items can leave, and maxima and minima).
 
-use super::{be, Cx, Emitter, Ix, R, SCOPE_DEVICE, SCOPE_WORKGROUP};
+use super::{be, Cx, Emitter, Ix, R, SCOPE_DEVICE, SCOPE_WORKGROUP, SHARED_MIN_WORDS};
 use arrc_ir::plan::{IExpr, KExpr};
 use arrc_ir::scalar::BinOp;
 use arrc_ir::{ElemType, Scalar};
 use rspirv::spirv::{StorageClass, Word};
 
-/// The 32-bit words of workgroup memory a scatter may fold its share in (16 KiB, the
-/// least every Vulkan device gives a workgroup): 4096 slots of i32, 2048 of i64.
-const SHARED_WORDS: u32 = 4096;
+/// The most workgroups that fold their shares in workgroup memory: each flushes up
+/// to all its slots, so fewer, longer shares keep those atomics few beside the
+/// items' (the other workgroups of the grid have nothing to do there).
+const SHARED_FOLD_GROUPS: u32 = 1024;
 
 impl Emitter {
     /// `KernelKind::ScatterAdd`. Where `slots` fit in workgroup memory (`+` of i32 or
-    /// i64, `⌈ ⌊` of i32), each workgroup folds its grid-stride share there (an i64
-    /// slot as two words, the low word's carries added to the high one) and then
-    /// adds each slot it touched to `out` with one atomic: a few groups' counts no
-    /// longer queue thousands of atomics on one word. Otherwise every item folds
-    /// into `out` directly.
+    /// i64, `⌈ ⌊` of i32), each of at most [`SHARED_FOLD_GROUPS`] workgroups folds
+    /// its grid-stride share there (an i64 slot as two words, the low word's carries
+    /// added to the high one) and then adds each slot it touched to `out` with one
+    /// atomic: a few groups' counts no longer queue thousands of atomics on one
+    /// word. Otherwise every item folds into `out` directly, over the whole grid.
     pub(super) fn scatter_add_kernel(
         &mut self,
-        cx: &mut Cx,
+        cx: &Cx,
         op: BinOp,
         index: &KExpr,
         value: &KExpr,
@@ -33,11 +34,18 @@ impl Emitter {
             self.uses_i64_atomics = true;
         }
         let wide = elem == ElemType::I64;
-        if wide && op != BinOp::Add {
+        let cap = if wide {
+            SHARED_MIN_WORDS / 2
+        } else {
+            SHARED_MIN_WORDS
+        };
+        let never = matches!(slots, IExpr::Const(c) if *c > cap);
+        if (wide && op != BinOp::Add) || never {
             return self.scatter_add_direct(cx, op, index, value, out);
         }
-        let cap = if wide { SHARED_WORDS / 2 } else { SHARED_WORDS };
-        let slots = self.iexpr(cx, slots, Ix::flat(cx.lid))?;
+        // A length: the same at every index.
+        let zero = self.c_u32(0);
+        let slots = self.iexpr(cx, slots, Ix::flat(zero))?;
         let capc = self.c_u32(cap);
         let fits = self
             .b
@@ -56,41 +64,47 @@ impl Emitter {
             BinOp::Min => Scalar::I32(i32::MAX),
             _ => Scalar::I32(0),
         };
+        let most = self.c_u32(SHARED_FOLD_GROUPS);
+        let mut few = cx.clone();
+        few.groups = self.umin(cx.groups, most)?;
+        let folding = self.ult(cx.group, few.groups)?;
         let kvar = self.local(self.u32_t);
-        let cxr = &*cx;
+        let shared = |e: &mut Self| -> R<()> {
+            let id = e.scalar(identity);
+            let zero = e.scalar(Scalar::I32(0));
+            e.count_loop(kvar, cx.lid, slots, e.wg_size, |e, k| {
+                let p = e.shared_ptr(lo, it, k)?;
+                e.store(p, id)?;
+                if let Some(hi) = hi {
+                    let p = e.shared_ptr(hi, it, k)?;
+                    e.store(p, zero)?;
+                }
+                Ok(())
+            })?;
+            e.barrier()?;
+            let i = e.local(e.u32_t);
+            let k = e.local(e.u32_t);
+            let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
+                let g = e.expr(cx, index, Ix::flat(j))?;
+                let g = e.b.bitcast(e.u32_t, None, g).map_err(be)?;
+                // An index is below `slots` unless an error was raised computing it:
+                // then nothing is folded.
+                let inside = e.ult(g, slots)?;
+                let v = e.expr(cx, value, Ix::flat(j))?;
+                e.if_then(inside, |e| e.shared_fold(op, lo, hi, g, v))
+            };
+            e.unrolled_share(&few, &per, i, k)?;
+            e.barrier()?;
+            e.count_loop(kvar, cx.lid, slots, e.wg_size, |e, k| {
+                e.flush_slot(cx, op, out, lo, hi, k, identity)
+            })
+        };
         self.if_else(
             fits,
-            |e| {
-                let id = e.scalar(identity);
-                let zero = e.scalar(Scalar::I32(0));
-                e.count_loop(kvar, cxr.lid, slots, e.wg_size, |e, k| {
-                    let p = e.shared_ptr(lo, it, k)?;
-                    e.store(p, id)?;
-                    if let Some(hi) = hi {
-                        let p = e.shared_ptr(hi, it, k)?;
-                        e.store(p, zero)?;
-                    }
-                    Ok(())
-                })?;
-                e.barrier()?;
-                let i = e.local(e.u32_t);
-                let k = e.local(e.u32_t);
-                let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
-                    let g = e.expr(cx, index, Ix::flat(j))?;
-                    let g = e.b.bitcast(e.u32_t, None, g).map_err(be)?;
-                    // An index is below `slots` unless an error was raised computing
-                    // it: then nothing is folded.
-                    let inside = e.ult(g, slots)?;
-                    let v = e.expr(cx, value, Ix::flat(j))?;
-                    e.if_then(inside, |e| e.shared_fold(op, lo, hi, g, v))
-                };
-                e.unrolled_share(cxr, &per, i, k)?;
-                e.barrier()?;
-                e.count_loop(kvar, cxr.lid, slots, e.wg_size, |e, k| {
-                    e.flush_slot(cxr, op, out, lo, hi, k, identity)
-                })
-            },
-            |e| e.scatter_add_direct(cxr, op, index, value, out),
+            // Whole workgroups take one side or the other: their barriers are met
+            // by all their invocations.
+            |e| e.if_then(folding, shared),
+            |e| e.scatter_add_direct(cx, op, index, value, out),
         )
     }
 
@@ -117,23 +131,26 @@ impl Emitter {
     /// `out[g] op= v` with one device-scope atomic.
     fn device_fold(&mut self, cx: &Cx, op: BinOp, out: u32, g: Word, v: Word) -> R<()> {
         let elem = cx.bindings[out as usize].1;
-        let fold = |e: &mut Self, ptr: Word| -> R<()> {
-            let t = e.ty(elem);
-            let scope = e.c_u32(SCOPE_DEVICE);
-            let relaxed = e.c_u32(0);
-            match op {
-                BinOp::Max => e.b.atomic_s_max(t, None, ptr, scope, relaxed, v),
-                BinOp::Min => e.b.atomic_s_min(t, None, ptr, scope, relaxed, v),
-                _ => e.b.atomic_i_add(t, None, ptr, scope, relaxed, v),
-            }
-            .map_err(be)?;
-            Ok(())
-        };
+        let fold = |e: &mut Self, ptr: Word| e.atomic_fold(op, elem, SCOPE_DEVICE, ptr, v);
         if cx.windows[out as usize].len() > 1 {
             return self.in_window(cx, out, g, fold);
         }
         let (ptr, _) = self.elem_ptr(cx, out, g)?;
         fold(self, ptr)
+    }
+
+    /// `*ptr op= v` (`⌈ ⌊`, else `+`) with one relaxed atomic at `scope`.
+    fn atomic_fold(&mut self, op: BinOp, elem: ElemType, scope: u32, ptr: Word, v: Word) -> R<()> {
+        let t = self.ty(elem);
+        let scope = self.c_u32(scope);
+        let relaxed = self.c_u32(0);
+        match op {
+            BinOp::Max => self.b.atomic_s_max(t, None, ptr, scope, relaxed, v),
+            BinOp::Min => self.b.atomic_s_min(t, None, ptr, scope, relaxed, v),
+            _ => self.b.atomic_i_add(t, None, ptr, scope, relaxed, v),
+        }
+        .map_err(be)?;
+        Ok(())
     }
 
     /// `slot[g] op= v` in workgroup memory: an i32 slot in `lo`; with `hi`, an i64
@@ -144,18 +161,12 @@ impl Emitter {
         let it = ElemType::I32;
         let ity = self.ty(it);
         let u = self.u32_t;
-        let scope = self.c_u32(SCOPE_WORKGROUP);
-        let relaxed = self.c_u32(0);
         let pl = self.shared_ptr(lo, it, g)?;
         let Some(hi) = hi else {
-            match op {
-                BinOp::Max => self.b.atomic_s_max(ity, None, pl, scope, relaxed, v),
-                BinOp::Min => self.b.atomic_s_min(ity, None, pl, scope, relaxed, v),
-                _ => self.b.atomic_i_add(ity, None, pl, scope, relaxed, v),
-            }
-            .map_err(be)?;
-            return Ok(());
+            return self.atomic_fold(op, it, SCOPE_WORKGROUP, pl, v);
         };
+        let scope = self.c_u32(SCOPE_WORKGROUP);
+        let relaxed = self.c_u32(0);
         let t64 = self.ty(ElemType::I64);
         let vl = self.b.u_convert(u, None, v).map_err(be)?;
         let c32 = self.c_u32(32);

@@ -1,7 +1,7 @@
 //! Sorting and searching: one step of a bitonic sorting network over an index array
 //! (`⍋ ⍒`), and a binary search of needles among sorted keys (`⍳ ∊`).
 
-use super::{be, Cx, Emitter, R};
+use super::{be, Cx, Emitter, R, SHARED_MIN_WORDS};
 use arrc_ir::ir::SearchKind;
 use arrc_ir::plan::KExpr;
 use arrc_ir::scalar::BinOp;
@@ -175,17 +175,15 @@ impl Emitter {
         self.unrolled_share(cx, &per, i, k)
     }
 
-    /// Every `stride`-th sorted key (`count` of them, at most [`SEARCH_TABLE_WORDS`]
+    /// Every `stride`-th sorted key (`count` of them, at most `SHARED_MIN_WORDS`
     /// words) in workgroup memory, loaded by the whole workgroup: a search's first
     /// dozen steps then read there, and only the last ones read device memory (each
     /// step a dependent load: the search of 2^23 needles among 2^23 keys took 2.4 ms
-    /// on an H100 with every step in device memory). None for booleans.
-    fn search_table(&mut self, cx: &Cx, keys: u32) -> R<Option<SearchTable>> {
+    /// on an H100 with every step in device memory).
+    fn search_table(&mut self, cx: &Cx, keys: u32) -> R<SearchTable> {
         let t = cx.bindings[keys as usize].1;
-        if t.size() < 4 {
-            return Ok(None);
-        }
-        let cap = SEARCH_TABLE_WORDS * 4 / t.size() as u32;
+        // Booleans are 4-byte words here too.
+        let cap = SHARED_MIN_WORDS * 4 / t.size().max(4) as u32;
         let samples = self.shared_sized(t, cap);
         let u = self.u32_t;
         let n = self.push_constant(cx, 1)?;
@@ -207,11 +205,11 @@ impl Emitter {
             e.store(p, key)
         })?;
         self.barrier()?;
-        Ok(Some(SearchTable {
+        Ok(SearchTable {
             samples,
             stride,
             count,
-        }))
+        })
     }
 
     /// A binary search of each needle among the sorted keys, whose indices before
@@ -271,29 +269,27 @@ impl Emitter {
                 // The first position whose key is not `before`: first among the
                 // table's samples, then among the keys between two samples.
                 let search = |e: &mut Self, before: &dyn Fn(&mut Self, Word) -> R<Word>| {
+                    let tab = &table;
                     e.store(lo, zero)?;
-                    e.store(hi, n)?;
-                    if let Some(tab) = &table {
-                        e.store(hi, tab.count)?;
-                        e.partition_point(lo, hi, |e, mid| {
-                            let p = e.shared_ptr(tab.samples, t, mid)?;
-                            let tt = e.ty(t);
-                            let km = e.load(tt, p)?;
-                            before(e, km)
-                        })?;
-                        // Sample j-1 was before, sample j is not: positions from
-                        // (j-1)·stride+1 to j·stride (or n).
-                        let j = e.load(u, lo)?;
-                        let at = e.umul(j, tab.stride)?;
-                        let to = e.umin(at, n)?;
-                        let one = e.c_u32(1);
-                        let after = e.b.i_sub(u, None, at, tab.stride).map_err(be)?;
-                        let after = e.uadd(after, one)?;
-                        let first = e.b.i_equal(bt, None, j, zero).map_err(be)?;
-                        let from = e.b.select(u, None, first, zero, after).map_err(be)?;
-                        e.store(lo, from)?;
-                        e.store(hi, to)?;
-                    }
+                    e.store(hi, tab.count)?;
+                    e.partition_point(lo, hi, |e, mid| {
+                        let p = e.shared_ptr(tab.samples, t, mid)?;
+                        let tt = e.ty(t);
+                        let km = e.load(tt, p)?;
+                        before(e, km)
+                    })?;
+                    // Sample j-1 was before, sample j is not: positions from
+                    // (j-1)·stride+1 to j·stride (or n).
+                    let j = e.load(u, lo)?;
+                    let at = e.umul(j, tab.stride)?;
+                    let to = e.umin(at, n)?;
+                    let one = e.c_u32(1);
+                    let after = e.b.i_sub(u, None, at, tab.stride).map_err(be)?;
+                    let after = e.uadd(after, one)?;
+                    let first = e.b.i_equal(bt, None, j, zero).map_err(be)?;
+                    let from = e.b.select(u, None, first, zero, after).map_err(be)?;
+                    e.store(lo, from)?;
+                    e.store(hi, to)?;
                     e.partition_point(lo, hi, |e, mid| {
                         let km = key_at(e, mid)?;
                         before(e, km)
@@ -390,10 +386,6 @@ impl Emitter {
         self.unrolled_share(cx, &per, i, k)
     }
 }
-
-/// The 32-bit words of workgroup memory a search's table of samples takes (16 KiB,
-/// the least every Vulkan device gives a workgroup).
-const SEARCH_TABLE_WORDS: u32 = 4096;
 
 /// [`Emitter::search_table`]'s samples: key `j·stride` at `j < count`.
 struct SearchTable {
