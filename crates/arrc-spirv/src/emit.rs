@@ -1210,7 +1210,7 @@ impl Emitter {
                 value,
                 out,
                 slots,
-            } => self.scatter_add_kernel(&mut cx, *op, index, value, *out, slots)?,
+            } => self.scatter_add_kernel(&cx, *op, index, value, *out, slots)?,
             KernelKind::QrStep {
                 a,
                 b,
