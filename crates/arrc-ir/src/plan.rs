@@ -1343,13 +1343,19 @@ impl Planner<'_> {
     fn map_into(&mut self, v: Value, from: Value, b: usize) {
         let mut kb = self.kb();
         let expr = self.expr(from, &IExpr::Index, &mut kb);
+        self.push_map("map", v, kb, expr, b);
+    }
+
+    /// A map kernel storing `expr` (its inputs bound in `kb`) at each element of
+    /// `v`'s length and type, into buffer `b`.
+    fn push_map(&mut self, name: &str, v: Value, mut kb: KernelBindings, expr: KExpr, b: usize) {
         let out = kb.bind(b, self.v.func.ty(v).elem, true);
         self.bind_status(&mut kb, expr.may_fail());
         let n = self.len_of(v);
         let n_from = self.n_from(v, &mut kb);
         let groups = self.grid(&n, self.opts.map_groups);
         self.push_kernel(
-            "map",
+            name,
             KernelKind::Map { expr, out },
             kb,
             vec![("n", n)],

@@ -362,18 +362,7 @@ impl Planner<'_> {
                 index: IExpr::Index,
             })),
         };
-        let out = kb.bind(keys_b, elem, true);
-        let n = self.len_of(hay);
-        let n_from = self.n_from(hay, &mut kb);
-        let groups = self.grid(&n, self.opts.map_groups);
-        self.push_kernel(
-            "sorted",
-            KernelKind::Map { expr, out },
-            kb,
-            vec![("n", n)],
-            groups,
-        );
-        self.set_n_from(n_from);
+        self.push_map("sorted", hay, kb, expr, keys_b);
         let mut kb = self.kb();
         let needle = self.expr(needles, &IExpr::Index, &mut kb);
         let keys = kb.bind(keys_b, elem, false);
