@@ -1439,42 +1439,6 @@ impl Planner<'_> {
         self.map(v, false);
         self.buffer_of[v.index()].unwrap_or(0)
     }
-
-    /// `mask/arg` with the result's length left on the device: an inclusive `+\` of
-    /// the mask gives each kept element its position (plus one), then one pass
-    /// scatters the kept elements and its last invocation stores the count, which
-    /// later kernels read instead of a push constant.
-    fn compress(&mut self, v: Value, mask: Value, arg: Value, is_result: bool) {
-        let f = self.v.func;
-        let Dim::Dyn(id) = f.ty(v).shape[0] else {
-            return;
-        };
-        let elem = f.ty(v).elem;
-        let n = self.len_of(arg);
-        let len = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
-        let out_b = self.result_or_temp(v, is_result);
-        let mut kb = self.kb();
-        let m = self.expr(mask, &IExpr::Index, &mut kb);
-        let value = self.expr(arg, &IExpr::Index, &mut kb);
-        let counts = KExpr::Cast {
-            to: ElemType::I32,
-            arg: Box::new(m),
-        };
-        let n_from = self.n_from(arg, &mut kb);
-        self.chained_scan(
-            BinOp::Add,
-            kb,
-            counts,
-            out_b,
-            elem,
-            n,
-            n_from,
-            None,
-            Some((value, len)),
-        );
-        self.dyn_buffers[id as usize] = Some(len);
-        self.buffer_of[v.index()] = Some(out_b);
-    }
 }
 
 fn dyn_unsupported(span: Span) -> Error {

@@ -1,7 +1,8 @@
 //! Planning folds: `op/` of a vector (partials, then one workgroup), folds along an
 //! axis (the unit that works on a row chosen from the row's length and layout),
 //! right folds and dfn folds, scans (the single-pass chained scan for vectors, per
-//! row otherwise) and matrix products; f32 `+ ×` folds accumulate in f64.
+//! row otherwise), compaction (`mask/arg`, a chained scan that stores the kept
+//! elements) and matrix products; f32 `+ ×` folds accumulate in f64.
 
 use super::*;
 
@@ -778,5 +779,43 @@ impl Planner<'_> {
         };
         self.push_kernel_shaped("scan", kind, kb, vec![("n", n)], groups, (wg, items));
         self.set_n_from(n_from);
+    }
+}
+
+impl Planner<'_> {
+    /// `mask/arg` with the result's length left on the device: an inclusive `+\` of
+    /// the mask gives each kept element its position (plus one), then one pass
+    /// scatters the kept elements and its last invocation stores the count, which
+    /// later kernels read instead of a push constant.
+    pub(super) fn compress(&mut self, v: Value, mask: Value, arg: Value, is_result: bool) {
+        let f = self.v.func;
+        let Dim::Dyn(id) = f.ty(v).shape[0] else {
+            return;
+        };
+        let elem = f.ty(v).elem;
+        let n = self.len_of(arg);
+        let len = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
+        let out_b = self.result_or_temp(v, is_result);
+        let mut kb = self.kb();
+        let m = self.expr(mask, &IExpr::Index, &mut kb);
+        let value = self.expr(arg, &IExpr::Index, &mut kb);
+        let counts = KExpr::Cast {
+            to: ElemType::I32,
+            arg: Box::new(m),
+        };
+        let n_from = self.n_from(arg, &mut kb);
+        self.chained_scan(
+            BinOp::Add,
+            kb,
+            counts,
+            out_b,
+            elem,
+            n,
+            n_from,
+            None,
+            Some((value, len)),
+        );
+        self.dyn_buffers[id as usize] = Some(len);
+        self.buffer_of[v.index()] = Some(out_b);
     }
 }
