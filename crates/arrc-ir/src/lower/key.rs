@@ -255,20 +255,6 @@ impl Lower {
         let first_sorted = self.cast(first_sorted, ElemType::I32);
         let to = self.binary(BinOp::Sub, order, one, span.clone())?;
         let to = self.cast(to, ElemType::I32);
-        let back = |me: &mut Self, values: Value| {
-            me.f.push(
-                Inst::ScatterAdd {
-                    op: BinOp::Add,
-                    index: to,
-                    values,
-                },
-                Type {
-                    elem: ElemType::I32,
-                    shape: vec![Dim::Known(n)],
-                },
-                span.clone(),
-            )
-        };
         // One scatter puts both back: the run's first position (from 1), negated
         // where the item starts its run (a random scatter of 2^26 items cost 3.5 ms
         // on the H100; two did).
@@ -277,7 +263,18 @@ impl Lower {
         let sign = self.binary(BinOp::Sub, one, twice, span.clone())?;
         let signed = self.binary(BinOp::Mul, first_sorted, sign, span.clone())?;
         let signed = self.cast(signed, ElemType::I32);
-        let both = back(self, signed);
+        let both = self.f.push(
+            Inst::ScatterAdd {
+                op: BinOp::Add,
+                index: to,
+                values: signed,
+            },
+            Type {
+                elem: ElemType::I32,
+                shape: vec![Dim::Known(n)],
+            },
+            span.clone(),
+        );
         let firsts = self.unary(UnOp::Abs, both, span.clone())?;
         let firsts = self.cast(firsts, ElemType::I32);
         let zero = self.konst(Array::scalar(Scalar::I32(0)), span.clone());

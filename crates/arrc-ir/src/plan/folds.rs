@@ -647,13 +647,16 @@ impl Planner<'_> {
                 .fitted(self.opts.max_shared_bytes, staged);
         }
         let tile = *tile;
-        let tiles = |d: Dim, per: u32| Count::Groups {
+        let tiles = |d: Dim, side: u32| Count::Groups {
             of: Box::new(Count::Product(vec![d])),
-            per_group: 16 * per,
+            per_group: side,
             max: u32::MAX,
         };
         let groups = Count::Groups {
-            of: Box::new(Count::Times(vec![tiles(m, tile.rows), tiles(n, tile.cols)])),
+            of: Box::new(Count::Times(vec![
+                tiles(m, tile.tile_m()),
+                tiles(n, tile.tile_n()),
+            ])),
             per_group: 1,
             max: self.opts.map_groups,
         };

@@ -47,14 +47,14 @@ impl Emitter {
         // these whole).
         let a_staged = tile_m * steps / invocations;
         let b_staged = tile_n * steps / invocations;
-        // The accumulator's type: the operands' for `+.×` (widened) and for words
-        // (i32), else the output's.
         // What is staged: `a`'s type as the kernel gives it (the accumulator's for
         // `+.×`, whose operands come widened; the operands' for a pair; words), as
         // the planner sized the tile (`plan/folds.rs`'s `push_matmul`).
         let ht = a.elem();
+        // The accumulator's type: the operands' for `+.×` (widened) and for words
+        // (i32), else the output's.
         let t = match pair {
-            None => a.elem(),
+            None => ht,
             Some(_) => cx.bindings[out as usize].1,
         };
         let tt = self.ty(t);
@@ -66,8 +66,7 @@ impl Emitter {
             {
                 (&**x, &**y, x.elem())
             }
-            _ if pair.is_some() => (a, b, a.elem()),
-            _ => (a, b, t),
+            _ => (a, b, ht),
         };
         let htt = self.ty(ht);
         let stt = self.ty(st);

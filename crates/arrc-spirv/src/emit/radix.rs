@@ -199,15 +199,15 @@ impl Emitter {
             let neg_zero = self.b.i_equal(self.bool_t, None, x, top).map_err(be)?;
             let zero = self.constant(ut, 0, wide);
             let x = self.b.select(ut, None, neg_zero, zero, x).map_err(be)?;
-            // The floats' signed order, made unsigned by flipping the sign bit.
+            // The floats' signed order (made unsigned below, as integers' is, by
+            // flipping the sign bit).
             let sx = self.b.bitcast(st, None, x).map_err(be)?;
             let sx = self.signed_order_bits(wide, sx)?;
-            let x = self.b.bitcast(ut, None, sx).map_err(be)?;
-            self.b.bitwise_xor(ut, None, x, top).map_err(be)?
+            self.b.bitcast(ut, None, sx).map_err(be)?
         } else {
-            self.b.bitwise_xor(ut, None, x, top).map_err(be)?
+            x
         };
-        Ok((ut, x))
+        Ok((ut, self.b.bitwise_xor(ut, None, x, top).map_err(be)?))
     }
 
     /// Key `i`'s words in `keys` (as stored: i32) and its digit at bit `shift`.

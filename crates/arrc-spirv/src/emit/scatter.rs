@@ -30,10 +30,8 @@ impl Emitter {
         slots: &IExpr,
     ) -> R<()> {
         let elem = cx.bindings[out as usize].1;
-        if elem == ElemType::I64 {
-            self.uses_i64_atomics = true;
-        }
         let wide = elem == ElemType::I64;
+        self.uses_i64_atomics |= wide;
         let cap = if wide {
             SHARED_MIN_WORDS / 2
         } else {
@@ -59,25 +57,19 @@ impl Emitter {
         } else {
             None
         };
-        let identity = match op {
-            BinOp::Max => Scalar::I32(i32::MIN),
-            BinOp::Min => Scalar::I32(i32::MAX),
-            _ => Scalar::I32(0),
-        };
+        // The i32 slots, and the low and high words of i64 ones, start at `op`'s
+        // identity (0 for the words of an i64 sum).
+        let identity = self.identity(op, it);
         let most = self.c_u32(SHARED_FOLD_GROUPS);
         let mut few = cx.clone();
         few.groups = self.umin(cx.groups, most)?;
         let folding = self.ult(cx.group, few.groups)?;
         let kvar = self.local(self.u32_t);
         let shared = |e: &mut Self| -> R<()> {
-            let id = e.scalar(identity);
-            let zero = e.scalar(Scalar::I32(0));
             e.count_loop(kvar, cx.lid, slots, e.wg_size, |e, k| {
-                let p = e.shared_ptr(lo, it, k)?;
-                e.store(p, id)?;
-                if let Some(hi) = hi {
-                    let p = e.shared_ptr(hi, it, k)?;
-                    e.store(p, zero)?;
+                for words in [Some(lo), hi].into_iter().flatten() {
+                    let p = e.shared_ptr(words, it, k)?;
+                    e.store(p, identity)?;
                 }
                 Ok(())
             })?;
@@ -131,7 +123,10 @@ impl Emitter {
     /// `out[g] op= v` with one device-scope atomic.
     fn device_fold(&mut self, cx: &Cx, op: BinOp, out: u32, g: Word, v: Word) -> R<()> {
         let elem = cx.bindings[out as usize].1;
-        let fold = |e: &mut Self, ptr: Word| e.atomic_fold(op, elem, SCOPE_DEVICE, ptr, v);
+        let fold = |e: &mut Self, ptr: Word| {
+            e.atomic_fold(op, elem, SCOPE_DEVICE, ptr, v)?;
+            Ok(())
+        };
         if cx.windows[out as usize].len() > 1 {
             return self.in_window(cx, out, g, fold);
         }
@@ -139,8 +134,16 @@ impl Emitter {
         fold(self, ptr)
     }
 
-    /// `*ptr op= v` (`⌈ ⌊`, else `+`) with one relaxed atomic at `scope`.
-    fn atomic_fold(&mut self, op: BinOp, elem: ElemType, scope: u32, ptr: Word, v: Word) -> R<()> {
+    /// `*ptr op= v` (`⌈ ⌊`, else `+`) with one relaxed atomic at `scope`; the value
+    /// `*ptr` held before.
+    fn atomic_fold(
+        &mut self,
+        op: BinOp,
+        elem: ElemType,
+        scope: u32,
+        ptr: Word,
+        v: Word,
+    ) -> R<Word> {
         let t = self.ty(elem);
         let scope = self.c_u32(scope);
         let relaxed = self.c_u32(0);
@@ -149,8 +152,7 @@ impl Emitter {
             BinOp::Min => self.b.atomic_s_min(t, None, ptr, scope, relaxed, v),
             _ => self.b.atomic_i_add(t, None, ptr, scope, relaxed, v),
         }
-        .map_err(be)?;
-        Ok(())
+        .map_err(be)
     }
 
     /// `slot[g] op= v` in workgroup memory: an i32 slot in `lo`; with `hi`, an i64
@@ -163,20 +165,16 @@ impl Emitter {
         let u = self.u32_t;
         let pl = self.shared_ptr(lo, it, g)?;
         let Some(hi) = hi else {
-            return self.atomic_fold(op, it, SCOPE_WORKGROUP, pl, v);
+            self.atomic_fold(op, it, SCOPE_WORKGROUP, pl, v)?;
+            return Ok(());
         };
-        let scope = self.c_u32(SCOPE_WORKGROUP);
-        let relaxed = self.c_u32(0);
         let t64 = self.ty(ElemType::I64);
         let vl = self.b.u_convert(u, None, v).map_err(be)?;
         let c32 = self.c_u32(32);
         let vh = self.b.shift_right_logical(t64, None, v, c32).map_err(be)?;
         let vh = self.b.u_convert(u, None, vh).map_err(be)?;
         let vli = self.b.bitcast(ity, None, vl).map_err(be)?;
-        let old = self
-            .b
-            .atomic_i_add(ity, None, pl, scope, relaxed, vli)
-            .map_err(be)?;
+        let old = self.atomic_fold(BinOp::Add, it, SCOPE_WORKGROUP, pl, vli)?;
         let old = self.b.bitcast(u, None, old).map_err(be)?;
         let new = self.uadd(old, vl)?;
         let carry = self.ult(new, old)?;
@@ -190,14 +188,13 @@ impl Emitter {
         self.if_then(any, |e| {
             let ph = e.shared_ptr(hi, it, g)?;
             let a = e.b.bitcast(ity, None, add_hi).map_err(be)?;
-            e.b.atomic_i_add(ity, None, ph, scope, relaxed, a)
-                .map_err(be)?;
+            e.atomic_fold(BinOp::Add, it, SCOPE_WORKGROUP, ph, a)?;
             Ok(())
         })
     }
 
-    /// Adds workgroup slot `k` to `out[k]` unless it holds the identity (no item of
-    /// the share folded into it).
+    /// Adds workgroup slot `k` to `out[k]` unless it holds `identity` (an i32 slot's;
+    /// no item of the share folded into it).
     #[allow(clippy::too_many_arguments)]
     fn flush_slot(
         &mut self,
@@ -207,14 +204,14 @@ impl Emitter {
         lo: Word,
         hi: Option<Word>,
         k: Word,
-        identity: Scalar,
+        identity: Word,
     ) -> R<()> {
         let it = ElemType::I32;
         let ity = self.ty(it);
         let pl = self.shared_ptr(lo, it, k)?;
         let l = self.load(ity, pl)?;
         let (v, id) = match hi {
-            None => (l, self.scalar(identity)),
+            None => (l, identity),
             Some(hi) => {
                 let ph = self.shared_ptr(hi, it, k)?;
                 let h = self.load(ity, ph)?;
