@@ -2322,8 +2322,8 @@ fn indexed_assignment_on_the_device() {
 
 #[test]
 fn key_counts_and_sums_on_the_device() {
-    // `⌸` of counts and sums: groups in order of first occurrence, each item's group
-    // found by searches and a scan, one atomic add per item.
+    // `⌸` of counts, sums, maxima and minima: groups in order of first occurrence,
+    // as runs of the sorted keys (by searches and atomics for f64 keys).
     let mut s = gpu();
     let counts = [
         "{≢⍵}⌸x",
@@ -2409,6 +2409,17 @@ fn key_counts_and_sums_on_the_device() {
         "(100000⍴⍳5){⍺,⌊/⍵}⌸100000⍴¯1.5 2.5 0 ¯0.25 ¯7 3 ¯0",
         // Indexed assignment's last writer of each position is an atomic `⌈` too.
         "x←⍳4000 ⋄ x[100000⍴⍳4000]←⍳100000 ⋄ x",
+        // Groups as runs of the sorted keys: as many groups as items, one group,
+        // keys and items beyond 32 bits, and groups put back in reverse order.
+        "{≢⍵}⌸⍳100000",
+        "{⍺,+/⍵}⌸⌽⍳100000",
+        "{⍺,+/⍵}⌸100000⍴5",
+        "(⌽⍳100000){⌈/⍵}⌸⍳100000",
+        "{⍺,≢⍵}⌸(⌊2*40)+100000⍴3 1 2",
+        "(100000⍴(⌊2*40)+3 1 2){⍺,⌈/⍵}⌸(⌊2*40)×100000⍴⍳1000",
+        "(100000⍴3 1 2 3){⍺,⌊/⍵}⌸(⌊2*40)×100000⍴⍳1000",
+        "≠100000⍴⍳777",
+        "∪⌽100000⍴⍳777",
     ] {
         agree(&mut s, &mut cpu, e, 100000, 0.0);
     }

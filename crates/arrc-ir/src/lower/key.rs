@@ -1,9 +1,11 @@
 //! Lowering `⌸` for the operands that count or fold their groups (`{≢⍵}⌸k`,
 //! `{⍺,≢⍵}⌸k`, `k{+/⍵}⌸v` with `v` of booleans or i32, `k{⌈/⍵}⌸v` and `⌊/` with `v`
-//! of integers or floats, and `{⍺,…}` of each): the keys' first occurrences give the
-//! groups in order (`∪k`), each item's group is the count of first occurrences up to
-//! its key's first one, and one atomic per item folds the groups
-//! (`Inst::ScatterAdd`; floats' maxima as integers in their order).
+//! of integers or floats, and `{⍺,…}` of each). Exactly compared keys are sorted
+//! and each run of equal keys is a group (`Lower::runs`, which `≠` and `∪` share):
+//! one value per group is computed in sorted order and put in order of first
+//! occurrence. f64 keys (tolerant equality, not transitive) take their groups from
+//! `k⍳k` and fold each item into its group with an atomic (`Inst::ScatterAdd`).
+//! Floats' maxima are taken of integers in the floats' order.
 
 use super::*;
 
@@ -155,6 +157,9 @@ impl Lower {
                 }
             }
         };
+        if kt.elem != ElemType::F64 {
+            return self.key_by_runs(op, keys, values, ordered, with_key, n, span);
+        }
         let (elem, fold) = match op {
             KeyOp::Count => (ElemType::I32, BinOp::Add),
             KeyOp::Fold(BinOp::Add) => (ElemType::I64, BinOp::Add),
@@ -162,28 +167,12 @@ impl Lower {
             KeyOp::Fold(f) => (self.f.ty(values).elem, f),
         };
         let values = self.cast(values, elem);
-        // Groups in order of first occurrence (where an item's first occurrence is
-        // itself), and each item's group from 0: the first occurrences up to its own.
-        let iota = self.f.push(
-            Inst::Iota {
-                len: Dim::Known(n),
-                origin: 1,
-            },
-            Type {
-                elem: ElemType::I32,
-                shape: vec![Dim::Known(n)],
-            },
-            span.clone(),
-        );
-        let (firsts, mask) = if kt.elem == ElemType::F64 {
-            // Tolerant equality is not transitive: as `k⍳k` defines it.
-            let firsts =
-                self.search(keys, keys, SearchKind::IndexOf { origin: 1 }, span.clone())?;
-            let mask = self.binary(BinOp::Equal, firsts, iota, span.clone())?;
-            (firsts, mask)
-        } else {
-            self.first_occurrences(keys, iota, n, span)?
-        };
+        // Tolerant equality is not transitive: the groups are as `k⍳k` defines them,
+        // in order of first occurrence (where an item's first occurrence is itself),
+        // and each item's group from 0 is the first occurrences up to its own.
+        let iota = self.iota_of(Dim::Known(n), 1, span);
+        let firsts = self.search(keys, keys, SearchKind::IndexOf { origin: 1 }, span.clone())?;
+        let mask = self.binary(BinOp::Equal, firsts, iota, span.clone())?;
         let m32 = self.cast(mask, ElemType::I32);
         let count = self.scan(BinOp::Add, m32, 0, span.clone())?;
         let count = self.cast(count, ElemType::I32);
@@ -216,18 +205,98 @@ impl Lower {
         self.laminate(uniq, sums, 1, span.clone())
     }
 
-    /// For each item of `keys` (exact equality), where its key first occurs (from 1)
-    /// and whether that is itself: a stable sort, runs of equal keys, each run's
-    /// first position spread along it by a `⌈\`, and both put back in the items'
-    /// order by one scatter (each slot written once; the position negated where the
-    /// item starts its run).
-    pub(super) fn first_occurrences(
+    /// `⌸` of exactly compared keys, group by group in the keys' sorted order, where
+    /// a group is a run ([`Runs`]): counts are the runs' lengths, sums differences of
+    /// a `+\` of the items in sorted order, maxima and minima an atomic fold into
+    /// each run's first place. Only one value per group is then put in order of first
+    /// occurrence: nothing is scattered back item by item.
+    #[allow(clippy::too_many_arguments)]
+    fn key_by_runs(
         &mut self,
+        op: KeyOp,
         keys: Value,
-        iota: Value,
+        values: Value,
+        ordered: bool,
+        with_key: bool,
         n: u64,
         span: &Span,
-    ) -> Result<(Value, Value)> {
+    ) -> Result<Value> {
+        let runs = self.runs(keys, n, span)?;
+        let one = self.konst(Array::scalar(Scalar::I32(1)), span.clone());
+        let per_run = match op {
+            KeyOp::Count => {
+                let lens = self.binary(BinOp::Sub, runs.next, runs.at, span.clone())?;
+                self.cast(lens, ElemType::I32)
+            }
+            KeyOp::Fold(BinOp::Add) => {
+                // `+/` of a run is the `+\` at its last item less the one before its
+                // first: exact in i64 (2^32 items of i32 cannot overflow it).
+                let sorted = self.index(values, vec![Some(runs.order)], span.clone())?;
+                let sums = self.scan(BinOp::Add, sorted, 0, span.clone())?;
+                let sums = self.cast(sums, ElemType::I64);
+                let before = self.gather(
+                    sums,
+                    Gather::Window {
+                        start: vec![-1],
+                        fill: Scalar::I64(0),
+                    },
+                    vec![Dim::Known(n)],
+                    span.clone(),
+                );
+                let last = self.binary(BinOp::Sub, runs.next, one, span.clone())?;
+                let last = self.cast(last, ElemType::I32);
+                let to = self.index(sums, vec![Some(last)], span.clone())?;
+                let from = self.index(before, vec![Some(runs.at)], span.clone())?;
+                let diff = self.binary(BinOp::Sub, to, from, span.clone())?;
+                self.cast(diff, ElemType::I64)
+            }
+            KeyOp::Fold(fold) => {
+                // Each item folds into the place where its run starts (each run's
+                // items are together, so the atomics meet only within a run).
+                let sorted = self.index(values, vec![Some(runs.order)], span.clone())?;
+                let at = self.binary(BinOp::Mul, runs.starts, runs.iota, span.clone())?;
+                let at = self.cast(at, ElemType::I32);
+                let run_start = self.scan(BinOp::Max, at, 0, span.clone())?;
+                let place = self.binary(BinOp::Sub, run_start, one, span.clone())?;
+                let place = self.cast(place, ElemType::I32);
+                let elem = self.f.ty(sorted).elem;
+                let folded = self.f.push(
+                    Inst::ScatterAdd {
+                        op: fold,
+                        index: place,
+                        values: sorted,
+                    },
+                    Type {
+                        elem,
+                        shape: vec![Dim::Known(n)],
+                    },
+                    span.clone(),
+                );
+                self.index(folded, vec![Some(runs.at)], span.clone())?
+            }
+        };
+        let result = self.index(per_run, vec![Some(runs.groups)], span.clone())?;
+        let result = if ordered {
+            self.unary(UnOp::FromOrderedBits, result, span.clone())?
+        } else {
+            result
+        };
+        if !with_key {
+            return Ok(result);
+        }
+        let first = self.index(runs.first, vec![Some(runs.groups)], span.clone())?;
+        let uniq = self.index(keys, vec![Some(first)], span.clone())?;
+        self.laminate(uniq, result, 1, span.clone())
+    }
+
+    /// The runs of equal items (exact equality) of the vector `keys` of `n` items, by
+    /// a stable sort: where each run starts, where it ends, its first item (the
+    /// smallest index, the sort being stable), and the runs in order of their first
+    /// items. Only one value per run goes back to the items' order (a scatter of the
+    /// run's number to its first item), and a compression of the items' order gives
+    /// the runs' order; a random scatter of every item cost 4.7 ms at 2^26 on the
+    /// H100.
+    pub(super) fn runs(&mut self, keys: Value, n: u64, span: &Span) -> Result<Runs> {
         let order = self.narrow_keys(keys);
         let order = self.grade(order, false, 1, span.clone())?;
         let sorted = self.index(keys, vec![Some(order)], span.clone())?;
@@ -242,32 +311,31 @@ impl Lower {
             span.clone(),
         );
         let differs = self.binary(BinOp::NotEqual, sorted, prev, span.clone())?;
+        let iota = self.iota_of(Dim::Known(n), 1, span);
         let one = self.konst(Array::scalar(Scalar::I32(1)), span.clone());
         let first_item = self.binary(BinOp::Equal, iota, one, span.clone())?;
         let starts = self.binary(BinOp::Or, differs, first_item, span.clone())?;
-        let starts = self.cast(starts, ElemType::I32);
-        let at = self.binary(BinOp::Mul, starts, iota, span.clone())?;
-        let at = self.cast(at, ElemType::I32);
-        let run_start = self.scan(BinOp::Max, at, 0, span.clone())?;
-        let run_start = self.cast(run_start, ElemType::I32);
-        // The first item of a run has the smallest index: the sort is stable.
-        let first_sorted = self.index(order, vec![Some(run_start)], span.clone())?;
-        let first_sorted = self.cast(first_sorted, ElemType::I32);
-        let to = self.binary(BinOp::Sub, order, one, span.clone())?;
+        let at = self.compress(starts, iota, false, None, span.clone())?;
+        let d = self.f.ty(at).shape[0];
+        let next = self.gather(
+            at,
+            Gather::Window {
+                start: vec![1],
+                fill: Scalar::I32(i32::try_from(n + 1).unwrap_or(i32::MAX)),
+            },
+            vec![d],
+            span.clone(),
+        );
+        let first = self.index(order, vec![Some(at)], span.clone())?;
+        let first = self.cast(first, ElemType::I32);
+        let to = self.binary(BinOp::Sub, first, one, span.clone())?;
         let to = self.cast(to, ElemType::I32);
-        // One scatter puts both back: the run's first position (from 1), negated
-        // where the item starts its run (a random scatter of 2^26 items cost 3.5 ms
-        // on the H100; two did).
-        let two = self.konst(Array::scalar(Scalar::I32(2)), span.clone());
-        let twice = self.binary(BinOp::Mul, starts, two, span.clone())?;
-        let sign = self.binary(BinOp::Sub, one, twice, span.clone())?;
-        let signed = self.binary(BinOp::Mul, first_sorted, sign, span.clone())?;
-        let signed = self.cast(signed, ElemType::I32);
-        let both = self.f.push(
+        let number = self.iota_of(d, 1, span);
+        let numbered = self.f.push(
             Inst::ScatterAdd {
                 op: BinOp::Add,
                 index: to,
-                values: signed,
+                values: number,
             },
             Type {
                 elem: ElemType::I32,
@@ -275,10 +343,38 @@ impl Lower {
             },
             span.clone(),
         );
-        let firsts = self.unary(UnOp::Abs, both, span.clone())?;
-        let firsts = self.cast(firsts, ElemType::I32);
         let zero = self.konst(Array::scalar(Scalar::I32(0)), span.clone());
-        let mask = self.binary(BinOp::Less, both, zero, span.clone())?;
-        Ok((firsts, mask))
+        let mask = self.binary(BinOp::Greater, numbered, zero, span.clone())?;
+        let groups = self.compress(mask, numbered, false, None, span.clone())?;
+        Ok(Runs {
+            order,
+            iota,
+            starts,
+            at,
+            next,
+            first,
+            groups,
+            mask,
+        })
     }
+}
+
+/// The runs of equal keys (`Lower::runs`); positions and items count from 1.
+pub(super) struct Runs {
+    /// `⍋keys`.
+    order: Value,
+    /// `⍳n`.
+    iota: Value,
+    /// In sorted order: 1 where an item starts its run.
+    starts: Value,
+    /// For each run in sorted order: where it starts, and where the next one does
+    /// (`n+1` after the last).
+    at: Value,
+    next: Value,
+    /// Each run's first item.
+    first: Value,
+    /// The runs in order of their first items.
+    groups: Value,
+    /// In the items' order: 1 where an item is the first of its key.
+    pub(super) mask: Value,
 }

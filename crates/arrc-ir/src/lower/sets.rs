@@ -40,8 +40,7 @@ impl Lower {
         // items (see `⌸`), not a binary search of every item.
         if let (1, Dim::Known(len), false) = (xt.rank(), n, xt.elem == ElemType::F64) {
             if len > 0 {
-                let iota1 = self.iota_of(n, 1, &span);
-                return Ok(self.first_occurrences(x, iota1, len, &span)?.1);
+                return Ok(self.runs(x, len, &span)?.mask);
             }
         }
         let first = self.search(x, x, SearchKind::IndexOf { origin: 0 }, span.clone())?;

@@ -45,6 +45,9 @@ impl Planner<'_> {
         let out = kb.bind(acc, elem, true);
         let slots = kb.product(&f.ty(v).shape);
         self.bind_status(&mut kb, index_e.may_fail() || value_e.may_fail());
+        // The items may be counted on the device (`⌸` scatters one per group): only
+        // so many of the bound's are read.
+        let n_from = self.n_from(index, &mut kb);
         let n = self.len_of(index);
         let groups = self.grid(&n, self.opts.map_groups);
         self.push_kernel(
@@ -60,6 +63,7 @@ impl Planner<'_> {
             vec![("n", n)],
             groups,
         );
+        self.set_n_from(n_from);
         self.buffer_of[v.index()] = Some(acc);
     }
 
