@@ -29,6 +29,7 @@ mod scatter;
 mod solve;
 mod sort;
 mod tile;
+use sort::SortedKeys;
 
 pub use tile::{BitProduct, MatMulTile};
 
@@ -497,7 +498,8 @@ pub enum KernelKind {
     /// shift, tiles`): each key (and its index: `idx[i]`, or `i` in the first pass,
     /// plus `origin`) goes to the start of its digit's run among the tile's (from
     /// `places`) plus the number of earlier keys of the tile with the same digit:
-    /// stable. `keys_out` is `None` in the last pass. The workgroup is `subgroups`
+    /// stable. `keys_out` is `None` in the last pass unless the keys are read in
+    /// sorted order (`KExpr::SortedKey`). The workgroup is `subgroups`
     /// subgroups of the device's size, each ranking `items` keys per invocation;
     /// `tile` (their product) keys are sorted in workgroup memory before they go out.
     RadixScatter {
@@ -743,6 +745,9 @@ struct Planner<'a> {
     buffer_of: Vec<Option<usize>>,
     /// The buffer holding each device-computed length, once planned.
     dyn_buffers: Vec<Option<usize>>,
+    /// For each radix-sorted grade, its keys in sorted order, where some `keys[⍋keys]`
+    /// reads them.
+    sorted_keys: Vec<Option<SortedKeys>>,
     /// The dfn fold being planned: its step (with the fold's type and span), turned
     /// into `dfn` once the items' expression is built (error bits in evaluation order).
     dfn_src: Option<(Comb, ElemType, Span)>,
@@ -870,6 +875,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
         },
         buffer_of: vec![None; f.insts.len()],
         dyn_buffers: vec![None; f.dyn_bounds.len()],
+        sorted_keys: vec![None; f.insts.len()],
         dfn_src: None,
         dfn: None,
     };

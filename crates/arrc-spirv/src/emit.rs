@@ -1007,6 +1007,15 @@ impl Emitter {
                 self.load_elem(cx, *binding, idx)
             }
             KExpr::Operand { k, .. } => Ok(self.operands[*k as usize & 1]),
+            KExpr::SortedKey {
+                binding,
+                elem,
+                down,
+                index,
+            } => {
+                let i = self.iexpr(cx, index, ix)?;
+                self.sorted_key(cx, *binding, *elem, *down, i)
+            }
             KExpr::Iota { index, origin } => {
                 let i = self.iexpr(cx, index, ix)?;
                 let o = self.c_u32(*origin as u32);

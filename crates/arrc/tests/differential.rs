@@ -1164,6 +1164,10 @@ fn grades_of_small_64_bit_integers_sort_in_32_bits() {
         "⍋7|x×1000003",
         "{≢⍵}⌸1000|x×1000003",
         "{+/⍵}⌸1000|x×1000003",
+        // The sorted keys from the sort's last pass, in 32 bits, back as i64.
+        "{⍵[⍋⍵]}¯2147483648|x×1000003",
+        "{⍵[⍒⍵]}2147483648|x×1000003",
+        "{⍺,≢⍵}⌸1000|x×1000003",
     ];
     check_at(&mut s, &[1, 9, 4097, 100003], &exprs, ElemType::I64, false);
     check_at(&mut s, &[1, 4097], &exprs, ElemType::I32, false);
@@ -1179,6 +1183,11 @@ fn grades_of_small_64_bit_integers_sort_in_32_bits() {
         .unwrap();
     assert_eq!(passes(&mut s, "⍋1048576|x×7919"), 4);
     assert_eq!(passes(&mut s, "⍋x×7919"), 8);
+    // The items in sorted order are the sort's own keys, not a gather through ⍋.
+    for e in ["x[⍋x]", "{⍺,≢⍵}⌸x", "(⌽x)⍳x"] {
+        let plan = format!("{:?}", s.compile(e).unwrap().plan.kernels);
+        assert!(plan.contains("SortedKey"), "{e}: {plan}");
+    }
 }
 
 /// Compress with the result's length left on the device: later kernels read it there,
@@ -1854,7 +1863,21 @@ fn radix_grades(s: &mut arrc::Session) {
                 ..Default::default()
             };
             cpu.arrays.insert("x".into(), x.clone());
-            for expr in ["⍋x", "⍒x", "x⍳x", "(⌽x)∊x", "⍋-x", "⍒⌽x"] {
+            // `x[⍋x]`, `⌸`, `∪` and the searches read the keys as the sort's last
+            // pass wrote them (`KExpr::SortedKey`), not gathered through the grade.
+            for expr in [
+                "⍋x",
+                "⍒x",
+                "x⍳x",
+                "(⌽x)∊x",
+                "⍋-x",
+                "⍒⌽x",
+                "x[⍋x]",
+                "x[⍒x]",
+                "(⌽x)[⍒⌽x]",
+                "{⍺,≢⍵}⌸x",
+                "∪x",
+            ] {
                 let g = s.eval(expr).unwrap_or_else(|e| panic!("{expr} n={n}: {e}"));
                 assert!(g.notes.is_empty(), "{expr}: {:?}", g.notes);
                 let prog = arrc_syntax::parse_str(expr).expect("parses");

@@ -142,6 +142,16 @@ pub enum KExpr {
         rhs: Box<KExpr>,
         error_bit: Option<u32>,
     },
+    /// Item `index` of a radix sort's keys in sorted order, from the words of its
+    /// last pass (`KernelKind::RadixScatter`: one i32 a key, two for 8-byte `elem`,
+    /// low first; inverted where `down`), as the `elem` it was sorted as. A float's
+    /// -0 comes back as 0, which compares and computes alike.
+    SortedKey {
+        binding: u32,
+        elem: ElemType,
+        down: bool,
+        index: IExpr,
+    },
     /// `?n` for the element at `index` of a roll (see `Inst::Roll`): `state` reads
     /// the seed's and the next draw's low and high words.
     Roll {
@@ -179,7 +189,8 @@ impl KExpr {
             KExpr::Load { elem, .. }
             | KExpr::Unary { elem, .. }
             | KExpr::Binary { elem, .. }
-            | KExpr::Roll { elem, .. } => *elem,
+            | KExpr::Roll { elem, .. }
+            | KExpr::SortedKey { elem, .. } => *elem,
             KExpr::Cast { to, .. } => *to,
             KExpr::Select { then, .. } | KExpr::If { then, .. } => then.elem(),
             KExpr::Fail { elem, .. } => *elem,
@@ -212,7 +223,9 @@ impl KExpr {
             KExpr::Fail { .. } => true,
             // An index computed from data (a rotation amount, an indexing vector) may
             // fail too.
-            KExpr::Load { index, .. } | KExpr::Iota { index, .. } => index.may_fail(),
+            KExpr::Load { index, .. }
+            | KExpr::Iota { index, .. }
+            | KExpr::SortedKey { index, .. } => index.may_fail(),
             _ => false,
         }
     }
@@ -358,6 +371,26 @@ impl Planner<'_> {
                 self.expr(*arg, &i, kb)
             }
             Inst::Index { arg, axes } => {
+                // `keys[⍋keys]`: the sort's own keys, in order.
+                if let [Some(order)] = axes.as_slice() {
+                    if let Some(s) = self.sorted_keys[order.index()].filter(|s| s.keys == *arg) {
+                        let binding = kb.bind(s.buffer, ElemType::I32, false);
+                        let key = KExpr::SortedKey {
+                            binding,
+                            elem: s.elem,
+                            down: s.down,
+                            index: idx.clone(),
+                        };
+                        return if s.elem == ty.elem {
+                            key
+                        } else {
+                            KExpr::Cast {
+                                to: ty.elem,
+                                arg: Box::new(key),
+                            }
+                        };
+                    }
+                }
                 let c = kb.coords(idx, &ty.shape.clone());
                 let at = f.ty(*arg).shape.clone();
                 let mut pos = 0;

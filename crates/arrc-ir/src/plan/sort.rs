@@ -4,6 +4,16 @@
 
 use super::*;
 
+/// A radix sort's keys in sorted order: the words its last pass wrote, of the
+/// values `keys` (sorted as `elem`, inverted where `down`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SortedKeys {
+    pub(super) buffer: usize,
+    pub(super) elem: ElemType,
+    pub(super) down: bool,
+    pub(super) keys: Value,
+}
+
 impl Planner<'_> {
     /// `⍋arg` (or `⍒`) into indices from `origin`: stable, ties in index order.
     pub(super) fn grade(
@@ -78,6 +88,14 @@ impl Planner<'_> {
         };
         let lookback = n < self.opts.radix_lookback_below.min(1 << 30);
         let dest = self.result_or_temp(v, is_result);
+        // Where some `keys[⍋keys]` follows, the last pass writes the keys too: read
+        // in order there, not gathered at random.
+        let sorted_keys = self.sorted_by(v, arg).map(|read| SortedKeys {
+            buffer: keys[(passes % 2) as usize],
+            elem: f.ty(arg).elem,
+            down,
+            keys: read,
+        });
         let shared = |kb: &mut KernelBindings, buf: usize| {
             let i = kb.bind(buf, ElemType::I32, true);
             kb.bindings[i as usize].shared_between_groups = true;
@@ -166,7 +184,8 @@ impl Planner<'_> {
             let k_in = kb.bind(kin, ElemType::I32, false);
             let i_in = (pass > 0).then(|| kb.bind(iin, ElemType::I32, false));
             let places = places(&mut kb);
-            let k_out = (!last).then(|| kb.bind(kout, ElemType::I32, true));
+            let k_out =
+                (!last || sorted_keys.is_some()).then(|| kb.bind(kout, ElemType::I32, true));
             let i_out = kb.bind(iout, ElemType::I32, true);
             self.bind_status(&mut kb, true);
             let kind = KernelKind::RadixScatter {
@@ -196,6 +215,41 @@ impl Planner<'_> {
             );
         }
         self.buffer_of[v.index()] = Some(dest);
+        self.sorted_keys[v.index()] = sorted_keys;
+    }
+
+    /// The values that some instruction reads in the order of `order`, the grade of
+    /// `arg`, when they are the keys it sorted: `arg` itself, or the i64 items it
+    /// narrowed to i32 (`Lower::narrow_keys`: every one fits).
+    fn sorted_by(&self, order: Value, arg: Value) -> Option<Value> {
+        let f = self.v.func;
+        let elem = f.ty(arg).elem;
+        if !matches!(
+            elem,
+            ElemType::I32 | ElemType::I64 | ElemType::F32 | ElemType::F64
+        ) {
+            return None;
+        }
+        let narrowed = match f.inst(arg) {
+            Inst::Cast(k)
+                if elem == ElemType::I32
+                    && f.ty(*k).elem == ElemType::I64
+                    && crate::bounds::magnitude(f, *k, 0).is_some_and(|m| m < 1 << 31) =>
+            {
+                Some(*k)
+            }
+            _ => None,
+        };
+        f.insts.iter().find_map(|inst| match inst {
+            Inst::Index { arg: k, axes }
+                if matches!(axes.as_slice(), [Some(o)] if *o == order)
+                    && (*k == arg || Some(*k) == narrowed) =>
+            {
+                Some(*k)
+            }
+            Inst::Search { hay, order: o, .. } if *o == order && *hay == arg => Some(*hay),
+            _ => None,
+        })
     }
 
     /// The multi-kernel sort's count kernel for a pass (`counts[d·tiles + t]`) and
@@ -349,18 +403,25 @@ impl Planner<'_> {
         // The keys in sorted order first (one gather), so that each step of a search
         // reads one key: through `order`, a step was two dependent loads at random
         // places (on an H100 the search of 2^23 needles took 4.6 ms that way).
+        // A radix sort wrote them in order: read there, not gathered.
         let keys_b = self.buffer(hay, BufferRole::Temp);
         let mut kb = self.kb();
-        let from = kb.bind(hay_b, elem, false);
-        let by = kb.bind(order_b, ElemType::I32, false);
-        let expr = KExpr::Load {
-            binding: from,
-            elem,
-            index: IExpr::Data(Box::new(KExpr::Load {
-                binding: by,
-                elem: ElemType::I32,
+        let expr = match self.sorted_keys[order.index()].filter(|s| s.keys == hay) {
+            Some(s) => KExpr::SortedKey {
+                binding: kb.bind(s.buffer, ElemType::I32, false),
+                elem: s.elem,
+                down: s.down,
                 index: IExpr::Index,
-            })),
+            },
+            None => KExpr::Load {
+                binding: kb.bind(hay_b, elem, false),
+                elem,
+                index: IExpr::Data(Box::new(KExpr::Load {
+                    binding: kb.bind(order_b, ElemType::I32, false),
+                    elem: ElemType::I32,
+                    index: IExpr::Index,
+                })),
+            },
         };
         self.push_map("sorted", hay, kb, expr, keys_b);
         let mut kb = self.kb();

@@ -164,6 +164,58 @@ impl Emitter {
         Ok(vec![lo, hi])
     }
 
+    /// Key `i` of a sort's words in `keys` (`KExpr::SortedKey`) as the `t` it was
+    /// sorted as: `sort_words` undone.
+    pub(super) fn sorted_key(
+        &mut self,
+        cx: &Cx,
+        keys: u32,
+        t: ElemType,
+        down: bool,
+        i: Word,
+    ) -> R<Word> {
+        let wide = t.size() == 8;
+        let u = self.u32_t;
+        let (ut, st, bits) = if wide {
+            self.uses_i64 = true;
+            (self.b.type_int(64, 0), self.b.type_int(64, 1), 64)
+        } else {
+            (u, self.b.type_int(32, 1), 32)
+        };
+        let x = if wide {
+            let one = self.c_u32(1);
+            let i2 = self.b.shift_left_logical(u, None, i, one).map_err(be)?;
+            let i3 = self.uadd(i2, one)?;
+            let lo = self.load_elem(cx, keys, i2)?;
+            let hi = self.load_elem(cx, keys, i3)?;
+            let lo = self.b.bitcast(u, None, lo).map_err(be)?;
+            let hi = self.b.bitcast(u, None, hi).map_err(be)?;
+            let lo = self.b.u_convert(ut, None, lo).map_err(be)?;
+            let hi = self.b.u_convert(ut, None, hi).map_err(be)?;
+            let c32 = self.constant(ut, 32, true);
+            let hi = self.b.shift_left_logical(ut, None, hi, c32).map_err(be)?;
+            self.b.bitwise_or(ut, None, hi, lo).map_err(be)?
+        } else {
+            let w = self.load_elem(cx, keys, i)?;
+            self.b.bitcast(u, None, w).map_err(be)?
+        };
+        let x = if down {
+            self.b.not(ut, None, x).map_err(be)?
+        } else {
+            x
+        };
+        let top = self.constant(ut, 1u64 << (bits - 1), wide);
+        let x = self.b.bitwise_xor(ut, None, x, top).map_err(be)?;
+        let sx = self.b.bitcast(st, None, x).map_err(be)?;
+        if !t.is_float() {
+            return Ok(sx);
+        }
+        // `signed_order_bits` is its own inverse.
+        let sx = self.signed_order_bits(wide, sx)?;
+        let ty = self.ty(t);
+        self.b.bitcast(ty, None, sx).map_err(be)
+    }
+
     /// A float's bits `b`, as a signed integer of its width (64 bits where `wide`),
     /// to an integer of the floats' signed order, and back (`UnOp::OrderedBits`):
     /// `b ^ ((b >> (w-1)) & MAX)`, a negative float's magnitude bits flipped.
