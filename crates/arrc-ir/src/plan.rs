@@ -21,6 +21,7 @@ use crate::verify::Verified;
 use analysis::{can_fail, integer_fits, load_only, reads_part_of};
 use arrc_syntax::Span;
 use serde::Serialize;
+use std::collections::HashSet;
 
 mod analysis;
 mod folds;
@@ -28,6 +29,7 @@ mod kexpr;
 mod scatter;
 mod solve;
 mod sort;
+mod stencil;
 mod tile;
 use sort::SortedKeys;
 
@@ -320,6 +322,20 @@ pub enum Unit {
 pub enum KernelKind {
     /// `out[i] = expr(i)` for `i < n`, grid-stride.
     Map { expr: KExpr, out: u32 },
+    /// A map over a `rows × cols` result (push constants `n, rows, cols`) that reads
+    /// the matrix `x` of its shape at several offsets (`KExpr::Staged`): tile by
+    /// tile (`tile` outputs: rows, columns), each workgroup stages the tile of `x`
+    /// with `lo` rows and columns before it and `hi` after (`fill` outside `x`) in
+    /// workgroup memory, then computes `expr` at each output of the tile.
+    Stencil {
+        expr: KExpr,
+        out: u32,
+        x: u32,
+        fill: Scalar,
+        lo: [u32; 2],
+        hi: [u32; 2],
+        tile: [u32; 2],
+    },
     /// `out[index(i)] op= value(i)` for `i < n`, atomically (`op` is `+`, `⌈` or
     /// `⌊`; `out` holds `op`'s identity first). `out` has `slots` items (each
     /// `index(i)` is below it); where they fit in workgroup memory, each workgroup
@@ -547,7 +563,9 @@ impl KernelKind {
     /// Push constants the kind itself uses, before the expression's extra lengths.
     pub fn fixed_push(&self) -> u32 {
         match self {
-            KernelKind::ReduceAxis { .. } | KernelKind::MatMul { .. } => 3,
+            KernelKind::ReduceAxis { .. }
+            | KernelKind::MatMul { .. }
+            | KernelKind::Stencil { .. } => 3,
             KernelKind::PackBits { .. } => 4,
             KernelKind::ScanAxis { .. } | KernelKind::Search { .. } => 2,
             KernelKind::SortStep { .. } => 5,
@@ -748,6 +766,9 @@ struct Planner<'a> {
     /// For each radix-sorted grade, its keys in sorted order, where some `keys[⍋keys]`
     /// reads them.
     sorted_keys: Vec<Option<SortedKeys>>,
+    /// The matrix a stencil kernel being planned stages in workgroup memory: its
+    /// windows read there (`KExpr::Staged`).
+    staged: Option<Value>,
     /// The dfn fold being planned: its step (with the fold's type and span), turned
     /// into `dfn` once the items' expression is built (error bits in evaluation order).
     dfn_src: Option<(Comb, ElemType, Span)>,
@@ -876,6 +897,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
         buffer_of: vec![None; f.insts.len()],
         dyn_buffers: vec![None; f.dyn_bounds.len()],
         sorted_keys: vec![None; f.insts.len()],
+        staged: None,
         dfn_src: None,
         dfn: None,
     };
@@ -1341,7 +1363,9 @@ impl Planner<'_> {
 
     fn map(&mut self, v: Value, is_result: bool) {
         let b = self.result_or_temp(v, is_result);
-        self.map_into(v, v, b);
+        if !self.stencil_map(v, b) {
+            self.map_into(v, v, b);
+        }
         self.buffer_of[v.index()] = Some(b);
     }
 

@@ -27,6 +27,7 @@ mod scan;
 mod scatter;
 mod solve;
 mod sort;
+mod stencil;
 
 type R<T> = Result<T, SpirvError>;
 
@@ -105,6 +106,8 @@ struct Emitter {
     uses_i64_atomics: bool,
     /// ⍺ and ⍵ of the dfn step being evaluated (`KExpr::Operand`).
     operands: [Word; 2],
+    /// Where `KExpr::Staged` reads, inside a stencil kernel's output.
+    staged: Option<stencil::StagedAt>,
     /// While set, a raised error is or-ed into a function-local flag per bit
     /// (`Self::raise`) instead of branching to an atomic at once; `flush_errors`
     /// raises them (a kernel evaluating many pairs in straight-line code).
@@ -244,6 +247,7 @@ impl Emitter {
             uses_shuffle: false,
             uses_i64_atomics: false,
             operands: [0; 2],
+            staged: None,
             deferred: None,
             glsl,
         };
@@ -1007,6 +1011,7 @@ impl Emitter {
                 self.load_elem(cx, *binding, idx)
             }
             KExpr::Operand { k, .. } => Ok(self.operands[*k as usize & 1]),
+            KExpr::Staged { dy, dx, .. } => self.staged(*dy, *dx),
             KExpr::SortedKey {
                 binding,
                 elem,
@@ -1213,6 +1218,25 @@ impl Emitter {
         cx.overflow = k.kind.overflow();
         match &k.kind {
             KernelKind::Map { expr, out } => self.map_kernel(&mut cx, expr, *out)?,
+            KernelKind::Stencil {
+                expr,
+                out,
+                x,
+                fill,
+                lo,
+                hi,
+                tile,
+            } => {
+                let shape = stencil::StencilShape {
+                    out: *out,
+                    x: *x,
+                    fill: *fill,
+                    lo: *lo,
+                    hi: *hi,
+                    tile: *tile,
+                };
+                self.stencil_kernel(&mut cx, expr, &shape)?
+            }
             KernelKind::ScatterAdd {
                 op,
                 index,

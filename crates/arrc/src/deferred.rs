@@ -397,7 +397,7 @@ fn one_map(c: &crate::CompiledStatement) -> bool {
     (1..=MAX_RECIPE_KERNELS).contains(&p.kernels.len())
         && p.kernels
             .iter()
-            .all(|k| matches!(k.kind, KernelKind::Map { .. }))
+            .all(|k| matches!(k.kind, KernelKind::Map { .. } | KernelKind::Stencil { .. }))
         && p.dyn_lengths.is_empty()
         && p.empty_identity.is_none()
         && p.finite_result.is_none()

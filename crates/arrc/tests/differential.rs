@@ -585,8 +585,8 @@ fn fusion_counts() {
     assert_eq!(kernels("(⍳3)∘.×⍳4"), 1, "an outer product is one map");
     assert_eq!(
         kernels("{+/,⍵×⍵}⌺3 3⊢5 5⍴⍳25"),
-        1,
-        "nine shifted reads of the board (each used twice, read again for each use: a load) and the formula in one map"
+        2,
+        "the board once, then one stencil kernel: its nine shifted reads from the tile staged in workgroup memory (each used twice) and the formula"
     );
     assert_eq!(
         kernels("{c←⍵[2;2] ⋄ s←(+/,⍵)-c ⋄ (s=3)∨c∧s=2}⌺3 3⊢12<5 5⍴⍳25"),
@@ -2101,6 +2101,46 @@ fn stencils_on_the_device() {
     let g = s.eval("{+/,⍵}⌺2 2⊢4 5⍴⍳20").expect("runs");
     assert!(g.notes.is_empty(), "{:?}", g.notes);
     assert_eq!(g.value.expect("a value").shape, vec![3, 4]);
+}
+
+#[test]
+fn stencils_staged_in_workgroup_memory() {
+    // `⌺` of a matrix reads it at every window position; a workgroup stages its tile
+    // of the matrix (16×64 outputs) with the halo in workgroup memory once, and the
+    // positions read there (`KernelKind::Stencil`). Matrices on each side of a tile's
+    // rows and columns, halos of 1 to 4 on either side (even windows have unequal
+    // ones), the matrix computed by an expression first, booleans, i64 and f64; and
+    // workgroups that take several tiles in turn (`busy_groups` 3).
+    let exprs = [
+        "{+/,⍵}⌺3 3⊢m",
+        "{⌈/,⍵}⌺5 5⊢m",
+        "{+/,⍵}⌺2 4⊢m",
+        "{⍵[1;1]-⍵[3;5]}⌺3 5⊢m",
+        "{+/,⍵×⍵}⌺7 9⊢m",
+        "{+/,⍵}⌺3 3⊢m×2",
+        "{c←⍵[2;2] ⋄ s←(+/,⍵)-c ⋄ (s=3)∨c∧s=2}⌺3 3⊢m>0",
+        "{+/,⍵}⌺3 3⊢⌊m×2*33",
+    ];
+    for busy in [None, Some(3)] {
+        let mut s = gpu();
+        s.tune(arrc::Tuning {
+            busy_groups: busy,
+            ..Default::default()
+        });
+        for shape in [[1, 2], [15, 63], [16, 64], [17, 65], [33, 129], [40, 7]] {
+            for ty in [ElemType::I32, ElemType::F32] {
+                check_shaped(&mut s, &shape, ty, &exprs);
+            }
+        }
+        check_shaped(&mut s, &[17, 65], ElemType::F64, &exprs[..5]);
+        let c = s.compile("{+/,⍵}⌺3 3⊢m").unwrap();
+        let staged = c
+            .plan
+            .kernels
+            .iter()
+            .any(|k| matches!(k.kind, arrc_ir::plan::KernelKind::Stencil { .. }));
+        assert!(staged, "{:?}", c.plan.kernels);
+    }
 }
 
 #[test]

@@ -152,6 +152,13 @@ pub enum KExpr {
         down: bool,
         index: IExpr,
     },
+    /// The staged matrix of a `KernelKind::Stencil` at the output's place plus
+    /// (`dy`, `dx`), from workgroup memory (its fill outside the matrix).
+    Staged {
+        dy: i32,
+        dx: i32,
+        elem: ElemType,
+    },
     /// `?n` for the element at `index` of a roll (see `Inst::Roll`): `state` reads
     /// the seed's and the next draw's low and high words.
     Roll {
@@ -190,7 +197,8 @@ impl KExpr {
             | KExpr::Unary { elem, .. }
             | KExpr::Binary { elem, .. }
             | KExpr::Roll { elem, .. }
-            | KExpr::SortedKey { elem, .. } => *elem,
+            | KExpr::SortedKey { elem, .. }
+            | KExpr::Staged { elem, .. } => *elem,
             KExpr::Cast { to, .. } => *to,
             KExpr::Select { then, .. } | KExpr::If { then, .. } => then.elem(),
             KExpr::Fail { elem, .. } => *elem,
@@ -297,6 +305,14 @@ impl Planner<'_> {
                 cond: Box::new(self.expr(*cond, idx, kb)),
                 then: Box::new(self.expr(*then, idx, kb)),
                 els: Box::new(self.expr(*els, idx, kb)),
+            },
+            Inst::Gather {
+                arg,
+                map: Gather::Window { start, .. },
+            } if self.staged == Some(*arg) => KExpr::Staged {
+                dy: start[0] as i32,
+                dx: start[1] as i32,
+                elem: ty.elem,
             },
             Inst::Gather { arg, map } => self.gather(v, *arg, map, idx, kb),
             Inst::Roll {

@@ -1,0 +1,137 @@
+//! Maps that read one 2-D argument at several offsets (`⌺`'s windows: `Gather::Window`
+//! of the same matrix, shaped like the result): the argument is staged tile by tile
+//! in workgroup memory with its halo, once, and every offset reads it there
+//! (`KernelKind::Stencil`, `KExpr::Staged`). Read from device memory, each output
+//! of a 5×5 window made 25 loads, each with its own bounds checks (23% of the copy
+//! rate on an H100).
+
+use super::*;
+
+/// Outputs per workgroup tile (rows, columns): 256 invocations, 4 rows of 64 at a
+/// time.
+const TILE: [u32; 2] = [16, 64];
+/// The widest halo staged on each side.
+const MAX_HALO: u64 = 8;
+/// Fewer window reads than this are left to the cache.
+const MIN_WINDOWS: usize = 4;
+
+/// The argument a stencil map stages, its padding and its halo.
+struct Stage {
+    x: Value,
+    fill: Scalar,
+    lo: [u32; 2],
+    hi: [u32; 2],
+}
+
+impl Planner<'_> {
+    /// Plans `v` into buffer `b` as a stencil where it is one ([`Planner::stage_of`]);
+    /// false where it is not (a plain map then).
+    pub(super) fn stencil_map(&mut self, v: Value, b: usize) -> bool {
+        let Some(stage) = self.stage_of(v) else {
+            return false;
+        };
+        let f = self.v.func;
+        let elem = f.ty(v).elem;
+        let [rows, cols] = [0, 1].map(|a| match f.ty(v).shape[a] {
+            Dim::Known(d) => d,
+            _ => 0,
+        });
+        // Computed once where it is an expression, not at every offset.
+        let x_b = self.materialize(stage.x);
+        let mut kb = self.kb();
+        let x = kb.bind(x_b, f.ty(stage.x).elem, false);
+        self.staged = Some(stage.x);
+        let expr = self.expr(v, &IExpr::Index, &mut kb);
+        self.staged = None;
+        let out = kb.bind(b, elem, true);
+        self.bind_status(&mut kb, expr.may_fail());
+        let tiles = rows.div_ceil(u64::from(TILE[0])) * cols.div_ceil(u64::from(TILE[1]));
+        // Enough workgroups to keep the device busy, each taking tiles in turn.
+        let groups = Count::Groups {
+            of: Box::new(Count::known(tiles)),
+            per_group: 1,
+            max: self.opts.busy_groups.min(self.opts.map_groups),
+        };
+        let kind = KernelKind::Stencil {
+            expr,
+            out,
+            x,
+            fill: stage.fill,
+            lo: stage.lo,
+            hi: stage.hi,
+            tile: TILE,
+        };
+        let push = vec![
+            ("n", Count::known(rows * cols)),
+            ("rows", Count::known(rows)),
+            ("cols", Count::known(cols)),
+        ];
+        self.push_kernel_shaped("stencil", kind, kb, push, groups, (TILE[1] * 4, 1));
+        true
+    }
+
+    /// The matrix that `v`'s fused expression reads at several offsets, where every
+    /// path to those reads is elementwise (each read is at the output's own place
+    /// plus its offset), all pad alike, and the halo is narrow. The matrix itself
+    /// may still be an expression.
+    fn stage_of(&self, v: Value) -> Option<Stage> {
+        let f = self.v.func;
+        let shape = &f.ty(v).shape;
+        let (2, Some(n)) = (shape.len(), known(shape)) else {
+            return None;
+        };
+        if n < 2 || n > u64::from(u32::MAX) {
+            return None;
+        }
+        let mut windows: Vec<(Value, &[i64], Scalar)> = vec![];
+        // Other values read at the output's own place: only the matrix itself.
+        let mut direct = vec![];
+        let mut todo = vec![v];
+        let mut seen = HashSet::new();
+        while let Some(u) = todo.pop() {
+            if !seen.insert(u) || self.buffer_of[u.index()].is_some() {
+                continue;
+            }
+            match f.inst(u) {
+                Inst::Const(_) | Inst::Length { .. } => {}
+                Inst::Cast(a) | Inst::Unary { arg: a, .. } => todo.push(*a),
+                Inst::Binary { lhs, rhs, .. } => todo.extend([*lhs, *rhs]),
+                Inst::Select { cond, then, els } => todo.extend([*cond, *then, *els]),
+                Inst::Gather {
+                    arg,
+                    map: Gather::Window { start, fill },
+                } if f.ty(*arg).shape == *shape && f.ty(u).shape == *shape => {
+                    windows.push((*arg, start, *fill));
+                }
+                _ => direct.push(u),
+            }
+        }
+        let &(x, _, fill) = windows.first()?;
+        if windows.len() < MIN_WINDOWS
+            || direct.iter().any(|&d| d != x)
+            || windows.iter().any(|w| w.0 != x || w.2 != fill)
+            || !matches!(
+                f.ty(x).elem,
+                ElemType::Bool | ElemType::I32 | ElemType::F32 | ElemType::I64 | ElemType::F64
+            )
+        {
+            return None;
+        }
+        let mut lo = [0u32; 2];
+        let mut hi = [0u32; 2];
+        for (_, start, _) in &windows {
+            for a in 0..2 {
+                let s = start[a];
+                if s.unsigned_abs() > MAX_HALO {
+                    return None;
+                }
+                if s < 0 {
+                    lo[a] = lo[a].max(s.unsigned_abs() as u32);
+                } else {
+                    hi[a] = hi[a].max(s as u32);
+                }
+            }
+        }
+        Some(Stage { x, fill, lo, hi })
+    }
+}

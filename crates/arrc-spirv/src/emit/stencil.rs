@@ -1,0 +1,137 @@
+//! `KernelKind::Stencil`: a map over a matrix result whose expression reads one
+//! matrix at several offsets. Each workgroup takes tiles of outputs in turn, stages
+//! the tile's part of the matrix with its halo in workgroup memory (coalesced rows,
+//! the fill outside the matrix, each element loaded once), and evaluates the
+//! expression at each output, its offsets read from there (`KExpr::Staged`).
+
+use super::{be, Cx, Emitter, Ix, R};
+use arrc_ir::plan::KExpr;
+use arrc_ir::{ElemType, Scalar};
+use rspirv::spirv::Word;
+
+/// Where `KExpr::Staged` reads while an output of a stencil is evaluated.
+#[derive(Clone, Copy)]
+pub(super) struct StagedAt {
+    /// The workgroup array and its element type.
+    var: Word,
+    elem: ElemType,
+    /// The output's own place in it, and its row length.
+    at: Word,
+    width: u32,
+}
+
+/// The shape of a stencil kernel (`KernelKind::Stencil`'s fields but the expression).
+pub(super) struct StencilShape {
+    pub(super) out: u32,
+    pub(super) x: u32,
+    pub(super) fill: Scalar,
+    pub(super) lo: [u32; 2],
+    pub(super) hi: [u32; 2],
+    pub(super) tile: [u32; 2],
+}
+
+impl Emitter {
+    pub(super) fn stencil_kernel(&mut self, cx: &mut Cx, expr: &KExpr, s: &StencilShape) -> R<()> {
+        let u = self.u32_t;
+        let elem = cx.bindings[s.x as usize].1;
+        let [th, tw] = s.tile;
+        let sh = th + s.lo[0] + s.hi[0];
+        let sw = tw + s.lo[1] + s.hi[1];
+        let var = self.shared_sized(elem, sh * sw);
+        let rows = self.push_constant(cx, 1)?;
+        let cols = self.push_constant(cx, 2)?;
+        let (th_c, tw_c, sw_c) = (self.c_u32(th), self.c_u32(tw), self.c_u32(sw));
+        let one = self.c_u32(1);
+        let ceil = |e: &mut Self, a: Word, b: Word| -> R<Word> {
+            let bm1 = e.b.i_sub(u, None, b, one).map_err(be)?;
+            let s = e.uadd(a, bm1)?;
+            e.b.u_div(u, None, s, b).map_err(be)
+        };
+        let across = ceil(self, cols, tw_c)?;
+        let down = ceil(self, rows, th_c)?;
+        let tiles = self.umul(across, down)?;
+        // This invocation's column in the tile, and its first row (`wg / tw` rows
+        // of the tile at a time).
+        let lx = self.b.u_mod(u, None, cx.lid, tw_c).map_err(be)?;
+        let ly = self.b.u_div(u, None, cx.lid, tw_c).map_err(be)?;
+        let per_pass = self.b.u_div(u, None, self.wg_size, tw_c).map_err(be)?;
+        let (lo_r, lo_c) = (self.c_u32(s.lo[0]), self.c_u32(s.lo[1]));
+        let total = self.c_u32(sh * sw);
+        let fill = self.scalar(s.fill.cast(elem));
+        let (tvar, kvar, rvar) = (self.local(u), self.local(u), self.local(u));
+        let cxr = &*cx;
+        self.count_loop(tvar, cx.group, tiles, cx.groups, |e, t| {
+            let ty_ = e.b.u_div(u, None, t, across).map_err(be)?;
+            let tx_ = e.b.u_mod(u, None, t, across).map_err(be)?;
+            let r0 = e.umul(ty_, th_c)?;
+            let c0 = e.umul(tx_, tw_c)?;
+            // The previous tile's reads are done before this one is staged.
+            e.barrier()?;
+            e.count_loop(kvar, cxr.lid, total, e.wg_size, |e, k| {
+                let sr = e.b.u_div(u, None, k, sw_c).map_err(be)?;
+                let sc = e.b.u_mod(u, None, k, sw_c).map_err(be)?;
+                // Rows and columns before the matrix wrap past its lengths.
+                let gr = e.uadd(r0, sr)?;
+                let gr = e.b.i_sub(u, None, gr, lo_r).map_err(be)?;
+                let gc = e.uadd(c0, sc)?;
+                let gc = e.b.i_sub(u, None, gc, lo_c).map_err(be)?;
+                let in_r = e.ult(gr, rows)?;
+                let in_c = e.ult(gc, cols)?;
+                let inside = e.b.logical_and(e.bool_t, None, in_r, in_c).map_err(be)?;
+                let at = e.shared_ptr(var, elem, k)?;
+                e.if_else(
+                    inside,
+                    |e| {
+                        let row = e.umul(gr, cols)?;
+                        let i = e.uadd(row, gc)?;
+                        let v = e.load_elem(cxr, s.x, i)?;
+                        e.store(at, v)
+                    },
+                    |e| e.store(at, fill),
+                )
+            })?;
+            e.barrier()?;
+            e.count_loop(rvar, ly, th_c, per_pass, |e, lr| {
+                let r = e.uadd(r0, lr)?;
+                let c = e.uadd(c0, lx)?;
+                let in_r = e.ult(r, rows)?;
+                let in_c = e.ult(c, cols)?;
+                let inside = e.b.logical_and(e.bool_t, None, in_r, in_c).map_err(be)?;
+                e.if_then(inside, |e| {
+                    let srow = e.uadd(lr, lo_r)?;
+                    let srow = e.umul(srow, sw_c)?;
+                    let scol = e.uadd(lx, lo_c)?;
+                    let at = e.uadd(srow, scol)?;
+                    e.staged = Some(StagedAt {
+                        var,
+                        elem,
+                        at,
+                        width: sw,
+                    });
+                    let row = e.umul(r, cols)?;
+                    let i = e.uadd(row, c)?;
+                    let v = e.expr(cxr, expr, Ix::flat(i));
+                    e.staged = None;
+                    let v = v?;
+                    e.store_elem(cxr, s.out, i, v)
+                })
+            })
+        })?;
+        Ok(())
+    }
+
+    /// `KExpr::Staged`: the staged matrix at the output's place plus (`dy`, `dx`).
+    pub(super) fn staged(&mut self, dy: i32, dx: i32) -> R<Word> {
+        let Some(s) = self.staged else {
+            return Err(super::SpirvError::Build(
+                "a staged read outside a stencil kernel".into(),
+            ));
+        };
+        let off = dy * s.width as i32 + dx;
+        let off = self.c_u32(off as u32);
+        let i = self.uadd(s.at, off)?;
+        let p = self.shared_ptr(s.var, s.elem, i)?;
+        let t = self.ty(s.elem);
+        self.load(t, p)
+    }
+}
