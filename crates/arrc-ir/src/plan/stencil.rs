@@ -7,9 +7,9 @@
 
 use super::*;
 
-/// Outputs per workgroup tile (rows, columns): 256 invocations, 4 rows of 64 at a
-/// time.
-const TILE: [u32; 2] = [16, 64];
+/// Columns of outputs per workgroup tile: 256 invocations, four to a column, each
+/// computing `rows_each` outputs of it one below another.
+const TILE_COLS: u32 = 64;
 /// The widest halo staged on each side.
 const MAX_HALO: u64 = 8;
 /// Fewer window reads than this are left to the cache.
@@ -21,6 +21,8 @@ struct Stage {
     fill: Scalar,
     lo: [u32; 2],
     hi: [u32; 2],
+    /// How many offsets it is read at.
+    positions: usize,
 }
 
 impl Planner<'_> {
@@ -45,7 +47,15 @@ impl Planner<'_> {
         self.staged = None;
         let out = kb.bind(b, elem, true);
         self.bind_status(&mut kb, expr.may_fail());
-        let tiles = rows.div_ceil(u64::from(TILE[0])) * cols.div_ceil(u64::from(TILE[1]));
+        // Neighbouring outputs share most of their reads; each copy of the formula
+        // is code, so wide windows take fewer rows each.
+        let rows_each = match stage.positions {
+            ..=9 => 8,
+            ..=25 => 4,
+            _ => 2,
+        };
+        let tile = [4 * rows_each, TILE_COLS];
+        let tiles = rows.div_ceil(u64::from(tile[0])) * cols.div_ceil(u64::from(tile[1]));
         // Enough workgroups to keep the device busy, each taking tiles in turn.
         let groups = Count::Groups {
             of: Box::new(Count::known(tiles)),
@@ -59,14 +69,14 @@ impl Planner<'_> {
             fill: stage.fill,
             lo: stage.lo,
             hi: stage.hi,
-            tile: TILE,
+            tile,
         };
         let push = vec![
             ("n", Count::known(rows * cols)),
             ("rows", Count::known(rows)),
             ("cols", Count::known(cols)),
         ];
-        self.push_kernel_shaped("stencil", kind, kb, push, groups, (TILE[1] * 4, 1));
+        self.push_kernel_shaped("stencil", kind, kb, push, groups, (TILE_COLS * 4, 1));
         true
     }
 
@@ -132,6 +142,12 @@ impl Planner<'_> {
                 }
             }
         }
-        Some(Stage { x, fill, lo, hi })
+        Some(Stage {
+            x,
+            fill,
+            lo,
+            hi,
+            positions: windows.len(),
+        })
     }
 }

@@ -15,8 +15,10 @@ pub(super) struct StagedAt {
     /// The workgroup array and its element type.
     var: Word,
     elem: ElemType,
-    /// The output's own place in it, and its row length.
+    /// The place of the invocation's first output in it, the output's row below
+    /// that one, and the array's row length.
     at: Word,
+    row: u32,
     width: u32,
 }
 
@@ -50,15 +52,18 @@ impl Emitter {
         let across = ceil(self, cols, tw_c)?;
         let down = ceil(self, rows, th_c)?;
         let tiles = self.umul(across, down)?;
-        // This invocation's column in the tile, and its first row (`wg / tw` rows
-        // of the tile at a time).
+        // This invocation's column of the tile and its `per` rows, one after another
+        // (four invocations to a column): neighbouring outputs read many of the
+        // same places, each an offset from one base, loaded once.
+        let per = th / 4;
         let lx = self.b.u_mod(u, None, cx.lid, tw_c).map_err(be)?;
         let ly = self.b.u_div(u, None, cx.lid, tw_c).map_err(be)?;
-        let per_pass = self.b.u_div(u, None, self.wg_size, tw_c).map_err(be)?;
+        let per_c = self.c_u32(per);
+        let lr0 = self.umul(ly, per_c)?;
         let (lo_r, lo_c) = (self.c_u32(s.lo[0]), self.c_u32(s.lo[1]));
         let total = self.c_u32(sh * sw);
         let fill = self.scalar(s.fill.cast(elem));
-        let (tvar, kvar, rvar) = (self.local(u), self.local(u), self.local(u));
+        let (tvar, kvar) = (self.local(u), self.local(u));
         let cxr = &*cx;
         self.count_loop(tvar, cx.group, tiles, cx.groups, |e, t| {
             let ty_ = e.b.u_div(u, None, t, across).map_err(be)?;
@@ -91,31 +96,48 @@ impl Emitter {
                 )
             })?;
             e.barrier()?;
-            e.count_loop(rvar, ly, th_c, per_pass, |e, lr| {
-                let r = e.uadd(r0, lr)?;
-                let c = e.uadd(c0, lx)?;
-                let in_r = e.ult(r, rows)?;
-                let in_c = e.ult(c, cols)?;
+            let r = e.uadd(r0, lr0)?;
+            let c = e.uadd(c0, lx)?;
+            let in_c = e.ult(c, cols)?;
+            let srow = e.uadd(lr0, lo_r)?;
+            let srow = e.umul(srow, sw_c)?;
+            let scol = e.uadd(lx, lo_c)?;
+            let at = e.uadd(srow, scol)?;
+            let zero = e.c_u32(0);
+            for j in 0..per {
+                let jc = e.c_u32(j);
+                let rj = e.uadd(r, jc)?;
+                let in_r = e.ult(rj, rows)?;
                 let inside = e.b.logical_and(e.bool_t, None, in_r, in_c).map_err(be)?;
-                e.if_then(inside, |e| {
-                    let srow = e.uadd(lr, lo_r)?;
-                    let srow = e.umul(srow, sw_c)?;
-                    let scol = e.uadd(lx, lo_c)?;
-                    let at = e.uadd(srow, scol)?;
+                let row = e.umul(rj, cols)?;
+                let i = e.uadd(row, c)?;
+                let value = |e: &mut Self, i: Word| -> R<Word> {
                     e.staged = Some(StagedAt {
                         var,
                         elem,
                         at,
+                        row: j,
                         width: sw,
                     });
-                    let row = e.umul(r, cols)?;
-                    let i = e.uadd(row, c)?;
                     let v = e.expr(cxr, expr, Ix::flat(i));
                     e.staged = None;
-                    let v = v?;
-                    e.store_elem(cxr, s.out, i, v)
-                })
-            })
+                    v
+                };
+                if expr.may_fail() {
+                    e.if_then(inside, |e| {
+                        let v = value(e, i)?;
+                        e.store_elem(cxr, s.out, i, v)
+                    })?;
+                } else {
+                    // Past the matrix the tile holds the fill: an expression that
+                    // cannot fail is evaluated there too (reading item 0 of
+                    // anything else), in straight-line code, and not stored.
+                    let at_i = e.b.select(u, None, inside, i, zero).map_err(be)?;
+                    let v = value(e, at_i)?;
+                    e.if_then(inside, |e| e.store_elem(cxr, s.out, i, v))?;
+                }
+            }
+            Ok(())
         })?;
         Ok(())
     }
@@ -127,7 +149,7 @@ impl Emitter {
                 "a staged read outside a stencil kernel".into(),
             ));
         };
-        let off = dy * s.width as i32 + dx;
+        let off = (s.row as i32 + dy) * s.width as i32 + dx;
         let off = self.c_u32(off as u32);
         let i = self.uadd(s.at, off)?;
         let p = self.shared_ptr(s.var, s.elem, i)?;
