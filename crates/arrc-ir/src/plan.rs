@@ -326,12 +326,14 @@ pub enum KernelKind {
     /// the matrix `x` of its shape at several offsets (`KExpr::Staged`): tile by
     /// tile (`tile` outputs: rows, columns), each workgroup stages the tile of `x`
     /// with `lo` rows and columns before it and `hi` after (`fill` outside `x`) in
-    /// workgroup memory, then computes `expr` at each output of the tile.
+    /// workgroup memory, converted to `staged`, then computes `expr` at each output
+    /// of the tile.
     Stencil {
         expr: KExpr,
         out: u32,
         x: u32,
         fill: Scalar,
+        staged: ElemType,
         lo: [u32; 2],
         hi: [u32; 2],
         tile: [u32; 2],
@@ -766,9 +768,10 @@ struct Planner<'a> {
     /// For each radix-sorted grade, its keys in sorted order, where some `keys[⍋keys]`
     /// reads them.
     sorted_keys: Vec<Option<SortedKeys>>,
-    /// The matrix a stencil kernel being planned stages in workgroup memory: its
-    /// windows read there (`KExpr::Staged`).
-    staged: Option<Value>,
+    /// The matrix a stencil kernel being planned stages in workgroup memory (and
+    /// the wider type it is staged as, if any): its windows read there
+    /// (`KExpr::Staged`).
+    staged: Option<(Value, Option<ElemType>)>,
     /// The dfn fold being planned: its step (with the fold's type and span), turned
     /// into `dfn` once the items' expression is built (error bits in evaluation order).
     dfn_src: Option<(Comb, ElemType, Span)>,

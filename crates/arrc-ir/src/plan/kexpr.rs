@@ -267,6 +267,27 @@ impl Planner<'_> {
                 index: kb.product(&[f.ty(*of).shape[*axis]]),
                 origin: 0,
             },
+            // A staged window read as the wider type the tile holds.
+            Inst::Cast(w)
+                if matches!(
+                    (self.staged, f.inst(*w)),
+                    (Some((x, Some(t))), Inst::Gather { arg, map: Gather::Window { .. } })
+                        if *arg == x && t == ty.elem
+                ) =>
+            {
+                let Inst::Gather {
+                    map: Gather::Window { start, .. },
+                    ..
+                } = f.inst(*w)
+                else {
+                    unreachable!("matched above")
+                };
+                KExpr::Staged {
+                    dy: start[0] as i32,
+                    dx: start[1] as i32,
+                    elem: ty.elem,
+                }
+            }
             Inst::Cast(x) => KExpr::Cast {
                 to: ty.elem,
                 arg: Box::new(self.expr(*x, idx, kb)),
@@ -309,7 +330,7 @@ impl Planner<'_> {
             Inst::Gather {
                 arg,
                 map: Gather::Window { start, .. },
-            } if self.staged == Some(*arg) => KExpr::Staged {
+            } if self.staged.is_some_and(|s| s.0 == *arg) => KExpr::Staged {
                 dy: start[0] as i32,
                 dx: start[1] as i32,
                 elem: ty.elem,

@@ -23,6 +23,10 @@ struct Stage {
     hi: [u32; 2],
     /// How many offsets it is read at.
     positions: usize,
+    /// The type every read converts to, where all do (f32 windows summed in f64):
+    /// the tile holds that type, each item converted once as it is staged, not
+    /// once per read (25 conversions an output of a 5×5 `+/`).
+    widened: Option<ElemType>,
 }
 
 impl Planner<'_> {
@@ -41,8 +45,9 @@ impl Planner<'_> {
         // Computed once where it is an expression, not at every offset.
         let x_b = self.materialize(stage.x);
         let mut kb = self.kb();
-        let x = kb.bind(x_b, f.ty(stage.x).elem, false);
-        self.staged = Some(stage.x);
+        let x_elem = f.ty(stage.x).elem;
+        let x = kb.bind(x_b, x_elem, false);
+        self.staged = Some((stage.x, stage.widened));
         let expr = self.expr(v, &IExpr::Index, &mut kb);
         self.staged = None;
         let out = kb.bind(b, elem, true);
@@ -67,6 +72,7 @@ impl Planner<'_> {
             out,
             x,
             fill: stage.fill,
+            staged: stage.widened.unwrap_or(x_elem),
             lo: stage.lo,
             hi: stage.hi,
             tile,
@@ -93,33 +99,48 @@ impl Planner<'_> {
         if n < 2 || n > u64::from(u32::MAX) {
             return None;
         }
-        let mut windows: Vec<(Value, &[i64], Scalar)> = vec![];
+        // (the window, its matrix, offset, fill)
+        let mut windows: Vec<(Value, Value, &[i64], Scalar)> = vec![];
         // Other values read at the output's own place: only the matrix itself.
         let mut direct = vec![];
+        // Each operand read, and the type it is converted to where that is all its
+        // reader does.
+        let mut reads: Vec<(Value, Option<ElemType>)> = vec![];
         let mut todo = vec![v];
         let mut seen = HashSet::new();
         while let Some(u) = todo.pop() {
             if !seen.insert(u) || self.buffer_of[u.index()].is_some() {
                 continue;
             }
-            match f.inst(u) {
-                Inst::Const(_) | Inst::Length { .. } => {}
-                Inst::Cast(a) | Inst::Unary { arg: a, .. } => todo.push(*a),
-                Inst::Binary { lhs, rhs, .. } => todo.extend([*lhs, *rhs]),
-                Inst::Select { cond, then, els } => todo.extend([*cond, *then, *els]),
+            let operands = match f.inst(u) {
+                Inst::Const(_) | Inst::Length { .. } => vec![],
+                Inst::Cast(a) => {
+                    reads.push((*a, Some(f.ty(u).elem)));
+                    todo.push(*a);
+                    continue;
+                }
+                Inst::Unary { arg, .. } => vec![*arg],
+                Inst::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
+                Inst::Select { cond, then, els } => vec![*cond, *then, *els],
                 Inst::Gather {
                     arg,
                     map: Gather::Window { start, fill },
                 } if f.ty(*arg).shape == *shape && f.ty(u).shape == *shape => {
-                    windows.push((*arg, start, *fill));
+                    windows.push((u, *arg, start, *fill));
+                    vec![]
                 }
-                _ => direct.push(u),
-            }
+                _ => {
+                    direct.push(u);
+                    vec![]
+                }
+            };
+            reads.extend(operands.iter().map(|&o| (o, None)));
+            todo.extend(operands);
         }
-        let &(x, _, fill) = windows.first()?;
+        let &(_, x, _, fill) = windows.first()?;
         if windows.len() < MIN_WINDOWS
             || direct.iter().any(|&d| d != x)
-            || windows.iter().any(|w| w.0 != x || w.2 != fill)
+            || windows.iter().any(|w| w.1 != x || w.3 != fill)
             || !matches!(
                 f.ty(x).elem,
                 ElemType::Bool | ElemType::I32 | ElemType::F32 | ElemType::I64 | ElemType::F64
@@ -129,7 +150,7 @@ impl Planner<'_> {
         }
         let mut lo = [0u32; 2];
         let mut hi = [0u32; 2];
-        for (_, start, _) in &windows {
+        for (_, _, start, _) in &windows {
             for a in 0..2 {
                 let s = start[a];
                 if s.unsigned_abs() > MAX_HALO {
@@ -142,12 +163,24 @@ impl Planner<'_> {
                 }
             }
         }
+        let staged: HashSet<Value> = windows.iter().map(|w| w.0).collect();
+        let mut to = reads.iter().filter(|r| staged.contains(&r.0)).map(|r| r.1);
+        let first = to.next().flatten();
+        let widened = first.filter(|&t| {
+            to.all(|r| r == Some(t))
+                && matches!(
+                    (f.ty(x).elem, t),
+                    (ElemType::F32, ElemType::F64)
+                        | (ElemType::I32 | ElemType::Bool, ElemType::I64)
+                )
+        });
         Some(Stage {
             x,
             fill,
             lo,
             hi,
             positions: windows.len(),
+            widened,
         })
     }
 }

@@ -27,6 +27,7 @@ pub(super) struct StencilShape {
     pub(super) out: u32,
     pub(super) x: u32,
     pub(super) fill: Scalar,
+    pub(super) staged: ElemType,
     pub(super) lo: [u32; 2],
     pub(super) hi: [u32; 2],
     pub(super) tile: [u32; 2],
@@ -35,7 +36,8 @@ pub(super) struct StencilShape {
 impl Emitter {
     pub(super) fn stencil_kernel(&mut self, cx: &mut Cx, expr: &KExpr, s: &StencilShape) -> R<()> {
         let u = self.u32_t;
-        let elem = cx.bindings[s.x as usize].1;
+        let x_elem = cx.bindings[s.x as usize].1;
+        let elem = s.staged;
         let [th, tw] = s.tile;
         let sh = th + s.lo[0] + s.hi[0];
         let sw = tw + s.lo[1] + s.hi[1];
@@ -90,6 +92,7 @@ impl Emitter {
                         let row = e.umul(gr, cols)?;
                         let i = e.uadd(row, gc)?;
                         let v = e.load_elem(cxr, s.x, i)?;
+                        let v = e.convert(v, x_elem, elem)?;
                         e.store(at, v)
                     },
                     |e| e.store(at, fill),
