@@ -68,6 +68,9 @@ pub struct PlanOptions {
     /// leave f32 but whose result does not is not an error. Off only to measure what
     /// it costs.
     pub wide_folds: bool,
+    /// A map reading one matrix at several window offsets stages it in workgroup
+    /// memory (`KernelKind::Stencil`); off, each offset is read from device memory.
+    pub stencil_tiles: bool,
     /// The device keeps f64 subnormals when a shader asks (DenormPreserve): every
     /// kernel that computes in f64 asks.
     pub denorm_preserve_f64: bool,
@@ -157,6 +160,7 @@ impl Default for PlanOptions {
             busy_groups: 2048,
             float64: true,
             wide_folds: true,
+            stencil_tiles: true,
             denorm_preserve_f64: false,
             denorm_preserve_f32: false,
             radix_from: 2,

@@ -255,6 +255,8 @@ pub struct Tuning {
     /// default: off only to measure what it costs, since f32 accumulation can differ
     /// from the reference where a sum cancels).
     pub wide_folds: Option<bool>,
+    /// `⌺` stages its matrix in workgroup memory (`PlanOptions::stencil_tiles`).
+    pub stencil_tiles: Option<bool>,
     /// Vectors from this many elements are graded by the radix sort
     /// (`PlanOptions::radix_from`), shorter ones by the bitonic network.
     pub radix_from: Option<u64>,
@@ -311,6 +313,9 @@ impl Tuning {
         }
         if let Some(v) = self.wide_folds {
             o.wide_folds = v;
+        }
+        if let Some(v) = self.stencil_tiles {
+            o.stencil_tiles = v;
         }
         if let Some(v) = self.radix_from {
             o.radix_from = v;

@@ -321,6 +321,10 @@ enum Cmd {
         /// accumulation's answers, which can differ from the reference's).
         #[arg(long)]
         wide_folds: Option<bool>,
+        /// Tuning: `⌺` stages its matrix in workgroup memory, tile by tile (the
+        /// default); `false` reads each window offset from device memory.
+        #[arg(long)]
+        stencil_tiles: Option<bool>,
         /// Tuning: vectors from this many elements are graded by the radix sort,
         /// shorter ones by the bitonic network.
         #[arg(long)]
@@ -946,6 +950,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             matmul_large_from,
             matmul_tile,
             wide_folds,
+            stencil_tiles,
             radix_from,
             radix_lookback_below,
             radix_items,
@@ -995,6 +1000,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     matmul_tile,
                     every_subgroup_looks_back: scan_every_subgroup,
                     wide_folds,
+                    stencil_tiles,
                     radix_from,
                     radix_lookback_below,
                     radix_items,

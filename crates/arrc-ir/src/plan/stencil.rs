@@ -93,6 +93,9 @@ impl Planner<'_> {
     fn stage_of(&self, v: Value) -> Option<Stage> {
         let f = self.v.func;
         let shape = &f.ty(v).shape;
+        if !self.opts.stencil_tiles {
+            return None;
+        }
         let (2, Some(n)) = (shape.len(), known(shape)) else {
             return None;
         };
