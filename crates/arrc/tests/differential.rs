@@ -585,8 +585,13 @@ fn fusion_counts() {
     assert_eq!(kernels("(⍳3)∘.×⍳4"), 1, "an outer product is one map");
     assert_eq!(
         kernels("{+/,⍵×⍵}⌺3 3⊢5 5⍴⍳25"),
+        1,
+        "nine shifted reads of the board (each used twice, read again for each use: a load) and the formula in one map"
+    );
+    assert_eq!(
+        kernels("{+/,⍵×⍵}⌺5 5⊢5 5⍴⍳25"),
         2,
-        "the board once, then one stencil kernel: its nine shifted reads from the tile staged in workgroup memory (each used twice) and the formula"
+        "the board once, then one stencil kernel: its 25 shifted reads from the tile staged in workgroup memory (each used twice) and the formula"
     );
     assert_eq!(
         kernels("{c←⍵[2;2] ⋄ s←(+/,⍵)-c ⋄ (s=3)∨c∧s=2}⌺3 3⊢12<5 5⍴⍳25"),
@@ -2110,16 +2115,18 @@ fn stencils_staged_in_workgroup_memory() {
     // positions read there (`KernelKind::Stencil`). Matrices on each side of a tile's
     // rows and columns, halos of 1 to 4 on either side (even windows have unequal
     // ones), the matrix computed by an expression first, booleans, i64 and f64; and
-    // workgroups that take several tiles in turn (`busy_groups` 3).
+    // workgroups that take several tiles in turn (`busy_groups` 3: 96 workgroups).
+    // Windows of 16 positions or more are staged; smaller ones read device memory.
     let exprs = [
-        "{+/,⍵}⌺3 3⊢m",
+        "{+/,⍵}⌺5 5⊢m",
         "{⌈/,⍵}⌺5 5⊢m",
-        "{+/,⍵}⌺2 4⊢m",
-        "{⍵[1;1]-⍵[3;5]}⌺3 5⊢m",
+        "{+/,⍵}⌺4 4⊢m",
+        "{⍵[1;1]-⍵[3;5]+⍵[4;2]}⌺4 5⊢m",
         "{+/,⍵×⍵}⌺7 9⊢m",
-        "{+/,⍵}⌺3 3⊢m×2",
-        "{c←⍵[2;2] ⋄ s←(+/,⍵)-c ⋄ (s=3)∨c∧s=2}⌺3 3⊢m>0",
-        "{+/,⍵}⌺3 3⊢⌊m×2*33",
+        "{+/,⍵}⌺5 5⊢m×2",
+        "{c←⍵[3;3] ⋄ s←(+/,⍵)-c ⋄ (s=3)∨c∧s=2}⌺5 5⊢m>0",
+        "{+/,⍵}⌺5 5⊢⌊m×2*33",
+        "{+/,⍵}⌺3 3⊢m",
     ];
     for busy in [None, Some(3)] {
         let mut s = gpu();
@@ -2127,13 +2134,21 @@ fn stencils_staged_in_workgroup_memory() {
             busy_groups: busy,
             ..Default::default()
         });
-        for shape in [[1, 2], [15, 63], [16, 64], [17, 65], [33, 129], [40, 7]] {
+        for shape in [
+            [1, 2],
+            [15, 63],
+            [16, 64],
+            [17, 65],
+            [33, 129],
+            [40, 7],
+            [300, 700],
+        ] {
             for ty in [ElemType::I32, ElemType::F32] {
                 check_shaped(&mut s, &shape, ty, &exprs);
             }
         }
         check_shaped(&mut s, &[17, 65], ElemType::F64, &exprs[..5]);
-        let c = s.compile("{+/,⍵}⌺3 3⊢m").unwrap();
+        let c = s.compile("{+/,⍵}⌺5 5⊢m").unwrap();
         let staged = c
             .plan
             .kernels

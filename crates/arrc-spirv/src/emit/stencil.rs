@@ -41,7 +41,11 @@ impl Emitter {
         let [th, tw] = s.tile;
         let sh = th + s.lo[0] + s.hi[0];
         let sw = tw + s.lo[1] + s.hi[1];
-        let var = self.shared_sized(elem, sh * sw);
+        // The kernel's invocations (four to a column of the tile) and the trips
+        // that stage the tile; the array is padded to whole trips.
+        let invocations = tw * 4;
+        let trips = (sh * sw).div_ceil(invocations);
+        let var = self.shared_sized(elem, trips * invocations);
         let rows = self.push_constant(cx, 1)?;
         let cols = self.push_constant(cx, 2)?;
         let (th_c, tw_c, sw_c) = (self.c_u32(th), self.c_u32(tw), self.c_u32(sw));
@@ -63,9 +67,10 @@ impl Emitter {
         let per_c = self.c_u32(per);
         let lr0 = self.umul(ly, per_c)?;
         let (lo_r, lo_c) = (self.c_u32(s.lo[0]), self.c_u32(s.lo[1]));
-        let total = self.c_u32(sh * sw);
         let fill = self.scalar(s.fill.cast(elem));
-        let (tvar, kvar) = (self.local(u), self.local(u));
+        let tvar = self.local(u);
+        let zero = self.c_u32(0);
+        let et = self.ty(elem);
         let cxr = &*cx;
         self.count_loop(tvar, cx.group, tiles, cx.groups, |e, t| {
             let ty_ = e.b.u_div(u, None, t, across).map_err(be)?;
@@ -74,7 +79,12 @@ impl Emitter {
             let c0 = e.umul(tx_, tw_c)?;
             // The previous tile's reads are done before this one is staged.
             e.barrier()?;
-            e.count_loop(kvar, cxr.lid, total, e.wg_size, |e, k| {
+            // Every load of the tile first (independent, branch-free: a place
+            // outside the matrix loads item 0 and keeps the fill), then the stores.
+            let mut staged = Vec::with_capacity(trips as usize);
+            for t in 0..trips {
+                let off = e.c_u32(t * invocations);
+                let k = e.uadd(cxr.lid, off)?;
                 let sr = e.b.u_div(u, None, k, sw_c).map_err(be)?;
                 let sc = e.b.u_mod(u, None, k, sw_c).map_err(be)?;
                 // Rows and columns before the matrix wrap past its lengths.
@@ -85,19 +95,18 @@ impl Emitter {
                 let in_r = e.ult(gr, rows)?;
                 let in_c = e.ult(gc, cols)?;
                 let inside = e.b.logical_and(e.bool_t, None, in_r, in_c).map_err(be)?;
+                let row = e.umul(gr, cols)?;
+                let i = e.uadd(row, gc)?;
+                let i = e.b.select(u, None, inside, i, zero).map_err(be)?;
+                let v = e.load_elem(cxr, s.x, i)?;
+                let v = e.convert(v, x_elem, elem)?;
+                let v = e.b.select(et, None, inside, v, fill).map_err(be)?;
+                staged.push((k, v));
+            }
+            for (k, v) in staged {
                 let at = e.shared_ptr(var, elem, k)?;
-                e.if_else(
-                    inside,
-                    |e| {
-                        let row = e.umul(gr, cols)?;
-                        let i = e.uadd(row, gc)?;
-                        let v = e.load_elem(cxr, s.x, i)?;
-                        let v = e.convert(v, x_elem, elem)?;
-                        e.store(at, v)
-                    },
-                    |e| e.store(at, fill),
-                )
-            })?;
+                e.store(at, v)?;
+            }
             e.barrier()?;
             let r = e.uadd(r0, lr0)?;
             let c = e.uadd(c0, lx)?;
@@ -106,7 +115,6 @@ impl Emitter {
             let srow = e.umul(srow, sw_c)?;
             let scol = e.uadd(lx, lo_c)?;
             let at = e.uadd(srow, scol)?;
-            let zero = e.c_u32(0);
             for j in 0..per {
                 let jc = e.c_u32(j);
                 let rj = e.uadd(r, jc)?;
