@@ -56,11 +56,7 @@ impl Planner<'_> {
         self.bind_status(&mut kb, expr.may_fail());
         // Neighbouring outputs share most of their reads; each copy of the formula
         // is code, so wide windows take fewer rows each.
-        let rows_each = match stage.positions {
-            ..=9 => 8,
-            ..=25 => 4,
-            _ => 2,
-        };
+        let rows_each = if stage.positions <= 25 { 4 } else { 2 };
         let tile = [4 * rows_each, TILE_COLS];
         let tiles = rows.div_ceil(u64::from(tile[0])) * cols.div_ceil(u64::from(tile[1]));
         // A workgroup a tile, up to many more than the device holds at once (on an
