@@ -194,15 +194,27 @@ impl Lower {
             },
             span.clone(),
         );
-        let sums = if ordered {
-            self.unary(UnOp::FromOrderedBits, sums, span.clone())?
+        self.key_result(sums, ordered, with_key.then_some(uniq), span)
+    }
+
+    /// The groups' values (floats back from their ordered bits where `ordered`),
+    /// after each group's key where the operand is `{⍺,…}`.
+    fn key_result(
+        &mut self,
+        values: Value,
+        ordered: bool,
+        keys: Option<Value>,
+        span: &Span,
+    ) -> Result<Value> {
+        let values = if ordered {
+            self.unary(UnOp::FromOrderedBits, values, span.clone())?
         } else {
-            sums
+            values
         };
-        if !with_key {
-            return Ok(sums);
+        match keys {
+            Some(keys) => self.laminate(keys, values, 1, span.clone()),
+            None => Ok(values),
         }
-        self.laminate(uniq, sums, 1, span.clone())
     }
 
     /// `⌸` of exactly compared keys, group by group in the keys' sorted order, where
@@ -276,17 +288,13 @@ impl Lower {
             }
         };
         let result = self.index(per_run, vec![Some(runs.groups)], span.clone())?;
-        let result = if ordered {
-            self.unary(UnOp::FromOrderedBits, result, span.clone())?
+        let uniq = if with_key {
+            let first = self.index(runs.first, vec![Some(runs.groups)], span.clone())?;
+            Some(self.index(keys, vec![Some(first)], span.clone())?)
         } else {
-            result
+            None
         };
-        if !with_key {
-            return Ok(result);
-        }
-        let first = self.index(runs.first, vec![Some(runs.groups)], span.clone())?;
-        let uniq = self.index(keys, vec![Some(first)], span.clone())?;
-        self.laminate(uniq, result, 1, span.clone())
+        self.key_result(result, ordered, uniq, span)
     }
 
     /// The runs of equal items (exact equality) of the vector `keys` of `n` items, by
