@@ -770,7 +770,7 @@ struct Planner<'a> {
     /// The buffer holding each device-computed length, once planned.
     dyn_buffers: Vec<Option<usize>>,
     /// For each radix-sorted grade, its keys in sorted order, where some `keys[⍋keys]`
-    /// reads them.
+    /// or search reads them.
     sorted_keys: Vec<Option<SortedKeys>>,
     /// The matrix a stencil kernel being planned stages in workgroup memory (and
     /// the wider type it is staged as, if any): its windows read there

@@ -2111,8 +2111,8 @@ fn stencils_on_the_device() {
 #[test]
 fn stencils_staged_in_workgroup_memory() {
     // `⌺` of a matrix reads it at every window position; a workgroup stages its tile
-    // of the matrix (16×64 outputs) with the halo in workgroup memory once, and the
-    // positions read there (`KernelKind::Stencil`). Matrices on each side of a tile's
+    // of the matrix (16 rows of 64 outputs, 8 rows past 25 positions) with the halo
+    // in workgroup memory once, and the positions read there (`KernelKind::Stencil`). Matrices on each side of a tile's
     // rows and columns, halos of 1 to 4 on either side (even windows have unequal
     // ones), the matrix computed by an expression first, booleans, i64 and f64; and
     // workgroups that take several tiles in turn (`busy_groups` 3: 96 workgroups).
@@ -2127,6 +2127,11 @@ fn stencils_staged_in_workgroup_memory() {
         "{c←⍵[3;3] ⋄ s←(+/,⍵)-c ⋄ (s=3)∨c∧s=2}⌺5 5⊢m>0",
         "{+/,⍵}⌺5 5⊢⌊m×2*33",
         "{+/,⍵}⌺3 3⊢m",
+        // A formula that fails where a window is all padding, as it is past the
+        // matrix's edge in a tile: such outputs are not evaluated then.
+        "{÷+/,⍵≠0}⌺5 5⊢1+|m",
+        // Windows reached through a gather are not staged.
+        "⊖{+/,⍵}⌺5 5⊢m",
     ];
     for busy in [None, Some(3)] {
         let mut s = gpu();

@@ -9,6 +9,10 @@
 
 use super::*;
 
+/// `Lower::runs` numbers positions from 1 in i32, with `n+1` past the last: longer
+/// vectors take the searches' path.
+pub(super) const RUNS_BELOW: u64 = i32::MAX as u64;
+
 /// What a `⌸` operand computes from its group.
 #[derive(Clone, Copy, PartialEq)]
 enum KeyOp {
@@ -157,7 +161,7 @@ impl Lower {
                 }
             }
         };
-        if kt.elem != ElemType::F64 {
+        if kt.elem != ElemType::F64 && n < RUNS_BELOW {
             return self.key_by_runs(op, keys, values, ordered, with_key, n, span);
         }
         let (elem, fold) = match op {
@@ -167,8 +171,8 @@ impl Lower {
             KeyOp::Fold(f) => (self.f.ty(values).elem, f),
         };
         let values = self.cast(values, elem);
-        // Tolerant equality is not transitive: the groups are as `k⍳k` defines them,
-        // in order of first occurrence (where an item's first occurrence is itself),
+        // Tolerant equality is not transitive (and vectors too long for `runs`): the
+        // groups are as `k⍳k` defines them, in order of first occurrence (where an item's first occurrence is itself),
         // and each item's group from 0 is the first occurrences up to its own.
         let iota = self.iota_of(Dim::Known(n), 1, span);
         let firsts = self.search(keys, keys, SearchKind::IndexOf { origin: 1 }, span.clone())?;
@@ -235,15 +239,21 @@ impl Lower {
     ) -> Result<Value> {
         let runs = self.runs(keys, n, span)?;
         let one = self.konst(Array::scalar(Scalar::I32(1)), span.clone());
-        let per_run = match op {
-            KeyOp::Count => {
+        let fold = match op {
+            KeyOp::Count => None,
+            KeyOp::Fold(fold) => {
+                let sorted = self.index(values, vec![Some(runs.order)], span.clone())?;
+                Some((fold, sorted))
+            }
+        };
+        let per_run = match fold {
+            None => {
                 let lens = self.binary(BinOp::Sub, runs.next, runs.at, span.clone())?;
                 self.cast(lens, ElemType::I32)
             }
-            KeyOp::Fold(BinOp::Add) => {
+            Some((BinOp::Add, sorted)) => {
                 // `+/` of a run is the `+\` at its last item less the one before its
                 // first: exact in i64 (2^32 items of i32 cannot overflow it).
-                let sorted = self.index(values, vec![Some(runs.order)], span.clone())?;
                 let sums = self.scan(BinOp::Add, sorted, 0, span.clone())?;
                 let sums = self.cast(sums, ElemType::I64);
                 let before = self.gather(
@@ -262,10 +272,9 @@ impl Lower {
                 let diff = self.binary(BinOp::Sub, to, from, span.clone())?;
                 self.cast(diff, ElemType::I64)
             }
-            KeyOp::Fold(fold) => {
+            Some((fold, sorted)) => {
                 // Each item folds into the place where its run starts (each run's
                 // items are together, so the atomics meet only within a run).
-                let sorted = self.index(values, vec![Some(runs.order)], span.clone())?;
                 let at = self.binary(BinOp::Mul, runs.starts, runs.iota, span.clone())?;
                 let at = self.cast(at, ElemType::I32);
                 let run_start = self.scan(BinOp::Max, at, 0, span.clone())?;
@@ -307,6 +316,7 @@ impl Lower {
     pub(super) fn runs(&mut self, keys: Value, n: u64, span: &Span) -> Result<Runs> {
         let order = self.narrow_keys(keys);
         let order = self.grade(order, false, 1, span.clone())?;
+        debug_assert!(n < RUNS_BELOW, "runs of {n} items");
         let sorted = self.index(keys, vec![Some(order)], span.clone())?;
         let fill = Scalar::I32(0).cast(self.f.ty(sorted).elem);
         let prev = self.gather(
@@ -329,7 +339,7 @@ impl Lower {
             at,
             Gather::Window {
                 start: vec![1],
-                fill: Scalar::I32(i32::try_from(n + 1).unwrap_or(i32::MAX)),
+                fill: Scalar::I32((n + 1) as i32),
             },
             vec![d],
             span.clone(),
@@ -375,9 +385,9 @@ pub(super) struct Runs {
     iota: Value,
     /// In sorted order: 1 where an item starts its run.
     starts: Value,
-    /// For each run in sorted order: where it starts, and where the next one does
-    /// (`n+1` after the last).
+    /// For each run in sorted order: where it starts.
     at: Value,
+    /// And where the next one does (`n+1` after the last).
     next: Value,
     /// Each run's first item.
     first: Value,

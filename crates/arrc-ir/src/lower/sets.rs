@@ -39,7 +39,7 @@ impl Lower {
         // A vector of integers or f32 of known length: by a sort and runs of equal
         // items (see `⌸`), not a binary search of every item.
         if let (1, Dim::Known(len), false) = (xt.rank(), n, xt.elem == ElemType::F64) {
-            if len > 0 {
+            if len > 0 && len < super::key::RUNS_BELOW {
                 return Ok(self.runs(x, len, &span)?.mask);
             }
         }

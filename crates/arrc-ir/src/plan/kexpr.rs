@@ -257,6 +257,9 @@ impl Planner<'_> {
                 index: idx.clone(),
             };
         }
+        if let Some(staged) = self.staged_read(v) {
+            return staged;
+        }
         match f.inst(v) {
             Inst::Const(a) => KExpr::Const(a.data.get(0)),
             Inst::Iota { origin, .. } => KExpr::Iota {
@@ -267,27 +270,6 @@ impl Planner<'_> {
                 index: kb.product(&[f.ty(*of).shape[*axis]]),
                 origin: 0,
             },
-            // A staged window read as the wider type the tile holds.
-            Inst::Cast(w)
-                if matches!(
-                    (self.staged, f.inst(*w)),
-                    (Some((x, Some(t))), Inst::Gather { arg, map: Gather::Window { .. } })
-                        if *arg == x && t == ty.elem
-                ) =>
-            {
-                let Inst::Gather {
-                    map: Gather::Window { start, .. },
-                    ..
-                } = f.inst(*w)
-                else {
-                    unreachable!("matched above")
-                };
-                KExpr::Staged {
-                    dy: start[0] as i32,
-                    dx: start[1] as i32,
-                    elem: ty.elem,
-                }
-            }
             Inst::Cast(x) => KExpr::Cast {
                 to: ty.elem,
                 arg: Box::new(self.expr(*x, idx, kb)),
@@ -326,14 +308,6 @@ impl Planner<'_> {
                 cond: Box::new(self.expr(*cond, idx, kb)),
                 then: Box::new(self.expr(*then, idx, kb)),
                 els: Box::new(self.expr(*els, idx, kb)),
-            },
-            Inst::Gather {
-                arg,
-                map: Gather::Window { start, .. },
-            } if self.staged.is_some_and(|s| s.0 == *arg) => KExpr::Staged {
-                dy: start[0] as i32,
-                dx: start[1] as i32,
-                elem: ty.elem,
             },
             Inst::Gather { arg, map } => self.gather(v, *arg, map, idx, kb),
             Inst::Roll {
@@ -502,6 +476,30 @@ impl Planner<'_> {
             // Params, non-scalar consts, reductions and scans are always materialized
             // before their users (instructions are planned in order).
             other => unreachable_materialized(other),
+        }
+    }
+
+    /// Inside a stencil kernel (`Planner::staged`), a window of the staged matrix
+    /// (or its conversion to the type the tile holds) as a read of the tile.
+    fn staged_read(&self, v: Value) -> Option<KExpr> {
+        let f = self.v.func;
+        let (x, widened) = self.staged?;
+        let elem = f.ty(v).elem;
+        let w = match f.inst(v) {
+            Inst::Cast(w) if widened == Some(elem) => *w,
+            _ if widened.is_none() => v,
+            _ => return None,
+        };
+        match f.inst(w) {
+            Inst::Gather {
+                arg,
+                map: Gather::Window { start, .. },
+            } if *arg == x => Some(KExpr::Staged {
+                dy: start[0] as i32,
+                dx: start[1] as i32,
+                elem,
+            }),
+            _ => None,
         }
     }
 

@@ -88,8 +88,8 @@ impl Planner<'_> {
         };
         let lookback = n < self.opts.radix_lookback_below.min(1 << 30);
         let dest = self.result_or_temp(v, is_result);
-        // Where some `keys[⍋keys]` follows, the last pass writes the keys too: read
-        // in order there, not gathered at random.
+        // Where some `keys[⍋keys]` or search follows, the last pass writes the keys
+        // too: read in order there, not gathered at random.
         let sorted_keys = self.sorted_by(v, arg).map(|read| SortedKeys {
             buffer: keys[(passes % 2) as usize],
             elem: f.ty(arg).elem,
@@ -398,7 +398,6 @@ impl Planner<'_> {
     ) {
         let f = self.v.func;
         let elem = f.ty(hay).elem;
-        let hay_b = self.materialize(hay);
         let order_b = self.materialize(order);
         // The keys in sorted order first (one gather), so that each step of a search
         // reads one key: through `order`, a step was two dependent loads at random
@@ -414,7 +413,10 @@ impl Planner<'_> {
                 index: IExpr::Index,
             },
             None => KExpr::Load {
-                binding: kb.bind(hay_b, elem, false),
+                binding: {
+                    let hay_b = self.materialize(hay);
+                    kb.bind(hay_b, elem, false)
+                },
                 elem,
                 index: IExpr::Data(Box::new(KExpr::Load {
                     binding: kb.bind(order_b, ElemType::I32, false),

@@ -23,8 +23,8 @@ struct Stage {
     fill: Scalar,
     lo: [u32; 2],
     hi: [u32; 2],
-    /// How many offsets it is read at.
-    positions: usize,
+    /// Outputs each invocation computes, one below another.
+    rows_each: u32,
     /// The type every read converts to, where all do (f32 windows summed in f64):
     /// the tile holds that type, each item converted once as it is staged, not
     /// once per read (25 conversions an output of a 5×5 `+/`).
@@ -54,10 +54,7 @@ impl Planner<'_> {
         self.staged = None;
         let out = kb.bind(b, elem, true);
         self.bind_status(&mut kb, expr.may_fail());
-        // Neighbouring outputs share most of their reads; each copy of the formula
-        // is code, so wide windows take fewer rows each.
-        let rows_each = if stage.positions <= 25 { 4 } else { 2 };
-        let tile = [4 * rows_each, TILE_COLS];
+        let tile = [4 * stage.rows_each, TILE_COLS];
         let tiles = rows.div_ceil(u64::from(tile[0])) * cols.div_ceil(u64::from(tile[1]));
         // A workgroup a tile, up to many more than the device holds at once (on an
         // H200, 65535 workgroups took 650 µs for a 5×5 `+/` of 8192², 2048 taking
@@ -173,7 +170,7 @@ impl Planner<'_> {
         let staged: HashSet<Value> = windows.iter().map(|w| w.0).collect();
         let mut to = reads.iter().filter(|r| staged.contains(&r.0)).map(|r| r.1);
         let first = to.next().flatten();
-        let widened = first.filter(|&t| {
+        let mut widened = first.filter(|&t| {
             to.all(|r| r == Some(t))
                 && matches!(
                     (f.ty(x).elem, t),
@@ -181,12 +178,33 @@ impl Planner<'_> {
                         | (ElemType::I32 | ElemType::Bool, ElemType::I64)
                 )
         });
+        // Neighbouring outputs share most of their reads; each copy of the formula
+        // is code, so wide windows take fewer rows each. The tile must fit the
+        // device's workgroup memory: staged unwidened, or fewer rows, if not.
+        let x_elem = f.ty(x).elem;
+        let fits = |rows_each: u32, t: ElemType| {
+            let items = (4 * rows_each + lo[0] + hi[0]) * (TILE_COLS + lo[1] + hi[1]);
+            let invocations = 4 * TILE_COLS;
+            let bytes =
+                u64::from(items.div_ceil(invocations) * invocations) * t.size().max(4) as u64;
+            bytes <= u64::from(self.opts.max_shared_bytes)
+        };
+        let mut rows_each = if windows.len() <= 25 { 4 } else { 2 };
+        if !fits(rows_each, widened.unwrap_or(x_elem)) {
+            widened = None;
+        }
+        if !fits(rows_each, x_elem) {
+            rows_each = 2;
+        }
+        if !fits(rows_each, x_elem) {
+            return None;
+        }
         Some(Stage {
             x,
             fill,
             lo,
             hi,
-            positions: windows.len(),
+            rows_each,
             widened,
         })
     }

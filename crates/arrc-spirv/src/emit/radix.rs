@@ -182,12 +182,8 @@ impl Emitter {
         } else {
             (u, self.b.type_int(32, 1), 32)
         };
-        let x = if wide {
-            let one = self.c_u32(1);
-            let i2 = self.b.shift_left_logical(u, None, i, one).map_err(be)?;
-            let i3 = self.uadd(i2, one)?;
-            let lo = self.load_elem(cx, keys, i2)?;
-            let hi = self.load_elem(cx, keys, i3)?;
+        let words = self.key_words(cx, keys, wide, i)?;
+        let x = if let [lo, hi] = words[..] {
             let lo = self.b.bitcast(u, None, lo).map_err(be)?;
             let hi = self.b.bitcast(u, None, hi).map_err(be)?;
             let lo = self.b.u_convert(ut, None, lo).map_err(be)?;
@@ -196,8 +192,7 @@ impl Emitter {
             let hi = self.b.shift_left_logical(ut, None, hi, c32).map_err(be)?;
             self.b.bitwise_or(ut, None, hi, lo).map_err(be)?
         } else {
-            let w = self.load_elem(cx, keys, i)?;
-            self.b.bitcast(u, None, w).map_err(be)?
+            self.b.bitcast(u, None, words[0]).map_err(be)?
         };
         let x = if down {
             self.b.not(ut, None, x).map_err(be)?
@@ -271,19 +266,24 @@ impl Emitter {
         i: Word,
         shift: Word,
     ) -> R<(Vec<Word>, Word)> {
-        let u = self.u32_t;
-        let mut words = vec![];
-        if wide {
-            let one = self.c_u32(1);
-            let i2 = self.b.shift_left_logical(u, None, i, one).map_err(be)?;
-            let i3 = self.uadd(i2, one)?;
-            words.push(self.load_elem(cx, keys, i2)?);
-            words.push(self.load_elem(cx, keys, i3)?);
-        } else {
-            words.push(self.load_elem(cx, keys, i)?);
-        }
+        let words = self.key_words(cx, keys, wide, i)?;
         let d = self.digit_of(&words, shift)?;
         Ok((words, d))
+    }
+
+    /// Key `i`'s words in `keys` (as stored: i32, low first).
+    fn key_words(&mut self, cx: &Cx, keys: u32, wide: bool, i: Word) -> R<Vec<Word>> {
+        if !wide {
+            return Ok(vec![self.load_elem(cx, keys, i)?]);
+        }
+        let u = self.u32_t;
+        let one = self.c_u32(1);
+        let i2 = self.b.shift_left_logical(u, None, i, one).map_err(be)?;
+        let i3 = self.uadd(i2, one)?;
+        Ok(vec![
+            self.load_elem(cx, keys, i2)?,
+            self.load_elem(cx, keys, i3)?,
+        ])
     }
 
     /// The digit at bit `shift` of a key's words (i32, low first).
