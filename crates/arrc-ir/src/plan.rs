@@ -331,7 +331,8 @@ pub enum KernelKind {
     /// tile (`tile` outputs: rows, columns), each workgroup stages the tile of `x`
     /// with `lo` rows and columns before it and `hi` after (`fill` outside `x`) in
     /// workgroup memory, converted to `staged`, then computes `expr` at each output
-    /// of the tile.
+    /// of the tile. The kernel has `4 × tile[1]` invocations (its workgroup size,
+    /// specialisation constant 0), each computing `tile[0] / 4` outputs of a column.
     Stencil {
         expr: KExpr,
         out: u32,
