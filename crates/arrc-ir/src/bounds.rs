@@ -15,6 +15,12 @@ pub(crate) fn dim_bound(d: Dim) -> u128 {
     }
 }
 
+/// Whether every element of integer value `v` fits in i32 by its bound: such i64
+/// keys are sorted as i32 (`Lower::narrow_keys`).
+pub(crate) fn fits_i32(f: &Function, v: Value) -> bool {
+    magnitude(f, v, 0).is_some_and(|m| m < 1 << 31)
+}
+
 /// A bound on the magnitude of every element of integer value `v` of `f`, where the
 /// IR shows one (`None`: unknown, or a float): lets folds skip overflow checks
 /// (`+/(⍳10)×⍳10`) and kernels skip them on `+ - ×` whose operands cannot overflow.

@@ -712,6 +712,14 @@ impl Emitter {
         self.b.i_mul(self.u32_t, None, a, b).map_err(be)
     }
 
+    /// `⌈a÷b` of unsigned words (`b` at least 1).
+    fn ceil_div(&mut self, a: Word, b: Word) -> R<Word> {
+        let one = self.c_u32(1);
+        let bm1 = self.b.i_sub(self.u32_t, None, b, one).map_err(be)?;
+        let up = self.uadd(a, bm1)?;
+        self.b.u_div(self.u32_t, None, up, b).map_err(be)
+    }
+
     /// A comparison of two values of type `t`, as a boolean (i32 0 or 1).
     fn compare(&mut self, op: BinOp, t: ElemType, a: Word, c: Word) -> R<Word> {
         let bt = self.bool_t;

@@ -2471,10 +2471,10 @@ fn key_counts_and_sums_on_the_device() {
     ] {
         agree(&mut s, &mut cpu, e, 3, 0.0);
     }
-    // Each workgroup folds its share in workgroup memory where the groups fit (4096
-    // slots of i32, 2048 of i64 as two words whose low word carries into the high
-    // one), in device memory beyond: both sides of each limit, with many items per
-    // group across many workgroups, and sums whose low words carry and borrow.
+    // Groups with many items across many workgroups, at the sizes where the atomic
+    // fold's strategies change, and sums whose low words carry and borrow. Exactly
+    // compared keys group by runs of the sorted keys (maxima fold into each run's
+    // first place); f64 keys below fold each item into its group with an atomic.
     for e in [
         "{⍺,≢⍵}⌸100000⍴⍳3",
         "{≢⍵}⌸100000⍴⍳4096",
@@ -2506,6 +2506,26 @@ fn key_counts_and_sums_on_the_device() {
     ] {
         agree(&mut s, &mut cpu, e, 100000, 0.0);
     }
+    // f64 keys group by `k⍳k`, and each workgroup folds its share in workgroup
+    // memory where the groups fit (4096 slots of i32, 2048 of i64 as two words whose
+    // low word carries into the high one), in device memory beyond: both sides of
+    // each limit.
+    s.set_float(ElemType::F64);
+    let mut cpu64 = arrc_ref::Env {
+        float: ElemType::F64,
+        ..Default::default()
+    };
+    for e in [
+        "{≢⍵}⌸0.5+100000⍴⍳4096",
+        "{≢⍵}⌸0.5+100000⍴⍳4097",
+        "(0.5+100000⍴⍳3){⍺,+/⍵}⌸100000⍴2147483647 ¯2147483648 2147483647 5",
+        "(0.5+100000⍴⍳2048){+/⍵}⌸100000⍴2147483647 ¯1 ¯2147483648",
+        "(0.5+100000⍴⍳2049){+/⍵}⌸100000⍴2147483647 ¯1 ¯2147483648",
+        "(0.5+100000⍴⍳4096){⌈/⍵}⌸⍳100000",
+    ] {
+        agree(&mut s, &mut cpu64, e, 100000, 0.0);
+    }
+    s.set_float(ElemType::F32);
     // Other operands run from the host, one device call per group.
     let others = ["{⍺,⍴⍵}⌸3|⌊|x", "(3|⌊|x){⍺,(⌈/⍵)-⌊/⍵}⌸y", "(3|⌊|x){+/⍵×⍵}⌸y"];
     for ty in [ElemType::I32, ElemType::F32] {

@@ -90,9 +90,7 @@ impl Lower {
     /// |a|b| < |a|), `x` as 32-bit ones: keys that sort in the same order, in 4 radix
     /// passes, not 8. (Not for a `Search`'s grade, which must be its hay's.)
     pub(super) fn narrow_keys(&mut self, x: Value) -> Value {
-        if self.f.ty(x).elem == ElemType::I64
-            && crate::bounds::magnitude(&self.f, x, 0).is_some_and(|m| m < 1 << 31)
-        {
+        if self.f.ty(x).elem == ElemType::I64 && crate::bounds::fits_i32(&self.f, x) {
             self.cast(x, ElemType::I32)
         } else {
             x

@@ -385,13 +385,7 @@ impl Planner<'_> {
                 // `keys[⍋keys]`: the sort's own keys, in order.
                 if let [Some(order)] = axes.as_slice() {
                     if let Some(s) = self.sorted_keys[order.index()].filter(|s| s.keys == *arg) {
-                        let binding = kb.bind(s.buffer, ElemType::I32, false);
-                        let key = KExpr::SortedKey {
-                            binding,
-                            elem: s.elem,
-                            down: s.down,
-                            index: idx.clone(),
-                        };
+                        let key = s.read(kb, idx.clone());
                         return if s.elem == ty.elem {
                             key
                         } else {

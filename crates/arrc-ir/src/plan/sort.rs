@@ -8,10 +8,22 @@ use super::*;
 /// values `keys` (sorted as `elem`, inverted where `down`).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct SortedKeys {
-    pub(super) buffer: usize,
+    buffer: usize,
     pub(super) elem: ElemType,
-    pub(super) down: bool,
+    down: bool,
     pub(super) keys: Value,
+}
+
+impl SortedKeys {
+    /// Key `index` in sorted order, read where the sort's last pass wrote it.
+    pub(super) fn read(&self, kb: &mut KernelBindings, index: IExpr) -> KExpr {
+        KExpr::SortedKey {
+            binding: kb.bind(self.buffer, ElemType::I32, false),
+            elem: self.elem,
+            down: self.down,
+            index,
+        }
+    }
 }
 
 impl Planner<'_> {
@@ -234,7 +246,7 @@ impl Planner<'_> {
             Inst::Cast(k)
                 if elem == ElemType::I32
                     && f.ty(*k).elem == ElemType::I64
-                    && crate::bounds::magnitude(f, *k, 0).is_some_and(|m| m < 1 << 31) =>
+                    && crate::bounds::fits_i32(f, *k) =>
             {
                 Some(*k)
             }
@@ -406,12 +418,7 @@ impl Planner<'_> {
         let keys_b = self.buffer(hay, BufferRole::Temp);
         let mut kb = self.kb();
         let expr = match self.sorted_keys[order.index()].filter(|s| s.keys == hay) {
-            Some(s) => KExpr::SortedKey {
-                binding: kb.bind(s.buffer, ElemType::I32, false),
-                elem: s.elem,
-                down: s.down,
-                index: IExpr::Index,
-            },
+            Some(s) => s.read(&mut kb, IExpr::Index),
             None => KExpr::Load {
                 binding: {
                     let hay_b = self.materialize(hay);

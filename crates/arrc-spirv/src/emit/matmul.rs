@@ -86,14 +86,8 @@ impl Emitter {
         let kk_var = self.local(u);
         let side_m = self.c_u32(tile_m);
         let side_n = self.c_u32(tile_n);
-        let ceil_div = |e: &mut Self, x: Word, d: u32| -> R<Word> {
-            let dm1 = e.c_u32(d - 1);
-            let dc = e.c_u32(d);
-            let x1 = e.uadd(x, dm1)?;
-            e.b.u_div(u, None, x1, dc).map_err(be)
-        };
-        let tiles_n = ceil_div(self, n, tile_n)?;
-        let tiles_m = ceil_div(self, m, tile_m)?;
+        let tiles_n = self.ceil_div(n, side_n)?;
+        let tiles_m = self.ceil_div(m, side_m)?;
         let tiles = self.umul(tiles_m, tiles_n)?;
         // With a pair, the last row of `a` and column of `b` (see `fetch`).
         let (last_m, last_n) = match pair {

@@ -188,15 +188,11 @@ impl Emitter {
         let u = self.u32_t;
         let n = self.push_constant(cx, 1)?;
         // stride = max(1, ⌈n÷cap⌉), count = ⌈n÷stride⌉ ≤ cap.
-        let (one, capm1) = (self.c_u32(1), self.c_u32(cap - 1));
-        let capc = self.c_u32(cap);
-        let up = self.uadd(n, capm1)?;
-        let stride = self.b.u_div(u, None, up, capc).map_err(be)?;
+        let (one, capc) = (self.c_u32(1), self.c_u32(cap));
+        let stride = self.ceil_div(n, capc)?;
         let none = self.ult(stride, one)?;
         let stride = self.b.select(u, None, none, one, stride).map_err(be)?;
-        let sm1 = self.b.i_sub(u, None, stride, one).map_err(be)?;
-        let up = self.uadd(n, sm1)?;
-        let count = self.b.u_div(u, None, up, stride).map_err(be)?;
+        let count = self.ceil_div(n, stride)?;
         let kvar = self.local(u);
         self.count_loop(kvar, cx.lid, count, self.wg_size, |e, j| {
             let at = e.umul(j, stride)?;

@@ -49,14 +49,8 @@ impl Emitter {
         let rows = self.push_constant(cx, 1)?;
         let cols = self.push_constant(cx, 2)?;
         let (th_c, tw_c, sw_c) = (self.c_u32(th), self.c_u32(tw), self.c_u32(sw));
-        let one = self.c_u32(1);
-        let ceil = |e: &mut Self, a: Word, b: Word| -> R<Word> {
-            let bm1 = e.b.i_sub(u, None, b, one).map_err(be)?;
-            let s = e.uadd(a, bm1)?;
-            e.b.u_div(u, None, s, b).map_err(be)
-        };
-        let across = ceil(self, cols, tw_c)?;
-        let down = ceil(self, rows, th_c)?;
+        let across = self.ceil_div(cols, tw_c)?;
+        let down = self.ceil_div(rows, th_c)?;
         let tiles = self.umul(across, down)?;
         // This invocation's column of the tile and its `per` rows, one after another
         // (four invocations to a column): neighbouring outputs read many of the
