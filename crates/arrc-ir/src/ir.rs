@@ -161,6 +161,17 @@ pub enum Inst {
         arg: Value,
         axis: usize,
     },
+    /// The inclusive `op` scan of the vector `arg` restarted at each item where the
+    /// booleans `starts` (of its length) are 1, the first item always starting a
+    /// run: item `i` folds its run's items from the run's start through `i` (`+`
+    /// of floats: `⌸`'s sums of groups, which are runs of sorted keys). Only a run's
+    /// last item is read as a result: a float total beyond the type's range raises
+    /// its DOMAIN ERROR there alone, and other items may hold values past it.
+    SegScan {
+        op: BinOp,
+        arg: Value,
+        starts: Value,
+    },
     /// A structural function computed as an index remapping: each element of the
     /// result (its type's shape) is one element of `arg`, or a fill.
     Gather {
@@ -442,6 +453,11 @@ impl Inst {
                 index: lhs,
                 values: rhs,
                 ..
+            }
+            | Inst::SegScan {
+                arg: lhs,
+                starts: rhs,
+                ..
             } => {
                 *lhs = f(*lhs);
                 *rhs = f(*rhs);
@@ -509,6 +525,7 @@ impl Inst {
             | Inst::Catenate { lhs, rhs, .. }
             | Inst::MatMul { lhs, rhs, .. } => vec![*lhs, *rhs],
             Inst::Compress { mask, arg } => vec![*mask, *arg],
+            Inst::SegScan { arg, starts, .. } => vec![*arg, *starts],
             Inst::Select { cond, then, els } => vec![*cond, *then, *els],
             Inst::Rotate { arg, by, .. } => vec![*arg, *by],
             Inst::Roll { arg, state, .. } => vec![*arg, *state],
@@ -789,6 +806,9 @@ impl fmt::Display for Function {
                 Inst::Select { cond, then, els } => write!(f, "select {cond}, {then}, {els}")?,
                 Inst::Reduce { op, arg, axis } => write!(f, "reduce[{axis}] {} {arg}", op.name())?,
                 Inst::Scan { op, arg, axis } => write!(f, "scan[{axis}] {} {arg}", op.name())?,
+                Inst::SegScan { op, arg, starts } => {
+                    write!(f, "seg-scan {} {arg} from {starts}", op.name())?
+                }
                 Inst::Gather { arg, map } => write!(f, "gather {map:?} {arg}")?,
                 Inst::Catenate { lhs, rhs, axis } => write!(f, "catenate[{axis}] {lhs}, {rhs}")?,
                 Inst::MatMul {

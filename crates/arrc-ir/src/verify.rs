@@ -9,7 +9,8 @@
 //! 7. `Unary`/`Binary`: operands have the operand type of the function and the result
 //!    has its result type; each operand has the result's shape or is a singleton;
 //! 8. `Reduce` drops its axis and `Scan` keeps the shape; both keep the element type of
-//!    their (already cast) argument, whose rank exceeds the axis;
+//!    their (already cast) argument, whose rank exceeds the axis; `SegScan` is `+` of
+//!    a float vector, its type, with boolean run starts of its shape;
 //! 9. `Gather` keeps the element type (its fill too) and its map fits the ranks;
 //!    `Catenate`'s operands have the result's element type and rank;
 //! 10. every length symbol in a type is bound to a parameter axis;
@@ -210,6 +211,15 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
             Inst::Scan { arg, axis, .. } => {
                 let at = f.ty(*arg);
                 *axis < at.rank() && at.elem == ty.elem && at.shape == ty.shape
+            }
+            Inst::SegScan { op, arg, starts } => {
+                let (at, st) = (f.ty(*arg), f.ty(*starts));
+                *op == crate::scalar::BinOp::Add
+                    && at == ty
+                    && at.rank() == 1
+                    && at.elem.is_float()
+                    && st.elem == crate::ElemType::Bool
+                    && st.shape == at.shape
             }
             Inst::Gather { arg, map } => {
                 let at = f.ty(*arg);

@@ -25,6 +25,7 @@ mod reduce;
 mod scalars;
 mod scan;
 mod scatter;
+mod segscan;
 mod solve;
 mod sort;
 mod stencil;
@@ -1313,6 +1314,26 @@ impl Emitter {
                     *shuffle,
                     compact.as_ref(),
                 )?
+            }
+            KernelKind::SegScan {
+                op,
+                value,
+                flag,
+                out,
+                aggregates,
+                carry,
+                overflow,
+                invocations,
+            } => {
+                let shape = segscan::SegScanShape {
+                    op: *op,
+                    out: *out,
+                    aggregates: *aggregates,
+                    carry: *carry,
+                    overflow: *overflow,
+                    invocations: *invocations,
+                };
+                self.seg_scan_kernel(&cx, value, flag, &shape)?
             }
             KernelKind::ReduceAxis {
                 fold,

@@ -2533,6 +2533,51 @@ fn key_counts_and_sums_on_the_device() {
     }
 }
 
+#[test]
+fn float_sums_by_key_on_the_device() {
+    // `k{+/⍵}⌸v` of floats: a `+` scan restarted at each run of the sorted keys
+    // (`Inst::SegScan`), in f64, read at each run's end. Before, the statement did
+    // not compile for the device (NOT YET SUPPORTED) and ran from the host, one
+    // device call per group.
+    let mut s = gpu();
+    let f32_sums = [
+        "x{+/⍵}⌸y",
+        "(⌊x÷10){⍺,+/⍵}⌸y",
+        "(x>0){+/⍵}⌸y",
+        "(7|⌊|x){+/⍵}⌸y×1e30",
+    ];
+    // Around a tile (2048 elements), an invocation's 8 and lavapipe's subgroup.
+    let sizes = [1, 7, 8, 9, 255, 2047, 2048, 2049, 4097, 100000];
+    check_at(&mut s, &sizes, &f32_sums, ElemType::F32, false);
+    // f64 items (keys of integers: f64 keys still group by `k⍳k`).
+    let f64_sums = ["(⌊x){+/⍵}⌸y", "(x>0){⍺,+/⍵}⌸y", "(⌊x÷10){+/⍵}⌸y×1e300"];
+    check_at(&mut s, &sizes, &f64_sums, ElemType::F64, false);
+    s.set_float(ElemType::F32);
+    let mut cpu = arrc_ref::Env::default();
+    for e in [
+        // A group of small items sorted after one of large ones: each group's sum
+        // is its own (a difference of a float `+\` would give 0 for the second).
+        "(100000⍴1 2){+/⍵}⌸100000⍴1e33 0.25",
+        "(100000⍴2 1){⍺,+/⍵}⌸100000⍴1e33 0.25",
+        // One group over every tile; a group to a tile; a group per item.
+        "(100000⍴5){+/⍵}⌸100000⍴0.25 ¯0.5 2",
+        "(⌊(⍳100000)÷2048){+/⍵}⌸100000⍴0.25 ¯0.5 2",
+        "(⌽⍳100000){⍺,+/⍵}⌸0.5×⍳100000",
+        // A total beyond f32 is a DOMAIN ERROR; a run's running sum beyond it whose
+        // total is not, is not (also across a tile's end).
+        "(1 1 2){+/⍵}⌸3e38 3e38 1",
+        "(1 1 1 2){+/⍵}⌸3e38 3e38 ¯3e38 1",
+        "(5000⍴1){+/⍵}⌸(2046⍴0),3e38 3e38 ¯3e38,2951⍴0",
+        "(5000⍴1 2){+/⍵}⌸5000⍴3e38",
+    ] {
+        agree(&mut s, &mut cpu, e, 100000, 0.0);
+        s.compile(e).unwrap_or_else(|err| panic!("{e}: {err}"));
+    }
+    // Three levels of tiles: 2048² elements and more.
+    let e = "(4194305⍴⍳3){⍺,+/⍵}⌸4194305⍴0.25 0.5 ¯1";
+    agree(&mut s, &mut cpu, e, 4194305, 0.0);
+}
+
 /// Statements over arrays split across devices (`shard.rs`), with whether each
 /// runs split (`true`) or gathers its arrays first.
 const SPLIT: &[(&str, bool)] = &[

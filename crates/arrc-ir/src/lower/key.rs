@@ -1,6 +1,7 @@
 //! Lowering `⌸` for the operands that count or fold their groups (`{≢⍵}⌸k`,
-//! `{⍺,≢⍵}⌸k`, `k{+/⍵}⌸v` with `v` of booleans or i32, `k{⌈/⍵}⌸v` and `⌊/` with `v`
-//! of integers or floats, and `{⍺,…}` of each). Exactly compared keys are sorted
+//! `{⍺,≢⍵}⌸k`, `k{+/⍵}⌸v` with `v` of booleans, i32 or floats (floats where the keys
+//! are not f64), `k{⌈/⍵}⌸v` and `⌊/` with `v` of integers or floats, and `{⍺,…}` of
+//! each). Exactly compared keys are sorted
 //! and each run of equal keys is a group (`Lower::runs`, which `≠` and `∪` share):
 //! one value per group is computed in sorted order and put in order of first
 //! occurrence. f64 keys (tolerant equality, not transitive) take their groups from
@@ -22,22 +23,23 @@ enum KeyOp {
 }
 
 /// `{≢⍵}`, `{+/⍵}`, `{⌈/⍵}`, `{⌊/⍵}` and `{⍺,…}` of each: the group's count or
-/// fold, and whether the key comes first.
-fn key_operand(f: &Func) -> Option<(KeyOp, bool)> {
+/// fold, whether the key comes first, and the span of the count or fold (where its
+/// errors point).
+fn key_operand(f: &Func) -> Option<(KeyOp, bool, Span)> {
     let FuncKind::Dfn(body) = &f.kind else {
         return None;
     };
     let [Stmt::Expr(e)] = body.stmts.as_slice() else {
         return None;
     };
-    let of_omega = |e: &Expr| -> Option<KeyOp> {
+    let of_omega = |e: &Expr| -> Option<(KeyOp, Span)> {
         let ExprKind::Monadic { func, arg } = &e.kind else {
             return None;
         };
         if !matches!(arg.kind, ExprKind::Omega) {
             return None;
         }
-        match &func.kind {
+        let op = match &func.kind {
             FuncKind::Prim(Prim::Tally) => Some(KeyOp::Count),
             FuncKind::Derived {
                 op: Op1::Reduce | Op1::ReduceFirst,
@@ -49,16 +51,17 @@ fn key_operand(f: &Func) -> Option<(KeyOp, bool)> {
                 _ => None,
             },
             _ => None,
-        }
+        };
+        op.map(|op| (op, func.span.clone()))
     };
     match &e.kind {
         ExprKind::Dyadic { func, left, right }
             if matches!(func.kind, FuncKind::Prim(Prim::Comma))
                 && matches!(left.kind, ExprKind::Alpha) =>
         {
-            of_omega(right).map(|op| (op, true))
+            of_omega(right).map(|(op, s)| (op, true, s))
         }
-        _ => of_omega(e).map(|op| (op, false)),
+        _ => of_omega(e).map(|(op, s)| (op, false, s)),
     }
 }
 
@@ -72,7 +75,7 @@ impl Lower {
     ) -> Result<Value> {
         let unsupported = || self.unsupported("⌸ with this operand or these arguments", span);
         let f = self.resolve(f)?;
-        let Some((op, with_key)) = key_operand(&f) else {
+        let Some((op, with_key, fold_span)) = key_operand(&f) else {
             return unsupported();
         };
         let keys = a.unwrap_or(x);
@@ -144,7 +147,10 @@ impl Lower {
                 // Sums of booleans or i32 (in i64); maxima and minima of integers,
                 // and of floats as integers of the same order (`UnOp::OrderedBits`:
                 // exact, whatever order the atomics take).
+                let runs = kt.elem != ElemType::F64 && n < RUNS_BELOW;
                 let fits = match fold {
+                    // Floats sum by runs only (a scan restarted at each run).
+                    BinOp::Add if xt.elem.is_float() => runs,
                     BinOp::Add => matches!(xt.elem, ElemType::Bool | ElemType::I32),
                     _ => matches!(
                         xt.elem,
@@ -154,7 +160,7 @@ impl Lower {
                 if !fits {
                     return unsupported();
                 }
-                if xt.elem.is_float() {
+                if xt.elem.is_float() && fold != BinOp::Add {
                     (self.unary(UnOp::OrderedBits, x, span.clone())?, true)
                 } else {
                     (x, false)
@@ -162,7 +168,8 @@ impl Lower {
             }
         };
         if kt.elem != ElemType::F64 && n < RUNS_BELOW {
-            return self.key_by_runs(op, keys, values, ordered, with_key, n, span);
+            let spans = (span, &fold_span);
+            return self.key_by_runs(op, keys, values, ordered, with_key, n, spans);
         }
         let (elem, fold) = match op {
             KeyOp::Count => (ElemType::I32, BinOp::Add),
@@ -235,7 +242,7 @@ impl Lower {
         ordered: bool,
         with_key: bool,
         n: u64,
-        span: &Span,
+        (span, fold_span): (&Span, &Span),
     ) -> Result<Value> {
         let runs = self.runs(keys, n, span)?;
         let one = self.konst(Array::scalar(Scalar::I32(1)), span.clone());
@@ -250,6 +257,24 @@ impl Lower {
             None => {
                 let lens = self.binary(BinOp::Sub, runs.next, runs.at, span.clone())?;
                 self.cast(lens, ElemType::I32)
+            }
+            Some((BinOp::Add, sorted)) if self.f.ty(sorted).elem.is_float() => {
+                // Float sums: a `+` scan restarted at each run, read at its last
+                // item (a difference of a float `+\` would lose a small group's
+                // digits to the groups before it). Its overflow is the `+/`'s.
+                let ty = self.f.ty(sorted).clone();
+                let seg = self.f.push(
+                    Inst::SegScan {
+                        op: BinOp::Add,
+                        arg: sorted,
+                        starts: runs.starts,
+                    },
+                    ty,
+                    fold_span.clone(),
+                );
+                let last = self.binary(BinOp::Sub, runs.next, one, span.clone())?;
+                let last = self.cast(last, ElemType::I32);
+                self.index(seg, vec![Some(last)], span.clone())?
             }
             Some((BinOp::Add, sorted)) => {
                 // `+/` of a run is the `+\` at its last item less the one before its

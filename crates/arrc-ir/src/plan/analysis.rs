@@ -70,7 +70,9 @@ pub(super) fn can_fail(f: &Function, v: Value, float64: bool) -> bool {
         }
         Inst::Index { .. } | Inst::FoldDfn { .. } | Inst::Compress { .. } => true,
         // A fold's steps (`⍴2 ⍟/m` must still find the ⍟ of a 0).
-        Inst::Reduce { op, .. } | Inst::Scan { op, .. } => op.device_error(f.ty(v).elem).is_some(),
+        Inst::Reduce { op, .. } | Inst::Scan { op, .. } | Inst::SegScan { op, .. } => {
+            op.device_error(f.ty(v).elem).is_some()
+        }
         // A float result can leave its type's range; a pair may fail as its function.
         Inst::MatMul { lhs, rhs, pair, .. } => {
             f.ty(v).elem.is_float()

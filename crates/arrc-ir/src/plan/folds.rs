@@ -249,7 +249,7 @@ impl Planner<'_> {
 
     /// The type a fold over values of type `elem` accumulates in: f64 for an
     /// associative f32 `+` or `×` where the device has it (`PlanOptions::wide_folds`).
-    fn accumulator(&self, fold: &Fold, elem: ElemType) -> ElemType {
+    pub(super) fn accumulator(&self, fold: &Fold, elem: ElemType) -> ElemType {
         let wide = self.opts.wide_folds && self.opts.float64 && elem == ElemType::F32;
         match fold {
             Fold::Assoc(BinOp::Add | BinOp::Mul) if wide => ElemType::F64,
