@@ -2379,10 +2379,23 @@ fn indexed_assignment_on_the_device() {
         "{v←⍵ ⋄ v[1+(≢v)|⌊|y]←y ⋄ v}x",
         "{v←⍵ ⋄ (2↑v)+←1 ⋄ v}x",
         "{m←(3,≢⍵)⍴⍵ ⋄ m[2;]×←2 ⋄ m}x",
+        // Indices whose count is computed on the device (a compress) in the same
+        // statement: the scatters read that count (before, NOT YET SUPPORTED).
+        "z←x ⋄ z[(x>0)/⍳≢x]←0 ⋄ z",
+        "z←x ⋄ z[(y>x)/⌽⍳≢x]←0.5 ⋄ z",
+        "z←x ⋄ z[(x>1000)/⍳≢x]←7 ⋄ z",
+        "z←x ⋄ z[(x>0)/1+(≢x)|⌊|y]+←1 ⋄ z",
+        "m←(3,≢x)⍴x ⋄ m[(1 0 1)/⍳3;]←0 ⋄ m",
+        "z←x ⋄ z[⍸x>0]×←2 ⋄ z",
     ];
     for ty in [ElemType::I32, ElemType::F32] {
         check_at(&mut s, &[3, 33, 4097], &exprs, ty, false);
     }
+    // Their new items must be a scalar there: nothing could check a length against
+    // the computed count before the statement runs.
+    let e = "z←x ⋄ z[(x>0)/⍳≢x]←x ⋄ z";
+    let err = s.eval(e).expect_err(e);
+    assert_eq!(err.class, arrc::ErrorClass::Unsupported, "{e}: {err}");
     // A computed index out of range is an INDEX ERROR from the device, and the array
     // keeps its items; a fraction is a DOMAIN ERROR.
     s.eval("x←⍳4097 ⋄ z←x×2 ⋄ i←(≢x)+⍳3").unwrap();

@@ -28,7 +28,9 @@ impl Lower {
             return Err(err::rank("@ with indices needs an array ⍵", span.clone()));
         }
         let dynamic = |s: &[Dim]| s.iter().any(|d| matches!(d, Dim::Dyn(_)));
-        if dynamic(&xt.shape) || dynamic(&it.shape) {
+        // Indices of a length computed on the device (`x[(m)/⍳n]←v`) are a vector:
+        // the scatters read that length.
+        if dynamic(&xt.shape) || (dynamic(&it.shape) && it.rank() != 1) {
             return unsupported("@ with an array whose length is computed on the device");
         }
         let cell = xt.shape[1..].to_vec();
@@ -95,6 +97,13 @@ impl Lower {
                         ))
                     }
                     _ if s == d => {}
+                    // Only the device knows a computed length: nothing checks it
+                    // against another before the statement runs.
+                    (Dim::Dyn(_), _) | (_, Dim::Dyn(_)) => {
+                        return unsupported(
+                            "@ with new items for indices whose count is computed on the device",
+                        )
+                    }
                     _ => self.f.checks.push(LengthCheck {
                         a: *s,
                         b: *d,

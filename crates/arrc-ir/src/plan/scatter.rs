@@ -99,6 +99,8 @@ impl Planner<'_> {
         let out = kb.bind(b, elem, true);
         let guard = in_place.is_some();
         self.bind_status(&mut kb, guard || index_e.may_fail() || value_e.may_fail());
+        // As in `scatter_add`: only so many of the bound's positions are read.
+        let n_from = self.n_from(index, &mut kb);
         let n = self.len_of(index);
         let groups = self.grid(&n, self.opts.map_groups);
         self.push_kernel(
@@ -114,6 +116,7 @@ impl Planner<'_> {
             vec![("n", n)],
             groups,
         );
+        self.set_n_from(n_from);
         self.buffer_of[v.index()] = Some(b);
         self.plan.in_place = in_place;
     }
