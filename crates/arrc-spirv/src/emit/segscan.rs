@@ -3,7 +3,8 @@
 //! invocations' folds (with whether each holds a start) are scanned in workgroup
 //! memory by doubling steps, and each invocation then folds its elements again from
 //! the fold of everything before it in the tile (and the tiles before, from the
-//! `carry` the aggregates' scan left). Every sum is in a fixed order.
+//! `carry` the aggregates' scan left), and the values go out through workgroup
+//! memory in coalesced rows. Every sum is in a fixed order.
 
 use super::{be, Cx, Emitter, Ix, R};
 use arrc_ir::plan::KExpr;
@@ -164,6 +165,12 @@ impl Emitter {
                 }
                 None => e.b.constant_false(bt),
             };
+            // The values go out through workgroup memory, so that neighbouring
+            // invocations store neighbouring elements (a row of `items` and one
+            // more per invocation: its writes fall in different banks).
+            let so = e.shared_sized(out_elem, w * (items + 1));
+            let row = e.c_u32(items + 1);
+            let my_row = e.umul(cx.lid, row)?;
             for (k, &(j, inside, v, f)) in elems.iter().enumerate() {
                 run = step(e, f, run, v)?;
                 let r = e.convert(run, acc, out_elem)?;
@@ -181,6 +188,26 @@ impl Emitter {
                     let bad = e.b.logical_and(bt, None, bad, inside).map_err(be)?;
                     e.raise(cx, Some(bit), bad)?;
                 }
+                let kc = e.c_u32(k as u32);
+                let place = e.uadd(my_row, kc)?;
+                let p = e.shared_ptr(so, out_elem, place)?;
+                e.store(p, r)?;
+            }
+            e.barrier()?;
+            let ot = e.ty(out_elem);
+            for k in 0..items {
+                // Element `k·invocations + lid` of the tile: item `i mod items` of
+                // invocation `i div items`.
+                let kc = e.c_u32(k * w);
+                let i = e.uadd(kc, cx.lid)?;
+                let owner = e.b.u_div(u, None, i, items_c).map_err(be)?;
+                let within = e.b.u_mod(u, None, i, items_c).map_err(be)?;
+                let place = e.umul(owner, row)?;
+                let place = e.uadd(place, within)?;
+                let p = e.shared_ptr(so, out_elem, place)?;
+                let r = e.load(ot, p)?;
+                let j = e.uadd(t0, i)?;
+                let inside = e.ult(j, cx.n)?;
                 e.if_then(inside, |e| e.store_elem(cx, out, j, r))?;
             }
             Ok(())
