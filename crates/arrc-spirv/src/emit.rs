@@ -1324,6 +1324,7 @@ impl Emitter {
                 carry,
                 overflow,
                 invocations,
+                staged,
             } => {
                 let shape = segscan::SegScanShape {
                     op: *op,
@@ -1332,6 +1333,7 @@ impl Emitter {
                     carry: *carry,
                     overflow: *overflow,
                     invocations: *invocations,
+                    staged: *staged,
                 };
                 self.seg_scan_kernel(&cx, value, flag, &shape)?
             }

@@ -257,6 +257,10 @@ pub struct Tuning {
     pub wide_folds: Option<bool>,
     /// `⌺` stages its matrix in workgroup memory (`PlanOptions::stencil_tiles`).
     pub stencil_tiles: Option<bool>,
+    /// Workgroup memory a kernel may use, at most the device's
+    /// (`PlanOptions::max_shared_bytes`): kernels that stage what does not fit take
+    /// their other forms (16384 is what every Vulkan device has).
+    pub max_shared_bytes: Option<u32>,
     /// Vectors from this many elements are graded by the radix sort
     /// (`PlanOptions::radix_from`), shorter ones by the bitonic network.
     pub radix_from: Option<u64>,
@@ -316,6 +320,9 @@ impl Tuning {
         }
         if let Some(v) = self.stencil_tiles {
             o.stencil_tiles = v;
+        }
+        if let Some(v) = self.max_shared_bytes {
+            o.max_shared_bytes = o.max_shared_bytes.min(v);
         }
         if let Some(v) = self.radix_from {
             o.radix_from = v;

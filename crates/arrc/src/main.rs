@@ -325,6 +325,10 @@ enum Cmd {
         /// default); `false` reads each window offset from device memory.
         #[arg(long)]
         stencil_tiles: Option<bool>,
+        /// Tuning: workgroup memory a kernel may use, in bytes, at most the
+        /// device's (kernels that stage what does not fit take their other forms).
+        #[arg(long)]
+        max_shared_bytes: Option<u32>,
         /// Tuning: vectors from this many elements are graded by the radix sort,
         /// shorter ones by the bitonic network.
         #[arg(long)]
@@ -951,6 +955,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             matmul_tile,
             wide_folds,
             stencil_tiles,
+            max_shared_bytes,
             radix_from,
             radix_lookback_below,
             radix_items,
@@ -1001,6 +1006,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     every_subgroup_looks_back: scan_every_subgroup,
                     wide_folds,
                     stencil_tiles,
+                    max_shared_bytes,
                     radix_from,
                     radix_lookback_below,
                     radix_items,

@@ -2586,9 +2586,33 @@ fn float_sums_by_key_on_the_device() {
         agree(&mut s, &mut cpu, e, 100000, 0.0);
         s.compile(e).unwrap_or_else(|err| panic!("{e}: {err}"));
     }
+    // Runs that start on each tile's first element.
+    let e = "(⌊(¯1+⍳100000)÷2048){⍺,+/⍵}⌸100000⍴0.25 ¯0.5 2";
+    agree(&mut s, &mut cpu, e, 100000, 0.0);
     // Three levels of tiles: 2048² elements and more.
     let e = "(4194305⍴⍳3){⍺,+/⍵}⌸4194305⍴0.25 0.5 ¯1";
     agree(&mut s, &mut cpu, e, 4194305, 0.0);
+    // Within the 16 KiB of workgroup memory every device has, 8-byte values (f64
+    // items, and every level of f32 items but the first) are stored directly, not
+    // through workgroup memory.
+    s.tune(arrc::Tuning {
+        max_shared_bytes: Some(16 << 10),
+        ..Default::default()
+    });
+    let plan = s
+        .compile("(⌊(⍳100000)÷7){+/⍵}⌸0.5×⍳100000")
+        .expect("compiles")
+        .plan_text();
+    assert!(plan.contains("staged: false"), "{plan}");
+    for e in [
+        "(100000⍴1 2){+/⍵}⌸100000⍴1e33 0.25",
+        "(⌊(¯1+⍳100000)÷2048){⍺,+/⍵}⌸100000⍴0.25 ¯0.5 2",
+        "(5000⍴1){+/⍵}⌸(2046⍴0),3e38 3e38 ¯3e38,2951⍴0",
+    ] {
+        agree(&mut s, &mut cpu, e, 100000, 0.0);
+    }
+    check_at(&mut s, &[2049, 100000], &f64_sums, ElemType::F64, false);
+    s.tune(arrc::Tuning::default());
 }
 
 /// Statements over arrays split across devices (`shard.rs`), with whether each

@@ -301,7 +301,10 @@ pub enum KernelKind {
     /// tile stores its fold from its last start (of the whole tile where none) and
     /// whether it has a start, and nothing else. With `out`, each element's value
     /// is stored there converted to its type; `overflow` is raised where a run's
-    /// last value is not finite (the other values are not results).
+    /// last value is not finite (the other values are not results). `staged`: the
+    /// values go out through workgroup memory (`invocations × (items+1)` of `out`'s
+    /// type), so that neighbouring invocations store neighbouring elements. The
+    /// kernel has `invocations` invocations (its workgroup size).
     SegScan {
         op: BinOp,
         value: KExpr,
@@ -311,6 +314,7 @@ pub enum KernelKind {
         carry: Option<u32>,
         overflow: Option<u32>,
         invocations: u32,
+        staged: bool,
     },
     /// Push constants `rows, len`: inclusive scan of each row, element `(Row, Pos)`
     /// stored at `out_index`.

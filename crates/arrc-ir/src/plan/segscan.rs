@@ -8,8 +8,9 @@
 
 use super::*;
 
-/// Invocations of a segmented scan's workgroup, and elements each folds: a tile of
-/// 2048 elements, so 2^26 items scan their tiles' aggregates in two more levels.
+/// Invocations of a segmented scan's workgroup (at most; fewer where the planner's
+/// workgroups are smaller), and elements each folds: a tile of 2048 elements, so
+/// 2^26 items scan their tiles' aggregates in two more levels.
 const SEG_INVOCATIONS: u32 = 256;
 const SEG_ITEMS: u32 = 8;
 
@@ -41,16 +42,13 @@ impl Planner<'_> {
         let elem = f.ty(v).elem;
         let acc = self.accumulator(&Fold::Assoc(op), elem);
         let out = self.result_or_temp(v, is_result);
-        // Raised by the device: the host would check every item, and only the runs'
-        // last ones are results.
-        let overflow = self.overflow_bit(v, &Fold::Assoc(op), false);
         // Both kernels of a level read the items: computed once where they are an
         // expression (`⌸`'s gather of the items in sorted order).
-        if n > u64::from(SEG_INVOCATIONS * SEG_ITEMS) {
+        if n > u64::from(self.seg_invocations() * SEG_ITEMS) {
             self.materialize(arg);
         }
         let source = SegSource::Values { arg, starts };
-        self.seg_scan_level(op, source, acc, n, (out, elem), overflow);
+        self.seg_scan_level(op, source, acc, n, (out, elem), Some(v));
         self.buffer_of[v.index()] = Some(out);
         Ok(())
     }
@@ -78,7 +76,12 @@ impl Planner<'_> {
         }
     }
 
-    /// One level: `n` elements of `source` scanned into `out` (of type `elem`).
+    fn seg_invocations(&self) -> u32 {
+        SEG_INVOCATIONS.min(self.opts.workgroup_size).max(1)
+    }
+
+    /// One level: `n` elements of `source` scanned into `out` (of type `elem`);
+    /// `checked`, the instruction whose overflow error the level raises (the last).
     fn seg_scan_level(
         &mut self,
         op: BinOp,
@@ -86,17 +89,24 @@ impl Planner<'_> {
         acc: ElemType,
         n: u64,
         (out, elem): (usize, ElemType),
-        overflow: Option<u32>,
+        checked: Option<Value>,
     ) {
-        let tile = u64::from(SEG_INVOCATIONS * SEG_ITEMS);
+        let invocations = self.seg_invocations();
+        let tile = u64::from(invocations * SEG_ITEMS);
         let tiles = n.div_ceil(tile);
         // Workgroups take tiles in turn.
         let groups = Count::Groups {
             of: Box::new(Count::known(n)),
-            per_group: SEG_INVOCATIONS * SEG_ITEMS,
+            per_group: invocations * SEG_ITEMS,
             max: self.opts.map_groups,
         };
-        let shape = (SEG_INVOCATIONS, SEG_ITEMS);
+        let shape = (invocations, SEG_ITEMS);
+        // The values go out through workgroup memory where it holds them beside
+        // the invocations' folds and flags.
+        let bytes = |t: ElemType| u64::from(invocations) * t.size() as u64;
+        let staged_bytes =
+            bytes(elem) * u64::from(SEG_ITEMS + 1) + bytes(acc) + bytes(ElemType::I32);
+        let staged = staged_bytes <= u64::from(self.opts.max_shared_bytes);
         let kind = |value, flag, out, aggregates, carry, overflow| KernelKind::SegScan {
             op,
             value,
@@ -105,7 +115,8 @@ impl Planner<'_> {
             aggregates,
             carry,
             overflow,
-            invocations: SEG_INVOCATIONS,
+            invocations,
+            staged,
         };
         let carry = if tiles > 1 {
             let values = self.new_buffer(acc, Count::known(tiles), BufferRole::Temp);
@@ -129,6 +140,9 @@ impl Planner<'_> {
         };
         let mut kb = self.kb();
         let (value, flag) = self.seg_source(source, acc, &mut kb);
+        // Raised by the device (the host would check every item, and only the runs'
+        // last ones are results), with a bit after the items' own.
+        let overflow = checked.and_then(|v| self.overflow_bit(v, &Fold::Assoc(op), false));
         let carry = carry.map(|b| kb.bind(b, acc, false));
         let out = kb.bind(out, elem, true);
         let fails = value.may_fail() || flag.may_fail() || overflow.is_some();

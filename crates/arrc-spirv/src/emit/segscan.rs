@@ -20,6 +20,7 @@ pub(super) struct SegScanShape {
     pub(super) carry: Option<u32>,
     pub(super) overflow: Option<u32>,
     pub(super) invocations: u32,
+    pub(super) staged: bool,
 }
 
 impl Emitter {
@@ -165,10 +166,14 @@ impl Emitter {
                 }
                 None => e.b.constant_false(bt),
             };
-            // The values go out through workgroup memory, so that neighbouring
-            // invocations store neighbouring elements (a row of `items` and one
-            // more per invocation: its writes fall in different banks).
-            let so = e.shared_sized(out_elem, w * (items + 1));
+            // The values go out through workgroup memory where it has room, so
+            // that neighbouring invocations store neighbouring elements (a row of
+            // `items` and one more per invocation: its writes fall in different
+            // banks).
+            let so = match s.staged {
+                true => Some(e.shared_sized(out_elem, w * (items + 1))),
+                false => None,
+            };
             let row = e.c_u32(items + 1);
             let my_row = e.umul(cx.lid, row)?;
             for (k, &(j, inside, v, f)) in elems.iter().enumerate() {
@@ -188,11 +193,18 @@ impl Emitter {
                     let bad = e.b.logical_and(bt, None, bad, inside).map_err(be)?;
                     e.raise(cx, Some(bit), bad)?;
                 }
+                let Some(so) = so else {
+                    e.if_then(inside, |e| e.store_elem(cx, out, j, r))?;
+                    continue;
+                };
                 let kc = e.c_u32(k as u32);
                 let place = e.uadd(my_row, kc)?;
                 let p = e.shared_ptr(so, out_elem, place)?;
                 e.store(p, r)?;
             }
+            let Some(so) = so else {
+                return Ok(());
+            };
             e.barrier()?;
             let ot = e.ty(out_elem);
             for k in 0..items {
