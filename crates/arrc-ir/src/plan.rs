@@ -430,8 +430,11 @@ impl KernelBindings {
                 IExpr::Push(slot as u32)
             }
             Dim::Dyn(i) => {
-                // Read from the device, where the kernel that computed it left it.
-                let buffer = self.dyns.get(i as usize).copied().flatten().unwrap_or(0);
+                // Read from the device, where the kernel that computed it left it
+                // (planned before any kernel reads it: values come in SSA order).
+                let buffer = self.dyns.get(i as usize).copied().flatten();
+                debug_assert!(buffer.is_some(), "length {i} read before it is computed");
+                let buffer = buffer.unwrap_or(0);
                 let binding = self.bind(buffer, ElemType::I32, false);
                 IExpr::Data(Box::new(KExpr::Load {
                     binding,
