@@ -38,7 +38,7 @@ use sort::SortedKeys;
 pub use tile::{BitProduct, MatMulTile};
 
 pub use kexpr::{IExpr, KExpr};
-pub use kinds::{Binding, Compact, Finish, Fold, KernelKind, RadixPlaces, Unit};
+pub use kinds::{Binding, Compact, Finish, Fold, KernelKind, RadixPlaces, SegScanShape, Unit};
 
 /// Planner settings.
 #[derive(Clone, Debug)]

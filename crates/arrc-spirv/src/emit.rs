@@ -1315,27 +1315,8 @@ impl Emitter {
                     compact.as_ref(),
                 )?
             }
-            KernelKind::SegScan {
-                op,
-                value,
-                flag,
-                out,
-                aggregates,
-                carry,
-                overflow,
-                invocations,
-                staged,
-            } => {
-                let shape = segscan::SegScanShape {
-                    op: *op,
-                    out: *out,
-                    aggregates: *aggregates,
-                    carry: *carry,
-                    overflow: *overflow,
-                    invocations: *invocations,
-                    staged: *staged,
-                };
-                self.seg_scan_kernel(&cx, value, flag, &shape)?
+            KernelKind::SegScan { value, flag, shape } => {
+                self.seg_scan_kernel(&cx, value, flag, shape)?
             }
             KernelKind::ReduceAxis {
                 fold,

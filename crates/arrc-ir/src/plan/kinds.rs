@@ -292,29 +292,24 @@ pub enum KernelKind {
         tolerant: bool,
     },
     /// `Inst::SegScan` over tiles of `invocations × items` elements (push constant
-    /// `n`), a workgroup a tile in turn: each invocation folds its `items`
-    /// consecutive elements of `value` (restarting where `flag` is not 0, and at
-    /// element 0), the invocations' folds are scanned in workgroup memory, and each
-    /// element's value is its invocation's carry folded with its own elements.
-    /// Tile `t` starts from `carry[t-1]` (the scan of the tiles' aggregates, from a
-    /// kernel before) where it has one. With `aggregates` (`values`, `flags`), each
-    /// tile stores its fold from its last start (of the whole tile where none) and
-    /// whether it has a start, and nothing else. With `out`, each element's value
-    /// is stored there converted to its type; `overflow` is raised where a run's
-    /// last value is not finite (the other values are not results). `staged`: the
-    /// values go out through workgroup memory (`invocations × (items+1)` of `out`'s
-    /// type), so that neighbouring invocations store neighbouring elements. The
-    /// kernel has `invocations` invocations (its workgroup size).
+    /// `n`; the fields in `SegScanShape`), a workgroup a tile in turn: each
+    /// invocation folds its `items` consecutive elements of `value` with `op`
+    /// (restarting where `flag` is not 0, and at element 0), the invocations' folds
+    /// are scanned in workgroup memory, and each element's value is its
+    /// invocation's carry folded with its own elements. Tile `t` starts from
+    /// `carry[t-1]` (the scan of the tiles' aggregates, from a kernel before) where
+    /// it has one. With `aggregates` (`values`, `flags`), each tile stores its fold
+    /// from its last start (of the whole tile where none) and whether it has a
+    /// start, and nothing else. With `out`, each element's value is stored there
+    /// converted to its type; `overflow` is raised where a run's last value is not
+    /// finite (the other values are not results). `staged`: the values go out
+    /// through workgroup memory (`invocations × (items+1)` of `out`'s type), so
+    /// that neighbouring invocations store neighbouring elements. The kernel has
+    /// `invocations` invocations (its workgroup size).
     SegScan {
-        op: BinOp,
         value: KExpr,
         flag: KExpr,
-        out: Option<u32>,
-        aggregates: Option<(u32, u32)>,
-        carry: Option<u32>,
-        overflow: Option<u32>,
-        invocations: u32,
-        staged: bool,
+        shape: SegScanShape,
     },
     /// Push constants `rows, len`: inclusive scan of each row, element `(Row, Pos)`
     /// stored at `out_index`.
@@ -357,6 +352,18 @@ impl KernelKind {
             _ => None,
         }
     }
+}
+
+/// `KernelKind::SegScan`'s fields but its expressions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SegScanShape {
+    pub op: BinOp,
+    pub out: Option<u32>,
+    pub aggregates: Option<(u32, u32)>,
+    pub carry: Option<u32>,
+    pub overflow: Option<u32>,
+    pub invocations: u32,
+    pub staged: bool,
 }
 
 /// See `KernelKind::Reduce::finish`.

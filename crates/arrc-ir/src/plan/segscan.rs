@@ -108,15 +108,17 @@ impl Planner<'_> {
             bytes(elem) * u64::from(SEG_ITEMS + 1) + bytes(acc) + bytes(ElemType::I32);
         let staged = staged_bytes <= u64::from(self.opts.max_shared_bytes);
         let kind = |value, flag, out, aggregates, carry, overflow| KernelKind::SegScan {
-            op,
             value,
             flag,
-            out,
-            aggregates,
-            carry,
-            overflow,
-            invocations,
-            staged,
+            shape: SegScanShape {
+                op,
+                out,
+                aggregates,
+                carry,
+                overflow,
+                invocations,
+                staged,
+            },
         };
         let carry = if tiles > 1 {
             let values = self.new_buffer(acc, Count::known(tiles), BufferRole::Temp);

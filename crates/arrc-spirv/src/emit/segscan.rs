@@ -4,24 +4,13 @@
 //! memory by doubling steps, and each invocation then folds its elements again from
 //! the fold of everything before it in the tile (and the tiles before, from the
 //! `carry` the aggregates' scan left), and the values go out through workgroup
-//! memory in coalesced rows. Every sum is in a fixed order.
+//! memory in coalesced rows where it has room (`SegScanShape::staged`). Every sum
+//! is in a fixed order.
 
 use super::{be, Cx, Emitter, Ix, R};
-use arrc_ir::plan::KExpr;
-use arrc_ir::scalar::BinOp;
+use arrc_ir::plan::{KExpr, SegScanShape};
 use arrc_ir::{ElemType, Scalar};
 use rspirv::spirv::Word;
-
-/// `KernelKind::SegScan`'s fields but the expressions.
-pub(super) struct SegScanShape {
-    pub(super) op: BinOp,
-    pub(super) out: Option<u32>,
-    pub(super) aggregates: Option<(u32, u32)>,
-    pub(super) carry: Option<u32>,
-    pub(super) overflow: Option<u32>,
-    pub(super) invocations: u32,
-    pub(super) staged: bool,
-}
 
 impl Emitter {
     pub(super) fn seg_scan_kernel(
