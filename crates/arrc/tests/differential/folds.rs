@@ -1,0 +1,351 @@
+//! Reductions and scans: vectors, axes, n-wise windows, tile shapes and the
+//! decoupled fallback, overflow of float folds, and the same bits every run.
+
+use super::*;
+
+#[test]
+fn folds_f32() {
+    check(&mut gpu(), FOLDS, ElemType::F32, false);
+}
+
+#[test]
+fn folds_i32() {
+    check(&mut gpu(), FOLDS, ElemType::I32, false);
+}
+
+#[test]
+fn scans_through_the_decoupled_fallback() {
+    // With a spin limit of 1 a tile that finds a predecessor unpublished reduces that
+    // tile's input itself at once: the fallback path, which a device with
+    // forward-progress guarantees rarely takes, must give the same answers.
+    let mut s = gpu();
+    s.tune(arrc::Tuning {
+        spin_limit: Some(1),
+        ..Default::default()
+    });
+    let scans = ["+\\x", "⌈\\x", "+\\2×x-1", "+\\x≤y", "(x>0)/x"];
+    for ty in [ElemType::I32, ElemType::F32, ElemType::F64] {
+        check_at(&mut s, &[4097, 65536 + 7, 1 << 20], &scans, ty, false);
+    }
+}
+
+#[test]
+fn scans_at_other_tile_shapes() {
+    // A tile is cut into one chunk per subgroup: workgroups of one or several
+    // subgroups, elements per invocation that are not a multiple of 4 (no vector
+    // loads) and a size that is not a whole number of subgroups (rounded down to one),
+    // with the fallback taken at once, all give the reference's answers.
+    let shapes = [(8, 4), (24, 6), (64, 12), (100, 8)];
+    for (wg, items) in shapes {
+        let mut s = gpu();
+        s.tune(arrc::Tuning {
+            scan_workgroup_size: Some(wg),
+            scan_items_per_thread: Some(items),
+            spin_limit: Some(1),
+            ..Default::default()
+        });
+        let scans = ["+\\x", "⌈\\x", "+\\x≤y"];
+        for ty in [ElemType::I32, ElemType::F32, ElemType::F64] {
+            check_at(&mut s, &[1, 31, 4097, 65536 + 7], &scans, ty, false);
+        }
+    }
+}
+
+#[test]
+fn column_folds_four_columns_at_a_time() {
+    // Folds along a leading axis whose rows come in fours (`Unit::Quad`): vector loads
+    // of plain f32 and i32 arrays, fused arguments read element by element, several
+    // pieces per column, and shapes that do not qualify (odd widths) beside them. Small
+    // arrays read one column per invocation unless told otherwise.
+    let mut s = gpu();
+    s.tune(arrc::Tuning {
+        quad_columns_from: Some(0),
+        ..Default::default()
+    });
+    for ty in [ElemType::F32, ElemType::I32] {
+        for shape in [
+            &[5, 4][..],
+            &[1000, 12],
+            &[3000, 8],
+            &[64, 1024],
+            &[7, 3, 8],
+            &[9, 6],
+        ] {
+            check_shaped(
+                &mut s,
+                shape,
+                ty,
+                &["+⌿m", "⌈⌿m", "⌊⌿m", "+⌿m×2", "+/[1]m", "+⌿|m"],
+            );
+        }
+    }
+}
+
+#[test]
+fn right_fold_scans_of_long_rows() {
+    // A non-associative scan folds every prefix from the right, one invocation per
+    // element. When one invocation folded a whole row, lavapipe cut its inner loop off
+    // after 65535 steps in all: rows of 362 or more came out wrong (`¯2↑-\⍳1000`
+    // was 0 0).
+    let mut s = gpu();
+    check_at(&mut s, &[361, 1000, 3001], &["-\\x"], ElemType::I32, false);
+    check_shaped(&mut s, &[3, 700], ElemType::I32, &["-\\m", "-⍀m"]);
+    check_shaped(&mut s, &[700, 3], ElemType::I32, &["-⍀m"]);
+}
+
+#[test]
+fn long_serial_folds_are_right_on_every_device() {
+    // A fold that loops along its axis in one invocation (a right fold, or a scan of
+    // one row per invocation or per subgroup) for more trips than the device runs
+    // (lavapipe stops an invocation's loops after 65535 in all: `-/⍳70000` gave
+    // ¯32768, `+/,+⍀70000 2⍴1` 4294901760) is refused by the device path and computed
+    // on the CPU; where the device runs it, it must agree.
+    let mut auto = Session::new(arrc::Backend::Auto).expect("session");
+    for (expr, want) in [
+        ("-/⍳70000", "¯35000"),
+        ("{⍺-⍵}/⍳70000", "¯35000"),
+        ("-⌿70000 2⍴⍳4", "¯70000 ¯70000"),
+        ("+/,+⍀70000 2⍴1", "4900070000"),
+        ("+/,+\\3 600000⍴1", "540000900000"),
+    ] {
+        let o = auto.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        assert_eq!(arrc::display(&o.value.expect("a value")), want, "{expr}");
+    }
+}
+
+#[test]
+fn reductions_in_one_dispatch_and_in_two_agree() {
+    // The last workgroup done folds the partials, or a second dispatch of one
+    // workgroup does (the default): both at sizes around a workgroup's share and the most
+    // workgroups, with the items' errors and the result's overflow.
+    let exprs = ["+/x", "⌈/x", "⌊/x-y", "+/x×y", "∧/x≥y", "+/(x>y)/x"];
+    for single in [true, false] {
+        let mut s = gpu();
+        s.tune(arrc::Tuning {
+            single_pass_reduce: Some(single),
+            ..Default::default()
+        });
+        for ty in [ElemType::I32, ElemType::F32, ElemType::F64] {
+            check_at(
+                &mut s,
+                &[0, 1, 7, 8, 9, 4095, 4096, 4097, (1 << 20) + 3],
+                &exprs,
+                ty,
+                false,
+            );
+        }
+        s.set_float(ElemType::F32);
+        for (e, want) in [("+/3e38 3e38", "DOMAIN ERROR"), ("+/÷0 1", "DOMAIN ERROR")] {
+            let got = s
+                .eval(e)
+                .map(|_| String::new())
+                .unwrap_or_else(|e| e.class.name().into());
+            assert_eq!(got, want, "{e} (single pass: {single})");
+        }
+    }
+}
+
+#[test]
+fn scans_of_device_computed_lengths_take_every_tile() {
+    // A scan whose length a compress computes is dispatched indirectly, one workgroup
+    // per tile: with tiles of 32 elements, 2^21+ kept elements need more than 65535
+    // workgroups, where a clamp to 65535 left the end unscanned (and a compaction of
+    // such a result without its count).
+    let mut s = gpu();
+    s.tune(arrc::Tuning {
+        scan_workgroup_size: Some(32),
+        scan_items_per_thread: Some(1),
+        ..Default::default()
+    });
+    for (e, want) in [
+        ("¯1↑+\\(0=2|⍳4400000)/⍳4400000", "4840002200000"),
+        ("≢(0=3|x)/x←(0=2|⍳4400000)/⍳4400000", "733333"),
+    ] {
+        // The right count, or (lavapipe: at most 65535 workgroups) a device error
+        // that says so; never another value.
+        match s.eval(e) {
+            Ok(o) => assert_eq!(arrc::display(&o.value.expect("a value")), want, "{e}"),
+            Err(err) => assert!(
+                err.class == arrc::ErrorClass::Device && err.message.contains("workgroups exceed"),
+                "{e}: {err}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn scans_with_tiles_out_of_order() {
+    // Tiles numbered by workgroup id may start before their predecessors (lavapipe
+    // runs workgroups on a few threads, each from its own range of ids), so tiles
+    // reduce unstarted predecessors themselves: the case the decoupled fallback
+    // exists for. This found lavapipe reading packed 64-bit tile words torn.
+    let mut s = gpu();
+    s.tune(arrc::Tuning {
+        scan_tiles_by_workgroup: Some(true),
+        ..Default::default()
+    });
+    let scans = ["+\\x", "⌈\\x", "+\\x≤y"];
+    for ty in [ElemType::I32, ElemType::F32, ElemType::F64] {
+        check_at(
+            &mut s,
+            &[65536 + 7, 1 << 20, (1 << 21) + 3],
+            &scans,
+            ty,
+            false,
+        );
+    }
+}
+
+#[test]
+fn determinism_same_bits() {
+    let mut s = gpu();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let x = random(&mut rng, ElemType::F32, 1000003, false);
+    s.set("x", x).unwrap();
+    let a = s.eval("+/x").unwrap().value.unwrap();
+    let b = s.eval("+/x").unwrap().value.unwrap();
+    let bits = |a: &Array| match &a.data {
+        Data::F32(v) => v[0].to_bits(),
+        _ => panic!("f32 expected"),
+    };
+    assert_eq!(bits(&a), bits(&b));
+}
+
+#[test]
+fn exact_integer_sums() {
+    let mut s = gpu();
+    let r = s.eval("+/⍳1000000").unwrap().value.unwrap();
+    assert_eq!(r.data, Data::I64(vec![500000500000]));
+    let r = s.eval("+\\⍳5").unwrap().value.unwrap();
+    assert_eq!(r.data, Data::I64(vec![1, 3, 6, 10, 15]));
+}
+
+/// Reductions and scans along either axis at the row lengths where strategies change
+/// (one invocation, one subgroup or one workgroup per row; pieces of long columns).
+#[test]
+fn axis_folds() {
+    let mut s = gpu();
+    const EXPRS: &[&str] = &[
+        "+/m",
+        "⌈/m",
+        "⌊⌿m",
+        "+⌿m",
+        "+\\m",
+        "⌈⍀m",
+        "-/m",
+        "-⌿m",
+        "×/m≠0",
+        "∨/m>900",
+    ];
+    for ty in [ElemType::F32, ElemType::I32] {
+        for len in [1usize, 2, 3, 7, 32, 33, 1000] {
+            check_shaped(&mut s, &[37, len], ty, EXPRS);
+            check_shaped(&mut s, &[len, 37], ty, EXPRS);
+        }
+        check_shaped(
+            &mut s,
+            &[3, 2, 5],
+            ty,
+            &["+/m", "+⌿m", "+/[2]m", "+\\[2]m", "-\\m"],
+        );
+        check_shaped(&mut s, &[2, 5000], ty, &["+/m", "⌈/m", "+⌿m", "+\\m"]);
+        check_shaped(&mut s, &[20000, 3], ty, &["+/m", "+⌿m", "⌈⌿m", "+⍀m"]);
+    }
+    // Few long rows: several workgroups per row, then a second pass.
+    check_shaped(&mut s, &[2, 1000000], ElemType::F32, &["+/m", "⌈/m"]);
+    check_shaped(&mut s, &[1000000, 2], ElemType::I32, &["+⌿m", "⌊⌿m"]);
+}
+
+/// N-wise reduction: each window's fold, windows gathered from the argument.
+#[test]
+fn nwise_folds() {
+    let mut s = gpu();
+    const EXPRS: &[&str] = &[
+        "2+/m",
+        "2-/m",
+        "¯2-/m",
+        "3⌈⌿m",
+        "¯3-⌿m",
+        "1+/m",
+        "0+/m",
+        "0⌊⌿m",
+        "2{⍺-⍵×2}/m",
+        "5+/[1]m",
+        "2=/m>500",
+    ];
+    for ty in [ElemType::F32, ElemType::I32] {
+        for shape in [[7usize, 9], [33, 5], [5, 1000], [1000, 6]] {
+            check_shaped(&mut s, &shape, ty, EXPRS);
+        }
+    }
+    check_shaped(&mut s, &[5000, 3], ElemType::F32, &["1000+⌿m", "¯99-⌿m"]);
+}
+
+#[test]
+fn float_folds_that_overflow() {
+    // APL has no infinities: f32 (and f64) sums and products of finite items that
+    // leave the type's range are DOMAIN ERRORs, as elementwise results are; the
+    // reference agrees.
+    let mut s = gpu();
+    s.set("z", Array::vector(Data::F32(vec![3e38; 3]))).unwrap();
+    let mut cpu = arrc::Session::new(arrc::Backend::Cpu).expect("reference");
+    cpu.set("z", Array::vector(Data::F32(vec![3e38; 3])))
+        .unwrap();
+    for expr in [
+        "+/z",
+        "+\\z",
+        "×/z",
+        "+⌿3 3⍴z",
+        "+/3 3⍴z",
+        "+\\3 3⍴z",
+        "+⍀3 3⍴z",
+        "+/(100000⍴z)÷1e4",
+        // Not the result: checked on the device (a result is checked as it is read).
+        "0×+/z",
+        "0×+\\z",
+        "0×+⌿3 3⍴z",
+    ] {
+        for (side, sess) in [("device", &mut s), ("reference", &mut cpu)] {
+            let e = sess.eval(expr).expect_err(expr);
+            assert_eq!(
+                e.class,
+                arrc::ErrorClass::Domain,
+                "{expr} on the {side}: {e}"
+            );
+        }
+    }
+    // Within range they are values.
+    assert_eq!(arrc::display(&device_value(&mut s, "+/z÷3")), "3E38");
+}
+
+#[test]
+fn comparison_folds_of_empty_vectors_on_the_device() {
+    // `=/⍬` and friends give the function's identity on the device (they fell back
+    // to the reference: the fold of integers by a comparison is a right fold, which
+    // an empty axis does not run).
+    let mut s = gpu();
+    let folds = ["=/x", "≠/x", "</x", "≤/x", ">/x", "≥/x", "=⌿x", "≠\\x"];
+    for ty in [ElemType::I32, ElemType::F32, ElemType::I64] {
+        check_at(&mut s, &[0], &folds, ty, false);
+    }
+    let g = s.eval("m←3 0⍴5 ⋄ ≤/m").expect("runs");
+    assert!(g.notes.is_empty(), "{:?}", g.notes);
+    let v = g.value.expect("a value");
+    assert_eq!(v.shape, vec![3]);
+    assert!((0..3).all(|i| v.data.get(i).as_f64() == 1.0), "{v:?}");
+}
+
+/// A window of 0 along an axis whose other lengths the device computes (rows of a
+/// compress) gives the identities, spread over the run-time shape, on the device (it
+/// raised "no identity element" there: fuzz seed 118 f64 index 499).
+#[test]
+fn empty_windows_over_device_computed_rows() {
+    let mut s = gpu();
+    for (expr, want) in [
+        ("0 ≠/((⍳5)~2)∘.≥1 2", "0 0 0\n0 0 0\n0 0 0\n0 0 0"),
+        ("0 +/((⍳5)~2)∘.×1 2 3", "0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0"),
+    ] {
+        let v = device_value(&mut s, expr);
+        assert_eq!(s.display(&v), want, "{expr}");
+    }
+}

@@ -1,0 +1,321 @@
+//! Structural functions as gathers, matrix products, generalized inner products
+//! in tiles and products of booleans packed in words.
+
+use super::*;
+
+/// Structural functions as gathers, alone and fused into their users; products.
+#[test]
+fn gathers_and_products() {
+    let mut s = gpu();
+    for ty in [ElemType::F32, ElemType::I32] {
+        check_shaped(
+            &mut s,
+            &[5, 7],
+            ty,
+            &[
+                "⌽m",
+                "⊖m",
+                "⍉m",
+                "2⌽m",
+                "¯3⊖m",
+                "+/⌽m",
+                "3↑m",
+                "¯2 9↑m",
+                "1 ¯2↓m",
+                "4 5⍴m",
+                ",m",
+                "⍪m",
+                "m,m",
+                "m⍪1",
+                "m,[1]m",
+                "m+.×⍉m",
+                "(⍉m)⌈.+m",
+                "(2↑,m)∘.×⍳3",
+                "-⍉-m",
+                "2 1⍉m",
+                "1 1⍉5 5↑m",
+                "+/,m",
+                "m[2;]",
+                "m[;3 1]",
+                "m[5 1;7 7 2]",
+                "m[⍳3;]",
+                "m[(2 2⍴1 2 3 4);]",
+                "+/m[;1+⍳3]",
+                "2 3⌷m",
+                "{⍵×⍵+1}¨m",
+                "m{⍺-⍵}¨⌽m",
+                "-⍨m",
+                "m≡m",
+                "m≡⌽m",
+                "m≢m+1",
+                "×⍨m",
+            ],
+        );
+        check_shaped(
+            &mut s,
+            &[2, 3, 4],
+            ty,
+            &["⍉m", "⌽[2]m", "3 1 2⍉m", "m+.×⍳4"],
+        );
+    }
+}
+
+/// A session whose products of at least `large_from` outputs take `tile` (smaller
+/// ones the small tile).
+fn tiled_session(large_from: u64, tile: arrc_ir::plan::MatMulTile) -> Session {
+    let mut s = gpu();
+    s.tune(arrc::Tuning {
+        matmul_large_from: Some(large_from),
+        matmul_tile: Some(tile),
+        ..Default::default()
+    });
+    s
+}
+
+/// `a` (m×k) and `b` (k×n) of type `ty` drawn from `rng`, in the session and a
+/// reference: each of `exprs` runs on the device (in a tiled kernel, `MatMul`, where
+/// `tiled`) and agrees with the reference (floats within `scale` times the
+/// arguments' magnitudes).
+fn products_against_the_reference(
+    s: &mut Session,
+    rng: &mut rand::rngs::StdRng,
+    (ty, tiled): (ElemType, bool),
+    (m, k, n): (usize, usize, usize),
+    exprs: &[&str],
+    scale: f64,
+) {
+    let a = random_shaped(rng, ty, &[m, k]);
+    let b = random_shaped(rng, ty, &[k, n]);
+    s.set("a", a.clone()).unwrap();
+    s.set("b", b.clone()).unwrap();
+    let mut cpu = arrc_ref::Env::default();
+    cpu.arrays.insert("a".into(), a.clone());
+    cpu.arrays.insert("b".into(), b.clone());
+    for expr in exprs {
+        let what = format!("{expr} {ty:?} {m}×{k}×{n}");
+        let c = s.compile(expr).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let is_tiled = c
+            .plan
+            .kernels
+            .iter()
+            .any(|k| matches!(k.kind, arrc_ir::plan::KernelKind::MatMul { .. }));
+        assert_eq!(is_tiled, tiled, "{what}: tiled");
+        let g = s.eval(expr).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(g.notes.is_empty(), "{what}: {:?}", g.notes);
+        let g = g.value.unwrap();
+        let c = arrc_ref::eval_program(&arrc_syntax::parse_str(expr).unwrap(), &mut cpu)
+            .unwrap()
+            .unwrap();
+        let scale = ((sum_abs(&a) + sum_abs(&b)) * scale).max(1.0);
+        assert_close(&what, m * n, &g, &c, scale);
+    }
+}
+
+/// `+.×` as a tiled matrix multiply: shapes that are not multiples of the tile, with
+/// fused operands, against the reference, in both tile sizes (64×64, and 128×128 with
+/// 8×8 outputs per invocation, 16 steps or as many as fit the device's workgroup
+/// memory) and a tuned one of unequal sides and 16 steps, `k` not a multiple of the
+/// steps staged at a time.
+#[test]
+fn matrix_products() {
+    use arrc_ir::plan::MatMulTile;
+    let tuned = MatMulTile::parse("4x8x16").unwrap();
+    for (large_from, tile) in [
+        (u64::MAX, MatMulTile::SMALL),
+        (0, MatMulTile::LARGE),
+        (0, tuned),
+    ] {
+        let mut s = tiled_session(large_from, tile);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x3a7);
+        for ty in [ElemType::F32, ElemType::I32, ElemType::F64] {
+            for (m, k, n) in [
+                (1, 1, 1),
+                (5, 7, 3),
+                (65, 130, 63),
+                (200, 17, 300),
+                (64, 64, 64),
+                (129, 9, 127),
+                (128, 8, 128),
+                (3, 1000, 2),
+            ] {
+                let exprs = ["a+.×b", "(a×2)+.×b-1", "(⍉b)+.×⍉a"];
+                let tiled = ty.is_float();
+                products_against_the_reference(
+                    &mut s,
+                    &mut rng,
+                    (ty, tiled),
+                    (m, k, n),
+                    &exprs,
+                    100.0,
+                );
+            }
+        }
+        let c = s.compile("(70 33⍴⍳7)+.×33 65⍴1.5").unwrap();
+        assert!(matches!(
+            c.plan.kernels[0].kind,
+            arrc_ir::plan::KernelKind::MatMul { tile: t, .. }
+                if (t.rows, t.cols) == (tile.rows, tile.cols)
+        ));
+    }
+    // Cancellation is exact where the reference's f64 is (f32 products accumulate in
+    // f64): 1e8×1 + 0.5×1 - 1e8×1 in one dot product.
+    let mut s = gpu();
+    let r = s.eval("(1 3⍴1e8 0.5 ¯1e8)+.×3 1⍴1").unwrap().value.unwrap();
+    assert_eq!(arrc::display(&r), "0.5");
+}
+
+/// Generalized inner products in the same tiles (`⌈.+ ⌊.- ⌈.⌊ ∨.∧ ∧.∨ +.= ∧.≤ +.∧`):
+/// each pair computed and folded as the reference does, `k` stopped exactly (the
+/// zeros staged past it would change a maximum or a count), in both tile sizes, with
+/// errors of pairs raised (`⌈.×` past f32's range).
+#[test]
+fn generalized_inner_products_in_tiles() {
+    use arrc_ir::plan::MatMulTile;
+    let exprs: &[(&str, &[ElemType])] = &[
+        ("a⌈.+b", &[ElemType::F32, ElemType::I32]),
+        ("a⌊.-b", &[ElemType::F32, ElemType::I32]),
+        ("a⌈.⌊b", &[ElemType::F32, ElemType::I32]),
+        ("a⌊.×b", &[ElemType::F32]),
+        ("(5|⌊a)+.=5|⌊b", &[ElemType::F32, ElemType::I32]),
+        ("a∧.≤b", &[ElemType::F32, ElemType::I32]),
+        ("(a>0)∨.∧b<0", &[ElemType::F32, ElemType::I32]),
+        ("a∨.∧b", &[ElemType::Bool]),
+        ("a∧.∨b", &[ElemType::Bool]),
+        ("a+.∧b", &[ElemType::Bool]),
+        ("a∨.≠b", &[ElemType::Bool]),
+    ];
+    for (large_from, tile) in [(u64::MAX, MatMulTile::SMALL), (0, MatMulTile::LARGE)] {
+        let mut s = tiled_session(large_from, tile);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x1e7);
+        for ty in [ElemType::F32, ElemType::I32, ElemType::Bool] {
+            for (m, k, n) in [
+                (1, 1, 1),
+                (5, 7, 3),
+                (65, 130, 63),
+                (129, 9, 127),
+                (3, 1000, 2),
+            ] {
+                let exprs: Vec<&str> = exprs
+                    .iter()
+                    .filter(|(_, t)| t.contains(&ty))
+                    .map(|&(e, _)| e)
+                    .collect();
+                products_against_the_reference(
+                    &mut s,
+                    &mut rng,
+                    (ty, true),
+                    (m, k, n),
+                    &exprs,
+                    0.0,
+                );
+            }
+        }
+    }
+    // A pair's error is raised as the elementwise function raises it.
+    let mut s = gpu();
+    let e = s.eval("(2 3⍴1e38 1 1)⌈.×3 2⍴10 1").unwrap_err();
+    assert!(e.to_string().contains("DOMAIN ERROR"), "{e}");
+    let e = s.eval("(1 2⍴¯3e38 1)⌈.+2 1⍴¯3e38 5").unwrap_err();
+    assert!(e.to_string().contains("DOMAIN ERROR"), "{e}");
+    // And no other: rows past the result's (a tile of 64 holds 3) read its last row,
+    // not 0, whose `0-b` of the most negative i64 would overflow (it raised a DOMAIN
+    // ERROR on the device, and the statement went to the reference).
+    // i32 items summed in i64 cannot overflow: their pairs carry no check, and
+    // `¯2*31` twice is ¯2*32, not wrapped.
+    s.set("m", Array::new(vec![2, 2], Data::I32(vec![i32::MIN; 4])))
+        .unwrap();
+    let c = s.compile("m⌈.+m").unwrap();
+    assert!(
+        matches!(
+            &c.plan.kernels[0].kind,
+            arrc_ir::plan::KernelKind::MatMul {
+                pair: Some(arrc_ir::plan::KExpr::Binary {
+                    error_bit: None,
+                    ..
+                }),
+                ..
+            }
+        ),
+        "{:?}",
+        c.plan.kernels[0].kind
+    );
+    let g = s.eval("m⌈.+m").unwrap();
+    assert_eq!(
+        arrc::display(&g.value.unwrap()),
+        "¯4294967296 ¯4294967296\n¯4294967296 ¯4294967296"
+    );
+    let g = s.eval("(3 1⍴¯1)⌈.-1 1⍴¯9223372036854775807-1").unwrap();
+    assert!(g.notes.is_empty(), "{:?}", g.notes);
+    assert_eq!(
+        arrc::display(&g.value.unwrap()),
+        "9223372036854775807\n9223372036854775807\n9223372036854775807"
+    );
+}
+
+/// Products of booleans packed 32 to a word (`∨.∧ ∧.∨ ∨.∨ ∧.∧ +.∧ +.∨`, as
+/// `KernelKind::PackBits` and a `MatMul` of words): inner lengths about a word's
+/// (31, 32, 33, 64, 65, 97, 200), negated operands, comparisons of floats packed
+/// where they are computed, in both tile sizes, against the reference.
+#[test]
+fn boolean_products_in_words() {
+    use arrc_ir::plan::{KernelKind, MatMulTile};
+    let exprs = [
+        "a∨.∧b",
+        "a∧.∨b",
+        "a∨.∨b",
+        "a∧.∧b",
+        "a+.∧b",
+        "a+.∨b",
+        "(~a)∨.∧b",
+        "a∧.∨~b",
+        "(a∨~a)∧.∧b∨~b",
+    ];
+    let compared = ["(a>0)∨.∧b<0", "(a>0)+.∧b<0", "(a>0)∧.∨b<0"];
+    for (large_from, tile) in [(u64::MAX, MatMulTile::SMALL), (0, MatMulTile::LARGE)] {
+        let mut s = tiled_session(large_from, tile);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0xb175);
+        for (m, k, n) in [
+            (1, 1, 1),
+            (3, 31, 5),
+            (17, 32, 9),
+            (33, 33, 1),
+            (5, 64, 40),
+            (65, 65, 17),
+            (2, 97, 130),
+            (130, 200, 3),
+        ] {
+            products_against_the_reference(
+                &mut s,
+                &mut rng,
+                (ElemType::Bool, true),
+                (m, k, n),
+                &exprs,
+                0.0,
+            );
+        }
+        for (m, k, n) in [(7, 45, 9), (70, 100, 66)] {
+            products_against_the_reference(
+                &mut s,
+                &mut rng,
+                (ElemType::F32, true),
+                (m, k, n),
+                &compared,
+                0.0,
+            );
+        }
+        // Each operand packed once, then a product of words.
+        let c = s.compile("(a>0)∨.∧b<0").unwrap();
+        let kinds: Vec<_> = c.plan.kernels.iter().map(|k| &k.kind).collect();
+        assert!(
+            matches!(
+                kinds[..],
+                [
+                    KernelKind::PackBits { cols: false, .. },
+                    KernelKind::PackBits { cols: true, .. },
+                    KernelKind::MatMul { bits: Some(_), .. }
+                ]
+            ),
+            "{kinds:?}"
+        );
+    }
+}

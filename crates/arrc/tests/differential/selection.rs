@@ -1,0 +1,365 @@
+//! Compress, replicate, `⍸`, rotations, indexed assignment, stencils, and arrays
+//! that need more than one binding or more bindings than a kernel has.
+
+use super::*;
+
+/// Compress with the result's length left on the device: later kernels read it there,
+/// and the statement reads back once (result, status and length together).
+#[test]
+fn compress_on_the_device() {
+    let mut s = gpu();
+    const EXPRS: &[&str] = &[
+        "(x>0)/x",
+        "+/(x>0)/x",
+        "+\\(x>0)/x",
+        "⌽(x>0)/x",
+        "2×(x<y)/x-y",
+        "⌈/(x>50)/x",
+        "{(⍵>10)/⍵}(x>0)/x",
+        "3↑(x>0)/x",
+        "(x=x)/x",
+        "(x>1000)/x",
+        "1 0 1/3↑x",
+    ];
+    // Sizes around the scan's tile (4096 by default) and a grid of several tiles.
+    let sizes = &[0, 1, 7, 33, 257, 4095, 4097, 100003];
+    check_at(&mut s, sizes, EXPRS, ElemType::F32, false);
+    check_at(&mut s, sizes, EXPRS, ElemType::I32, false);
+    s.set("x", Array::vector(Data::F32(vec![-1.0, 2.0, 3.0, -4.0])))
+        .unwrap();
+    let before = s.stats().readbacks;
+    let r = s.eval("+\\(x>0)/x").unwrap().value.unwrap();
+    assert_eq!(r.data, Data::F32(vec![2.0, 5.0]));
+    assert_eq!(
+        s.stats().readbacks - before,
+        1,
+        "no host round trip before the final result"
+    );
+    // The scan after the compress is sized on the device: an indirect dispatch.
+    let plan = s.compile("+\\((⍳10)>3)/⍳10").unwrap().plan;
+    assert!(plan.dispatches.iter().any(|d| d.indirect.is_some()));
+    assert!(plan
+        .kernels
+        .iter()
+        .any(|k| matches!(k.kind, arrc_ir::plan::KernelKind::IndirectArgs { .. })));
+}
+
+#[test]
+fn replicate_by_computed_counts() {
+    // Counts computed on the device are read back first (one stage); beyond 64 of
+    // them the statement is lowered again with their values known, and they expand
+    // into gather indices. Negative counts insert fills.
+    let mut s = gpu();
+    const EXPRS: &[&str] = &[
+        "(3|x)/x",
+        "+/(2|x)/x",
+        "⍸3|x",
+        "((3|x)-1)/x",
+        "(3|x)/y",
+        "(2|x)⌿x",
+        "+\\(3|x)/x",
+    ];
+    let sizes = &[0, 1, 7, 65, 257, 4097, 100003];
+    check_at(&mut s, sizes, EXPRS, ElemType::I32, false);
+    check_at(
+        &mut s,
+        &[0, 65, 4097],
+        &["(3|⌊x)/x", "(2|⌊x)/y"],
+        ElemType::F32,
+        false,
+    );
+    let x = Array::vector(Data::I32((0..1000).collect()));
+    s.set("x", x).unwrap();
+    let before = s.stats().readbacks;
+    let r = device_value(&mut s, "+/(3|x)/x");
+    assert_eq!(
+        r.data.get(0).as_i64(),
+        Some((0..1000i64).map(|v| (v % 3) * v).sum())
+    );
+    assert_eq!(
+        s.stats().readbacks - before,
+        2,
+        "the counts, then the result"
+    );
+}
+
+#[test]
+fn where_and_index_origin() {
+    // `⍸` is a compress of `⍳`; `⎕IO←0` shifts `⍳ ⍸`, indexing and axes on the device.
+    let mut s = gpu();
+    let shows = |s: &mut Session, expr: &str, want: &str| {
+        let o = s.eval(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        assert!(o.notes.is_empty(), "{expr} left the device: {:?}", o.notes);
+        let got = o.value.map(|v| arrc::display(&v)).unwrap_or_default();
+        assert_eq!(got, want, "{expr}");
+    };
+    shows(&mut s, "x←¯3+⍳10 ⋄ ⍸x>0", "4 5 6 7 8 9 10");
+    shows(&mut s, "x[⍸x>4]", "5 6 7");
+    shows(&mut s, "⍸0 2 1", "2 2 3");
+    s.eval("⎕IO←0").expect("⎕IO←0");
+    shows(&mut s, "⍳5", "0 1 2 3 4");
+    shows(&mut s, "(⍳5)[0 4]", "0 4");
+    shows(&mut s, "+/[0]2 3⍴⍳6", "3 5 7");
+    shows(&mut s, "⍸(⍳6)>2", "3 4 5");
+    shows(&mut s, "1⌷10 20 30", "20");
+    shows(&mut s, "1 0⍉2 3⍴⍳6", "0 3\n1 4\n2 5");
+    let e = s.eval("(⍳5)[5]").expect_err("out of range");
+    assert_eq!(e.class, arrc::ErrorClass::Index);
+}
+
+#[test]
+fn rotate_by_computed_amounts() {
+    // `a⌽x` with one amount per line (or a computed scalar), negative ones included.
+    let mut s = gpu();
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_shaped(
+            &mut s,
+            &[33, 7],
+            ty,
+            &[
+                "(⌊m[;1]÷100)⌽m",
+                "(⌊m[1;]÷100)⊖m",
+                "(⌊m[1;1]÷10)⌽m",
+                "+/(⌊m[;2]÷30)⌽m",
+            ],
+        );
+    }
+}
+
+#[test]
+fn replicate_along_an_axis_on_the_device() {
+    // `1 0 1/[1]m`, `⌿[2]`, replicate with fills, along each axis of a rank-3 array;
+    // take and drop along several axes.
+    let mut s = gpu();
+    let exprs = [
+        "m←(3,⌈(≢x)÷3)⍴x ⋄ 1 0 1/[1]m",
+        "m←(3,⌈(≢x)÷3)⍴x ⋄ 2/[1]m",
+        "m←((⌈(≢x)÷3),3)⍴x ⋄ 1 0 2⌿[2]m",
+        "a←2 3 2⍴x ⋄ 1 0 2/[2]a",
+        "a←2 3 2⍴x ⋄ ¯1 1/[3]a",
+        "a←2 3 4⍴x ⋄ 1 ¯1↑[2 3]a",
+        "a←2 3 4⍴x ⋄ 1 2↓[1 3]a",
+        "m←3 4⍴x ⋄ 5 ¯5↑[1 2]m",
+    ];
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_at(&mut s, &[1, 33, 4097], &exprs, ty, false);
+    }
+}
+
+#[test]
+fn indexed_assignment_on_the_device() {
+    // `x[I]←V` and `x[I] f←V` of a workspace array indexed on its first axis run on
+    // the device as `x←V@I⊢x` (`V f⍨@I⊢x`); `x f←V` as `x←x f V`.
+    let mut s = gpu();
+    let exprs = [
+        "z←x ⋄ z[1]←0 ⋄ z",
+        "z←x ⋄ z[3 1 3]←y[1 2 3] ⋄ z",
+        "z←x ⋄ z[2 1]+←100 ⋄ z",
+        "z←x ⋄ z+←y ⋄ z",
+        "m←(3,≢x)⍴x ⋄ m[2;]←y ⋄ m",
+        "m←(3,≢x)⍴x ⋄ m[1 3;]×←2 ⋄ m",
+        // Float indices that are integers index; others are a DOMAIN ERROR.
+        "x[⌽(⍳≢x)÷1]",
+        "m←(3,≢x)⍴x ⋄ m[2.0 1;(≢x)÷1]",
+        // Indices computed on the device: a scatter, the last of repeated indices
+        // winning (|y has repeats).
+        "z←x ⋄ i←1+(≢x)|⌊|y ⋄ z[i]←y ⋄ z",
+        "z←x ⋄ i←1+(≢x)|⌊|y ⋄ z[i]+←1 ⋄ z",
+        "z←x ⋄ z[1+(≢x)|⌊|y]←0.5 ⋄ z",
+        "z←x ⋄ z[⌽⍳≢x]←x ⋄ z",
+        "z←x ⋄ z[(≢x)⌊1+⍳5]←-⍳5 ⋄ z",
+        "m←(3,≢x)⍴x ⋄ i←1+3|⌊|y ⋄ m[i;]←((≢i),≢x)⍴y ⋄ m",
+        "m←(3,≢x)⍴x ⋄ m[1+3|⌊|y;]×←2 ⋄ m",
+        "(y×2)@(1+(≢x)|⌊|y)⊢x",
+        "{⍵×10}@(1+(≢x)|⌊|y)⊢x",
+        // Selective assignment: the selection of the items' places, then a scatter.
+        "z←x ⋄ (2↑z)←y[1 2] ⋄ z",
+        "z←x ⋄ (¯3↑z)+←1 ⋄ z",
+        "z←x ⋄ (⌽z)←y ⋄ z",
+        "z←x ⋄ (1↓⌽z)×←2 ⋄ z",
+        "m←(3,≢x)⍴x ⋄ (1 1⍉2 2↑m)←0 ⋄ m",
+        "m←(3,≢x)⍴x ⋄ (,m)←(3×≢x)⍴y ⋄ m",
+        "m←(3,≢x)⍴x ⋄ (⊖m)+←1 ⋄ m",
+        // Indexed along other axes: the selective assignment of `m[i;j]`.
+        "m←(3,≢x)⍴x ⋄ m[2 3;1]←y[1 2] ⋄ m",
+        "m←(3,≢x)⍴x ⋄ m[;1+(≢x)|⌊|y]←0 ⋄ m",
+        "m←(3,≢x)⍴x ⋄ m[1+3|⌊|y;1]+←1 ⋄ m",
+        // The same forms on a dfn's own local array, inlined.
+        "{v←⍵ ⋄ v[1+(≢v)|⌊|y]←y ⋄ v}x",
+        "{v←⍵ ⋄ (2↑v)+←1 ⋄ v}x",
+        "{m←(3,≢⍵)⍴⍵ ⋄ m[2;]×←2 ⋄ m}x",
+        // Indices whose count is computed on the device (a compress) in the same
+        // statement: the scatters read that count (before, NOT YET SUPPORTED).
+        "z←x ⋄ z[(x>0)/⍳≢x]←0 ⋄ z",
+        "z←x ⋄ z[(y>x)/⌽⍳≢x]←0.5 ⋄ z",
+        "z←x ⋄ z[(x>1000)/⍳≢x]←7 ⋄ z",
+        "z←x ⋄ z[(x>0)/1+(≢x)|⌊|y]+←1 ⋄ z",
+        "m←(3,≢x)⍴x ⋄ m[(1 0 1)/⍳3;]←0 ⋄ m",
+        "z←x ⋄ z[⍸x>0]×←2 ⋄ z",
+    ];
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_at(&mut s, &[3, 33, 4097], &exprs, ty, false);
+    }
+    // Their new items must be a scalar there: nothing could check a length against
+    // the computed count before the statement runs.
+    let e = "z←x ⋄ z[(x>0)/⍳≢x]←x ⋄ z";
+    let err = s.eval(e).expect_err(e);
+    assert_eq!(err.class, arrc::ErrorClass::Unsupported, "{e}: {err}");
+    // A computed index out of range is an INDEX ERROR from the device, and the array
+    // keeps its items; a fraction is a DOMAIN ERROR.
+    s.eval("x←⍳4097 ⋄ z←x×2 ⋄ i←(≢x)+⍳3").unwrap();
+    let err = s.eval("z[i]←0").expect_err("out of range");
+    assert_eq!(err.class, arrc::ErrorClass::Index, "{err}");
+    let err = s.eval("z[i÷2]←0").expect_err("fractions");
+    assert_eq!(err.class, arrc::ErrorClass::Domain, "{err}");
+    let same = s.eval("z≡x×2").unwrap().value.expect("a value");
+    assert_eq!(arrc::display(&same), "1");
+    // A selection reaching past the array (a fill item) is no place of it.
+    let err = s.eval("(4100↑z)←0").expect_err("fills");
+    assert_eq!(err.class, arrc::ErrorClass::Index, "{err}");
+    let same = s.eval("z≡x×2").unwrap().value.expect("a value");
+    assert_eq!(arrc::display(&same), "1");
+    for e in ["x←⍳5 ⋄ x[1.5]", "x←⍳5 ⋄ i←÷2 ⋄ x[i]", "x←⍳5 ⋄ x[(⍳3)÷2]"] {
+        let err = s.eval(e).expect_err(e);
+        assert_eq!(err.class, arrc::ErrorClass::Domain, "{e}: {err}");
+    }
+}
+
+#[test]
+fn stencils_on_the_device() {
+    // `f⌺s` with `f` a reduction of a scalar formula of its window: one shifted read
+    // of ⍵ per window position (padding read as fill), fused into one kernel.
+    let mut s = gpu();
+    let exprs = [
+        "{+/⍵}⌺3⊢x",
+        "{⌈/⍵}⌺5⊢x",
+        "{-/⍵}⌺3⊢x",
+        "m←(3,≢x)⍴x ⋄ {+/,⍵}⌺3 3⊢m",
+        "m←(3,≢x)⍴x ⋄ {⌊/,⍵}⌺1 5⊢m",
+        "m←(3,≢x)⍴x ⋄ A←3 3⍴1 2 1 2 4 2 1 2 1 ⋄ {+/,A×⍵}⌺3 3⊢m",
+        "m←(3,≢x)⍴x>0 ⋄ {3=s-⍵∧4=s←{+/,⍵}⌺3 3⊢⍵}m",
+        "m←(4,≢x)⍴x ⋄ {0<+/,⍵×⍵}⌺3 3⊢m",
+        // Items of the window, local names, an assignment inside the result.
+        "m←(3,≢x)⍴x ⋄ {⍵[2;2]}⌺3 3⊢m",
+        "m←(3,≢x)⍴x ⋄ {⍵[1;3]-⍵[3;1]}⌺3 3⊢m",
+        "m←(3,≢x)⍴x>0 ⋄ {c←⍵[2;2] ⋄ s←(+/,⍵)-c ⋄ (s=3)∨c∧s=2}⌺3 3⊢m",
+        "m←(3,≢x)⍴x>0 ⋄ {3=s-⍵[2;2]∧4=s←+/,⍵}⌺3 3⊢m",
+        "m←(3,≢x)⍴x ⋄ {k←3 3⍴1 2 1 2 4 2 1 2 1 ⋄ v←k×⍵ ⋄ (+/,v)-⍵[1;3]}⌺3 3⊢m",
+        "{a←⍵ ⋄ (⌈/a)-a[1]}⌺3⊢x",
+        "{(+/⍵)÷≢⍵}⌺5⊢x",
+        "m←(3,≢x)⍴x ⋄ {(+/,⍵)÷≢,⍵}⌺3 3⊢m",
+        // Steps: every step-th window (a strided read of ⍵ per window position).
+        "{+/⍵}⌺(2 1⍴3 2)⊢x",
+        "m←(3,≢x)⍴x ⋄ {⌈/,⍵}⌺(2 2⍴2 2 2 2)⊢m",
+        "m←(4,≢x)⍴x ⋄ {+/,⍵}⌺(2 2⍴3 3 2 3)⊢m",
+    ];
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_at(&mut s, &[1, 2, 9, 33, 1025], &exprs, ty, false);
+    }
+    // An even size gives one window per gap between items.
+    let g = s.eval("{+/,⍵}⌺2 2⊢4 5⍴⍳20").expect("runs");
+    assert!(g.notes.is_empty(), "{:?}", g.notes);
+    assert_eq!(g.value.expect("a value").shape, vec![3, 4]);
+}
+
+#[test]
+fn stencils_staged_in_workgroup_memory() {
+    // `⌺` of a matrix reads it at every window position; a workgroup stages its tile
+    // of the matrix (16 rows of 64 outputs, 8 rows past 25 positions) with the halo
+    // in workgroup memory once, and the positions read there (`KernelKind::Stencil`). Matrices on each side of a tile's
+    // rows and columns, halos of 1 to 4 on either side (even windows have unequal
+    // ones), the matrix computed by an expression first, booleans, i64 and f64; and
+    // workgroups that take several tiles in turn (`busy_groups` 3: 96 workgroups).
+    // Windows of 16 positions or more are staged; smaller ones read device memory.
+    let exprs = [
+        "{+/,⍵}⌺5 5⊢m",
+        "{⌈/,⍵}⌺5 5⊢m",
+        "{+/,⍵}⌺4 4⊢m",
+        "{⍵[1;1]-⍵[3;5]+⍵[4;2]}⌺4 5⊢m",
+        "{+/,⍵×⍵}⌺7 9⊢m",
+        "{+/,⍵}⌺5 5⊢m×2",
+        "{c←⍵[3;3] ⋄ s←(+/,⍵)-c ⋄ (s=3)∨c∧s=2}⌺5 5⊢m>0",
+        "{+/,⍵}⌺5 5⊢⌊m×2*33",
+        "{+/,⍵}⌺3 3⊢m",
+        // A formula that fails where a window is all padding, as it is past the
+        // matrix's edge in a tile: such outputs are not evaluated then.
+        "{÷+/,⍵≠0}⌺5 5⊢1+|m",
+        // Windows reached through a gather are not staged.
+        "⊖{+/,⍵}⌺5 5⊢m",
+    ];
+    for busy in [None, Some(3)] {
+        let mut s = gpu();
+        s.tune(arrc::Tuning {
+            busy_groups: busy,
+            ..Default::default()
+        });
+        for shape in [
+            [1, 2],
+            [15, 63],
+            [16, 64],
+            [17, 65],
+            [33, 129],
+            [40, 7],
+            [300, 700],
+        ] {
+            for ty in [ElemType::I32, ElemType::F32] {
+                check_shaped(&mut s, &shape, ty, &exprs);
+            }
+        }
+        check_shaped(&mut s, &[17, 65], ElemType::F64, &exprs[..5]);
+        let c = s.compile("{+/,⍵}⌺5 5⊢m").unwrap();
+        let staged = c
+            .plan
+            .kernels
+            .iter()
+            .any(|k| matches!(k.kind, arrc_ir::plan::KernelKind::Stencil { .. }));
+        assert!(staged, "{:?}", c.plan.kernels);
+    }
+}
+
+#[test]
+fn arrays_beyond_one_storage_binding() {
+    // 36 million f32 (144 MB) exceed lavapipe's 128 MiB maxStorageBufferRange (the
+    // H200's is 4 GiB): kernels bind such an array as several windows.
+    let mut s = gpu();
+    let n = 36_000_000;
+    let limit = s.device().expect("a device").max_storage_buffer_range as usize;
+    let x = Array::vector(Data::F32(
+        (0..n).map(|i| (i % 1000) as f32 - 500.0).collect(),
+    ));
+    assert!(
+        n * 4 > limit || limit >= 1 << 31,
+        "the test array should exceed the device's storage range"
+    );
+    s.set("x", x).unwrap();
+    for (expr, want) in [
+        ("+/x", "¯18000000"),
+        ("⌈/x", "499"),
+        ("x[1 35999999 36000000]", "¯500 498 499"),
+        ("(⌽x)[1 2]", "499 498"),
+        ("+/(x>0)", "17964000"),
+        ("+/(x>498)/x", "17964000"),
+    ] {
+        assert_eq!(arrc::display(&device_value(&mut s, expr)), want, "{expr}");
+    }
+    // A result beyond one binding comes back whole.
+    let o = s.eval("x+1").expect("x+1").value.expect("a value");
+    assert_eq!(o.len(), n);
+    assert_eq!(o.data.get(n - 1), arrc::Scalar::F32(500.0));
+}
+
+#[test]
+fn a_statement_reading_more_arrays_than_a_kernel_binds() {
+    // 40 device arrays in one expression, beyond lavapipe's 32 storage buffers per
+    // kernel: computed in parts (it crashed the driver).
+    let mut s = gpu();
+    let mut setup = String::new();
+    let mut sum = String::new();
+    for i in 1..=40 {
+        setup.push_str(&format!("a{i}←+\\(⍳1000)+{i} ⋄ "));
+        sum.push_str(&format!("a{i}+"));
+    }
+    s.eval(&setup).unwrap();
+    let v = device_value(&mut s, &format!("+/{sum}0"));
+    assert_eq!(arrc::display(&v), "7097090000");
+}
