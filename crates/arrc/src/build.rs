@@ -346,6 +346,7 @@ pub fn build(
             "push constants are u32 at offsets 0, 4, ...; every kernel has n (its element count) first",
             "bindings are storage buffers at descriptor set 0; the status buffer (if any) is one u32 to zero before the first dispatch; a set bit i after the run means device_errors[i]",
             "the workgroup size must be a multiple of the device's subgroup size; request full subgroups where the device supports it",
+            "specialize constants 0 and 1 of each entry point's pipeline to its own workgroup_size and items_per_thread: kernels size workgroup memory and tiles by them (the module's defaults are the first entry point's)",
             "every array, parameter and count must have at most 2147483647 elements (kernels index in 32 bits): the host must refuse larger run-time lengths",
             "integer + - × wrap modulo 2^64 inside folds; the kernels that check them raise a device error bit, which the host must read",
         ],
