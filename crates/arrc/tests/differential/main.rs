@@ -164,6 +164,20 @@ fn sum_abs(a: &Array) -> f64 {
     (0..a.len()).map(|i| a.data.get(i).as_f64().abs()).sum()
 }
 
+/// Gives `s` the arrays and the floats of `ty`, and a reference environment the same.
+fn bind_both(s: &mut Session, ty: ElemType, arrays: &[(&str, &Array)]) -> arrc_ref::Env {
+    s.set_float(float_of(ty));
+    let mut cpu = arrc_ref::Env {
+        float: float_of(ty),
+        ..Default::default()
+    };
+    for &(name, a) in arrays {
+        s.set(name, a.clone()).unwrap();
+        cpu.arrays.insert(name.into(), a.clone());
+    }
+    cpu
+}
+
 fn check(s: &mut Session, exprs: &[&str], ty: ElemType, nonzero_y: bool) {
     check_at(s, SIZES, exprs, ty, nonzero_y)
 }
@@ -173,15 +187,7 @@ fn check_at(s: &mut Session, sizes: &[usize], exprs: &[&str], ty: ElemType, nonz
     for &n in sizes {
         let x = random(&mut rng, ty, n, false);
         let y = random(&mut rng, ty, n, nonzero_y);
-        s.set("x", x.clone()).unwrap();
-        s.set("y", y.clone()).unwrap();
-        s.set_float(float_of(ty));
-        let mut cpu = arrc_ref::Env {
-            float: float_of(ty),
-            ..Default::default()
-        };
-        cpu.arrays.insert("x".into(), x.clone());
-        cpu.arrays.insert("y".into(), y.clone());
+        let mut cpu = bind_both(s, ty, &[("x", &x), ("y", &y)]);
         for expr in exprs {
             if std::env::var("ARRC_TRACE").is_ok() {
                 eprintln!("{expr} n={n} {ty}");
@@ -222,13 +228,7 @@ fn random_shaped(rng: &mut impl Rng, ty: ElemType, shape: &[usize]) -> Array {
 fn check_shaped(s: &mut Session, shape: &[usize], ty: ElemType, exprs: &[&str]) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(0xa715 ^ shape.iter().sum::<usize>() as u64);
     let m = random_shaped(&mut rng, ty, shape);
-    s.set("m", m.clone()).unwrap();
-    s.set_float(float_of(ty));
-    let mut cpu = arrc_ref::Env {
-        float: float_of(ty),
-        ..Default::default()
-    };
-    cpu.arrays.insert("m".into(), m.clone());
+    let mut cpu = bind_both(s, ty, &[("m", &m)]);
     let n = m.len();
     for expr in exprs {
         let g = s

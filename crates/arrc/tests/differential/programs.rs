@@ -384,13 +384,7 @@ fn domino_on_the_device() {
         for n in [1usize, 7, 8, 9, 33, 100, 257] {
             let mut rng = rand::rngs::StdRng::seed_from_u64(0xd0 ^ n as u64);
             let m = random_shaped(&mut rng, ty, &[n, n]);
-            s.set("m", m.clone()).unwrap();
-            s.set_float(float_of(ty));
-            let mut cpu = arrc_ref::Env {
-                float: float_of(ty),
-                ..Default::default()
-            };
-            cpu.arrays.insert("m".into(), m.clone());
+            let mut cpu = bind_both(&mut s, ty, &[("m", &m)]);
             let exprs = [
                 "⌹m+1000×(⍳≢m)∘.=⍳≢m",
                 "(⍳≢m)⌹m+1000×(⍳≢m)∘.=⍳≢m",
