@@ -272,8 +272,7 @@ impl Lower {
                     ty,
                     fold_span.clone(),
                 );
-                let last = self.binary(BinOp::Sub, runs.next, one, span.clone())?;
-                let last = self.cast(last, ElemType::I32);
+                let last = self.run_ends(&runs, span)?;
                 self.index(seg, vec![Some(last)], span.clone())?
             }
             Some((BinOp::Add, sorted)) => {
@@ -290,8 +289,7 @@ impl Lower {
                     vec![Dim::Known(n)],
                     span.clone(),
                 );
-                let last = self.binary(BinOp::Sub, runs.next, one, span.clone())?;
-                let last = self.cast(last, ElemType::I32);
+                let last = self.run_ends(&runs, span)?;
                 let to = self.index(sums, vec![Some(last)], span.clone())?;
                 let from = self.index(before, vec![Some(runs.at)], span.clone())?;
                 let diff = self.binary(BinOp::Sub, to, from, span.clone())?;
@@ -329,6 +327,13 @@ impl Lower {
             None
         };
         self.key_result(result, ordered, uniq, span)
+    }
+
+    /// Where each run ends: its last item's position (from 1).
+    fn run_ends(&mut self, runs: &Runs, span: &Span) -> Result<Value> {
+        let one = self.konst(Array::scalar(Scalar::I32(1)), span.clone());
+        let last = self.binary(BinOp::Sub, runs.next, one, span.clone())?;
+        Ok(self.cast(last, ElemType::I32))
     }
 
     /// The runs of equal items (exact equality) of the vector `keys` of `n` items, by

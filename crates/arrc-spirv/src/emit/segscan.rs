@@ -33,7 +33,7 @@ impl Emitter {
         let tiles = self.ceil_div(cx.n, tile_c)?;
         let items_c = self.c_u32(items);
         let (zero, one) = (self.c_u32(0), self.c_u32(1));
-        let (izero, ione) = (self.scalar(Scalar::I32(0)), self.scalar(Scalar::I32(1)));
+        let izero = self.scalar(Scalar::I32(0));
         let identity = self.identity(s.op, acc);
         let tvar = self.local(u);
         // `a op v`, or `v` where `v` starts a run.
@@ -43,20 +43,24 @@ impl Emitter {
         };
         let nonzero =
             |e: &mut Self, x: Word| -> R<Word> { e.b.i_not_equal(bt, None, x, izero).map_err(be) };
+        // Whether element `j` is inside, and the place to read for it (element 0's
+        // past the end: read, and nothing of it kept).
+        let clamped = |e: &mut Self, j: Word| -> R<(Word, Word)> {
+            let inside = e.ult(j, cx.n)?;
+            Ok((inside, e.b.select(u, None, inside, j, zero).map_err(be)?))
+        };
         self.count_loop(tvar, cx.group, tiles, cx.groups, |e, t| {
             // The previous tile's reads of the workgroup arrays are done.
             e.barrier()?;
             let t0 = e.umul(t, tile_c)?;
             let mine = e.umul(cx.lid, items_c)?;
             let base = e.uadd(t0, mine)?;
-            // This invocation's elements: loads first (past the end, element 0's
-            // place is read and nothing of it kept), then the fold.
+            // This invocation's elements: loads first, then the fold.
             let mut elems = Vec::with_capacity(items as usize);
             for k in 0..items {
                 let kc = e.c_u32(k);
                 let j = e.uadd(base, kc)?;
-                let inside = e.ult(j, cx.n)?;
-                let at_j = e.b.select(u, None, inside, j, zero).map_err(be)?;
+                let (inside, at_j) = clamped(e, j)?;
                 let v = e.expr(cx, value, Ix::flat(at_j))?;
                 let v = e.b.select(at, None, inside, v, identity).map_err(be)?;
                 let f = e.expr(cx, flag, Ix::flat(at_j))?;
@@ -74,8 +78,7 @@ impl Emitter {
             let store_mine = |e: &mut Self, v: Word, f: Word| -> R<()> {
                 let p = e.shared_ptr(sv, acc, cx.lid)?;
                 e.store(p, v)?;
-                let it = e.ty(ElemType::I32);
-                let fi = e.b.select(it, None, f, ione, izero).map_err(be)?;
+                let fi = e.bool_word(f)?;
                 let p = e.shared_ptr(sf, ElemType::I32, cx.lid)?;
                 e.store(p, fi)
             };
@@ -114,8 +117,7 @@ impl Emitter {
                 let last = e.b.i_equal(bt, None, cx.lid, lastc).map_err(be)?;
                 e.if_then(last, |e| {
                     e.store_elem(cx, values, t, my_v)?;
-                    let it = e.ty(ElemType::I32);
-                    let fi = e.b.select(it, None, my_f, ione, izero).map_err(be)?;
+                    let fi = e.bool_word(my_f)?;
                     e.store_elem(cx, flags, t, fi)
                 })?;
             }
@@ -148,8 +150,7 @@ impl Emitter {
                 Some(_) => {
                     let kc = e.c_u32(items);
                     let j = e.uadd(base, kc)?;
-                    let inside = e.ult(j, cx.n)?;
-                    let at_j = e.b.select(u, None, inside, j, zero).map_err(be)?;
+                    let (_, at_j) = clamped(e, j)?;
                     let f = e.expr(cx, flag, Ix::flat(at_j))?;
                     nonzero(e, f)?
                 }
