@@ -6,6 +6,7 @@
 use crate::array::ElemType;
 use crate::ir::{Dim, Function, Gather, Inst, Value};
 use crate::scalar::{BinOp, UnOp};
+use std::collections::HashMap;
 
 /// The most a length can be: itself where known, else the device's largest count.
 pub(crate) fn dim_bound(d: Dim) -> u128 {
@@ -18,13 +19,74 @@ pub(crate) fn dim_bound(d: Dim) -> u128 {
 /// Whether every element of integer value `v` fits in i32 by its bound: such i64
 /// keys are sorted as i32 (`Lower::narrow_keys`).
 pub(crate) fn fits_i32(f: &Function, v: Value) -> bool {
-    magnitude(f, v, 0).is_some_and(|m| m < 1 << 31)
+    magnitude(f, v).is_some_and(|m| m < 1 << 31)
 }
 
 /// A bound on the magnitude of every element of integer value `v` of `f`, where the
 /// IR shows one (`None`: unknown, or a float): lets folds skip overflow checks
 /// (`+/(⍳10)×⍳10`) and kernels skip them on `+ - ×` whose operands cannot overflow.
-pub(crate) fn magnitude(f: &Function, v: Value, depth: u32) -> Option<u128> {
+pub(crate) fn magnitude(f: &Function, v: Value) -> Option<u128> {
+    bottom_up(f, v, int_operands, |u, known| int_bound(f, u, known))?
+}
+
+/// Computes `step` for `v` and every value it reaches through `operands`, each once
+/// and operands first (a 5×5 window's sum is a chain of 24 adds, and a DAG can share
+/// its values); `None` where that is more values than are worth it.
+fn bottom_up<T: Copy>(
+    f: &Function,
+    v: Value,
+    operands: fn(&Function, Value) -> Vec<Value>,
+    step: impl Fn(Value, &HashMap<Value, T>) -> T,
+) -> Option<T> {
+    const MOST_VALUES: usize = 4096;
+    let mut known: HashMap<Value, T> = HashMap::new();
+    let mut stack = vec![(v, false)];
+    while let Some((u, ready)) = stack.pop() {
+        if known.contains_key(&u) {
+            continue;
+        }
+        if ready {
+            let b = step(u, &known);
+            known.insert(u, b);
+            continue;
+        }
+        if known.len() + stack.len() > MOST_VALUES {
+            return None;
+        }
+        stack.push((u, true));
+        stack.extend(operands(f, u).into_iter().map(|o| (o, false)));
+    }
+    known.get(&v).copied()
+}
+
+/// The operands [`int_bound`] reads.
+fn int_operands(f: &Function, v: Value) -> Vec<Value> {
+    if !(f.ty(v).elem.is_int() || f.ty(v).elem == ElemType::Bool) {
+        return vec![];
+    }
+    match f.inst(v) {
+        Inst::Cast(a)
+        | Inst::Unary {
+            op: UnOp::Neg | UnOp::Abs | UnOp::Conjugate,
+            arg: a,
+        }
+        | Inst::Gather { arg: a, .. }
+        | Inst::Reduce {
+            op: BinOp::Add | BinOp::Max | BinOp::Min,
+            arg: a,
+            ..
+        } => vec![*a],
+        Inst::Binary {
+            op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Max | BinOp::Min | BinOp::Residue,
+            lhs,
+            rhs,
+        } => vec![*lhs, *rhs],
+        _ => vec![],
+    }
+}
+
+/// Integer `v`'s bound from its operands' (in `known`).
+fn int_bound(f: &Function, v: Value, known: &HashMap<Value, Option<u128>>) -> Option<u128> {
     let ty = f.ty(v);
     let by_type = match ty.elem {
         ElemType::Bool => return Some(1),
@@ -32,10 +94,7 @@ pub(crate) fn magnitude(f: &Function, v: Value, depth: u32) -> Option<u128> {
         ElemType::I64 => None,
         ElemType::F32 | ElemType::F64 | ElemType::Char | ElemType::Mixed => return None,
     };
-    if depth > 16 {
-        return by_type;
-    }
-    let m = |x: Value| magnitude(f, x, depth + 1);
+    let m = |x: Value| known[&x];
     let found = match f.inst(v) {
         Inst::Const(a) => (0..a.len())
             .map(|i| a.data.get(i).as_i64().map(|x| x.unsigned_abs() as u128))
@@ -79,7 +138,9 @@ pub(crate) fn magnitude(f: &Function, v: Value, depth: u32) -> Option<u128> {
         }
         Inst::Gather { arg, map } => {
             let fill = match map {
-                Gather::Window { fill, .. } | Gather::Cycle { fill } => fill.as_i64()?,
+                Gather::Window { fill, .. }
+                | Gather::Sample { fill, .. }
+                | Gather::Cycle { fill } => fill.as_i64()?,
                 _ => 0,
             };
             Some(m(*arg)?.max(fill.unsigned_abs() as u128))
@@ -100,6 +161,146 @@ pub(crate) fn magnitude(f: &Function, v: Value, depth: u32) -> Option<u128> {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
+}
+
+/// A bound on the magnitude of every element of numeric value `v`, as a float, where
+/// the IR shows one: integers by [`magnitude`], an f32 value that nothing can have
+/// taken past the range at most f32's largest, and sums, products and selections of
+/// those (an f32 window summed in f64). `None`: unknown. Lets kernels skip the
+/// overflow checks of float `+ - ×` that cannot leave their type's range.
+///
+/// Arrays hold finite numbers, and every f32 function that can leave the range
+/// raises an error where it does (with a lower error bit than anything computed
+/// from it); only a narrowing from f64 (which the lowering checks after) and
+/// functions of such a value, which are unchecked, can be infinite unflagged.
+pub(crate) fn float_magnitude(
+    f: &Function,
+    v: Value,
+    checked: &dyn Fn(Value) -> bool,
+) -> Option<f64> {
+    bottom_up(f, v, float_operands, |u, known| {
+        float_bound(f, u, checked, known)
+    })?
+    .magnitude
+}
+
+/// A float value's magnitude bound, and whether it is finite wherever no error was
+/// raised.
+#[derive(Clone, Copy)]
+struct FloatBound {
+    magnitude: Option<f64>,
+    finite: bool,
+}
+
+/// The operands [`float_bound`] reads.
+fn float_operands(f: &Function, v: Value) -> Vec<Value> {
+    if !f.ty(v).elem.is_float() {
+        return vec![];
+    }
+    match f.inst(v) {
+        Inst::Cast(a) => vec![*a],
+        Inst::Unary {
+            op: UnOp::Neg | UnOp::Abs | UnOp::Conjugate,
+            arg,
+        } => vec![*arg],
+        Inst::Binary {
+            op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Max | BinOp::Min,
+            lhs,
+            rhs,
+        } => vec![*lhs, *rhs],
+        Inst::Select { then, els, .. } => vec![*then, *els],
+        Inst::Gather { arg, .. } => vec![*arg],
+        _ => vec![],
+    }
+}
+
+/// `v`'s bound from its operands' (in `known`).
+fn float_bound(
+    f: &Function,
+    v: Value,
+    checked: &dyn Fn(Value) -> bool,
+    known: &HashMap<Value, FloatBound>,
+) -> FloatBound {
+    let elem = f.ty(v).elem;
+    if elem.is_int() || elem == ElemType::Bool {
+        return FloatBound {
+            magnitude: magnitude(f, v).map(|m| m as f64),
+            finite: true,
+        };
+    }
+    if !elem.is_float() {
+        return FloatBound {
+            magnitude: None,
+            finite: false,
+        };
+    }
+    let b = |x: &Value| known[x];
+    let both = |x: &Value, y: &Value, g: fn(f64, f64) -> f64| {
+        let (a, c) = (b(x), b(y));
+        let m = a.magnitude.zip(c.magnitude).map(|(a, c)| g(a, c));
+        (m, a.finite && c.finite)
+    };
+    let (derived, finite) = match f.inst(v) {
+        Inst::Const(a) => {
+            let m = (0..a.len())
+                .map(|i| a.data.get(i).as_f64().abs())
+                .fold(0.0, f64::max);
+            (Some(m), m.is_finite())
+        }
+        Inst::Cast(a) => {
+            let a_b = b(a);
+            // Narrowed from f64, it is finite where the bound says so.
+            let narrowed = elem == ElemType::F32 && f.ty(*a).elem == ElemType::F64;
+            let fits = a_b.magnitude.is_some_and(|m| m <= f64::from(f32::MAX));
+            (a_b.magnitude, a_b.finite && (fits || !narrowed))
+        }
+        Inst::Unary {
+            op: UnOp::Neg | UnOp::Abs | UnOp::Conjugate,
+            arg,
+        } => (b(arg).magnitude, b(arg).finite),
+        Inst::Binary {
+            op: BinOp::Add | BinOp::Sub,
+            lhs,
+            rhs,
+        } => both(lhs, rhs, |a, c| a + c),
+        Inst::Binary {
+            op: BinOp::Mul,
+            lhs,
+            rhs,
+        } => both(lhs, rhs, |a, c| a * c),
+        Inst::Binary {
+            op: BinOp::Max | BinOp::Min,
+            lhs,
+            rhs,
+        } => both(lhs, rhs, f64::max),
+        Inst::Select { then, els, .. } => both(then, els, f64::max),
+        Inst::Gather { arg, map } => {
+            let fill = match map {
+                Gather::Window { fill, .. }
+                | Gather::Sample { fill, .. }
+                | Gather::Cycle { fill } => fill.as_f64().abs(),
+                _ => 0.0,
+            };
+            let a = b(arg);
+            (
+                a.magnitude.map(|m| m.max(fill)),
+                a.finite && fill.is_finite(),
+            )
+        }
+        // Elementwise functions not above: finite only where checked.
+        Inst::Unary { .. } | Inst::Binary { .. } => (None, false),
+        // Anything else is an array a kernel made or the caller gave: finite.
+        _ => (None, true),
+    };
+    // A checked function's result is finite, or its error is raised.
+    let finite = finite || checked(v);
+    let derived = derived.filter(|m| m.is_finite());
+    let by_type = (finite && elem == ElemType::F32).then_some(f64::from(f32::MAX));
+    let magnitude = match (derived, by_type) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    FloatBound { magnitude, finite }
 }
 
 /// Whether `v` is a constant (converted or not) with no item 0.

@@ -74,6 +74,11 @@ pub struct PlanOptions {
     /// A map reading one matrix at several window offsets stages it in workgroup
     /// memory (`KernelKind::Stencil`); off, each offset is read from device memory.
     pub stencil_tiles: bool,
+    /// The fewest window reads a staged stencil takes (fewer are left to the cache).
+    pub stencil_from: u32,
+    /// Outputs each invocation of a staged stencil computes, one below another (0:
+    /// chosen by the window: 4 up to 25 positions, else 2).
+    pub stencil_rows: u32,
     /// The device keeps f64 subnormals when a shader asks (DenormPreserve): every
     /// kernel that computes in f64 asks.
     pub denorm_preserve_f64: bool,
@@ -164,6 +169,8 @@ impl Default for PlanOptions {
             float64: true,
             wide_folds: true,
             stencil_tiles: true,
+            stencil_from: 16,
+            stencil_rows: 0,
             denorm_preserve_f64: false,
             denorm_preserve_f32: false,
             radix_from: 2,

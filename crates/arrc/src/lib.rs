@@ -257,6 +257,10 @@ pub struct Tuning {
     pub wide_folds: Option<bool>,
     /// `⌺` stages its matrix in workgroup memory (`PlanOptions::stencil_tiles`).
     pub stencil_tiles: Option<bool>,
+    /// The fewest window reads a staged stencil takes (`PlanOptions::stencil_from`).
+    pub stencil_from: Option<u32>,
+    /// Outputs an invocation of a staged stencil computes (`PlanOptions::stencil_rows`).
+    pub stencil_rows: Option<u32>,
     /// Workgroup memory a kernel may use, at most the device's
     /// (`PlanOptions::max_shared_bytes`): kernels that stage what does not fit take
     /// their other forms (16384 is what every Vulkan device has).
@@ -320,6 +324,12 @@ impl Tuning {
         }
         if let Some(v) = self.stencil_tiles {
             o.stencil_tiles = v;
+        }
+        if let Some(v) = self.stencil_from {
+            o.stencil_from = v;
+        }
+        if let Some(v) = self.stencil_rows {
+            o.stencil_rows = v;
         }
         if let Some(v) = self.max_shared_bytes {
             o.max_shared_bytes = o.max_shared_bytes.min(v);

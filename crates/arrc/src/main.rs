@@ -325,6 +325,14 @@ enum Cmd {
         /// default); `false` reads each window offset from device memory.
         #[arg(long)]
         stencil_tiles: Option<bool>,
+        /// Tuning: the fewest window reads a staged `⌺` takes (16 by default;
+        /// fewer read device memory).
+        #[arg(long)]
+        stencil_from: Option<u32>,
+        /// Tuning: outputs each invocation of a staged `⌺` computes, one below
+        /// another (1 to 8; by default 4 up to 25 window positions, else 2).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
+        stencil_rows: Option<u32>,
         /// Tuning: workgroup memory a kernel may use, in bytes, at most the
         /// device's (kernels that stage what does not fit take their other forms).
         #[arg(long)]
@@ -955,6 +963,8 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             matmul_tile,
             wide_folds,
             stencil_tiles,
+            stencil_from,
+            stencil_rows,
             max_shared_bytes,
             radix_from,
             radix_lookback_below,
@@ -1006,6 +1016,8 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     every_subgroup_looks_back: scan_every_subgroup,
                     wide_folds,
                     stencil_tiles,
+                    stencil_from,
+                    stencil_rows,
                     max_shared_bytes,
                     radix_from,
                     radix_lookback_below,

@@ -469,7 +469,7 @@ impl Lower {
         // (integers that overflow, or that floats cannot hold), unless the items are
         // small enough for floats to compute it exactly (seed 52 index 14121:
         // `{(⍺×⍵)!2}⌿` of 4611686018427387904 ¯726 gave 0, not DOMAIN ERROR).
-        let small = self.magnitude(arg, 0).is_some_and(|m| m <= 1 << 11);
+        let small = self.magnitude(arg).is_some_and(|m| m <= 1 << 11);
         if int_first && r.is_float() && !small {
             return Err(err::unsupported(
                 "a dfn fold of integers whose steps give floats, and whose first step computes in integers, is not supported on the GPU path yet",
@@ -555,7 +555,7 @@ impl Lower {
         );
         let len = dim_bound(aty.shape[axis]);
         let fits = self
-            .magnitude(arg, 0)
+            .magnitude(arg)
             .is_some_and(|m| m.saturating_mul(len) < 1 << 63);
         if op == BinOp::Add && items == ElemType::I64 && !fits {
             // The device sums i64 items modulo 2^64; the exact sum of their high halves
@@ -637,8 +637,8 @@ impl Lower {
     /// A bound on the magnitude of every element of integer value `v`, where lowering
     /// can tell (`None`: unknown, or a float): lets folds of values that cannot
     /// overflow skip the overflow check (`+/(⍳10)×⍳10`).
-    fn magnitude(&self, v: Value, depth: u32) -> Option<u128> {
-        magnitude(&self.f, v, depth)
+    fn magnitude(&self, v: Value) -> Option<u128> {
+        magnitude(&self.f, v)
     }
 
     pub(super) fn scan(&mut self, op: BinOp, arg: Value, axis: usize, span: Span) -> Result<Value> {
@@ -661,7 +661,7 @@ impl Lower {
         // The device scans integers modulo 2^64 (see `reduce`); each item is checked
         // unless the items' bounds show that no running sum or product can overflow.
         let len = dim_bound(ty.shape[axis]);
-        let m = self.magnitude(arg, 0);
+        let m = self.magnitude(arg);
         let sums_fit = m.is_some_and(|m| m.saturating_mul(len) < 1 << 63);
         let products_fit = m.is_some_and(|m| {
             let len = u32::try_from(len).unwrap_or(u32::MAX);

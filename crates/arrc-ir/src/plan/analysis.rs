@@ -25,8 +25,8 @@ pub(super) fn integer_fits(f: &Function, op: BinOp, lhs: Value, rhs: Value, floa
     let ints = f.ty(lhs).elem.is_int() && f.ty(rhs).elem.is_int();
     let bound = || {
         let (a, b) = (
-            crate::bounds::magnitude(f, lhs, 0)?,
-            crate::bounds::magnitude(f, rhs, 0)?,
+            crate::bounds::magnitude(f, lhs)?,
+            crate::bounds::magnitude(f, rhs)?,
         );
         match op {
             BinOp::Add | BinOp::Sub => a.checked_add(b),
@@ -34,7 +34,41 @@ pub(super) fn integer_fits(f: &Function, op: BinOp, lhs: Value, rhs: Value, floa
             _ => None,
         }
     };
-    ints && bound().is_some_and(|m| m < 1 << 63) || float_bounded(f, op, rhs, float64)
+    ints && bound().is_some_and(|m| m < 1 << 63)
+        || float_bounded(f, op, rhs, float64)
+        || float_fits(f, op, lhs, rhs, float64)
+}
+
+/// Whether float `lhs op rhs` (`+ - ×`) stays far inside its type's range by the
+/// bounds the IR shows on its operands ([`crate::bounds::float_magnitude`]): an f32
+/// window summed in f64 cannot overflow it, nor can f64 sums of f32 values.
+fn float_fits(f: &Function, op: BinOp, lhs: Value, rhs: Value, float64: bool) -> bool {
+    let elem = f.ty(lhs).elem.join(f.ty(rhs).elem);
+    let limit = match elem {
+        ElemType::F64 => 1e300,
+        ElemType::F32 => 1e38,
+        _ => return false,
+    };
+    // Functions that raise an error where their result would not be finite.
+    let checked = |v: Value| match f.inst(v) {
+        Inst::Unary { op, arg } => op.device_error(f.ty(*arg).elem, f.ty(v).elem).is_some(),
+        Inst::Binary { op, lhs, rhs } => {
+            op.device_error(f.ty(*lhs).elem.join(f.ty(*rhs).elem))
+                .is_some()
+                && !float_bounded(f, *op, *rhs, float64)
+        }
+        _ => false,
+    };
+    let m = |v: Value| crate::bounds::float_magnitude(f, v, &checked);
+    let Some((a, b)) = m(lhs).zip(m(rhs)) else {
+        return false;
+    };
+    let r = match op {
+        BinOp::Add | BinOp::Sub => a + b,
+        BinOp::Mul => a * b,
+        _ => return false,
+    };
+    r < limit
 }
 
 /// Whether float `lhs op rhs` keeps the magnitude of the finite `lhs` (so it cannot

@@ -12,10 +12,6 @@ use super::*;
 const TILE_COLS: u32 = 64;
 /// The widest halo staged on each side.
 const MAX_HALO: u64 = 8;
-/// Fewer window reads than this are left to the cache: on an H200 a 3×3 `+/` took
-/// 324 µs at 8192² read from device memory and 497 µs staged, a 5×5 one 820 µs
-/// and 650 µs.
-const MIN_WINDOWS: usize = 16;
 
 /// The argument a stencil map stages, its padding and its halo.
 struct Stage {
@@ -142,7 +138,7 @@ impl Planner<'_> {
             todo.extend(operands);
         }
         let &(_, x, _, fill) = windows.first()?;
-        if windows.len() < MIN_WINDOWS
+        if windows.len() < self.opts.stencil_from as usize
             || direct.iter().any(|&d| d != x)
             || windows.iter().any(|w| w.1 != x || w.3 != fill)
             || !matches!(
@@ -189,7 +185,11 @@ impl Planner<'_> {
                 u64::from(items.div_ceil(invocations) * invocations) * t.size().max(4) as u64;
             bytes <= u64::from(self.opts.max_shared_bytes)
         };
-        let mut rows_each = if windows.len() <= 25 { 4 } else { 2 };
+        let mut rows_each = match self.opts.stencil_rows {
+            0 if windows.len() <= 25 => 4,
+            0 => 2,
+            r => r,
+        };
         if !fits(rows_each, widened.unwrap_or(x_elem)) {
             widened = None;
         }

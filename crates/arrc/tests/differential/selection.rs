@@ -318,6 +318,45 @@ fn stencils_staged_in_workgroup_memory() {
 }
 
 #[test]
+fn float_windows_summed_in_f64_check_only_their_results() {
+    // An f32 window is summed in f64, where 9 or 25 f32 values cannot overflow: by
+    // the bounds on its operands no add of the sum carries a check (each was a
+    // comparison and a flag an add), and the f32 result still does. A window beyond
+    // f32's range is a DOMAIN ERROR; one whose partial sums leave the range and come
+    // back is not. Read from device memory (3×3) and staged (5×5), at the matrix's
+    // edges (fill) and inside, and the same with the data from literals.
+    let mut s = gpu();
+    let big = f32::MAX * 0.9;
+    let patterns: [&[f32]; 4] = [
+        &[big, big, -big, -big, 0.5],
+        &[big, -big, 1.0],
+        &[big, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        &[big, big, big],
+    ];
+    for (rows, cols) in [(1usize, 2usize), (3, 4), (17, 65), (40, 7)] {
+        for p in patterns {
+            let m = Array::new(
+                vec![rows, cols],
+                Data::F32((0..rows * cols).map(|i| p[i % p.len()]).collect()),
+            );
+            let mut cpu = bind_both(&mut s, ElemType::F32, &[("m", &m)]);
+            for w in [3, 5] {
+                let expr = format!("{{+/,⍵}}⌺{w} {w}⊢m");
+                agree(&mut s, &mut cpu, &expr, m.len(), 4.0 * f64::from(f32::MAX));
+            }
+        }
+    }
+    for (w, shape) in [(3, "3 4"), (5, "17 65")] {
+        let expr = format!("{{+/,⍵}}⌺{w} {w}⊢{shape}⍴3e38 3e38 ¯3e38 ¯3e38 0.5");
+        let mut cpu = bind_both(&mut s, ElemType::F32, &[]);
+        agree(&mut s, &mut cpu, &expr, 0, 4.0 * f64::from(f32::MAX));
+        // One error bit: the f32 result's.
+        let c = s.compile(&format!("{{+/,⍵}}⌺{w} {w}⊢m")).unwrap();
+        assert_eq!(c.plan.errors.len(), 1, "{:?}", c.plan.errors);
+    }
+}
+
+#[test]
 fn arrays_beyond_one_storage_binding() {
     // 36 million f32 (144 MB) exceed lavapipe's 128 MiB maxStorageBufferRange (the
     // H200's is 4 GiB): kernels bind such an array as several windows.
