@@ -87,6 +87,9 @@ struct Emitter {
     /// Its default, which fixes the shape of a scan tile at emit time (a scan keeps
     /// its tile's elements in registers, one variable each).
     items_n: u32,
+    /// Specialization constant 0's default, the workgroup size: kernels that keep a
+    /// part of workgroup memory per invocation size it by this.
+    wg_n: u32,
     /// The kernel may use f64 for f32 intermediates (`Kernel::float64`).
     float64: bool,
     /// Push constant 0 as loaded in the kernel's entry block: a value the driver
@@ -236,6 +239,7 @@ impl Emitter {
             wg_size,
             items,
             items_n: items_per_thread.max(1),
+            wg_n: workgroup_size,
             opaque: 0,
             float64: false,
             ct: arrc_ir::scalar::COMPARISON_TOLERANCE,
@@ -1130,6 +1134,7 @@ impl Emitter {
     fn kernel(&mut self, k: &Kernel, name: &str) -> R<()> {
         // A scan's tile shape is fixed here (one variable per element it holds).
         self.items_n = k.items_per_thread.max(1);
+        self.wg_n = k.workgroup_size.max(1);
         self.float64 = k.float64;
         self.ct = k.ct;
         // Bindings: set 0, binding i.

@@ -311,7 +311,7 @@ impl Emitter {
 
     /// A control barrier among the lanes of this subgroup, ordering their accesses
     /// to workgroup memory.
-    fn subgroup_barrier(&mut self) -> R<()> {
+    pub(super) fn subgroup_barrier(&mut self) -> R<()> {
         let sg = self.c_u32(SCOPE_SUBGROUP);
         let sem = self.c_u32(SEM_ACQ_REL_WORKGROUP);
         self.b.control_barrier(sg, sg, sem).map_err(be)

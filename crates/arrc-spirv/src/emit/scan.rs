@@ -434,12 +434,25 @@ impl Emitter {
                 let is_last = e.b.i_equal(bt, None, i, last).map_err(be)?;
                 e.if_then(is_last, |e| e.store_elem(cxr, c.len, zero, y))
             };
+            // In a whole tile, a round's kept elements go to one run of `out`:
+            // staged in order in the subgroup's part of workgroup memory, then
+            // stored from there one element a lane (coalesced, where each lane's
+            // own would scatter). The run starts at the count before the round,
+            // which each lane finds from its own first element.
+            let stage = (t == ElemType::I32).then(|| {
+                let stage = e.shared_sized(vt, e.wg_n * width);
+                let at = e.umul(sid, sgs)?;
+                let wc = e.c_u32(width);
+                Ok((stage, e.umul(at, wc)?))
+            });
+            let stage = stage.transpose()?;
             for (r, (row, &v)) in xs.iter().zip(&vidx).enumerate() {
                 let mut ys = vec![];
                 for &var in row {
                     ys.push(e.load(tt, var)?);
                 }
                 let base = r * width as usize;
+                let (ex, tot) = round_scans[r];
                 e.if_else(
                     whole,
                     |e| {
@@ -447,11 +460,55 @@ impl Emitter {
                             Some(src) => Some(e.load_vec4(src, v, vt)?),
                             None => None,
                         };
+                        let Some((stage, sg_at)) = stage else {
+                            for (k, &y) in ys.iter().enumerate() {
+                                let i = elem_at(e, v, k as u32)?;
+                                place(e, base + k, i, y, values.map(|x| x[k]))?;
+                            }
+                            return Ok(());
+                        };
+                        let kept0 = keep_at(e, base)?;
+                        let zero_i = e.scalar(Scalar::I32(0));
+                        let k0 = e.b.select(it, None, kept0, one_i, zero_i).map_err(be)?;
+                        let start = e.b.i_sub(it, None, ys[0], k0).map_err(be)?;
+                        let start = e.b.i_sub(it, None, start, ex).map_err(be)?;
                         for (k, &y) in ys.iter().enumerate() {
                             let i = elem_at(e, v, k as u32)?;
-                            place(e, base + k, i, y, values.map(|x| x[k]))?;
+                            let keep = keep_at(e, base + k)?;
+                            e.if_then(keep, |e| {
+                                let q = e.b.i_sub(it, None, y, one_i).map_err(be)?;
+                                let q = e.b.i_sub(it, None, q, start).map_err(be)?;
+                                let q = e.b.bitcast(u, None, q).map_err(be)?;
+                                let q = e.uadd(sg_at, q)?;
+                                let x = match values {
+                                    Some(x) => x[k],
+                                    None => e.expr(cxr, &c.value, Ix::flat(i))?,
+                                };
+                                let p = e.shared_ptr(stage, vt, q)?;
+                                e.store(p, x)
+                            })?;
+                            let is_last = e.b.i_equal(bt, None, i, last).map_err(be)?;
+                            e.if_then(is_last, |e| e.store_elem(cxr, c.len, zero, y))?;
                         }
-                        Ok(())
+                        e.subgroup_barrier()?;
+                        let start = e.b.bitcast(u, None, start).map_err(be)?;
+                        let tot = e.b.bitcast(u, None, tot).map_err(be)?;
+                        for k in 0..width {
+                            let kc = e.c_u32(k);
+                            let q = e.umul(kc, sgs)?;
+                            let q = e.uadd(q, lane)?;
+                            let inr = e.ult(q, tot)?;
+                            e.if_then(inr, |e| {
+                                let s = e.uadd(sg_at, q)?;
+                                let p = e.shared_ptr(stage, vt, s)?;
+                                let vtt = e.ty(vt);
+                                let x = e.load(vtt, p)?;
+                                let at = e.uadd(start, q)?;
+                                e.store_elem(cxr, out, at, x)
+                            })?;
+                        }
+                        // The next round stages over this one.
+                        e.subgroup_barrier()
                     },
                     |e| {
                         for (k, &y) in ys.iter().enumerate() {
