@@ -25,6 +25,19 @@ fn compress_on_the_device() {
     let sizes = &[0, 1, 7, 33, 257, 4095, 4097, 100003];
     check_at(&mut s, sizes, EXPRS, ElemType::F32, false);
     check_at(&mut s, sizes, EXPRS, ElemType::I32, false);
+    // NVIDIA's tile (384 × 32), whose compaction takes 24 items an invocation, in
+    // 6 staged rounds a tile: sizes around it (9216).
+    let mut t = gpu();
+    t.tune(arrc::Tuning {
+        scan_workgroup_size: Some(384),
+        scan_items_per_thread: Some(32),
+        ..Default::default()
+    });
+    let sizes = &[9215, 9216, 9217, 3 * 9216 + 5];
+    check_at(&mut t, sizes, EXPRS, ElemType::F32, false);
+    check_at(&mut t, sizes, EXPRS, ElemType::I32, false);
+    let plan = t.compile("(x>0)/x").unwrap().plan;
+    assert!(plan.kernels.iter().any(|k| k.items_per_thread == 24));
     s.set("x", Array::vector(Data::F32(vec![-1.0, 2.0, 3.0, -4.0])))
         .unwrap();
     let before = s.stats().readbacks;
