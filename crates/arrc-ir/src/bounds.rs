@@ -294,7 +294,8 @@ fn float_bound(
     };
     // A checked function's result is finite, or its error is raised.
     let finite = finite || checked(v);
-    let derived = derived.filter(|m| m.is_finite());
+    // A value that may be infinite unflagged has no bound, whatever its operands'.
+    let derived = derived.filter(|m| m.is_finite() && finite);
     let by_type = (finite && elem == ElemType::F32).then_some(f64::from(f32::MAX));
     let magnitude = match (derived, by_type) {
         (Some(a), Some(b)) => Some(a.min(b)),

@@ -680,12 +680,12 @@ pub fn program(
         let a = s.stats();
         let t = Instant::now();
         let out = s.eval(src)?;
+        let wall_ns = t.elapsed().as_nanos() as u64;
         let value = out
             .value
             .map(|v| shown(&v))
             .or(out.function)
             .unwrap_or_default();
-        let wall_ns = t.elapsed().as_nanos() as u64;
         let r = ProgramRun {
             wall_ns,
             stats: s.stats().since(&a),

@@ -329,7 +329,7 @@ impl Tuning {
             o.stencil_from = v;
         }
         if let Some(v) = self.stencil_rows {
-            o.stencil_rows = v;
+            o.stencil_rows = v.min(8);
         }
         if let Some(v) = self.max_shared_bytes {
             o.max_shared_bytes = o.max_shared_bytes.min(v);
@@ -624,6 +624,15 @@ impl Session {
                 0..0,
             )
         })?;
+        // APL has no NaN or infinity, and kernels rely on arrays holding none (an
+        // f32 value's bound is the largest finite f32).
+        if let Some(i) = value.data.first_not_finite() {
+            return Err(Error::new(
+                ErrorClass::Domain,
+                format!("Session::set({name:?}): item {i} is not a finite number"),
+                0..0,
+            ));
+        }
         self.bind_val(name, value.into());
         Ok(())
     }

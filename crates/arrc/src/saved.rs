@@ -82,7 +82,7 @@ fn scalar_from(v: &Value) -> Result<Scalar, String> {
                 .ok_or("an i32")?,
         ),
         ElemType::I64 => Scalar::I64(x.as_i64().ok_or("an i64")?),
-        ElemType::F32 => Scalar::F32(num(x)? as f32),
+        ElemType::F32 => Scalar::F32(finite_f32(num(x)?)?),
         ElemType::F64 => Scalar::F64(num(x)?),
         ElemType::Char => {
             let s = x.as_str().ok_or("a character")?;
@@ -138,7 +138,12 @@ pub fn array_from(v: &Value) -> Result<Array, String> {
                 .collect::<Result<_, _>>()?,
         ),
         ElemType::I64 => Data::I64(ints()?),
-        ElemType::F32 => Data::F32(nums()?.into_iter().map(|x| x as f32).collect()),
+        ElemType::F32 => Data::F32(
+            nums()?
+                .into_iter()
+                .map(finite_f32)
+                .collect::<Result<_, _>>()?,
+        ),
         ElemType::F64 => Data::F64(nums()?),
         ElemType::Char => Data::Char(
             v["data"]
@@ -344,5 +349,16 @@ impl Session {
             self.set(&n, a)?;
         }
         Ok(count)
+    }
+}
+
+/// A saved f32 value, which must be a finite f32 (APL has no infinity; `1e39` in
+/// a hand-edited file would become one).
+fn finite_f32(x: f64) -> Result<f32, String> {
+    let f = x as f32;
+    if f.is_finite() {
+        Ok(f)
+    } else {
+        Err(format!("{x} is not a finite f32 number"))
     }
 }

@@ -52,3 +52,34 @@ fn ndarray_arrays_in_and_out_of_a_session() {
     let g = s.eval("⍋i").unwrap().value.unwrap();
     assert!(ArrayD::<f64>::try_from(&g).is_err());
 }
+
+#[test]
+fn arrays_with_infinities_or_nans_are_refused() {
+    // APL has neither, and kernels rely on it: an f32 value is bounded by the
+    // largest finite f32, so `x×b×0.25` needs no overflow check. A session given an
+    // infinity would have returned one (DOMAIN ERROR before the bounds).
+    let mut s = arrc::Session::new(arrc::Backend::Auto).unwrap();
+    for bad in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+        let a = arrc::Array::vector(arrc::Data::F32(vec![1.0, bad]));
+        let e = s.set("x", a).unwrap_err();
+        assert_eq!(e.class, arrc::ErrorClass::Domain, "{e}");
+        assert!(e.message.contains("item 1"), "{e}");
+    }
+    let a = arrc::Array::vector(arrc::Data::F64(vec![f64::NAN]));
+    assert!(s.set("y", a).is_err());
+    // A saved workspace whose f32 value is beyond f32 (a hand-edited file).
+    let dir = std::env::temp_dir().join(format!("arrc-inf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ws.json");
+    s.set("z", arrc::Array::vector(arrc::Data::F32(vec![3e38])))
+        .unwrap();
+    s.save_workspace(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let edited = text.replace("3.0000000054977558e+38", "1e39");
+    assert_ne!(text, edited, "{text}");
+    std::fs::write(&path, edited).unwrap();
+    let mut t = arrc::Session::new(arrc::Backend::Auto).unwrap();
+    let e = t.load_workspace(&path).unwrap_err();
+    assert!(e.message.contains("not a finite f32"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -762,9 +762,17 @@ impl Planner<'_> {
         let aggregates = shared(&mut kb, aggregates, ElemType::I32, true);
         let inclusive = shared(&mut kb, inclusive, ElemType::I32, true);
         let counter = shared(&mut kb, counter, ElemType::I32, true);
-        let compact = compact.map(|(value, len)| Compact {
-            len: kb.bind(len, ElemType::I32, true),
-            value,
+        // Staging takes a value a lane per element of a round (rounds of four
+        // where the tile allows), beside the scan's own totals (at most 1024
+        // 8-byte words).
+        let width = if items.is_multiple_of(4) { 4 } else { 1 };
+        let compact = compact.map(|(value, len)| {
+            let stage = u64::from(wg * width) * value.elem().size().max(4) as u64;
+            Compact {
+                len: kb.bind(len, ElemType::I32, true),
+                staged: stage + 8192 <= u64::from(self.opts.max_shared_bytes),
+                value,
+            }
         });
         let value_fails = compact.as_ref().is_some_and(|c| c.value.may_fail());
         self.bind_status(

@@ -378,6 +378,9 @@ pub struct Finish {
 pub struct Compact {
     pub value: KExpr,
     pub len: u32,
+    /// Each round's kept values are staged in workgroup memory and stored as one
+    /// run (where that fits `PlanOptions::max_shared_bytes`).
+    pub staged: bool,
 }
 
 /// One storage-buffer binding of a kernel (descriptor set 0).

@@ -193,11 +193,11 @@ impl Planner<'_> {
         if !fits(rows_each, widened.unwrap_or(x_elem)) {
             widened = None;
         }
-        if !fits(rows_each, x_elem) {
-            rows_each = 2;
-        }
-        if !fits(rows_each, x_elem) {
-            return None;
+        while !fits(rows_each, x_elem) {
+            if rows_each == 1 {
+                return None;
+            }
+            rows_each = (rows_each / 2).max(1);
         }
         Some(Stage {
             x,

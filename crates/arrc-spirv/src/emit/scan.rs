@@ -439,7 +439,7 @@ impl Emitter {
             // stored from there one element a lane (coalesced, where each lane's
             // own would scatter). The run starts at the count before the round,
             // which each lane finds from its own first element.
-            let stage = (t == ElemType::I32).then(|| {
+            let stage = (c.staged && t == ElemType::I32).then(|| {
                 let stage = e.shared_sized(vt, e.wg_n * width);
                 let at = e.umul(sid, sgs)?;
                 let wc = e.c_u32(width);

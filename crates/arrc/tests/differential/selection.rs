@@ -33,11 +33,35 @@ fn compress_on_the_device() {
         scan_items_per_thread: Some(32),
         ..Default::default()
     });
+    // Values of every width staged (booleans as words), and with 16 KiB of
+    // workgroup memory 8-byte values stored directly (staging them would take 12
+    // KiB beside the scan's totals).
     let sizes = &[9215, 9216, 9217, 3 * 9216 + 5];
-    check_at(&mut t, sizes, EXPRS, ElemType::F32, false);
-    check_at(&mut t, sizes, EXPRS, ElemType::I32, false);
+    let more = ["(x>0)/x>50", "(x>0)/⌊x"];
+    for ty in [ElemType::F32, ElemType::I32, ElemType::F64] {
+        check_at(&mut t, sizes, EXPRS, ty, false);
+        check_at(&mut t, sizes, &more, ty, false);
+    }
     let plan = t.compile("(x>0)/x").unwrap().plan;
     assert!(plan.kernels.iter().any(|k| k.items_per_thread == 24));
+    let staged = |s: &mut Session| {
+        let plan = s.compile("(x>0)/x").unwrap().plan;
+        plan.kernels.iter().find_map(|k| match &k.kind {
+            arrc_ir::plan::KernelKind::ScanChained {
+                compact: Some(c), ..
+            } => Some(c.staged),
+            _ => None,
+        })
+    };
+    assert_eq!(staged(&mut t), Some(true));
+    t.tune(arrc::Tuning {
+        scan_workgroup_size: Some(384),
+        scan_items_per_thread: Some(32),
+        max_shared_bytes: Some(16384),
+        ..Default::default()
+    });
+    assert_eq!(staged(&mut t), Some(false), "f64 values in 16 KiB");
+    check_at(&mut t, &[9217], EXPRS, ElemType::F64, false);
     s.set("x", Array::vector(Data::F32(vec![-1.0, 2.0, 3.0, -4.0])))
         .unwrap();
     let before = s.stats().readbacks;
