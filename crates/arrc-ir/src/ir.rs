@@ -282,7 +282,8 @@ pub enum Inst {
     },
     /// For each element of `needles`, where it first occurs in the vector `hay`
     /// (`hay⍳needles`, from `origin`, `origin+≢hay` when absent) or whether it occurs
-    /// (`needles∊hay`). `order` is `⍋hay` from 0; `hay` and `needles` have one type,
+    /// (`needles∊hay`). `order` is `⍋hay` from 0 (for an interval index, whose `hay`
+    /// is in order already, `⍳≢hay` from 0); `hay` and `needles` have one type,
     /// compared exactly (f64 within ⎕CT).
     Search {
         hay: Value,

@@ -299,7 +299,17 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                 };
                 ht.rank() == 1
                     && ot.shape == ht.shape
-                    && matches!(f.inst(*order), Inst::Grade { arg, down: false, origin: 0 } if arg == hay)
+                    && match f.inst(*order) {
+                        Inst::Grade {
+                            arg,
+                            down: false,
+                            origin: 0,
+                        } => arg == hay,
+                        Inst::Iota { origin: 0, .. } => {
+                            matches!(kind, crate::ir::SearchKind::Interval { .. })
+                        }
+                        _ => false,
+                    }
                     && nt.elem == ht.elem
                     && ty.elem == want
                     && ty.shape == nt.shape

@@ -224,8 +224,9 @@ impl Lower {
     }
 
     /// `⍺⍸⍵` with a vector ⍺ computed on the device: a binary search of each item of
-    /// ⍵ in ⍺ (`Inst::Search`, its order `⍋⍺`, the identity where ⍺ is ascending),
-    /// and a DOMAIN ERROR from the device where `∧/(¯1↓⍺)≤1↓⍺` is 0.
+    /// ⍵ in ⍺ as it is (`Inst::Search` in the order `⍳≢⍺`: ⍺ must be ascending, so
+    /// it is not sorted first), and a DOMAIN ERROR from the device where
+    /// `∧/(¯1↓⍺)≤1↓⍺` is 0.
     fn interval_search(&mut self, a: Value, x: Value, span: Span) -> Result<Value> {
         let at = self.f.ty(a).clone();
         match at.rank() {
@@ -259,7 +260,16 @@ impl Lower {
         );
         let le = self.binary(BinOp::LessEq, before, after, span.clone())?;
         let ok = self.reduce(BinOp::And, le, 0, span.clone())?;
-        let order = self.grade(a, false, 0, span.clone())?;
+        // ⍺ must be in order already (checked above): the search reads it as it is,
+        // not sorted first.
+        let order = self.f.push(
+            Inst::Iota { len: n, origin: 0 },
+            Type {
+                elem: ElemType::I32,
+                shape: vec![n],
+            },
+            span.clone(),
+        );
         let found = self.f.push(
             Inst::Search {
                 hay: a,

@@ -319,6 +319,19 @@ fn set_functions_find_decode_expand_on_the_device() {
     let e = s.eval("b←⌽⍳90 ⋄ b⍸3").expect_err("not ascending");
     assert_eq!(e.class.name(), "DOMAIN ERROR", "{e:?}");
     assert!(e.message.contains("ascending"), "{e:?}");
+    // ⍺ is read as it is, not sorted first: no radix passes (there were four, and a
+    // gather of ⍺ through its grade). Equal items, and ⍺ out of order only at its end.
+    let plan = s.compile("(+\\|x)⍸y×5").unwrap().plan;
+    assert!(
+        !plan.kernels.iter().any(|k| k.name.starts_with("radix")),
+        "{:?}",
+        plan.kernels.iter().map(|k| &k.name).collect::<Vec<_>>()
+    );
+    let o = s.eval("b←⌊(⍳6)÷2 ⋄ b⍸0 1 2 3 4 ¯1").unwrap();
+    assert!(o.notes.is_empty(), "{:?}", o.notes);
+    assert_eq!(arrc::display(&o.value.unwrap()), "1 3 5 6 6 0");
+    let e = s.eval("b←(⍳90),0 ⋄ b⍸3").expect_err("not ascending");
+    assert_eq!(e.class.name(), "DOMAIN ERROR", "{e:?}");
 }
 
 #[test]
