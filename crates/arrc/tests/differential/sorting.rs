@@ -330,6 +330,15 @@ fn set_functions_find_decode_expand_on_the_device() {
     let o = s.eval("b←⌊(⍳6)÷2 ⋄ b⍸0 1 2 3 4 ¯1").unwrap();
     assert!(o.notes.is_empty(), "{:?}", o.notes);
     assert_eq!(arrc::display(&o.value.unwrap()), "1 3 5 6 6 0");
+    // ⍺ of a length computed on the device, and empty.
+    for (e, want) in [
+        ("x←¯3+⍳10 ⋄ b←(x>0)/⍳10 ⋄ b⍸5 7 0 11", "2 4 0 7"),
+        ("x←¯3+⍳10 ⋄ b←(x>100)/x ⋄ b⍸2 3", "0 0"),
+    ] {
+        let o = s.eval(e).unwrap();
+        assert!(o.notes.is_empty(), "{e}: {:?}", o.notes);
+        assert_eq!(arrc::display(&o.value.unwrap()), want, "{e}");
+    }
     let e = s.eval("b←(⍳90),0 ⋄ b⍸3").expect_err("not ascending");
     assert_eq!(e.class.name(), "DOMAIN ERROR", "{e:?}");
 }
