@@ -261,15 +261,22 @@ impl Lower {
         let le = self.binary(BinOp::LessEq, before, after, span.clone())?;
         let ok = self.reduce(BinOp::And, le, 0, span.clone())?;
         // ⍺ must be in order already (checked above): the search reads it as it is,
-        // not sorted first.
-        let order = self.f.push(
-            Inst::Iota { len: n, origin: 0 },
-            Type {
-                elem: ElemType::I32,
-                shape: vec![n],
-            },
-            span.clone(),
-        );
+        // not sorted first. Not where that check is tolerant (f64, within ⎕CT: an ⍺
+        // a ulp out of order passes it, and a search of it as it is would count
+        // wrongly), nor where ⍺'s length is computed on the device (the search takes
+        // its length from the plan, the bound, not the count).
+        let order = if t == ElemType::F64 || matches!(n, Dim::Dyn(_)) {
+            self.grade(a, false, 0, span.clone())?
+        } else {
+            self.f.push(
+                Inst::Iota { len: n, origin: 0 },
+                Type {
+                    elem: ElemType::I32,
+                    shape: vec![n],
+                },
+                span.clone(),
+            )
+        };
         let found = self.f.push(
             Inst::Search {
                 hay: a,

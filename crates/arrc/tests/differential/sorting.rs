@@ -330,6 +330,10 @@ fn set_functions_find_decode_expand_on_the_device() {
     let o = s.eval("b←⌊(⍳6)÷2 ⋄ b⍸0 1 2 3 4 ¯1").unwrap();
     assert!(o.notes.is_empty(), "{:?}", o.notes);
     assert_eq!(arrc::display(&o.value.unwrap()), "1 3 5 6 6 0");
+    // ⍺ of a length computed on the device in the same statement: sorted as before
+    // (read as it is, the search took the length's bound, 10, for the count, 7).
+    let o = s.eval("x←¯3+⍳10 ⋄ ((x>0)/⍳10)⍸11 5").unwrap();
+    assert_eq!(arrc::display(&o.value.unwrap()), "7 2");
     // ⍺ of a length computed on the device, and empty.
     for (e, want) in [
         ("x←¯3+⍳10 ⋄ b←(x>0)/⍳10 ⋄ b⍸5 7 0 11", "2 4 0 7"),
