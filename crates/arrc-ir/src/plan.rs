@@ -79,6 +79,10 @@ pub struct PlanOptions {
     /// Outputs each invocation of a staged stencil computes, one below another (0:
     /// chosen by the window: 4 up to 25 positions, else 2).
     pub stencil_rows: u32,
+    /// A staged stencil's whole-window fold (`{+/,⍵}`, `⌈/`, `⌊/`, `∨/`, `∧/`) folds
+    /// each staged row an invocation reads once, shared by the outputs above and
+    /// below it (`KExpr::WindowFold`); off, each output folds its own window.
+    pub window_folds: bool,
     /// The device keeps f64 subnormals when a shader asks (DenormPreserve): every
     /// kernel that computes in f64 asks.
     pub denorm_preserve_f64: bool,
@@ -171,6 +175,7 @@ impl Default for PlanOptions {
             stencil_tiles: true,
             stencil_from: 16,
             stencil_rows: 0,
+            window_folds: true,
             denorm_preserve_f64: false,
             denorm_preserve_f32: false,
             radix_from: 2,

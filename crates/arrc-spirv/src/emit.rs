@@ -112,6 +112,9 @@ struct Emitter {
     operands: [Word; 2],
     /// Where `KExpr::Staged` reads, inside a stencil kernel's output.
     staged: Option<stencil::StagedAt>,
+    /// Inside a stencil kernel's tile: each `KExpr::WindowFold`'s rows, folded once
+    /// for all the outputs of the invocation.
+    window_rows: Vec<stencil::WindowRows>,
     /// While set, a raised error is or-ed into a function-local flag per bit
     /// (`Self::raise`) instead of branching to an atomic at once; `flush_errors`
     /// raises them (a kernel evaluating many pairs in straight-line code).
@@ -253,6 +256,7 @@ impl Emitter {
             uses_i64_atomics: false,
             operands: [0; 2],
             staged: None,
+            window_rows: Vec::new(),
             deferred: None,
             glsl,
         };
@@ -1025,6 +1029,7 @@ impl Emitter {
             }
             KExpr::Operand { k, .. } => Ok(self.operands[*k as usize & 1]),
             KExpr::Staged { dy, dx, .. } => self.staged(*dy, *dx),
+            KExpr::WindowFold { .. } => self.window_fold(e),
             KExpr::SortedKey {
                 binding,
                 elem,

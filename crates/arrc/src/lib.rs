@@ -261,6 +261,9 @@ pub struct Tuning {
     pub stencil_from: Option<u32>,
     /// Outputs an invocation of a staged stencil computes (`PlanOptions::stencil_rows`).
     pub stencil_rows: Option<u32>,
+    /// A staged stencil's whole-window fold shares its rows among the outputs an
+    /// invocation computes (`PlanOptions::window_folds`).
+    pub window_folds: Option<bool>,
     /// Workgroup memory a kernel may use, at most the device's
     /// (`PlanOptions::max_shared_bytes`): kernels that stage what does not fit take
     /// their other forms (16384 is what every Vulkan device has).
@@ -330,6 +333,9 @@ impl Tuning {
         }
         if let Some(v) = self.stencil_rows {
             o.stencil_rows = v.min(8);
+        }
+        if let Some(v) = self.window_folds {
+            o.window_folds = v;
         }
         if let Some(v) = self.max_shared_bytes {
             o.max_shared_bytes = o.max_shared_bytes.min(v);

@@ -335,6 +335,11 @@ enum Cmd {
         /// another (1 to 8; by default 4 up to 25 window positions, else 2).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
         stencil_rows: Option<u32>,
+        /// Tuning: a staged `⌺`'s whole-window fold (`{+/,⍵}`, `⌈/`, `⌊/`, `∨/`,
+        /// `∧/`) folds each row it reads once, shared by the outputs above and below
+        /// (the default); `false` folds each output's window apart.
+        #[arg(long)]
+        window_folds: Option<bool>,
         /// Tuning: workgroup memory a kernel may use, in bytes, at most the
         /// device's (kernels that stage what does not fit take their other forms).
         #[arg(long)]
@@ -967,6 +972,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             stencil_tiles,
             stencil_from,
             stencil_rows,
+            window_folds,
             max_shared_bytes,
             radix_from,
             radix_lookback_below,
@@ -1020,6 +1026,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     stencil_tiles,
                     stencil_from,
                     stencil_rows,
+                    window_folds,
                     max_shared_bytes,
                     radix_from,
                     radix_lookback_below,

@@ -248,9 +248,23 @@ impl Lower {
             ElemType::F64 => Scalar::F64(f64::MAX),
             ElemType::Char | ElemType::Mixed => Scalar::Char(char::MAX),
         };
-        let before = a;
+        // f64 `≤` is tolerant (within ⎕CT); the order check must be exact, as the
+        // reference's: f64 items are compared as their `OrderedBits` (i64), the
+        // negative ones raised by 1 so that -0 (¯1) meets +0 (0) and nothing else
+        // changes place.
+        let (keys, top) = if t == ElemType::F64 {
+            let bits = self.unary(UnOp::OrderedBits, a, span.clone())?;
+            let zero = self.konst(Array::scalar(Scalar::I64(0)), span.clone());
+            let neg = self.binary(BinOp::Less, bits, zero, span.clone())?;
+            let neg = self.cast(neg, ElemType::I64);
+            let keys = self.binary(BinOp::Add, bits, neg, span.clone())?;
+            (self.cast(keys, ElemType::I64), Scalar::I64(i64::MAX))
+        } else {
+            (a, top)
+        };
+        let before = keys;
         let after = self.gather(
-            a,
+            keys,
             Gather::Window {
                 start: vec![1],
                 fill: top,
@@ -260,12 +274,10 @@ impl Lower {
         );
         let le = self.binary(BinOp::LessEq, before, after, span.clone())?;
         let ok = self.reduce(BinOp::And, le, 0, span.clone())?;
-        // ⍺ must be in order already (checked above): the search reads it as it is,
-        // not sorted first. Not where that check is tolerant (f64, within ⎕CT: an ⍺
-        // a ulp out of order passes it, and a search of it as it is would count
-        // wrongly), nor where ⍺'s length is computed on the device (the search takes
-        // its length from the plan, the bound, not the count).
-        let order = if t == ElemType::F64 || matches!(n, Dim::Dyn(_)) {
+        // ⍺ must be in order already (checked above, exactly): the search reads it
+        // as it is, not sorted first. Not where ⍺'s length is computed on the device
+        // (the search takes its length from the plan, the bound, not the count).
+        let order = if matches!(n, Dim::Dyn(_)) {
             self.grade(a, false, 0, span.clone())?
         } else {
             self.f.push(

@@ -159,6 +159,20 @@ pub enum KExpr {
         dx: i32,
         elem: ElemType,
     },
+    /// `op` (associative and commutative, no error to raise: `+` where it cannot
+    /// overflow, `⌈ ⌊ ∨ ∧`) over the staged matrix at the output's place plus every
+    /// offset of rows `rows[0]..=rows[1]` and columns `cols[0]..=cols[1]`, each
+    /// read as `read` (the tile's type) and folded in `elem` (`read` or its exact
+    /// widening: f32 sums in f64). The stencil kernel folds each staged row it reads
+    /// over those columns once, and each output folds its window's rows of those
+    /// (`Planner::take_window_folds`).
+    WindowFold {
+        op: BinOp,
+        elem: ElemType,
+        read: ElemType,
+        rows: [i32; 2],
+        cols: [i32; 2],
+    },
     /// `?n` for the element at `index` of a roll (see `Inst::Roll`): `state` reads
     /// the seed's and the next draw's low and high words.
     Roll {
@@ -198,7 +212,8 @@ impl KExpr {
             | KExpr::Binary { elem, .. }
             | KExpr::Roll { elem, .. }
             | KExpr::SortedKey { elem, .. }
-            | KExpr::Staged { elem, .. } => *elem,
+            | KExpr::Staged { elem, .. }
+            | KExpr::WindowFold { elem, .. } => *elem,
             KExpr::Cast { to, .. } => *to,
             KExpr::Select { then, .. } | KExpr::If { then, .. } => then.elem(),
             KExpr::Fail { elem, .. } => *elem,
@@ -209,6 +224,24 @@ impl KExpr {
     }
 
     /// Whether evaluating it may set a status bit.
+    /// The distinct `KExpr::WindowFold`s in it (outside index expressions, where
+    /// the planner never puts one).
+    pub fn window_folds(&self) -> Vec<KExpr> {
+        let mut out: Vec<KExpr> = vec![];
+        let mut todo = vec![self];
+        while let Some(e) = todo.pop() {
+            match e {
+                KExpr::WindowFold { .. } if !out.contains(e) => out.push(e.clone()),
+                KExpr::Binary { lhs, rhs, .. } => todo.extend([&**lhs, &**rhs]),
+                KExpr::Unary { arg, .. } | KExpr::Cast { arg, .. } => todo.push(arg),
+                KExpr::Select { then, els, .. } => todo.extend([&**then, &**els]),
+                KExpr::If { cond, then, els } => todo.extend([&**cond, &**then, &**els]),
+                _ => {}
+            }
+        }
+        out
+    }
+
     pub fn may_fail(&self) -> bool {
         match self {
             KExpr::Binary {
@@ -249,6 +282,11 @@ impl Planner<'_> {
         let zero = IExpr::Const(0);
         // A singleton operand is extended: every element reads its only one.
         let idx = if ty.is_singleton() { &zero } else { idx };
+        // The staged matrix itself (the window's centre) from the tile too, before
+        // its buffer: a whole-window fold then sees all its reads as staged.
+        if let Some(centre) = self.staged_centre(v) {
+            return centre;
+        }
         if let Some(b) = self.buffer_of[v.index()] {
             let binding = kb.bind(b, ty.elem, false);
             return KExpr::Load {
@@ -470,6 +508,31 @@ impl Planner<'_> {
             // Params, non-scalar consts, reductions and scans are always materialized
             // before their users (instructions are planned in order).
             other => unreachable_materialized(other),
+        }
+    }
+
+    /// Inside a stencil kernel (`Planner::staged`), the staged matrix itself (or its
+    /// conversion to the type the tile holds) as a read of the tile at offset 0 0:
+    /// every path to it is elementwise (`Planner::stage_of`), so it is read at the
+    /// output's own place. A tile of converted items gives the matrix's own type
+    /// back exactly (f64 of f32, i64 of i32).
+    fn staged_centre(&self, v: Value) -> Option<KExpr> {
+        let f = self.v.func;
+        let (x, widened) = self.staged?;
+        let centre = |elem| KExpr::Staged { dy: 0, dx: 0, elem };
+        if v == x {
+            let elem = f.ty(x).elem;
+            return Some(match widened {
+                Some(t) => KExpr::Cast {
+                    to: elem,
+                    arg: Box::new(centre(t)),
+                },
+                None => centre(elem),
+            });
+        }
+        match f.inst(v) {
+            Inst::Cast(w) if *w == x && widened == Some(f.ty(v).elem) => Some(centre(f.ty(v).elem)),
+            _ => None,
         }
     }
 

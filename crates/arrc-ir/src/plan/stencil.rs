@@ -48,6 +48,11 @@ impl Planner<'_> {
         self.staged = Some((stage.x, stage.widened));
         let expr = self.expr(v, &IExpr::Index, &mut kb);
         self.staged = None;
+        let expr = if self.opts.window_folds {
+            take_window_folds(expr)
+        } else {
+            expr
+        };
         let out = kb.bind(b, elem, true);
         self.bind_status(&mut kb, expr.may_fail());
         let tile = [4 * stage.rows_each, TILE_COLS];
@@ -208,4 +213,117 @@ impl Planner<'_> {
             widened,
         })
     }
+}
+
+/// `e` with each whole-window fold in it as a `KExpr::WindowFold`: a tree of one
+/// associative and commutative function that raises no error (`+` where it cannot
+/// overflow, `⌈ ⌊ ∨ ∧`), whose leaves are the staged reads of a rectangle of at
+/// least 2×2 offsets, each once. Float sums are reassociated (rows first, each as a
+/// tree of pairs): within the rounding of the tile's type, as every device fold is.
+pub(super) fn take_window_folds(e: KExpr) -> KExpr {
+    if let Some(fold) = window_fold(&e) {
+        return fold;
+    }
+    let take = |b: Box<KExpr>| Box::new(take_window_folds(*b));
+    match e {
+        KExpr::Binary {
+            op,
+            elem,
+            lhs,
+            rhs,
+            error_bit,
+        } => KExpr::Binary {
+            op,
+            elem,
+            lhs: take(lhs),
+            rhs: take(rhs),
+            error_bit,
+        },
+        KExpr::Unary {
+            op,
+            elem,
+            arg,
+            error_bit,
+        } => KExpr::Unary {
+            op,
+            elem,
+            arg: take(arg),
+            error_bit,
+        },
+        KExpr::Cast { to, arg } => KExpr::Cast { to, arg: take(arg) },
+        KExpr::Select { when, then, els } => KExpr::Select {
+            when,
+            then: take(then),
+            els: take(els),
+        },
+        KExpr::If { cond, then, els } => KExpr::If {
+            cond: take(cond),
+            then: take(then),
+            els: take(els),
+        },
+        other => other,
+    }
+}
+
+/// `e` as a `KExpr::WindowFold`, where it is one whole (see [`take_window_folds`]).
+fn window_fold(e: &KExpr) -> Option<KExpr> {
+    let &KExpr::Binary {
+        op,
+        elem,
+        error_bit: None,
+        ..
+    } = e
+    else {
+        return None;
+    };
+    if !matches!(
+        op,
+        BinOp::Add | BinOp::Max | BinOp::Min | BinOp::Or | BinOp::And
+    ) {
+        return None;
+    }
+    let mut at = vec![];
+    // The tile's type, where each read converts from it exactly (f32 summed in f64
+    // in a tile not widened, as beside a `⌊/` of the same window).
+    let mut read = None;
+    let mut todo = vec![e];
+    while let Some(k) = todo.pop() {
+        let leaf = k.widened().unwrap_or(k);
+        match (k, leaf) {
+            (
+                KExpr::Binary {
+                    op: o,
+                    elem: t,
+                    lhs,
+                    rhs,
+                    error_bit: None,
+                },
+                _,
+            ) if *o == op && *t == elem => todo.extend([&**lhs, &**rhs]),
+            (_, KExpr::Staged { dy, dx, elem: t })
+                if k.elem() == elem && *read.get_or_insert(*t) == *t =>
+            {
+                at.push((*dy, *dx))
+            }
+            _ => return None,
+        }
+    }
+    let read = read?;
+    let span = |f: fn(&(i32, i32)) -> i32| {
+        let lo = at.iter().map(f).min()?;
+        let hi = at.iter().map(f).max()?;
+        Some([lo, hi])
+    };
+    let (rows, cols) = (span(|p| p.0)?, span(|p| p.1)?);
+    let (h, w) = (rows[1] - rows[0] + 1, cols[1] - cols[0] + 1);
+    let n = at.len();
+    at.sort_unstable();
+    at.dedup();
+    (h >= 2 && w >= 2 && at.len() == n && n == (h * w) as usize).then_some(KExpr::WindowFold {
+        op,
+        elem,
+        read,
+        rows,
+        cols,
+    })
 }

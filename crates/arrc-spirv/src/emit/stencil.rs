@@ -6,6 +6,7 @@
 
 use super::{be, Cx, Emitter, Ix, R};
 use arrc_ir::plan::KExpr;
+use arrc_ir::scalar::BinOp;
 use arrc_ir::{ElemType, Scalar};
 use rspirv::spirv::Word;
 
@@ -20,6 +21,14 @@ pub(super) struct StagedAt {
     at: Word,
     row: u32,
     width: u32,
+}
+
+/// A `KExpr::WindowFold`'s rows, each folded over the window's columns: `words[k]`
+/// for the tile row `first + k` from the invocation's first output.
+pub(super) struct WindowRows {
+    fold: KExpr,
+    first: i32,
+    words: Vec<Word>,
 }
 
 /// The shape of a stencil kernel (`KernelKind::Stencil`'s fields but the expression).
@@ -109,6 +118,43 @@ impl Emitter {
             let srow = e.umul(srow, sw_c)?;
             let scol = e.uadd(lx, lo_c)?;
             let at = e.uadd(srow, scol)?;
+            // Whole-window folds: each row any output reads, folded over the
+            // window's columns once (a 5×5 sum at 4 outputs: 8 rows of 4 adds, and 4
+            // adds an output, against 24 an output, each a read of the tile).
+            e.staged = Some(StagedAt {
+                var,
+                elem,
+                at,
+                row: 0,
+                width: sw,
+            });
+            let mut window_rows = vec![];
+            for fold in expr.window_folds() {
+                let KExpr::WindowFold {
+                    op,
+                    elem: to,
+                    read,
+                    rows,
+                    cols,
+                } = fold
+                else {
+                    continue;
+                };
+                let first = rows[0];
+                let mut words = vec![];
+                for k in first..=per as i32 - 1 + rows[1] {
+                    let row = (cols[0]..=cols[1])
+                        .map(|dx| {
+                            let v = e.staged(k, dx)?;
+                            e.convert(v, read, to)
+                        })
+                        .collect::<R<Vec<_>>>()?;
+                    words.push(e.tree_fold(op, to, row)?);
+                }
+                window_rows.push(WindowRows { fold, first, words });
+            }
+            e.staged = None;
+            e.window_rows = window_rows;
             for j in 0..per {
                 let jc = e.c_u32(j);
                 let rj = e.uadd(r, jc)?;
@@ -144,7 +190,45 @@ impl Emitter {
             }
             Ok(())
         })?;
+        self.window_rows.clear();
         Ok(())
+    }
+
+    /// `KExpr::WindowFold` at the output being evaluated: its window's rows (folded
+    /// once for the invocation, above), folded.
+    pub(super) fn window_fold(&mut self, fold: &KExpr) -> R<Word> {
+        let (Some(s), &KExpr::WindowFold { op, elem, rows, .. }) = (self.staged, fold) else {
+            return Err(super::SpirvError::Build(
+                "a window fold outside a stencil kernel".into(),
+            ));
+        };
+        let Some(w) = self.window_rows.iter().find(|w| w.fold == *fold) else {
+            return Err(super::SpirvError::Build(
+                "a window fold whose rows were not folded".into(),
+            ));
+        };
+        let words = (rows[0]..=rows[1])
+            .map(|dy| w.words[(s.row as i32 + dy - w.first) as usize])
+            .collect();
+        self.tree_fold(op, elem, words)
+    }
+
+    /// `op` over `words` (at least one) as a tree of pairs.
+    fn tree_fold(&mut self, op: BinOp, elem: ElemType, mut words: Vec<Word>) -> R<Word> {
+        while words.len() > 1 {
+            let mut next = Vec::with_capacity(words.len().div_ceil(2));
+            for pair in words.chunks(2) {
+                next.push(match *pair {
+                    [a, b] => self.binop(op, elem, a, b)?,
+                    [a] => a,
+                    _ => unreachable!("chunks of two"),
+                });
+            }
+            words = next;
+        }
+        words
+            .pop()
+            .ok_or_else(|| super::SpirvError::Build("an empty fold".into()))
     }
 
     /// `KExpr::Staged`: the staged matrix at the output's place plus (`dy`, `dx`).

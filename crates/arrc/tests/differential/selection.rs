@@ -352,6 +352,98 @@ fn stencils_staged_in_workgroup_memory() {
             .any(|k| matches!(k.kind, arrc_ir::plan::KernelKind::Stencil { .. }));
         assert!(staged, "{:?}", c.plan.kernels);
     }
+    window_folds_share_their_rows();
+}
+
+/// The whole-window folds of a staged stencil (`KExpr::WindowFold`): each staged
+/// row an invocation reads is folded over the window's columns once, and each
+/// output folds its window's rows of those. Alone and inside a formula, at 1, 2, 4
+/// and 8 outputs an invocation, and with the folds off, against the reference;
+/// which windows are folds, over which rows and columns.
+fn window_folds_share_their_rows() {
+    let folds = [
+        "{+/,⍵}⌺5 5⊢m",
+        "{⌈/,⍵}⌺5 5⊢m",
+        "{⌊/,⍵}⌺5 5⊢m",
+        "{+/,⍵}⌺5 5⊢0⌈m",
+        "{∨/,⍵}⌺5 5⊢m>90",
+        "{∧/,⍵}⌺5 5⊢m>¯90",
+        "{(⍵[3;3]×2)-(+/,⍵)÷≢,⍵}⌺5 5⊢m",
+        "{⌈/,⍵}⌺3 7⊢m",
+        "{+/,⍵}⌺7 3⊢m",
+        "{+/,⍵×⍵}⌺5 5⊢m",
+        "{(+/,⍵)-⌊/,⍵}⌺5 5⊢m",
+    ];
+    let mut s = gpu();
+    for (rows, on) in [
+        (None, true),
+        (Some(1), true),
+        (Some(2), true),
+        (Some(8), true),
+        (None, false),
+    ] {
+        s.tune(arrc::Tuning {
+            stencil_rows: rows,
+            window_folds: Some(on),
+            ..Default::default()
+        });
+        for shape in [[1, 2], [5, 5], [17, 65], [40, 7], [70, 130]] {
+            for ty in [ElemType::I32, ElemType::F32] {
+                check_shaped(&mut s, &shape, ty, &folds);
+            }
+        }
+        check_shaped(&mut s, &[33, 70], ElemType::F64, &folds);
+    }
+    s.tune(arrc::Tuning::default());
+    // Which windows are folds: (expression, its folds as (rows, columns)).
+    let whole = ([-2, 2], [-2, 2]);
+    let cases: [(&str, &[([i32; 2], [i32; 2])]); 7] = [
+        ("{+/,⍵}⌺5 5⊢m", &[whole]),
+        ("{⌈/,⍵}⌺5 5⊢m", &[whole]),
+        ("{∨/,⍵}⌺5 5⊢m>90", &[whole]),
+        // The centre is read from the tile too: before, it was a read of the
+        // matrix, and only rows 1..2 (a suffix of the right-to-left sum) were a fold.
+        ("{(⍵[3;3]×2)-(+/,⍵)÷≢,⍵}⌺5 5⊢m", &[whole]),
+        ("{⌈/,⍵}⌺3 7⊢m", &[([-1, 1], [-3, 3])]),
+        ("{(+/,⍵)-⌊/,⍵}⌺5 5⊢m", &[whole, whole]),
+        ("{+/,⍵×⍵}⌺5 5⊢m", &[]),
+    ];
+    let m = Array::new(
+        vec![20, 30],
+        Data::F32((0..600).map(|i| i as f32).collect()),
+    );
+    s.set("m", m).unwrap();
+    for (expr, want) in cases {
+        let c = s.compile(expr).unwrap();
+        let mut got = vec![];
+        for k in &c.plan.kernels {
+            if let arrc_ir::plan::KernelKind::Stencil { expr, .. } = &k.kind {
+                for f in expr.window_folds() {
+                    if let arrc_ir::plan::KExpr::WindowFold { rows, cols, .. } = f {
+                        got.push((rows, cols));
+                    }
+                }
+            }
+        }
+        got.sort();
+        let mut want = want.to_vec();
+        want.sort();
+        assert_eq!(got, want, "{expr}");
+    }
+    // Off, there are none.
+    s.tune(arrc::Tuning {
+        window_folds: Some(false),
+        ..Default::default()
+    });
+    let c = s.compile("{+/,⍵}⌺5 5⊢m").unwrap();
+    assert!(
+        c.plan.kernels.iter().all(|k| match &k.kind {
+            arrc_ir::plan::KernelKind::Stencil { expr, .. } => expr.window_folds().is_empty(),
+            _ => true,
+        }),
+        "{:?}",
+        c.plan.kernels
+    );
 }
 
 #[test]
