@@ -83,9 +83,6 @@ pub struct PlanOptions {
     /// each staged row an invocation reads once, shared by the outputs above and
     /// below it (`KExpr::WindowFold`); off, each output folds its own window.
     pub window_folds: bool,
-    /// Neighbouring columns each invocation of a staged stencil computes (0: 2
-    /// where the formula has a whole-window fold and the wider tile fits, else 1).
-    pub stencil_cols: u32,
     /// The device keeps f64 subnormals when a shader asks (DenormPreserve): every
     /// kernel that computes in f64 asks.
     pub denorm_preserve_f64: bool,
@@ -179,7 +176,6 @@ impl Default for PlanOptions {
             stencil_from: 16,
             stencil_rows: 0,
             window_folds: true,
-            stencil_cols: 0,
             denorm_preserve_f64: false,
             denorm_preserve_f32: false,
             radix_from: 2,

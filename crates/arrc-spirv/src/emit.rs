@@ -1246,7 +1246,6 @@ impl Emitter {
                 lo,
                 hi,
                 tile,
-                cols_each,
             } => {
                 let shape = stencil::StencilShape {
                     out: *out,
@@ -1256,7 +1255,6 @@ impl Emitter {
                     lo: *lo,
                     hi: *hi,
                     tile: *tile,
-                    cols_each: *cols_each,
                 };
                 self.stencil_kernel(&mut cx, expr, &shape)?
             }

@@ -264,9 +264,6 @@ pub struct Tuning {
     /// A staged stencil's whole-window fold shares its rows among the outputs an
     /// invocation computes (`PlanOptions::window_folds`).
     pub window_folds: Option<bool>,
-    /// Neighbouring columns an invocation of a staged stencil computes, 1 or 2
-    /// (`PlanOptions::stencil_cols`).
-    pub stencil_cols: Option<u32>,
     /// Workgroup memory a kernel may use, at most the device's
     /// (`PlanOptions::max_shared_bytes`): kernels that stage what does not fit take
     /// their other forms (16384 is what every Vulkan device has).
@@ -339,9 +336,6 @@ impl Tuning {
         }
         if let Some(v) = self.window_folds {
             o.window_folds = v;
-        }
-        if let Some(v) = self.stencil_cols {
-            o.stencil_cols = v.clamp(1, 2);
         }
         if let Some(v) = self.max_shared_bytes {
             o.max_shared_bytes = o.max_shared_bytes.min(v);

@@ -340,11 +340,6 @@ enum Cmd {
         /// (the default); `false` folds each output's window apart.
         #[arg(long)]
         window_folds: Option<bool>,
-        /// Tuning: neighbouring columns each invocation of a staged `⌺` computes (1
-        /// or 2; by default 2 where its formula has a whole-window fold, whose rows
-        /// it then reads a pair of items at a time).
-        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=2))]
-        stencil_cols: Option<u32>,
         /// Tuning: workgroup memory a kernel may use, in bytes, at most the
         /// device's (kernels that stage what does not fit take their other forms).
         #[arg(long)]
@@ -978,7 +973,6 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             stencil_from,
             stencil_rows,
             window_folds,
-            stencil_cols,
             max_shared_bytes,
             radix_from,
             radix_lookback_below,
@@ -1033,7 +1027,6 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     stencil_from,
                     stencil_rows,
                     window_folds,
-                    stencil_cols,
                     max_shared_bytes,
                     radix_from,
                     radix_lookback_below,

@@ -68,10 +68,8 @@ pub enum KernelKind {
     /// tile (`tile` outputs: rows, columns), each workgroup stages the tile of `x`
     /// with `lo` rows and columns before it and `hi` after (`fill` outside `x`) in
     /// workgroup memory, converted to `staged`, then computes `expr` at each output
-    /// of the tile. The kernel has `4 × tile[1] / cols_each` invocations (its
-    /// workgroup size, specialisation constant 0), each computing `tile[0] / 4`
-    /// outputs down `cols_each` neighbouring columns (1 or 2; with 2, the tile is
-    /// held as pairs, and a whole-window fold reads its rows a pair at a time).
+    /// of the tile. The kernel has `4 × tile[1]` invocations (its workgroup size,
+    /// specialisation constant 0), each computing `tile[0] / 4` outputs of a column.
     Stencil {
         expr: KExpr,
         out: u32,
@@ -81,7 +79,6 @@ pub enum KernelKind {
         lo: [u32; 2],
         hi: [u32; 2],
         tile: [u32; 2],
-        cols_each: u32,
     },
     /// `out[index(i)] op= value(i)` for `i < n`, atomically (`op` is `+`, `⌈` or
     /// `⌊`; `out` holds `op`'s identity first). `out` has `slots` items (each

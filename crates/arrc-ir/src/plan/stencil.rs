@@ -7,9 +7,8 @@
 
 use super::*;
 
-/// Invocations across a workgroup tile: 256 invocations, four to each of 64
-/// columns (or pairs of neighbouring columns), each computing `rows_each` outputs
-/// of it one below another.
+/// Columns of outputs per workgroup tile: 256 invocations, four to a column, each
+/// computing `rows_each` outputs of it one below another.
 const TILE_COLS: u32 = 64;
 /// The widest halo staged on each side.
 const MAX_HALO: u64 = 8;
@@ -26,20 +25,6 @@ struct Stage {
     /// the tile holds that type, each item converted once as it is staged, not
     /// once per read (25 conversions an output of a 5×5 `+/`).
     widened: Option<ElemType>,
-}
-
-impl Stage {
-    /// Whether a tile of `rows_each` outputs an invocation down `cols_each`
-    /// columns, staged as `t`, fits in `max_bytes` of workgroup memory (rows of
-    /// paired tiles padded to an even length, as the emitter lays them out).
-    fn fits(&self, rows_each: u32, cols_each: u32, t: ElemType, max_bytes: u32) -> bool {
-        let (lo, hi) = (self.lo, self.hi);
-        let width = (TILE_COLS * cols_each + lo[1] + hi[1]).next_multiple_of(cols_each);
-        let items = (4 * rows_each + lo[0] + hi[0]) * width;
-        let invocations = 4 * TILE_COLS;
-        let bytes = u64::from(items.div_ceil(invocations) * invocations) * t.size().max(4) as u64;
-        bytes <= u64::from(max_bytes)
-    }
 }
 
 impl Planner<'_> {
@@ -68,25 +53,9 @@ impl Planner<'_> {
         } else {
             expr
         };
-        // Two neighbouring columns an invocation where a whole-window fold shares
-        // its rows' middle between them (a 5×5 sum: 6 reads a row for two outputs,
-        // read a pair at a time), if the wider tile fits.
-        let staged = stage.widened.unwrap_or(x_elem);
-        let cols_each = match self.opts.stencil_cols {
-            0 if expr.window_folds().is_empty() => 1,
-            0 => 2,
-            c => c.clamp(1, 2),
-        };
-        let cols_each = if cols_each == 2
-            && stage.fits(stage.rows_each, 2, staged, self.opts.max_shared_bytes)
-        {
-            2
-        } else {
-            1
-        };
         let out = kb.bind(b, elem, true);
         self.bind_status(&mut kb, expr.may_fail());
-        let tile = [4 * stage.rows_each, TILE_COLS * cols_each];
+        let tile = [4 * stage.rows_each, TILE_COLS];
         let tiles = rows.div_ceil(u64::from(tile[0])) * cols.div_ceil(u64::from(tile[1]));
         // A workgroup a tile, up to many more than the device holds at once (on an
         // H200, 65535 workgroups took 650 µs for a 5×5 `+/` of 8192², 2048 taking
@@ -105,11 +74,10 @@ impl Planner<'_> {
             out,
             x,
             fill: stage.fill,
-            staged,
+            staged: stage.widened.unwrap_or(x_elem),
             lo: stage.lo,
             hi: stage.hi,
             tile,
-            cols_each,
         };
         let push = vec![
             ("n", Count::known(rows * cols)),
@@ -203,7 +171,7 @@ impl Planner<'_> {
         let staged: HashSet<Value> = windows.iter().map(|w| w.0).collect();
         let mut to = reads.iter().filter(|r| staged.contains(&r.0)).map(|r| r.1);
         let first = to.next().flatten();
-        let widened = first.filter(|&t| {
+        let mut widened = first.filter(|&t| {
             to.all(|r| r == Some(t))
                 && matches!(
                     (f.ty(x).elem, t),
@@ -215,30 +183,35 @@ impl Planner<'_> {
         // is code, so wide windows take fewer rows each. The tile must fit the
         // device's workgroup memory: staged unwidened, or fewer rows, if not.
         let x_elem = f.ty(x).elem;
-        let rows_each = match self.opts.stencil_rows {
+        let fits = |rows_each: u32, t: ElemType| {
+            let items = (4 * rows_each + lo[0] + hi[0]) * (TILE_COLS + lo[1] + hi[1]);
+            let invocations = 4 * TILE_COLS;
+            let bytes =
+                u64::from(items.div_ceil(invocations) * invocations) * t.size().max(4) as u64;
+            bytes <= u64::from(self.opts.max_shared_bytes)
+        };
+        let mut rows_each = match self.opts.stencil_rows {
             0 if windows.len() <= 25 => 4,
             0 => 2,
             r => r,
         };
-        let mut stage = Stage {
+        if !fits(rows_each, widened.unwrap_or(x_elem)) {
+            widened = None;
+        }
+        while !fits(rows_each, x_elem) {
+            if rows_each == 1 {
+                return None;
+            }
+            rows_each = (rows_each / 2).max(1);
+        }
+        Some(Stage {
             x,
             fill,
             lo,
             hi,
             rows_each,
             widened,
-        };
-        let max = self.opts.max_shared_bytes;
-        if !stage.fits(rows_each, 1, widened.unwrap_or(x_elem), max) {
-            stage.widened = None;
-        }
-        while !stage.fits(stage.rows_each, 1, x_elem, max) {
-            if stage.rows_each == 1 {
-                return None;
-            }
-            stage.rows_each = (stage.rows_each / 2).max(1);
-        }
-        Some(stage)
+        })
     }
 }
 
