@@ -264,6 +264,9 @@ pub struct Tuning {
     /// A staged stencil's whole-window fold shares its rows among the outputs an
     /// invocation computes (`PlanOptions::window_folds`).
     pub window_folds: Option<bool>,
+    /// A staged stencil's tile holds its items widened where every read widens
+    /// them (`PlanOptions::stencil_widen`).
+    pub stencil_widen: Option<bool>,
     /// Workgroup memory a kernel may use, at most the device's
     /// (`PlanOptions::max_shared_bytes`): kernels that stage what does not fit take
     /// their other forms (16384 is what every Vulkan device has).
@@ -336,6 +339,9 @@ impl Tuning {
         }
         if let Some(v) = self.window_folds {
             o.window_folds = v;
+        }
+        if let Some(v) = self.stencil_widen {
+            o.stencil_widen = v;
         }
         if let Some(v) = self.max_shared_bytes {
             o.max_shared_bytes = o.max_shared_bytes.min(v);

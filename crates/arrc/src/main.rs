@@ -327,8 +327,8 @@ enum Cmd {
         /// default); `false` reads each window offset from device memory.
         #[arg(long)]
         stencil_tiles: Option<bool>,
-        /// Tuning: the fewest window reads a staged `⌺` takes (16 by default;
-        /// fewer read device memory).
+        /// Tuning: the fewest window reads a staged `⌺` takes (8 by default, a
+        /// 3×3 window's besides its centre; fewer read device memory).
         #[arg(long)]
         stencil_from: Option<u32>,
         /// Tuning: outputs each invocation of a staged `⌺` computes, one below
@@ -340,6 +340,12 @@ enum Cmd {
         /// (the default); `false` folds each output's window apart.
         #[arg(long)]
         window_folds: Option<bool>,
+        /// Tuning: a staged `⌺` whose reads all widen its matrix (f32 to f64, i32
+        /// to i64) holds the widened items in workgroup memory, each converted
+        /// once; `false` (the default) holds the matrix's own, converted at each
+        /// read.
+        #[arg(long)]
+        stencil_widen: Option<bool>,
         /// Tuning: workgroup memory a kernel may use, in bytes, at most the
         /// device's (kernels that stage what does not fit take their other forms).
         #[arg(long)]
@@ -973,6 +979,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             stencil_from,
             stencil_rows,
             window_folds,
+            stencil_widen,
             max_shared_bytes,
             radix_from,
             radix_lookback_below,
@@ -1027,6 +1034,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     stencil_from,
                     stencil_rows,
                     window_folds,
+                    stencil_widen,
                     max_shared_bytes,
                     radix_from,
                     radix_lookback_below,

@@ -195,7 +195,7 @@ impl Planner<'_> {
             0 => 2,
             r => r,
         };
-        if !fits(rows_each, widened.unwrap_or(x_elem)) {
+        if !self.opts.stencil_widen || !fits(rows_each, widened.unwrap_or(x_elem)) {
             widened = None;
         }
         while !fits(rows_each, x_elem) {

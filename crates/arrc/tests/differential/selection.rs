@@ -307,7 +307,9 @@ fn stencils_staged_in_workgroup_memory() {
     // rows and columns, halos of 1 to 4 on either side (even windows have unequal
     // ones), the matrix computed by an expression first, booleans, i64 and f64; and
     // workgroups that take several tiles in turn (`busy_groups` 3: 96 workgroups).
-    // Windows of 16 positions or more are staged; smaller ones read device memory.
+    // Windows of 8 offsets or more (3×3 and up) are staged; smaller ones read device
+    // memory (as every window does in `window_folds_share_their_rows`'s last
+    // tuning, and smaller windows here: `{⍵[1;1]-⍵[3;5]+⍵[4;2]}`).
     let exprs = [
         "{+/,⍵}⌺5 5⊢m",
         "{⌈/,⍵}⌺5 5⊢m",
@@ -373,18 +375,26 @@ fn window_folds_share_their_rows() {
         "{+/,⍵}⌺7 3⊢m",
         "{+/,⍵×⍵}⌺5 5⊢m",
         "{(+/,⍵)-⌊/,⍵}⌺5 5⊢m",
+        // A fold over part of the window beside one over all of it.
+        "{(⍵[1;2]⌈⍵[1;3]⌈⍵[2;2]⌈⍵[2;3])-⌊/,⍵}⌺5 5⊢m",
     ];
     let mut s = gpu();
-    for (rows, on) in [
-        (None, true),
-        (Some(1), true),
-        (Some(2), true),
-        (Some(8), true),
-        (None, false),
+    // (outputs an invocation, folds on, the tile widened, the fewest offsets staged)
+    for (rows, on, widen, from) in [
+        (None, true, false, None),
+        (Some(1), true, false, None),
+        (Some(2), true, true, None),
+        (Some(8), true, false, None),
+        (None, true, true, None),
+        (None, false, false, None),
+        (None, false, true, None),
+        (None, true, false, Some(1000)),
     ] {
         s.tune(arrc::Tuning {
             stencil_rows: rows,
             window_folds: Some(on),
+            stencil_widen: Some(widen),
+            stencil_from: from,
             ..Default::default()
         });
         for shape in [[1, 2], [5, 5], [17, 65], [40, 7], [70, 130]] {
@@ -397,7 +407,7 @@ fn window_folds_share_their_rows() {
     s.tune(arrc::Tuning::default());
     // Which windows are folds: (expression, its folds as (rows, columns)).
     let whole = ([-2, 2], [-2, 2]);
-    let cases: [(&str, &[([i32; 2], [i32; 2])]); 7] = [
+    let cases: [(&str, &[([i32; 2], [i32; 2])]); 8] = [
         ("{+/,⍵}⌺5 5⊢m", &[whole]),
         ("{⌈/,⍵}⌺5 5⊢m", &[whole]),
         ("{∨/,⍵}⌺5 5⊢m>90", &[whole]),
@@ -407,6 +417,10 @@ fn window_folds_share_their_rows() {
         ("{⌈/,⍵}⌺3 7⊢m", &[([-1, 1], [-3, 3])]),
         ("{(+/,⍵)-⌊/,⍵}⌺5 5⊢m", &[whole, whole]),
         ("{+/,⍵×⍵}⌺5 5⊢m", &[]),
+        (
+            "{(⍵[1;2]⌈⍵[1;3]⌈⍵[2;2]⌈⍵[2;3])-⌊/,⍵}⌺5 5⊢m",
+            &[([-2, -1], [-1, 0]), whole],
+        ),
     ];
     let m = Array::new(
         vec![20, 30],
