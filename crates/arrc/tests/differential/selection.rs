@@ -407,7 +407,9 @@ fn window_folds_share_their_rows() {
     s.tune(arrc::Tuning::default());
     // Which windows are folds: (expression, its folds as (rows, columns)).
     let whole = ([-2, 2], [-2, 2]);
-    let cases: [(&str, &[([i32; 2], [i32; 2])]); 8] = [
+    // A fold's rows and columns, as offsets from the output.
+    type Rect = ([i32; 2], [i32; 2]);
+    let cases: [(&str, &[Rect]); 8] = [
         ("{+/,⍵}⌺5 5⊢m", &[whole]),
         ("{⌈/,⍵}⌺5 5⊢m", &[whole]),
         ("{∨/,⍵}⌺5 5⊢m>90", &[whole]),
