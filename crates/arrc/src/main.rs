@@ -270,97 +270,8 @@ enum Cmd {
         /// With a program: APL statements run once before the warm-up (inputs).
         #[arg(long)]
         setup: Option<String>,
-        /// Tuning: workgroup size (specialization constant 0).
-        #[arg(long)]
-        workgroup_size: Option<u32>,
-        /// Tuning: elements per invocation per loop trip in reductions (specialization constant 1).
-        #[arg(long)]
-        items: Option<u32>,
-        /// Tuning: invocations per workgroup of chained scans (a tile is this × scan items).
-        #[arg(long)]
-        scan_workgroup_size: Option<u32>,
-        /// Tuning: elements per invocation of chained scans of 4-byte values (multiples
-        /// of 4 use 16-byte loads; 8-byte values take half as many).
-        #[arg(long)]
-        scan_items: Option<u32>,
-        /// Tuning: most workgroups in a reduction's first pass.
-        #[arg(long)]
-        reduce_groups: Option<u32>,
-        /// Tuning: workgroups that keep the device busy (how many pieces long rows and
-        /// columns are split into).
-        #[arg(long)]
-        busy_groups: Option<u32>,
-        /// Tuning: polls of a predecessor tile before a scan reduces it itself
-        /// (specialization constant 2; lavapipe needs it under 65535).
-        #[arg(long)]
-        spin: Option<u32>,
-        /// Tuning: every subgroup of a scan tile looks back on its own (as on
-        /// lavapipe) instead of subgroup 0 handing the prefix on.
-        #[arg(long)]
-        scan_every_subgroup: Option<bool>,
-        /// Tuning: a chained scan's tile is its workgroup's id instead of a number
-        /// claimed from a counter.
-        #[arg(long)]
-        scan_tiles_by_workgroup: Option<bool>,
-        /// Tuning: a vector's reduction in one dispatch (the last workgroup done folds
-        /// the partials) instead of two.
-        #[arg(long)]
-        single_pass_reduce: Option<bool>,
-        /// Tuning: column folds of at least this many elements read four columns per
-        /// invocation (16-byte loads).
-        #[arg(long)]
-        quad_columns_from: Option<u64>,
-        /// Tuning: matrix products of at least this many result elements take
-        /// 128×128 tiles (8×8 per invocation), smaller ones 64×64.
-        #[arg(long)]
-        matmul_large_from: Option<u64>,
-        /// Tuning: the large products' tile, ROWSxCOLSxSTEPS (outputs per invocation
-        /// of a 16×16 workgroup, and steps of the inner length staged at a time).
-        #[arg(long, value_parser = arrc_ir::plan::MatMulTile::parse)]
-        matmul_tile: Option<arrc_ir::plan::MatMulTile>,
-        /// Tuning: f32 `+` and `×` folds accumulate in f64 (the default, where the
-        /// device has f64); `false` measures what that costs (and gives f32
-        /// accumulation's answers, which can differ from the reference's).
-        #[arg(long)]
-        wide_folds: Option<bool>,
-        /// Tuning: `⌺` stages its matrix in workgroup memory, tile by tile (the
-        /// default); `false` reads each window offset from device memory.
-        #[arg(long)]
-        stencil_tiles: Option<bool>,
-        /// Tuning: the fewest window reads a staged `⌺` takes (8 by default, a
-        /// 3×3 window's besides its centre; fewer read device memory).
-        #[arg(long)]
-        stencil_from: Option<u32>,
-        /// Tuning: outputs each invocation of a staged `⌺` computes, one below
-        /// another (1 to 8; by default 4 up to 25 window positions, else 2).
-        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
-        stencil_rows: Option<u32>,
-        /// Tuning: a staged `⌺`'s whole-window fold (`{+/,⍵}`, `⌈/`, `⌊/`, `∨/`,
-        /// `∧/`) folds each row it reads once, shared by the outputs above and below
-        /// (the default); `false` folds each output's window apart.
-        #[arg(long)]
-        window_folds: Option<bool>,
-        /// Tuning: a staged `⌺` whose reads all widen its matrix (f32 to f64, i32
-        /// to i64) holds the widened items in workgroup memory, each converted
-        /// once; `false` (the default) holds the matrix's own, converted at each
-        /// read.
-        #[arg(long)]
-        stencil_widen: Option<bool>,
-        /// Tuning: workgroup memory a kernel may use, in bytes, at most the
-        /// device's (kernels that stage what does not fit take their other forms).
-        #[arg(long)]
-        max_shared_bytes: Option<u32>,
-        /// Tuning: vectors from this many elements are graded by the radix sort,
-        /// shorter ones by the bitonic network.
-        #[arg(long)]
-        radix_from: Option<u64>,
-        /// Tuning: radix sorts of fewer keys take one kernel per pass (decoupled
-        /// lookback), longer ones a count kernel and a scan besides (at most 2^30).
-        #[arg(long)]
-        radix_lookback_below: Option<u64>,
-        /// Tuning: keys per invocation of a radix pass (at most 16; half for 8-byte keys).
-        #[arg(long)]
-        radix_items: Option<u32>,
+        #[command(flatten)]
+        tune: TuneArgs,
         /// Print what the driver compiled for each kernel (registers, shared memory,
         /// ...), where it reports that (VK_KHR_pipeline_executable_properties).
         #[arg(long)]
@@ -395,6 +306,132 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "f32")]
         float: FloatArg,
     },
+}
+
+/// `arrc bench`'s tuning flags (for workloads and programs alike).
+#[derive(clap::Args)]
+struct TuneArgs {
+    /// Tuning: workgroup size (specialization constant 0).
+    #[arg(long)]
+    workgroup_size: Option<u32>,
+    /// Tuning: elements per invocation per loop trip in reductions (specialization constant 1).
+    #[arg(long)]
+    items: Option<u32>,
+    /// Tuning: invocations per workgroup of chained scans (a tile is this × scan items).
+    #[arg(long)]
+    scan_workgroup_size: Option<u32>,
+    /// Tuning: elements per invocation of chained scans of 4-byte values (multiples
+    /// of 4 use 16-byte loads; 8-byte values take half as many).
+    #[arg(long)]
+    scan_items: Option<u32>,
+    /// Tuning: most workgroups in a reduction's first pass.
+    #[arg(long)]
+    reduce_groups: Option<u32>,
+    /// Tuning: workgroups that keep the device busy (how many pieces long rows and
+    /// columns are split into).
+    #[arg(long)]
+    busy_groups: Option<u32>,
+    /// Tuning: polls of a predecessor tile before a scan reduces it itself
+    /// (specialization constant 2; lavapipe needs it under 65535).
+    #[arg(long)]
+    spin: Option<u32>,
+    /// Tuning: every subgroup of a scan tile looks back on its own (as on
+    /// lavapipe) instead of subgroup 0 handing the prefix on.
+    #[arg(long)]
+    scan_every_subgroup: Option<bool>,
+    /// Tuning: a chained scan's tile is its workgroup's id instead of a number
+    /// claimed from a counter.
+    #[arg(long)]
+    scan_tiles_by_workgroup: Option<bool>,
+    /// Tuning: a vector's reduction in one dispatch (the last workgroup done folds
+    /// the partials) instead of two.
+    #[arg(long)]
+    single_pass_reduce: Option<bool>,
+    /// Tuning: column folds of at least this many elements read four columns per
+    /// invocation (16-byte loads).
+    #[arg(long)]
+    quad_columns_from: Option<u64>,
+    /// Tuning: matrix products of at least this many result elements take
+    /// 128×128 tiles (8×8 per invocation), smaller ones 64×64.
+    #[arg(long)]
+    matmul_large_from: Option<u64>,
+    /// Tuning: the large products' tile, ROWSxCOLSxSTEPS (outputs per invocation
+    /// of a 16×16 workgroup, and steps of the inner length staged at a time).
+    #[arg(long, value_parser = arrc_ir::plan::MatMulTile::parse)]
+    matmul_tile: Option<arrc_ir::plan::MatMulTile>,
+    /// Tuning: f32 `+` and `×` folds accumulate in f64 (the default, where the
+    /// device has f64); `false` measures what that costs (and gives f32
+    /// accumulation's answers, which can differ from the reference's).
+    #[arg(long)]
+    wide_folds: Option<bool>,
+    /// Tuning: `⌺` stages its matrix in workgroup memory, tile by tile (the
+    /// default); `false` reads each window offset from device memory.
+    #[arg(long)]
+    stencil_tiles: Option<bool>,
+    /// Tuning: the fewest window reads a staged `⌺` takes (8 by default, a
+    /// 3×3 window's besides its centre; fewer read device memory).
+    #[arg(long)]
+    stencil_from: Option<u32>,
+    /// Tuning: outputs each invocation of a staged `⌺` computes, one below
+    /// another (1 to 8; by default 4 up to 25 window positions, else 2).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
+    stencil_rows: Option<u32>,
+    /// Tuning: a staged `⌺`'s whole-window fold (`{+/,⍵}`, `⌈/`, `⌊/`, `∨/`,
+    /// `∧/`) folds each row it reads once, shared by the outputs above and below
+    /// (the default); `false` folds each output's window apart.
+    #[arg(long)]
+    window_folds: Option<bool>,
+    /// Tuning: a staged `⌺` whose reads all widen its matrix (f32 to f64, i32
+    /// to i64) holds the widened items in workgroup memory, each converted
+    /// once; `false` (the default) holds the matrix's own, converted at each
+    /// read.
+    #[arg(long)]
+    stencil_widen: Option<bool>,
+    /// Tuning: workgroup memory a kernel may use, in bytes, at most the
+    /// device's (kernels that stage what does not fit take their other forms).
+    #[arg(long)]
+    max_shared_bytes: Option<u32>,
+    /// Tuning: vectors from this many elements are graded by the radix sort,
+    /// shorter ones by the bitonic network.
+    #[arg(long)]
+    radix_from: Option<u64>,
+    /// Tuning: radix sorts of fewer keys take one kernel per pass (decoupled
+    /// lookback), longer ones a count kernel and a scan besides (at most 2^30).
+    #[arg(long)]
+    radix_lookback_below: Option<u64>,
+    /// Tuning: keys per invocation of a radix pass (at most 16; half for 8-byte keys).
+    #[arg(long)]
+    radix_items: Option<u32>,
+}
+
+impl TuneArgs {
+    fn tuning(&self) -> arrc::Tuning {
+        arrc::Tuning {
+            workgroup_size: self.workgroup_size,
+            scan_workgroup_size: self.scan_workgroup_size,
+            scan_items_per_thread: self.scan_items,
+            items_per_thread: self.items,
+            reduce_groups: self.reduce_groups,
+            busy_groups: self.busy_groups,
+            spin_limit: self.spin,
+            scan_tiles_by_workgroup: self.scan_tiles_by_workgroup,
+            single_pass_reduce: self.single_pass_reduce,
+            quad_columns_from: self.quad_columns_from,
+            matmul_large_from: self.matmul_large_from,
+            matmul_tile: self.matmul_tile,
+            every_subgroup_looks_back: self.scan_every_subgroup,
+            wide_folds: self.wide_folds,
+            stencil_tiles: self.stencil_tiles,
+            stencil_from: self.stencil_from,
+            stencil_rows: self.stencil_rows,
+            window_folds: self.window_folds,
+            stencil_widen: self.stencil_widen,
+            max_shared_bytes: self.max_shared_bytes,
+            radix_from: self.radix_from,
+            radix_lookback_below: self.radix_lookback_below,
+            radix_items: self.radix_items,
+        }
+    }
 }
 
 /// A session on `--device` or, with several, on `--devices`.
@@ -931,11 +968,14 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             split_from,
             setup,
             profile,
+            tune,
             ..
         } => {
             let src = read(&path)?;
             let mut s = open(Backend::Vulkan, device, &devices, split_from)?;
             s.set_float(float.elem());
+            // The tuning flags apply to a program too (they were ignored).
+            s.tune(tune.tuning());
             if let Some(setup) = setup {
                 s.eval(&setup).map_err(|e| fail(&setup, &e))?;
             }
@@ -961,29 +1001,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             check_up_to,
             pause_ms,
             device,
-            workgroup_size,
-            items,
-            scan_workgroup_size,
-            scan_items,
-            reduce_groups,
-            busy_groups,
-            spin,
-            scan_every_subgroup,
-            scan_tiles_by_workgroup,
-            single_pass_reduce,
-            quad_columns_from,
-            matmul_large_from,
-            matmul_tile,
-            wide_folds,
-            stencil_tiles,
-            stencil_from,
-            stencil_rows,
-            window_folds,
-            stencil_widen,
-            max_shared_bytes,
-            radix_from,
-            radix_lookback_below,
-            radix_items,
+            tune,
             pipeline_stats,
             profile,
             ..
@@ -1015,31 +1033,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 check_up_to,
                 pause_ms,
                 progress: !json && std::io::stderr().is_terminal(),
-                tune: arrc::Tuning {
-                    workgroup_size,
-                    scan_workgroup_size,
-                    scan_items_per_thread: scan_items,
-                    items_per_thread: items,
-                    reduce_groups,
-                    busy_groups,
-                    spin_limit: spin,
-                    scan_tiles_by_workgroup,
-                    single_pass_reduce,
-                    quad_columns_from,
-                    matmul_large_from,
-                    matmul_tile,
-                    every_subgroup_looks_back: scan_every_subgroup,
-                    wide_folds,
-                    stencil_tiles,
-                    stencil_from,
-                    stencil_rows,
-                    window_folds,
-                    stencil_widen,
-                    max_shared_bytes,
-                    radix_from,
-                    radix_lookback_below,
-                    radix_items,
-                },
+                tune: tune.tuning(),
                 pipeline_stats,
                 profile,
             };

@@ -927,3 +927,28 @@ fn emit_plan_shows_how_a_nested_value_is_held() {
         "{out}"
     );
 }
+
+#[test]
+fn bench_of_a_program_takes_the_tuning_flags() {
+    // `arrc bench prog.apl --stencil-from N` plans the program with that tuning: a
+    // 3×3 window is staged by default and read from device memory past the flag's
+    // count (the flags were ignored for programs: both plans were the default's).
+    let dir = std::env::temp_dir().join(format!("arrc-bench-tune-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("sq3.apl");
+    std::fs::write(&prog, "A←(20 30⍴⍳1000)÷1000\nS←{+/,⍵×⍵}⌺3 3⊢A\n+/,S\n").unwrap();
+    let prog = prog.to_str().unwrap();
+    let kernels = |flags: &[&str]| {
+        let mut args = vec!["bench", prog, "--runs", "1", "--warmup", "1", "--profile"];
+        args.extend_from_slice(flags);
+        let (code, out, err) = arrc(&args);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let staged = kernels(&[]);
+    assert!(staged.contains("stencil_"), "{staged}");
+    let unstaged = kernels(&["--stencil-from", "1000"]);
+    assert!(!unstaged.contains("stencil_"), "{unstaged}");
+    assert!(unstaged.contains("value: 604.96"), "{unstaged}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -44,8 +44,23 @@ fn fusion_counts() {
     assert_eq!(kernels("(⍳3)∘.×⍳4"), 1, "an outer product is one map");
     assert_eq!(
         kernels("{+/,⍵×⍵}⌺3 3⊢5 5⍴⍳25"),
+        2,
+        "the board once, then one stencil kernel: a 3×3 window's 8 shifted reads and its centre from the tile (PlanOptions::stencil_from)"
+    );
+    let mut unstaged = Session::new(Backend::Cpu).unwrap();
+    unstaged.tune(arrc::Tuning {
+        stencil_from: Some(16),
+        ..Default::default()
+    });
+    assert_eq!(
+        unstaged
+            .compile("{+/,⍵×⍵}⌺3 3⊢5 5⍴⍳25")
+            .unwrap()
+            .plan
+            .kernels
+            .len(),
         1,
-        "nine shifted reads of the board (each used twice, read again for each use: a load) and the formula in one map"
+        "unstaged, nine shifted reads of the board (each used twice, read again for each use: a load) and the formula in one map"
     );
     assert_eq!(
         kernels("{+/,⍵×⍵}⌺5 5⊢5 5⍴⍳25"),
