@@ -208,6 +208,11 @@ fn float_operands(f: &Function, v: Value) -> Vec<Value> {
             lhs,
             rhs,
         } => vec![*lhs, *rhs],
+        Inst::Binary {
+            op: BinOp::Div,
+            lhs,
+            rhs,
+        } if divisor_at_least_one(f, *rhs) => vec![*lhs],
         Inst::Select { then, els, .. } => vec![*then, *els],
         Inst::Gather { arg, .. } => vec![*arg],
         _ => vec![],
@@ -273,6 +278,19 @@ fn float_bound(
             lhs,
             rhs,
         } => both(lhs, rhs, f64::max),
+        // A quotient by a literal of magnitude at least 1 (`x÷1000`) is at most
+        // the dividend's magnitude (a little more where a device's division is
+        // within a few ulps: the slack), and finite where the dividend is: an f32
+        // quotient unchecked is computed in f64 and narrowed (`float_bounded`),
+        // and any other quotient keeps its check.
+        Inst::Binary {
+            op: BinOp::Div,
+            lhs,
+            rhs,
+        } if divisor_at_least_one(f, *rhs) => {
+            let a = b(lhs);
+            (a.magnitude.map(|m| m * (1.0 + 1e-6)), a.finite)
+        }
         Inst::Select { then, els, .. } => both(then, els, f64::max),
         Inst::Gather { arg, map } => {
             let fill = match map {
@@ -302,6 +320,22 @@ fn float_bound(
         (a, b) => a.or(b),
     };
     FloatBound { magnitude, finite }
+}
+
+/// Whether `v` is a constant (converted or not) whose every item is a finite number
+/// of magnitude at least 1.
+fn divisor_at_least_one(f: &Function, v: Value) -> bool {
+    match f.inst(v) {
+        Inst::Const(c) => {
+            c.len() > 0
+                && (0..c.len()).all(|i| {
+                    let x = c.data.get(i).as_f64();
+                    x.is_finite() && x.abs() >= 1.0
+                })
+        }
+        Inst::Cast(a) => divisor_at_least_one(f, *a),
+        _ => false,
+    }
 }
 
 /// Whether `v` is a constant (converted or not) with no item 0.

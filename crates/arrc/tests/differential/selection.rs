@@ -486,8 +486,10 @@ fn float_windows_summed_in_f64_check_only_their_results() {
             );
             let mut cpu = bind_both(&mut s, ElemType::F32, &[("m", &m)]);
             for w in [3, 5] {
-                let expr = format!("{{+/,⍵}}⌺{w} {w}⊢m");
-                agree(&mut s, &mut cpu, &expr, m.len(), 4.0 * f64::from(f32::MAX));
+                for arg in ["m", "m÷1", "m÷¯1", "m÷1000"] {
+                    let expr = format!("{{+/,⍵}}⌺{w} {w}⊢{arg}");
+                    agree(&mut s, &mut cpu, &expr, m.len(), 4.0 * f64::from(f32::MAX));
+                }
             }
         }
     }
@@ -498,6 +500,18 @@ fn float_windows_summed_in_f64_check_only_their_results() {
         // One error bit: the f32 result's.
         let c = s.compile(&format!("{{+/,⍵}}⌺{w} {w}⊢m")).unwrap();
         assert_eq!(c.plan.errors.len(), 1, "{:?}", c.plan.errors);
+        // Also of a quotient by a literal of at least 1 (`x÷1000`: at most x's
+        // magnitude), so its sum is a window fold too (before, every add of it
+        // carried a check: 8 or 24 more bits); of `⍳7`'s, not even the result.
+        for (arg, bits) in [("m÷1000", 1), ("(5 5⍴⍳7)÷1000", 0)] {
+            let c = s.compile(&format!("{{+/,⍵}}⌺{w} {w}⊢{arg}")).unwrap();
+            assert_eq!(c.plan.errors.len(), bits, "{arg}: {:?}", c.plan.errors);
+            let folds = c.plan.kernels.iter().any(|k| match &k.kind {
+                arrc_ir::plan::KernelKind::Stencil { expr, .. } => !expr.window_folds().is_empty(),
+                _ => false,
+            });
+            assert!(folds, "{arg}: no window fold");
+        }
     }
 }
 
