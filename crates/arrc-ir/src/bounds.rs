@@ -327,7 +327,7 @@ fn float_bound(
 fn divisor_at_least_one(f: &Function, v: Value) -> bool {
     match f.inst(v) {
         Inst::Const(c) => {
-            c.len() > 0
+            !c.is_empty()
                 && (0..c.len()).all(|i| {
                     let x = c.data.get(i).as_f64();
                     x.is_finite() && x.abs() >= 1.0
