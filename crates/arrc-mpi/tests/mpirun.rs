@@ -20,7 +20,9 @@ const PROGRAMS: &[&str] = &[
     // Rows of a product on each rank, the right argument copied to all.
     "A←1000 30⍴⍳97 ⋄ B←30 4⍴⍳11 ⋄ C←A+.×B ⋄ +⌿C",
     // A statement that is not split reads the pieces of every rank.
-    "x←(⍳100003)÷1 ⋄ y←x+1 ⋄ (⍋¯5↑y),y[1 50000 100003]",
+    // `÷0.5` keeps its check, so x is computed (and split); `÷1`, bounded by its
+    // dividend, cannot fail, and the whole program fused into one statement.
+    "x←(⍳100003)÷0.5 ⋄ y←x+1 ⋄ (⍋¯5↑y),y[1 50000 100003]",
 ];
 
 fn mpirun(np: usize, program: &str) -> std::process::Output {
