@@ -223,7 +223,6 @@ impl KExpr {
         }
     }
 
-    /// Whether evaluating it may set a status bit.
     /// The distinct `KExpr::WindowFold`s in it (outside index expressions, where
     /// the planner never puts one).
     pub fn window_folds(&self) -> Vec<KExpr> {
@@ -242,6 +241,7 @@ impl KExpr {
         out
     }
 
+    /// Whether evaluating it may set a status bit.
     pub fn may_fail(&self) -> bool {
         match self {
             KExpr::Binary {
