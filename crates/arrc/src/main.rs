@@ -81,7 +81,8 @@ enum Cmd {
         /// How to print the value: as APL displays it, or JSON (`{"shape","type","data"}`; errors too).
         #[arg(long, value_enum, default_value = "apl")]
         format: Format,
-        /// Show the compiled form instead of running.
+        /// Show the compiled form instead of running (of a program's last statement;
+        /// the statements before it run first).
         #[arg(long, value_enum)]
         emit: Option<EvalEmit>,
         /// Vulkan device index (see `arrc devices`; default: `ARRC_DEVICE`, else the first).
@@ -685,6 +686,19 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 s.set_source_name(o);
             }
             if let Some(emit) = emit {
+                // A program of several statements: those before the last run, and
+                // the last one's compiled form is shown.
+                let src = match s.parse(&src).ok().and_then(|p| match p.stmts.as_slice() {
+                    [_, .., arrc_syntax::ast::Stmt::Expr(e)] => Some(e.span.clone()),
+                    _ => None,
+                }) {
+                    Some(last) => {
+                        let head = &src[..last.start];
+                        s.eval(head).map_err(|e| fail(head, &e))?;
+                        src[last].to_string()
+                    }
+                    None => src,
+                };
                 let c = match s.compile(&src) {
                     Ok(c) => c,
                     Err(e) if e.class == arrc::ErrorClass::Unsupported => {

@@ -960,3 +960,24 @@ fn bench_of_a_program_takes_the_tuning_flags() {
     assert_eq!(value(&staged), value(&unstaged));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn emit_of_a_program_shows_its_last_statement() {
+    // `--emit` of several statements runs those before the last and shows the
+    // last one's compiled form (it was a DOMAIN ERROR: "give one expression").
+    let (code, out, err) = arrc(&[
+        "eval",
+        "--backend",
+        "vulkan",
+        "--emit",
+        "plan",
+        "m←64 64⍴⍳7 ⋄ {+/,⍵}⌺5 5⊢m÷3",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("stencil_"), "{out}");
+    assert!(out.contains("WindowFold"), "{out}");
+    // The first statements' errors are the program's.
+    let (code, _, err) = arrc(&["eval", "--emit", "plan", "m←1÷0 ⋄ m+1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("DOMAIN ERROR"), "{err}");
+}
