@@ -3,7 +3,7 @@
 //! and folds applied to them). Lowering uses them to leave out the overflow checks of
 //! folds that cannot overflow; planning those of `+ - ×` in kernels.
 
-use crate::array::ElemType;
+use crate::array::{Array, ElemType};
 use crate::ir::{Dim, Function, Gather, Inst, Value};
 use crate::scalar::{BinOp, UnOp};
 use std::collections::HashMap;
@@ -322,27 +322,29 @@ fn float_bound(
     FloatBound { magnitude, finite }
 }
 
+/// The constant `v` is, converted or not.
+fn constant_of(f: &Function, v: Value) -> Option<&Array> {
+    match f.inst(v) {
+        Inst::Const(c) => Some(c),
+        Inst::Cast(a) => constant_of(f, *a),
+        _ => None,
+    }
+}
+
 /// Whether `v` is a constant (converted or not) whose every item is a finite number
 /// of magnitude at least 1.
 fn divisor_at_least_one(f: &Function, v: Value) -> bool {
-    match f.inst(v) {
-        Inst::Const(c) => {
-            !c.is_empty()
-                && (0..c.len()).all(|i| {
-                    let x = c.data.get(i).as_f64();
-                    x.is_finite() && x.abs() >= 1.0
-                })
-        }
-        Inst::Cast(a) => divisor_at_least_one(f, *a),
-        _ => false,
-    }
+    constant_of(f, v).is_some_and(|c| {
+        !c.is_empty()
+            && (0..c.len()).all(|i| {
+                let x = c.data.get(i).as_f64();
+                x.is_finite() && x.abs() >= 1.0
+            })
+    })
 }
 
 /// Whether `v` is a constant (converted or not) with no item 0.
 fn nonzero_constant(f: &Function, v: Value) -> bool {
-    match f.inst(v) {
-        Inst::Const(c) => (0..c.len()).all(|i| c.data.get(i).as_i64().is_some_and(|x| x != 0)),
-        Inst::Cast(a) => nonzero_constant(f, *a),
-        _ => false,
-    }
+    constant_of(f, v)
+        .is_some_and(|c| (0..c.len()).all(|i| c.data.get(i).as_i64().is_some_and(|x| x != 0)))
 }
