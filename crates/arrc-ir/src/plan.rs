@@ -25,6 +25,7 @@ use std::collections::HashSet;
 
 mod analysis;
 mod folds;
+mod hash;
 mod kexpr;
 mod kinds;
 mod scatter;
@@ -38,7 +39,9 @@ use sort::SortedKeys;
 pub use tile::{BitProduct, MatMulTile};
 
 pub use kexpr::{IExpr, KExpr};
-pub use kinds::{Binding, Compact, Finish, Fold, KernelKind, RadixPlaces, SegScanShape, Unit};
+pub use kinds::{
+    Binding, Compact, Finish, Fold, HashLayout, KernelKind, RadixPlaces, SegScanShape, Unit,
+};
 
 /// Planner settings.
 #[derive(Clone, Debug)]
@@ -92,6 +95,11 @@ pub struct PlanOptions {
     /// half the workgroup memory read (H200, 8192², a 5×5 sum: f32 324.2 → 283.7
     /// µs, i32 358.0 → 255.0).
     pub stencil_widen: bool,
+    /// `x⍳y` and `y∊x` of exact 4-byte keys (integers and booleans, and 64-bit
+    /// integers known to fit 32 bits) by a hash table of `x` built with atomics
+    /// and probed by each needle (`KernelKind::HashInsert`, `HashProbe`); off, by
+    /// sorting `x` and a binary search of each needle.
+    pub hash_search: bool,
     /// The device keeps f64 subnormals when a shader asks (DenormPreserve): every
     /// kernel that computes in f64 asks.
     pub denorm_preserve_f64: bool,
@@ -186,6 +194,7 @@ impl Default for PlanOptions {
             stencil_rows: 0,
             window_folds: true,
             stencil_widen: false,
+            hash_search: true,
             denorm_preserve_f64: false,
             denorm_preserve_f32: false,
             radix_from: 2,
@@ -242,6 +251,20 @@ pub const MAX_DEVICE_COUNT: u64 = i32::MAX as u64;
 impl Count {
     pub fn known(n: u64) -> Count {
         Count::Product(vec![Dim::Known(n)])
+    }
+
+    /// Its value where it names no length symbol (known before the program runs).
+    pub fn constant(&self) -> Option<u64> {
+        match self {
+            Count::Product(dims) => known(dims),
+            Count::Scaled { of, .. } | Count::Groups { of, .. } => {
+                of.constant().map(|_| self.eval(&[]))
+            }
+            Count::Times(cs) | Count::Sum(cs) => cs
+                .iter()
+                .all(|c| c.constant().is_some())
+                .then(|| self.eval(&[])),
+        }
     }
 
     /// Evaluates with `syms[i]` the value of length symbol `i`, saturating at
@@ -578,12 +601,21 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
     // either) are read again where each use needs them rather than stored for their
     // several uses: a stencil's shifted reads of a board, each used twice by `⍵×⍵`.
     let mut cheap = vec![false; f.insts.len()];
+    // A search by hashing reads no grade: one used only there is not computed.
+    let mut uses = v.uses.clone();
+    for i in 0..f.insts.len() {
+        if let Inst::Search { order, .. } = f.inst(Value(i as u32)) {
+            if p.hashes(Value(i as u32)) {
+                uses[order.index()] -= 1;
+            }
+        }
+    }
     for (i, &fails) in fails.iter().enumerate() {
         let val = Value(i as u32);
         let is_result = val == result;
         // Dead values (an unused parameter, a literal replaced by its cast) cost
         // nothing, unless computing them can fail: `≢0*x` must still find `0*¯1`.
-        let dead = v.uses[i] == 0;
+        let dead = uses[i] == 0;
         if dead && !fails {
             continue;
         }
@@ -643,11 +675,17 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
                 order,
                 needles,
                 kind,
+            } if p.hashes(val) => p.hash_search(val, *hay, *needles, *kind, is_result),
+            Inst::Search {
+                hay,
+                order,
+                needles,
+                kind,
             } => p.search(val, *hay, *order, *needles, *kind, is_result),
             inst if inst.is_elementwise()
                 && (is_result
                     || dead
-                    || v.uses[i] > 1 && !load_only(inst, &p.buffer_of, &cheap)
+                    || uses[i] > 1 && !load_only(inst, &p.buffer_of, &cheap)
                     || fails && partly_read[i]) =>
             {
                 p.map(val, is_result)
@@ -777,10 +815,9 @@ impl Planner<'_> {
         for d in &self.plan.dispatches {
             for (i, &b) in d.buffers.iter().enumerate() {
                 let buf = &self.plan.buffers[b];
-                let Count::Product(dims) = &buf.len else {
+                let Some(n) = buf.len.constant() else {
                     continue;
                 };
-                let Some(n) = known(dims) else { continue };
                 if n > MAX_DEVICE_COUNT {
                     return Err(err::ws_full(
                         format!(

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 mod buffers;
 mod f64;
 mod folds;
+mod hash;
 mod map;
 mod matmul;
 mod radix;
@@ -1438,6 +1439,15 @@ impl Emitter {
                 kind,
                 tolerant,
             } => self.search_kernel(&mut cx, *keys, *order, needle, *out, *kind, *tolerant)?,
+            KernelKind::HashInsert { key, table, index } => {
+                self.hash_insert_kernel(&cx, key, *table, *index)?
+            }
+            KernelKind::HashProbe {
+                needle,
+                table,
+                out,
+                kind,
+            } => self.hash_probe_kernel(&cx, needle, *table, *out, *kind)?,
         }
         self.b.ret().map_err(be)?;
         self.b.end_function().map_err(be)?;

@@ -846,6 +846,22 @@ impl Gpu {
             let mut views = Vec::with_capacity(d.buffers.len());
             for (bnd, &b) in k.bindings.iter().zip(&d.buffers) {
                 let size = out.buffers[b].buffer()?.size().max(16);
+                // Planned with a length known only now: an array past its binding's
+                // windows would be read short (robust access gives zeros), so it is
+                // refused.
+                let reach = bnd.windows.max(1) as u64 * k.window_bytes;
+                let needed = plan.buffers[b]
+                    .len
+                    .eval(&syms)
+                    .saturating_mul(plan.buffers[b].elem.size() as u64);
+                if needed > reach {
+                    return Err(err::unsupported(
+                        format!(
+                            "an array of {needed} bytes, beyond the {reach} bytes of storage its kernel binds (its length was not known when the kernel was planned)"
+                        ),
+                        0..0,
+                    ));
+                }
                 for w in 0..bnd.windows.max(1) as u64 {
                     let offset = w * k.window_bytes;
                     views.push(if offset < size {

@@ -267,6 +267,8 @@ pub struct Tuning {
     /// A staged stencil's tile holds its items widened where every read widens
     /// them (`PlanOptions::stencil_widen`).
     pub stencil_widen: Option<bool>,
+    /// `⍳ ∊` of exact 4-byte keys by a hash table (`PlanOptions::hash_search`).
+    pub hash_search: Option<bool>,
     /// Workgroup memory a kernel may use, at most the device's
     /// (`PlanOptions::max_shared_bytes`): kernels that stage what does not fit take
     /// their other forms (16384 is what every Vulkan device has).
@@ -342,6 +344,9 @@ impl Tuning {
         }
         if let Some(v) = self.stencil_widen {
             o.stencil_widen = v;
+        }
+        if let Some(v) = self.hash_search {
+            o.hash_search = v;
         }
         if let Some(v) = self.max_shared_bytes {
             o.max_shared_bytes = o.max_shared_bytes.min(v);

@@ -388,6 +388,11 @@ struct TuneArgs {
     /// read.
     #[arg(long)]
     stencil_widen: Option<bool>,
+    /// Tuning: `x⍳y` and `y∊x` of integers or booleans build a hash table of
+    /// `x` and probe it with each item of `y` (the default); `false` sorts `x`
+    /// and searches it.
+    #[arg(long)]
+    hash_search: Option<bool>,
     /// Tuning: workgroup memory a kernel may use, in bytes, at most the
     /// device's (kernels that stage what does not fit take their other forms).
     #[arg(long)]
@@ -427,6 +432,7 @@ impl TuneArgs {
             stencil_rows: self.stencil_rows,
             window_folds: self.window_folds,
             stencil_widen: self.stencil_widen,
+            hash_search: self.hash_search,
             max_shared_bytes: self.max_shared_bytes,
             radix_from: self.radix_from,
             radix_lookback_below: self.radix_lookback_below,

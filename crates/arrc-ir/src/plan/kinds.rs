@@ -291,6 +291,23 @@ pub enum KernelKind {
         kind: SearchKind,
         tolerant: bool,
     },
+    /// Push constants `n, slots`: puts each of `n` keys (`key`, an i32 expression)
+    /// in the hash table `table` of `slots` slots (u32 words, zeroed before: 0 is
+    /// an empty slot), by open addressing from the slot of its hash. A key 0 is
+    /// kept apart, in the table's first words. With `index`, each slot is a pair
+    /// (key, `!i` of its least index `i`, by an atomic max) for `x⍳y`; without,
+    /// one word (the key) for `y∊x`. See [`HashLayout`].
+    HashInsert { key: KExpr, table: u32, index: bool },
+    /// Push constants `m, n, slots`: for each of `m` needles (`needle`, an i32
+    /// expression), looks in the `HashInsert` table of `n` keys: stores the first
+    /// index of the needle among them (from `origin`; `origin+n` when absent) or
+    /// whether it is there.
+    HashProbe {
+        needle: KExpr,
+        table: u32,
+        out: u32,
+        kind: SearchKind,
+    },
     /// `Inst::SegScan` over tiles of `invocations × items` elements (push constant
     /// `n`; the fields in `SegScanShape`), a workgroup a tile in turn: each
     /// invocation folds its `items` consecutive elements of `value` with `op`
@@ -323,6 +340,37 @@ pub enum KernelKind {
     },
 }
 
+/// Where [`KernelKind::HashInsert`] keeps a key in its table (u32 words): with
+/// indices, key 0's index in word 1 (word 0 unused) and slot `s` as the pair of
+/// words `2+2s` (key) and `3+2s` (`!i`); without, whether key 0 is there in word 0
+/// and slot `s`'s key in word `1+s`. `slots = 2n+1` for `n` keys: fewer than half
+/// the slots are ever taken, so a probe meets an empty slot within a few.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HashLayout {
+    pub index: bool,
+}
+
+impl HashLayout {
+    /// The word holding key 0's entry, and the first slot's key word.
+    pub fn zero_word(self) -> u32 {
+        self.index as u32
+    }
+
+    /// Words before the first slot, and words a slot.
+    pub fn base_stride(self) -> (u32, u32) {
+        match self.index {
+            true => (2, 2),
+            false => (1, 1),
+        }
+    }
+
+    /// The table's words for `slots` slots.
+    pub fn words(self, slots: u64) -> u64 {
+        let (base, stride) = self.base_stride();
+        base as u64 + stride as u64 * slots
+    }
+}
+
 impl KernelKind {
     /// Push constants the kind itself uses, before the expression's extra lengths.
     pub fn fixed_push(&self) -> u32 {
@@ -331,7 +379,10 @@ impl KernelKind {
             | KernelKind::MatMul { .. }
             | KernelKind::Stencil { .. } => 3,
             KernelKind::PackBits { .. } => 4,
-            KernelKind::ScanAxis { .. } | KernelKind::Search { .. } => 2,
+            KernelKind::ScanAxis { .. }
+            | KernelKind::Search { .. }
+            | KernelKind::HashInsert { .. } => 2,
+            KernelKind::HashProbe { .. } => 3,
             KernelKind::SortStep { .. } => 5,
             KernelKind::QrStep { .. } => 4,
             KernelKind::BackSubst { .. } => 3,

@@ -609,3 +609,145 @@ fn float_sums_by_key_on_the_device() {
     check_at(&mut s, &[2049, 100000], &f64_sums, ElemType::F64, false);
     s.tune(arrc::Tuning::default());
 }
+
+/// The kinds of a statement's kernels, by name (`HashInsert`, `RadixScatter`, …).
+fn kernel_kinds(s: &mut Session, e: &str) -> Vec<String> {
+    let c = s.compile(e).unwrap_or_else(|err| panic!("{e}: {err}"));
+    c.plan
+        .kernels
+        .iter()
+        .map(|k| {
+            let d = format!("{:?}", k.kind);
+            d[..d.find([' ', '{', '(']).unwrap_or(d.len())].to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn searches_by_hashing_on_the_device() {
+    // `x⍳y` and `y∊x` of integers and booleans build a hash table of x (its keys
+    // claimed with compare-exchange, x⍳y's least index by an atomic max) and probe
+    // it: key 0 (the empty slot's mark) is kept apart, and ¯1, ±2^31 edges, runs of
+    // one key (every invocation racing for one slot) and absent needles are all
+    // answered as the reference does, at sizes around a subgroup and a workgroup.
+    let mut s = gpu();
+    let exprs = [
+        "x⍳y",
+        "y⍳x",
+        "x⍳x",
+        "x∊y",
+        "y∊x",
+        "(0×x)⍳y",
+        "(x×0)∊y",
+        "(5+0×x)⍳y",
+        "(x>0)⍳y>0",
+        "(y>0)∊x>0",
+        "(x>0)⍳1 0",
+        "(0↑x)⍳y",
+        "x⍳0↑y",
+        "(0↑x)∊y",
+        "(⌽x)⍳y",
+        "(1000|x×1000003)⍳1000|y×1000003",
+        "(¯1+0×x)⍳¯1 0 1",
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x4a54);
+    let edges = [0, -1, 1, i32::MIN, i32::MAX, i32::MIN + 1, i32::MAX - 1];
+    for &n in &[0usize, 1, 7, 8, 9, 31, 32, 33, 255, 256, 257, 4097, 20011] {
+        for range in [3i32, 1000, i32::MAX] {
+            let draw = |rng: &mut rand::rngs::StdRng| -> Vec<i32> {
+                (0..n)
+                    .map(|_| match rng.random_range(0..10) {
+                        0 => edges[rng.random_range(0..edges.len())],
+                        _ if range == i32::MAX => rng.random(),
+                        _ => rng.random_range(-range..=range),
+                    })
+                    .collect()
+            };
+            let x = Array::vector(Data::I32(draw(&mut rng)));
+            let y = Array::vector(Data::I32(draw(&mut rng)));
+            let mut cpu = bind_both(&mut s, ElemType::I32, &[("x", &x), ("y", &y)]);
+            for e in exprs {
+                agree(&mut s, &mut cpu, e, n, 1.0);
+            }
+        }
+    }
+    // Which searches hash: 4-byte integers and booleans, and 64-bit integers only
+    // where both sides are known to fit 32 bits; floats and intervals search sorted
+    // keys. Hashing computes no grade.
+    s.set("x", Array::vector(Data::I32(vec![3; 5000]))).unwrap();
+    s.set("w", Array::vector(Data::I64(vec![3; 5000]))).unwrap();
+    s.set("f", Array::vector(Data::F32(vec![3.0; 5000])))
+        .unwrap();
+    for (e, hashed) in [
+        ("x⍳x", true),
+        ("x∊x", true),
+        ("(x>3)⍳x>4", true),
+        ("(1000|w)⍳1000|w", true),
+        ("(1000|w)⍳w", false),
+        ("w⍳w", false),
+        ("f⍳f", false),
+        ("(x[⍋x])⍸x", false),
+    ] {
+        let kinds = kernel_kinds(&mut s, e);
+        let hashes =
+            kinds.iter().any(|k| k == "HashInsert") && kinds.iter().any(|k| k == "HashProbe");
+        assert_eq!(hashes, hashed, "{e}: {kinds:?}");
+        if hashed {
+            assert!(
+                !kinds
+                    .iter()
+                    .any(|k| k.starts_with("Radix") || k == "SortStep" || k == "Search"),
+                "{e} sorts: {kinds:?}"
+            );
+        }
+    }
+    // Off, the same searches sort and agree.
+    s.tune(arrc::Tuning {
+        hash_search: Some(false),
+        ..Default::default()
+    });
+    assert!(!kernel_kinds(&mut s, "x⍳x")
+        .iter()
+        .any(|k| k == "HashInsert"));
+    s.tune(arrc::Tuning::default());
+}
+
+#[test]
+fn hash_tables_beyond_one_storage_binding() {
+    // A table of 2·(2n+1)+2 words for x⍳y: at n = 9×10^6 it is 144 MB, beyond
+    // lavapipe's 128 MiB storage range (the H200's is 4 GiB), so its words are
+    // reached through two windows, atomics included.
+    let mut s = gpu();
+    let n = 9_000_000;
+    let limit = s.device().expect("a device").max_storage_buffer_range as u64;
+    assert!(
+        (4 * n + 4) * 4 > limit || limit >= 1 << 31,
+        "the table should exceed the device's storage range"
+    );
+    for (e, want) in [
+        (
+            format!("(⌽⍳{n})⍳1 {n} 5 0 ¯1 {}", n + 1),
+            format!("{n} 1 {} {} {} {}", n - 4, n + 1, n + 1, n + 1),
+        ),
+        (format!("(⌽0,⍳{n})⍳0 1 {n}"), format!("{} {n} 1", n + 1)),
+        (
+            format!("1 0 ¯1 {n} {}∊2×⍳{n}", 2 * n),
+            "0 0 0 1 1".to_string(),
+        ),
+        (format!("+/(⍳{n})∊⌽⍳{n}"), format!("{n}")),
+    ] {
+        assert_eq!(arrc::display(&device_value(&mut s, &e)), want, "{e}");
+    }
+    let c = s.compile(&format!("(⌽⍳{n})⍳1 2")).unwrap();
+    let windows = c
+        .plan
+        .kernels
+        .iter()
+        .filter(|k| matches!(k.kind, arrc_ir::plan::KernelKind::HashInsert { .. }))
+        .map(|k| k.bindings.iter().map(|b| b.windows).max().unwrap_or(1))
+        .max();
+    assert!(
+        limit >= 1 << 31 || windows > Some(1),
+        "the table is in one binding: {windows:?}"
+    );
+}

@@ -1,0 +1,120 @@
+//! `x⍳y` and `y∊x` by hashing: a table of `x`'s keys built with atomics, then one
+//! probe of it for each needle (`KernelKind::HashInsert`, `HashProbe`). Where keys
+//! compare exactly and fit 32 bits this replaces sorting `x` and a binary search in
+//! device memory (about one random access per key and per needle, against a radix
+//! sort and 11 or more dependent steps a needle).
+
+use super::*;
+use crate::plan::kinds::HashLayout;
+
+impl Planner<'_> {
+    /// Whether `Inst::Search` `v` is planned by hashing: its kind is `⍳` or `∊`,
+    /// and its keys are integers or booleans that fit 32 bits (64-bit ones known to
+    /// fit, in both arguments), with the key array's length known before the
+    /// kernels run. Its grade is then not computed.
+    pub(super) fn hashes(&self, v: Value) -> bool {
+        let f = self.v.func;
+        let Inst::Search {
+            hay, needles, kind, ..
+        } = f.inst(v)
+        else {
+            return false;
+        };
+        if !self.opts.hash_search || matches!(kind, SearchKind::Interval { .. }) {
+            return false;
+        }
+        let exact = match f.ty(*hay).elem {
+            ElemType::I32 | ElemType::Bool => true,
+            ElemType::I64 => {
+                crate::bounds::fits_i32(f, *hay) && crate::bounds::fits_i32(f, *needles)
+            }
+            _ => false,
+        };
+        exact && !self.has_dyn(*hay)
+    }
+
+    /// `hay⍳needles` / `needles∊hay` by a hash table of `hay` (see [`Self::hashes`]).
+    pub(super) fn hash_search(
+        &mut self,
+        v: Value,
+        hay: Value,
+        needles: Value,
+        kind: SearchKind,
+        is_result: bool,
+    ) {
+        let f = self.v.func;
+        let layout = HashLayout {
+            index: matches!(kind, SearchKind::IndexOf { .. }),
+        };
+        let n = self.len_of(hay);
+        // 2n+1 slots (u32 words, see `HashLayout`), zeroed: every slot empty.
+        let slots = Count::Sum(vec![
+            Count::Scaled {
+                of: Box::new(n.clone()),
+                times: 2,
+            },
+            Count::known(1),
+        ]);
+        let (base, stride) = layout.base_stride();
+        let words = Count::Sum(vec![
+            Count::Scaled {
+                of: Box::new(slots.clone()),
+                times: stride,
+            },
+            Count::known(base as u64),
+        ]);
+        let table_b = self.new_buffer(ElemType::I32, words, BufferRole::Zeroed);
+
+        let mut kb = self.kb();
+        let key = as_word(self.expr(hay, &IExpr::Index, &mut kb));
+        let table = kb.bind(table_b, ElemType::I32, true);
+        self.bind_status(&mut kb, key.may_fail());
+        let groups = self.grid(&n, self.opts.map_groups);
+        self.push_kernel(
+            "hash_insert",
+            KernelKind::HashInsert {
+                key,
+                table,
+                index: layout.index,
+            },
+            kb,
+            vec![("n", n.clone()), ("slots", slots.clone())],
+            groups,
+        );
+
+        let mut kb = self.kb();
+        let needle = as_word(self.expr(needles, &IExpr::Index, &mut kb));
+        let table = kb.bind(table_b, ElemType::I32, false);
+        let out_b = self.result_or_temp(v, is_result);
+        let out = kb.bind(out_b, f.ty(v).elem, true);
+        self.bind_status(&mut kb, needle.may_fail());
+        let m = self.len_of(v);
+        let n_from = self.n_from(v, &mut kb);
+        let groups = self.grid(&m, self.opts.map_groups);
+        self.push_kernel(
+            "hash_probe",
+            KernelKind::HashProbe {
+                needle,
+                table,
+                out,
+                kind,
+            },
+            kb,
+            vec![("m", m), ("n", n), ("slots", slots)],
+            groups,
+        );
+        self.set_n_from(n_from);
+        self.buffer_of[v.index()] = Some(out_b);
+    }
+}
+
+/// A key as an i32 (booleans, and 64-bit integers known to fit).
+fn as_word(e: KExpr) -> KExpr {
+    match e.elem() {
+        ElemType::I32 => e,
+        _ => KExpr::Cast {
+            to: ElemType::I32,
+            arg: Box::new(e),
+        },
+    }
+}
