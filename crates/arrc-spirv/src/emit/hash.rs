@@ -108,12 +108,15 @@ impl Emitter {
         let kw_var = self.local(u);
         let seen = self.local(u);
         let done = self.local_false();
+        let claimed = self.local_false();
         let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
             let slots = e.push_constant(cx, 1)?;
             let key = e.expr(cx, key, Ix::flat(j))?;
             let key = e.b.bitcast(u, None, key).map_err(be)?;
             let zero = e.c_u32(0);
             let is_zero = e.b.i_equal(bt, None, key, zero).map_err(be)?;
+            let f = e.b.constant_false(bt);
+            e.store(claimed, f)?;
             let zw = e.c_u32(layout.zero_word());
             e.if_else(
                 is_zero,
@@ -142,6 +145,8 @@ impl Emitter {
                             e.store(kw_var, kw)?;
                             let cur = e.table_op(cx, table, kw, |e, p| e.atomic_load_word(p))?;
                             e.store(seen, cur)?;
+                            let f = e.b.constant_false(bt);
+                            e.store(claimed, f)?;
                             let empty = e.b.i_equal(bt, None, cur, zero).map_err(be)?;
                             e.if_then(empty, |e| {
                                 let it = e.ty(ElemType::I32);
@@ -157,6 +162,7 @@ impl Emitter {
                                 // Claimed (it was empty), or another invocation
                                 // claimed it first: for this key or another.
                                 let won = e.b.i_equal(bt, None, old, zero).map_err(be)?;
+                                e.store(claimed, won)?;
                                 let now = e.b.select(u, None, won, key, old).map_err(be)?;
                                 e.store(seen, now)
                             })?;
@@ -178,11 +184,29 @@ impl Emitter {
             )?;
             if index {
                 // The entry's index word follows its key word (key 0's is word 1).
+                // The invocation that claimed the slot raises it without looking
+                // (an atomic whose result is unused need not wait for it); the
+                // others, holding keys seen before, first look whether theirs is
+                // the least index yet, so a run of one key does not queue atomics
+                // on one word.
                 let kw = e.load(u, kw_var)?;
                 let one = e.c_u32(1);
                 let ew = e.uadd(kw, one)?;
                 let enc = e.b.not(u, None, j).map_err(be)?;
-                e.raise_word(cx, table, ew, enc)?;
+                let first = e.load(bt, claimed)?;
+                e.if_else(
+                    first,
+                    |e| {
+                        let it = e.ty(ElemType::I32);
+                        let vi = e.b.bitcast(it, None, enc).map_err(be)?;
+                        e.table_op(cx, table, ew, |e, p| {
+                            let (dev, relaxed) = (e.c_u32(SCOPE_DEVICE), e.c_u32(0));
+                            e.b.atomic_u_max(it, None, p, dev, relaxed, vi).map_err(be)
+                        })?;
+                        Ok(())
+                    },
+                    |e| e.raise_word(cx, table, ew, enc),
+                )?;
             }
             Ok(())
         };
