@@ -9,8 +9,8 @@ use crate::plan::kinds::HashLayout;
 
 impl Planner<'_> {
     /// Whether `Inst::Search` `v` is planned by hashing: its kind is `⍳` or `∊`,
-    /// and its keys are integers or booleans that fit 32 bits (64-bit ones known to
-    /// fit, in both arguments), with the key array's length known before the
+    /// and its keys are f32, or integers or booleans that fit 32 bits (64-bit ones
+    /// known to fit, in both arguments), with the key array's length known before the
     /// kernels run. Its grade is then not computed.
     pub(super) fn hashes(&self, v: Value) -> bool {
         let f = self.v.func;
@@ -24,7 +24,9 @@ impl Planner<'_> {
             return false;
         }
         let exact = match f.ty(*hay).elem {
-            ElemType::I32 | ElemType::Bool => true,
+            // f32 keys compare exactly (only f64 ones within ⎕CT), by their bits
+            // with -0 as 0, as the sorted search compares them.
+            ElemType::I32 | ElemType::Bool | ElemType::F32 => true,
             ElemType::I64 => {
                 crate::bounds::fits_i32(f, *hay) && crate::bounds::fits_i32(f, *needles)
             }
@@ -108,10 +110,11 @@ impl Planner<'_> {
     }
 }
 
-/// A key as an i32 (booleans, and 64-bit integers known to fit).
+/// A key as an i32 (booleans, and 64-bit integers known to fit); f32 keys stay
+/// (the kernels take their bits).
 fn as_word(e: KExpr) -> KExpr {
     match e.elem() {
-        ElemType::I32 => e,
+        ElemType::I32 | ElemType::F32 => e,
         _ => KExpr::Cast {
             to: ElemType::I32,
             arg: Box::new(e),

@@ -28,6 +28,20 @@ impl Emitter {
         self.b.u_mod(u, None, h, slots).map_err(be)
     }
 
+    /// The bits a key is kept as: an i32's, or an f32's with -0 as 0 (equal keys,
+    /// equal words; subnormals stay apart from 0, as in the sorted search).
+    fn key_bits(&mut self, cx: &Cx, key: &KExpr, j: Word) -> R<Word> {
+        let u = self.u32_t;
+        let v = self.expr(cx, key, Ix::flat(j))?;
+        let bits = self.b.bitcast(u, None, v).map_err(be)?;
+        if key.elem() != ElemType::F32 {
+            return Ok(bits);
+        }
+        let (top, zero) = (self.c_u32(1 << 31), self.c_u32(0));
+        let neg_zero = self.b.i_equal(self.bool_t, None, bits, top).map_err(be)?;
+        self.b.select(u, None, neg_zero, zero, bits).map_err(be)
+    }
+
     /// The key word of slot `s`.
     fn key_word(&mut self, layout: HashLayout, s: Word) -> R<Word> {
         let (base, stride) = layout.base_stride();
@@ -111,8 +125,7 @@ impl Emitter {
         let claimed = self.local_false();
         let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
             let slots = e.push_constant(cx, 1)?;
-            let key = e.expr(cx, key, Ix::flat(j))?;
-            let key = e.b.bitcast(u, None, key).map_err(be)?;
+            let key = e.key_bits(cx, key, j)?;
             let zero = e.c_u32(0);
             let is_zero = e.b.i_equal(bt, None, key, zero).map_err(be)?;
             let f = e.b.constant_false(bt);
@@ -235,8 +248,7 @@ impl Emitter {
         let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
             let n = e.push_constant(cx, 1)?;
             let slots = e.push_constant(cx, 2)?;
-            let key = e.expr(cx, needle, Ix::flat(j))?;
-            let key = e.b.bitcast(u, None, key).map_err(be)?;
+            let key = e.key_bits(cx, needle, j)?;
             let zero = e.c_u32(0);
             let one = e.c_u32(1);
             let f = e.b.constant_false(bt);

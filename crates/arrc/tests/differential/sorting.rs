@@ -685,7 +685,8 @@ fn searches_by_hashing_on_the_device() {
         ("(1000|w)⍳1000|w", true),
         ("(1000|w)⍳w", false),
         ("w⍳w", false),
-        ("f⍳f", false),
+        ("f⍳f", true),
+        ("f∊f", true),
         ("(x[⍋x])⍸x", false),
     ] {
         let kinds = kernel_kinds(&mut s, e);
@@ -699,6 +700,45 @@ fn searches_by_hashing_on_the_device() {
                     .any(|k| k.starts_with("Radix") || k == "SortStep" || k == "Search"),
                 "{e} sorts: {kinds:?}"
             );
+        }
+    }
+    // f64 keys match within ⎕CT: sorted and searched.
+    s.set_float(ElemType::F64);
+    s.set("d", Array::vector(Data::F64(vec![3.0; 5000])))
+        .unwrap();
+    assert!(!kernel_kinds(&mut s, "d⍳d")
+        .iter()
+        .any(|k| k == "HashInsert"));
+    s.set_float(ElemType::F32);
+    // f32 keys hash by their bits, -0 as 0: subnormals, ±0, the largest and the
+    // least normal floats, runs of one value.
+    let specials = [
+        0.0f32,
+        -0.0,
+        1e-40,
+        -1e-40,
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        f32::MIN,
+        1.0,
+        -1.0,
+        1.0 + f32::EPSILON,
+    ];
+    for &n in &[1usize, 9, 33, 257, 4097] {
+        let draw = |rng: &mut rand::rngs::StdRng| -> Vec<f32> {
+            (0..n)
+                .map(|_| match rng.random_range(0..4) {
+                    0 => specials[rng.random_range(0..specials.len())],
+                    1 => rng.random_range(-3..=3) as f32 * 0.5,
+                    _ => rng.random_range(-100.0..100.0),
+                })
+                .collect()
+        };
+        let x = Array::vector(Data::F32(draw(&mut rng)));
+        let y = Array::vector(Data::F32(draw(&mut rng)));
+        let mut cpu = bind_both(&mut s, ElemType::F32, &[("x", &x), ("y", &y)]);
+        for e in ["x⍳y", "y⍳x", "x⍳x", "x∊y", "y∊x", "(x×0)⍳y×0", "(-x)⍳y"] {
+            agree(&mut s, &mut cpu, e, n, 1.0);
         }
     }
     // Off, the same searches sort and agree.
