@@ -72,3 +72,34 @@ fn matrix_product_tiles_fit_the_devices_workgroup_memory() {
         assert_eq!(tile.rows, 8);
     }
 }
+
+#[test]
+fn hash_tables_only_where_a_kernel_can_index_them() {
+    // `x⍳y` hashes into 4n+4 words and `y∊x` into 2n+2: past what a kernel indexes
+    // (2^31-1 elements) the keys are sorted instead.
+    use arrc_ir::plan::KernelKind;
+    let hashes = |src: &str, n: Dim| {
+        let prog = arrc_syntax::parse_str(src).unwrap();
+        let param = |name: &str, d: Dim| Param {
+            name: name.into(),
+            ty: Type {
+                elem: ElemType::I32,
+                shape: vec![d],
+            },
+            value: None,
+        };
+        let params = [param("x", n), param("y", Dim::Known(10))];
+        let f = arrc_ir::lower::lower_program(&prog, &params, &[], &[], ElemType::F32, 1).unwrap();
+        let v = arrc_ir::verify::verify(&f).unwrap();
+        let p = plan(&v, &PlanOptions::default()).unwrap();
+        p.kernels
+            .iter()
+            .any(|k| matches!(k.kind, KernelKind::HashInsert { .. }))
+    };
+    let most = (i32::MAX as u64 - 4) / 4;
+    assert!(hashes("x⍳y", Dim::Known(most)));
+    assert!(!hashes("x⍳y", Dim::Known(most + 1)));
+    assert!(hashes("y∊x", Dim::Known(most + 1)));
+    assert!(hashes("y∊x", Dim::Known((i32::MAX as u64 - 2) / 2)));
+    assert!(!hashes("y∊x", Dim::Known((i32::MAX as u64 - 2) / 2 + 1)));
+}

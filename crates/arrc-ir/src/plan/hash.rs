@@ -10,8 +10,9 @@ use crate::plan::kinds::HashLayout;
 impl Planner<'_> {
     /// Whether `Inst::Search` `v` is planned by hashing: its kind is `⍳` or `∊`,
     /// and its keys are f32, or integers or booleans that fit 32 bits (64-bit ones
-    /// known to fit, in both arguments), with the key array's length known before the
-    /// kernels run. Its grade is then not computed.
+    /// known to fit, in both arguments), with the key array's length known before
+    /// the kernels run and its table (4n+4 words for `⍳`, 2n+2 for `∊`) within
+    /// [`MAX_DEVICE_COUNT`] words. Its grade is then not computed.
     pub(super) fn hashes(&self, v: Value) -> bool {
         let f = self.v.func;
         let Inst::Search {
@@ -32,7 +33,17 @@ impl Planner<'_> {
             }
             _ => false,
         };
-        exact && !self.has_dyn(*hay)
+        // The table's words within what a kernel indexes, its length known before
+        // the run (so that its windows are planned): else the sorted search, which
+        // needs no more than the keys' own size.
+        let layout = HashLayout {
+            index: matches!(kind, SearchKind::IndexOf { .. }),
+        };
+        let fits = self
+            .len_of(*hay)
+            .constant()
+            .is_some_and(|n| layout.words(2 * n + 1) <= MAX_DEVICE_COUNT);
+        exact && !self.has_dyn(*hay) && fits
     }
 
     /// `hay⍳needles` / `needles∊hay` by a hash table of `hay` (see [`Self::hashes`]).

@@ -739,7 +739,15 @@ fn searches_by_hashing_on_the_device() {
         let mut cpu = bind_both(&mut s, ElemType::F32, &[("x", &x), ("y", &y)]);
         // (No arithmetic on the subnormals: NVIDIA's f32 arithmetic flushes them,
         // with no DenormPreserve to ask for; loaded, they compare as they are.)
-        for e in ["x⍳y", "y⍳x", "x⍳x", "x∊y", "y∊x", "(x×0)⍳y×0", "(0.5×⌊x)∊0.5×⌊y"] {
+        for e in [
+            "x⍳y",
+            "y⍳x",
+            "x⍳x",
+            "x∊y",
+            "y∊x",
+            "(x×0)⍳y×0",
+            "(0.5×⌊x)∊0.5×⌊y",
+        ] {
             agree(&mut s, &mut cpu, e, n, 1.0);
         }
     }
