@@ -100,6 +100,9 @@ pub struct PlanOptions {
     /// and probed by each needle (`KernelKind::HashInsert`, `HashProbe`); off, by
     /// sorting `x` and a binary search of each needle.
     pub hash_search: bool,
+    /// A hash table's slots beyond one a key, in quarters of the key count (4: 2n+1
+    /// slots, at most half of them taken).
+    pub hash_spare_quarters: u32,
     /// The device keeps f64 subnormals when a shader asks (DenormPreserve): every
     /// kernel that computes in f64 asks.
     pub denorm_preserve_f64: bool,
@@ -195,6 +198,7 @@ impl Default for PlanOptions {
             window_folds: true,
             stencil_widen: false,
             hash_search: true,
+            hash_spare_quarters: 4,
             denorm_preserve_f64: false,
             denorm_preserve_f32: false,
             radix_from: 2,

@@ -269,6 +269,9 @@ pub struct Tuning {
     pub stencil_widen: Option<bool>,
     /// `⍳ ∊` of exact 4-byte keys by a hash table (`PlanOptions::hash_search`).
     pub hash_search: Option<bool>,
+    /// Spare slots of a hash table, in quarters of its keys
+    /// (`PlanOptions::hash_spare_quarters`).
+    pub hash_spare_quarters: Option<u32>,
     /// Workgroup memory a kernel may use, at most the device's
     /// (`PlanOptions::max_shared_bytes`): kernels that stage what does not fit take
     /// their other forms (16384 is what every Vulkan device has).
@@ -347,6 +350,9 @@ impl Tuning {
         }
         if let Some(v) = self.hash_search {
             o.hash_search = v;
+        }
+        if let Some(v) = self.hash_spare_quarters {
+            o.hash_spare_quarters = v.clamp(1, 16);
         }
         if let Some(v) = self.max_shared_bytes {
             o.max_shared_bytes = o.max_shared_bytes.min(v);

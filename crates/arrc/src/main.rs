@@ -393,6 +393,10 @@ struct TuneArgs {
     /// and searches it.
     #[arg(long)]
     hash_search: Option<bool>,
+    /// Tuning: a hash table's slots beyond one a key, in quarters of the keys
+    /// (1 to 16; 4, the default, gives 2n+1 slots for n keys).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=16))]
+    hash_spare_quarters: Option<u32>,
     /// Tuning: workgroup memory a kernel may use, in bytes, at most the
     /// device's (kernels that stage what does not fit take their other forms).
     #[arg(long)]
@@ -433,6 +437,7 @@ impl TuneArgs {
             window_folds: self.window_folds,
             stencil_widen: self.stencil_widen,
             hash_search: self.hash_search,
+            hash_spare_quarters: self.hash_spare_quarters,
             max_shared_bytes: self.max_shared_bytes,
             radix_from: self.radix_from,
             radix_lookback_below: self.radix_lookback_below,

@@ -39,10 +39,9 @@ impl Planner<'_> {
         let layout = HashLayout {
             index: matches!(kind, SearchKind::IndexOf { .. }),
         };
-        let fits = self
-            .len_of(*hay)
-            .constant()
-            .is_some_and(|n| layout.words(2 * n + 1) <= MAX_DEVICE_COUNT);
+        let fits = self.len_of(*hay).constant().is_some_and(|n| {
+            layout.words(HashLayout::slots(n, self.opts.hash_spare_quarters)) <= MAX_DEVICE_COUNT
+        });
         exact && !self.has_dyn(*hay) && fits
     }
 
@@ -60,11 +59,17 @@ impl Planner<'_> {
             index: matches!(kind, SearchKind::IndexOf { .. }),
         };
         let n = self.len_of(hay);
-        // 2n+1 slots (u32 words, see `HashLayout`), zeroed: every slot empty.
+        // n + ⌈n·q/4⌉ + 1 slots (u32 words, see `HashLayout::slots`), zeroed: every
+        // slot empty.
         let slots = Count::Sum(vec![
-            Count::Scaled {
-                of: Box::new(n.clone()),
-                times: 2,
+            n.clone(),
+            Count::Groups {
+                of: Box::new(Count::Scaled {
+                    of: Box::new(n.clone()),
+                    times: self.opts.hash_spare_quarters.max(1),
+                }),
+                per_group: 4,
+                max: u32::MAX,
             },
             Count::known(1),
         ]);

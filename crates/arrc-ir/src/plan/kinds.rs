@@ -343,8 +343,9 @@ pub enum KernelKind {
 /// Where [`KernelKind::HashInsert`] keeps a key in its table (u32 words): with
 /// indices, key 0's index in word 1 (word 0 unused) and slot `s` as the pair of
 /// words `2+2s` (key) and `3+2s` (`!i`); without, whether key 0 is there in word 0
-/// and slot `s`'s key in word `1+s`. `slots = 2n+1` for `n` keys: fewer than half
-/// the slots are ever taken, so a probe meets an empty slot within a few.
+/// and slot `s`'s key in word `1+s`. For `n` keys, `n + ⌈n·q/4⌉ + 1` slots
+/// (`PlanOptions::hash_spare_quarters` q): more slots than keys, so every probe
+/// meets an empty one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HashLayout {
     pub index: bool,
@@ -362,6 +363,11 @@ impl HashLayout {
             true => (2, 2),
             false => (1, 1),
         }
+    }
+
+    /// The slots for `n` keys with `q` spare quarters (see above).
+    pub fn slots(n: u64, q: u32) -> u64 {
+        n + (n * q as u64).div_ceil(4).max(1) + 1
     }
 
     /// The table's words for `slots` slots.

@@ -666,9 +666,18 @@ fn searches_by_hashing_on_the_device() {
             let x = Array::vector(Data::I32(draw(&mut rng)));
             let y = Array::vector(Data::I32(draw(&mut rng)));
             let mut cpu = bind_both(&mut s, ElemType::I32, &[("x", &x), ("y", &y)]);
-            for e in exprs {
-                agree(&mut s, &mut cpu, e, n, 1.0);
+            // Tables with as few spare slots as may be (a quarter of the keys: long
+            // runs of taken slots, which wrap past the last) and with many.
+            for spare in [None, Some(1), Some(16)] {
+                s.tune(arrc::Tuning {
+                    hash_spare_quarters: spare,
+                    ..Default::default()
+                });
+                for e in exprs {
+                    agree(&mut s, &mut cpu, e, n, 1.0);
+                }
             }
+            s.tune(arrc::Tuning::default());
         }
     }
     // Which searches hash: 4-byte integers and booleans, and 64-bit integers only
