@@ -74,32 +74,38 @@ fn matrix_product_tiles_fit_the_devices_workgroup_memory() {
 }
 
 #[test]
-fn hash_tables_only_where_a_kernel_can_index_them() {
-    // `x⍳y` hashes into 4n+4 words and `y∊x` into 2n+2: past what a kernel indexes
-    // (2^31-1 elements) the keys are sorted instead.
+fn hash_tables_only_within_one_storage_binding() {
+    // `x⍳y` hashes into 4n words and `y∊x` into 2n (2n slots for n keys): a table
+    // past one storage binding (`window_bytes`) is not made, the keys are sorted.
     use arrc_ir::plan::KernelKind;
-    let hashes = |src: &str, n: Dim| {
+    let hashes = |src: &str, n: u64, window_bytes: u64| {
         let prog = arrc_syntax::parse_str(src).unwrap();
-        let param = |name: &str, d: Dim| Param {
+        let param = |name: &str, d: u64| Param {
             name: name.into(),
             ty: Type {
                 elem: ElemType::I32,
-                shape: vec![d],
+                shape: vec![Dim::Known(d)],
             },
             value: None,
         };
-        let params = [param("x", n), param("y", Dim::Known(10))];
+        let params = [param("x", n), param("y", 10)];
         let f = arrc_ir::lower::lower_program(&prog, &params, &[], &[], ElemType::F32, 1).unwrap();
         let v = arrc_ir::verify::verify(&f).unwrap();
-        let p = plan(&v, &PlanOptions::default()).unwrap();
+        let opts = PlanOptions {
+            window_bytes,
+            ..PlanOptions::default()
+        };
+        let p = plan(&v, &opts).unwrap();
         p.kernels
             .iter()
             .any(|k| matches!(k.kind, KernelKind::HashInsert { .. }))
     };
-    let most = (i32::MAX as u64 - 4) / 4;
-    assert!(hashes("x⍳y", Dim::Known(most)));
-    assert!(!hashes("x⍳y", Dim::Known(most + 1)));
-    assert!(hashes("y∊x", Dim::Known(most + 1)));
-    assert!(hashes("y∊x", Dim::Known((i32::MAX as u64 - 2) / 2)));
-    assert!(!hashes("y∊x", Dim::Known((i32::MAX as u64 - 2) / 2 + 1)));
+    for window in [1u64 << 27, 1 << 31] {
+        let most = window / 16;
+        assert!(hashes("x⍳y", most, window));
+        assert!(!hashes("x⍳y", most + 1, window));
+        assert!(hashes("y∊x", most + 1, window));
+        assert!(hashes("y∊x", 2 * most, window));
+        assert!(!hashes("y∊x", 2 * most + 1, window));
+    }
 }

@@ -1439,15 +1439,19 @@ impl Emitter {
                 kind,
                 tolerant,
             } => self.search_kernel(&mut cx, *keys, *order, needle, *out, *kind, *tolerant)?,
-            KernelKind::HashInsert { key, table, index } => {
-                self.hash_insert_kernel(&cx, key, *table, *index)?
-            }
+            KernelKind::HashInsert {
+                key,
+                table,
+                zero,
+                index,
+            } => self.hash_insert_kernel(&cx, key, (*table, *zero), *index)?,
             KernelKind::HashProbe {
                 needle,
                 table,
+                zero,
                 out,
                 kind,
-            } => self.hash_probe_kernel(&cx, needle, *table, *out, *kind)?,
+            } => self.hash_probe_kernel(&cx, needle, (*table, *zero), *out, *kind)?,
         }
         self.b.ret().map_err(be)?;
         self.b.end_function().map_err(be)?;

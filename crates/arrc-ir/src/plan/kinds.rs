@@ -294,10 +294,15 @@ pub enum KernelKind {
     /// Push constants `n, slots`: puts each of `n` keys (`key`, an i32 expression)
     /// in the hash table `table` of `slots` slots (u32 words, zeroed before: 0 is
     /// an empty slot), by open addressing from the slot of its hash. A key 0 is
-    /// kept apart, in the table's first words. With `index`, each slot is a pair
+    /// kept apart, in the one word of `zero`. With `index`, each slot is a pair
     /// (key, `!i` of its least index `i`, by an atomic max) for `x⍳y`; without,
     /// one word (the key) for `y∊x`. See [`HashLayout`].
-    HashInsert { key: KExpr, table: u32, index: bool },
+    HashInsert {
+        key: KExpr,
+        table: u32,
+        zero: u32,
+        index: bool,
+    },
     /// Push constants `m, n, slots`: for each of `m` needles (`needle`, an i32
     /// expression), looks in the `HashInsert` table of `n` keys: stores the first
     /// index of the needle among them (from `origin`; `origin+n` when absent) or
@@ -305,6 +310,7 @@ pub enum KernelKind {
     HashProbe {
         needle: KExpr,
         table: u32,
+        zero: u32,
         out: u32,
         kind: SearchKind,
     },
@@ -341,39 +347,30 @@ pub enum KernelKind {
 }
 
 /// Where [`KernelKind::HashInsert`] keeps a key in its table (u32 words): with
-/// indices, key 0's index in word 1 (word 0 unused) and slot `s` as the pair of
-/// words `2+2s` (key) and `3+2s` (`!i`); without, whether key 0 is there in word 0
-/// and slot `s`'s key in word `1+s`. For `n` keys, `n + ⌈n·q/4⌉ + 1` slots
-/// (`PlanOptions::hash_spare_quarters` q): more slots than keys, so every probe
-/// meets an empty one.
+/// indices, slot `s` as the pair of words `2s` (key) and `2s+1` (`!i`); without,
+/// slot `s`'s key in word `s`. Key 0, the empty slot's mark, has its entry (`!i`,
+/// or 1 where it is there) in a word of its own (`zero`). For `n` keys,
+/// `n + max(1, ⌈n·q/4⌉)` slots (`PlanOptions::hash_spare_quarters` q): more slots
+/// than keys, so every probe meets an empty one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HashLayout {
     pub index: bool,
 }
 
 impl HashLayout {
-    /// The word holding key 0's entry, and the first slot's key word.
-    pub fn zero_word(self) -> u32 {
-        self.index as u32
-    }
-
-    /// Words before the first slot, and words a slot.
-    pub fn base_stride(self) -> (u32, u32) {
-        match self.index {
-            true => (2, 2),
-            false => (1, 1),
-        }
+    /// Words a slot.
+    pub fn stride(self) -> u32 {
+        1 + self.index as u32
     }
 
     /// The slots for `n` keys with `q` spare quarters (see above).
     pub fn slots(n: u64, q: u32) -> u64 {
-        n + (n * q as u64).div_ceil(4).max(1) + 1
+        n + (n * q as u64).div_ceil(4).max(1)
     }
 
     /// The table's words for `slots` slots.
     pub fn words(self, slots: u64) -> u64 {
-        let (base, stride) = self.base_stride();
-        base as u64 + stride as u64 * slots
+        self.stride() as u64 * slots
     }
 }
 

@@ -44,10 +44,8 @@ impl Emitter {
 
     /// The key word of slot `s`.
     fn key_word(&mut self, layout: HashLayout, s: Word) -> R<Word> {
-        let (base, stride) = layout.base_stride();
-        let (base, stride) = (self.c_u32(base), self.c_u32(stride));
-        let at = self.umul(s, stride)?;
-        self.uadd(at, base)
+        let stride = self.c_u32(layout.stride());
+        self.umul(s, stride)
     }
 
     /// `s+1`, or 0 past the last slot.
@@ -59,28 +57,27 @@ impl Emitter {
         self.b.select(self.u32_t, None, wrap, zero, s1).map_err(be)
     }
 
-    /// `op` on a pointer to word `at` of the table (through its windows where it is
-    /// bound in several); what `op` gives, as a u32.
-    fn table_op(
+    /// `op` on a pointer to word `at` of `binding` (the planner keeps a table in
+    /// one storage binding); what `op` gives, as a u32.
+    fn word_op(
         &mut self,
         cx: &Cx,
-        table: u32,
+        binding: u32,
         at: Word,
         op: impl Fn(&mut Self, Word) -> R<Word>,
     ) -> R<Word> {
-        let u = self.u32_t;
-        if cx.windows[table as usize].len() > 1 {
-            let out = self.local(u);
-            self.in_window(cx, table, at, |e, ptr| {
-                let v = op(e, ptr)?;
-                let v = e.b.bitcast(u, None, v).map_err(be)?;
-                e.store(out, v)
-            })?;
-            return self.load(u, out);
-        }
-        let (ptr, _) = self.elem_ptr(cx, table, at)?;
+        debug_assert_eq!(cx.windows[binding as usize].len(), 1);
+        let (ptr, _) = self.elem_ptr(cx, binding, at)?;
         let v = op(self, ptr)?;
-        self.b.bitcast(u, None, v).map_err(be)
+        self.b.bitcast(self.u32_t, None, v).map_err(be)
+    }
+
+    /// Word `at` of `binding`, as a u32.
+    fn load_word(&mut self, cx: &Cx, binding: u32, at: Word) -> R<Word> {
+        self.word_op(cx, binding, at, |e, p| {
+            let it = e.ty(ElemType::I32);
+            e.load(it, p)
+        })
     }
 
     fn atomic_load_word(&mut self, ptr: Word) -> R<Word> {
@@ -89,29 +86,36 @@ impl Emitter {
         self.b.atomic_load(it, None, ptr, dev, relaxed).map_err(be)
     }
 
-    /// Sets word `at` to at least `v` (unsigned), with no atomic where it already is.
-    fn raise_word(&mut self, cx: &Cx, table: u32, at: Word, v: Word) -> R<()> {
-        let cur = self.table_op(cx, table, at, |e, p| e.atomic_load_word(p))?;
-        let below = self.ult(cur, v)?;
-        self.if_then(below, |e| {
-            let it = e.ty(ElemType::I32);
-            let vi = e.b.bitcast(it, None, v).map_err(be)?;
-            e.table_op(cx, table, at, |e, p| {
+    /// Raises word `at` to at least `v` (unsigned) with an atomic max; `look`: only
+    /// where a read finds it below (a run of one key then queues no atomics on one
+    /// word), else blind (an atomic whose result is unused need not be waited for).
+    fn raise_word(&mut self, cx: &Cx, binding: u32, at: Word, v: Word, look: bool) -> R<()> {
+        let it = self.ty(ElemType::I32);
+        let vi = self.b.bitcast(it, None, v).map_err(be)?;
+        let raise = |e: &mut Self| -> R<()> {
+            e.word_op(cx, binding, at, |e, p| {
                 let (dev, relaxed) = (e.c_u32(SCOPE_DEVICE), e.c_u32(0));
                 e.b.atomic_u_max(it, None, p, dev, relaxed, vi).map_err(be)
             })?;
             Ok(())
-        })
+        };
+        if !look {
+            return raise(self);
+        }
+        let cur = self.word_op(cx, binding, at, |e, p| e.atomic_load_word(p))?;
+        let below = self.ult(cur, v)?;
+        self.if_then(below, raise)
     }
 
     /// `KernelKind::HashInsert`: each key finds its slot (the first, from its
     /// hash's, that holds it or that it claims while empty); with `index`, its
-    /// index's complement is then raised into the slot's second word.
+    /// index's complement is then raised into the slot's second word. Key 0's
+    /// entry is the word of `zero`.
     pub(super) fn hash_insert_kernel(
         &mut self,
         cx: &Cx,
         key: &KExpr,
-        table: u32,
+        (table, zero_b): (u32, u32),
         index: bool,
     ) -> R<()> {
         let layout = HashLayout { index };
@@ -128,19 +132,14 @@ impl Emitter {
             let key = e.key_bits(cx, key, j)?;
             let zero = e.c_u32(0);
             let is_zero = e.b.i_equal(bt, None, key, zero).map_err(be)?;
-            let f = e.b.constant_false(bt);
-            e.store(claimed, f)?;
-            let zw = e.c_u32(layout.zero_word());
+            // `!j`: the least index is the greatest complement.
+            let enc = e.b.not(u, None, j).map_err(be)?;
             e.if_else(
                 is_zero,
                 |e| {
                     // Key 0 is the empty slot's mark: its entry is kept apart.
-                    if index {
-                        e.store(kw_var, zero)
-                    } else {
-                        let one = e.c_u32(1);
-                        e.raise_word(cx, table, zw, one)
-                    }
+                    let mark = if index { enc } else { e.c_u32(1) };
+                    e.raise_word(cx, zero_b, zero, mark, true)
                 },
                 |e| {
                     let s0 = e.hash_slot(key, slots)?;
@@ -156,7 +155,7 @@ impl Emitter {
                             let s = e.load(u, s_var)?;
                             let kw = e.key_word(layout, s)?;
                             e.store(kw_var, kw)?;
-                            let cur = e.table_op(cx, table, kw, |e, p| e.atomic_load_word(p))?;
+                            let cur = e.word_op(cx, table, kw, |e, p| e.atomic_load_word(p))?;
                             e.store(seen, cur)?;
                             let f = e.b.constant_false(bt);
                             e.store(claimed, f)?;
@@ -165,7 +164,7 @@ impl Emitter {
                                 let it = e.ty(ElemType::I32);
                                 let ki = e.b.bitcast(it, None, key).map_err(be)?;
                                 let zi = e.b.bitcast(it, None, zero).map_err(be)?;
-                                let old = e.table_op(cx, table, kw, |e, p| {
+                                let old = e.word_op(cx, table, kw, |e, p| {
                                     let (dev, relaxed) = (e.c_u32(SCOPE_DEVICE), e.c_u32(0));
                                     e.b.atomic_compare_exchange(
                                         it, None, p, dev, relaxed, relaxed, ki, zi,
@@ -192,47 +191,35 @@ impl Emitter {
                                 e.store(s_var, nx)
                             })
                         },
+                    )?;
+                    if !index {
+                        return Ok(());
+                    }
+                    // The index word follows the key word. The invocation that
+                    // claimed the slot raises it blind; the others, holding keys
+                    // seen before, look first.
+                    let kw = e.load(u, kw_var)?;
+                    let one = e.c_u32(1);
+                    let ew = e.uadd(kw, one)?;
+                    let first = e.load(bt, claimed)?;
+                    e.if_else(
+                        first,
+                        |e| e.raise_word(cx, table, ew, enc, false),
+                        |e| e.raise_word(cx, table, ew, enc, true),
                     )
                 },
-            )?;
-            if index {
-                // The entry's index word follows its key word (key 0's is word 1).
-                // The invocation that claimed the slot raises it without looking
-                // (an atomic whose result is unused need not wait for it); the
-                // others, holding keys seen before, first look whether theirs is
-                // the least index yet, so a run of one key does not queue atomics
-                // on one word.
-                let kw = e.load(u, kw_var)?;
-                let one = e.c_u32(1);
-                let ew = e.uadd(kw, one)?;
-                let enc = e.b.not(u, None, j).map_err(be)?;
-                let first = e.load(bt, claimed)?;
-                e.if_else(
-                    first,
-                    |e| {
-                        let it = e.ty(ElemType::I32);
-                        let vi = e.b.bitcast(it, None, enc).map_err(be)?;
-                        e.table_op(cx, table, ew, |e, p| {
-                            let (dev, relaxed) = (e.c_u32(SCOPE_DEVICE), e.c_u32(0));
-                            e.b.atomic_u_max(it, None, p, dev, relaxed, vi).map_err(be)
-                        })?;
-                        Ok(())
-                    },
-                    |e| e.raise_word(cx, table, ew, enc),
-                )?;
-            }
-            Ok(())
+            )
         };
         self.unrolled_share(cx, &per, i, k)
     }
 
     /// `KernelKind::HashProbe`: each needle looks from its hash's slot up to the
-    /// slot holding it or the first empty one.
+    /// slot holding it or the first empty one (key 0: at the word of `zero`).
     pub(super) fn hash_probe_kernel(
         &mut self,
         cx: &Cx,
         needle: &KExpr,
-        table: u32,
+        (table, zero_b): (u32, u32),
         out: u32,
         kind: SearchKind,
     ) -> R<()> {
@@ -242,8 +229,9 @@ impl Emitter {
         let bt = self.bool_t;
         let (i, k) = (self.local(u), self.local(u));
         let s_var = self.local(u);
+        // The needle's entry: 0 where it is absent, else its index word (`!i`),
+        // or for membership any word not 0.
         let entry = self.local(u);
-        let found = self.local_false();
         let done = self.local_false();
         let per = |e: &mut Self, cx: &Cx, j: Word| -> R<()> {
             let n = e.push_constant(cx, 1)?;
@@ -251,22 +239,18 @@ impl Emitter {
             let key = e.key_bits(cx, needle, j)?;
             let zero = e.c_u32(0);
             let one = e.c_u32(1);
-            let f = e.b.constant_false(bt);
-            e.store(found, f)?;
             let is_zero = e.b.i_equal(bt, None, key, zero).map_err(be)?;
             e.if_else(
                 is_zero,
                 |e| {
-                    let zw = e.c_u32(layout.zero_word());
-                    let w = e.load_elem(cx, table, zw)?;
-                    let w = e.b.bitcast(u, None, w).map_err(be)?;
-                    let there = e.b.i_not_equal(bt, None, w, zero).map_err(be)?;
-                    e.store(found, there)?;
-                    e.store(entry, zw)
+                    let w = e.load_word(cx, zero_b, zero)?;
+                    e.store(entry, w)
                 },
                 |e| {
                     let s0 = e.hash_slot(key, slots)?;
                     e.store(s_var, s0)?;
+                    e.store(entry, zero)?;
+                    let f = e.b.constant_false(bt);
                     e.store(done, f)?;
                     e.while_loop(
                         |e| {
@@ -276,15 +260,20 @@ impl Emitter {
                         |e| {
                             let s = e.load(u, s_var)?;
                             let kw = e.key_word(layout, s)?;
-                            let cur = e.load_elem(cx, table, kw)?;
-                            let cur = e.b.bitcast(u, None, cur).map_err(be)?;
+                            let cur = e.load_word(cx, table, kw)?;
                             let here = e.b.i_equal(bt, None, cur, key).map_err(be)?;
                             let empty = e.b.i_equal(bt, None, cur, zero).map_err(be)?;
                             let stop = e.b.logical_or(bt, None, here, empty).map_err(be)?;
-                            e.store(found, here)?;
                             e.store(done, stop)?;
-                            let ew = e.uadd(kw, one)?;
-                            e.store(entry, ew)?;
+                            e.if_then(here, |e| {
+                                let w = if index {
+                                    let ew = e.uadd(kw, one)?;
+                                    e.load_word(cx, table, ew)?
+                                } else {
+                                    one
+                                };
+                                e.store(entry, w)
+                            })?;
                             let nx = e.next_slot(s, slots)?;
                             e.store(s_var, nx)
                         },
@@ -292,7 +281,8 @@ impl Emitter {
                     )
                 },
             )?;
-            let there = e.load(bt, found)?;
+            let w = e.load(u, entry)?;
+            let there = e.b.i_not_equal(bt, None, w, zero).map_err(be)?;
             let v = match kind {
                 SearchKind::Member => {
                     let (yes, no) = (e.scalar(Scalar::Bool(true)), e.scalar(Scalar::Bool(false)));
@@ -300,9 +290,6 @@ impl Emitter {
                     e.b.select(it, None, there, yes, no).map_err(be)?
                 }
                 SearchKind::IndexOf { origin } | SearchKind::Interval { origin } => {
-                    let at = e.load(u, entry)?;
-                    let w = e.load_elem(cx, table, at)?;
-                    let w = e.b.bitcast(u, None, w).map_err(be)?;
                     let ix = e.b.not(u, None, w).map_err(be)?;
                     let ix = e.b.select(u, None, there, ix, n).map_err(be)?;
                     let o = e.c_u32(origin as u32);
