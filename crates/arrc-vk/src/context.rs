@@ -199,6 +199,11 @@ const READBACK_CACHE_BYTES: u64 = 64 << 20;
 pub struct RunStats {
     /// Time between the first and last timestamp on the device, in nanoseconds.
     pub device_ns: Option<f64>,
+    /// Where the device supports calibrated timestamps (VK_EXT_calibrated_timestamps):
+    /// the first and last timestamps as CLOCK_MONOTONIC nanoseconds of the host, so
+    /// that a wait splits into the time before the device started, its own, and the
+    /// time after it ended.
+    pub device_window_host_ns: Option<(f64, f64)>,
     /// With `Context::profile` when the recording was made: each dispatch's time, from
     /// the end of the one before it (or the start) to its own end, in nanoseconds.
     pub dispatch_ns: Vec<f64>,
@@ -245,6 +250,8 @@ pub struct Context {
     /// [`PROFILED_DISPATCHES`]), so that `RunStats::dispatch_ns` times each kernel.
     pub profile: bool,
     executables: Option<ash::khr::pipeline_executable_properties::Device>,
+    /// Calibrated timestamps (device and CLOCK_MONOTONIC), where offered.
+    calibrated: Option<ash::ext::calibrated_timestamps::Device>,
     pub info: DeviceInfo,
 }
 
@@ -656,16 +663,27 @@ impl Context {
         }
         let mut pe = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
             .pipeline_executable_info(true);
-        let ext_names = [ash::khr::pipeline_executable_properties::NAME.as_ptr()];
+        let mut ext_names = vec![];
         if info.pipeline_statistics {
             feats = feats.push_next(&mut pe);
+            ext_names.push(ash::khr::pipeline_executable_properties::NAME.as_ptr());
         }
-        let mut dci = vk::DeviceCreateInfo::default()
+        // Calibrated timestamps where both the device's and CLOCK_MONOTONIC are.
+        let calibrates = has_extension(&instance, pdev, ash::ext::calibrated_timestamps::NAME) && {
+            let ci = ash::ext::calibrated_timestamps::Instance::new(&instance.entry, &instance);
+            // SAFETY: valid physical device of this instance.
+            unsafe { ci.get_physical_device_calibrateable_time_domains(pdev) }.is_ok_and(|d| {
+                d.contains(&vk::TimeDomainEXT::DEVICE)
+                    && d.contains(&vk::TimeDomainEXT::CLOCK_MONOTONIC)
+            })
+        };
+        if calibrates {
+            ext_names.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
+        }
+        let dci = vk::DeviceCreateInfo::default()
             .queue_create_infos(&qci)
-            .push_next(&mut feats);
-        if info.pipeline_statistics {
-            dci = dci.enabled_extension_names(&ext_names);
-        }
+            .push_next(&mut feats)
+            .enabled_extension_names(&ext_names);
         // SAFETY: create info points at live locals.
         let device = unsafe { instance.create_device(pdev, &dci, None) }.what("vkCreateDevice")?;
         let queue = unsafe { device.get_device_queue(qfi, 0) };
@@ -719,6 +737,8 @@ impl Context {
         let executables = info
             .pipeline_statistics
             .then(|| ash::khr::pipeline_executable_properties::Device::new(&instance, &device));
+        let calibrated =
+            calibrates.then(|| ash::ext::calibrated_timestamps::Device::new(&instance, &device));
         let allocator = Allocator::new(&AllocatorCreateDesc {
             instance: instance.raw.clone(),
             device: device.clone(),
@@ -769,6 +789,7 @@ impl Context {
             capture_statistics: false,
             profile: false,
             executables,
+            calibrated,
             info,
         })
     }
@@ -1418,6 +1439,22 @@ impl Context {
 
     /// The submission's two timestamps and the `profiled` dispatches' own, from
     /// query `query` on.
+    /// Device timestamps `a` and `b` as CLOCK_MONOTONIC nanoseconds, by a calibration
+    /// taken now (after them; a timestamp has as many valid bits as the queue's).
+    fn on_host(&self, a: u64, b: u64) -> Option<(f64, f64)> {
+        let cal = self.calibrated.as_ref()?;
+        let domains = [
+            vk::CalibratedTimestampInfoEXT::default().time_domain(vk::TimeDomainEXT::DEVICE),
+            vk::CalibratedTimestampInfoEXT::default()
+                .time_domain(vk::TimeDomainEXT::CLOCK_MONOTONIC),
+        ];
+        // SAFETY: the extension is enabled on this device.
+        let (now, _) = unsafe { cal.get_calibrated_timestamps(&domains) }.ok()?;
+        let period = self.info.timestamp_period_ns as f64;
+        let at = |t: u64| now[1] as f64 - now[0].wrapping_sub(t) as f64 * period;
+        Some((at(a), at(b)))
+    }
+
     fn read_timestamps(&self, query: Option<u32>, profiled: u32) -> Result<RunStats> {
         let mut stats = RunStats::default();
         if let Some(first) = query {
@@ -1445,6 +1482,7 @@ impl Context {
                     b.wrapping_sub(a) as f64 * self.info.timestamp_period_ns as f64
                 };
                 stats.device_ns = Some(ns(out[0], out[1]));
+                stats.device_window_host_ns = self.on_host(out[0], out[1]);
                 let mut prev = out[0];
                 for &t in &out[2..] {
                     stats.dispatch_ns.push(ns(prev, t));

@@ -466,14 +466,21 @@ fn measure(
         if w.name == "sum" {
             // Where the time of a call goes: submitting, waiting for the fence (the
             // device's own time within it), reading the result back.
+            // Where the device calibrates its timestamps against the host's clock,
+            // the wait splits further: from the submission's return to the device's
+            // first timestamp ("lead"), and from its last to the wait's return
+            // ("tail").
             let mut e2e = Vec::with_capacity(opts.runs);
             let mut parts: [Vec<f64>; 4] = Default::default();
+            let mut split: [Vec<f64>; 2] = Default::default();
             for _ in 0..opts.runs {
                 let device = g.stats.device_ns;
                 let t = Instant::now();
                 g.launch(&prepared)?;
                 let t1 = Instant::now();
+                let h1 = monotonic_ns();
                 g.wait(&prepared)?;
+                let h2 = monotonic_ns();
                 let t2 = Instant::now();
                 g.finish(&compiled, &prepared)?;
                 let t3 = Instant::now();
@@ -482,11 +489,19 @@ fn measure(
                 parts[1].push((t2 - t1).as_secs_f64() * 1e6);
                 parts[2].push((g.stats.device_ns - device) as f64 / 1e3);
                 parts[3].push((t3 - t2).as_secs_f64() * 1e6);
+                if let Some((start, end)) = g.last_window {
+                    split[0].push((start - h1) / 1e3);
+                    split[1].push((h2 - end) / 1e3);
+                }
             }
             result.e2e_us = median(&mut e2e);
             let [s, w, d, r] = parts.map(|mut v| median(&mut v).unwrap_or(0.0));
+            let lead_tail = match split.map(|mut v| median(&mut v)) {
+                [Some(lead), Some(tail)] => format!(": lead {lead:.1}, tail {tail:.1}"),
+                _ => String::new(),
+            };
             result.note = Some(format!(
-                "e2e: submit {s:.1}, wait {w:.1} (device {d:.1}), read {r:.1} µs"
+                "e2e: submit {s:.1}, wait {w:.1} (device {d:.1}{lead_tail}), read {r:.1} µs"
             ));
         }
         // The reference's matrix product costs n^1.5: check small ones only.
@@ -821,4 +836,16 @@ mod progress {
         pub fn inc(&self, _: u64) {}
         pub fn finish_and_clear(&self) {}
     }
+}
+
+/// The host's CLOCK_MONOTONIC in nanoseconds (the clock calibrated timestamps map
+/// the device's onto).
+fn monotonic_ns() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and a live timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
 }
