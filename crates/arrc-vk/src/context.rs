@@ -199,11 +199,10 @@ const READBACK_CACHE_BYTES: u64 = 64 << 20;
 pub struct RunStats {
     /// Time between the first and last timestamp on the device, in nanoseconds.
     pub device_ns: Option<f64>,
-    /// Where the device supports calibrated timestamps (VK_EXT_calibrated_timestamps):
-    /// the first and last timestamps as CLOCK_MONOTONIC nanoseconds of the host, so
-    /// that a wait splits into the time before the device started, its own, and the
-    /// time after it ended.
-    pub device_window_host_ns: Option<(f64, f64)>,
+    /// The first and last timestamps as the device counts (see
+    /// [`Context::calibration`]: with it, a wait splits into the time before the
+    /// device started, its own, and the time after it ended).
+    pub device_ticks: Option<(u64, u64)>,
     /// With `Context::profile` when the recording was made: each dispatch's time, from
     /// the end of the one before it (or the start) to its own end, in nanoseconds.
     pub dispatch_ns: Vec<f64>,
@@ -1439,9 +1438,11 @@ impl Context {
 
     /// The submission's two timestamps and the `profiled` dispatches' own, from
     /// query `query` on.
-    /// Device timestamps `a` and `b` as CLOCK_MONOTONIC nanoseconds, by a calibration
-    /// taken now (after them; a timestamp has as many valid bits as the queue's).
-    fn on_host(&self, a: u64, b: u64) -> Option<(f64, f64)> {
+    /// Where the device calibrates its timestamps (VK_EXT_calibrated_timestamps):
+    /// a function from a device timestamp taken before now to the host's
+    /// CLOCK_MONOTONIC nanoseconds. (Calibrating costs microseconds: take it once,
+    /// after what is timed.)
+    pub fn calibration(&self) -> Option<impl Fn(u64) -> f64> {
         let cal = self.calibrated.as_ref()?;
         let domains = [
             vk::CalibratedTimestampInfoEXT::default().time_domain(vk::TimeDomainEXT::DEVICE),
@@ -1451,8 +1452,7 @@ impl Context {
         // SAFETY: the extension is enabled on this device.
         let (now, _) = unsafe { cal.get_calibrated_timestamps(&domains) }.ok()?;
         let period = self.info.timestamp_period_ns as f64;
-        let at = |t: u64| now[1] as f64 - now[0].wrapping_sub(t) as f64 * period;
-        Some((at(a), at(b)))
+        Some(move |t: u64| now[1] as f64 - now[0].wrapping_sub(t) as f64 * period)
     }
 
     fn read_timestamps(&self, query: Option<u32>, profiled: u32) -> Result<RunStats> {
@@ -1482,7 +1482,7 @@ impl Context {
                     b.wrapping_sub(a) as f64 * self.info.timestamp_period_ns as f64
                 };
                 stats.device_ns = Some(ns(out[0], out[1]));
-                stats.device_window_host_ns = self.on_host(out[0], out[1]);
+                stats.device_ticks = Some((out[0], out[1]));
                 let mut prev = out[0];
                 for &t in &out[2..] {
                     stats.dispatch_ns.push(ns(prev, t));

@@ -472,7 +472,7 @@ fn measure(
             // ("tail").
             let mut e2e = Vec::with_capacity(opts.runs);
             let mut parts: [Vec<f64>; 4] = Default::default();
-            let mut split: [Vec<f64>; 2] = Default::default();
+            let mut windows = Vec::with_capacity(opts.runs);
             for _ in 0..opts.runs {
                 let device = g.stats.device_ns;
                 let t = Instant::now();
@@ -489,13 +489,17 @@ fn measure(
                 parts[1].push((t2 - t1).as_secs_f64() * 1e6);
                 parts[2].push((g.stats.device_ns - device) as f64 / 1e3);
                 parts[3].push((t3 - t2).as_secs_f64() * 1e6);
-                if let Some((start, end)) = g.last_window {
-                    split[0].push((start - h1) / 1e3);
-                    split[1].push((h2 - end) / 1e3);
-                }
+                windows.extend(g.last_ticks.map(|w| (h1, w, h2)));
             }
             result.e2e_us = median(&mut e2e);
             let [s, w, d, r] = parts.map(|mut v| median(&mut v).unwrap_or(0.0));
+            let mut split: [Vec<f64>; 2] = Default::default();
+            if let Some(host) = g.ctx.calibration() {
+                for (h1, (start, end), h2) in windows {
+                    split[0].push((host(start) - h1) / 1e3);
+                    split[1].push((h2 - host(end)) / 1e3);
+                }
+            }
             let lead_tail = match split.map(|mut v| median(&mut v)) {
                 [Some(lead), Some(tail)] => format!(": lead {lead:.1}, tail {tail:.1}"),
                 _ => String::new(),

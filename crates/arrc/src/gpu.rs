@@ -102,9 +102,8 @@ pub(crate) struct Gpu {
     /// With `ctx.profile`: every dispatch run since it was last taken, its kernel's
     /// name and device time in nanoseconds, in order (`Session::take_profile`).
     pub(crate) profile_log: Vec<(String, f64)>,
-    /// The last submission's first and last timestamps on the host's
-    /// CLOCK_MONOTONIC, where the device calibrates (`RunStats::device_window_host_ns`).
-    pub(crate) last_window: Option<(f64, f64)>,
+    /// The last submission's first and last timestamps (`RunStats::device_ticks`).
+    pub(crate) last_ticks: Option<(u64, u64)>,
 }
 
 /// A device failure as an error: running out of device memory is APL's WS FULL (the
@@ -438,7 +437,7 @@ impl Gpu {
             rng: arrc_ir::random::Rng::default(),
             consumable: None,
             profile_log: Vec::new(),
-            last_window: None,
+            last_ticks: None,
         })
     }
 
@@ -1011,7 +1010,7 @@ impl Gpu {
         }
         self.stats.run_ns += t.elapsed().as_nanos() as u64;
         self.stats.device_ns += stats.device_ns.unwrap_or(0.0) as u64;
-        self.last_window = stats.device_window_host_ns;
+        self.last_ticks = stats.device_ticks;
         self.stats.dispatches += (times * p.dispatches.len()) as u64;
     }
 
