@@ -2,6 +2,7 @@
 //! constants, found again by their module's key, evicted least recently used.
 
 use super::*;
+use std::ffi::CString;
 
 /// Module hash, entry point, specialization constants.
 /// A pipeline's module key, bindings, push constants, entry point and specialization
