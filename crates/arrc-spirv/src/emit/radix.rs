@@ -771,93 +771,11 @@ impl Emitter {
             e.barrier()
         };
         match &lookback {
-            None => {
-                let RadixPlaces::Counted { starts, .. } = *places else {
-                    unreachable!("places without a lookback are counted")
-                };
-                // A pass whose keys all have one digit (the high digits of narrow
-                // ranges, as 100 distinct small integers have three of four) leaves
-                // them in order: its tiles are copied as they are, at the copy's
-                // speed, instead of ranked.
-                let trivial = self.trivial_pass(cx, keys, wide, starts, shift, tiles)?;
-                let jcopy = self.local(u);
-                let cxr = &*cx;
-                let copy_tile = |e: &mut Self, t: Word| -> R<()> {
-                    let tile_start = e.umul(t, tile)?;
-                    let left = e.b.i_sub(u, None, n, tile_start).map_err(be)?;
-                    let tile_len = e.umin(tile, left)?;
-                    e.count_loop(jcopy, cxr.lid, tile_len, e.wg_size, |e, j| {
-                        let at = e.uadd(tile_start, j)?;
-                        if let Some(ko) = keys_out {
-                            let wc = e.c_u32(words);
-                            let kp = e.umul(at, wc)?;
-                            for w in 0..words {
-                                let c = e.c_u32(w);
-                                let k = e.uadd(kp, c)?;
-                                let x = e.load_elem(cxr, keys, k)?;
-                                e.store_elem(cxr, ko, k, x)?;
-                            }
-                        }
-                        let from = match idx {
-                            Some(ib) => e.load_elem(cxr, ib, at)?,
-                            None => e.b.bitcast(ity, None, at).map_err(be)?,
-                        };
-                        let from = if origin != 0 {
-                            let o = e.scalar(Scalar::I32(origin));
-                            e.b.i_add(ity, None, from, o).map_err(be)?
-                        } else {
-                            from
-                        };
-                        e.store_elem(cxr, idx_out, at, from)
-                    })
-                };
-                let either = |e: &mut Self, t: Word| -> R<()> {
-                    e.if_else(trivial, |e| copy_tile(e, t), |e| per_tile(e, t))
-                };
-                self.radix_tiles(cx, &either)
-            }
+            None => self.radix_tiles(cx, &per_tile),
             Some((lb, _, counter, pass)) => {
                 self.claimed_tiles(cx, lb.flags, *counter, *pass, tiles, &per_tile)
             }
         }
-    }
-
-    /// Whether every key of a counted pass has key 0's digit: that digit's count,
-    /// from `starts` (the digit-major inclusive scan of the tiles' counts,
-    /// `d·tiles + t`), is all `n` keys. The same in every invocation (uniform).
-    fn trivial_pass(
-        &mut self,
-        cx: &Cx,
-        keys: u32,
-        wide: bool,
-        starts: u32,
-        shift: Word,
-        tiles: Word,
-    ) -> R<Word> {
-        let u = self.u32_t;
-        let ity = self.ty(ElemType::I32);
-        let (zero, one) = (self.c_u32(0), self.c_u32(1));
-        let (_, d0) = self.radix_key(cx, keys, wide, zero, shift)?;
-        let d1 = self.uadd(d0, one)?;
-        let end = self.umul(d1, tiles)?;
-        let end = self.b.i_sub(u, None, end, one).map_err(be)?;
-        let through = self.load_elem(cx, starts, end)?;
-        let after_first = self.ult(zero, d0)?;
-        let dt = self.umul(d0, tiles)?;
-        let before_at = self.b.i_sub(u, None, dt, one).map_err(be)?;
-        let before_at = self
-            .b
-            .select(u, None, after_first, before_at, zero)
-            .map_err(be)?;
-        let before = self.load_elem(cx, starts, before_at)?;
-        let zi = self.scalar(Scalar::I32(0));
-        let before = self
-            .b
-            .select(ity, None, after_first, before, zi)
-            .map_err(be)?;
-        let total = self.b.i_sub(ity, None, through, before).map_err(be)?;
-        let total = self.b.bitcast(u, None, total).map_err(be)?;
-        self.b.i_equal(self.bool_t, None, total, cx.n).map_err(be)
     }
 
     /// An exclusive scan of a workgroup array of 256 i32 in place, by the first

@@ -145,9 +145,9 @@ fn radix_grades_of_every_key_type() {
         // at once (the first such bug gave wrong answers from 2^19 keys on lavapipe,
         // one workgroup claimed every tile and ran out of loop trips).
         let n = 600_007;
-        // Passes whose keys all share a digit are copied, not ranked (counted
-        // passes): the high digits of small keys, the low ones of keys that differ
-        // only in their top byte, and every digit of equal keys.
+        // Passes whose keys all share a digit: the high digits of small keys, the
+        // low ones of keys that differ only in their top byte, and every digit of
+        // equal keys.
         for expr in [
             format!("x←1000003|(⍳{n})×7919 ⋄ +/(⍳{n})×⍋x"),
             format!("x←100|(⍳{n})×7919 ⋄ +/(⍳{n})×⍒x"),
