@@ -58,7 +58,6 @@ impl Planner<'_> {
         kind: SearchKind,
         is_result: bool,
     ) {
-        let f = self.v.func;
         let layout = HashLayout {
             index: matches!(kind, SearchKind::IndexOf { .. }),
         };
@@ -106,12 +105,8 @@ impl Planner<'_> {
         let needle = as_word(self.expr(needles, &IExpr::Index, &mut kb));
         let table = kb.bind(table_b, ElemType::I32, false);
         let zero = kb.bind(zero_b, ElemType::I32, false);
-        let out_b = self.result_or_temp(v, is_result);
-        let out = kb.bind(out_b, f.ty(v).elem, true);
-        self.bind_status(&mut kb, needle.may_fail());
-        let m = self.len_of(v);
-        let n_from = self.n_from(v, &mut kb);
-        let groups = self.grid(&m, self.opts.map_groups);
+        let (out_b, out, m, n_from, groups) =
+            self.search_output(v, is_result, &mut kb, needle.may_fail());
         self.push_kernel(
             "hash_probe",
             KernelKind::HashProbe {

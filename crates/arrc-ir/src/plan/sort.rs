@@ -441,6 +441,25 @@ impl Planner<'_> {
         self.search_in(v, hay, keys_b, order_b, needles, kind, is_result);
     }
 
+    /// What a search kernel over the needles of `v` binds last: its output buffer
+    /// and binding, the status word where computing a needle may fail, the
+    /// needles' count (and how to find it on the device) and the grid.
+    pub(super) fn search_output(
+        &mut self,
+        v: Value,
+        is_result: bool,
+        kb: &mut KernelBindings,
+        may_fail: bool,
+    ) -> (usize, u32, Count, Option<IExpr>, Count) {
+        let out_b = self.result_or_temp(v, is_result);
+        let out = kb.bind(out_b, self.v.func.ty(v).elem, true);
+        self.bind_status(kb, may_fail);
+        let m = self.len_of(v);
+        let n_from = self.n_from(v, kb);
+        let groups = self.grid(&m, self.opts.map_groups);
+        (out_b, out, m, n_from, groups)
+    }
+
     /// The search kernel of [`Planner::search`] over `hay`'s keys in order in `keys_b`.
     #[allow(clippy::too_many_arguments)]
     fn search_in(
@@ -459,12 +478,8 @@ impl Planner<'_> {
         let needle = self.expr(needles, &IExpr::Index, &mut kb);
         let keys = kb.bind(keys_b, elem, false);
         let order = kb.bind(order_b, ElemType::I32, false);
-        let out_b = self.result_or_temp(v, is_result);
-        let out = kb.bind(out_b, f.ty(v).elem, true);
-        self.bind_status(&mut kb, needle.may_fail());
-        let m = self.len_of(v);
-        let n_from = self.n_from(v, &mut kb);
-        let groups = self.grid(&m, self.opts.map_groups);
+        let (out_b, out, m, n_from, groups) =
+            self.search_output(v, is_result, &mut kb, needle.may_fail());
         let kind = KernelKind::Search {
             keys,
             order,

@@ -57,6 +57,36 @@ impl Emitter {
         self.b.select(self.u32_t, None, wrap, zero, s1).map_err(be)
     }
 
+    /// Open addressing: from the slot of `key`'s hash on, `visit(key_word)` at each
+    /// slot until it says to stop (`s_var` and `done`: the caller's locals).
+    fn probe_slots(
+        &mut self,
+        (key, slots, layout): (Word, Word, HashLayout),
+        (s_var, done): (Word, Word),
+        visit: impl FnOnce(&mut Self, Word) -> R<Word>,
+    ) -> R<()> {
+        let (u, bt) = (self.u32_t, self.bool_t);
+        let s0 = self.hash_slot(key, slots)?;
+        self.store(s_var, s0)?;
+        let f = self.b.constant_false(bt);
+        self.store(done, f)?;
+        self.while_loop(
+            |e| {
+                let d = e.load(bt, done)?;
+                e.b.logical_not(bt, None, d).map_err(be)
+            },
+            |e| {
+                let s = e.load(u, s_var)?;
+                let kw = e.key_word(layout, s)?;
+                let stop = visit(e, kw)?;
+                e.store(done, stop)?;
+                let nx = e.next_slot(s, slots)?;
+                e.store(s_var, nx)
+            },
+            |_| Ok(()),
+        )
+    }
+
     /// `op` on a pointer to word `at` of `binding` (the planner keeps a table in
     /// one storage binding); what `op` gives, as a u32.
     fn word_op(
@@ -142,56 +172,34 @@ impl Emitter {
                     e.raise_word(cx, zero_b, zero, mark, true)
                 },
                 |e| {
-                    let s0 = e.hash_slot(key, slots)?;
-                    e.store(s_var, s0)?;
-                    let f = e.b.constant_false(bt);
-                    e.store(done, f)?;
-                    e.while_loop(
-                        |e| {
-                            let d = e.load(bt, done)?;
-                            e.b.logical_not(bt, None, d).map_err(be)
-                        },
-                        |e| {
-                            let s = e.load(u, s_var)?;
-                            let kw = e.key_word(layout, s)?;
-                            e.store(kw_var, kw)?;
-                            let cur = e.word_op(cx, table, kw, |e, p| e.atomic_load_word(p))?;
-                            e.store(seen, cur)?;
-                            let f = e.b.constant_false(bt);
-                            e.store(claimed, f)?;
-                            let empty = e.b.i_equal(bt, None, cur, zero).map_err(be)?;
-                            e.if_then(empty, |e| {
-                                let it = e.ty(ElemType::I32);
-                                let ki = e.b.bitcast(it, None, key).map_err(be)?;
-                                let zi = e.b.bitcast(it, None, zero).map_err(be)?;
-                                let old = e.word_op(cx, table, kw, |e, p| {
-                                    let (dev, relaxed) = (e.c_u32(SCOPE_DEVICE), e.c_u32(0));
-                                    e.b.atomic_compare_exchange(
-                                        it, None, p, dev, relaxed, relaxed, ki, zi,
-                                    )
-                                    .map_err(be)
-                                })?;
-                                // Claimed (it was empty), or another invocation
-                                // claimed it first: for this key or another.
-                                let won = e.b.i_equal(bt, None, old, zero).map_err(be)?;
-                                e.store(claimed, won)?;
-                                let now = e.b.select(u, None, won, key, old).map_err(be)?;
-                                e.store(seen, now)
+                    e.probe_slots((key, slots, layout), (s_var, done), |e, kw| {
+                        e.store(kw_var, kw)?;
+                        let cur = e.word_op(cx, table, kw, |e, p| e.atomic_load_word(p))?;
+                        e.store(seen, cur)?;
+                        let f = e.b.constant_false(bt);
+                        e.store(claimed, f)?;
+                        let empty = e.b.i_equal(bt, None, cur, zero).map_err(be)?;
+                        e.if_then(empty, |e| {
+                            let it = e.ty(ElemType::I32);
+                            let ki = e.b.bitcast(it, None, key).map_err(be)?;
+                            let zi = e.b.bitcast(it, None, zero).map_err(be)?;
+                            let old = e.word_op(cx, table, kw, |e, p| {
+                                let (dev, relaxed) = (e.c_u32(SCOPE_DEVICE), e.c_u32(0));
+                                e.b.atomic_compare_exchange(
+                                    it, None, p, dev, relaxed, relaxed, ki, zi,
+                                )
+                                .map_err(be)
                             })?;
-                            let now = e.load(u, seen)?;
-                            let here = e.b.i_equal(bt, None, now, key).map_err(be)?;
-                            e.store(done, here)
-                        },
-                        |e| {
-                            let d = e.load(bt, done)?;
-                            let more = e.b.logical_not(bt, None, d).map_err(be)?;
-                            e.if_then(more, |e| {
-                                let s = e.load(u, s_var)?;
-                                let nx = e.next_slot(s, slots)?;
-                                e.store(s_var, nx)
-                            })
-                        },
-                    )?;
+                            // Claimed (it was empty), or another invocation claimed
+                            // it first: for this key or another.
+                            let won = e.b.i_equal(bt, None, old, zero).map_err(be)?;
+                            e.store(claimed, won)?;
+                            let now = e.b.select(u, None, won, key, old).map_err(be)?;
+                            e.store(seen, now)
+                        })?;
+                        let now = e.load(u, seen)?;
+                        e.b.i_equal(bt, None, now, key).map_err(be)
+                    })?;
                     if !index {
                         return Ok(());
                     }
@@ -247,38 +255,22 @@ impl Emitter {
                     e.store(entry, w)
                 },
                 |e| {
-                    let s0 = e.hash_slot(key, slots)?;
-                    e.store(s_var, s0)?;
                     e.store(entry, zero)?;
-                    let f = e.b.constant_false(bt);
-                    e.store(done, f)?;
-                    e.while_loop(
-                        |e| {
-                            let d = e.load(bt, done)?;
-                            e.b.logical_not(bt, None, d).map_err(be)
-                        },
-                        |e| {
-                            let s = e.load(u, s_var)?;
-                            let kw = e.key_word(layout, s)?;
-                            let cur = e.load_word(cx, table, kw)?;
-                            let here = e.b.i_equal(bt, None, cur, key).map_err(be)?;
-                            let empty = e.b.i_equal(bt, None, cur, zero).map_err(be)?;
-                            let stop = e.b.logical_or(bt, None, here, empty).map_err(be)?;
-                            e.store(done, stop)?;
-                            e.if_then(here, |e| {
-                                let w = if index {
-                                    let ew = e.uadd(kw, one)?;
-                                    e.load_word(cx, table, ew)?
-                                } else {
-                                    one
-                                };
-                                e.store(entry, w)
-                            })?;
-                            let nx = e.next_slot(s, slots)?;
-                            e.store(s_var, nx)
-                        },
-                        |_| Ok(()),
-                    )
+                    e.probe_slots((key, slots, layout), (s_var, done), |e, kw| {
+                        let cur = e.load_word(cx, table, kw)?;
+                        let here = e.b.i_equal(bt, None, cur, key).map_err(be)?;
+                        let empty = e.b.i_equal(bt, None, cur, zero).map_err(be)?;
+                        e.if_then(here, |e| {
+                            let w = if index {
+                                let ew = e.uadd(kw, one)?;
+                                e.load_word(cx, table, ew)?
+                            } else {
+                                one
+                            };
+                            e.store(entry, w)
+                        })?;
+                        e.b.logical_or(bt, None, here, empty).map_err(be)
+                    })
                 },
             )?;
             let w = e.load(u, entry)?;
