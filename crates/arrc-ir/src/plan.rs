@@ -100,7 +100,7 @@ pub struct PlanOptions {
     /// and probed by each needle (`KernelKind::HashInsert`, `HashProbe`); off, by
     /// sorting `x` and a binary search of each needle.
     pub hash_search: bool,
-    /// A hash table's slots beyond one a key, in quarters of the key count (4: 2n+1
+    /// A hash table's slots beyond one a key, in quarters of the key count (4: 2n
     /// slots, at most half of them taken).
     pub hash_spare_quarters: u32,
     /// The device keeps f64 subnormals when a shader asks (DenormPreserve): every

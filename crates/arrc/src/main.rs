@@ -394,7 +394,7 @@ struct TuneArgs {
     #[arg(long)]
     hash_search: Option<bool>,
     /// Tuning: a hash table's slots beyond one a key, in quarters of the keys
-    /// (1 to 16; 4, the default, gives 2n+1 slots for n keys).
+    /// (1 to 16; 4, the default, gives 2n slots for n keys).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=16))]
     hash_spare_quarters: Option<u32>,
     /// Tuning: workgroup memory a kernel may use, in bytes, at most the

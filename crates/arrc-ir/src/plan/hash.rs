@@ -11,8 +11,9 @@ impl Planner<'_> {
     /// Whether `Inst::Search` `v` is planned by hashing: its kind is `⍳` or `∊`,
     /// and its keys are f32, or integers or booleans that fit 32 bits (64-bit ones
     /// known to fit, in both arguments), with the key array's length known before
-    /// the kernels run and its table (4n+4 words for `⍳`, 2n+2 for `∊`) within
-    /// [`MAX_DEVICE_COUNT`] words. Its grade is then not computed.
+    /// the kernels run and its table (4n words for `⍳`, 2n for `∊`, see
+    /// `HashLayout`) within one storage binding and [`MAX_DEVICE_COUNT`] words. Its
+    /// grade is then not computed.
     pub(super) fn hashes(&self, v: Value) -> bool {
         let f = self.v.func;
         let Inst::Search {
