@@ -134,6 +134,21 @@ fn reductions_in_one_dispatch_and_in_two_agree() {
                 false,
             );
         }
+        // A short vector's first pass takes fewer items an invocation so that 256
+        // workgroups share it (`Planner::reduce_shape`): 1, 2, 8 and 16 items of
+        // four-element loads around where each starts, and a bool's one element.
+        if !single {
+            let sizes = [
+                (1 << 18) - 1,
+                1 << 18,
+                (1 << 19) + 5,
+                (1 << 21) + 1,
+                (1 << 22) + 7,
+            ];
+            for ty in [ElemType::I32, ElemType::F32, ElemType::Bool] {
+                check_at(&mut s, &sizes, &["+/x", "⌈/x", "+/x×y"], ty, false);
+            }
+        }
         s.set_float(ElemType::F32);
         for (e, want) in [("+/3e38 3e38", "DOMAIN ERROR"), ("+/÷0 1", "DOMAIN ERROR")] {
             let got = s
