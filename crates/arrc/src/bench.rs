@@ -464,8 +464,8 @@ fn measure(
         result.bytes = in_bytes + (value.len() * value.elem.size()) as u64;
         result.gbps = result.median_us.map(|us| result.bytes as f64 / (us * 1e3));
         if w.name == "sum" {
-            // Where the time of a call goes: submitting, waiting for the fence (the
-            // device's own time within it), reading the result back.
+            // Where the time of a call goes: submitting, waiting for the device (its
+            // own time within it), reading the result back.
             // Where the device calibrates its timestamps against the host's clock,
             // the wait splits further: from the submission's return to the device's
             // first timestamp ("lead"), and from its last to the wait's return
@@ -489,7 +489,9 @@ fn measure(
                 parts[1].push((t2 - t1).as_secs_f64() * 1e6);
                 parts[2].push((g.stats.device_ns - device) as f64 / 1e3);
                 parts[3].push((t3 - t2).as_secs_f64() * 1e6);
-                windows.extend(g.last_ticks.map(|w| (h1, w, h2)));
+                if let (Some(h1), Some(w), Some(h2)) = (h1, g.last_ticks, h2) {
+                    windows.push((h1, w, h2));
+                }
             }
             result.e2e_us = median(&mut e2e);
             let [s, w, d, r] = parts.map(|mut v| median(&mut v).unwrap_or(0.0));
@@ -844,12 +846,19 @@ mod progress {
 
 /// The host's CLOCK_MONOTONIC in nanoseconds (the clock calibrated timestamps map
 /// the device's onto).
-fn monotonic_ns() -> f64 {
+#[cfg(unix)]
+fn monotonic_ns() -> Option<f64> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: a valid clock id and a live timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (r == 0).then(|| ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64)
+}
+
+/// (Elsewhere the wait is not split.)
+#[cfg(not(unix))]
+fn monotonic_ns() -> Option<f64> {
+    None
 }
