@@ -854,7 +854,7 @@ fn monotonic_ns() -> Option<f64> {
     };
     // SAFETY: a valid clock id and a live timespec.
     let r = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (r == 0).then(|| ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64)
+    (r == 0).then_some(ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64)
 }
 
 /// (Elsewhere the wait is not split.)
