@@ -608,9 +608,11 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
     let mut cheap = vec![false; f.insts.len()];
     // A search by hashing reads no grade: one used only there is not computed.
     let mut uses = v.uses.clone();
-    for i in 0..f.insts.len() {
+    let mut hashed = vec![false; f.insts.len()];
+    for (i, h) in hashed.iter_mut().enumerate() {
         if let Inst::Search { order, .. } = f.inst(Value(i as u32)) {
-            if p.hashes(Value(i as u32)) {
+            *h = p.hashes(Value(i as u32));
+            if *h {
                 uses[order.index()] -= 1;
             }
         }
@@ -680,7 +682,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
                 order,
                 needles,
                 kind,
-            } if p.hashes(val) => p.hash_search(val, *hay, *needles, *kind, is_result),
+            } if hashed[i] => p.hash_search(val, *hay, *needles, *kind, is_result),
             Inst::Search {
                 hay,
                 order,

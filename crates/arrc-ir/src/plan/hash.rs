@@ -43,11 +43,34 @@ impl Planner<'_> {
             index: matches!(kind, SearchKind::IndexOf { .. }),
         };
         let window = self.opts.window_bytes.max(1 << 16);
-        let fits = self.len_of(*hay).constant().is_some_and(|n| {
-            let words = layout.words(HashLayout::slots(n, self.opts.hash_spare_quarters));
-            words <= MAX_DEVICE_COUNT && words * 4 <= window
-        });
+        let (_, words) = self.table_size(*hay, layout);
+        let fits = words
+            .constant()
+            .is_some_and(|w| w <= MAX_DEVICE_COUNT && w * 4 <= window);
         exact && !self.has_dyn(*hay) && fits
+    }
+
+    /// The slots of `hay`'s table, `n + max(1, ⌈n·q/4⌉)` for `n` keys
+    /// (`PlanOptions::hash_spare_quarters` q: more slots than keys, so every probe
+    /// meets an empty one), and its u32 words (see `HashLayout`).
+    fn table_size(&self, hay: Value, layout: HashLayout) -> (Count, Count) {
+        let n = self.len_of(hay);
+        let slots = Count::Sum(vec![
+            n.clone(),
+            Count::Groups {
+                of: Box::new(Count::Scaled {
+                    of: Box::new(n),
+                    times: self.opts.hash_spare_quarters.max(1),
+                }),
+                per_group: 4,
+                max: u32::MAX,
+            },
+        ]);
+        let words = Count::Scaled {
+            of: Box::new(slots.clone()),
+            times: layout.stride(),
+        };
+        (slots, words)
     }
 
     /// `hay⍳needles` / `needles∊hay` by a hash table of `hay` (see [`Self::hashes`]).
@@ -63,23 +86,8 @@ impl Planner<'_> {
             index: matches!(kind, SearchKind::IndexOf { .. }),
         };
         let n = self.len_of(hay);
-        // n + max(1, ⌈n·q/4⌉) slots (u32 words, see `HashLayout::slots`), zeroed:
-        // every slot empty.
-        let slots = Count::Sum(vec![
-            n.clone(),
-            Count::Groups {
-                of: Box::new(Count::Scaled {
-                    of: Box::new(n.clone()),
-                    times: self.opts.hash_spare_quarters.max(1),
-                }),
-                per_group: 4,
-                max: u32::MAX,
-            },
-        ]);
-        let words = Count::Scaled {
-            of: Box::new(slots.clone()),
-            times: layout.stride(),
-        };
+        // Zeroed: every slot empty.
+        let (slots, words) = self.table_size(hay, layout);
         let table_b = self.new_buffer(ElemType::I32, words, BufferRole::Zeroed);
         let zero_b = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
 

@@ -293,8 +293,8 @@ pub enum KernelKind {
     },
     /// Push constants `n, slots`: puts each of `n` keys (`key`, an i32 expression)
     /// in the hash table `table` of `slots` slots (u32 words, zeroed before: 0 is
-    /// an empty slot), by open addressing from the slot of its hash. A key 0 is
-    /// kept apart, in the one word of `zero`. With `index`, each slot is a pair
+    /// an empty slot), by open addressing from the slot of its hash. The key
+    /// whose word is 0 is kept apart, in the one word of `zero`. With `index`, each slot is a pair
     /// (key, `!i` of its least index `i`, by an atomic max) for `x⍳y`; without,
     /// one word (the key) for `y∊x`. See [`HashLayout`].
     HashInsert {
@@ -346,12 +346,12 @@ pub enum KernelKind {
     },
 }
 
-/// Where [`KernelKind::HashInsert`] keeps a key in its table (u32 words): with
-/// indices, slot `s` as the pair of words `2s` (key) and `2s+1` (`!i`); without,
-/// slot `s`'s key in word `s`. Key 0, the empty slot's mark, has its entry (`!i`,
-/// or 1 where it is there) in a word of its own (`zero`). For `n` keys,
-/// `n + max(1, ⌈n·q/4⌉)` slots (`PlanOptions::hash_spare_quarters` q): more slots
-/// than keys, so every probe meets an empty one.
+/// Where [`KernelKind::HashInsert`] keeps a key in its table (u32 words, a key as
+/// its ordered bits: i32's sign bit flipped, an f32's -0 as 0): with indices, slot
+/// `s` as the pair of words `2s` (key) and `2s+1` (`!i`); without, slot `s`'s key
+/// in word `s`. The key whose word is 0, the empty slot's mark (i32's least), has its entry (`!i`,
+/// or 1 where it is there) in a word of its own (`zero`). More slots than keys
+/// (`Planner::table_size`), so every probe meets an empty one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HashLayout {
     pub index: bool,
@@ -361,16 +361,6 @@ impl HashLayout {
     /// Words a slot.
     pub fn stride(self) -> u32 {
         1 + self.index as u32
-    }
-
-    /// The slots for `n` keys with `q` spare quarters (see above).
-    pub fn slots(n: u64, q: u32) -> u64 {
-        n + (n * q as u64).div_ceil(4).max(1)
-    }
-
-    /// The table's words for `slots` slots.
-    pub fn words(self, slots: u64) -> u64 {
-        self.stride() as u64 * slots
     }
 }
 

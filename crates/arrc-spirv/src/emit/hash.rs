@@ -28,18 +28,13 @@ impl Emitter {
         self.b.u_mod(u, None, h, slots).map_err(be)
     }
 
-    /// The bits a key is kept as: an i32's, or an f32's with -0 as 0 (equal keys,
-    /// equal words; subnormals stay apart from 0, as in the sorted search).
+    /// The word a key is kept as: its `ordered_bits` (the sorted search's exact
+    /// comparison: an f32's -0 as 0, subnormals apart from 0), a bijection of the
+    /// keys, so equal keys give equal words. The word 0, the empty slot's mark, is
+    /// i32's least value.
     fn key_bits(&mut self, cx: &Cx, key: &KExpr, j: Word) -> R<Word> {
-        let u = self.u32_t;
         let v = self.expr(cx, key, Ix::flat(j))?;
-        let bits = self.b.bitcast(u, None, v).map_err(be)?;
-        if key.elem() != ElemType::F32 {
-            return Ok(bits);
-        }
-        let (top, zero) = (self.c_u32(1 << 31), self.c_u32(0));
-        let neg_zero = self.b.i_equal(self.bool_t, None, bits, top).map_err(be)?;
-        self.b.select(u, None, neg_zero, zero, bits).map_err(be)
+        Ok(self.ordered_bits(key.elem(), v)?.1)
     }
 
     /// The key word of slot `s`.
@@ -139,7 +134,7 @@ impl Emitter {
 
     /// `KernelKind::HashInsert`: each key finds its slot (the first, from its
     /// hash's, that holds it or that it claims while empty); with `index`, its
-    /// index's complement is then raised into the slot's second word. Key 0's
+    /// index's complement is then raised into the slot's second word. Word 0's
     /// entry is the word of `zero`.
     pub(super) fn hash_insert_kernel(
         &mut self,
@@ -167,7 +162,7 @@ impl Emitter {
             e.if_else(
                 is_zero,
                 |e| {
-                    // Key 0 is the empty slot's mark: its entry is kept apart.
+                    // Word 0 is the empty slot's mark: its key's entry is kept apart.
                     let mark = if index { enc } else { e.c_u32(1) };
                     e.raise_word(cx, zero_b, zero, mark, true)
                 },
@@ -222,7 +217,7 @@ impl Emitter {
     }
 
     /// `KernelKind::HashProbe`: each needle looks from its hash's slot up to the
-    /// slot holding it or the first empty one (key 0: at the word of `zero`).
+    /// slot holding it or the first empty one (word 0: at the word of `zero`).
     pub(super) fn hash_probe_kernel(
         &mut self,
         cx: &Cx,
