@@ -680,6 +680,10 @@ AXIS ERROR
 AXIS ERROR
       ↓[1 2]2 5⍴⍳10
 AXIS ERROR
+      ↓[1]5
+AXIS ERROR
+      ⊂[1]5
+AXIS ERROR
       ↑[.5](1 2)(3 4)(5 6)
 1 3 5
 2 4 6

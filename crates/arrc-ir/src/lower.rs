@@ -706,11 +706,12 @@ impl Lower {
                 // `⊂[k]` and `↓[k]`: the sub-arrays along the axes `k` as items.
                 if let FuncKind::Prim(p @ (Prim::Enclose | Prim::Drop)) = g.kind {
                     let rank = self.f.ty(arg).rank();
-                    let axes = if p == Prim::Drop {
-                        vec![self.axis(k, rank)?]
-                    } else {
-                        self.axes(k, rank)?
-                    };
+                    // Axes of the argument itself (a scalar has none: `↓[1]5` is an
+                    // AXIS ERROR, as `⊂[1]5`); `↓` takes one.
+                    let axes = self.axes(k, rank)?;
+                    if p == Prim::Drop && axes.len() != 1 {
+                        return Err(err::axis("↓[k] takes one axis", k.span.clone()));
+                    }
                     return self.enclose_axes(arg, &axes, &fspan);
                 }
                 let axis = self.axis(k, self.f.ty(arg).rank())?;
