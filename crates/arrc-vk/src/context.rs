@@ -174,9 +174,12 @@ pub struct Recording {
 
 /// Recordings in flight at once that each get timestamps of their own.
 const QUERY_SLOTS: u32 = 64;
-/// Where the recordings' own query pairs start: after the pair and the profiled
+/// Queries of one recording: its start, the end of its last dispatch, and the end
+/// of its readback copies; then its profiled dispatches' ends.
+const RECORDING_QUERIES: u32 = 3;
+/// Where the recordings' own query triples start: after the triple and the profiled
 /// dispatches' queries that one-shot commands and profiled recordings share.
-const SLOT_QUERIES: u32 = 2 + PROFILED_DISPATCHES;
+const SLOT_QUERIES: u32 = RECORDING_QUERIES + PROFILED_DISPATCHES;
 
 /// Dispatches of one recording that `Context::profile` times at most.
 const PROFILED_DISPATCHES: u32 = 4096;
@@ -204,6 +207,9 @@ pub struct RunStats {
     /// [`Context::calibration`]: with it, a wait splits into the time before the
     /// device started, its own, and the time after it ended).
     pub device_ticks: Option<(u64, u64)>,
+    /// The device's timestamp after the submission's readback copies (what follows
+    /// it is the completion's signal and the host seeing it).
+    pub copied_tick: Option<u64>,
     /// With `Context::profile` when the recording was made: each dispatch's time, from
     /// the end of the one before it (or the start) to its own end, in nanoseconds.
     pub dispatch_ns: Vec<f64>,
@@ -231,7 +237,8 @@ pub struct Context {
     epoch: u64,
     by_key: HashMap<PipelineKey, PipelineId>,
     query_pool: vk::QueryPool,
-    timestamps: bool,
+    /// The device writes timestamps on this queue.
+    can_time: bool,
     buffer_cache: HashMap<u64, Vec<Buffer>>,
     cached_bytes: u64,
     /// The most bytes `buffer_cache` holds.
@@ -249,6 +256,12 @@ pub struct Context {
     /// Recordings made from now on write a timestamp after each dispatch (up to
     /// [`PROFILED_DISPATCHES`]), so that `RunStats::dispatch_ns` times each kernel.
     pub profile: bool,
+    /// Recordings made from now on are timed (`RunStats::device_ns`): a timestamp
+    /// before and after their dispatches and after their readback. Off unless asked
+    /// for: on NVIDIA the queries cost a submission about 6 µs of its wait.
+    pub timing: bool,
+    /// See [`Self::host_storage`].
+    host_storage: bool,
     executables: Option<ash::khr::pipeline_executable_properties::Device>,
     /// Calibrated timestamps (device and CLOCK_MONOTONIC), where offered.
     calibrated: Option<ash::ext::calibrated_timestamps::Device>,
@@ -329,8 +342,7 @@ impl Context {
             .or_else(|| qf.iter().position(compute))
             .ok_or_else(|| VkError::Unsupported("a compute queue".into()))?
             as u32;
-        let timestamps =
-            info.timestamp_period_ns > 0.0 && qf[qfi as usize].timestamp_valid_bits > 0;
+        let can_time = info.timestamp_period_ns > 0.0 && qf[qfi as usize].timestamp_valid_bits > 0;
         let prio = [1.0f32];
         let qci = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(qfi)
@@ -419,7 +431,7 @@ impl Context {
             device.create_query_pool(
                 &vk::QueryPoolCreateInfo::default()
                     .query_type(vk::QueryType::TIMESTAMP)
-                    .query_count(SLOT_QUERIES + 2 * QUERY_SLOTS),
+                    .query_count(SLOT_QUERIES + RECORDING_QUERIES * QUERY_SLOTS),
                 None,
             )
         }
@@ -443,7 +455,7 @@ impl Context {
                 .with_max_host_memblock_size(64 << 20),
         })
         .map_err(|e| VkError::Unsupported(format!("memory allocator: {e}")))?;
-        Ok(Context {
+        let mut ctx = Context {
             device,
             queue,
             timeline,
@@ -458,7 +470,7 @@ impl Context {
             epoch: 0,
             by_key: HashMap::new(),
             query_pool,
-            timestamps,
+            can_time,
             buffer_cache: HashMap::new(),
             cached_bytes: 0,
             // (On a CPU device, lavapipe's, its memory is the host's: the floor.)
@@ -472,16 +484,37 @@ impl Context {
             spare_commands: Vec::new(),
             free_queries: (0..QUERY_SLOTS)
                 .rev()
-                .map(|k| SLOT_QUERIES + 2 * k)
+                .map(|k| SLOT_QUERIES + RECORDING_QUERIES * k)
                 .collect(),
             spare_pools: Vec::new(),
             stalled: std::cell::Cell::new(false),
             capture_statistics: false,
             profile: false,
+            timing: false,
+            host_storage: false,
             executables,
             calibrated,
             info,
-        })
+        };
+        // Whether readback buffers can also be bound as storage buffers (kernels
+        // writing small results straight into host-visible memory).
+        let probe = ctx.make_buffer(
+            16,
+            vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::STORAGE_BUFFER,
+            MemoryLocation::GpuToCpu,
+        );
+        if let Ok(b) = probe {
+            ctx.destroy_buffer(b);
+            ctx.host_storage = true;
+        }
+        Ok(ctx)
+    }
+
+    /// Readback buffers ([`Self::create_readback`]) can be bound to kernels as storage
+    /// buffers: a kernel may write a small result where the host reads it, with no
+    /// copy after it.
+    pub fn host_storage(&self) -> bool {
+        self.host_storage
     }
 
     fn allocator(&mut self) -> &mut Allocator {
@@ -738,12 +771,13 @@ impl Context {
         let sets = dispatches.len().max(1) as u32;
         let dpool = self.descriptor_pool(sets, total.max(1))?;
         let cb = self.spare_commands.pop().unwrap_or_default();
-        let profiled = if self.profile && self.timestamps {
+        let profiled = if self.profile && self.can_time {
             (dispatches.len() as u32).min(PROFILED_DISPATCHES)
         } else {
             0
         };
-        let query = match (self.timestamps, profiled) {
+        let timed = self.can_time && (self.timing || self.profile);
+        let query = match (timed, profiled) {
             (false, _) => None,
             // Profiled recordings are waited for one by one (`Gpu::launch_val`
             // does not launch while profiling).
@@ -855,6 +889,9 @@ impl Context {
         let write_barrier = vk::MemoryBarrier::default()
             .src_access_mask(vk::AccessFlags::SHADER_WRITE)
             .dst_access_mask(later_access);
+        let host_barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+            .dst_access_mask(later_access | vk::AccessFlags::HOST_READ);
         // SAFETY: every handle below belongs to this device and outlives the recording.
         unsafe {
             // Simultaneous use: `submit_repeated` lists the buffer several times.
@@ -863,7 +900,7 @@ impl Context {
             d.begin_command_buffer(cb, &begin)
                 .what("vkBeginCommandBuffer")?;
             if ts {
-                d.cmd_reset_query_pool(cb, qp, q0, 2 + rec.profiled);
+                d.cmd_reset_query_pool(cb, qp, q0, RECORDING_QUERIES + rec.profiled);
                 d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, qp, q0);
             }
             for z in zero {
@@ -903,18 +940,23 @@ impl Context {
                     None => d.cmd_dispatch(cb, disp.groups, 1, 1),
                 }
                 // Later dispatches may read what this one wrote, as data or as the
-                // arguments of an indirect dispatch.
+                // arguments of an indirect dispatch; after the last, the host too
+                // (a kernel may write a readback buffer itself).
+                let (stages, barrier) = match i + 1 == dispatches.len() {
+                    true => (later_stages | vk::PipelineStageFlags::HOST, host_barrier),
+                    false => (later_stages, write_barrier),
+                };
                 d.cmd_pipeline_barrier(
                     cb,
                     vk::PipelineStageFlags::COMPUTE_SHADER,
-                    later_stages,
+                    stages,
                     vk::DependencyFlags::empty(),
-                    &[write_barrier],
+                    &[barrier],
                     &[],
                     &[],
                 );
                 if (i as u32) < rec.profiled {
-                    let at = q0 + 2 + i as u32;
+                    let at = q0 + RECORDING_QUERIES + i as u32;
                     d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, at);
                 }
             }
@@ -944,6 +986,9 @@ impl Context {
                     &[],
                     &[],
                 );
+            }
+            if ts {
+                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, q0 + 2);
             }
             d.end_command_buffer(cb).what("vkEndCommandBuffer")?;
         }
@@ -1077,7 +1122,8 @@ impl Context {
     }
 
     /// A host-visible buffer that recordings copy results into (a released one of its
-    /// size class when there is one).
+    /// size class when there is one); where [`Self::host_storage`], kernels may
+    /// also write it.
     pub fn create_readback(&mut self, size: u64) -> Result<Buffer> {
         let class = size_class(size);
         if let Some(mut b) = self.readback_cache.get_mut(&class).and_then(|v| v.pop()) {
@@ -1085,15 +1131,35 @@ impl Context {
             b.size = size;
             return Ok(b);
         }
-        let mut b = self.make_buffer(
-            class,
-            vk::BufferUsageFlags::TRANSFER_DST,
-            MemoryLocation::GpuToCpu,
-        )?;
+        let usage = match self.host_storage {
+            true => vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::STORAGE_BUFFER,
+            false => vk::BufferUsageFlags::TRANSFER_DST,
+        };
+        let mut b = self.make_buffer(class, usage, MemoryLocation::GpuToCpu)?;
         b.size = size;
         b.class = class;
         b.readback = true;
         Ok(b)
+    }
+
+    /// Zeroes `len` bytes from `offset` of a readback buffer from the host (before a
+    /// submission that kernels write it in: host-coherent memory, so the write is
+    /// visible to the device at submission).
+    pub fn zero_mapped(&self, b: &Buffer, offset: u64, len: u64) {
+        if let Some(m) = b.alloc.as_ref().and_then(|a| a.mapped_ptr()) {
+            let end = (offset + len).min(b.size.max(16));
+            if offset < end {
+                // SAFETY: the mapping covers the buffer's bytes; no submission is in
+                // flight for this buffer (its statement's last one was waited on).
+                unsafe {
+                    std::ptr::write_bytes(
+                        (m.as_ptr() as *mut u8).add(offset as usize),
+                        0,
+                        (end - offset) as usize,
+                    )
+                };
+            }
+        }
     }
 
     /// `len` bytes from `offset` of a readback buffer, after the submission that
@@ -1113,18 +1179,19 @@ impl Context {
     pub fn time_copy(&mut self, src: &Buffer, dst: &Buffer, bytes: u64) -> Result<RunStats> {
         fits(bytes, src, "copy")?;
         fits(bytes, dst, "copy")?;
-        let (s, d, ts, qp) = (src.raw, dst.raw, self.timestamps, self.query_pool);
+        let (s, d, ts, qp) = (src.raw, dst.raw, self.can_time, self.query_pool);
         self.one_shot(|dev, cb| unsafe {
             if ts {
-                dev.cmd_reset_query_pool(cb, qp, 0, 2);
+                dev.cmd_reset_query_pool(cb, qp, 0, RECORDING_QUERIES);
                 dev.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, qp, 0);
             }
             dev.cmd_copy_buffer(cb, s, d, &[vk::BufferCopy::default().size(bytes)]);
             if ts {
                 dev.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, 1);
+                dev.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, qp, 2);
             }
         })?;
-        self.read_timestamps(self.timestamps.then_some(0), 0)
+        self.read_timestamps(self.can_time.then_some(0), 0)
     }
 
     /// The submission's two timestamps and the `profiled` dispatches' own, from
@@ -1151,12 +1218,12 @@ impl Context {
         if let Some(first) = query {
             // (On the stack unless dispatches are profiled: this runs after every
             // submission.)
-            let mut two = [0u64; 2];
+            let mut three = [0u64; RECORDING_QUERIES as usize];
             let mut many = vec![];
             let out: &mut [u64] = if profiled == 0 {
-                &mut two
+                &mut three
             } else {
-                many.resize(2 + profiled as usize, 0);
+                many.resize((RECORDING_QUERIES + profiled) as usize, 0);
                 &mut many
             };
             // SAFETY: the queries were written by the submission just waited on.
@@ -1174,8 +1241,9 @@ impl Context {
                 };
                 stats.device_ns = Some(ns(out[0], out[1]));
                 stats.device_ticks = Some((out[0], out[1]));
+                stats.copied_tick = Some(out[2]);
                 let mut prev = out[0];
-                for &t in &out[2..] {
+                for &t in &out[RECORDING_QUERIES as usize..] {
                     stats.dispatch_ns.push(ns(prev, t));
                     prev = t;
                 }

@@ -279,23 +279,30 @@ pub(crate) fn run(
     let bar = opts.progress.then(|| progress::Bar::new(total));
     let mut rng = rand::rngs::StdRng::seed_from_u64(0xbe9c);
     let mut out = Vec::new();
-    for w in &chosen {
-        for &ty in &opts.types {
-            for &lg in &opts.sizes {
-                let n = 1usize << lg;
-                if let Some(b) = &bar {
-                    b.set_message(format!("{} {} 2^{lg}", w.name, ty));
-                }
-                std::thread::sleep(std::time::Duration::from_millis(opts.pause_ms));
-                let r = measure(g, w, ty, n, opts, &mut rng)?;
-                report(&r);
-                out.push(r);
-                if let Some(b) = &bar {
-                    b.inc(1);
+    // Kernels are timed by the device's timestamps.
+    let timing = std::mem::replace(&mut g.ctx.timing, true);
+    let r = (|| -> Result<(), Error> {
+        for w in &chosen {
+            for &ty in &opts.types {
+                for &lg in &opts.sizes {
+                    let n = 1usize << lg;
+                    if let Some(b) = &bar {
+                        b.set_message(format!("{} {} 2^{lg}", w.name, ty));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(opts.pause_ms));
+                    let r = measure(g, w, ty, n, opts, &mut rng)?;
+                    report(&r);
+                    out.push(r);
+                    if let Some(b) = &bar {
+                        b.inc(1);
+                    }
                 }
             }
         }
-    }
+        Ok(())
+    })();
+    g.ctx.timing = timing;
+    r?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -464,50 +471,30 @@ fn measure(
         result.bytes = in_bytes + (value.len() * value.elem.size()) as u64;
         result.gbps = result.median_us.map(|us| result.bytes as f64 / (us * 1e3));
         if w.name == "sum" {
-            // Where the time of a call goes: submitting, waiting for the device (its
-            // own time within it), reading the result back.
-            // Where the device calibrates its timestamps against the host's clock,
-            // the wait splits further: from the submission's return to the device's
-            // first timestamp ("lead"), and from its last to the wait's return
-            // ("tail").
-            let mut e2e = Vec::with_capacity(opts.runs);
-            let mut parts: [Vec<f64>; 4] = Default::default();
-            let mut windows = Vec::with_capacity(opts.runs);
-            for _ in 0..opts.runs {
-                let device = g.stats.device_ns;
-                let t = Instant::now();
-                g.launch(&prepared)?;
-                let t1 = Instant::now();
-                let h1 = monotonic_ns();
-                g.wait(&prepared)?;
-                let h2 = monotonic_ns();
-                let t2 = Instant::now();
-                g.finish(&compiled, &prepared)?;
-                let t3 = Instant::now();
-                e2e.push((t3 - t).as_secs_f64() * 1e6);
-                parts[0].push((t1 - t).as_secs_f64() * 1e6);
-                parts[1].push((t2 - t1).as_secs_f64() * 1e6);
-                parts[2].push((g.stats.device_ns - device) as f64 / 1e3);
-                parts[3].push((t3 - t2).as_secs_f64() * 1e6);
-                if let (Some(h1), Some(w), Some(h2)) = (h1, g.last_ticks, h2) {
-                    windows.push((h1, w, h2));
-                }
-            }
-            result.e2e_us = median(&mut e2e);
-            let [s, w, d, r] = parts.map(|mut v| median(&mut v).unwrap_or(0.0));
-            let mut split: [Vec<f64>; 2] = Default::default();
-            if let Some(host) = g.ctx.calibration() {
-                for (h1, (start, end), h2) in windows {
-                    split[0].push((host(start) - h1) / 1e3);
-                    split[1].push((h2 - host(end)) / 1e3);
-                }
-            }
-            let lead_tail = match split.map(|mut v| median(&mut v)) {
-                [Some(lead), Some(tail)] => format!(": lead {lead:.1}, tail {tail:.1}"),
-                _ => String::new(),
-            };
+            // Where the time of a call goes: submitting, waiting for the device,
+            // reading the result back; measured on a recording without timestamps
+            // (as a session makes them), then on the timed one, whose wait splits
+            // into the device's own time and, where the device calibrates its
+            // timestamps against the host's clock, the time from the submission's
+            // return to the device's first timestamp ("lead") and from its last
+            // kernel to the wait's return ("tail", of which the readback "copy").
+            let (timing, profile) = (g.ctx.timing, g.ctx.profile);
+            g.ctx.timing = false;
+            g.ctx.profile = false;
+            let mut plain = Prepared::default();
+            let made = g.prepare(&compiled, &bound, &mut plain);
+            (g.ctx.timing, g.ctx.profile) = (timing, profile);
+            made?;
+            let untimed = e2e_calls(g, &compiled, &plain, opts.runs);
+            g.release(plain);
+            let untimed = untimed?;
+            let timed = e2e_calls(g, &compiled, &prepared, opts.runs)?;
+            result.e2e_us = untimed.e2e;
+            let host = g.ctx.calibration();
             result.note = Some(format!(
-                "e2e: submit {s:.1}, wait {w:.1} (device {d:.1}{lead_tail}), read {r:.1} µs"
+                "e2e: {}; timed: {}",
+                untimed.describe(None::<fn(u64) -> f64>),
+                timed.describe(host)
             ));
         }
         // The reference's matrix product costs n^1.5: check small ones only.
@@ -650,6 +637,8 @@ pub struct ProgramBench {
     /// Creating device buffers and recording commands.
     pub prepare_us: Spread,
     pub run_us: Spread,
+    /// The kernels' own time, from as many runs again with timestamps (which the
+    /// runs timed above do without, as a session does).
     pub device_us: Spread,
     pub readback_us: Spread,
     pub host_us: Spread,
@@ -696,7 +685,6 @@ pub fn program(
     runs: usize,
     profile: bool,
 ) -> Result<ProgramBench, Error> {
-    s.set_profile(profile);
     let once = |s: &mut crate::Session| -> Result<(ProgramRun, String), Error> {
         let a = s.stats();
         let t = Instant::now();
@@ -718,15 +706,28 @@ pub fn program(
         once(s)?;
     }
     let mut all = Vec::with_capacity(runs);
-    let mut dispatches: Vec<Vec<(String, f64)>> = vec![];
-    s.take_profile();
     for _ in 0..runs.max(1) {
         let (r, v) = once(s)?;
         value = v;
         all.push(r);
-        dispatches.push(s.take_profile());
     }
+    // The kernels' time from as many runs again with timestamps (the runs above
+    // have none, as a session's statements: they lengthen every submission's wait).
+    let mut dispatches: Vec<Vec<(String, f64)>> = vec![];
+    let mut timed = Vec::with_capacity(runs);
+    s.set_timing(true);
+    s.set_profile(profile);
+    s.take_profile();
+    let r = (|| -> Result<(), Error> {
+        for _ in 0..runs.max(1) {
+            timed.push(once(s)?.0);
+            dispatches.push(s.take_profile());
+        }
+        Ok(())
+    })();
     s.set_profile(false);
+    s.set_timing(false);
+    r?;
     // Each dispatch's median over the runs, where every run ran the same ones.
     let same = dispatches
         .windows(2)
@@ -743,6 +744,12 @@ pub fn program(
     let us = |f: &dyn Fn(&ProgramRun) -> u64| {
         Spread::of(all.iter().map(|r| f(r) as f64 / 1e3).collect())
     };
+    let device_us = Spread::of(
+        timed
+            .iter()
+            .map(|r| r.stats.device_ns as f64 / 1e3)
+            .collect(),
+    );
     let last = all.last().cloned().unwrap_or_default();
     if value.chars().count() > 200 {
         value = value.chars().take(200).collect::<String>() + "…";
@@ -759,7 +766,7 @@ pub fn program(
         upload_us: us(&|r| r.stats.upload_ns),
         prepare_us: us(&|r| r.stats.prepare_ns),
         run_us: us(&|r| r.stats.run_ns),
-        device_us: us(&|r| r.stats.device_ns),
+        device_us,
         readback_us: us(&|r| r.stats.readback_ns),
         host_us: us(&|r| r.stats.host_ns(r.wall_ns)),
         uploads: last.stats.uploads,
@@ -861,4 +868,96 @@ fn monotonic_ns() -> Option<f64> {
 #[cfg(not(unix))]
 fn monotonic_ns() -> Option<f64> {
     None
+}
+
+/// End-to-end calls of one prepared statement (`sum`'s e2e columns): per call,
+/// the submission, the wait, the device's time and the readback, µs; with the host's
+/// clock around the wait and the device's timestamps where the recording has them.
+struct E2eCalls {
+    e2e: Option<f64>,
+    parts: [Vec<f64>; 4],
+    windows: Vec<(f64, (u64, u64), u64, f64)>,
+}
+
+fn e2e_calls(
+    g: &mut Gpu,
+    compiled: &crate::CompiledStatement,
+    prepared: &Prepared,
+    runs: usize,
+) -> Result<E2eCalls, Error> {
+    let mut e2e = Vec::with_capacity(runs);
+    let mut parts: [Vec<f64>; 4] = Default::default();
+    let mut windows = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let device = g.stats.device_ns;
+        let t = Instant::now();
+        g.launch(prepared)?;
+        let t1 = Instant::now();
+        let h1 = monotonic_ns();
+        g.wait(prepared)?;
+        let h2 = monotonic_ns();
+        let t2 = Instant::now();
+        g.finish(compiled, prepared)?;
+        let t3 = Instant::now();
+        e2e.push((t3 - t).as_secs_f64() * 1e6);
+        parts[0].push((t1 - t).as_secs_f64() * 1e6);
+        parts[1].push((t2 - t1).as_secs_f64() * 1e6);
+        parts[2].push((g.stats.device_ns - device) as f64 / 1e3);
+        parts[3].push((t3 - t2).as_secs_f64() * 1e6);
+        if let (Some(h1), Some(w), Some(c), Some(h2)) = (h1, g.last_ticks, g.last_copied, h2) {
+            windows.push((h1, w, c, h2));
+        }
+    }
+    Ok(E2eCalls {
+        e2e: median(&mut e2e),
+        parts,
+        windows,
+    })
+}
+
+impl E2eCalls {
+    /// `submit S, wait W (device D: lead L, tail T of which copy C), read R µs;
+    /// slowest wait …` (the device's part where timed; the split where `host`
+    /// maps its timestamps to the host's clock).
+    fn describe(&self, host: Option<impl Fn(u64) -> f64>) -> String {
+        let waits = &self.parts[1];
+        // The slowest wait's call, split likewise (the slow mode is occasional).
+        let slowest = (0..waits.len()).max_by(|&a, &b| waits[a].total_cmp(&waits[b]));
+        let [s, w, d, r] = self
+            .parts
+            .clone()
+            .map(|mut v| median(&mut v).unwrap_or(0.0));
+        let mut split: [Vec<f64>; 3] = Default::default();
+        let mut slow_split = String::new();
+        let timed = self.windows.len() == waits.len() && !waits.is_empty();
+        if let Some(host) = host.filter(|_| timed) {
+            for (k, &(h1, (start, end), copied, h2)) in self.windows.iter().enumerate() {
+                let lead = (host(start) - h1) / 1e3;
+                let tail = (h2 - host(end)) / 1e3;
+                let copy = (host(copied) - host(end)) / 1e3;
+                if Some(k) == slowest {
+                    slow_split =
+                        format!(": lead {lead:.1}, tail {tail:.1} of which copy {copy:.1}");
+                }
+                split[0].push(lead);
+                split[1].push(tail);
+                split[2].push(copy);
+            }
+        }
+        let lead_tail = match split.map(|mut v| median(&mut v)) {
+            [Some(lead), Some(tail), Some(copy)] => {
+                format!(": lead {lead:.1}, tail {tail:.1} of which copy {copy:.1}")
+            }
+            _ => String::new(),
+        };
+        let device = if timed {
+            format!(" (device {d:.1}{lead_tail})")
+        } else {
+            String::new()
+        };
+        let slow = slowest.map_or(String::new(), |k| {
+            format!("; slowest wait {:.1}{slow_split}", waits[k])
+        });
+        format!("submit {s:.1}, wait {w:.1}{device}, read {r:.1} µs{slow}")
+    }
 }

@@ -104,6 +104,8 @@ pub(crate) struct Gpu {
     pub(crate) profile_log: Vec<(String, f64)>,
     /// The last submission's first and last timestamps (`RunStats::device_ticks`).
     pub(crate) last_ticks: Option<(u64, u64)>,
+    /// The last submission's timestamp after its readback copies.
+    pub(crate) last_copied: Option<u64>,
 }
 
 /// A device failure as an error: running out of device memory is APL's WS FULL (the
@@ -318,6 +320,12 @@ impl ModuleCache {
 /// (see [`compile`]).
 const KNOWN_PARAM_LIMIT: usize = HOST_COPY_LIMIT;
 
+/// Results up to this many bytes that come back to the host are written by their
+/// kernels into host-visible memory (`Gpu::direct_result`): the copies after the
+/// last kernel cost about 5 µs of an H200's submission, and a kernel's stores of a
+/// few kilobytes over the bus far less.
+const DIRECT_RESULT_BYTES: u64 = 4096;
+
 /// The functions a statement may call: the workspace's, and the locals of the dfns
 /// running around it (outermost first).
 #[derive(Clone, Copy, Default)]
@@ -438,6 +446,7 @@ impl Gpu {
             consumable: None,
             profile_log: Vec::new(),
             last_ticks: None,
+            last_copied: None,
         })
     }
 
@@ -758,6 +767,7 @@ impl Gpu {
                 .map(|d| (ip.copy, d))
         });
         out.in_place = in_place.is_some();
+        out.direct = self.direct_result(plan, &syms, out.keep || in_place.is_some());
         let mut uploads: Vec<(usize, Vec<u8>)> = Vec::new();
         for (i, b) in plan.buffers.iter().enumerate() {
             if let Some((_, d)) = in_place.as_ref().filter(|_| i == plan.result) {
@@ -778,9 +788,12 @@ impl Gpu {
                 .checked_mul(b.elem.size() as u64)
                 .ok_or_else(|| Error::new(ErrorClass::Device, "array too large", 0..0))?;
             let t = std::time::Instant::now();
-            let made = self.ctx.create_buffer(bytes).map_err(dev);
+            let made = match out.direct && (i == plan.result || Some(i) == plan.status) {
+                true => self.ctx.create_readback(bytes),
+                false => self.ctx.create_buffer(bytes),
+            };
             self.stats.prepare_ns += t.elapsed().as_nanos() as u64;
-            out.buffers.push(Slot::Owned(made?));
+            out.buffers.push(Slot::Owned(made.map_err(dev)?));
             match &b.role {
                 BufferRole::Param(p) => {
                     let name = &c.ir.params[*p as usize].name;
@@ -923,10 +936,12 @@ impl Gpu {
         out.status_offset = result_bytes.next_multiple_of(4);
         out.dyn_lengths = plan.dyn_lengths.iter().map(|(i, _)| *i).collect();
         let stage_bytes = out.status_offset + 4 + 4 * plan.dyn_lengths.len() as u64;
-        let t = std::time::Instant::now();
-        let stage = self.ctx.create_readback(stage_bytes.max(4));
-        self.stats.prepare_ns += t.elapsed().as_nanos() as u64;
-        out.result_stage = Some(stage.map_err(dev)?);
+        if !out.direct {
+            let t = std::time::Instant::now();
+            let stage = self.ctx.create_readback(stage_bytes.max(4));
+            self.stats.prepare_ns += t.elapsed().as_nanos() as u64;
+            out.result_stage = Some(stage.map_err(dev)?);
+        }
         let buffers: Vec<&Buffer> = out
             .buffers
             .iter()
@@ -955,6 +970,8 @@ impl Gpu {
             .iter()
             .enumerate()
             .filter(|(_, b)| matches!(b.role, BufferRole::Status | BufferRole::Zeroed))
+            // (A status word in host memory is zeroed by the host: `zero_direct`.)
+            .filter(|&(i, _)| !(out.direct && Some(i) == plan.status))
             .map(|(i, _)| buffers[i])
             .collect();
         let mut readback = Vec::new();
@@ -989,6 +1006,7 @@ impl Gpu {
     /// Runs the recorded dispatches `times` times back to back in one submission;
     /// the device time is the last run's.
     pub fn execute_repeated(&mut self, p: &Prepared, times: usize) -> Result<RunStats, Error> {
+        self.zero_direct(p)?;
         let t = std::time::Instant::now();
         let stats = self
             .ctx
@@ -1011,13 +1029,49 @@ impl Gpu {
         self.stats.run_ns += t.elapsed().as_nanos() as u64;
         self.stats.device_ns += stats.device_ns.unwrap_or(0.0) as u64;
         self.last_ticks = stats.device_ticks;
+        self.last_copied = stats.copied_tick;
         self.stats.dispatches += (times * p.dispatches.len()) as u64;
     }
 
     /// Starts the recorded dispatches without waiting (several devices at once);
     /// [`Self::wait`] must follow.
     pub(crate) fn launch(&mut self, p: &Prepared) -> Result<(), Error> {
+        self.zero_direct(p)?;
         self.ctx.launch(p.recording()?).map_err(dev)
+    }
+
+    /// Whether the result of `plan` goes straight into host-visible memory with its
+    /// status word (`Prepared::direct`): a small result read back, not `kept` on the
+    /// device, of no length computed on the device, and stored plainly by the
+    /// kernels that bind it (maps and folds: no atomics in host memory, which a
+    /// device may not offer there).
+    fn direct_result(&self, plan: &arrc_ir::plan::Plan, syms: &[u64], kept: bool) -> bool {
+        use arrc_ir::plan::KernelKind as K;
+        let r = &plan.buffers[plan.result];
+        let bytes = r.len.eval(syms).saturating_mul(r.elem.size() as u64);
+        self.ctx.host_storage()
+            && !kept
+            && plan.dyn_lengths.is_empty()
+            && matches!(r.role, BufferRole::Result)
+            && bytes <= DIRECT_RESULT_BYTES
+            && plan
+                .dispatches
+                .iter()
+                .filter(|d| d.buffers.contains(&plan.result))
+                .all(|d| {
+                    matches!(
+                        plan.kernels[d.kernel].kind,
+                        K::Map { .. } | K::Reduce { .. } | K::ReduceAxis { .. }
+                    )
+                })
+    }
+
+    /// Zeroes a status word that kernels write in host memory, before a submission.
+    fn zero_direct(&self, p: &Prepared) -> Result<(), Error> {
+        if let (true, Some(s)) = (p.direct, p.status) {
+            self.ctx.zero_mapped(p.buffers[s].buffer()?, 0, 4);
+        }
+        Ok(())
     }
 
     /// Waits for dispatches started by [`Self::launch`].
@@ -1097,17 +1151,33 @@ impl Gpu {
         c: &CompiledStatement,
         p: &Prepared,
     ) -> Result<(Vec<usize>, Option<Array>), Error> {
-        let stage = p
-            .result_stage
-            .as_ref()
-            .ok_or_else(|| Error::new(ErrorClass::Device, "statement not prepared", 0..0))?;
+        // The status word and the result: copied into one stage, or written where
+        // the host reads them.
+        let (stage, status_at, result_src) = match (&p.result_stage, p.direct) {
+            (Some(stage), false) => (stage, p.status_offset, stage),
+            (_, true) => {
+                let result = p.buffers[c.plan.result].buffer()?;
+                match p.status {
+                    Some(s) => (p.buffers[s].buffer()?, 0, result),
+                    None => (result, 0, result),
+                }
+            }
+            (None, false) => {
+                return Err(Error::new(
+                    ErrorClass::Device,
+                    "statement not prepared",
+                    0..0,
+                ))
+            }
+        };
         // One readback: the status word after the result (none when the submission
         // copied nothing back).
         if p.status.is_some() || p.read_result || !p.dyn_lengths.is_empty() {
             self.stats.readbacks += 1;
+            self.stats.direct_results += p.direct as u64;
         }
         if p.status.is_some() {
-            let bytes = self.ctx.read_mapped(stage, p.status_offset, 4);
+            let bytes = self.ctx.read_mapped(stage, status_at, 4);
             let word = u32::from_le_bytes(
                 bytes
                     .get(..4)
@@ -1151,7 +1221,7 @@ impl Gpu {
         let len = (arrc_ir::array::saturating_count(&shape) as u64).min(p.result_len);
         let bytes = self
             .ctx
-            .read_mapped(stage, 0, len * p.result_elem.size() as u64);
+            .read_mapped(result_src, 0, len * p.result_elem.size() as u64);
         self.stats.readback_bytes += bytes.len() as u64;
         let data = Data::from_bytes(p.result_elem, &bytes, len as usize);
         if let Some(e) = &c.plan.finite_result {
@@ -1254,6 +1324,9 @@ pub struct Prepared {
     result_stage: Option<Buffer>,
     /// Where the status word lies in `result_stage`.
     status_offset: u64,
+    /// The result and the status word are readback buffers the kernels write
+    /// themselves (no stage, no copies: `Gpu::direct_result`).
+    direct: bool,
     recording: Option<Recording>,
     /// The result is a parameter's buffer, scattered into (`Plan::in_place`).
     in_place: bool,

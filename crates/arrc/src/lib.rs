@@ -128,6 +128,9 @@ pub struct Stats {
     pub moved_bytes: u64,
     /// Indexed assignments that wrote the array's own device buffer (no copy).
     pub in_place: u64,
+    /// Readbacks of results that their kernels wrote into host-visible memory
+    /// themselves, with the status word (no copy after the last kernel).
+    pub direct_results: u64,
     /// Assignments submitted without waiting for them (`speculate.rs`), and those
     /// of them found to have raised an error, so that their statements ran again.
     pub launched: u64,
@@ -168,6 +171,7 @@ impl Stats {
             split_statements: d(self.split_statements, before.split_statements),
             moved_bytes: d(self.moved_bytes, before.moved_bytes),
             in_place: d(self.in_place, before.in_place),
+            direct_results: d(self.direct_results, before.direct_results),
             launched: d(self.launched, before.launched),
             relaunched: d(self.relaunched, before.relaunched),
             ..*self
@@ -184,6 +188,7 @@ impl Stats {
         self.readback_bytes += o.readback_bytes;
         self.evictions += o.evictions;
         self.in_place += o.in_place;
+        self.direct_results += o.direct_results;
         self.launched += o.launched;
         self.relaunched += o.relaunched;
         self.compile_ns += o.compile_ns;
@@ -548,6 +553,15 @@ impl Session {
             Error::new(ErrorClass::Device, "benchmarks need a Vulkan device", 0..0)
         })?;
         bench::run(g, opts, report)
+    }
+
+    /// Times the submissions recorded from here on, on every device of the session
+    /// (`Stats::device_ns`: a timestamp before and after their kernels). Off by
+    /// default: the queries lengthen a submission's wait (about 6 µs on NVIDIA).
+    pub fn set_timing(&mut self, on: bool) {
+        for g in self.every_gpu() {
+            g.ctx.timing = on;
+        }
     }
 
     /// Times every dispatch from here on, on every device of the session (a

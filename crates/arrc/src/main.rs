@@ -680,6 +680,8 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             let open_ms = opened.elapsed().as_secs_f64() * 1e3;
             s.set_float(float.elem());
             s.set_boxing(boxed);
+            // `--time` reports the kernels' own time: the device's timestamps.
+            s.set_timing(time);
             if stdlib {
                 s.load_stdlib().map_err(|e| fail("", &e))?;
             }

@@ -202,9 +202,11 @@ fn command(s: &mut Session, line: &str) -> Option<String> {
     Some(match cmd.as_str() {
         "]time" => {
             let before = s.stats();
+            s.set_timing(true);
             let t = std::time::Instant::now();
             eval_line(s, rest);
             let wall = t.elapsed().as_nanos() as u64;
+            s.set_timing(false);
             format!("time {}", time_breakdown(&s.stats().since(&before), wall))
         }
         "]load" => {

@@ -981,3 +981,19 @@ fn emit_of_a_program_shows_its_last_statement() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("DOMAIN ERROR"), "{err}");
 }
+
+#[test]
+fn time_reports_the_kernels_own_time() {
+    // Submissions are timed only where asked (`--time`, `]time`, `arrc bench`): the
+    // kernels' time comes from the device's timestamps.
+    let (code, out, err) = arrc(&["eval", "--time", "+/⍳100000"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "5000050000");
+    let kernels: f64 = err
+        .split("(kernels ")
+        .nth(1)
+        .and_then(|t| t.split(')').next())
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no kernel time in {err}"));
+    assert!(kernels > 0.0, "{err}");
+}

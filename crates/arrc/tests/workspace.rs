@@ -697,3 +697,37 @@ fn a_statement_on_the_reference_reads_back_only_what_it_reads() {
         assert_eq!(show(&mut s, src), want, "{src}");
     }
 }
+
+#[test]
+fn small_results_are_written_where_the_host_reads_them() {
+    let mut s = gpu(Backend::Vulkan);
+    let x: Vec<f32> = (0..5000).map(|i| (i % 7) as f32).collect();
+    s.set("x", Array::vector(Data::F32(x))).unwrap();
+    // A fold's kernels write its value into host-visible memory: no copy.
+    let (v, d) = moved(&mut s, "+/x");
+    assert_eq!(v, "14995");
+    assert_eq!((d.readbacks, d.direct_results), (1, 1), "{d:?}");
+    // So does a small map; the status word it raises an error in is zeroed by
+    // the host before every run, so the same statement runs clean after an error
+    // (its buffers come again from the same cache).
+    s.eval("y←0 1 2 ⋄ z←4 5 6").unwrap();
+    for _ in 0..3 {
+        let (v, d) = moved(&mut s, "(1+x[⍳3])÷y");
+        assert_eq!(v, "DOMAIN ERROR");
+        assert!(d.direct_results >= 1, "{d:?}");
+        let (v, d) = moved(&mut s, "(1+x[⍳3])÷z");
+        assert_eq!(v, "0.25 0.4 0.5", "{d:?}");
+        assert!(d.direct_results >= 1, "{d:?}");
+    }
+    // Large results, results kept on the device and results whose kernels
+    // scatter or scan are copied back as before.
+    for src in ["2000⍴x", "w←+/x", "+\\x[⍳3]", "⍋x[⍳100]"] {
+        let (_, d) = moved(&mut s, src);
+        assert_eq!(d.direct_results, 0, "{src}: {d:?}");
+    }
+    // Values stay right where kernels write host memory: a row sum, a maximum, an
+    // f32 overflow raised in it.
+    assert_eq!(show(&mut s, "+/2 3⍴x"), "3 12");
+    assert_eq!(show(&mut s, "⌈/x"), "6");
+    assert_eq!(show(&mut s, "+/3e38 3e38×x[2 3]"), "DOMAIN ERROR");
+}
