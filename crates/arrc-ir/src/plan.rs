@@ -40,7 +40,8 @@ pub use tile::{BitProduct, MatMulTile};
 
 pub use kexpr::{IExpr, KExpr};
 pub use kinds::{
-    Binding, Compact, Finish, Fold, HashLayout, KernelKind, RadixPlaces, SegScanShape, Unit,
+    Binding, Compact, Finish, Fold, HashLayout, KernelKind, RadixArg, RadixPlaces, SegScanShape,
+    Unit,
 };
 
 /// Planner settings.

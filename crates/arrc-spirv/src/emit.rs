@@ -22,6 +22,7 @@ mod hash;
 mod map;
 mod matmul;
 mod radix;
+mod radix_range;
 mod random;
 mod reduce;
 mod scalars;
@@ -1252,7 +1253,36 @@ impl Emitter {
                 out,
                 down,
                 hist,
+                range: None,
             } => self.radix_keys_kernel(&mut cx, key, *out, *down, *hist)?,
+            KernelKind::RadixKeys {
+                key,
+                out,
+                down,
+                range: Some(range),
+                ..
+            } => self.radix_keys_ranged(&mut cx, key, *out, *down, *range)?,
+            KernelKind::RadixArgs { range, args } => {
+                self.radix_args_kernel(&mut cx, *range, args)?
+            }
+            KernelKind::RadixSettle {
+                range,
+                keys,
+                idx,
+                idx_out,
+                origin,
+                passes,
+                sorted_keys,
+            } => self.radix_settle_kernel(
+                &mut cx,
+                *range,
+                *keys,
+                *idx,
+                *idx_out,
+                *origin,
+                *passes,
+                *sorted_keys,
+            )?,
             KernelKind::RadixCount { keys, wide, counts } => {
                 self.radix_count_kernel(&mut cx, *keys, *wide, *counts)?
             }

@@ -248,6 +248,30 @@ pub enum KernelKind {
         /// `(binding, passes)`: the digit counts of every pass, `hist[p·256 + d]`,
         /// added up here (the binding is zeroed) for `RadixPlaces::Lookback`.
         hist: Option<(u32, u32)>,
+        /// The keys' range, for 4-byte keys (see `RadixArgs`): a zeroed pair of u32
+        /// words raised by atomic maxima to the complement of the least key word
+        /// and the greatest.
+        range: Option<u32>,
+    },
+    /// Which passes of a radix sort of 4-byte keys are run: pass `p > 0` is needed
+    /// only where the least and greatest key words (`range`, from `RadixKeys`)
+    /// differ at bit `8p` or above (every key between them shares the bits where
+    /// they agree, so a pass over them would keep the order it finds). One
+    /// invocation writes each `RadixArg`'s indirect dispatch arguments.
+    RadixArgs { range: u32, args: Vec<RadixArg> },
+    /// After a radix sort of `passes` passes of which the last were not needed
+    /// (`RadixArgs`): the indices from the buffer the last pass run wrote
+    /// (`idx[L mod 2]`, L the passes run) to `idx_out`, plus `origin`; with
+    /// `sorted_keys`, the keys from `keys[L mod 2]` to `keys[passes mod 2]`, where
+    /// the sort's readers find them. A grid-stride map over push constant `n`.
+    RadixSettle {
+        range: u32,
+        keys: [u32; 2],
+        idx: [u32; 2],
+        idx_out: u32,
+        origin: i32,
+        passes: u32,
+        sorted_keys: bool,
     },
     /// One pass of the multi-kernel radix sort (`RadixPlaces::Counted`): push
     /// constants `n, tile, shift, tiles`. Workgroup
@@ -443,6 +467,17 @@ pub struct Binding {
     /// largest storage-buffer range are bound as consecutive windows of
     /// `Kernel::window_bytes` each (descriptor bindings numbered on from this one's).
     pub windows: u32,
+}
+
+/// One indirect dispatch of a radix sort's pass (`KernelKind::RadixArgs`): `groups`
+/// workgroups in binding `out` where pass `pass` is needed (`needed`) or not
+/// (`!needed`: the settling copy after the passes run), none otherwise.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RadixArg {
+    pub out: u32,
+    pub pass: u32,
+    pub needed: bool,
+    pub groups: u32,
 }
 
 /// Where a radix-sort pass finds the start of each digit's run for a tile.

@@ -128,12 +128,17 @@ impl Planner<'_> {
                 self.new_buffer(ElemType::I32, Count::known(256 * tiles), BufferRole::Temp);
             (0, [counts, starts], 0)
         };
+        // Passes of 4-byte keys that would keep the order they find are not run
+        // (`KernelKind::RadixArgs`): the keys kernel finds the keys' range.
+        let range = (!lookback && !wide)
+            .then(|| self.new_buffer(ElemType::I32, Count::known(2), BufferRole::Zeroed));
         // The keys, computed from the argument's expression (fused), and with
         // lookback every pass's digit counts.
         let mut kb = self.kb();
         let key = self.expr(arg, &IExpr::Index, &mut kb);
         let out = kb.bind(keys[0], ElemType::I32, true);
         let hist_b = lookback.then(|| (shared(&mut kb, hist), passes as u32));
+        let range_b = range.map(|r| shared(&mut kb, r));
         self.bind_status(&mut kb, key.may_fail());
         let groups = self.grid(&nc, self.opts.map_groups);
         let kind = KernelKind::RadixKeys {
@@ -141,8 +146,13 @@ impl Planner<'_> {
             out,
             down,
             hist: hist_b,
+            range: range_b,
         };
         self.push_kernel("radix_keys", kind, kb, vec![("n", nc.clone())], groups);
+        // The indirect dispatches of the passes after the first: (args, pass,
+        // needed, groups).
+        let mut indirect: Vec<(usize, u32, bool, u32)> = vec![];
+        let mut second_pass = self.plan.dispatches.len();
         let tile_groups = Count::Groups {
             of: Box::new(tiles_c.clone()),
             per_group: 1,
@@ -188,6 +198,10 @@ impl Planner<'_> {
                     }
                 }
             };
+            let first_dispatch = self.plan.dispatches.len();
+            if pass == 1 {
+                second_pass = first_dispatch;
+            }
             if !lookback {
                 let [counts, starts] = status;
                 self.radix_counts(kin, wide, counts, starts, tiles, push(), &tile_groups, wg);
@@ -225,6 +239,57 @@ impl Planner<'_> {
                 tile_groups.clone(),
                 (wg, 1),
             );
+            if range.is_some() && pass > 0 {
+                for d in first_dispatch..self.plan.dispatches.len() {
+                    self.indirect_pass(d, pass as u32, true, &mut indirect);
+                }
+            }
+        }
+        if let Some(range) = range {
+            // Where the last passes were not run, the indices (and the keys read in
+            // sorted order) go where the last pass would have left them.
+            let mut kb = self.kb();
+            let r = kb.bind(range, ElemType::I32, false);
+            let writes_keys = sorted_keys.is_some();
+            let keys_b = keys.map(|k| kb.bind(k, ElemType::I32, writes_keys));
+            let idx_b = idx.map(|i| kb.bind(i, ElemType::I32, false));
+            let idx_out = kb.bind(dest, ElemType::I32, true);
+            let kind = KernelKind::RadixSettle {
+                range: r,
+                keys: keys_b,
+                idx: idx_b,
+                idx_out,
+                origin,
+                passes: passes as u32,
+                sorted_keys: writes_keys,
+            };
+            let groups = self.grid(&nc, self.opts.map_groups);
+            self.push_kernel("radix_settle", kind, kb, vec![("n", nc.clone())], groups);
+            let last = self.plan.dispatches.len() - 1;
+            self.indirect_pass(last, passes as u32 - 1, false, &mut indirect);
+            // One invocation writes every indirect dispatch's arguments, after the
+            // keys kernel and before the second pass.
+            let mut kb = self.kb();
+            let r = kb.bind(range, ElemType::I32, false);
+            let args = indirect
+                .iter()
+                .map(|&(buf, pass, needed, groups)| RadixArg {
+                    out: kb.bind(buf, ElemType::I32, true),
+                    pass,
+                    needed,
+                    groups,
+                })
+                .collect();
+            let kind = KernelKind::RadixArgs { range: r, args };
+            self.push_kernel(
+                "radix_args",
+                kind,
+                kb,
+                vec![("n", Count::known(1))],
+                Count::known(1),
+            );
+            let d = self.plan.dispatches.pop().expect("just pushed");
+            self.plan.dispatches.insert(second_pass, d);
         }
         self.buffer_of[v.index()] = Some(dest);
         self.sorted_keys[v.index()] = sorted_keys;
@@ -308,6 +373,22 @@ impl Planner<'_> {
             None,
             None,
         );
+    }
+
+    /// Makes dispatch `d` of a radix sort indirect: its workgroups where pass `pass`
+    /// is needed (or, `needed` false, where it is not), none otherwise (arguments
+    /// written by the sort's `RadixArgs` kernel).
+    fn indirect_pass(
+        &mut self,
+        d: usize,
+        pass: u32,
+        needed: bool,
+        indirect: &mut Vec<(usize, u32, bool, u32)>,
+    ) {
+        let groups = self.plan.dispatches[d].groups.constant().unwrap_or(0) as u32;
+        let args = self.new_buffer(ElemType::I32, Count::known(3), BufferRole::Temp);
+        self.plan.dispatches[d].indirect = Some(args);
+        indirect.push((args, pass, needed, groups));
     }
 
     /// `⍋`/`⍒` by a bitonic network: its keys in a buffer, an index array padded to a

@@ -36,7 +36,14 @@ impl Emitter {
 
     /// Key `j` computed from `key`, stored in `out` as its sort words (i32, low
     /// first, at `j × words`); the stored words are returned.
-    fn store_key(&mut self, cx: &Cx, key: &KExpr, out: u32, down: bool, j: Word) -> R<Vec<Word>> {
+    pub(super) fn store_key(
+        &mut self,
+        cx: &Cx,
+        key: &KExpr,
+        out: u32,
+        down: bool,
+        j: Word,
+    ) -> R<Vec<Word>> {
         let v = self.expr(cx, key, Ix::flat(j))?;
         let words = self.sort_words(key.elem(), v, down)?;
         let it = self.ty(ElemType::I32);

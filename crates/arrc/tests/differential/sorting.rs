@@ -147,9 +147,15 @@ fn radix_grades_of_every_key_type() {
         let n = 600_007;
         // Passes whose keys all share a digit: the high digits of small keys, the
         // low ones of keys that differ only in their top byte, and every digit of
-        // equal keys.
+        // equal keys. Where the passes count and scan (`radix_lookback_below` 0),
+        // passes above the keys' range are not run: 1, 2, 3 or all 4 run, the keys
+        // read in sorted order after an odd and an even number of them.
         for expr in [
             format!("x←1000003|(⍳{n})×7919 ⋄ +/(⍳{n})×⍋x"),
+            format!("x←60000|(⍳{n})×7919 ⋄ +/(⍳{n})×⍋x"),
+            format!("x←60000|(⍳{n})×7919 ⋄ +/(⍳{n})×x[⍋x]"),
+            format!("x←1000003|(⍳{n})×7919 ⋄ +/(⍳{n})×x[⍒x]"),
+            format!("x←100|(⍳{n})×7919 ⋄ +/(⍳{n})×x[⍋x]"),
             format!("x←100|(⍳{n})×7919 ⋄ +/(⍳{n})×⍒x"),
             format!("x←16777216×¯50+100|(⍳{n})×7919 ⋄ +/(⍳{n})×⍋x"),
             format!("x←0×⍳{n} ⋄ +/(⍳{n})×⍒x"),
@@ -201,6 +207,14 @@ fn radix_grades(s: &mut arrc::Session) {
             )),
             Array::vector(Data::F32(
                 (0..n).map(|_| f32s[pick(&mut rng, 11)]).collect(),
+            )),
+            // Keys whose high digits agree: 1, 2 and 3 passes of 4 needed.
+            Array::vector(Data::I32((0..n).map(|_| rng.random_range(0..100)).collect())),
+            Array::vector(Data::I32(
+                (0..n).map(|_| rng.random_range(0..60000)).collect(),
+            )),
+            Array::vector(Data::I32(
+                (0..n).map(|_| rng.random_range(0..1000000)).collect(),
             )),
             Array::vector(Data::F64(
                 (0..n).map(|_| f64s[pick(&mut rng, 11)]).collect(),
