@@ -78,6 +78,9 @@ struct Emitter {
     vec4_structs: HashMap<ElemType, Word>,
     /// The module's table of 2/π's bits (f64 argument reduction), once made.
     two_over_pi: Option<Word>,
+    /// A radix pass's least key word, subtracted from each key before its digit is
+    /// taken (`radix_range.rs`: `relative_keys`).
+    radix_least: Option<Word>,
     status_struct: Option<Word>,
     push_structs: HashMap<usize, Word>,
     void: Word,
@@ -236,6 +239,7 @@ impl Emitter {
             buffer_structs: HashMap::new(),
             vec4_structs: HashMap::new(),
             two_over_pi: None,
+            radix_least: None,
             status_struct: None,
             push_structs: HashMap::new(),
             void,
@@ -1283,7 +1287,13 @@ impl Emitter {
                 *passes,
                 *sorted_keys,
             )?,
-            KernelKind::RadixCount { keys, wide, counts } => {
+            KernelKind::RadixCount {
+                keys,
+                wide,
+                counts,
+                range,
+            } => {
+                self.relative_keys(&cx, *range)?;
                 self.radix_count_kernel(&mut cx, *keys, *wide, *counts)?
             }
             KernelKind::RadixScatter {
@@ -1298,17 +1308,21 @@ impl Emitter {
                 items,
                 tile,
                 wrong_subgroups,
-            } => self.radix_scatter_kernel(
-                &mut cx,
-                *keys,
-                *idx,
-                places,
-                *keys_out,
-                *idx_out,
-                *wide,
-                *origin,
-                [*subgroups, *items, *tile, *wrong_subgroups],
-            )?,
+                range,
+            } => {
+                self.relative_keys(&cx, *range)?;
+                self.radix_scatter_kernel(
+                    &mut cx,
+                    *keys,
+                    *idx,
+                    places,
+                    *keys_out,
+                    *idx_out,
+                    *wide,
+                    *origin,
+                    [*subgroups, *items, *tile, *wrong_subgroups],
+                )?
+            }
             KernelKind::SortStep {
                 keys,
                 idx,

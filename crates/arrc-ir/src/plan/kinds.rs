@@ -253,10 +253,10 @@ pub enum KernelKind {
         /// and the greatest.
         range: Option<u32>,
     },
-    /// Which passes of a radix sort of 4-byte keys are run: pass `p > 0` is needed
-    /// only where the least and greatest key words (`range`, from `RadixKeys`)
-    /// differ at bit `8p` or above (every key between them shares the bits where
-    /// they agree, so a pass over them would keep the order it finds). One
+    /// Which passes of a radix sort of 4-byte keys are run: the passes sort the key
+    /// words less the least (`range`, from `RadixKeys`), and pass `p > 0` is needed
+    /// only where the greatest less the least has a bit at `8p` or above (else every
+    /// key's digit there is 0, and the pass would keep the order it finds). One
     /// invocation writes each `RadixArg`'s indirect dispatch arguments.
     RadixArgs { range: u32, args: Vec<RadixArg> },
     /// After a radix sort of `passes` passes of which the last were not needed
@@ -277,7 +277,14 @@ pub enum KernelKind {
     /// constants `n, tile, shift, tiles`. Workgroup
     /// `t` counts, in `counts[d·tiles + t]`, the keys of positions
     /// `[t·tile, min(n, (t+1)·tile))` whose 8-bit digit at bit `shift` is `d`.
-    RadixCount { keys: u32, wide: bool, counts: u32 },
+    /// With `range` (see `RadixArgs`), digits are those of each key word less the
+    /// least (`RadixScatter` likewise).
+    RadixCount {
+        keys: u32,
+        wide: bool,
+        counts: u32,
+        range: Option<u32>,
+    },
     /// One pass of a radix sort over tiles of `tile` keys (push constants `n, tile,
     /// shift, tiles`): each key (and its index: `idx[i]`, or `i` in the first pass,
     /// plus `origin`) goes to the start of its digit's run among the tile's (from
@@ -302,6 +309,10 @@ pub enum KernelKind {
         /// reports), or a lookback ends with a digit's place unknown (a loop the
         /// device cut short).
         wrong_subgroups: u32,
+        /// The keys' range (`RadixKeys::range`): digits are those of each key word
+        /// less the least, in every pass, so that keys of a narrow range need few
+        /// passes wherever it lies.
+        range: Option<u32>,
     },
     /// Push constants `m, n`: for each of `m` needles, a binary search among the `n`
     /// sorted `keys`, whose 0-based indices before sorting are `order` (a grade);

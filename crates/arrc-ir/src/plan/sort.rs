@@ -204,7 +204,17 @@ impl Planner<'_> {
             }
             if !lookback {
                 let [counts, starts] = status;
-                self.radix_counts(kin, wide, counts, starts, tiles, push(), &tile_groups, wg);
+                let ranged = (kin, range);
+                self.radix_counts(
+                    ranged,
+                    wide,
+                    counts,
+                    starts,
+                    tiles,
+                    push(),
+                    &tile_groups,
+                    wg,
+                );
             }
             let mut kb = self.kb();
             let k_in = kb.bind(kin, ElemType::I32, false);
@@ -213,6 +223,7 @@ impl Planner<'_> {
             let k_out =
                 (!last || sorted_keys.is_some()).then(|| kb.bind(kout, ElemType::I32, true));
             let i_out = kb.bind(iout, ElemType::I32, true);
+            let range_b = range.map(|r| kb.bind(r, ElemType::I32, false));
             self.bind_status(&mut kb, true);
             let kind = KernelKind::RadixScatter {
                 keys: k_in,
@@ -226,6 +237,7 @@ impl Planner<'_> {
                 items,
                 tile: tile as u32,
                 wrong_subgroups,
+                range: range_b,
             };
             self.push_kernel_shaped(
                 if lookback {
@@ -335,7 +347,7 @@ impl Planner<'_> {
     #[allow(clippy::too_many_arguments)]
     fn radix_counts(
         &mut self,
-        keys: usize,
+        (keys, range): (usize, Option<usize>),
         wide: bool,
         counts: usize,
         starts: usize,
@@ -347,10 +359,12 @@ impl Planner<'_> {
         let mut kb = self.kb();
         let k_in = kb.bind(keys, ElemType::I32, false);
         let c_out = kb.bind(counts, ElemType::I32, true);
+        let range = range.map(|r| kb.bind(r, ElemType::I32, false));
         let kind = KernelKind::RadixCount {
             keys: k_in,
             wide,
             counts: c_out,
+            range,
         };
         self.push_kernel_shaped("radix_count", kind, kb, push, groups.clone(), (wg, 1));
         // Where each tile's run of each digit ends: a scan of the counts.

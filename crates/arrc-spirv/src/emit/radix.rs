@@ -309,7 +309,10 @@ impl Emitter {
             let s = self.b.bitwise_and(u, None, shift, c31).map_err(be)?;
             (w, s)
         } else {
-            (lo, shift)
+            match self.radix_least {
+                Some(m) => (self.b.i_sub(u, None, lo, m).map_err(be)?, shift),
+                None => (lo, shift),
+            }
         };
         let d = self.b.shift_right_logical(u, None, w, s).map_err(be)?;
         let c255 = self.c_u32(255);

@@ -93,30 +93,45 @@ impl Emitter {
         })
     }
 
-    /// The bits where the least and greatest key words differ (`range` as
-    /// `radix_keys_ranged` leaves it).
-    fn range_differs(&mut self, cx: &Cx, range: u32) -> R<Word> {
+    /// The least key word (`range` as `radix_keys_ranged` leaves it).
+    fn range_least(&mut self, cx: &Cx, range: u32) -> R<Word> {
         let u = self.u32_t;
-        let mut w = vec![];
-        for k in 0..2 {
-            let kc = self.c_u32(k);
-            let x = self.load_elem(cx, range, kc)?;
-            w.push(self.b.bitcast(u, None, x).map_err(be)?);
-        }
-        let least = self.b.not(u, None, w[0]).map_err(be)?;
-        self.b.bitwise_xor(u, None, least, w[1]).map_err(be)
+        let zero = self.c_u32(0);
+        let x = self.load_elem(cx, range, zero)?;
+        let x = self.b.bitcast(u, None, x).map_err(be)?;
+        self.b.not(u, None, x).map_err(be)
     }
 
-    /// Whether pass `pass` is needed: the first always; a later one where the keys
-    /// differ at bit `8·pass` or above.
-    fn pass_needed(&mut self, differs: Word, pass: u32) -> R<Word> {
+    /// The greatest key word less the least: the largest value a pass sorts.
+    fn range_span(&mut self, cx: &Cx, range: u32) -> R<Word> {
+        let u = self.u32_t;
+        let least = self.range_least(cx, range)?;
+        let one = self.c_u32(1);
+        let x = self.load_elem(cx, range, one)?;
+        let x = self.b.bitcast(u, None, x).map_err(be)?;
+        self.b.i_sub(u, None, x, least).map_err(be)
+    }
+
+    /// A radix pass over keys less the least (`range`, where given): loaded once,
+    /// at the kernel's start, for `digit_of`.
+    pub(super) fn relative_keys(&mut self, cx: &Cx, range: Option<u32>) -> R<()> {
+        self.radix_least = match range {
+            Some(r) => Some(self.range_least(cx, r)?),
+            None => None,
+        };
+        Ok(())
+    }
+
+    /// Whether pass `pass` is needed: the first always; a later one where the span
+    /// has a bit at `8·pass` or above.
+    fn pass_needed(&mut self, span: Word, pass: u32) -> R<Word> {
         if pass == 0 {
             return Ok(self.b.constant_true(self.bool_t));
         }
         let sh = self.c_u32(8 * pass);
         let above = self
             .b
-            .shift_right_logical(self.u32_t, None, differs, sh)
+            .shift_right_logical(self.u32_t, None, span, sh)
             .map_err(be)?;
         let zero = self.c_u32(0);
         self.b
@@ -147,7 +162,7 @@ impl Emitter {
             .map_err(be)?;
         let cxr = &*cx;
         self.if_then(first, |e| {
-            let differs = e.range_differs(cxr, range)?;
+            let differs = e.range_span(cxr, range)?;
             let ity = e.ty(ElemType::I32);
             let one = e.scalar(Scalar::I32(1));
             let none = e.scalar(Scalar::I32(0));
@@ -187,7 +202,7 @@ impl Emitter {
         let ity = self.ty(ElemType::I32);
         let cxr = &*cx;
         // The passes run, and so which buffer the last of them wrote.
-        let differs = self.range_differs(cxr, range)?;
+        let differs = self.range_span(cxr, range)?;
         let one = self.c_u32(1);
         let mut run = one;
         for p in 1..passes {

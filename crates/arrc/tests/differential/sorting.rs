@@ -156,6 +156,7 @@ fn radix_grades_of_every_key_type() {
             format!("x←60000|(⍳{n})×7919 ⋄ +/(⍳{n})×x[⍋x]"),
             format!("x←1000003|(⍳{n})×7919 ⋄ +/(⍳{n})×x[⍒x]"),
             format!("x←100|(⍳{n})×7919 ⋄ +/(⍳{n})×x[⍋x]"),
+            format!("x←¯50+100|(⍳{n})×7919 ⋄ +/(⍳{n})×⍒x"),
             format!("x←100|(⍳{n})×7919 ⋄ +/(⍳{n})×⍒x"),
             format!("x←16777216×¯50+100|(⍳{n})×7919 ⋄ +/(⍳{n})×⍋x"),
             format!("x←0×⍳{n} ⋄ +/(⍳{n})×⍒x"),
@@ -208,8 +209,17 @@ fn radix_grades(s: &mut arrc::Session) {
             Array::vector(Data::F32(
                 (0..n).map(|_| f32s[pick(&mut rng, 11)]).collect(),
             )),
-            // Keys whose high digits agree: 1, 2 and 3 passes of 4 needed.
-            Array::vector(Data::I32((0..n).map(|_| rng.random_range(0..100)).collect())),
+            // Keys of narrow ranges: 1, 2 and 3 passes of 4 needed (the passes sort
+            // the keys less the least: across the sign and a byte's edge too).
+            Array::vector(Data::I32(
+                (0..n).map(|_| rng.random_range(0..100)).collect(),
+            )),
+            Array::vector(Data::I32(
+                (0..n).map(|_| rng.random_range(-50..50)).collect(),
+            )),
+            Array::vector(Data::I32(
+                (0..n).map(|_| rng.random_range(250..262)).collect(),
+            )),
             Array::vector(Data::I32(
                 (0..n).map(|_| rng.random_range(0..60000)).collect(),
             )),
