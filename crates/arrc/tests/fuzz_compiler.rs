@@ -111,3 +111,15 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn literals_beyond_memory_are_ws_full_when_compiling() {
+    // `⊥` of known radices makes its place values as a literal: for digits beyond
+    // any memory that was a capacity-overflow panic (`arrc fuzz --seed 160 --float
+    // f64`, program 1122).
+    let s = arrc::Session::new(arrc::Backend::Cpu).unwrap();
+    for src in ["10⊥(¯9223372036854775807)↑3", "2⊥(2*40)⍴1"] {
+        let e = s.compile(src).map(|_| ()).unwrap_err();
+        assert_eq!(e.class, arrc::ErrorClass::WsFull, "{src}: {e}");
+    }
+}

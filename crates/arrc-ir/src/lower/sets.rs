@@ -431,6 +431,14 @@ impl Lower {
                 span,
             ));
         }
+        // The place values are a literal, refused past the reference's own limit
+        // (`10⊥(-2*62)↑x` has digits beyond any memory).
+        if (rows as u64).saturating_mul(m as u64) > super::LITERAL_LIMIT {
+            return Err(err::ws_full(
+                format!("⊥ of {m} digits needs {m} place values"),
+                span,
+            ));
+        }
         let float = self.f.float;
         // Place values from the right, exact (an overflow leaves it to the reference).
         let mut w = Vec::with_capacity(rows * m);
