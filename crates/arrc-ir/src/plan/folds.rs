@@ -10,6 +10,28 @@ use super::*;
 /// `Planner::reduce_shape`).
 const SMALL_FOLD_GROUPS: u32 = 256;
 
+/// Elements a fold's invocation reads at a time: four where it reads a plain 4-byte
+/// array (one 16-byte load).
+fn fold_lanes(expr: &KExpr) -> u32 {
+    let plain = match expr {
+        KExpr::Cast { arg, .. } => arg.as_ref(),
+        x => x,
+    };
+    match plain {
+        KExpr::Load {
+            elem: ElemType::F32 | ElemType::I32,
+            index: IExpr::Index,
+            ..
+        } => 4,
+        _ => 1,
+    }
+}
+
+/// Vector folds of at most this many elements (known when planning) are one
+/// workgroup's, in one dispatch (a second dispatch and its barrier cost more than a
+/// workgroup's trips over them).
+const ONE_GROUP_FOLD: u64 = 1 << 14;
+
 impl Planner<'_> {
     pub(super) fn reduce(
         &mut self,
@@ -63,18 +85,7 @@ impl Planner<'_> {
     /// items took 12.9 µs, 256 of 4 took 12.0).
     fn reduce_shape(&self, n: &Count, expr: &KExpr) -> (u32, Count) {
         let wg = self.opts.workgroup_size;
-        let plain = match expr {
-            KExpr::Cast { arg, .. } => arg.as_ref(),
-            x => x,
-        };
-        let lanes = match plain {
-            KExpr::Load {
-                elem: ElemType::F32 | ElemType::I32,
-                index: IExpr::Index,
-                ..
-            } => 4,
-            _ => 1,
-        };
+        let lanes = fold_lanes(expr);
         let most = self.opts.items_per_thread.max(1);
         let items = match n.constant() {
             Some(len) => {
@@ -90,6 +101,16 @@ impl Planner<'_> {
             max: self.opts.reduce_groups,
         };
         (items, groups)
+    }
+
+    /// Where a vector fold is one workgroup's (its length known and at most
+    /// [`ONE_GROUP_FOLD`] elements), the items an invocation takes a trip: enough
+    /// for one trip over it all, at most `items_per_thread`.
+    fn one_group_fold(&self, n: &Count, expr: &KExpr) -> Option<u32> {
+        let len = n.constant().filter(|&l| l <= ONE_GROUP_FOLD)?;
+        let per_trip = u64::from(self.opts.workgroup_size) * u64::from(fold_lanes(expr));
+        let items = len.div_ceil(per_trip.max(1)).max(1).next_power_of_two();
+        Some(items.min(u64::from(self.opts.items_per_thread.max(1))) as u32)
     }
 
     /// `op/` of a vector: a grid-stride pass of partials, then one workgroup folds them.
@@ -139,6 +160,29 @@ impl Planner<'_> {
         // Pass 1: each workgroup folds its grid-stride share into partials[g].
         let mut kb = self.kb();
         let expr = widen(self.expr(arg, &IExpr::Index, &mut kb), acc);
+        let one_group = self
+            .one_group_fold(&n, &expr)
+            .filter(|_| !self.has_dyn(arg));
+        if let Some(items) = one_group {
+            // A short vector whose length is known when planning (not a bound on a
+            // length the device computes): one workgroup folds it all, in a fixed
+            // order, and stores the result (no second dispatch).
+            let b = self.result_or_temp(v, is_result);
+            let out = kb.bind(b, elem, true);
+            let overflow = self.overflow_bit(v, &Fold::Assoc(op), is_result);
+            self.bind_status(&mut kb, expr.may_fail() || overflow.is_some());
+            let kind = KernelKind::Reduce {
+                op,
+                expr,
+                out,
+                overflow,
+                finish: None,
+            };
+            let shape = (self.opts.workgroup_size, items);
+            self.push_kernel_shaped("reduce", kind, kb, vec![("n", n)], Count::known(1), shape);
+            self.buffer_of[v.index()] = Some(b);
+            return;
+        }
         let (items, groups) = self.reduce_shape(&n, &expr);
         let partials = self.new_buffer(acc, groups.clone(), BufferRole::Temp);
         let out = kb.bind(partials, acc, true);

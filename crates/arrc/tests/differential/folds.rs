@@ -148,6 +148,13 @@ fn reductions_in_one_dispatch_and_in_two_agree() {
             for ty in [ElemType::I32, ElemType::F32, ElemType::Bool] {
                 check_at(&mut s, &sizes, &["+/x", "⌈/x", "+/x×y"], ty, false);
             }
+            // Up to 2^14 elements one workgroup folds a vector in one dispatch, in
+            // trips of 1 to 16 items (of four-element loads, or of one), the
+            // items' errors and the overflow checked there.
+            let sizes = [255, 256, 257, 1023, 1025, 16383, 16384, 16385];
+            for ty in [ElemType::I32, ElemType::F32, ElemType::F64, ElemType::Bool] {
+                check_at(&mut s, &sizes, &["+/x", "⌈/x", "⌊/x×y", "+/x-y"], ty, false);
+            }
         }
         s.set_float(ElemType::F32);
         for (e, want) in [("+/3e38 3e38", "DOMAIN ERROR"), ("+/÷0 1", "DOMAIN ERROR")] {

@@ -15,8 +15,13 @@ fn fusion_counts() {
     );
     assert_eq!(
         kernels("+/(⍳10)×⍳10"),
+        1,
+        "the chain feeding +/ fuses into its load (one workgroup's pass: a short vector)"
+    );
+    assert_eq!(
+        kernels("+/(⍳100000)×⍳100000"),
         2,
-        "the chain feeding +/ fuses into its load (2 passes)"
+        "a long vector's fold: partials, then one workgroup folds them"
     );
     assert_eq!(
         kernels("+\\1+⍳10"),
@@ -25,7 +30,7 @@ fn fusion_counts() {
     );
     assert_eq!(
         kernels("+/((⍳10)-1)*2"),
-        2,
+        1,
         "(x-1)*2 is (x-1)×(x-1) inside the reduction's load: no temporary"
     );
     assert_eq!(kernels("+/2 50⍴⍳9"), 1, "one subgroup per row, one pass");
