@@ -281,6 +281,8 @@ pub(crate) fn run(
     let mut out = Vec::new();
     // Kernels are timed by the device's timestamps.
     let timing = std::mem::replace(&mut g.ctx.timing, true);
+    // Inputs in place before the runs, as torch's are.
+    let resident = std::mem::replace(&mut g.resident_params, true);
     let r = (|| -> Result<(), Error> {
         for w in &chosen {
             for &ty in &opts.types {
@@ -302,6 +304,7 @@ pub(crate) fn run(
         Ok(())
     })();
     g.ctx.timing = timing;
+    g.resident_params = resident;
     r?;
     if let Some(b) = bar {
         b.finish_and_clear();

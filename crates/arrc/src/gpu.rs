@@ -106,6 +106,11 @@ pub(crate) struct Gpu {
     pub(crate) last_ticks: Option<(u64, u64)>,
     /// The last submission's timestamp after its readback copies.
     pub(crate) last_copied: Option<u64>,
+    /// Parameters from the host are uploaded before the recording is submitted,
+    /// never written by it (`arrc bench`: a statement run again and again then
+    /// finds its inputs in place, as torch's do, instead of writing them at every
+    /// run).
+    pub(crate) resident_params: bool,
 }
 
 /// A device failure as an error: running out of device memory is APL's WS FULL (the
@@ -447,6 +452,7 @@ impl Gpu {
             profile_log: Vec::new(),
             last_ticks: None,
             last_copied: None,
+            resident_params: false,
         })
     }
 
@@ -768,7 +774,7 @@ impl Gpu {
         });
         out.in_place = in_place.is_some();
         out.direct = self.direct_result(plan, &syms, out.keep || in_place.is_some());
-        let mut uploads: Vec<(usize, Vec<u8>)> = Vec::new();
+        let mut uploads: Vec<(usize, Vec<u8>, bool)> = Vec::new();
         for (i, b) in plan.buffers.iter().enumerate() {
             if let Some((_, d)) = in_place.as_ref().filter(|_| i == plan.result) {
                 out.buffers.push(Slot::Shared(d.clone()));
@@ -798,11 +804,11 @@ impl Gpu {
                 BufferRole::Param(p) => {
                     let name = &c.ir.params[*p as usize].name;
                     if let Some(a) = arrays.get(name).and_then(|a| a.host) {
-                        uploads.push((i, a.data.to_bytes()));
+                        uploads.push((i, a.data.to_bytes(), !self.resident_params));
                         out.uploaded.push((name.clone(), i));
                     }
                 }
-                BufferRole::Const(a) => uploads.push((i, a.data.to_bytes())),
+                BufferRole::Const(a) => uploads.push((i, a.data.to_bytes(), true)),
                 BufferRole::Rng => {
                     let r = self.rng;
                     let words = [r.seed, r.seed >> 32, r.next, r.next >> 32];
@@ -810,7 +816,7 @@ impl Gpu {
                         .iter()
                         .flat_map(|w| (*w as u32).to_le_bytes())
                         .collect();
-                    uploads.push((i, bytes));
+                    uploads.push((i, bytes, true));
                 }
                 _ => {}
             }
@@ -820,13 +826,13 @@ impl Gpu {
         // staging buffer now.
         let t = std::time::Instant::now();
         let mut fills: Vec<(usize, Vec<u8>)> = vec![];
-        for (i, bytes) in uploads {
+        for (i, bytes, may_fill) in uploads {
             self.stats.uploads += 1;
             self.stats.upload_bytes += bytes.len() as u64;
             if bytes.is_empty() {
                 continue;
             }
-            if bytes.len() <= arrc_vk::MAX_FILL_BYTES && bytes.len().is_multiple_of(4) {
+            if may_fill && bytes.len() <= arrc_vk::MAX_FILL_BYTES && bytes.len().is_multiple_of(4) {
                 fills.push((i, bytes));
                 continue;
             }
