@@ -100,12 +100,14 @@ fn wait_timeline(
     timeline: vk::Semaphore,
     value: u64,
     stalled: &std::cell::Cell<bool>,
+    spin: (std::time::Duration, bool),
 ) -> Result<()> {
     let start = std::time::Instant::now();
-    while start.elapsed() < FENCE_SPIN {
+    while start.elapsed() < spin.0 {
         // SAFETY: the semaphore belongs to this device.
         match unsafe { device.get_semaphore_counter_value(timeline) } {
             Ok(v) if v >= value => return Ok(()),
+            Ok(_) if spin.1 => std::thread::yield_now(),
             Ok(_) => std::hint::spin_loop(),
             Err(e) => return Err(e).what("vkGetSemaphoreCounterValue"),
         }
@@ -262,6 +264,10 @@ pub struct Context {
     pub timing: bool,
     /// See [`Self::host_storage`].
     host_storage: bool,
+    /// How long a wait polls before it blocks ([`FENCE_SPIN`]), and whether it
+    /// yields between polls: on a CPU device (lavapipe) the kernels run on the
+    /// cores a busy poll would take.
+    spin: (std::time::Duration, bool),
     executables: Option<ash::khr::pipeline_executable_properties::Device>,
     /// Calibrated timestamps (device and CLOCK_MONOTONIC), where offered.
     calibrated: Option<ash::ext::calibrated_timestamps::Device>,
@@ -492,6 +498,7 @@ impl Context {
             profile: false,
             timing: false,
             host_storage: false,
+            spin: (FENCE_SPIN, info.device_type.contains("CPU")),
             executables,
             calibrated,
             info,
@@ -677,7 +684,7 @@ impl Context {
             unsafe { self.device.end_command_buffer(cb) }.what("vkEndCommandBuffer")?;
             let value = self.submit_signalling(&[cb])?;
             // Work still in flight keeps its command buffer (leaked).
-            wait_timeline(&self.device, self.timeline, value, &self.stalled)
+            wait_timeline(&self.device, self.timeline, value, &self.stalled, self.spin)
         })();
         if !self.stalled.get() {
             unsafe { self.device.free_command_buffers(self.pool, &[cb]) };
@@ -1050,7 +1057,13 @@ impl Context {
 
     /// Waits for a launched recording; the device time between its timestamps.
     pub fn wait(&mut self, rec: &Recording) -> Result<RunStats> {
-        wait_timeline(&self.device, self.timeline, rec.target.get(), &self.stalled)?;
+        wait_timeline(
+            &self.device,
+            self.timeline,
+            rec.target.get(),
+            &self.stalled,
+            self.spin,
+        )?;
         self.read_timestamps(rec.query, rec.profiled)
     }
 
