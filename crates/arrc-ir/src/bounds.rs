@@ -131,7 +131,8 @@ fn int_bound(f: &Function, v: Value, known: &HashMap<Value, Option<u128>>) -> Op
         } => {
             let a = m(*lhs)?;
             if nonzero_constant(f, *lhs) {
-                Some(a - 1)
+                // (An empty `a` has no items and magnitude 0.)
+                Some(a.saturating_sub(1))
             } else {
                 Some(a.max(m(*rhs)?))
             }

@@ -123,3 +123,15 @@ fn literals_beyond_memory_are_ws_full_when_compiling() {
         assert_eq!(e.class, arrc::ErrorClass::WsFull, "{src}: {e}");
     }
 }
+
+#[test]
+fn residues_of_an_empty_left_argument_compile() {
+    // The bound of `a|b` for a constant `a` with no zero is `|a|-1`: an empty `a`
+    // (no zero, magnitude 0; here the windows of an empty vector) took 1 from 0
+    // (the compiler fuzzer, in a debug build).
+    let s = arrc::Session::new(arrc::Backend::Cpu).unwrap();
+    for src in ["⍴{+|/⍵}⌺3⊢⍬", "⍬|⍬", "(0⍴5)|⍳0"] {
+        s.compile(src)
+            .unwrap_or_else(|e| panic!("{src} does not compile: {e}"));
+    }
+}
