@@ -334,8 +334,13 @@ impl Emitter {
             // 0 → 1, 1 → 0, anything else a DOMAIN ERROR.
             let one = self.scalar(Scalar::I32(1).cast(at));
             let zero = self.scalar(Scalar::I32(0).cast(at));
-            let is1 = self.b.i_equal(bt, None, raw, one).map_err(be)?;
-            let is0 = self.b.i_equal(bt, None, raw, zero).map_err(be)?;
+            let (is1, is0) = match at.is_float() {
+                true => (self.feq(raw, one)?, self.feq(raw, zero)?),
+                false => (
+                    self.b.i_equal(bt, None, raw, one).map_err(be)?,
+                    self.b.i_equal(bt, None, raw, zero).map_err(be)?,
+                ),
+            };
             let ok = self.or(is0, is1)?;
             let bad = self.not(ok)?;
             self.raise(cx, bit, bad)?;
