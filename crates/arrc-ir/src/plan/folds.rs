@@ -113,6 +113,30 @@ impl Planner<'_> {
         Some(items.min(u64::from(self.opts.items_per_thread.max(1))) as u32)
     }
 
+    /// The one workgroup that folds a vector fold's last `n` values (`expr`; `fails`
+    /// where evaluating it may raise an error) and stores `v`'s value in binding
+    /// `out`, checked for overflow where it must be.
+    fn final_fold(
+        &mut self,
+        (v, op, is_result): (Value, BinOp, bool),
+        mut kb: KernelBindings,
+        (expr, out, fails): (KExpr, u32, bool),
+        n: Count,
+        items: u32,
+    ) {
+        let overflow = self.overflow_bit(v, &Fold::Assoc(op), is_result);
+        self.bind_status(&mut kb, fails || overflow.is_some());
+        let kind = KernelKind::Reduce {
+            op,
+            expr,
+            out,
+            overflow,
+            finish: None,
+        };
+        let shape = (self.opts.workgroup_size, items);
+        self.push_kernel_shaped("reduce", kind, kb, vec![("n", n)], Count::known(1), shape);
+    }
+
     /// `op/` of a vector: a grid-stride pass of partials, then one workgroup folds them.
     fn reduce_vector(&mut self, v: Value, op: BinOp, arg: Value, is_result: bool) {
         let elem = self.v.func.ty(v).elem;
@@ -169,17 +193,8 @@ impl Planner<'_> {
             // order, and stores the result (no second dispatch).
             let b = self.result_or_temp(v, is_result);
             let out = kb.bind(b, elem, true);
-            let overflow = self.overflow_bit(v, &Fold::Assoc(op), is_result);
-            self.bind_status(&mut kb, expr.may_fail() || overflow.is_some());
-            let kind = KernelKind::Reduce {
-                op,
-                expr,
-                out,
-                overflow,
-                finish: None,
-            };
-            let shape = (self.opts.workgroup_size, items);
-            self.push_kernel_shaped("reduce", kind, kb, vec![("n", n)], Count::known(1), shape);
+            let fails = expr.may_fail();
+            self.final_fold((v, op, is_result), kb, (expr, out, fails), n, items);
             self.buffer_of[v.index()] = Some(b);
             return;
         }
@@ -219,16 +234,8 @@ impl Planner<'_> {
             }))
         });
         // Partials may overflow; the result is checked.
-        let overflow = self.overflow_bit(v, &Fold::Assoc(op), is_result);
-        self.bind_status(&mut kb, overflow.is_some());
-        let kind = KernelKind::Reduce {
-            op,
-            expr,
-            out,
-            overflow,
-            finish: None,
-        };
-        self.push_kernel("reduce", kind, kb, vec![("n", groups)], Count::known(1));
+        let items = self.opts.items_per_thread;
+        self.final_fold((v, op, is_result), kb, (expr, out, false), groups, items);
         if let Some(k) = self.plan.kernels.last_mut() {
             k.n_from = n_from;
         }

@@ -286,6 +286,11 @@ impl Emitter {
         self.b.select(self.u32_t, None, lt, a, b).map_err(be)
     }
 
+    pub(super) fn umax(&mut self, a: Word, b: Word) -> R<Word> {
+        let lt = self.ult(a, b)?;
+        self.b.select(self.u32_t, None, lt, b, a).map_err(be)
+    }
+
     /// Grid-stride loop over the units (rows or row pieces) of an axis kernel:
     /// `body(u)` for each unit `u < units` this invocation's unit owns.
     fn units_loop(

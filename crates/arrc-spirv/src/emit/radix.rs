@@ -355,7 +355,7 @@ impl Emitter {
         Ok(())
     }
 
-    fn shared_at(&mut self, shared: Word, idx: Word) -> R<Word> {
+    pub(super) fn shared_at(&mut self, shared: Word, idx: Word) -> R<Word> {
         self.shared_ptr(shared, ElemType::I32, idx)
     }
 

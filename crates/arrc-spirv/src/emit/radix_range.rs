@@ -35,7 +35,7 @@ impl Emitter {
             let z = e.scalar(Scalar::I32(0));
             for k in 0..2 {
                 let kc = e.c_u32(k);
-                let p = e.shared_at_word(shared, kc)?;
+                let p = e.shared_at(shared, kc)?;
                 e.store(p, z)?;
             }
             Ok(())
@@ -72,7 +72,7 @@ impl Emitter {
         self.if_then(el, |e| {
             for (k, &m) in reduced.iter().enumerate() {
                 let kc = e.c_u32(k as u32);
-                let p = e.shared_at_word(shared, kc)?;
+                let p = e.shared_at(shared, kc)?;
                 let mi = e.b.bitcast(ity, None, m).map_err(be)?;
                 e.b.atomic_u_max(ity, None, p, wg, relaxed, mi)
                     .map_err(be)?;
@@ -83,7 +83,7 @@ impl Emitter {
         self.if_then(first, |e| {
             for k in 0..2 {
                 let kc = e.c_u32(k);
-                let p = e.shared_at_word(shared, kc)?;
+                let p = e.shared_at(shared, kc)?;
                 let m = e.load(ity, p)?;
                 let m = e.b.bitcast(u, None, m).map_err(be)?;
                 let gp = e.word_at(cxr, range, kc)?;
@@ -255,14 +255,5 @@ impl Emitter {
             Ok(())
         };
         self.unrolled_share(cxr, &per, i, k)
-    }
-
-    pub(super) fn umax(&mut self, a: Word, b: Word) -> R<Word> {
-        let lt = self.ult(a, b)?;
-        self.b.select(self.u32_t, None, lt, b, a).map_err(be)
-    }
-
-    fn shared_at_word(&mut self, shared: Word, idx: Word) -> R<Word> {
-        self.shared_ptr(shared, ElemType::I32, idx)
     }
 }
