@@ -591,7 +591,11 @@ impl Session {
                         cell: s.shape[1..].to_vec(),
                     });
                 }
-                let (shape, _) = self.array_shape(n)?;
+                // Nested and mixed arrays have no device layout to split.
+                let (shape, elem) = self.array_shape(n)?;
+                if elem == ElemType::Mixed {
+                    return None;
+                }
                 if shape.is_empty() {
                     needs.scalars.insert(n.clone());
                     return Some(Form::Scalar);
@@ -712,7 +716,10 @@ impl Session {
         if self.multi.as_ref()?.arrays.contains_key(n) || needs.split.contains(n) {
             return None;
         }
-        let (shape, _) = self.array_shape(n)?;
+        let (shape, elem) = self.array_shape(n)?;
+        if elem == ElemType::Mixed {
+            return None;
+        }
         needs.replicated.insert(n.clone());
         Some(shape)
     }

@@ -187,3 +187,27 @@ fn a_name_split_and_read_whole_in_one_statement_runs_as_on_one_device() {
         .expect("a value");
     assert_eq!(arrc::display(&o.value.unwrap()), "49");
 }
+
+#[test]
+fn nested_and_mixed_names_are_never_split() {
+    // Fuzzer findings (seed 167, indices 3401 and 1761 of `arrc fuzz --devices 0,0
+    // --split-from 2`): a nested or mixed name long enough to split was split as if
+    // its items were numbers, and the devices read garbage: false DOMAIN ERRORs.
+    // (Nested values themselves are computed by the reference, as `Auto` does.)
+    let mut s = Session::with_devices(Backend::Auto, &[0, 0]).expect("a Vulkan device");
+    s.set_split_from(2);
+    for (program, want) in [
+        ("s←,1 ⋄ n←↓2 3⍴(a←s) ⋄ n-2", " ¯1 ¯1 ¯1  ¯1 ¯1 ¯1"),
+        ("n←↓2 3⍴5 ⋄ n×n", " 25 25 25  25 25 25"),
+        ("n←1 (2 3) ⋄ n+n", "2  4 6"),
+        ("n←1 'a' 2 ⋄ (≢n),n≡n", "3 1"),
+        ("n←(⊂1 2),⊂3 4 ⋄ m←2 2⍴⍳4 ⋄ +/¨n+m[1;]", "5 11"),
+    ] {
+        let before = s.stats().split_statements;
+        let o = s
+            .eval(program)
+            .unwrap_or_else(|e| panic!("{program}: {e:?}"));
+        assert_eq!(arrc::display(&o.value.unwrap()), want, "{program}");
+        assert_eq!(s.stats().split_statements, before, "{program} ran split");
+    }
+}
