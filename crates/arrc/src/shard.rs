@@ -591,9 +591,10 @@ impl Session {
                         cell: s.shape[1..].to_vec(),
                     });
                 }
-                // Nested and mixed arrays have no device layout to split.
+                // Nested and mixed arrays have no device layout to split (nor characters,
+                // which the device path does not take).
                 let (shape, elem) = self.array_shape(n)?;
-                if elem == ElemType::Mixed {
+                if matches!(elem, ElemType::Mixed | ElemType::Char) {
                     return None;
                 }
                 if shape.is_empty() {
@@ -717,7 +718,7 @@ impl Session {
             return None;
         }
         let (shape, elem) = self.array_shape(n)?;
-        if elem == ElemType::Mixed {
+        if matches!(elem, ElemType::Mixed | ElemType::Char) {
             return None;
         }
         needs.replicated.insert(n.clone());
