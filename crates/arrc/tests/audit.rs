@@ -176,6 +176,35 @@ fn integer_folds_that_leave_64_bits_are_domain_errors() {
 }
 
 #[test]
+fn integer_products_by_minus_one_check_the_most_negative_integer() {
+    // `m×¯1` of the most negative 64-bit integer wrapped to itself on the device:
+    // a product by a literal of magnitude at most 1 was taken to keep its left
+    // argument's magnitude, which holds of floats and of every integer but that one.
+    let m = "m←¯9223372036854775807-1 ⋄ ";
+    let cases: Vec<(String, &str)> = vec![
+        (format!("{m}m×¯1"), "DOMAIN ERROR"),
+        (format!("{m}¯1×m"), "DOMAIN ERROR"),
+        (format!("{m}(m+0)×¯1"), "DOMAIN ERROR"),
+        (format!("{m}(m,5)×¯1"), "DOMAIN ERROR"),
+        (format!("{m}m×1"), "¯9223372036854775808"),
+        (format!("{m}m×0"), "0"),
+        (format!("{m}(1+m)×¯1"), "9223372036854775807"),
+        (format!("{m}m×0.5"), "¯4.611686E18"),
+        ("x←¯2147483647-1 ⋄ x×¯1".into(), "2147483648"),
+        ("x←3037000500 ⋄ x×x".into(), "DOMAIN ERROR"),
+        ("x←3037000499 ⋄ x×x".into(), "9223372030926249001"),
+        ("x←¯3037000499 ⋄ x×-x".into(), "¯9223372030926249001"),
+        (
+            "x←4294967296 ⋄ x×¯2147483648".into(),
+            "¯9223372036854775808",
+        ),
+        ("x←4294967296 ⋄ x×2147483648".into(), "DOMAIN ERROR"),
+    ];
+    let cases: Vec<(&str, &str)> = cases.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+    check(&cases);
+}
+
+#[test]
 fn f64_search_through_long_runs_of_equal_keys() {
     // The tolerant search looked at every key in its window, one loop trip each, and
     // lavapipe stops an invocation's loops after 65535 trips.

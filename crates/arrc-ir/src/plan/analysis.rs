@@ -34,8 +34,10 @@ pub(super) fn integer_fits(f: &Function, op: BinOp, lhs: Value, rhs: Value, floa
             _ => None,
         }
     };
+    // (A product of integers with ¯1 can leave them: ¯9223372036854775808×¯1.)
+    let floats = f.ty(lhs).elem.join(f.ty(rhs).elem).is_float();
     ints && bound().is_some_and(|m| m < 1 << 63)
-        || float_bounded(f, op, rhs, float64)
+        || floats && float_bounded(f, op, rhs, float64)
         || float_fits(f, op, lhs, rhs, float64)
 }
 
