@@ -96,10 +96,6 @@ pub struct PlanOptions {
     /// half the workgroup memory read (H200, 8192², a 5×5 sum: f32 324.2 → 283.7
     /// µs, i32 358.0 → 255.0).
     pub stencil_widen: bool,
-    /// A compaction `m/x` of a plain array `x` reads `x` once, with the mask, and
-    /// holds its values through the tile's lookback; off, the values are read
-    /// again after it.
-    pub compact_hold: bool,
     /// `x⍳y` and `y∊x` of exact 4-byte keys (i32, booleans, f32, and 64-bit
     /// integers known to fit 32 bits) by a hash table of `x` built with atomics
     /// and probed by each needle (`KernelKind::HashInsert`, `HashProbe`; session
@@ -203,7 +199,6 @@ impl Default for PlanOptions {
             stencil_rows: 0,
             window_folds: true,
             stencil_widen: false,
-            compact_hold: true,
             hash_search: true,
             hash_spare_quarters: 4,
             denorm_preserve_f64: false,

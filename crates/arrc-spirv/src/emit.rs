@@ -81,10 +81,6 @@ struct Emitter {
     /// A radix pass's least key word, subtracted from each key before its digit is
     /// taken (`radix_range.rs`: `relative_keys`).
     radix_least: Option<Word>,
-    /// A value already loaded: a load of binding `.0` at the flat index `.1` (the
-    /// element's own, `IExpr::Index`) is `.2` (a compaction's mask evaluated from
-    /// the values it holds: `scan.rs`).
-    given: Option<(u32, Word, Word)>,
     status_struct: Option<Word>,
     push_structs: HashMap<usize, Word>,
     void: Word,
@@ -244,7 +240,6 @@ impl Emitter {
             vec4_structs: HashMap::new(),
             two_over_pi: None,
             radix_least: None,
-            given: None,
             status_struct: None,
             push_structs: HashMap::new(),
             void,
@@ -889,11 +884,6 @@ impl Emitter {
     fn expr(&mut self, cx: &Cx, e: &KExpr, ix: Ix) -> R<Word> {
         match e {
             KExpr::Load { binding, index, .. } => {
-                if let Some((b, at, v)) = self.given {
-                    if b == *binding && matches!(index, IExpr::Index) && ix.index == at {
-                        return Ok(v);
-                    }
-                }
                 let idx = self.iexpr(cx, index, ix)?;
                 self.load_elem(cx, *binding, idx)
             }

@@ -272,9 +272,6 @@ pub struct Tuning {
     /// A staged stencil's tile holds its items widened where every read widens
     /// them (`PlanOptions::stencil_widen`).
     pub stencil_widen: Option<bool>,
-    /// A compaction holds the values it read with its mask
-    /// (`PlanOptions::compact_hold`).
-    pub compact_hold: Option<bool>,
     /// `⍳ ∊` of exact 4-byte keys by a hash table (`PlanOptions::hash_search`).
     pub hash_search: Option<bool>,
     /// Spare slots of a hash table, in quarters of its keys
@@ -355,9 +352,6 @@ impl Tuning {
         }
         if let Some(v) = self.stencil_widen {
             o.stencil_widen = v;
-        }
-        if let Some(v) = self.compact_hold {
-            o.compact_hold = v;
         }
         if let Some(v) = self.hash_search {
             o.hash_search = v;

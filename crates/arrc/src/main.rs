@@ -388,11 +388,6 @@ struct TuneArgs {
     /// read.
     #[arg(long)]
     stencil_widen: Option<bool>,
-    /// Tuning: a compaction `m/x` of a plain array reads `x` once, with the
-    /// mask, and holds its values through the tile's lookback (the default);
-    /// `false` reads them again to store them.
-    #[arg(long)]
-    compact_hold: Option<bool>,
     /// Tuning: `x⍳y` and `y∊x` of integers or booleans build a hash table of
     /// `x` and probe it with each item of `y` (the default); `false` sorts `x`
     /// and searches it.
@@ -441,7 +436,6 @@ impl TuneArgs {
             stencil_rows: self.stencil_rows,
             window_folds: self.window_folds,
             stencil_widen: self.stencil_widen,
-            compact_hold: self.compact_hold,
             hash_search: self.hash_search,
             hash_spare_quarters: self.hash_spare_quarters,
             max_shared_bytes: self.max_shared_bytes,

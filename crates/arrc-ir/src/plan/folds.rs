@@ -865,7 +865,6 @@ impl Planner<'_> {
             Compact {
                 len: kb.bind(len, ElemType::I32, true),
                 staged: stage + 8192 <= u64::from(self.opts.max_shared_bytes),
-                hold: self.opts.compact_hold,
                 value,
             }
         });

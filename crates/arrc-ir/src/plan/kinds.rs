@@ -460,10 +460,6 @@ pub struct Compact {
     /// Each round's kept values are staged in workgroup memory and stored as one
     /// run (where that fits `PlanOptions::max_shared_bytes`).
     pub staged: bool,
-    /// The values, where they are a plain array, are read once with the mask and
-    /// held in registers through the tile's lookback (`PlanOptions::compact_hold`);
-    /// otherwise they are read again to be stored.
-    pub hold: bool,
 }
 
 /// One storage-buffer binding of a kernel (descriptor set 0).

@@ -1021,24 +1021,15 @@ impl Emitter {
                 self.b.s_less_than(bt, None, both, zero).map_err(be)
             }
             _ => {
-                // r ÷ a ≠ b (a ≠ 0), or ¯1 × the most negative integer.
-                let one = self.scalar(Scalar::I64(1));
-                let minus = self.scalar(Scalar::I64(-1));
-                let min = self.scalar(Scalar::I64(i64::MIN));
-                let az = self.b.i_equal(bt, None, a, zero).map_err(be)?;
-                let safe = self.sel(ElemType::I64, az, one, a)?;
-                let q = self.b.s_div(ty, None, r, safe).map_err(be)?;
-                let differs = self.b.i_not_equal(bt, None, q, b).map_err(be)?;
-                let anz = self.not(az)?;
-                let d = self.and(anz, differs)?;
-                let am = self.b.i_equal(bt, None, a, minus).map_err(be)?;
-                let bm = self.b.i_equal(bt, None, b, min).map_err(be)?;
-                let e1 = self.and(am, bm)?;
-                let bm2 = self.b.i_equal(bt, None, a, min).map_err(be)?;
-                let am2 = self.b.i_equal(bt, None, b, minus).map_err(be)?;
-                let e2 = self.and(am2, bm2)?;
-                let e = self.or(e1, e2)?;
-                self.or(d, e)
+                // The full 128-bit product's high word is not the sign of its low
+                // word, r (a 64-bit division here was slow, and a kernel of many
+                // such checks came out wrong on NVIDIA's compiler).
+                let pair = self.b.type_struct([ty, ty]);
+                let p = self.b.s_mul_extended(pair, None, a, b).map_err(be)?;
+                let hi = self.b.composite_extract(ty, None, p, [1]).map_err(be)?;
+                let sh = self.scalar(Scalar::I64(63));
+                let sign = self.b.shift_right_arithmetic(ty, None, r, sh).map_err(be)?;
+                self.b.i_not_equal(bt, None, hi, sign).map_err(be)
             }
         }
     }

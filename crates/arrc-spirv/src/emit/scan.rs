@@ -124,22 +124,6 @@ impl Emitter {
         } else {
             None
         };
-        // A compaction of a plain array's values reads them with the mask (whose
-        // loads of the same elements take them) and holds them through the lookback.
-        let hold = match compact {
-            Some(c) if c.hold && width == 4 => match (&c.value, plain_load(cx, &c.value)) {
-                (KExpr::Load { .. }, Some((b, from, IExpr::Index))) if vectors(from) => {
-                    let src = self.vec4_source(cx, b, from)?;
-                    let vtt = self.ty(from);
-                    let vals: Vec<Vec<Word>> = (0..rounds)
-                        .map(|_| (0..width).map(|_| self.local(vtt)).collect())
-                        .collect();
-                    Some((b, from, src, vals))
-                }
-                _ => None,
-            },
-            _ => None,
-        };
         let out_tt = self.ty(out_t);
         let vt = self.b.type_vector(out_tt, 4);
         let pvt = self.ptr(StorageClass::StorageBuffer, vt);
@@ -196,23 +180,7 @@ impl Emitter {
         e.if_else(
             whole,
             |e| {
-                for (r, (row, &v)) in xs.iter().zip(&vidx).enumerate() {
-                    if let Some((b, from, src, vals)) = &hold {
-                        let x4 = e.load_vec4(src, v, *from)?;
-                        for (&var, &x) in vals[r].iter().zip(&x4) {
-                            e.store(var, x)?;
-                        }
-                        if vec_in.is_none() {
-                            for (c, &var) in row.iter().enumerate() {
-                                let i = elem_at(e, v, c as u32)?;
-                                e.given = Some((*b, i, x4[c]));
-                                let x = e.expr(cxr, held, Ix::flat(i));
-                                e.given = None;
-                                e.store(var, x?)?;
-                            }
-                            continue;
-                        }
-                    }
+                for (row, &v) in xs.iter().zip(&vidx) {
                     if let Some(src) = &vec_in {
                         let x4 = e.load_vec4(src, v, ht)?;
                         for (&var, x) in row.iter().zip(x4) {
@@ -488,17 +456,9 @@ impl Emitter {
                 e.if_else(
                     whole,
                     |e| {
-                        let values = match (&hold, &value_src) {
-                            (Some((_, from, _, vals)), _) => {
-                                let vtt = e.ty(*from);
-                                let mut x4 = [zero; 4];
-                                for (x, &var) in x4.iter_mut().zip(&vals[r]) {
-                                    *x = e.load(vtt, var)?;
-                                }
-                                Some(x4)
-                            }
-                            (None, Some(src)) => Some(e.load_vec4(src, v, vt)?),
-                            (None, None) => None,
+                        let values = match &value_src {
+                            Some(src) => Some(e.load_vec4(src, v, vt)?),
+                            None => None,
                         };
                         let Some((stage, sg_at)) = stage else {
                             for (k, &y) in ys.iter().enumerate() {
