@@ -418,12 +418,14 @@ pub fn gamma(x: f64) -> f64 {
     (2.0 * std::f64::consts::PI).sqrt() * p * a
 }
 
-fn gcd(a: i64, b: i64) -> i64 {
+/// The greatest common divisor of the magnitudes (2^63 for ¯9223372036854775808
+/// with itself or 0).
+fn gcd(a: i64, b: i64) -> u64 {
     let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
     while b != 0 {
         (a, b) = (b, a % b);
     }
-    a as i64
+    a
 }
 
 impl BinOp {
@@ -841,20 +843,21 @@ impl BinOp {
             }
             And | Or if int => {
                 let g = gcd(i, j);
-                if self == Or {
-                    Scalar::I64(g)
+                let r = if self == Or {
+                    g as i128
                 } else if g == 0 {
-                    Scalar::I64(0)
+                    0
                 } else {
-                    Scalar::I64((i / g).checked_mul(j).ok_or(ovf)?)
-                }
+                    (i as i128 / g as i128) * j as i128
+                };
+                Scalar::I64(i64::try_from(r).map_err(|_| ovf)?)
             }
             And | Or => {
                 // Integers that fit in 64 bits (as the device converts them).
                 if x.fract() != 0.0 || y.fract() != 0.0 || x.abs() >= 9.2e18 || y.abs() >= 9.2e18 {
                     return Err(domain("∧ and ∨ need booleans or integers"));
                 }
-                let g = gcd(x as i64, y as i64);
+                let g = gcd(x as i64, y as i64) as i64;
                 if self == Or {
                     Scalar::float(g as f64, rt)
                 } else if g == 0 {

@@ -5,8 +5,8 @@
 //! Each program is generated from `(seed, index)` alone, its arrays too, so a finding
 //! is reproduced by `arrc fuzz --seed S --index I`. Programs use every primitive and
 //! operator the language has, arrays of rank 0 to 4 at awkward sizes (0 1 7 8 9 63 64
-//! 65 255 256 257 65535 65536 65537), integers near 2^31, 2^32 and 2^62, and f32 or
-//! f64 floats.
+//! 65 255 256 257, the scan and compaction tiles ± 1, 65535 65536 65537), integers near
+//! 2^31, 2^32, 2^62 and 2^63, and f32 or f64 floats.
 
 use crate::{Array, Backend, Data, ElemType, ErrorClass, Session};
 use rand::rngs::StdRng;
@@ -521,9 +521,11 @@ pub fn close(a: &Array, b: &Array) -> bool {
     })
 }
 
-/// Lengths that meet kernels' edges: subgroup and workgroup sizes ± 1, 2^16 ± 1.
+/// Lengths that meet kernels' edges: subgroup and workgroup sizes ± 1, scan and
+/// compaction tiles ± 1 (lavapipe's 4096; NVIDIA's 384 × 32 and 384 × 24), 2^16 ± 1.
 const AWKWARD: &[usize] = &[
-    0, 1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 65535, 65536, 65537, 100000,
+    0, 1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 4095, 4097, 9215, 9217, 12287, 12289, 65535, 65536,
+    65537, 100000,
 ];
 
 /// The arrays a program may read: `b` booleans, `i` i32 (near 2^31 sometimes), `j`
@@ -578,6 +580,7 @@ fn arrays(rng: &mut StdRng, opts: &FuzzOptions) -> Vec<(&'static str, Array)> {
         -(1 << 62),
         i64::MAX,
         -i64::MAX,
+        i64::MIN,
     ];
     let j: Vec<i64> = (0..n)
         .map(|_| {

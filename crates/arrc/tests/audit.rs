@@ -205,6 +205,33 @@ fn integer_products_by_minus_one_check_the_most_negative_integer() {
 }
 
 #[test]
+fn gcd_and_lcm_of_the_most_negative_integer() {
+    // `arrc fuzz --seed 168 --index 1367`: `1E6∨j` gave ¯64 on the device where `j`
+    // held ¯9223372036854775808 (Euclid's signed remainders of its wrapped
+    // magnitude); the reference gave that number itself for `m∨0`, whose value 2^63
+    // does not fit in 64 bits.
+    let m = "m←¯9223372036854775807-1 ⋄ ";
+    let cases: Vec<(String, &str)> = vec![
+        (format!("{m}1E6∨m"), "64"),
+        (format!("{m}m∨1000000"), "64"),
+        (format!("{m}(m,m,5)∨1000000 64 10"), "64 64 5"),
+        (format!("{m}m∨0"), "DOMAIN ERROR"),
+        (format!("{m}m∨m"), "DOMAIN ERROR"),
+        (format!("{m}m∨1"), "1"),
+        (format!("{m}m∧1"), "¯9223372036854775808"),
+        (format!("{m}m∧0"), "0"),
+        (format!("{m}0∧m"), "0"),
+        (format!("{m}m∧m"), "DOMAIN ERROR"),
+        (format!("{m}m∧¯1"), "DOMAIN ERROR"),
+        ("¯4∧¯6".into(), "12"),
+        ("¯12∧18".into(), "¯36"),
+        ("12∨¯18".into(), "6"),
+    ];
+    let cases: Vec<(&str, &str)> = cases.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+    check(&cases);
+}
+
+#[test]
 fn f64_search_through_long_runs_of_equal_keys() {
     // The tolerant search looked at every key in its window, one loop trip each, and
     // lavapipe stops an invocation's loops after 65535 trips.

@@ -1340,28 +1340,47 @@ impl Emitter {
         };
         let a = self.convert(a, t, i)?;
         let b = self.convert(b, t, i)?;
-        let x = self.local(ty);
-        let y = self.local(ty);
+        // Euclid on the magnitudes as unsigned words: |¯9223372036854775808| is
+        // 2^63 there (a signed remainder of its wrapped magnitude came out negative).
+        let ut = self.b.type_int(64, 0);
+        let x = self.local(ut);
+        let y = self.local(ut);
         let ax = self.iabs(i, a)?;
         let by = self.iabs(i, b)?;
+        let ax = self.b.bitcast(ut, None, ax).map_err(be)?;
+        let by = self.b.bitcast(ut, None, by).map_err(be)?;
         self.store(x, ax)?;
         self.store(y, by)?;
         let zero = self.scalar(Scalar::I64(0));
+        let uzero = self.b.bitcast(ut, None, zero).map_err(be)?;
         self.while_loop(
             |e| {
-                let yv = e.load(ty, y)?;
-                e.b.i_not_equal(e.bool_t, None, yv, zero).map_err(be)
+                let yv = e.load(ut, y)?;
+                e.b.i_not_equal(e.bool_t, None, yv, uzero).map_err(be)
             },
             |e| {
-                let xv = e.load(ty, x)?;
-                let yv = e.load(ty, y)?;
-                let r = e.b.s_rem(ty, None, xv, yv).map_err(be)?;
+                let xv = e.load(ut, x)?;
+                let yv = e.load(ut, y)?;
+                let r = e.b.u_mod(ut, None, xv, yv).map_err(be)?;
                 e.store(x, yv)?;
                 e.store(y, r)
             },
             |_| Ok(()),
         )?;
-        let g = self.load(ty, x)?;
+        let g = self.load(ut, x)?;
+        let g = self.b.bitcast(ty, None, g).map_err(be)?;
+        // 2^63 (of ¯9223372036854775808 with itself or 0) does not fit: the gcd,
+        // and the lcm of two such numbers.
+        let wide = self.b.s_less_than(self.bool_t, None, g, zero).map_err(be)?;
+        let wide = if op == BinOp::Or {
+            wide
+        } else {
+            let an = self.b.i_not_equal(self.bool_t, None, a, zero).map_err(be)?;
+            let bn = self.b.i_not_equal(self.bool_t, None, b, zero).map_err(be)?;
+            let both = self.and(an, bn)?;
+            self.and(wide, both)?
+        };
+        self.raise(cx, bit, wide)?;
         if op == BinOp::Or {
             let rt = if t.is_float() { t } else { i };
             return self.convert(g, i, rt);
