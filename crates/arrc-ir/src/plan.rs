@@ -96,6 +96,9 @@ pub struct PlanOptions {
     /// half the workgroup memory read (H200, 8192², a 5×5 sum: f32 324.2 → 283.7
     /// µs, i32 358.0 → 255.0).
     pub stencil_widen: bool,
+    /// Columns a panel of `⌹`'s QR factors in one dispatch before the later columns
+    /// apply its reflectors in the next (`KernelKind::QrStep`).
+    pub qr_block: u32,
     /// `x⍳y` and `y∊x` of exact 4-byte keys (i32, booleans, f32, and 64-bit
     /// integers known to fit 32 bits) by a hash table of `x` built with atomics
     /// and probed by each needle (`KernelKind::HashInsert`, `HashProbe`; session
@@ -199,6 +202,7 @@ impl Default for PlanOptions {
             stencil_rows: 0,
             window_folds: true,
             stencil_widen: false,
+            qr_block: 8,
             hash_search: true,
             hash_spare_quarters: 4,
             denorm_preserve_f64: false,
@@ -647,7 +651,9 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
                 values,
                 owner,
             } => p.scatter(val, *arg, *index, *values, *owner, is_result),
-            Inst::Solve { a, b, scale, limit } => p.solve(val, *a, *b, *scale, *limit, is_result),
+            Inst::Solve { a, b, scale, limit } => {
+                p.solve(val, *a, *b, *scale, *limit, is_result)?
+            }
             Inst::Reduce { op, arg, axis } => p.reduce(val, *op, *arg, *axis, is_result)?,
             Inst::Scan { op, arg, axis } => p.scan(val, *op, *arg, *axis, is_result)?,
             Inst::SegScan { op, arg, starts } => {

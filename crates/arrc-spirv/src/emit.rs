@@ -1130,9 +1130,17 @@ impl Emitter {
                 b,
                 diag,
                 scale,
+                taus,
+                block,
                 singular,
                 shape,
-            } => self.qr_step_kernel(&mut cx, *a, *b, *diag, *scale, *singular, *shape)?,
+            } => self.qr_step_kernel(
+                &mut cx,
+                [*a, *b, *diag, *scale, *taus],
+                *block,
+                *singular,
+                *shape,
+            )?,
             KernelKind::BackSubst {
                 a,
                 b,

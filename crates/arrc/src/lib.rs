@@ -272,6 +272,8 @@ pub struct Tuning {
     /// A staged stencil's tile holds its items widened where every read widens
     /// them (`PlanOptions::stencil_widen`).
     pub stencil_widen: Option<bool>,
+    /// Columns a panel of `⌹`'s QR (`PlanOptions::qr_block`).
+    pub qr_block: Option<u32>,
     /// `⍳ ∊` of exact 4-byte keys by a hash table (`PlanOptions::hash_search`).
     pub hash_search: Option<bool>,
     /// Spare slots of a hash table, in quarters of its keys
@@ -352,6 +354,9 @@ impl Tuning {
         }
         if let Some(v) = self.stencil_widen {
             o.stencil_widen = v;
+        }
+        if let Some(v) = self.qr_block {
+            o.qr_block = v.max(1);
         }
         if let Some(v) = self.hash_search {
             o.hash_search = v;

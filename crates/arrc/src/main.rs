@@ -388,6 +388,10 @@ struct TuneArgs {
     /// read.
     #[arg(long)]
     stencil_widen: Option<bool>,
+    /// Tuning: columns `⌹`'s QR factors a panel at a time in one workgroup, before
+    /// the later columns apply the panel's reflectors (default 8).
+    #[arg(long)]
+    qr_block: Option<u32>,
     /// Tuning: `x⍳y` and `y∊x` of integers or booleans build a hash table of
     /// `x` and probe it with each item of `y` (the default); `false` sorts `x`
     /// and searches it.
@@ -436,6 +440,7 @@ impl TuneArgs {
             stencil_rows: self.stencil_rows,
             window_folds: self.window_folds,
             stencil_widen: self.stencil_widen,
+            qr_block: self.qr_block,
             hash_search: self.hash_search,
             hash_spare_quarters: self.hash_spare_quarters,
             max_shared_bytes: self.max_shared_bytes,

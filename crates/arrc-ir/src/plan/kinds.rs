@@ -101,17 +101,22 @@ pub enum KernelKind {
         out: u32,
         guard: bool,
     },
-    /// One Householder step of `Inst::Solve` (f64), for column `j` (push constant 3;
-    /// the dispatch repeats for j = 0 … n-1; pushes n, m, k, j): each workgroup
-    /// computes column j's reflector itself; workgroup w < n with w > j applies it
-    /// to column w of `a`, workgroup n+c to column c of `b`; workgroup j stores the
-    /// diagonal item and raises `singular` (the column's norm at most `scale`×1E¯13×m)
-    /// or `shape` (m < n).
+    /// One step of `Inst::Solve`'s Householder QR (f64) by panels of `block`
+    /// columns (pushes n, m, k, t; the dispatch repeats for t = 0 … 2⌈n÷block⌉-1).
+    /// Even t factors panel t÷2 in workgroup 0: for each column j of it, the
+    /// reflector v (column j from its diagonal, which becomes v's first item), its
+    /// squared norm into `taus`, R's diagonal item into `diag`, raising `singular`
+    /// (the column's norm at most `scale`×1E¯13×m), and v applied to the panel's
+    /// later columns. Odd t applies the panel's reflectors in order: workgroup w < n
+    /// to column w of `a` where w is past the panel, workgroup n+c to column c of `b`.
+    /// `shape` is raised where m < n.
     QrStep {
         a: u32,
         b: u32,
         diag: u32,
         scale: u32,
+        taus: u32,
+        block: u32,
         singular: u32,
         shape: u32,
     },

@@ -1,5 +1,7 @@
-//! `⌹` on the device (`Inst::Solve`): Householder QR in f64, one dispatch per column
-//! (`KernelKind::QrStep`, repeated), then back substitution (`KernelKind::BackSubst`).
+//! `⌹` on the device (`Inst::Solve`): Householder QR in f64 by panels of columns, two
+//! dispatches a panel (`KernelKind::QrStep`, repeated: one workgroup factors the
+//! panel, then every later column applies its reflectors), then back substitution
+//! (`KernelKind::BackSubst`).
 
 use super::*;
 
@@ -12,7 +14,7 @@ impl Planner<'_> {
         scale: Value,
         limit: f64,
         is_result: bool,
-    ) {
+    ) -> Result<()> {
         let f = self.v.func;
         let (at, bt) = (f.ty(a).clone(), f.ty(b).clone());
         // Both given transposed: n×m and k×m.
@@ -25,6 +27,9 @@ impl Planner<'_> {
         self.map_into(b, b, bw);
         let scale_b = self.materialize(scale);
         let diag = self.new_buffer(ElemType::F64, dim(n), BufferRole::Temp);
+        // Each reflector's squared norm, for the columns after its panel.
+        let taus = self.new_buffer(ElemType::F64, dim(n), BufferRole::Temp);
+        let block = self.block_within_trips(m, n, f.span(v))?;
         let span = f.span(v);
         let singular = self.error_bit(ErrorClass::Domain, "⌹ of a singular matrix", span.clone());
         let shape = self.error_bit(
@@ -47,6 +52,7 @@ impl Planner<'_> {
         );
         let db = kb.bind(diag, ElemType::F64, true);
         let sb = kb.bind(scale_b, ElemType::F64, false);
+        let tb = kb.bind(taus, ElemType::F64, true);
         self.bind_status(&mut kb, true);
         let groups = Count::Sum(vec![dim(n), dim(k)]);
         self.push_kernel(
@@ -56,6 +62,8 @@ impl Planner<'_> {
                 b: bb,
                 diag: db,
                 scale: sb,
+                taus: tb,
+                block,
                 singular,
                 shape,
             },
@@ -64,7 +72,19 @@ impl Planner<'_> {
             groups,
         );
         let last = self.plan.dispatches.len() - 1;
-        self.plan.dispatches[last].repeat = Some((dim(n), 3));
+        // Two steps a panel of `block` columns: factor it, then apply it.
+        let panels = Count::Groups {
+            of: Box::new(dim(n)),
+            per_group: block,
+            max: u32::MAX,
+        };
+        self.plan.dispatches[last].repeat = Some((
+            Count::Scaled {
+                of: Box::new(panels),
+                times: 2,
+            },
+            3,
+        ));
         let out_b = self.result_or_temp(v, is_result);
         let mut kb = self.kb();
         let (ab, bb) = (
@@ -93,5 +113,41 @@ impl Planner<'_> {
             },
         );
         self.buffer_of[v.index()] = Some(out_b);
+        Ok(())
+    }
+
+    /// The panel's columns (`PlanOptions::qr_block`), fewer where the device cuts
+    /// loops off (`PlanOptions::loop_trip_limit`, lavapipe): a reflector applied
+    /// to a column of m rows makes about m÷wg + (subgroups) + 4 loop trips, a panel
+    /// of B columns B(B+1)÷2 of them in one invocation, and back substitution n
+    /// sums of n rows. Where even that is more than the device runs, the solve is
+    /// refused (the CPU computes it).
+    fn block_within_trips(&self, m: Dim, n: Dim, span: arrc_syntax::Span) -> Result<u32> {
+        let block = self.opts.qr_block.max(1);
+        let Some(limit) = self.opts.loop_trip_limit else {
+            return Ok(block);
+        };
+        let wg = u64::from(self.opts.workgroup_size.max(1));
+        let groups = wg.div_ceil(u64::from(self.opts.subgroup_size.max(1)));
+        let (m, n) = (
+            crate::bounds::dim_bound(m).min(u64::MAX as u128) as u64,
+            crate::bounds::dim_bound(n).min(u64::MAX as u128) as u64,
+        );
+        let trips = |rows: u64| rows.div_ceil(wg) + groups + 4;
+        let back = n.saturating_mul(trips(n));
+        if back > limit || trips(m) > limit {
+            return Err(err::unsupported(
+                format!(
+                    "⌹ of {n} columns runs about {} loop trips in one invocation, and this device stops loops after {limit}",
+                    back.max(trips(m))
+                ),
+                span,
+            ));
+        }
+        let mut b = u64::from(block);
+        while b > 1 && (b * (b + 1) / 2).saturating_mul(trips(m)) > limit {
+            b -= 1;
+        }
+        Ok(b as u32)
     }
 }

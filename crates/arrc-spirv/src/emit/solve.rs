@@ -1,5 +1,6 @@
 //! `⌹` on the device (`KernelKind::QrStep`, `KernelKind::BackSubst`): Householder QR
-//! of an f64 matrix, one column per dispatch, each workgroup one column to update;
+//! of an f64 matrix by panels of columns, two dispatches a panel (one workgroup
+//! factors it; then each later column, a workgroup each, applies its reflectors);
 //! then back substitution, each workgroup one column of the solution.
 
 use super::*;
@@ -111,18 +112,59 @@ impl Emitter {
         })
     }
 
-    /// One Householder step (push constants n, m, k, j): see `KernelKind::QrStep`.
+    /// `c` less `2(v·c)/τ · v` over rows `j…m-1`: the reflector of column `j` of `a`
+    /// (from its diagonal on, which holds v's first item) applied to column `c`, and
+    /// a barrier, after which the whole workgroup reads the new column.
     #[allow(clippy::too_many_arguments)]
+    fn reflect(
+        &mut self,
+        cx: &Cx,
+        s: Sums,
+        a: u32,
+        j: Word,
+        m: Word,
+        tau: Word,
+        c: Column,
+    ) -> R<()> {
+        let tt = self.ty(ElemType::F64);
+        let col_j = self.column(a, j, m)?;
+        let dot = self.strided_sum(cx, s, j, m, &|e, i| {
+            let at = e.column_at(col_j, i)?;
+            let v = e.load_elem(cx, a, at)?;
+            let at = e.column_at(c, i)?;
+            let x = e.load_elem(cx, c.binding, at)?;
+            e.b.f_mul(tt, None, v, x).map_err(be)
+        })?;
+        let two = self.scalar(Scalar::F64(2.0));
+        let twice = self.b.f_mul(tt, None, two, dot).map_err(be)?;
+        let f = self.b.f_div(tt, None, twice, tau).map_err(be)?;
+        let i = self.local(self.u32_t);
+        let start = self.uadd(j, cx.lid)?;
+        let step = self.wg_size;
+        self.count_loop(i, start, m, step, |e, iv| {
+            let at = e.column_at(col_j, iv)?;
+            let v = e.load_elem(cx, a, at)?;
+            let at = e.column_at(c, iv)?;
+            let x = e.load_elem(cx, c.binding, at)?;
+            let fv = e.b.f_mul(tt, None, f, v).map_err(be)?;
+            let r = e.b.f_sub(tt, None, x, fv).map_err(be)?;
+            e.store_elem(cx, c.binding, at, r)
+        })?;
+        // The next sum starts a row later: other invocations read these rows.
+        self.storage_barrier()
+    }
+
+    /// One step of the panel QR (push constants n, m, k, t): see
+    /// `KernelKind::QrStep`. `bufs` are a, b, diag, scale and taus.
     pub(super) fn qr_step_kernel(
         &mut self,
         cx: &mut Cx,
-        a: u32,
-        b: u32,
-        diag: u32,
-        scale: u32,
+        bufs: [u32; 5],
+        block: u32,
         singular: u32,
         shape: u32,
     ) -> R<()> {
+        let [a, b, diag, scale, taus] = bufs;
         let t = ElemType::F64;
         let tt = self.ty(t);
         let u = self.u32_t;
@@ -130,108 +172,114 @@ impl Emitter {
         let sums = self.sums(cx)?;
         let n = cx.n;
         let m = self.push_constant(cx, 1)?;
-        let j = self.push_constant(cx, 3)?;
+        let step = self.push_constant(cx, 3)?;
         let w = cx.group;
         let cx = &*cx;
         let zero = self.c_u32(0);
+        let one = self.c_u32(1);
         let first = self.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
-        let mine = self.b.i_equal(bt, None, w, j).map_err(be)?;
-        let report = self.b.logical_and(bt, None, mine, first).map_err(be)?;
+        let w0 = self.b.i_equal(bt, None, w, zero).map_err(be)?;
+        let t0 = self.b.i_equal(bt, None, step, zero).map_err(be)?;
+        let report = self.b.logical_and(bt, None, w0, first).map_err(be)?;
+        let report = self.b.logical_and(bt, None, report, t0).map_err(be)?;
         let m_lt_n = self.ult(m, n)?;
         let bad_shape = self.b.logical_and(bt, None, report, m_lt_n).map_err(be)?;
         self.raise(cx, Some(shape), bad_shape)?;
-        // Column j's reflector needs rows from j on; workgroups of the columns
-        // before j have nothing to do.
-        let rows_left = self.ult(j, m)?;
-        let in_a = self.ult(w, n)?;
-        let before = self.ult(w, j)?;
-        let idle = self.b.logical_and(bt, None, in_a, before).map_err(be)?;
-        let busy = self.b.logical_not(bt, None, idle).map_err(be)?;
-        let work = self.b.logical_and(bt, None, busy, rows_left).map_err(be)?;
-        let col_j = self.column(a, j, m)?;
-        self.if_then(work, |e| {
-            let one = e.c_u32(1);
-            let j1 = e.uadd(j, one)?;
-            // Column j below the diagonal, squared and summed; the diagonal item.
-            let below = e.strided_sum(cx, sums, j1, m, &|e, i| {
-                let at = e.column_at(col_j, i)?;
-                let x = e.load_elem(cx, a, at)?;
-                e.b.f_mul(tt, None, x, x).map_err(be)
-            })?;
-            let jj = e.column_at(col_j, j)?;
-            let ajj = e.load_elem(cx, a, jj)?;
-            let sq = e.b.f_mul(tt, None, ajj, ajj).map_err(be)?;
-            let norm2 = e.b.f_add(tt, None, below, sq).map_err(be)?;
-            let norm = e.glsl(t, SQRT, &[norm2])?;
-            let z = e.scalar(Scalar::F64(0.0));
-            let pos = e.b.f_ord_greater_than(bt, None, ajj, z).map_err(be)?;
-            let neg = e.b.f_negate(tt, None, norm).map_err(be)?;
-            let alpha = e.b.select(tt, None, pos, neg, norm).map_err(be)?;
-            let vj = e.b.f_sub(tt, None, ajj, alpha).map_err(be)?;
-            let vj2 = e.b.f_mul(tt, None, vj, vj).map_err(be)?;
-            let vnorm2 = e.b.f_add(tt, None, below, vj2).map_err(be)?;
-            let reflect = |e: &mut Self, c: Column| -> R<()> {
-                // v: column j with vj on the diagonal.
-                let v_at = |e: &mut Self, i: Word| -> R<Word> {
-                    let at = e.column_at(col_j, i)?;
-                    let x = e.load_elem(cx, a, at)?;
-                    let is_j = e.b.i_equal(bt, None, i, j).map_err(be)?;
-                    e.b.select(tt, None, is_j, vj, x).map_err(be)
-                };
-                let dot = e.strided_sum(cx, sums, j, m, &|e, i| {
-                    let v = v_at(e, i)?;
-                    let at = e.column_at(c, i)?;
-                    let x = e.load_elem(cx, c.binding, at)?;
-                    e.b.f_mul(tt, None, v, x).map_err(be)
-                })?;
-                let two = e.scalar(Scalar::F64(2.0));
-                let twice = e.b.f_mul(tt, None, two, dot).map_err(be)?;
-                let f = e.b.f_div(tt, None, twice, vnorm2).map_err(be)?;
-                let i = e.local(u);
-                let start = e.uadd(j, cx.lid)?;
-                let step = e.wg_size;
-                e.count_loop(i, start, m, step, |e, iv| {
-                    let v = v_at(e, iv)?;
-                    let at = e.column_at(c, iv)?;
-                    let x = e.load_elem(cx, c.binding, at)?;
-                    let fv = e.b.f_mul(tt, None, f, v).map_err(be)?;
-                    let r = e.b.f_sub(tt, None, x, fv).map_err(be)?;
-                    e.store_elem(cx, c.binding, at, r)
-                })
-            };
-            e.if_else(
-                mine,
-                |e| {
-                    // The diagonal item, and whether the column is (numerically) 0.
-                    e.if_then(first, |e| {
-                        e.store_elem(cx, diag, j, alpha)?;
-                        let s = e.load_elem(cx, scale, zero)?;
-                        let mf = e.b.convert_u_to_f(tt, None, m).map_err(be)?;
-                        let eps = e.scalar(Scalar::F64(1e-13));
-                        let thr = e.b.f_mul(tt, None, s, eps).map_err(be)?;
-                        let thr = e.b.f_mul(tt, None, thr, mf).map_err(be)?;
-                        let small = e.b.f_ord_less_than_equal(bt, None, norm, thr).map_err(be)?;
-                        let nil = e.b.f_ord_equal(bt, None, norm, z).map_err(be)?;
-                        let bad = e.b.logical_or(bt, None, small, nil).map_err(be)?;
-                        e.raise(cx, Some(singular), bad)
-                    })
-                },
-                |e| {
+        let odd = self.b.bitwise_and(u, None, step, one).map_err(be)?;
+        let apply = self.b.i_equal(bt, None, odd, one).map_err(be)?;
+        let panel = self.b.shift_right_logical(u, None, step, one).map_err(be)?;
+        let blk = self.c_u32(block);
+        let j0 = self.umul(panel, blk)?;
+        // The panel's columns (within n), and those with a reflector (within m).
+        let past = self.uadd(j0, blk)?;
+        let pe = self.umin(past, n)?;
+        let je = self.umin(pe, m)?;
+        let s = self.local(u);
+        self.if_else(
+            apply,
+            |e| {
+                // Column w of a past the panel, or column w-n of b: the panel's
+                // reflectors in order.
+                let in_a = e.ult(w, n)?;
+                let inside = e.ult(w, past)?;
+                let done = e.b.logical_and(bt, None, in_a, inside).map_err(be)?;
+                let later = e.b.logical_not(bt, None, done).map_err(be)?;
+                e.if_then(later, |e| {
+                    let each = |e: &mut Self, c: Column| -> R<()> {
+                        e.count_loop(s, j0, je, one, |e, j| {
+                            let tau = e.load_elem(cx, taus, j)?;
+                            e.reflect(cx, sums, a, j, m, tau, c)
+                        })
+                    };
                     e.if_else(
                         in_a,
                         |e| {
                             let c = e.column(a, w, m)?;
-                            reflect(e, c)
+                            each(e, c)
                         },
                         |e| {
                             let cb = e.b.i_sub(u, None, w, n).map_err(be)?;
                             let c = e.column(b, cb, m)?;
-                            reflect(e, c)
+                            each(e, c)
                         },
                     )
-                },
-            )
-        })
+                })
+            },
+            |e| {
+                // Workgroup 0 factors the panel.
+                e.if_then(w0, |e| {
+                    let c = e.local(u);
+                    e.count_loop(s, j0, je, one, |e, j| {
+                        let col_j = e.column(a, j, m)?;
+                        let j1 = e.uadd(j, one)?;
+                        // Column j below the diagonal, squared and summed; the
+                        // diagonal item.
+                        let below = e.strided_sum(cx, sums, j1, m, &|e, i| {
+                            let at = e.column_at(col_j, i)?;
+                            let x = e.load_elem(cx, a, at)?;
+                            e.b.f_mul(tt, None, x, x).map_err(be)
+                        })?;
+                        let jj = e.column_at(col_j, j)?;
+                        let ajj = e.load_elem(cx, a, jj)?;
+                        let sq = e.b.f_mul(tt, None, ajj, ajj).map_err(be)?;
+                        let norm2 = e.b.f_add(tt, None, below, sq).map_err(be)?;
+                        let norm = e.glsl(t, SQRT, &[norm2])?;
+                        let z = e.scalar(Scalar::F64(0.0));
+                        let pos = e.b.f_ord_greater_than(bt, None, ajj, z).map_err(be)?;
+                        let neg = e.b.f_negate(tt, None, norm).map_err(be)?;
+                        let alpha = e.b.select(tt, None, pos, neg, norm).map_err(be)?;
+                        let vj = e.b.f_sub(tt, None, ajj, alpha).map_err(be)?;
+                        let vj2 = e.b.f_mul(tt, None, vj, vj).map_err(be)?;
+                        let tau = e.b.f_add(tt, None, below, vj2).map_err(be)?;
+                        // Every invocation has read the diagonal item before it
+                        // becomes v's first.
+                        e.barrier()?;
+                        e.if_then(first, |e| {
+                            e.store_elem(cx, diag, j, alpha)?;
+                            e.store_elem(cx, taus, j, tau)?;
+                            e.store_elem(cx, a, jj, vj)?;
+                            // Whether the column is (numerically) 0.
+                            let sc = e.load_elem(cx, scale, zero)?;
+                            let mf = e.b.convert_u_to_f(tt, None, m).map_err(be)?;
+                            let eps = e.scalar(Scalar::F64(1e-13));
+                            let thr = e.b.f_mul(tt, None, sc, eps).map_err(be)?;
+                            let thr = e.b.f_mul(tt, None, thr, mf).map_err(be)?;
+                            let small =
+                                e.b.f_ord_less_than_equal(bt, None, norm, thr).map_err(be)?;
+                            let nil = e.b.f_ord_equal(bt, None, norm, z).map_err(be)?;
+                            let bad = e.b.logical_or(bt, None, small, nil).map_err(be)?;
+                            e.raise(cx, Some(singular), bad)
+                        })?;
+                        e.storage_barrier()?;
+                        // The panel's later columns.
+                        e.count_loop(c, j1, pe, one, |e, cv| {
+                            let col = e.column(a, cv, m)?;
+                            e.reflect(cx, sums, a, j, m, tau, col)
+                        })
+                    })
+                })
+            },
+        )
     }
 
     /// Back substitution (push constants n, m, k): see `KernelKind::BackSubst`.

@@ -395,48 +395,62 @@ fn power_until_on_the_device() {
 
 #[test]
 fn domino_on_the_device() {
-    // `⌹` by Householder QR in f64 on the device (one dispatch per column, then back
+    // `⌹` by Householder QR in f64 on the device (panels of columns, then back
     // substitution), as the reference computes it: inverses, solutions, least
-    // squares of tall matrices, at sizes around the subgroup and workgroup; a
-    // singular matrix and a wide one are DOMAIN ERRORs from the device.
+    // squares of tall matrices, at sizes around the subgroup and workgroup, with
+    // panels of the default width, of one column, of three (sizes not a multiple
+    // of them) and wider than the matrix; a singular matrix and a wide one are
+    // DOMAIN ERRORs from the device.
     let mut s = gpu();
-    for ty in [ElemType::F32, ElemType::F64] {
-        for n in [1usize, 7, 8, 9, 33, 100, 257] {
-            let mut rng = rand::rngs::StdRng::seed_from_u64(0xd0 ^ n as u64);
-            let m = random_shaped(&mut rng, ty, &[n, n]);
-            let mut cpu = bind_both(&mut s, ty, &[("m", &m)]);
-            let exprs = [
-                "⌹m+1000×(⍳≢m)∘.=⍳≢m",
-                "(⍳≢m)⌹m+1000×(⍳≢m)∘.=⍳≢m",
-                "(2 3⍴⍳6)⌹⍉(m+1000×(⍳≢m)∘.=⍳≢m)[;⍳2]",
-                "(m⍪m)⌹(m+1000×(⍳≢m)∘.=⍳≢m)⍪m",
-            ];
-            for expr in exprs {
-                let prog = arrc_syntax::parse_str(expr).expect("parses");
-                let c = arrc_ref::eval_program(&prog, &mut cpu);
-                let g = s.eval(expr);
-                let (g, c) = match (g, c) {
-                    (Ok(g), Ok(c)) => {
-                        assert!(g.notes.is_empty(), "{expr} n={n}: {:?}", g.notes);
-                        (g.value.expect("a value"), c.expect("a value"))
+    let runs: [(Option<u32>, &[usize]); 4] = [
+        (None, &[1, 7, 8, 9, 33, 100, 257]),
+        (Some(1), &[9, 33]),
+        (Some(3), &[8, 9, 100]),
+        (Some(64), &[33, 100]),
+    ];
+    for (block, sizes) in runs {
+        s.tune(arrc::Tuning {
+            qr_block: block,
+            ..Default::default()
+        });
+        for ty in [ElemType::F32, ElemType::F64] {
+            for &n in sizes {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(0xd0 ^ n as u64);
+                let m = random_shaped(&mut rng, ty, &[n, n]);
+                let mut cpu = bind_both(&mut s, ty, &[("m", &m)]);
+                let exprs = [
+                    "⌹m+1000×(⍳≢m)∘.=⍳≢m",
+                    "(⍳≢m)⌹m+1000×(⍳≢m)∘.=⍳≢m",
+                    "(2 3⍴⍳6)⌹⍉(m+1000×(⍳≢m)∘.=⍳≢m)[;⍳2]",
+                    "(m⍪m)⌹(m+1000×(⍳≢m)∘.=⍳≢m)⍪m",
+                ];
+                for expr in exprs {
+                    let prog = arrc_syntax::parse_str(expr).expect("parses");
+                    let c = arrc_ref::eval_program(&prog, &mut cpu);
+                    let g = s.eval(expr);
+                    let (g, c) = match (g, c) {
+                        (Ok(g), Ok(c)) => {
+                            assert!(g.notes.is_empty(), "{expr} n={n}: {:?}", g.notes);
+                            (g.value.expect("a value"), c.expect("a value"))
+                        }
+                        (Err(g), Err(c)) => {
+                            assert_eq!(g.class, c.class, "{expr} n={n}");
+                            continue;
+                        }
+                        (g, c) => panic!("{expr} n={n} {ty}: gpu {g:?} cpu {c:?}"),
+                    };
+                    assert_eq!((&g.shape, g.elem), (&c.shape, c.elem), "{expr} n={n}");
+                    let big = (0..c.len())
+                        .map(|i| c.data.get(i).as_f64().abs())
+                        .fold(0.0, f64::max);
+                    let tol = if ty == ElemType::F64 { 1e-11 } else { 1e-5 } * big.max(1e-30);
+                    for i in 0..c.len() {
+                        let (a, b) = (g.data.get(i).as_f64(), c.data.get(i).as_f64());
+                        assert!(
+                            (a - b).abs() <= tol,
+                            "{expr} n={n} {ty} item {i}: gpu {a} cpu {b}"
+                        );
                     }
-                    (Err(g), Err(c)) => {
-                        assert_eq!(g.class, c.class, "{expr} n={n}");
-                        continue;
-                    }
-                    (g, c) => panic!("{expr} n={n} {ty}: gpu {g:?} cpu {c:?}"),
-                };
-                assert_eq!((&g.shape, g.elem), (&c.shape, c.elem), "{expr} n={n}");
-                let big = (0..c.len())
-                    .map(|i| c.data.get(i).as_f64().abs())
-                    .fold(0.0, f64::max);
-                let tol = if ty == ElemType::F64 { 1e-11 } else { 1e-5 } * big.max(1e-30);
-                for i in 0..c.len() {
-                    let (a, b) = (g.data.get(i).as_f64(), c.data.get(i).as_f64());
-                    assert!(
-                        (a - b).abs() <= tol,
-                        "{expr} n={n} {ty} item {i}: gpu {a} cpu {b}"
-                    );
                 }
             }
         }
