@@ -97,7 +97,9 @@ pub struct PlanOptions {
     /// µs, i32 358.0 → 255.0).
     pub stencil_widen: bool,
     /// Columns a panel of `⌹`'s QR factors in one dispatch before the later columns
-    /// apply its reflectors in the next (`KernelKind::QrStep`).
+    /// apply its reflectors in the next (`KernelKind::QrStep`). H200, 1024² f64
+    /// (`bench/programs/solve.apl`), kernels: 1 column 13.9 ms, 4 7.3, 8 7.7, 16
+    /// 10.2 (one dispatch a column before: 8.6).
     pub qr_block: u32,
     /// `x⍳y` and `y∊x` of exact 4-byte keys (i32, booleans, f32, and 64-bit
     /// integers known to fit 32 bits) by a hash table of `x` built with atomics
@@ -202,7 +204,7 @@ impl Default for PlanOptions {
             stencil_rows: 0,
             window_folds: true,
             stencil_widen: false,
-            qr_block: 8,
+            qr_block: 4,
             hash_search: true,
             hash_spare_quarters: 4,
             denorm_preserve_f64: false,

@@ -109,3 +109,52 @@ fn hash_tables_only_within_one_storage_binding() {
         assert!(!hashes("y∊x", 2 * most + 1, window));
     }
 }
+
+#[test]
+fn solves_within_the_devices_loop_trips() {
+    // lavapipe leaves every loop of an invocation after 65535 trips in all: `⌹` of
+    // an 1800×1800 matrix gave a wrong solution there (back substitution sums 1800
+    // rows in one invocation), and a panel of 59 columns of 60 rows a wrong
+    // factorisation. Such solves are refused, and panels narrowed.
+    use arrc_ir::plan::KernelKind;
+    let solve = |n: u64, limit: Option<u64>, block: u32| {
+        let prog = arrc_syntax::parse_str("⌹m").unwrap();
+        let params = [Param {
+            name: "m".into(),
+            ty: Type {
+                elem: ElemType::F64,
+                shape: vec![Dim::Known(n), Dim::Known(n)],
+            },
+            value: None,
+        }];
+        let f = arrc_ir::lower::lower_program(&prog, &params, &[], &[], ElemType::F64, 1).unwrap();
+        let v = arrc_ir::verify::verify(&f).unwrap();
+        let opts = PlanOptions {
+            loop_trip_limit: limit,
+            workgroup_size: 256,
+            subgroup_size: 8,
+            qr_block: block,
+            ..PlanOptions::default()
+        };
+        plan(&v, &opts).map(|p| {
+            p.kernels
+                .iter()
+                .find_map(|k| match k.kind {
+                    KernelKind::QrStep { block, .. } => Some(block),
+                    _ => None,
+                })
+                .expect("a QR step")
+        })
+    };
+    let lavapipe = Some(65_000);
+    assert_eq!(solve(100, lavapipe, 8).unwrap(), 8);
+    assert_eq!(PlanOptions::default().qr_block, 4);
+    // 60 rows: 1 + 32 + 4 trips a reflector, 1770 of them in a panel of 59.
+    assert_eq!(solve(60, lavapipe, 64).unwrap(), 58);
+    assert_eq!(solve(60, None, 64).unwrap(), 64);
+    assert_eq!(solve(1500, lavapipe, 8).unwrap(), 8);
+    let e = solve(1800, lavapipe, 8).expect_err("too many loop trips");
+    assert_eq!(e.class, arrc_ir::ErrorClass::Unsupported, "{e}");
+    assert!(e.message.contains("loop trips"), "{e}");
+    assert_eq!(solve(1800, None, 8).unwrap(), 8);
+}

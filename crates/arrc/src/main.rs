@@ -389,7 +389,7 @@ struct TuneArgs {
     #[arg(long)]
     stencil_widen: Option<bool>,
     /// Tuning: columns `⌹`'s QR factors a panel at a time in one workgroup, before
-    /// the later columns apply the panel's reflectors (default 8).
+    /// the later columns apply the panel's reflectors (default 4).
     #[arg(long)]
     qr_block: Option<u32>,
     /// Tuning: `x⍳y` and `y∊x` of integers or booleans build a hash table of
