@@ -116,14 +116,17 @@ impl Planner<'_> {
         Ok(())
     }
 
-    /// The panel's columns (`PlanOptions::qr_block`), fewer where the device cuts
-    /// loops off (`PlanOptions::loop_trip_limit`, lavapipe): a reflector applied
-    /// to a column of m rows makes about m÷wg + (subgroups) + 4 loop trips, a panel
-    /// of B columns B(B+1)÷2 of them in one invocation, and back substitution n
-    /// sums of n rows. Where even that is more than the device runs, the solve is
-    /// refused (the CPU computes it).
+    /// The panel's columns (`PlanOptions::qr_block`, at most 16, and as many as
+    /// the panel step's workgroup memory holds: 128 partial sums of 8 bytes a
+    /// column), fewer where the device cuts loops off (`PlanOptions::
+    /// loop_trip_limit`, lavapipe): a panel step makes about 2m÷wg + (subgroups) +
+    /// 6 loop trips, a panel of B columns B of them in one invocation, as does
+    /// applying its B reflectors, and back substitution n sums of n rows. Where
+    /// even one column a panel is more than the device runs, the solve is refused
+    /// (the CPU computes it).
     fn block_within_trips(&self, m: Dim, n: Dim, span: arrc_syntax::Span) -> Result<u32> {
-        let block = self.opts.qr_block.max(1);
+        let shared = (self.opts.max_shared_bytes / (128 * 8)).max(1);
+        let block = self.opts.qr_block.clamp(1, 16).min(shared);
         let Some(limit) = self.opts.loop_trip_limit else {
             return Ok(block);
         };
@@ -133,21 +136,17 @@ impl Planner<'_> {
             crate::bounds::dim_bound(m).min(u64::MAX as u128) as u64,
             crate::bounds::dim_bound(n).min(u64::MAX as u128) as u64,
         );
-        let trips = |rows: u64| rows.div_ceil(wg) + groups + 4;
-        let back = n.saturating_mul(trips(n));
-        if back > limit || trips(m) > limit {
+        let step = 2 * m.div_ceil(wg) + groups + 6;
+        let back = n.saturating_mul(n.div_ceil(wg) + groups + 4);
+        if back > limit || step > limit {
             return Err(err::unsupported(
                 format!(
                     "⌹ of {n} columns runs about {} loop trips in one invocation, and this device stops loops after {limit}",
-                    back.max(trips(m))
+                    back.max(step)
                 ),
                 span,
             ));
         }
-        let mut b = u64::from(block);
-        while b > 1 && (b * (b + 1) / 2).saturating_mul(trips(m)) > limit {
-            b -= 1;
-        }
-        Ok(b as u32)
+        Ok((limit / step).clamp(1, u64::from(block)) as u32)
     }
 }

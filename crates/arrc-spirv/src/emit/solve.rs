@@ -66,6 +66,54 @@ impl Emitter {
         self.load(tt, acc)
     }
 
+    /// The sums over the workgroup of each invocation's `vals` (f64), with one pair
+    /// of barriers for all of them: `shared` holds `PARTIALS × vals.len()` items.
+    fn workgroup_sums(&mut self, s: Sums, shared: Word, vals: &[Word]) -> R<Vec<Word>> {
+        let t = ElemType::F64;
+        let tt = self.ty(t);
+        let k = vals.len() as u32;
+        let mut parts = vec![];
+        for &v in vals {
+            parts.push(self.group(BinOp::Add, t, GroupOperation::Reduce, v)?);
+        }
+        let kc = self.c_u32(k);
+        // Earlier reads of the partials are done before they are written again.
+        self.barrier()?;
+        let el = self.elect()?;
+        let base = self.umul(s.sid, kc)?;
+        self.if_then(el, |e| {
+            for (q, &part) in parts.iter().enumerate() {
+                let qc = e.c_u32(q as u32);
+                let at = e.uadd(base, qc)?;
+                let p = e.shared_ptr(shared, t, at)?;
+                e.store(p, part)?;
+            }
+            Ok(())
+        })?;
+        self.barrier()?;
+        let zero = self.scalar(Scalar::F64(0.0));
+        let accs: Vec<Word> = (0..k).map(|_| self.local(tt)).collect();
+        for &a in &accs {
+            self.store(a, zero)?;
+        }
+        let r = self.local(self.u32_t);
+        let (from, one) = (self.c_u32(0), self.c_u32(1));
+        self.count_loop(r, from, s.nsg, one, |e, rv| {
+            let row = e.umul(rv, kc)?;
+            for (q, &acc) in accs.iter().enumerate() {
+                let qc = e.c_u32(q as u32);
+                let at = e.uadd(row, qc)?;
+                let p = e.shared_ptr(shared, t, at)?;
+                let x = e.load(tt, p)?;
+                let a = e.load(tt, acc)?;
+                let sum = e.b.f_add(tt, None, a, x).map_err(be)?;
+                e.store(acc, sum)?;
+            }
+            Ok(())
+        })?;
+        accs.iter().map(|&a| self.load(tt, a)).collect()
+    }
+
     /// `Σ f(i)` over `i` in `from…to-1`, the workgroup's invocations striding.
     fn strided_sum(
         &mut self,
@@ -226,34 +274,109 @@ impl Emitter {
                 })
             },
             |e| {
-                // Workgroup 0 factors the panel.
+                // Workgroup 0 factors the panel, a column a step: one pass over
+                // the rows below the diagonal sums the column's square and its
+                // products with the panel's later columns (which do not depend
+                // on the reflector: only its first item does), then those columns
+                // are updated.
+                let later = block.saturating_sub(1) as usize;
+                let shared = e.shared_sized(t, PARTIALS * (later as u32 + 1));
                 e.if_then(w0, |e| {
-                    let c = e.local(u);
+                    let acc_t = e.local(tt);
+                    let accs: Vec<Word> = (0..later).map(|_| e.local(tt)).collect();
+                    let i = e.local(u);
                     e.count_loop(s, j0, je, one, |e, j| {
                         let col_j = e.column(a, j, m)?;
                         let j1 = e.uadd(j, one)?;
-                        // Column j below the diagonal, squared and summed; the
-                        // diagonal item.
-                        let below = e.strided_sum(cx, sums, j1, m, &|e, i| {
-                            let at = e.column_at(col_j, i)?;
+                        // Column q after j, and whether it is in the panel (else
+                        // column j stands in, read but unused).
+                        let last = e.b.i_sub(u, None, pe, one).map_err(be)?;
+                        let mut cols = vec![];
+                        for q in 0..later {
+                            let qc = e.c_u32(q as u32);
+                            let c = e.uadd(j1, qc)?;
+                            let ok = e.ult(c, pe)?;
+                            let c = e.umin(c, last)?;
+                            cols.push((e.column(a, c, m)?, ok));
+                        }
+                        let z = e.scalar(Scalar::F64(0.0));
+                        e.store(acc_t, z)?;
+                        for &acc in &accs {
+                            e.store(acc, z)?;
+                        }
+                        let start = e.uadd(j1, cx.lid)?;
+                        let stride = e.wg_size;
+                        e.count_loop(i, start, m, stride, |e, iv| {
+                            let at = e.column_at(col_j, iv)?;
                             let x = e.load_elem(cx, a, at)?;
-                            e.b.f_mul(tt, None, x, x).map_err(be)
+                            let sq = e.b.f_mul(tt, None, x, x).map_err(be)?;
+                            let cur = e.load(tt, acc_t)?;
+                            let sum = e.b.f_add(tt, None, cur, sq).map_err(be)?;
+                            e.store(acc_t, sum)?;
+                            for (&(col, _), &acc) in cols.iter().zip(&accs) {
+                                let at = e.column_at(col, iv)?;
+                                let y = e.load_elem(cx, a, at)?;
+                                let xy = e.b.f_mul(tt, None, x, y).map_err(be)?;
+                                let cur = e.load(tt, acc)?;
+                                let sum = e.b.f_add(tt, None, cur, xy).map_err(be)?;
+                                e.store(acc, sum)?;
+                            }
+                            Ok(())
                         })?;
+                        let mut vals = vec![e.load(tt, acc_t)?];
+                        for &acc in &accs {
+                            vals.push(e.load(tt, acc)?);
+                        }
+                        let sums_now = e.workgroup_sums(sums, shared, &vals)?;
+                        let below = sums_now[0];
                         let jj = e.column_at(col_j, j)?;
                         let ajj = e.load_elem(cx, a, jj)?;
                         let sq = e.b.f_mul(tt, None, ajj, ajj).map_err(be)?;
                         let norm2 = e.b.f_add(tt, None, below, sq).map_err(be)?;
                         let norm = e.glsl(t, SQRT, &[norm2])?;
-                        let z = e.scalar(Scalar::F64(0.0));
                         let pos = e.b.f_ord_greater_than(bt, None, ajj, z).map_err(be)?;
                         let neg = e.b.f_negate(tt, None, norm).map_err(be)?;
                         let alpha = e.b.select(tt, None, pos, neg, norm).map_err(be)?;
                         let vj = e.b.f_sub(tt, None, ajj, alpha).map_err(be)?;
                         let vj2 = e.b.f_mul(tt, None, vj, vj).map_err(be)?;
                         let tau = e.b.f_add(tt, None, below, vj2).map_err(be)?;
-                        // Every invocation has read the diagonal item before it
-                        // becomes v's first.
+                        // Each later column's factor: 2(v·c)/τ, v·c being the sum
+                        // below the diagonal and v's first item times row j.
+                        let two = e.scalar(Scalar::F64(2.0));
+                        let mut factors = vec![];
+                        for (q, &(col, _)) in cols.iter().enumerate() {
+                            let at = e.column_at(col, j)?;
+                            let ajc = e.load_elem(cx, a, at)?;
+                            let head = e.b.f_mul(tt, None, vj, ajc).map_err(be)?;
+                            let dot = e.b.f_add(tt, None, sums_now[q + 1], head).map_err(be)?;
+                            let twice = e.b.f_mul(tt, None, two, dot).map_err(be)?;
+                            factors.push(e.b.f_div(tt, None, twice, tau).map_err(be)?);
+                        }
+                        // Every invocation has read row j before it changes.
                         e.barrier()?;
+                        // The later columns less f·v, rows j on (v's first item is
+                        // vj, stored after).
+                        let start = e.uadd(j, cx.lid)?;
+                        e.count_loop(i, start, m, stride, |e, iv| {
+                            let at = e.column_at(col_j, iv)?;
+                            let x = e.load_elem(cx, a, at)?;
+                            let is_j = e.b.i_equal(bt, None, iv, j).map_err(be)?;
+                            let v = e.b.select(tt, None, is_j, vj, x).map_err(be)?;
+                            for (&(col, ok), &f) in cols.iter().zip(&factors) {
+                                e.if_then(ok, |e| {
+                                    let at = e.column_at(col, iv)?;
+                                    let y = e.load_elem(cx, a, at)?;
+                                    let fv = e.b.f_mul(tt, None, f, v).map_err(be)?;
+                                    let r = e.b.f_sub(tt, None, y, fv).map_err(be)?;
+                                    e.store_elem(cx, a, at, r)
+                                })?;
+                            }
+                            Ok(())
+                        })?;
+                        // The next step reads rows other invocations wrote.
+                        e.storage_barrier()?;
+                        // Column j's results: nothing in this dispatch reads them
+                        // again.
                         e.if_then(first, |e| {
                             e.store_elem(cx, diag, j, alpha)?;
                             e.store_elem(cx, taus, j, tau)?;
@@ -269,12 +392,6 @@ impl Emitter {
                             let nil = e.b.f_ord_equal(bt, None, norm, z).map_err(be)?;
                             let bad = e.b.logical_or(bt, None, small, nil).map_err(be)?;
                             e.raise(cx, Some(singular), bad)
-                        })?;
-                        e.storage_barrier()?;
-                        // The panel's later columns.
-                        e.count_loop(c, j1, pe, one, |e, cv| {
-                            let col = e.column(a, cv, m)?;
-                            e.reflect(cx, sums, a, j, m, tau, col)
                         })
                     })
                 })

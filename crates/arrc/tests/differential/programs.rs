@@ -406,7 +406,7 @@ fn domino_on_the_device() {
         (None, &[1, 7, 8, 9, 33, 100, 257]),
         (Some(1), &[9, 33]),
         (Some(3), &[8, 9, 100]),
-        (Some(64), &[33, 100]),
+        (Some(16), &[8, 9, 33]),
     ];
     for (block, sizes) in runs {
         s.tune(arrc::Tuning {
