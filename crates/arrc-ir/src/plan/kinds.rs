@@ -107,9 +107,8 @@ pub enum KernelKind {
     /// reflector v (column j from its diagonal, which becomes v's first item), its
     /// squared norm into `taus`, R's diagonal item into `diag`, raising `singular`
     /// (the column's norm at most `scale`×1E¯13×m), and v applied to the panel's
-    /// later columns. Odd t applies the panel's reflectors in order, a column a
-    /// subgroup (column w·(subgroups)+(subgroup), each lane the rows of its own
-    /// residue): columns of `a` past the panel, then those of `b` (after a's n).
+    /// later columns. Odd t applies the panel's reflectors in order: workgroup w < n
+    /// to column w of `a` where w is past the panel, workgroup n+c to column c of `b`.
     /// `shape` is raised where m < n.
     QrStep {
         a: u32,

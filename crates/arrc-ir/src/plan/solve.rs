@@ -120,9 +120,8 @@ impl Planner<'_> {
     /// the panel step's workgroup memory holds: 128 partial sums of 8 bytes a
     /// column), fewer where the device cuts loops off (`PlanOptions::
     /// loop_trip_limit`, lavapipe): a panel step makes about 2m÷wg + (subgroups) +
-    /// 6 loop trips and a reflector applied by a subgroup 2m÷(subgroup size) + 4, a
-    /// panel of B columns B of each in one invocation, and back substitution n
-    /// sums of n rows. Where
+    /// 6 loop trips, a panel of B columns B of them in one invocation, as does
+    /// applying its B reflectors, and back substitution n sums of n rows. Where
     /// even one column a panel is more than the device runs, the solve is refused
     /// (the CPU computes it).
     fn block_within_trips(&self, m: Dim, n: Dim, span: arrc_syntax::Span) -> Result<u32> {
@@ -137,9 +136,7 @@ impl Planner<'_> {
             crate::bounds::dim_bound(m).min(u64::MAX as u128) as u64,
             crate::bounds::dim_bound(n).min(u64::MAX as u128) as u64,
         );
-        // A panel step, or a reflector applied by a subgroup to its column.
-        let sg = u64::from(self.opts.subgroup_size.max(1));
-        let step = (2 * m.div_ceil(wg) + groups + 6).max(2 * m.div_ceil(sg) + 4);
+        let step = 2 * m.div_ceil(wg) + groups + 6;
         let back = n.saturating_mul(n.div_ceil(wg) + groups + 4);
         if back > limit || step > limit {
             return Err(err::unsupported(

@@ -1,6 +1,6 @@
 //! `⌹` on the device (`KernelKind::QrStep`, `KernelKind::BackSubst`): Householder QR
 //! of an f64 matrix by panels of columns, two dispatches a panel (one workgroup
-//! factors it; then each later column, a subgroup each, applies its reflectors);
+//! factors it; then each later column, a workgroup each, applies its reflectors);
 //! then back substitution, each workgroup one column of the solution.
 
 use super::*;
@@ -160,6 +160,48 @@ impl Emitter {
         })
     }
 
+    /// `c` less `2(v·c)/τ · v` over rows `j…m-1`: the reflector of column `j` of `a`
+    /// (from its diagonal on, which holds v's first item) applied to column `c`, and
+    /// a barrier, after which the whole workgroup reads the new column.
+    #[allow(clippy::too_many_arguments)]
+    fn reflect(
+        &mut self,
+        cx: &Cx,
+        s: Sums,
+        a: u32,
+        j: Word,
+        m: Word,
+        tau: Word,
+        c: Column,
+    ) -> R<()> {
+        let tt = self.ty(ElemType::F64);
+        let col_j = self.column(a, j, m)?;
+        let dot = self.strided_sum(cx, s, j, m, &|e, i| {
+            let at = e.column_at(col_j, i)?;
+            let v = e.load_elem(cx, a, at)?;
+            let at = e.column_at(c, i)?;
+            let x = e.load_elem(cx, c.binding, at)?;
+            e.b.f_mul(tt, None, v, x).map_err(be)
+        })?;
+        let two = self.scalar(Scalar::F64(2.0));
+        let twice = self.b.f_mul(tt, None, two, dot).map_err(be)?;
+        let f = self.b.f_div(tt, None, twice, tau).map_err(be)?;
+        let i = self.local(self.u32_t);
+        let start = self.uadd(j, cx.lid)?;
+        let step = self.wg_size;
+        self.count_loop(i, start, m, step, |e, iv| {
+            let at = e.column_at(col_j, iv)?;
+            let v = e.load_elem(cx, a, at)?;
+            let at = e.column_at(c, iv)?;
+            let x = e.load_elem(cx, c.binding, at)?;
+            let fv = e.b.f_mul(tt, None, f, v).map_err(be)?;
+            let r = e.b.f_sub(tt, None, x, fv).map_err(be)?;
+            e.store_elem(cx, c.binding, at, r)
+        })?;
+        // The next sum starts a row later: other invocations read these rows.
+        self.storage_barrier()
+    }
+
     /// One step of the panel QR (push constants n, m, k, t): see
     /// `KernelKind::QrStep`. `bufs` are a, b, diag, scale and taus.
     pub(super) fn qr_step_kernel(
@@ -176,8 +218,6 @@ impl Emitter {
         let u = self.u32_t;
         let bt = self.bool_t;
         let sums = self.sums(cx)?;
-        let lane = self.load_builtin(cx, BuiltIn::SubgroupLocalInvocationId)?;
-        let sgs = self.load_builtin(cx, BuiltIn::SubgroupSize)?;
         let n = cx.n;
         let m = self.push_constant(cx, 1)?;
         let step = self.push_constant(cx, 3)?;
@@ -206,70 +246,27 @@ impl Emitter {
         self.if_else(
             apply,
             |e| {
-                // A column a subgroup: column w·(subgroups)+(subgroup) of a past
-                // the panel, or of b after a's n; the panel's reflectors in order,
-                // each lane taking the rows of its own residue (so no lane reads
-                // what another wrote: a subgroup sum and no barrier).
-                let k = e.push_constant(cx, 2)?;
-                let first_col = e.umul(w, sums.nsg)?;
-                let col = e.uadd(first_col, sums.sid)?;
-                let nk = e.uadd(n, k)?;
-                let in_a = e.ult(col, n)?;
-                let inside = e.ult(col, past)?;
+                // Column w of a past the panel, or column w-n of b: the panel's
+                // reflectors in order.
+                let in_a = e.ult(w, n)?;
+                let inside = e.ult(w, past)?;
                 let done = e.b.logical_and(bt, None, in_a, inside).map_err(be)?;
                 let later = e.b.logical_not(bt, None, done).map_err(be)?;
-                let exists = e.ult(col, nk)?;
-                let later = e.b.logical_and(bt, None, later, exists).map_err(be)?;
-                let r = e.local(u);
-                let acc = e.local(tt);
                 e.if_then(later, |e| {
                     let each = |e: &mut Self, c: Column| -> R<()> {
                         e.count_loop(s, j0, je, one, |e, j| {
                             let tau = e.load_elem(cx, taus, j)?;
-                            let col_j = e.column(a, j, m)?;
-                            // This lane's first row from j on.
-                            let base = e.b.u_div(u, None, j, sgs).map_err(be)?;
-                            let base = e.umul(base, sgs)?;
-                            let at = e.uadd(base, lane)?;
-                            let below = e.ult(at, j)?;
-                            let next = e.uadd(at, sgs)?;
-                            let start = e.b.select(u, None, below, next, at).map_err(be)?;
-                            let z = e.scalar(Scalar::F64(0.0));
-                            e.store(acc, z)?;
-                            e.count_loop(r, start, m, sgs, |e, rv| {
-                                let va = e.column_at(col_j, rv)?;
-                                let v = e.load_elem(cx, a, va)?;
-                                let ca = e.column_at(c, rv)?;
-                                let x = e.load_elem(cx, c.binding, ca)?;
-                                let vx = e.b.f_mul(tt, None, v, x).map_err(be)?;
-                                let cur = e.load(tt, acc)?;
-                                let sum = e.b.f_add(tt, None, cur, vx).map_err(be)?;
-                                e.store(acc, sum)
-                            })?;
-                            let part = e.load(tt, acc)?;
-                            let dot = e.group(BinOp::Add, t, GroupOperation::Reduce, part)?;
-                            let two = e.scalar(Scalar::F64(2.0));
-                            let twice = e.b.f_mul(tt, None, two, dot).map_err(be)?;
-                            let f = e.b.f_div(tt, None, twice, tau).map_err(be)?;
-                            e.count_loop(r, start, m, sgs, |e, rv| {
-                                let va = e.column_at(col_j, rv)?;
-                                let v = e.load_elem(cx, a, va)?;
-                                let ca = e.column_at(c, rv)?;
-                                let x = e.load_elem(cx, c.binding, ca)?;
-                                let fv = e.b.f_mul(tt, None, f, v).map_err(be)?;
-                                let y = e.b.f_sub(tt, None, x, fv).map_err(be)?;
-                                e.store_elem(cx, c.binding, ca, y)
-                            })
+                            e.reflect(cx, sums, a, j, m, tau, c)
                         })
                     };
                     e.if_else(
                         in_a,
                         |e| {
-                            let c = e.column(a, col, m)?;
+                            let c = e.column(a, w, m)?;
                             each(e, c)
                         },
                         |e| {
-                            let cb = e.b.i_sub(u, None, col, n).map_err(be)?;
+                            let cb = e.b.i_sub(u, None, w, n).map_err(be)?;
                             let c = e.column(b, cb, m)?;
                             each(e, c)
                         },
