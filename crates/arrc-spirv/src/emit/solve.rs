@@ -300,8 +300,11 @@ impl Emitter {
                             cols.push((e.column(a, c, m)?, ok));
                         }
                         let z = e.scalar(Scalar::F64(0.0));
-                        e.store(acc_t, z)?;
-                        for &acc in &accs {
+                        // Column j with itself first, then with each later one.
+                        let pairs: Vec<(Column, Word)> = std::iter::once((col_j, acc_t))
+                            .chain(cols.iter().map(|&(c, _)| c).zip(accs.iter().copied()))
+                            .collect();
+                        for &(_, acc) in &pairs {
                             e.store(acc, z)?;
                         }
                         let start = e.uadd(j1, cx.lid)?;
@@ -309,11 +312,7 @@ impl Emitter {
                         e.count_loop(i, start, m, stride, |e, iv| {
                             let at = e.column_at(col_j, iv)?;
                             let x = e.load_elem(cx, a, at)?;
-                            let sq = e.b.f_mul(tt, None, x, x).map_err(be)?;
-                            let cur = e.load(tt, acc_t)?;
-                            let sum = e.b.f_add(tt, None, cur, sq).map_err(be)?;
-                            e.store(acc_t, sum)?;
-                            for (&(col, _), &acc) in cols.iter().zip(&accs) {
+                            for &(col, acc) in &pairs {
                                 let at = e.column_at(col, iv)?;
                                 let y = e.load_elem(cx, a, at)?;
                                 let xy = e.b.f_mul(tt, None, x, y).map_err(be)?;
@@ -323,8 +322,8 @@ impl Emitter {
                             }
                             Ok(())
                         })?;
-                        let mut vals = vec![e.load(tt, acc_t)?];
-                        for &acc in &accs {
+                        let mut vals = vec![];
+                        for &(_, acc) in &pairs {
                             vals.push(e.load(tt, acc)?);
                         }
                         let sums_now = e.workgroup_sums(sums, shared, &vals)?;
