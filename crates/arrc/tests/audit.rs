@@ -41,6 +41,12 @@ fn check(cases: &[(&str, &str)]) {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// [`check`] of programs built with `format!`.
+fn check_formatted(cases: &[(String, &str)]) {
+    let cases: Vec<(&str, &str)> = cases.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+    check(&cases);
+}
+
 #[test]
 fn a_dfn_returns_its_first_expression() {
     check(&[
@@ -171,8 +177,7 @@ fn integer_folds_that_leave_64_bits_are_domain_errors() {
         (format!("-/{big},(-{big}),0"), "DOMAIN ERROR"),
         ("+/⍳100000".into(), "5000050000"),
     ];
-    let cases: Vec<(&str, &str)> = cases.iter().map(|(a, b)| (a.as_str(), *b)).collect();
-    check(&cases);
+    check_formatted(&cases);
 }
 
 #[test]
@@ -200,8 +205,7 @@ fn integer_products_by_minus_one_check_the_most_negative_integer() {
         ),
         ("x←4294967296 ⋄ x×2147483648".into(), "DOMAIN ERROR"),
     ];
-    let cases: Vec<(&str, &str)> = cases.iter().map(|(a, b)| (a.as_str(), *b)).collect();
-    check(&cases);
+    check_formatted(&cases);
 }
 
 #[test]
@@ -227,8 +231,7 @@ fn gcd_and_lcm_of_the_most_negative_integer() {
         ("¯12∧18".into(), "¯36"),
         ("12∨¯18".into(), "6"),
     ];
-    let cases: Vec<(&str, &str)> = cases.iter().map(|(a, b)| (a.as_str(), *b)).collect();
-    check(&cases);
+    check_formatted(&cases);
 }
 
 #[test]
