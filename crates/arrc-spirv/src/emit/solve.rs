@@ -40,34 +40,12 @@ impl Emitter {
     /// The sum over the workgroup of each invocation's `v` (f64), the same total in
     /// every invocation, summed in subgroup order.
     fn workgroup_sum(&mut self, s: Sums, v: Word) -> R<Word> {
-        let t = ElemType::F64;
-        let tt = self.ty(t);
-        let part = self.group(BinOp::Add, t, GroupOperation::Reduce, v)?;
-        // Earlier reads of the partials are done before they are written again.
-        self.barrier()?;
-        let el = self.elect()?;
-        self.if_then(el, |e| {
-            let p = e.shared_ptr(s.shared, t, s.sid)?;
-            e.store(p, part)
-        })?;
-        self.barrier()?;
-        let acc = self.local(tt);
-        let zero = self.scalar(Scalar::F64(0.0));
-        self.store(acc, zero)?;
-        let q = self.local(self.u32_t);
-        let (from, one) = (self.c_u32(0), self.c_u32(1));
-        self.count_loop(q, from, s.nsg, one, |e, qv| {
-            let p = e.shared_ptr(s.shared, t, qv)?;
-            let x = e.load(tt, p)?;
-            let a = e.load(tt, acc)?;
-            let r = e.b.f_add(tt, None, a, x).map_err(be)?;
-            e.store(acc, r)
-        })?;
-        self.load(tt, acc)
+        Ok(self.workgroup_sums(s, s.shared, &[v])?[0])
     }
 
-    /// The sums over the workgroup of each invocation's `vals` (f64), with one pair
-    /// of barriers for all of them: `shared` holds `PARTIALS × vals.len()` items.
+    /// The sums over the workgroup of each invocation's `vals` (f64), the same totals
+    /// in every invocation, summed in subgroup order, with one pair of barriers for
+    /// all of them: `shared` holds `PARTIALS × vals.len()` items.
     fn workgroup_sums(&mut self, s: Sums, shared: Word, vals: &[Word]) -> R<Vec<Word>> {
         let t = ElemType::F64;
         let tt = self.ty(t);
