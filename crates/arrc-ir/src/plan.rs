@@ -666,7 +666,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
                 rhs,
                 fold,
                 pair,
-            } => p.matmul(val, (*lhs, *rhs), (*fold, *pair), is_result),
+            } => p.matmul(val, (*lhs, *rhs), (*fold, *pair), is_result)?,
             Inst::Compress { mask, arg } => p.compress(val, *mask, *arg, is_result),
             Inst::Grade { arg, down, origin } => p.grade(val, *arg, *down, *origin, is_result)?,
             Inst::FoldDfn {

@@ -235,6 +235,24 @@ fn gcd_and_lcm_of_the_most_negative_integer() {
 }
 
 #[test]
+fn products_with_long_inner_lengths_are_right_where_loops_are_cut_off() {
+    // lavapipe leaves an invocation's loops after 65535 trips in all: `+.×` of
+    // 4×600000 and 600000×4 f32 matrices summed 524280 of the 600000 products
+    // (12582720 for 14400000), `+.=` 262144 of 300000. Such products are refused
+    // there and computed by the reference; a GPU computes them itself.
+    let mut s = Session::new(Backend::Auto).expect("a session");
+    for (src, want) in [
+        ("+/,(4 600000⍴1.5)+.×600000 4⍴1", "14400000"),
+        ("+/,(8 300000⍴1)+.=300000 8⍴1", "19200000"),
+        ("+/,(2 600000⍴1)+.≠600000 2⍴2", "2400000"),
+        ("+/,(2 200000⍴1)+.=200000 2⍴1", "800000"),
+    ] {
+        let o = s.eval(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+        assert_eq!(arrc::display(&o.value.unwrap()), want, "{src}");
+    }
+}
+
+#[test]
 fn f64_search_through_long_runs_of_equal_keys() {
     // The tolerant search looked at every key in its window, one loop trip each, and
     // lavapipe stops an invocation's loops after 65535 trips.

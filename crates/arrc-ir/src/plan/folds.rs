@@ -580,7 +580,7 @@ impl Planner<'_> {
         (lhs, rhs): (Value, Value),
         (fold, pair): (BinOp, BinOp),
         is_result: bool,
-    ) {
+    ) -> Result<()> {
         let f = self.v.func;
         let (m, k) = (f.ty(lhs).shape[0], f.ty(lhs).shape[1]);
         let n = f.ty(rhs).shape[1];
@@ -638,8 +638,9 @@ impl Planner<'_> {
             bits: None,
         };
         let k = Count::Product(vec![k]);
-        self.push_matmul(kind, kb, (m, n, k));
+        self.push_matmul(v, kind, kb, (m, n, k))?;
         self.buffer_of[v.index()] = Some(out_b);
+        Ok(())
     }
 
     /// `fold.pair` of boolean matrices as `BitProduct` says: each operand packed 32
@@ -654,7 +655,7 @@ impl Planner<'_> {
         (m, k, n): (Dim, Dim, Dim),
         (fold, bits): (BinOp, BitProduct),
         is_result: bool,
-    ) {
+    ) -> Result<()> {
         let f = self.v.func;
         let words = |d: Dim| Count::Groups {
             of: Box::new(Count::Product(vec![d])),
@@ -712,8 +713,9 @@ impl Planner<'_> {
             overflow: None,
             bits: Some(bits),
         };
-        self.push_matmul(kind, kb, (m, n, words(k)));
+        self.push_matmul(v, kind, kb, (m, n, words(k)))?;
         self.buffer_of[v.index()] = Some(out_b);
+        Ok(())
     }
 
     /// Pushes a `MatMul` kernel of `m×n` outputs over `k` steps, in large tiles
@@ -722,10 +724,11 @@ impl Planner<'_> {
     /// (as `emit/matmul.rs` stages them).
     fn push_matmul(
         &mut self,
+        v: Value,
         mut kind: KernelKind,
         kb: KernelBindings,
         (m, n, k): (Dim, Dim, Count),
-    ) {
+    ) -> Result<()> {
         let KernelKind::MatMul { a, tile, .. } = &mut kind else {
             unreachable!("push_matmul takes a MatMul kernel")
         };
@@ -746,14 +749,33 @@ impl Planner<'_> {
             per_group: side,
             max: u32::MAX,
         };
+        let all_tiles = Count::Times(vec![tiles(m, tile.tile_m()), tiles(n, tile.tile_n())]);
         let groups = Count::Groups {
-            of: Box::new(Count::Times(vec![
-                tiles(m, tile.tile_m()),
-                tiles(n, tile.tile_n()),
-            ])),
+            of: Box::new(all_tiles.clone()),
             per_group: 1,
             max: self.opts.map_groups,
         };
+        // Each invocation loops over its tiles and, in each, over `k` a step at a
+        // time (two loop trips a step where a pair is computed: on lavapipe, the
+        // last step's loop counts too). Where the device cuts loops off
+        // (`loop_trip_limit`) past that, the product is refused: `+.×` of 4×600000
+        // and 600000×4 f32 matrices summed 524280 of the 600000 there.
+        if let (Some(limit), Some(steps), Some(all)) = (
+            self.opts.loop_trip_limit,
+            k.constant(),
+            all_tiles.constant(),
+        ) {
+            let each = all.div_ceil(all.clamp(1, u64::from(self.opts.map_groups)));
+            let trips = each.saturating_mul(2 * steps.div_ceil(u64::from(tile.steps)) + 8);
+            if trips > limit {
+                return Err(err::unsupported(
+                    format!(
+                        "this product runs about {trips} loop trips in one invocation, and this device stops loops after {limit}"
+                    ),
+                    self.v.func.span(v),
+                ));
+            }
+        }
         let push = vec![
             ("m", Count::Product(vec![m])),
             ("n", Count::Product(vec![n])),
@@ -764,6 +786,7 @@ impl Planner<'_> {
         if let Some(kernel) = self.plan.kernels.last_mut() {
             kernel.workgroup_size = 256;
         }
+        Ok(())
     }
 
     fn scan_vector(&mut self, v: Value, op: BinOp, arg: Value, is_result: bool) {
