@@ -66,10 +66,26 @@ impl Planner<'_> {
     /// a scan of one row per invocation): refused where that is more loop trips than
     /// the device runs (`PlanOptions::loop_trip_limit`).
     fn check_serial(&self, v: Value, trips: Dim) -> Result<()> {
-        match (self.opts.loop_trip_limit, trips) {
-            (Some(limit), Dim::Known(l)) if l > limit => Err(err::unsupported(
+        match trips {
+            Dim::Known(l) => self.within_trips(l, || format!("this fold runs {l}"), v),
+            _ => Ok(()),
+        }
+    }
+
+    /// Refuses (NOT YET SUPPORTED, at `v`'s span) work of `trips` loop trips in one
+    /// invocation where the device stops loops before (`PlanOptions::
+    /// loop_trip_limit`); `what` says what runs them ("this fold runs 70000").
+    pub(super) fn within_trips(
+        &self,
+        trips: u64,
+        what: impl Fn() -> String,
+        v: Value,
+    ) -> Result<()> {
+        match self.opts.loop_trip_limit {
+            Some(limit) if trips > limit => Err(err::unsupported(
                 format!(
-                    "this fold runs {l} loop trips in one invocation, and this device stops loops after {limit}"
+                    "{} loop trips in one invocation, and this device stops loops after {limit}",
+                    what()
                 ),
                 self.v.func.span(v),
             )),
@@ -760,21 +776,10 @@ impl Planner<'_> {
         // last step's loop counts too). Where the device cuts loops off
         // (`loop_trip_limit`) past that, the product is refused: `+.×` of 4×600000
         // and 600000×4 f32 matrices summed 524280 of the 600000 there.
-        if let (Some(limit), Some(steps), Some(all)) = (
-            self.opts.loop_trip_limit,
-            k.constant(),
-            all_tiles.constant(),
-        ) {
+        if let (Some(len), Some(all)) = (k.constant(), all_tiles.constant()) {
             let each = all.div_ceil(all.clamp(1, u64::from(self.opts.map_groups)));
-            let trips = each.saturating_mul(2 * steps.div_ceil(u64::from(tile.steps)) + 8);
-            if trips > limit {
-                return Err(err::unsupported(
-                    format!(
-                        "this product runs about {trips} loop trips in one invocation, and this device stops loops after {limit}"
-                    ),
-                    self.v.func.span(v),
-                ));
-            }
+            let trips = each.saturating_mul(2 * len.div_ceil(u64::from(tile.steps)) + 8);
+            self.within_trips(trips, || format!("this product runs about {trips}"), v)?;
         }
         let push = vec![
             ("m", Count::Product(vec![m])),

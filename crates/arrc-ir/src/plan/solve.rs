@@ -29,7 +29,7 @@ impl Planner<'_> {
         let diag = self.new_buffer(ElemType::F64, dim(n), BufferRole::Temp);
         // Each reflector's squared norm, for the columns after its panel.
         let taus = self.new_buffer(ElemType::F64, dim(n), BufferRole::Temp);
-        let block = self.block_within_trips(m, n, f.span(v))?;
+        let block = self.block_within_trips(v, m, n)?;
         let span = f.span(v);
         let singular = self.error_bit(ErrorClass::Domain, "⌹ of a singular matrix", span.clone());
         let shape = self.error_bit(
@@ -124,7 +124,7 @@ impl Planner<'_> {
     /// applying its B reflectors, and back substitution n sums of n rows. Where
     /// even one column a panel is more than the device runs, the solve is refused
     /// (the CPU computes it).
-    fn block_within_trips(&self, m: Dim, n: Dim, span: arrc_syntax::Span) -> Result<u32> {
+    fn block_within_trips(&self, v: Value, m: Dim, n: Dim) -> Result<u32> {
         let shared = (self.opts.max_shared_bytes / (128 * 8)).max(1);
         let block = self.opts.qr_block.clamp(1, 16).min(shared);
         let Some(limit) = self.opts.loop_trip_limit else {
@@ -138,15 +138,8 @@ impl Planner<'_> {
         );
         let step = 2 * m.div_ceil(wg) + groups + 6;
         let back = n.saturating_mul(n.div_ceil(wg) + groups + 4);
-        if back > limit || step > limit {
-            return Err(err::unsupported(
-                format!(
-                    "⌹ of {n} columns runs about {} loop trips in one invocation, and this device stops loops after {limit}",
-                    back.max(step)
-                ),
-                span,
-            ));
-        }
+        let most = back.max(step);
+        self.within_trips(most, || format!("⌹ of {n} columns runs about {most}"), v)?;
         Ok((limit / step).clamp(1, u64::from(block)) as u32)
     }
 }
