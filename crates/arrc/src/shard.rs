@@ -591,12 +591,7 @@ impl Session {
                         cell: s.shape[1..].to_vec(),
                     });
                 }
-                // Nested and mixed arrays have no device layout to split (nor characters,
-                // which the device path does not take).
-                let (shape, elem) = self.array_shape(n)?;
-                if matches!(elem, ElemType::Mixed | ElemType::Char) {
-                    return None;
-                }
+                let shape = self.numeric_shape(n)?;
                 if shape.is_empty() {
                     needs.scalars.insert(n.clone());
                     return Some(Form::Scalar);
@@ -717,12 +712,17 @@ impl Session {
         if self.multi.as_ref()?.arrays.contains_key(n) || needs.split.contains(n) {
             return None;
         }
-        let (shape, elem) = self.array_shape(n)?;
-        if matches!(elem, ElemType::Mixed | ElemType::Char) {
-            return None;
-        }
+        let shape = self.numeric_shape(n)?;
         needs.replicated.insert(n.clone());
         Some(shape)
+    }
+
+    /// The shape of workspace array `n` where its items are numbers: nested and
+    /// mixed arrays have no device layout to split, and the device path takes no
+    /// characters.
+    fn numeric_shape(&self, n: &str) -> Option<Vec<usize>> {
+        let (shape, elem) = self.array_shape(n)?;
+        (!matches!(elem, ElemType::Mixed | ElemType::Char)).then_some(shape)
     }
 
     /// `n` of `⍳n` when it is known and large enough to split.
