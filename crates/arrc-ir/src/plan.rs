@@ -40,8 +40,8 @@ pub use tile::{BitProduct, MatMulTile};
 
 pub use kexpr::{IExpr, KExpr};
 pub use kinds::{
-    Binding, Compact, Finish, Fold, HashLayout, KernelKind, RadixArg, RadixPlaces, SegScanShape,
-    Unit,
+    scan_unpublished, Binding, Compact, Finish, Fold, HashLayout, KernelKind, RadixArg,
+    RadixPlaces, ScanStatus, SegScanShape, Unit,
 };
 
 /// Planner settings.
@@ -157,6 +157,11 @@ pub struct PlanOptions {
     /// a counter. Tiles may then start before their predecessors, which only the
     /// decoupled fallback gets past: a test of it, not a speed-up (1% on the H200).
     pub scan_tiles_by_workgroup: bool,
+    /// A chained scan of 8-byte values publishes each tile's aggregate and
+    /// inclusive prefix as 64-bit words that are their own flags
+    /// (`ScanStatus::Wide`), where the device's 64-bit atomics are used; otherwise a
+    /// flag word and two value words (`ScanStatus::Flagged`).
+    pub scan_wide_status: bool,
     /// A reduction of a vector to one value is one dispatch: each workgroup stores
     /// its partial and counts itself done, and the last folds the partials
     /// (`KernelKind::Reduce::finish`); else a second dispatch of one workgroup does.
@@ -220,6 +225,7 @@ impl Default for PlanOptions {
             scan_workgroup_size: 256,
             scan_items_per_thread: 16,
             scan_tiles_by_workgroup: false,
+            scan_wide_status: true,
             single_pass_reduce: false,
             quad_columns_from: 1 << 25,
             host_checks_result: false,

@@ -4,7 +4,7 @@
 //! and simple.
 
 use crate::SpirvError;
-use arrc_ir::plan::{Fold, IExpr, KExpr, Kernel, KernelKind, Unit};
+use arrc_ir::plan::{scan_unpublished, Fold, IExpr, KExpr, Kernel, KernelKind, ScanStatus, Unit};
 use arrc_ir::scalar::BinOp;
 use arrc_ir::{ElemType, Scalar};
 use rspirv::dr::{Builder, Operand};
@@ -76,6 +76,9 @@ struct Emitter {
     buffer_structs: HashMap<ElemType, Word>,
     /// `struct { T4 data[]; }` per element type (`vec4_view`).
     vec4_structs: HashMap<ElemType, Word>,
+    /// Block structs by element type and stride (a type and its decorations are
+    /// declared once in a module).
+    blocks: HashMap<(Word, u32), Word>,
     /// The module's table of 2/π's bits (f64 argument reduction), once made.
     two_over_pi: Option<Word>,
     /// A radix pass's least key word, subtracted from each key before its digit is
@@ -161,6 +164,14 @@ fn plain_load<'k>(cx: &Cx, expr: &'k KExpr) -> Option<(u32, ElemType, &'k IExpr)
     }
 }
 
+/// A chained scan's 64-bit views of its status bindings (`ScanStatus`).
+#[derive(Clone, Copy)]
+enum StatusViews {
+    Flagged,
+    Packed(Word),
+    Wide { aggregates: Word, inclusive: Word },
+}
+
 /// Per-kernel state: binding variables, builtins already loaded, interface.
 #[derive(Clone)]
 struct Cx {
@@ -183,9 +194,9 @@ struct Cx {
     /// Each binding's first descriptor binding number.
     numbers: Vec<u32>,
     window_bytes: u64,
-    /// A scan's tile status as `struct { u64 data[]; }` over the flags binding, when
-    /// flag and value are packed into one word per tile.
-    packed_status: Option<Word>,
+    /// A scan's tile status words, as `struct { u64 data[]; }` views where they are
+    /// 64-bit (`ScanStatus`).
+    status_views: StatusViews,
     /// A binding whose stored values must be finite, and the error bit raised where
     /// one is not (a float fold's overflow).
     overflow: Option<(u32, u32)>,
@@ -238,6 +249,7 @@ impl Emitter {
             ptr_types: HashMap::new(),
             buffer_structs: HashMap::new(),
             vec4_structs: HashMap::new(),
+            blocks: HashMap::new(),
             two_over_pi: None,
             radix_least: None,
             status_struct: None,
@@ -495,6 +507,9 @@ impl Emitter {
 
     /// `struct { E data[]; }` with elements `stride` bytes apart, a storage-buffer block.
     fn block_of(&mut self, elem: Word, stride: u32) -> Word {
+        if let Some(&st) = self.blocks.get(&(elem, stride)) {
+            return st;
+        }
         let rt = self.b.type_runtime_array(elem);
         self.b
             .decorate(rt, Decoration::ArrayStride, [Operand::LiteralBit32(stride)]);
@@ -502,6 +517,7 @@ impl Emitter {
         self.b.decorate(st, Decoration::Block, []);
         self.b
             .member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+        self.blocks.insert((elem, stride), st);
         st
     }
 
@@ -1018,7 +1034,7 @@ impl Emitter {
             windows: vec![],
             numbers: vec![],
             window_bytes: k.window_bytes,
-            packed_status: None,
+            status_views: StatusViews::Flagged,
             overflow: None,
         };
         // Descriptor bindings in order, a split array's windows consecutively.
@@ -1172,15 +1188,20 @@ impl Emitter {
                 inclusive,
                 counter,
                 every_subgroup_looks_back,
-                packed,
+                status,
                 shuffle,
                 tiles_by_workgroup,
                 compact,
                 ..
             } => {
-                if *packed {
-                    cx.packed_status = Some(self.u64_view(&cx, *flags)?);
-                }
+                cx.status_views = match status {
+                    ScanStatus::Flagged => StatusViews::Flagged,
+                    ScanStatus::Packed => StatusViews::Packed(self.u64_view(&cx, *flags)?),
+                    ScanStatus::Wide => StatusViews::Wide {
+                        aggregates: self.u64_view(&cx, *aggregates)?,
+                        inclusive: self.u64_view(&cx, *inclusive)?,
+                    },
+                };
                 self.scan_kernel(
                     &mut cx,
                     *op,

@@ -252,6 +252,8 @@ pub struct Tuning {
     pub matmul_tile: Option<arrc_ir::plan::MatMulTile>,
     /// Scan tiles in workgroup-id order (`PlanOptions::scan_tiles_by_workgroup`).
     pub scan_tiles_by_workgroup: Option<bool>,
+    /// 8-byte scans' status words (`PlanOptions::scan_wide_status`).
+    pub scan_wide_status: Option<bool>,
     /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`).
     pub every_subgroup_looks_back: Option<bool>,
     /// A vector's reduction in one dispatch (`PlanOptions::single_pass_reduce`).
@@ -330,6 +332,9 @@ impl Tuning {
         }
         if let Some(v) = self.scan_tiles_by_workgroup {
             o.scan_tiles_by_workgroup = v;
+        }
+        if let Some(v) = self.scan_wide_status {
+            o.scan_wide_status = v;
         }
         if let Some(v) = self.every_subgroup_looks_back {
             o.every_subgroup_looks_back = v;

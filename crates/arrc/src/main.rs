@@ -344,6 +344,11 @@ struct TuneArgs {
     /// claimed from a counter.
     #[arg(long)]
     scan_tiles_by_workgroup: Option<bool>,
+    /// Tuning: a scan of 8-byte values (`+\` of f32 in f64, of i32 in i64) publishes
+    /// its tiles' values as 64-bit words that are their own flags (the default
+    /// where the device has 64-bit atomics); `false`: a flag, then two value words.
+    #[arg(long)]
+    scan_wide_status: Option<bool>,
     /// Tuning: a vector's reduction in one dispatch (the last workgroup done folds
     /// the partials) instead of two.
     #[arg(long)]
@@ -429,6 +434,7 @@ impl TuneArgs {
             busy_groups: self.busy_groups,
             spin_limit: self.spin,
             scan_tiles_by_workgroup: self.scan_tiles_by_workgroup,
+            scan_wide_status: self.scan_wide_status,
             single_pass_reduce: self.single_pass_reduce,
             quad_columns_from: self.quad_columns_from,
             matmul_large_from: self.matmul_large_from,

@@ -28,6 +28,7 @@ const DYADIC: &[&str] = &[
 const MONADIC: &[&str] = &[
     "{+/⍵}",
     "{+\\⍵}",
+    "{⌈\\⍵}",
     "{⌈/⍵}",
     "{×/⍵}",
     "{⌽⍵}",
@@ -41,7 +42,13 @@ const MONADIC: &[&str] = &[
 const TYPES: &[&str] = &["f32", "i32", "i64", "f64"];
 
 /// `None` if it built (`Some(true)` in `built`) or gave an APL error; else the failure.
-fn one(src: &str, omega: &str, alpha: Option<&str>, built: &mut usize) -> Option<String> {
+fn one(
+    src: &str,
+    omega: &str,
+    alpha: Option<&str>,
+    opts: &PlanOptions,
+    built: &mut usize,
+) -> Option<String> {
     let w = parse_arg_type(omega, 0).unwrap();
     let a = alpha.map(|a| parse_arg_type(a, w.rank() as u32).unwrap());
     let float = if omega.starts_with("f64") || alpha.is_some_and(|a| a.starts_with("f64")) {
@@ -49,23 +56,22 @@ fn one(src: &str, omega: &str, alpha: Option<&str>, built: &mut usize) -> Option
     } else {
         ElemType::F32
     };
-    match build(
-        src,
-        w,
-        a,
-        float,
-        &PlanOptions::default(),
-        &Default::default(),
-    ) {
+    match build(src, w, a, float, opts, &Default::default()) {
         Ok(b) => {
             // Validated by build(); check once more that it is a real module.
             assert!(b.words.len() > 5 && b.words[0] == 0x0723_0203, "{src}");
             *built += 1;
             None
         }
-        Err(e) if e.message.contains("internal compiler error") => {
-            Some(format!("{src} ⍺ {alpha:?} ⍵ {omega}: {}", e.message))
-        }
+        Err(e) if e.message.contains("internal compiler error") => Some(format!(
+            "{src} ⍺ {alpha:?} ⍵ {omega} ({} atomics): {}",
+            if opts.int64_atomics {
+                "64-bit"
+            } else {
+                "32-bit"
+            },
+            e.message
+        )),
         Err(e) if e.message.contains("panicked") => Some(format!("{src}: {}", e.message)),
         Err(_) => None,
     }
@@ -75,6 +81,7 @@ fn one(src: &str, omega: &str, alpha: Option<&str>, built: &mut usize) -> Option
 fn every_dfn_type_and_rank_builds_or_gives_an_apl_error() {
     let mut bad = vec![];
     let mut built = 0;
+    let default = PlanOptions::default();
     let ranks = ["[0]", "", "[2]"];
     for src in DYADIC {
         for at in TYPES {
@@ -82,16 +89,25 @@ fn every_dfn_type_and_rank_builds_or_gives_an_apl_error() {
                 for ar in ranks {
                     for wr in ranks {
                         let (a, w) = (format!("{at}{ar}"), format!("{wt}{wr}"));
-                        bad.extend(one(src, &w, Some(&a), &mut built));
+                        bad.extend(one(src, &w, Some(&a), &default, &mut built));
                     }
                 }
             }
         }
     }
+    // Monadic functions also for each named target: their kernels differ (tile
+    // shapes, the scans' 64-bit status words where the device has such atomics).
+    let targets: Vec<PlanOptions> = ["lavapipe", "nvidia", "generic"]
+        .iter()
+        .map(|t| arrc::build::target_options(t).unwrap())
+        .chain([PlanOptions::default()])
+        .collect();
     for src in MONADIC {
         for wt in TYPES {
             for wr in ranks {
-                bad.extend(one(src, &format!("{wt}{wr}"), None, &mut built));
+                for opts in &targets {
+                    bad.extend(one(src, &format!("{wt}{wr}"), None, opts, &mut built));
+                }
             }
         }
     }
@@ -104,6 +120,9 @@ fn every_dfn_type_and_rank_builds_or_gives_an_apl_error() {
     // Most of the grid is valid APL (scalar extension, equal ranks): it must build.
     assert!(built > 1000, "only {built} combinations built");
     let mut one_more = 0;
-    assert_eq!(one("{⍺+⍵}", "f32", Some("f32"), &mut one_more), None);
+    assert_eq!(
+        one("{⍺+⍵}", "f32", Some("f32"), &default, &mut one_more),
+        None
+    );
     assert_eq!(one_more, 1, "{{⍺+⍵}} of two f32 vectors builds");
 }

@@ -855,24 +855,34 @@ impl Planner<'_> {
         };
         // One workgroup per tile.
         let groups = tiles.clone();
-        let packed = self.opts.int64_atomics && expr.elem().size() == 4;
-        let flag_words = if packed {
-            Count::Scaled {
+        let status = match (self.opts.int64_atomics, expr.elem().size()) {
+            (false, _) => ScanStatus::Flagged,
+            (true, 4) => ScanStatus::Packed,
+            (true, _) if self.opts.scan_wide_status => ScanStatus::Wide,
+            (true, _) => ScanStatus::Flagged,
+        };
+        let flag_words = match status {
+            ScanStatus::Flagged => tiles.clone(),
+            ScanStatus::Packed => Count::Scaled {
                 of: Box::new(tiles.clone()),
                 times: 2,
-            }
-        } else {
-            tiles.clone()
+            },
+            ScanStatus::Wide => Count::known(1),
         };
         let flags = self.new_buffer(ElemType::I32, flag_words, BufferRole::Zeroed);
         let counter = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
-        // Tile values travel as two u32 words each, written and read with atomics.
+        // Tile values travel as two u32 words each, written and read with atomics
+        // (one 64-bit word, zero until published, when the status is `Wide`).
         let words = Count::Scaled {
             of: Box::new(tiles),
             times: 2,
         };
-        let aggregates = self.new_buffer(ElemType::I32, words.clone(), BufferRole::Temp);
-        let inclusive = self.new_buffer(ElemType::I32, words, BufferRole::Temp);
+        let role = match status {
+            ScanStatus::Wide => BufferRole::Zeroed,
+            _ => BufferRole::Temp,
+        };
+        let aggregates = self.new_buffer(ElemType::I32, words.clone(), role.clone());
+        let inclusive = self.new_buffer(ElemType::I32, words, role);
         let out = kb.bind(out_b, elem, true);
         let shared = |kb: &mut KernelBindings, buf: usize, elem: ElemType, atomic: bool| {
             let i = kb.bind(buf, elem, true);
@@ -910,7 +920,7 @@ impl Planner<'_> {
             inclusive,
             counter,
             every_subgroup_looks_back: self.opts.every_subgroup_looks_back,
-            packed,
+            status,
             shuffle: self.opts.subgroup_shuffle,
             tiles_by_workgroup: self.opts.scan_tiles_by_workgroup,
             overflow,

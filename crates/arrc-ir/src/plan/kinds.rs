@@ -166,10 +166,8 @@ pub enum KernelKind {
         /// workgroup memory: for devices where a workgroup barrier after one
         /// subgroup's spin does not order its stores (`PlanOptions`).
         every_subgroup_looks_back: bool,
-        /// A 4-byte fold's tile status is one 64-bit word per tile in `flags` (the
-        /// value in the high half, the flag in the low half), published and read with
-        /// one 64-bit atomic each, as in CUB; `aggregates` and `inclusive` go unused.
-        packed: bool,
+        /// How a tile's status is published and read (`ScanStatus`).
+        status: ScanStatus,
         /// Round totals by a shuffle from the last lane (`PlanOptions::subgroup_shuffle`).
         shuffle: bool,
         /// The tile is the workgroup id, not claimed from `counter` (`PlanOptions`).
@@ -455,6 +453,39 @@ pub struct SegScanShape {
 pub struct Finish {
     pub partials: u32,
     pub counter: u32,
+}
+
+/// How a chained scan's tiles publish their status (`KernelKind::ScanChained`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanStatus {
+    /// A flag word per tile in `flags` (0 unpublished, 1 aggregate, 2 inclusive
+    /// prefix), stored with release semantics after the value's two u32 words in
+    /// `aggregates` or `inclusive`; a reader acquires the flag, then reads the words.
+    /// Where the device has no 64-bit atomics that can be trusted.
+    Flagged,
+    /// A 4-byte fold's status is one 64-bit word per tile in `flags` (the value in
+    /// the high half, the flag in the low half), published and read with one 64-bit
+    /// atomic each, as in CUB; `aggregates` and `inclusive` go unused.
+    Packed,
+    /// An 8-byte fold's aggregate and inclusive prefix are each one 64-bit word per
+    /// tile in `aggregates` and `inclusive` (zeroed), stored once with one 64-bit
+    /// atomic as the value's bits exclusive-or `scan_unpublished` (so that zero
+    /// means unpublished and the value is its own flag). A reader loads both words at
+    /// once: one round trip a poll, where a flag and then the value are two. A value
+    /// whose bits are the pattern itself reads as unpublished, and the tile is
+    /// reduced by the decoupled fallback instead: slower, never wrong. `flags` goes
+    /// unused.
+    Wide,
+}
+
+/// The bit pattern a `ScanStatus::Wide` word is exclusive-ored with: a NaN that no
+/// arithmetic produces for f64 folds, and the most negative integer for i64 ones
+/// (no sum of fewer than 2^32 i32 values reaches it).
+pub fn scan_unpublished(t: ElemType) -> u64 {
+    match t {
+        ElemType::F64 => 0x7ff4_a5a5_5a5a_a5a5,
+        _ => 1 << 63,
+    }
 }
 
 /// See `KernelKind::ScanChained::compact`.

@@ -594,7 +594,6 @@ impl Emitter {
         let (u, bt) = (self.u32_t, self.bool_t);
         let zero = self.c_u32(0);
         let one = self.c_u32(1);
-        let two = self.c_u32(2);
         let id = self.identity(op, t);
         let sid = self.load_builtin_cx(BuiltIn::SubgroupId)?;
         let sg0 = self.b.i_equal(bt, None, sid, zero).map_err(be)?;
@@ -602,9 +601,9 @@ impl Emitter {
         self.store(prefix, id)?;
         self.if_else(
             is0,
-            |e| e.publish(cx, sg0, [incls, flags], zero, agg, t, two),
+            |e| e.publish(cx, sg0, [flags, aggs, incls], zero, agg, t, true),
             |e| {
-                e.publish(cx, sg0, [aggs, flags], tile, agg, t, one)?;
+                e.publish(cx, sg0, [flags, aggs, incls], tile, agg, t, false)?;
                 let jm = e.b.i_sub(u, None, tile, one).map_err(be)?;
                 e.store(j, jm)?;
                 e.store(spins, zero)?;
@@ -618,48 +617,71 @@ impl Emitter {
                 )?;
                 let pv = e.load(tt, prefix)?;
                 let inc = e.binop(op, t, pv, agg)?;
-                e.publish(cx, sg0, [incls, flags], tile, inc, t, two)
+                e.publish(cx, sg0, [flags, aggs, incls], tile, inc, t, true)
             },
         )
     }
 
-    /// One elected lane of subgroup 0 stores a tile's value words, then its flag with release
-    /// semantics (so the words are visible before the flag).
+    /// One elected lane of subgroup 0 publishes a tile's aggregate or (with
+    /// `inclusive`) its inclusive prefix `v`, as its `ScanStatus` says: the value
+    /// words, then the flag with release semantics (so the words are visible before
+    /// the flag), or one 64-bit atomic store.
     #[allow(clippy::too_many_arguments)]
     fn publish(
         &mut self,
         cx: &Cx,
         sg0: Word,
-        bindings: [u32; 2],
+        bindings: [u32; 3],
         tile: Word,
         v: Word,
         t: ElemType,
-        flag: Word,
+        inclusive: bool,
     ) -> R<()> {
-        let [values, flags] = bindings;
+        let [flags, aggs, incls] = bindings;
         let el = self.elect()?;
         let bt = self.bool_t;
         let me = self.b.logical_and(bt, None, sg0, el).map_err(be)?;
         self.if_then(me, |e| {
             let dev = e.c_u32(SCOPE_DEVICE);
-            if let Some(view) = cx.packed_status {
-                // (value bits << 32) | flag, in one atomic store.
-                let relaxed = e.c_u32(0);
-                let u64t = e.b.type_int(64, 0);
-                let u = e.u32_t;
-                let bits = e.b.bitcast(u, None, v).map_err(be)?;
-                let hi = e.b.u_convert(u64t, None, bits).map_err(be)?;
-                let c32 = e.constant(u64t, 32, true);
-                let hi = e.b.shift_left_logical(u64t, None, hi, c32).map_err(be)?;
-                let lo = e.b.u_convert(u64t, None, flag).map_err(be)?;
-                let w = e.b.bitwise_or(u64t, None, hi, lo).map_err(be)?;
-                let p = e.packed_ptr(view, tile)?;
-                return e.b.atomic_store(p, dev, relaxed, w).map_err(be);
+            let relaxed = e.c_u32(0);
+            match cx.status_views {
+                StatusViews::Packed(view) => {
+                    let u64t = e.b.type_int(64, 0);
+                    // (value bits << 32) | flag, in one atomic store.
+                    let flag = e.c_u32(if inclusive { 2 } else { 1 });
+                    let u = e.u32_t;
+                    let bits = e.b.bitcast(u, None, v).map_err(be)?;
+                    let hi = e.b.u_convert(u64t, None, bits).map_err(be)?;
+                    let c32 = e.constant(u64t, 32, true);
+                    let hi = e.b.shift_left_logical(u64t, None, hi, c32).map_err(be)?;
+                    let lo = e.b.u_convert(u64t, None, flag).map_err(be)?;
+                    let w = e.b.bitwise_or(u64t, None, hi, lo).map_err(be)?;
+                    let p = e.packed_ptr(view, tile)?;
+                    e.b.atomic_store(p, dev, relaxed, w).map_err(be)
+                }
+                StatusViews::Wide {
+                    aggregates,
+                    inclusive: incl_view,
+                } => {
+                    let u64t = e.b.type_int(64, 0);
+                    // The value's bits exclusive-or the unpublished pattern: never
+                    // zero for a value that can be told from unpublished.
+                    let bits = e.b.bitcast(u64t, None, v).map_err(be)?;
+                    let pat = e.constant(u64t, scan_unpublished(t), true);
+                    let w = e.b.bitwise_xor(u64t, None, bits, pat).map_err(be)?;
+                    let view = if inclusive { incl_view } else { aggregates };
+                    let p = e.packed_ptr(view, tile)?;
+                    e.b.atomic_store(p, dev, relaxed, w).map_err(be)
+                }
+                StatusViews::Flagged => {
+                    let values = if inclusive { incls } else { aggs };
+                    let flag = e.c_u32(if inclusive { 2 } else { 1 });
+                    e.store_words(cx, values, tile, v, t)?;
+                    let release = e.c_u32(SEM_RELEASE_UNIFORM);
+                    let fp = e.word_at(cx, flags, tile)?;
+                    e.b.atomic_store(fp, dev, release, flag).map_err(be)
+                }
             }
-            e.store_words(cx, values, tile, v, t)?;
-            let release = e.c_u32(SEM_RELEASE_UNIFORM);
-            let fp = e.word_at(cx, flags, tile)?;
-            e.b.atomic_store(fp, dev, release, flag).map_err(be)
         })
     }
 
@@ -780,20 +802,46 @@ impl Emitter {
         self.store(fl, two)?;
         self.store(val, id)?;
         self.if_then(valid, |e| {
-            if let Some(view) = cx.packed_status {
-                // One load: the flag in the low half, the value in the high half.
-                let relaxed = e.c_u32(0);
-                let u64t = e.b.type_int(64, 0);
-                let p = e.packed_ptr(view, tj)?;
-                let w = e.b.atomic_load(u64t, None, p, dev, relaxed).map_err(be)?;
-                let f = e.b.u_convert(u, None, w).map_err(be)?;
-                let c32 = e.constant(u64t, 32, true);
-                let hi = e.b.shift_right_logical(u64t, None, w, c32).map_err(be)?;
-                let hi = e.b.u_convert(u, None, hi).map_err(be)?;
-                let v = e.b.bitcast(tt, None, hi).map_err(be)?;
-                e.store(fl, f)?;
-                let any = e.ult(zero, f)?;
-                return e.if_then(any, |e| e.store(val, v));
+            let relaxed = e.c_u32(0);
+            match cx.status_views {
+                StatusViews::Packed(view) => {
+                    let u64t = e.b.type_int(64, 0);
+                    // One load: the flag in the low half, the value in the high half.
+                    let p = e.packed_ptr(view, tj)?;
+                    let w = e.b.atomic_load(u64t, None, p, dev, relaxed).map_err(be)?;
+                    let f = e.b.u_convert(u, None, w).map_err(be)?;
+                    let c32 = e.constant(u64t, 32, true);
+                    let hi = e.b.shift_right_logical(u64t, None, w, c32).map_err(be)?;
+                    let hi = e.b.u_convert(u, None, hi).map_err(be)?;
+                    let v = e.b.bitcast(tt, None, hi).map_err(be)?;
+                    e.store(fl, f)?;
+                    let any = e.ult(zero, f)?;
+                    return e.if_then(any, |e| e.store(val, v));
+                }
+                StatusViews::Wide {
+                    aggregates,
+                    inclusive,
+                } => {
+                    let u64t = e.b.type_int(64, 0);
+                    // Both words at once; the inclusive prefix wins.
+                    let pi = e.packed_ptr(inclusive, tj)?;
+                    let wi = e.b.atomic_load(u64t, None, pi, dev, relaxed).map_err(be)?;
+                    let pa = e.packed_ptr(aggregates, tj)?;
+                    let wa = e.b.atomic_load(u64t, None, pa, dev, relaxed).map_err(be)?;
+                    let z = e.constant(u64t, 0, true);
+                    let has_i = e.b.i_not_equal(bt, None, wi, z).map_err(be)?;
+                    let has_a = e.b.i_not_equal(bt, None, wa, z).map_err(be)?;
+                    let fa = e.b.select(u, None, has_a, one, zero).map_err(be)?;
+                    let f = e.b.select(u, None, has_i, two, fa).map_err(be)?;
+                    let w = e.b.select(u64t, None, has_i, wi, wa).map_err(be)?;
+                    let pat = e.constant(u64t, scan_unpublished(t), true);
+                    let bits = e.b.bitwise_xor(u64t, None, w, pat).map_err(be)?;
+                    let v = e.b.bitcast(tt, None, bits).map_err(be)?;
+                    e.store(fl, f)?;
+                    let any = e.ult(zero, f)?;
+                    return e.if_then(any, |e| e.store(val, v));
+                }
+                StatusViews::Flagged => {}
             }
             let fp = e.word_at(cx, flags, tj)?;
             let f = e.b.atomic_load(u, None, fp, dev, acquire).map_err(be)?;
