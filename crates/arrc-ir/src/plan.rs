@@ -162,6 +162,11 @@ pub struct PlanOptions {
     /// (`ScanStatus::Wide`), where the device's 64-bit atomics are used; otherwise a
     /// flag word and two value words (`ScanStatus::Flagged`).
     pub scan_wide_status: bool,
+    /// A chained scan's workgroup gives one subgroup to the lookback alone: it polls
+    /// the earlier tiles' status while the others load and scan the tile, so that
+    /// the prefix is often known when the tile's aggregate is. Not on devices whose
+    /// subgroups may wait on each other only at barriers (`every_subgroup_looks_back`).
+    pub scan_lookback_subgroup: bool,
     /// A reduction of a vector to one value is one dispatch: each workgroup stores
     /// its partial and counts itself done, and the last folds the partials
     /// (`KernelKind::Reduce::finish`); else a second dispatch of one workgroup does.
@@ -226,6 +231,7 @@ impl Default for PlanOptions {
             scan_items_per_thread: 16,
             scan_tiles_by_workgroup: false,
             scan_wide_status: true,
+            scan_lookback_subgroup: false,
             single_pass_reduce: false,
             quad_columns_from: 1 << 25,
             host_checks_result: false,

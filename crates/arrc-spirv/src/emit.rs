@@ -1189,6 +1189,7 @@ impl Emitter {
                 counter,
                 every_subgroup_looks_back,
                 status,
+                lookback_subgroup,
                 shuffle,
                 tiles_by_workgroup,
                 compact,
@@ -1212,6 +1213,7 @@ impl Emitter {
                     *tiles_by_workgroup,
                     *shuffle,
                     compact.as_ref(),
+                    *lookback_subgroup,
                 )?
             }
             KernelKind::SegScan { value, flag, shape } => {

@@ -254,6 +254,9 @@ pub struct Tuning {
     pub scan_tiles_by_workgroup: Option<bool>,
     /// 8-byte scans' status words (`PlanOptions::scan_wide_status`).
     pub scan_wide_status: Option<bool>,
+    /// A subgroup of each scan tile that only looks back
+    /// (`PlanOptions::scan_lookback_subgroup`).
+    pub scan_lookback_subgroup: Option<bool>,
     /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`).
     pub every_subgroup_looks_back: Option<bool>,
     /// A vector's reduction in one dispatch (`PlanOptions::single_pass_reduce`).
@@ -335,6 +338,9 @@ impl Tuning {
         }
         if let Some(v) = self.scan_wide_status {
             o.scan_wide_status = v;
+        }
+        if let Some(v) = self.scan_lookback_subgroup {
+            o.scan_lookback_subgroup = v;
         }
         if let Some(v) = self.every_subgroup_looks_back {
             o.every_subgroup_looks_back = v;

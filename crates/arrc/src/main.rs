@@ -349,6 +349,10 @@ struct TuneArgs {
     /// where the device has 64-bit atomics); `false`: a flag, then two value words.
     #[arg(long)]
     scan_wide_status: Option<bool>,
+    /// Tuning: one subgroup of each scan workgroup holds no elements and looks back
+    /// from the moment the tile is claimed (the tile is the other subgroups').
+    #[arg(long)]
+    scan_lookback_subgroup: Option<bool>,
     /// Tuning: a vector's reduction in one dispatch (the last workgroup done folds
     /// the partials) instead of two.
     #[arg(long)]
@@ -435,6 +439,7 @@ impl TuneArgs {
             spin_limit: self.spin,
             scan_tiles_by_workgroup: self.scan_tiles_by_workgroup,
             scan_wide_status: self.scan_wide_status,
+            scan_lookback_subgroup: self.scan_lookback_subgroup,
             single_pass_reduce: self.single_pass_reduce,
             quad_columns_from: self.quad_columns_from,
             matmul_large_from: self.matmul_large_from,

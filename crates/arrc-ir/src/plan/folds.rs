@@ -847,7 +847,14 @@ impl Planner<'_> {
             }
             _ => self.opts.scan_items_per_thread,
         };
-        let tile = wg * items;
+        // With a lookback subgroup, the tile is the other subgroups' (compactions
+        // keep their own layout).
+        let lookback_subgroup = (self.opts.scan_lookback_subgroup
+            && !self.opts.every_subgroup_looks_back
+            && compact.is_none()
+            && wg > sgs)
+            .then_some(sgs);
+        let tile = (wg - lookback_subgroup.unwrap_or(0)) * items;
         let tiles = Count::Groups {
             of: Box::new(n.clone()),
             per_group: tile,
@@ -921,6 +928,7 @@ impl Planner<'_> {
             counter,
             every_subgroup_looks_back: self.opts.every_subgroup_looks_back,
             status,
+            lookback_subgroup,
             shuffle: self.opts.subgroup_shuffle,
             tiles_by_workgroup: self.opts.scan_tiles_by_workgroup,
             overflow,

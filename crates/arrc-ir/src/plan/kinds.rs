@@ -168,6 +168,12 @@ pub enum KernelKind {
         every_subgroup_looks_back: bool,
         /// How a tile's status is published and read (`ScanStatus`).
         status: ScanStatus,
+        /// The workgroup's last `L` invocations (one subgroup of the planner's size
+        /// `L`) hold no elements and look back from the moment the tile is claimed,
+        /// until the prefix is found or the other subgroups have their totals
+        /// (`PlanOptions::scan_lookback_subgroup`); a tile is the other invocations'
+        /// `items` each.
+        lookback_subgroup: Option<u32>,
         /// Round totals by a shuffle from the last lane (`PlanOptions::subgroup_shuffle`).
         shuffle: bool,
         /// The tile is the workgroup id, not claimed from `counter` (`PlanOptions`).

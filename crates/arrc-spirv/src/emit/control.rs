@@ -51,6 +51,25 @@ impl Emitter {
         self.if_else(cond, then, |_| Ok(()))
     }
 
+    /// Opens `if cond {`, for a body emitted straight on; [`Self::end_if`] closes
+    /// it. No value made inside may be used after it (only variables carry out).
+    pub(super) fn begin_if(&mut self, cond: Word) -> R<Word> {
+        let (t, m) = (self.b.id(), self.b.id());
+        self.b
+            .selection_merge(m, SelectionControl::NONE)
+            .map_err(be)?;
+        self.b.branch_conditional(cond, t, m, []).map_err(be)?;
+        self.b.begin_block(Some(t)).map_err(be)?;
+        Ok(m)
+    }
+
+    /// Closes an `if` opened by [`Self::begin_if`] (its merge block `m`).
+    pub(super) fn end_if(&mut self, m: Word) -> R<()> {
+        self.b.branch(m).map_err(be)?;
+        self.b.begin_block(Some(m)).map_err(be)?;
+        Ok(())
+    }
+
     /// `if cond { then } else { els }`.
     pub(super) fn if_else(
         &mut self,

@@ -38,7 +38,13 @@ impl Emitter {
         tiles_by_workgroup: bool,
         shuffle: bool,
         compact: Option<&arrc_ir::plan::Compact>,
+        lookback_sg: Option<u32>,
     ) -> R<()> {
+        if lookback_sg.is_some() && (compact.is_some() || every_subgroup) {
+            return Err(SpirvError::Build(
+                "a lookback subgroup in a compaction or where every subgroup looks back".into(),
+            ));
+        }
         let counter = state[3];
         let t = expr.elem();
         let tt = self.ty(t);
@@ -96,7 +102,22 @@ impl Emitter {
         let sgs = self.load_builtin(cx, BuiltIn::SubgroupSize)?;
         let lane = self.load_builtin(cx, BuiltIn::SubgroupLocalInvocationId)?;
         let per_tile = self.c_u32(rounds * width);
-        let blk = self.umul(self.wg_size, per_tile)?;
+        // The invocations that hold the tile: all, or all but the lookback
+        // subgroup's `L` (the last ones).
+        let data_wg = match lookback_sg {
+            Some(l) => {
+                let l = self.c_u32(l);
+                self.b.i_sub(u, None, self.wg_size, l).map_err(be)?
+            }
+            None => self.wg_size,
+        };
+        let blk = self.umul(data_wg, per_tile)?;
+        let data_sgs = self.b.u_div(u, None, data_wg, sgs).map_err(be)?;
+        let is_data = self.ult(sid, data_sgs)?;
+        let is_lb = self.b.i_equal(bt, None, sid, data_sgs).map_err(be)?;
+        // How many data subgroups have their totals (the lookback subgroup stops its
+        // early polls when all have).
+        let sh_ready = lookback_sg.map(|_| self.workgroup_var(pu));
         let first = self.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
         // Vector loads and stores (four elements each) where a side is a plain
         // array in one window; the input may be converted as it is read (`+\` of i32
@@ -132,7 +153,7 @@ impl Emitter {
         let n_whole = self.b.u_div(u, None, cx.n, wc).map_err(be)?;
         let cxr = &*cx;
         let rc = self.c_u32(rounds);
-        let per_wg = self.umul(self.wg_size, rc)?;
+        let per_wg = self.umul(data_wg, rc)?;
         // Subgroup s owns the s-th of the tile's nsg consecutive chunks: `rounds`
         // rounds of one vector per lane, each round a contiguous run of the subgroup's
         // width.
@@ -149,7 +170,13 @@ impl Emitter {
         // claims the tile from the counter, so tiles start in order: a tile's
         // predecessors were claimed by workgroups already running.
         let e = self;
+        if let Some(r) = sh_ready {
+            e.if_then(first, |e| e.store(r, zero))?;
+        }
         let tile = if tiles_by_workgroup {
+            if sh_ready.is_some() {
+                e.barrier()?;
+            }
             cxr.group
         } else {
             e.if_then(first, |e| {
@@ -176,6 +203,27 @@ impl Emitter {
         }
         let end = e.uadd(base, per_wg)?;
         let whole = e.b.u_less_than_equal(bt, None, end, n_whole).map_err(be)?;
+        // With a lookback subgroup: it polls the earlier tiles from here, while
+        // the others hold and scan the tile (`look_back_early`).
+        if let Some(ready) = sh_ready {
+            e.if_then(is_lb, |e| {
+                e.look_back_early(
+                    cxr,
+                    op,
+                    expr,
+                    state,
+                    tile,
+                    lookback_vars,
+                    blk,
+                    ready,
+                    data_sgs,
+                )
+            })?;
+        }
+        let data_part = match lookback_sg {
+            Some(_) => Some(e.begin_if(is_data)?),
+            None => None,
+        };
         // Every load of the tile is issued before any is used.
         e.if_else(
             whole,
@@ -294,8 +342,26 @@ impl Emitter {
         let el = e.elect()?;
         e.if_then(el, |e| {
             let p = e.shared_ptr(totals, t, sid)?;
-            e.store(p, sg_total)
+            e.store(p, sg_total)?;
+            if let Some(r) = sh_ready {
+                let wgs = e.c_u32(SCOPE_WORKGROUP);
+                e.b.atomic_i_add(u, None, r, wgs, relaxed, one)
+                    .map_err(be)?;
+            }
+            Ok(())
         })?;
+        if let Some(m) = data_part {
+            e.end_if(m)?;
+            // The lookback subgroup (and any past it) adds nothing to the tile.
+            let not_data = e.b.logical_not(bt, None, is_data).map_err(be)?;
+            e.if_then(not_data, |e| {
+                let el = e.elect()?;
+                e.if_then(el, |e| {
+                    let p = e.shared_ptr(totals, t, sid)?;
+                    e.store(p, id)
+                })
+            })?;
+        }
         e.barrier()?;
         // The subgroup's exclusive prefix within the tile (`carry`) and, for
         // subgroup 0 (or every subgroup, when each looks back), the tile's
@@ -326,8 +392,11 @@ impl Emitter {
                 let c = e.load(tt, carry)?;
                 let nc = e.binop(op, t, c, q)?;
                 e.store(carry, nc)?;
+                // A lookback subgroup's carry is the aggregate itself.
                 let need_agg = if every_subgroup {
                     e.b.constant_true(bt)
+                } else if lookback_sg.is_some() {
+                    e.b.constant_false(bt)
                 } else {
                     sg0
                 };
@@ -372,6 +441,29 @@ impl Emitter {
             let c = e.load(tt, carry)?;
             let a = e.binop(op, t, pv, c)?;
             fold_in(e, a)?;
+        } else if lookback_sg.is_some() {
+            // The lookback subgroup publishes (its carry is the aggregate) and ends
+            // its lookback while the others add their subgroup prefix; then it
+            // hands the tile's prefix on through workgroup memory.
+            e.if_else(
+                is_lb,
+                |e| {
+                    let agg = e.load(tt, carry)?;
+                    e.look_back_resumed(cxr, op, expr, state, agg, tile, lookback_vars, blk)?;
+                    let el = e.elect()?;
+                    e.if_then(el, |e| {
+                        let pv = e.load(tt, prefix)?;
+                        e.store(sh_prefix, pv)
+                    })
+                },
+                |e| {
+                    e.if_then(is_data, |e| {
+                        let c = e.load(tt, carry)?;
+                        fold_in(e, c)
+                    })
+                },
+            )?;
+            e.barrier()?;
         } else {
             // Subgroup 0 publishes and looks back while the others add their
             // subgroup prefix; then it hands the tile's prefix on through
@@ -396,6 +488,16 @@ impl Emitter {
             let pv = e.load(tt, sh_prefix)?;
             fold_in(e, pv)?;
         }
+        // Only the data subgroups hold elements to store.
+        let out_part = match lookback_sg {
+            Some(_) => {
+                let m = e.begin_if(is_data)?;
+                let pv = e.load(tt, sh_prefix)?;
+                fold_in(e, pv)?;
+                Some(m)
+            }
+            None => None,
+        };
         // Output: a compaction stores each kept element (its bit) at its count less
         // one, and the last element the kept count. A plain array's values are read
         // four at a time where the tile is whole.
@@ -569,6 +671,9 @@ impl Emitter {
                 |e| each(e, true),
             )?;
         }
+        if let Some(m) = out_part {
+            e.end_if(m)?;
+        }
         Ok(())
     }
 
@@ -620,6 +725,94 @@ impl Emitter {
                 e.publish(cx, sg0, [flags, aggs, incls], tile, inc, t, true)
             },
         )
+    }
+
+    /// A lookback subgroup's polls while the tile is loaded and scanned: from the
+    /// tile before this one back, as in [`Self::look_back`], until the prefix is
+    /// found or the `data_sgs` data subgroups have all counted themselves `ready`
+    /// (then [`Self::look_back_resumed`] goes on from where this stopped).
+    #[allow(clippy::too_many_arguments)]
+    fn look_back_early(
+        &mut self,
+        cx: &Cx,
+        op: BinOp,
+        expr: &KExpr,
+        state: [u32; 4],
+        tile: Word,
+        vars: [Word; 5],
+        blk: Word,
+        ready: Word,
+        data_sgs: Word,
+    ) -> R<()> {
+        let [flags, aggs, incls, _] = state;
+        let [j, spins, prefix, _, looking] = vars;
+        let t = expr.elem();
+        let (u, bt) = (self.u32_t, self.bool_t);
+        let zero = self.c_u32(0);
+        let one = self.c_u32(1);
+        let id = self.identity(op, t);
+        self.store(prefix, id)?;
+        let past0 = self.ult(zero, tile)?;
+        self.store(looking, past0)?;
+        let jm = self.b.i_sub(u, None, tile, one).map_err(be)?;
+        self.store(j, jm)?;
+        self.store(spins, zero)?;
+        let limit = self.spin;
+        self.uses_ballot = true;
+        self.while_loop(
+            |e| {
+                let lk = e.load(bt, looking)?;
+                // One lane's count for the whole subgroup, so that it leaves the
+                // loop as one.
+                let wgs = e.c_u32(SCOPE_WORKGROUP);
+                let relaxed = e.c_u32(0);
+                let r = e.b.atomic_load(u, None, ready, wgs, relaxed).map_err(be)?;
+                let sg = e.c_u32(SCOPE_SUBGROUP);
+                let r =
+                    e.b.group_non_uniform_broadcast_first(u, None, sg, r)
+                        .map_err(be)?;
+                let waiting = e.ult(r, data_sgs)?;
+                e.b.logical_and(bt, None, lk, waiting).map_err(be)
+            },
+            |e| e.lookback_step(cx, op, expr, [flags, aggs, incls], vars, blk, limit),
+            |_| Ok(()),
+        )
+    }
+
+    /// The lookback subgroup's publication once the tile's aggregate `agg` is known:
+    /// the inclusive prefix at once where the early polls found the prefix, else the
+    /// aggregate, then the rest of the lookback and the inclusive prefix.
+    #[allow(clippy::too_many_arguments)]
+    fn look_back_resumed(
+        &mut self,
+        cx: &Cx,
+        op: BinOp,
+        expr: &KExpr,
+        state: [u32; 4],
+        agg: Word,
+        tile: Word,
+        vars: [Word; 5],
+        blk: Word,
+    ) -> R<()> {
+        let [flags, aggs, incls, _] = state;
+        let [_, _, prefix, _, looking] = vars;
+        let t = expr.elem();
+        let tt = self.ty(t);
+        let bt = self.bool_t;
+        let me = self.b.constant_true(bt);
+        let lk = self.load(bt, looking)?;
+        self.if_then(lk, |e| {
+            e.publish(cx, me, [flags, aggs, incls], tile, agg, t, false)?;
+            let limit = e.spin;
+            e.while_loop(
+                |e| e.load(bt, looking),
+                |e| e.lookback_step(cx, op, expr, [flags, aggs, incls], vars, blk, limit),
+                |_| Ok(()),
+            )
+        })?;
+        let pv = self.load(tt, prefix)?;
+        let inc = self.binop(op, t, pv, agg)?;
+        self.publish(cx, me, [flags, aggs, incls], tile, inc, t, true)
     }
 
     /// One elected lane of subgroup 0 publishes a tile's aggregate or (with

@@ -52,6 +52,36 @@ fn scans_at_other_tile_shapes() {
 }
 
 #[test]
+fn scans_with_a_lookback_subgroup() {
+    // One subgroup of each tile's workgroup holds no elements and looks back from
+    // the moment the tile is claimed; the tile is the other subgroups'. Workgroups
+    // of two subgroups (one holding the tile), tiles that are not whole vectors, and
+    // the fallback taken at once. Where subgroups may wait on each other only at
+    // barriers (lavapipe: `every_subgroup_looks_back`) the planner keeps the usual
+    // tile, and these are its answers at these shapes.
+    let shapes = [
+        (256, 16, None),
+        (16, 4, None),
+        (24, 6, Some(1)),
+        (64, 12, Some(1)),
+    ];
+    for (wg, items, spin) in shapes {
+        let mut s = gpu();
+        s.tune(arrc::Tuning {
+            scan_workgroup_size: Some(wg),
+            scan_items_per_thread: Some(items),
+            spin_limit: spin,
+            scan_lookback_subgroup: Some(true),
+            ..Default::default()
+        });
+        let scans = ["+\\x", "⌈\\x", "+\\x≤y"];
+        for ty in [ElemType::I32, ElemType::F32, ElemType::F64] {
+            check_at(&mut s, &[1, 31, 4097, 65536 + 7], &scans, ty, false);
+        }
+    }
+}
+
+#[test]
 fn column_folds_four_columns_at_a_time() {
     // Folds along a leading axis whose rows come in fours (`Unit::Quad`): vector loads
     // of plain f32 and i32 arrays, fused arguments read element by element, several
