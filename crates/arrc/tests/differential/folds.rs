@@ -401,3 +401,25 @@ fn empty_windows_over_device_computed_rows() {
         assert_eq!(s.display(&v), want, "{expr}");
     }
 }
+
+#[test]
+fn scans_whose_tile_values_are_the_unpublished_pattern() {
+    // Where 64-bit atomics are used, an 8-byte scan's tile value is its own flag:
+    // stored exclusive-or a pattern, zero meaning unpublished. A value equal to the
+    // pattern (the most negative integer, for i64) reads as unpublished, and the
+    // tiles after it must reduce it themselves (the decoupled fallback): slower,
+    // never wrong. Tiles of every size at NVIDIA's and lavapipe's shapes.
+    let mut s = gpu();
+    let m = "m←¯9223372036854775807-1";
+    for n in [9215, 50000] {
+        for expr in [
+            format!("{m} ⋄ x←{n}⍴0 ⋄ x[1]←m ⋄ ∧/(+\\x)=m"),
+            format!("{m} ⋄ x←{n}⍴0 ⋄ x[⌈{n}÷2]←m ⋄ (+\\x)≡m×(⍳{n})≥⌈{n}÷2"),
+            format!("{m} ⋄ ∧/(⌈\\{n}⍴m)=m"),
+            format!("{m} ⋄ x←{n}⍴m ⋄ x[{n}]←5 ⋄ (⌈\\x)≡(({n}-1)⍴m),5"),
+        ] {
+            let v = device_value(&mut s, &expr);
+            assert_eq!(s.display(&v), "1", "{expr}");
+        }
+    }
+}
