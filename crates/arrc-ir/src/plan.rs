@@ -167,6 +167,10 @@ pub struct PlanOptions {
     /// the prefix is often known when the tile's aggregate is. Not on devices whose
     /// subgroups may wait on each other only at barriers (`every_subgroup_looks_back`).
     pub scan_lookback_subgroup: bool,
+    /// The tile (workgroup, items an invocation) of a scan of i32 values folded in
+    /// i64, where it differs from the 8-byte rule (`scan_workgroup_size` × half of
+    /// `scan_items_per_thread`).
+    pub scan_widened_int_tile: Option<(u32, u32)>,
     /// A reduction of a vector to one value is one dispatch: each workgroup stores
     /// its partial and counts itself done, and the last folds the partials
     /// (`KernelKind::Reduce::finish`); else a second dispatch of one workgroup does.
@@ -232,6 +236,7 @@ impl Default for PlanOptions {
             scan_tiles_by_workgroup: false,
             scan_wide_status: true,
             scan_lookback_subgroup: false,
+            scan_widened_int_tile: None,
             single_pass_reduce: false,
             quad_columns_from: 1 << 25,
             host_checks_result: false,

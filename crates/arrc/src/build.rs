@@ -137,6 +137,7 @@ pub fn target_options(name: &str) -> Option<PlanOptions> {
             o.subgroup_shuffle = true;
             o.scan_workgroup_size = 384;
             o.scan_items_per_thread = 32;
+            o.scan_widened_int_tile = Some((256, 24));
             o.max_shared_bytes = 48 << 10;
         }
         "generic" => {}

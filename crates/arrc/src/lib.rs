@@ -320,6 +320,10 @@ impl Tuning {
             1,
             64,
         );
+        // A scan tile given is every scan's tile (as sweeps of shapes expect).
+        if self.scan_workgroup_size.is_some() || self.scan_items_per_thread.is_some() {
+            o.scan_widened_int_tile = None;
+        }
         set(&mut o.items_per_thread, self.items_per_thread, 1, 64);
         set(&mut o.reduce_groups, self.reduce_groups, 1, 65535);
         set(&mut o.busy_groups, self.busy_groups, 1, 1 << 20);

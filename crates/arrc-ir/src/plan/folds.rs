@@ -847,6 +847,13 @@ impl Planner<'_> {
             }
             _ => self.opts.scan_items_per_thread,
         };
+        // An i32 scan in i64 may have a tile of its own (on NVIDIA 256 × 24).
+        let int_in_i64 =
+            compact.is_none() && expr.elem() == ElemType::I64 && expr.widened().is_some();
+        let (wg, items) = match self.opts.scan_widened_int_tile {
+            Some((w, i)) if int_in_i64 => ((w / sgs).max(1) * sgs, i.clamp(1, 64)),
+            _ => (wg, items),
+        };
         // With a lookback subgroup, the tile is the other subgroups' (compactions
         // keep their own layout).
         let lookback_subgroup = (self.opts.scan_lookback_subgroup

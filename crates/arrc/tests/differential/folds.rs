@@ -423,3 +423,23 @@ fn scans_whose_tile_values_are_the_unpublished_pattern() {
         }
     }
 }
+
+#[test]
+fn f32_sums_whose_rounds_leave_f32s_range() {
+    // An f32 `+\` whose sums within a round of four elements leave f32's range
+    // (3E38+3E38) while every prefix stays in it: the answer, not a DOMAIN ERROR.
+    // Sums in f64 give it; a build that summed rounds as pairs of f32 (session 30,
+    // not kept) needed a fallback to f64 for such rounds.
+    let mut s = gpu();
+    for n in [1, 1000, 5000] {
+        let expr = format!(
+            "x←(¯3E38 0 0 0),({}⍴3E38 3E38 ¯3E38 ¯3E38) ⋄ (⌈/+\\x),⌊/+\\x",
+            4 * n
+        );
+        let v = device_value(&mut s, &expr);
+        assert_eq!(s.display(&v), "3E38 ¯3E38", "{expr}");
+    }
+    // Sums that do leave f32's range are still an error.
+    let e = s.eval("+\\(4000⍴3E38)").map(|_| ()).unwrap_err();
+    assert_eq!(e.class, arrc::ErrorClass::Domain, "{e}");
+}
