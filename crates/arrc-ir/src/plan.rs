@@ -227,7 +227,9 @@ impl Default for PlanOptions {
             radix_lookback_below: 1 << 21,
             radix_items: 16,
             window_bytes: 1 << 31,
-            every_subgroup_looks_back: false,
+            // Right on every device; a device known to order a barrier after one
+            // subgroup's spin (the GPUs arrc's runtime finds) turns it off.
+            every_subgroup_looks_back: true,
             int64_atomics: false,
             subgroup_shuffle: false,
             loop_trip_limit: None,

@@ -257,7 +257,8 @@ pub struct Tuning {
     /// A subgroup of each scan tile that only looks back
     /// (`PlanOptions::scan_lookback_subgroup`).
     pub scan_lookback_subgroup: Option<bool>,
-    /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`).
+    /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`);
+    /// `Some(false)` changes nothing where the device needs it.
     pub every_subgroup_looks_back: Option<bool>,
     /// A vector's reduction in one dispatch (`PlanOptions::single_pass_reduce`).
     pub single_pass_reduce: Option<bool>,
@@ -346,8 +347,11 @@ impl Tuning {
         if let Some(v) = self.scan_lookback_subgroup {
             o.scan_lookback_subgroup = v;
         }
-        if let Some(v) = self.every_subgroup_looks_back {
-            o.every_subgroup_looks_back = v;
+        // On only: where the device needs every subgroup to look back (lavapipe
+        // reads a prefix handed on through workgroup memory wrong), `false` is
+        // ignored.
+        if self.every_subgroup_looks_back == Some(true) {
+            o.every_subgroup_looks_back = true;
         }
         if let Some(v) = self.single_pass_reduce {
             o.single_pass_reduce = v;

@@ -337,7 +337,8 @@ struct TuneArgs {
     #[arg(long)]
     spin: Option<u32>,
     /// Tuning: every subgroup of a scan tile looks back on its own (as on
-    /// lavapipe) instead of subgroup 0 handing the prefix on.
+    /// lavapipe) instead of subgroup 0 handing the prefix on (`false` is ignored
+    /// where the device needs it).
     #[arg(long)]
     scan_every_subgroup: Option<bool>,
     /// Tuning: a chained scan's tile is its workgroup's id instead of a number

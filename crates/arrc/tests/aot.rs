@@ -9,6 +9,17 @@ use std::path::PathBuf;
 
 /// Builds `src` with `arrc build` into a temporary directory; the `.spv`'s path.
 fn build(dir: &std::path::Path, name: &str, src: &str, target: &str) -> PathBuf {
+    build_with(dir, name, src, target, &[])
+}
+
+/// [`build`] with more options (`--omega i32`).
+fn build_with(
+    dir: &std::path::Path,
+    name: &str,
+    src: &str,
+    target: &str,
+    more: &[&str],
+) -> PathBuf {
     let apl = dir.join(format!("{name}.apl"));
     std::fs::write(&apl, src).unwrap();
     let spv = dir.join(format!("{name}.spv"));
@@ -21,6 +32,7 @@ fn build(dir: &std::path::Path, name: &str, src: &str, target: &str) -> PathBuf 
             "--target",
             target,
         ])
+        .args(more)
         .output()
         .unwrap();
     assert!(
@@ -73,6 +85,35 @@ fn aot_host_runs_a_module_from_its_manifest_alone() {
     match aot_host::run(&recip, &[1.0, 0.0]).unwrap() {
         Outcome::Errors(es) => assert!(es.iter().any(|e| e.starts_with("DOMAIN ERROR")), "{es:?}"),
         v => panic!("{v:?}"),
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn generic_modules_scan_right_on_every_device() {
+    // `arrc build`'s default target is a device it knows nothing of, so its scans
+    // must be right on any: every subgroup of a tile looks back. A module whose
+    // subgroup 0 handed the prefix on through workgroup memory gave wrong sums on
+    // lavapipe (`{+\⍵}` of 200000 i32: 4096 wrong in one run of three).
+    let dir = std::env::temp_dir().join(format!("arrc-aot-generic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scan = build_with(&dir, "scani", "{+\\⍵}", "generic", &["--omega", "i32"]);
+    let n = 200_000;
+    let w = vec![1.0; n];
+    for run in 0..6 {
+        match aot_host::run(&scan, &w).unwrap() {
+            Outcome::Value { shape, data } => {
+                assert_eq!(shape, [n as u64]);
+                let bad = (0..n).filter(|&i| data[i] != (i + 1) as f64).count();
+                assert_eq!(
+                    bad,
+                    0,
+                    "run {run}: {bad} wrong, the first at {:?}",
+                    (0..n).find(|&i| data[i] != (i + 1) as f64)
+                );
+            }
+            e => panic!("{e:?}"),
+        }
     }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -443,3 +443,27 @@ fn f32_sums_whose_rounds_leave_f32s_range() {
     let e = s.eval("+\\(4000⍴3E38)").map(|_| ()).unwrap_err();
     assert_eq!(e.class, arrc::ErrorClass::Domain, "{e}");
 }
+
+#[test]
+fn scans_tuned_to_hand_the_prefix_on() {
+    // `every_subgroup_looks_back: false` asks subgroup 0 to hand each tile's prefix
+    // on through workgroup memory. On a GPU that is the default; on lavapipe it
+    // gave wrong sums (`+\x` of 50000 i32 at 256 × 16), so there the
+    // tuning is ignored. Either way the answers are right.
+    let mut s = gpu();
+    s.tune(arrc::Tuning {
+        every_subgroup_looks_back: Some(false),
+        scan_workgroup_size: Some(256),
+        scan_items_per_thread: Some(16),
+        ..Default::default()
+    });
+    for _ in 0..4 {
+        check_at(
+            &mut s,
+            &[50000, 200000],
+            &["+\\x", "⌈\\x"],
+            ElemType::I32,
+            false,
+        );
+    }
+}
