@@ -383,6 +383,20 @@ pub struct Kernel {
     pub denorm_preserve_f32: bool,
     /// ⎕CT of the program's f64 comparisons, floors and ceilings.
     pub ct: f64,
+    /// Checks of push constants that a loop's trips grow with, where the device cuts
+    /// loops off and the value is known only when the kernel runs.
+    #[serde(skip)]
+    pub trip_guards: Vec<TripGuard>,
+}
+
+/// A kernel raises error `bit` where push constant `push` is above `most`: one of
+/// its loops would then run more trips in one invocation than the device runs
+/// (`PlanOptions::loop_trip_limit`), and end early with a wrong answer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TripGuard {
+    pub push: u32,
+    pub most: u32,
+    pub bit: u32,
 }
 
 /// One dispatch: a kernel, the buffers bound to its bindings in order, its push
@@ -1052,6 +1066,7 @@ impl Planner<'_> {
             denorm_preserve_f64: self.opts.denorm_preserve_f64,
             denorm_preserve_f32: self.opts.denorm_preserve_f32,
             ct: self.v.func.ct,
+            trip_guards: vec![],
         });
         self.plan.dispatches.push(Dispatch {
             kernel: k,

@@ -1111,6 +1111,13 @@ impl Emitter {
         cx.groups = self.load_builtin(&mut cx, BuiltIn::NumWorkgroups)?;
 
         cx.overflow = k.kind.overflow();
+        // A loop the device would cut short raises a device error instead.
+        for g in &k.trip_guards {
+            let v = self.push_constant(&cx, g.push)?;
+            let most = self.c_u32(g.most);
+            let over = self.ult(most, v)?;
+            self.raise(&cx, Some(g.bit), over)?;
+        }
         match &k.kind {
             KernelKind::Map { expr, out } => self.map_kernel(&mut cx, expr, *out)?,
             KernelKind::Stencil {

@@ -143,9 +143,12 @@ pub fn target_options(name: &str) -> Option<PlanOptions> {
         }
         // An unknown device: every subgroup looks back, which is right on every
         // device (a tile handing its prefix on through workgroup memory read it
-        // wrong on lavapipe: `{+\⍵}` of 200000 i32, 4096 wrong in one run of three).
+        // wrong on lavapipe: `{+\⍵}` of 200000 i32, 4096 wrong in one run of three),
+        // and loops are checked against lavapipe's limit of trips (a loop it cuts
+        // short gave `-/⍳70000` as ¯32768; the check raises a device error).
         "generic" => {
             o.every_subgroup_looks_back = true;
+            o.loop_trip_limit = Some(65_000);
         }
         _ => return None,
     }

@@ -117,3 +117,65 @@ fn generic_modules_scan_right_on_every_device() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn loops_a_device_would_cut_short_are_device_errors() {
+    // lavapipe leaves a loop after 65535 trips in one invocation. A module whose
+    // lengths are known only when it runs checks them against that limit: `{-/⍵}`
+    // of ⍳70000 gave ¯32768 for ¯35000 from a generic or a lavapipe module; it is
+    // now a device error, and short vectors are still computed.
+    let dir = std::env::temp_dir().join(format!("arrc-aot-trips-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for target in ["generic", "lavapipe"] {
+        let fold = build_with(
+            &dir,
+            &format!("fold_{target}"),
+            "{-/⍵}",
+            target,
+            &["--omega", "i32"],
+        );
+        for (n, want) in [(7, 4.0), (1000, -500.0)] {
+            let w: Vec<f64> = (1..=n).map(f64::from).collect();
+            match aot_host::run(&fold, &w).unwrap() {
+                Outcome::Value { data, .. } => assert_eq!(data, [want], "{target} n = {n}"),
+                e => panic!("{target} n = {n}: {e:?}"),
+            }
+        }
+        let w: Vec<f64> = (1..=70000).map(f64::from).collect();
+        match aot_host::run(&fold, &w).unwrap() {
+            Outcome::Errors(es) => assert!(
+                es.iter().any(|e| e.contains("stops loops after 65000")),
+                "{target}: {es:?}"
+            ),
+            v => panic!("{target}: {v:?} (want a device error)"),
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn products_whose_inner_length_is_known_when_they_run_check_it() {
+    // The same limit for a matrix product's inner length in a module: its kernel
+    // checks `k` (push constant 2) where the target cuts loops off, and not where
+    // it does not.
+    use arrc::build::{build, parse_arg_type, target_options, BuildOptions};
+    let m = parse_arg_type("f32[2]", 0).unwrap();
+    for (target, guarded) in [("generic", true), ("lavapipe", true), ("nvidia", false)] {
+        let opts = target_options(target).unwrap();
+        let b = build(
+            "{⍺+.×⍵}",
+            m.clone(),
+            Some(m.clone()),
+            arrc_ir::ElemType::F32,
+            &opts,
+            &BuildOptions::default(),
+        )
+        .unwrap();
+        let guards: Vec<_> = b.plan.kernels.iter().flat_map(|k| &k.trip_guards).collect();
+        assert_eq!(!guards.is_empty(), guarded, "{target}: {guards:?}");
+        for g in guards {
+            assert_eq!(g.push, 2, "{target}");
+            assert!(g.most > 100_000 && g.most < 65_000 * 16, "{target}: {g:?}");
+        }
+    }
+}

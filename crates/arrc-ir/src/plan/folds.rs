@@ -72,6 +72,46 @@ impl Planner<'_> {
         }
     }
 
+    /// Where a kernel's loop trips grow with push constant `slot`, a count `len`
+    /// known only when it runs (an `arrc build` module), and the device cuts loops
+    /// off: a check that the kernel raises as a device error where `len` is above
+    /// `most(limit)`, the most that keeps the loop within the device's limit
+    /// (`TripGuard`), binding the status word in `kb`. Add it to the kernel with
+    /// [`Self::add_trip_guard`].
+    pub(super) fn trip_guard(
+        &mut self,
+        v: Value,
+        len: &Count,
+        slot: u32,
+        most: impl Fn(u64) -> u64,
+        kb: &mut KernelBindings,
+    ) -> Option<TripGuard> {
+        let (None, Some(limit)) = (len.constant(), self.opts.loop_trip_limit) else {
+            return None;
+        };
+        let bit = self.error_bit(
+            ErrorClass::Device,
+            &format!(
+                "this array is too long for one loop here: the device stops loops after {limit} trips (compute it on the CPU, or build for another --target)"
+            ),
+            self.v.func.span(v),
+        );
+        self.bind_status(kb, true);
+        let most = most(limit).min(u64::from(u32::MAX)) as u32;
+        Some(TripGuard {
+            push: slot,
+            most,
+            bit,
+        })
+    }
+
+    /// Adds `guard` (from [`Self::trip_guard`]) to the kernel pushed last.
+    pub(super) fn add_trip_guard(&mut self, guard: Option<TripGuard>) {
+        if let (Some(g), Some(k)) = (guard, self.plan.kernels.last_mut()) {
+            k.trip_guards.push(g);
+        }
+    }
+
     /// Refuses (NOT YET SUPPORTED, at `v`'s span) work of `trips` loop trips in one
     /// invocation where the device stops loops before (`PlanOptions::
     /// loop_trip_limit`); `what` says what runs them ("this fold runs 70000").
@@ -467,6 +507,13 @@ impl Planner<'_> {
             None
         };
         self.bind_status(&mut kb, fold_fails || expr.may_fail() || overflow.is_some());
+        // An invocation loops along the axis: an item a trip, or a subgroup's width.
+        let per_trip = match unit {
+            Unit::Subgroup => self.opts.subgroup_size.max(1) as u64,
+            _ => 1,
+        };
+        let len = Count::Product(vec![split.len]);
+        let guard = self.trip_guard(v, &len, 1, |l| l * per_trip, &mut kb);
         let groups = self.unit_groups(unit, units);
         let push = vec![
             ("rows", rows.clone()),
@@ -481,6 +528,7 @@ impl Planner<'_> {
             overflow,
         };
         self.push_kernel("reduce_axis", kind, kb, push, groups);
+        self.add_trip_guard(guard);
         if parts > 1 {
             // Pass 2: fold each row's pieces (stored piece-major: a column fold).
             let b = self.result_or_temp(v, is_result);
@@ -575,6 +623,12 @@ impl Planner<'_> {
                 Count::Product(dims)
             }
         };
+        let per_trip = match unit {
+            Unit::Subgroup => self.opts.subgroup_size.max(1) as u64,
+            _ => 1,
+        };
+        let len = Count::Product(vec![split.len]);
+        let guard = self.trip_guard(v, &len, 1, |l| l * per_trip, &mut kb);
         let groups = self.unit_groups(unit, units);
         let push = vec![("rows", rows), ("len", Count::Product(vec![split.len]))];
         let kind = KernelKind::ScanAxis {
@@ -586,6 +640,7 @@ impl Planner<'_> {
             overflow,
         };
         self.push_kernel("scan_axis", kind, kb, push, groups);
+        self.add_trip_guard(guard);
         self.buffer_of[v.index()] = Some(b);
         Ok(())
     }
@@ -742,7 +797,7 @@ impl Planner<'_> {
         &mut self,
         v: Value,
         mut kind: KernelKind,
-        kb: KernelBindings,
+        mut kb: KernelBindings,
         (m, n, k): (Dim, Dim, Count),
     ) -> Result<()> {
         let KernelKind::MatMul { a, tile, .. } = &mut kind else {
@@ -776,17 +831,25 @@ impl Planner<'_> {
         // last step's loop counts too). Where the device cuts loops off
         // (`loop_trip_limit`) past that, the product is refused: `+.×` of 4×600000
         // and 600000×4 f32 matrices summed 524280 of the 600000 there.
-        if let (Some(len), Some(all)) = (k.constant(), all_tiles.constant()) {
-            let each = all.div_ceil(all.clamp(1, u64::from(self.opts.map_groups)));
-            let trips = each.saturating_mul(2 * len.div_ceil(u64::from(tile.steps)) + 8);
+        // Where `k` is known only when the kernel runs (an `arrc build` module), the
+        // kernel checks it (at least one tile an invocation); where the tiles are,
+        // the check takes one tile an invocation.
+        let steps = u64::from(tile.steps);
+        if let Some(len) = k.constant() {
+            let each = all_tiles.constant().map_or(1, |all| {
+                all.div_ceil(all.clamp(1, u64::from(self.opts.map_groups)))
+            });
+            let trips = each.saturating_mul(2 * len.div_ceil(steps) + 8);
             self.within_trips(trips, || format!("this product runs about {trips}"), v)?;
         }
+        let guard = self.trip_guard(v, &k, 2, |l| l.saturating_sub(8) / 2 * steps, &mut kb);
         let push = vec![
             ("m", Count::Product(vec![m])),
             ("n", Count::Product(vec![n])),
             ("k", k),
         ];
         self.push_kernel("matmul", kind, kb, push, groups);
+        self.add_trip_guard(guard);
         // The tile shape needs exactly 256 invocations.
         if let Some(kernel) = self.plan.kernels.last_mut() {
             kernel.workgroup_size = 256;
