@@ -214,6 +214,19 @@ unsafe fn execute(
             return Err(format!("the device lacks subgroup operation {op}"));
         }
     }
+    // A module planned for a named device (`--target nvidia`) may rely on what
+    // that device does (64-bit status words read whole, a barrier that orders a
+    // spinning subgroup's stores); on a device with other subgroups it is refused
+    // rather than risk a wrong answer. `generic` modules run anywhere.
+    let target = &m["target"];
+    if let (Some(name), Some(want)) = (target["name"].as_str(), target["subgroup_size"].as_u64()) {
+        if name != "generic" && want != u64::from(sub.subgroup_size) {
+            return Err(format!(
+                "the module was built for subgroups of {want} (--target {name}); this device's are {}: build it with --target device or generic",
+                sub.subgroup_size
+            ));
+        }
+    }
     // Structures of Vulkan 1.2 and 1.3 only where the device has those versions.
     let minor = vk::api_version_minor(api);
     let mut f12 = vk::PhysicalDeviceVulkan12Features::default();

@@ -179,3 +179,20 @@ fn products_whose_inner_length_is_known_when_they_run_check_it() {
         }
     }
 }
+
+#[test]
+fn modules_for_another_device_are_refused() {
+    // A module built for NVIDIA (subgroups of 32, 64-bit status words, subgroup 0
+    // handing each scan tile's prefix on) relies on what NVIDIA does; a device with
+    // other subgroups refuses it instead of risking a wrong answer there.
+    let dir = std::env::temp_dir().join(format!("arrc-aot-target-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scan = build(&dir, "scan_nv", "{+\\⍵}", "nvidia");
+    let size = arrc::devices().unwrap()[0].subgroup_size;
+    match aot_host::run(&scan, &[1.0, 2.0, 3.0]) {
+        Ok(Outcome::Value { data, .. }) if size == 32 => assert_eq!(data, [1.0, 3.0, 6.0]),
+        Err(e) if size != 32 => assert!(e.contains("built for subgroups of 32"), "{e}"),
+        other => panic!("subgroups of {size}: {other:?}"),
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
