@@ -449,8 +449,7 @@ impl Emitter {
                 is_lb,
                 |e| {
                     let agg = e.load(tt, carry)?;
-                    let me = e.b.constant_true(bt);
-                    e.finish_look_back(cxr, op, expr, state, (agg, me), tile, lookback_vars, blk)?;
+                    e.look_back_resumed(cxr, op, expr, state, agg, tile, lookback_vars, blk)?;
                     let el = e.elect()?;
                     e.if_then(el, |e| {
                         let pv = e.load(tt, prefix)?;
@@ -693,33 +692,45 @@ impl Emitter {
         vars: [Word; 5],
         blk: Word,
     ) -> R<()> {
-        let bt = self.bool_t;
-        let zero = self.c_u32(0);
-        let sid = self.load_builtin_cx(BuiltIn::SubgroupId)?;
-        let sg0 = self.b.i_equal(bt, None, sid, zero).map_err(be)?;
-        self.start_look_back(op, expr.elem(), tile, vars)?;
-        self.finish_look_back(cx, op, expr, state, (agg, sg0), tile, vars, blk)
-    }
-
-    /// A lookback from the tile before `tile`: no prefix yet, looking past tile 0.
-    fn start_look_back(&mut self, op: BinOp, t: ElemType, tile: Word, vars: [Word; 5]) -> R<()> {
+        let [flags, aggs, incls, _] = state;
         let [j, spins, prefix, _, looking] = vars;
-        let u = self.u32_t;
+        let t = expr.elem();
+        let tt = self.ty(t);
+        let (u, bt) = (self.u32_t, self.bool_t);
         let zero = self.c_u32(0);
         let one = self.c_u32(1);
         let id = self.identity(op, t);
+        let sid = self.load_builtin_cx(BuiltIn::SubgroupId)?;
+        let sg0 = self.b.i_equal(bt, None, sid, zero).map_err(be)?;
+        let is0 = self.b.i_equal(bt, None, tile, zero).map_err(be)?;
         self.store(prefix, id)?;
-        let past0 = self.ult(zero, tile)?;
-        self.store(looking, past0)?;
-        let jm = self.b.i_sub(u, None, tile, one).map_err(be)?;
-        self.store(j, jm)?;
-        self.store(spins, zero)
+        self.if_else(
+            is0,
+            |e| e.publish(cx, sg0, [flags, aggs, incls], zero, agg, t, true),
+            |e| {
+                e.publish(cx, sg0, [flags, aggs, incls], tile, agg, t, false)?;
+                let jm = e.b.i_sub(u, None, tile, one).map_err(be)?;
+                e.store(j, jm)?;
+                e.store(spins, zero)?;
+                let tru = e.b.constant_true(bt);
+                e.store(looking, tru)?;
+                let limit = e.spin;
+                e.while_loop(
+                    |e| e.load(bt, looking),
+                    |e| e.lookback_step(cx, op, expr, [flags, aggs, incls], vars, blk, limit),
+                    |_| Ok(()),
+                )?;
+                let pv = e.load(tt, prefix)?;
+                let inc = e.binop(op, t, pv, agg)?;
+                e.publish(cx, sg0, [flags, aggs, incls], tile, inc, t, true)
+            },
+        )
     }
 
     /// A lookback subgroup's polls while the tile is loaded and scanned: from the
     /// tile before this one back, as in [`Self::look_back`], until the prefix is
     /// found or the `data_sgs` data subgroups have all counted themselves `ready`
-    /// (then [`Self::finish_look_back`] goes on from where this stopped).
+    /// (then [`Self::look_back_resumed`] goes on from where this stopped).
     #[allow(clippy::too_many_arguments)]
     fn look_back_early(
         &mut self,
@@ -734,9 +745,18 @@ impl Emitter {
         data_sgs: Word,
     ) -> R<()> {
         let [flags, aggs, incls, _] = state;
-        let looking = vars[4];
+        let [j, spins, prefix, _, looking] = vars;
+        let t = expr.elem();
         let (u, bt) = (self.u32_t, self.bool_t);
-        self.start_look_back(op, expr.elem(), tile, vars)?;
+        let zero = self.c_u32(0);
+        let one = self.c_u32(1);
+        let id = self.identity(op, t);
+        self.store(prefix, id)?;
+        let past0 = self.ult(zero, tile)?;
+        self.store(looking, past0)?;
+        let jm = self.b.i_sub(u, None, tile, one).map_err(be)?;
+        self.store(j, jm)?;
+        self.store(spins, zero)?;
         let limit = self.spin;
         self.uses_ballot = true;
         self.while_loop(
@@ -759,18 +779,17 @@ impl Emitter {
         )
     }
 
-    /// A tile's publication once its aggregate `agg` is known, by the elected lane
-    /// of the subgroups where `publisher` holds: where the lookback is done (tile 0,
-    /// or a lookback subgroup's early polls found the prefix) the inclusive prefix at
-    /// once, else the aggregate, the rest of the lookback, then the inclusive prefix.
+    /// The lookback subgroup's publication once the tile's aggregate `agg` is known:
+    /// the inclusive prefix at once where the early polls found the prefix, else the
+    /// aggregate, then the rest of the lookback and the inclusive prefix.
     #[allow(clippy::too_many_arguments)]
-    fn finish_look_back(
+    fn look_back_resumed(
         &mut self,
         cx: &Cx,
         op: BinOp,
         expr: &KExpr,
         state: [u32; 4],
-        (agg, publisher): (Word, Word),
+        agg: Word,
         tile: Word,
         vars: [Word; 5],
         blk: Word,
@@ -780,9 +799,10 @@ impl Emitter {
         let t = expr.elem();
         let tt = self.ty(t);
         let bt = self.bool_t;
+        let me = self.b.constant_true(bt);
         let lk = self.load(bt, looking)?;
         self.if_then(lk, |e| {
-            e.publish(cx, publisher, [flags, aggs, incls], tile, agg, t, false)?;
+            e.publish(cx, me, [flags, aggs, incls], tile, agg, t, false)?;
             let limit = e.spin;
             e.while_loop(
                 |e| e.load(bt, looking),
@@ -792,7 +812,7 @@ impl Emitter {
         })?;
         let pv = self.load(tt, prefix)?;
         let inc = self.binop(op, t, pv, agg)?;
-        self.publish(cx, publisher, [flags, aggs, incls], tile, inc, t, true)
+        self.publish(cx, me, [flags, aggs, incls], tile, inc, t, true)
     }
 
     /// One elected lane of subgroup 0 publishes a tile's aggregate or (with
