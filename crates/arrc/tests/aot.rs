@@ -196,3 +196,96 @@ fn modules_for_another_device_are_refused() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn modules_agree_with_the_reference() {
+    // `arrc build`'s modules, run by a host that knows nothing of arrc, against the
+    // CPU reference: folds, scans, right folds, compress and `⍸` of i32 and f32 vectors
+    // at lengths around a subgroup, a workgroup and a scan tile, for the generic
+    // and lavapipe targets (a generic module's scans were wrong on lavapipe).
+    let dir = std::env::temp_dir().join(format!("arrc-aot-ref-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fns = [
+        "{+/⍵}",
+        "{⌈/⍵}",
+        "{+\\⍵}",
+        "{⌈\\⍵}",
+        "{⌽⍵}",
+        "{(⍵>50)/⍵}",
+        "{+/⍵×⍵}",
+        "{+/⍵=⌈/⍵}",
+        "{⍸⍵>90}",
+        "{-\\⍵}",
+        "{-/⍵}",
+        "{×/1+⍵=0}",
+    ];
+    let mut cpu = arrc::Session::new(arrc::Backend::Cpu).unwrap();
+    let mut bad = vec![];
+    for target in ["generic", "lavapipe"] {
+        for ty in ["i32", "f32"] {
+            for (k, f) in fns.iter().enumerate() {
+                let spv = build_with(
+                    &dir,
+                    &format!("f{k}_{ty}_{target}"),
+                    f,
+                    target,
+                    &["--omega", ty],
+                );
+                for n in [1usize, 7, 9, 257, 4097, 65537] {
+                    let w: Vec<f64> = (0..n)
+                        .map(|i| {
+                            ((i * 7919 + 13) % 100) as f64 + if ty == "f32" { 0.5 } else { 0.0 }
+                        })
+                        .collect();
+                    let x = match ty {
+                        "f32" => arrc::Data::F32(w.iter().map(|&v| v as f32).collect()),
+                        _ => arrc::Data::I32(w.iter().map(|&v| v as i32).collect()),
+                    };
+                    cpu.set("x", arrc::Array::vector(x)).unwrap();
+                    let got = aot_host::run(&spv, &w).unwrap();
+                    // A serial fold past lavapipe's loop limit is a device error.
+                    if n > 65000
+                        && matches!(&got, Outcome::Errors(es) if es.iter().any(|m| m.contains("stops loops after")))
+                    {
+                        continue;
+                    }
+                    // Where the reference gives an error, so must the module.
+                    let want = match cpu.eval(&format!("{f}x")) {
+                        Ok(o) => o.value.unwrap(),
+                        Err(e) => {
+                            if !matches!(&got, Outcome::Errors(es) if es.iter().any(|m| m.contains(e.class.name())))
+                            {
+                                bad.push(format!("{target} {ty} {f} n={n}: {got:?}, not {e}"));
+                            }
+                            continue;
+                        }
+                    };
+                    let want: Vec<f64> = cpu
+                        .display(&want)
+                        .split_whitespace()
+                        .map(|t| t.replace('¯', "-").parse().unwrap())
+                        .collect();
+                    let got = match got {
+                        Outcome::Value { data, .. } => data,
+                        Outcome::Errors(e) => {
+                            bad.push(format!("{target} {ty} {f} n={n}: {e:?}"));
+                            continue;
+                        }
+                    };
+                    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b.abs().max(1.0);
+                    if got.len() != want.len() || !got.iter().zip(&want).all(|(&a, &b)| close(a, b))
+                    {
+                        let at = got.iter().zip(&want).position(|(&a, &b)| !close(a, b));
+                        bad.push(format!(
+                            "{target} {ty} {f} n={n}: {} items against {}, first apart at {at:?}",
+                            got.len(),
+                            want.len()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
