@@ -128,6 +128,9 @@ struct Emitter {
     /// (`Self::raise`) instead of branching to an atomic at once; `flush_errors`
     /// raises them (a kernel evaluating many pairs in straight-line code).
     deferred: Option<Vec<(u32, Word)>>,
+    /// Inside a right fold's steps of i64 `∨`: a gcd of 2^63 is kept as its bits,
+    /// not raised (`fold_down` checks the fold's result).
+    gcd_partial: bool,
     /// The GLSL.std.450 extended instruction set.
     glsl: Word,
 }
@@ -277,6 +280,7 @@ impl Emitter {
             staged: None,
             window_rows: Vec::new(),
             deferred: None,
+            gcd_partial: false,
             glsl,
         };
         let one = e.c_u32(1);

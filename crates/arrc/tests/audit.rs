@@ -235,6 +235,32 @@ fn gcd_and_lcm_of_the_most_negative_integer() {
 }
 
 #[test]
+fn gcd_scans_pass_through_2_63_where_no_prefix_is() {
+    // `arrc fuzz --seed 181 --float f64 --devices 0,0 --split-from 2`, program 140:
+    // `∨\j` with j starting 9223372036854775807 ¯9223372036854775808 0 0 raised a
+    // DOMAIN ERROR on the device (each item folds its prefix from the right, and
+    // m∨0∨0 is 2^63), where the reference, folding from the left, found the prefix
+    // 1. A scan's prefixes of 2^63 are still errors, and so is a reduction that
+    // meets 2^63 from the right, as in the reference.
+    let m = "m←¯9223372036854775807-1 ⋄ ";
+    let cases: Vec<(String, &str)> = vec![
+        (
+            format!("{m}j←(9223372036854775807,m,0,0,5),300⍴7 ⋄ 5↑∨\\j"),
+            "9223372036854775807 1 1 1 1",
+        ),
+        (format!("{m}∨\\12,m,0"), "12 4 4"),
+        (format!("{m}∨\\,m"), "¯9223372036854775808"),
+        (format!("{m}∨\\m,0"), "DOMAIN ERROR"),
+        (format!("{m}∨\\0 0,m"), "DOMAIN ERROR"),
+        (format!("{m}∨\\(3⍴m),7"), "DOMAIN ERROR"),
+        (format!("{m}∨/m,m,12"), "4"),
+        (format!("{m}∨/12,m,0"), "DOMAIN ERROR"),
+        (format!("{m}∨/,m"), "¯9223372036854775808"),
+    ];
+    check_formatted(&cases);
+}
+
+#[test]
 fn products_with_long_inner_lengths_are_right_where_loops_are_cut_off() {
     // lavapipe leaves an invocation's loops after 65535 trips in all: `+.×` of
     // 4×600000 and 600000×4 f32 matrices summed 524280 of the 600000 products

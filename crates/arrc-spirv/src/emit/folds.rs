@@ -213,12 +213,13 @@ impl Emitter {
     }
 
     /// A right fold from position `from` down to 0: `acc ← x[from]`, then
-    /// `acc ← x[k] f acc` for k = from-1 … 0 (`kvar` counts down).
+    /// `acc ← x[k] f acc` for k = from-1 … 0 (`kvar` counts down). With `prefix`, it
+    /// is one item of a scan, which the reference computes from the left.
     #[allow(clippy::too_many_arguments)]
     fn fold_down(
         &mut self,
         cx: &Cx,
-        fold: Fold,
+        (fold, prefix): (Fold, bool),
         t: ElemType,
         acc: Word,
         kvar: Word,
@@ -230,6 +231,22 @@ impl Emitter {
         let first = x_at(self, from)?;
         self.store(acc, first)?;
         self.store(kvar, from)?;
+        // A scan's item of i64 `∨`: the reference folds each prefix from the left,
+        // so only a prefix of 2^63 (¯9223372036854775808 with 0 or itself) is an
+        // error, while this fold from the right may meet 2^63 on the way where the
+        // prefix is not (`MAX∨m∨0∨0` is 1). The steps keep it as its unsigned bits
+        // (the most negative integer's); the gcd is the same in either order, so a
+        // result of at least one step that is 2^63 raises. (A reduction folds from
+        // the right in the reference too, and raises at each step.)
+        let wide_gcd = match fold {
+            Fold::Right {
+                op: BinOp::Or,
+                error_bit: Some(bit),
+            } if prefix && t == ElemType::I64 => Some(bit),
+            _ => None,
+        };
+        let saved = self.gcd_partial;
+        self.gcd_partial = wide_gcd.is_some();
         self.while_loop(
             |e| {
                 let kv = e.load(u, kvar)?;
@@ -247,7 +264,21 @@ impl Emitter {
                 e.store(acc, r)
             },
             |_| Ok(()),
-        )
+        )?;
+        self.gcd_partial = saved;
+        if let Some(bit) = wide_gcd {
+            let a = self.load(tt, acc)?;
+            let min = self.scalar(Scalar::I64(i64::MIN));
+            let at_min = self.b.i_equal(self.bool_t, None, a, min).map_err(be)?;
+            let zero = self.c_u32(0);
+            let stepped = self.ult(zero, from)?;
+            let bad = self
+                .b
+                .logical_and(self.bool_t, None, at_min, stepped)
+                .map_err(be)?;
+            self.raise(cx, Some(bit), bad)?;
+        }
+        Ok(())
     }
 
     /// `a f b` for a right fold's function, its errors raised.
@@ -540,7 +571,7 @@ impl Emitter {
                     |e| {
                         let one = e.c_u32(1);
                         let last = e.b.i_sub(u, None, len, one).map_err(be)?;
-                        e.fold_down(cx, fold, t, acc, kvar, last, &x_at)
+                        e.fold_down(cx, (fold, false), t, acc, kvar, last, &x_at)
                     },
                 )?;
                 let a = e.load(tt, acc)?;
@@ -697,7 +728,7 @@ impl Emitter {
                     pos: j,
                 };
                 let x_at = |e: &mut Self, j: Word| e.expr(cx, expr, at(j));
-                e.fold_down(cx, fold, t, acc, jvar, k, &x_at)?;
+                e.fold_down(cx, (fold, true), t, acc, jvar, k, &x_at)?;
                 let a = e.load(tt, acc)?;
                 let i = e.iexpr(cx, out_index, at(k))?;
                 e.store_fold(cx, out, i, a, t)

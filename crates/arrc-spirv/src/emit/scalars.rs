@@ -1380,7 +1380,10 @@ impl Emitter {
             let both = self.and(an, bn)?;
             self.and(wide, both)?
         };
-        self.raise(cx, bit, wide)?;
+        // Inside a fold's steps a gcd of 2^63 goes on as its bits (`gcd_partial`).
+        if !(op == BinOp::Or && self.gcd_partial) {
+            self.raise(cx, bit, wide)?;
+        }
         if op == BinOp::Or {
             let rt = if t.is_float() { t } else { i };
             return self.convert(g, i, rt);
