@@ -7,6 +7,13 @@ mod aot_host;
 use aot_host::Outcome;
 use std::path::PathBuf;
 
+/// A fresh temporary directory for one test's modules (`name` apart from the others).
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("arrc-aot-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// Builds `src` with `arrc build` into a temporary directory; the `.spv`'s path.
 fn build(dir: &std::path::Path, name: &str, src: &str, target: &str) -> PathBuf {
     build_with(dir, name, src, target, &[])
@@ -45,8 +52,7 @@ fn build_with(
 
 #[test]
 fn aot_host_runs_a_module_from_its_manifest_alone() {
-    let dir = std::env::temp_dir().join(format!("arrc-aot-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("host");
     // A two-kernel reduction (partial sums, then theirs), at awkward lengths.
     let sumsq = build(&dir, "sumsq", "{+/⍵×⍵}", "lavapipe");
     for n in [1usize, 7, 9, 255, 257, 4097, 100_000] {
@@ -95,8 +101,7 @@ fn generic_modules_scan_right_on_every_device() {
     // must be right on any: every subgroup of a tile looks back. A module whose
     // subgroup 0 handed the prefix on through workgroup memory gave wrong sums on
     // lavapipe (`{+\⍵}` of 200000 i32: 4096 wrong in one run of three).
-    let dir = std::env::temp_dir().join(format!("arrc-aot-generic-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("generic");
     let scan = build_with(&dir, "scani", "{+\\⍵}", "generic", &["--omega", "i32"]);
     let n = 200_000;
     let w = vec![1.0; n];
@@ -124,8 +129,7 @@ fn loops_a_device_would_cut_short_are_device_errors() {
     // lengths are known only when it runs checks them against that limit: `{-/⍵}`
     // of ⍳70000 gave ¯32768 for ¯35000 from a generic or a lavapipe module; it is
     // now a device error, and short vectors are still computed.
-    let dir = std::env::temp_dir().join(format!("arrc-aot-trips-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("trips");
     for target in ["generic", "lavapipe"] {
         let fold = build_with(
             &dir,
@@ -185,8 +189,7 @@ fn modules_for_another_device_are_refused() {
     // A module built for NVIDIA (subgroups of 32, 64-bit status words, subgroup 0
     // handing each scan tile's prefix on) relies on what NVIDIA does; a device with
     // other subgroups refuses it instead of risking a wrong answer there.
-    let dir = std::env::temp_dir().join(format!("arrc-aot-target-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("target");
     let scan = build(&dir, "scan_nv", "{+\\⍵}", "nvidia");
     let size = arrc::devices().unwrap()[0].subgroup_size;
     match aot_host::run(&scan, &[1.0, 2.0, 3.0]) {
@@ -203,8 +206,7 @@ fn modules_agree_with_the_reference() {
     // CPU reference: folds, scans, right folds, compress and `⍸` of i32 and f32 vectors
     // at lengths around a subgroup, a workgroup and a scan tile, for the generic
     // and lavapipe targets (a generic module's scans were wrong on lavapipe).
-    let dir = std::env::temp_dir().join(format!("arrc-aot-ref-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("ref");
     let fns = [
         "{+/⍵}",
         "{⌈/⍵}",

@@ -105,6 +105,23 @@ impl Planner<'_> {
         })
     }
 
+    /// [`Self::trip_guard`] of an axis kernel, whose invocations loop along an axis
+    /// of `len` (push constant 1): an item a trip, or a subgroup's width.
+    fn axis_trip_guard(
+        &mut self,
+        v: Value,
+        len: Dim,
+        unit: Unit,
+        kb: &mut KernelBindings,
+    ) -> Option<TripGuard> {
+        let per_trip = match unit {
+            Unit::Subgroup => self.opts.subgroup_size.max(1) as u64,
+            _ => 1,
+        };
+        let len = Count::Product(vec![len]);
+        self.trip_guard(v, &len, 1, |l| l * per_trip, kb)
+    }
+
     /// Adds `guard` (from [`Self::trip_guard`]) to the kernel pushed last.
     pub(super) fn add_trip_guard(&mut self, guard: Option<TripGuard>) {
         if let (Some(g), Some(k)) = (guard, self.plan.kernels.last_mut()) {
@@ -507,13 +524,7 @@ impl Planner<'_> {
             None
         };
         self.bind_status(&mut kb, fold_fails || expr.may_fail() || overflow.is_some());
-        // An invocation loops along the axis: an item a trip, or a subgroup's width.
-        let per_trip = match unit {
-            Unit::Subgroup => self.opts.subgroup_size.max(1) as u64,
-            _ => 1,
-        };
-        let len = Count::Product(vec![split.len]);
-        let guard = self.trip_guard(v, &len, 1, |l| l * per_trip, &mut kb);
+        let guard = self.axis_trip_guard(v, split.len, unit, &mut kb);
         let groups = self.unit_groups(unit, units);
         let push = vec![
             ("rows", rows.clone()),
@@ -623,12 +634,7 @@ impl Planner<'_> {
                 Count::Product(dims)
             }
         };
-        let per_trip = match unit {
-            Unit::Subgroup => self.opts.subgroup_size.max(1) as u64,
-            _ => 1,
-        };
-        let len = Count::Product(vec![split.len]);
-        let guard = self.trip_guard(v, &len, 1, |l| l * per_trip, &mut kb);
+        let guard = self.axis_trip_guard(v, split.len, unit, &mut kb);
         let groups = self.unit_groups(unit, units);
         let push = vec![("rows", rows), ("len", Count::Product(vec![split.len]))];
         let kind = KernelKind::ScanAxis {
