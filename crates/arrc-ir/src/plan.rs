@@ -18,7 +18,7 @@ use crate::error::{err, Error, ErrorClass, Result};
 use crate::ir::{Comb, Dim, Gather, Inst, SearchKind, Value};
 use crate::scalar::{BinOp, UnOp};
 use crate::verify::Verified;
-use analysis::{can_fail, integer_fits, load_only, reads_part_of};
+use analysis::{can_fail, integer_fits, integer_sum_bound, load_only, reads_part_of};
 use arrc_syntax::Span;
 use serde::Serialize;
 use std::collections::HashSet;

@@ -1253,8 +1253,15 @@ impl Emitter {
                 out,
                 tile,
                 bits,
+                checked_sum,
                 ..
-            } => self.matmul_kernel(&mut cx, (a, b), (*fold, pair.as_ref(), *bits), *out, *tile)?,
+            } => self.matmul_kernel(
+                &mut cx,
+                (a, b),
+                (*fold, pair.as_ref(), *bits),
+                (*out, *checked_sum),
+                *tile,
+            )?,
             KernelKind::PackBits {
                 arg,
                 out,

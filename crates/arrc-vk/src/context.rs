@@ -52,7 +52,46 @@ pub struct DeviceInfo {
     pub pipeline_statistics: bool,
     /// The size of the largest device-local memory heap, in bytes.
     pub device_local_bytes: u64,
+    /// The matrix shapes of VK_KHR_cooperative_matrix (empty without it).
+    pub cooperative_matrices: Vec<CooperativeMatrix>,
     api: u32,
+}
+
+/// One matrix multiply-add a subgroup can do cooperatively (VK_KHR_cooperative_matrix):
+/// `M×K` times `K×N` plus `M×N`, with the components' types as Vulkan names them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CooperativeMatrix {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub a: String,
+    pub b: String,
+    pub c: String,
+    pub result: String,
+    pub saturating: bool,
+    pub subgroup_scope: bool,
+}
+
+impl std::fmt::Display for CooperativeMatrix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}x{}x{} {}*{}+{}->{}{}{}",
+            self.m,
+            self.n,
+            self.k,
+            self.a,
+            self.b,
+            self.c,
+            self.result,
+            if self.saturating { " saturating" } else { "" },
+            if self.subgroup_scope {
+                ""
+            } else {
+                " (not subgroup scope)"
+            }
+        )
+    }
 }
 
 /// A device-local storage buffer.

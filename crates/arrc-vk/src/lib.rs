@@ -13,8 +13,8 @@ mod context;
 pub mod disk_cache;
 
 pub use context::{
-    enumerate, module_key, validation_messages, Buffer, Context, DeviceInfo, Dispatch, PipelineId,
-    PipelineReport, Recording, RunStats, View, MAX_FILL_BYTES, MAX_PIPELINES,
+    enumerate, module_key, validation_messages, Buffer, Context, CooperativeMatrix, DeviceInfo,
+    Dispatch, PipelineId, PipelineReport, Recording, RunStats, View, MAX_FILL_BYTES, MAX_PIPELINES,
 };
 
 #[derive(Debug, thiserror::Error)]

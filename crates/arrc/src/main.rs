@@ -1147,6 +1147,14 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     d.max_storage_buffers,
                     d.driver
                 );
+                if !d.cooperative_matrices.is_empty() {
+                    let shapes: Vec<String> = d
+                        .cooperative_matrices
+                        .iter()
+                        .map(|c| c.to_string())
+                        .collect();
+                    println!("   cooperative matrices: {}", shapes.join(", "));
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -813,15 +813,15 @@ impl Lower {
 /// Whether an inner product `fold.pair` of matrices of type `j` (both arguments'
 /// join) is computed by the tiled kernel, as the fold over the pairs would be: the
 /// fold associative, each pair computed (and its errors raised) as `pair` computes
-/// it. `+.×` of floats (integer products and sums are checked for overflow, which the
-/// tile does not do: `(1 2⍴⌊2*62)+.×2 1⍴2 2` is a DOMAIN ERROR); `⌈ ⌊` of `+ - × ⌈
-/// ⌊` (integer pairs in i64, their overflow raised); `∨ ∧ +` of comparisons, and of
-/// `∧ ∨` of booleans.
+/// it. `+.×` of numbers (an integer product's pairs and sums checked for overflow
+/// where the operands' bounds do not rule it out: `(1 2⍴⌊2*62)+.×2 1⍴2 2` is a
+/// DOMAIN ERROR); `⌈ ⌊` of `+ - × ⌈ ⌊` (integer pairs in i64, their overflow
+/// raised); `∨ ∧ +` of comparisons, and of `∧ ∨` of booleans.
 fn tiled_inner(fold: BinOp, pair: BinOp, j: ElemType) -> bool {
     use BinOp::*;
     let numbers = j.is_number();
     match (fold, pair) {
-        (Add, Mul) => j.is_float(),
+        (Add, Mul) => numbers,
         (Max | Min, Add | Sub | Mul | Max | Min) => numbers,
         (Or | And | Add, _) if pair.is_comparison() => numbers,
         (Or | And | Add, And | Or) => j == ElemType::Bool,

@@ -41,6 +41,18 @@ pub(super) fn integer_fits(f: &Function, op: BinOp, lhs: Value, rhs: Value, floa
         || float_fits(f, op, lhs, rhs, float64)
 }
 
+/// A bound on the magnitude of every partial sum of an integer `lhs+.×rhs` (of
+/// matrices): the operands' bounds times the inner length's; `None` where either
+/// operand has none (an i64 array from outside).
+pub(super) fn integer_sum_bound(f: &Function, lhs: Value, rhs: Value) -> Option<u128> {
+    let (a, b) = (
+        crate::bounds::magnitude(f, lhs)?,
+        crate::bounds::magnitude(f, rhs)?,
+    );
+    let k = crate::bounds::dim_bound(*f.ty(lhs).shape.last()?);
+    a.checked_mul(b)?.checked_mul(k)
+}
+
 /// Whether float `lhs op rhs` (`+ - ×`) stays far inside its type's range by the
 /// bounds the IR shows on its operands ([`crate::bounds::float_magnitude`]): an f32
 /// window summed in f64 cannot overflow it, nor can f64 sums of f32 values.
@@ -110,10 +122,18 @@ pub(super) fn can_fail(f: &Function, v: Value, float64: bool) -> bool {
             op.device_error(f.ty(v).elem).is_some()
         }
         // A float result can leave its type's range; a pair may fail as its function.
-        Inst::MatMul { lhs, rhs, pair, .. } => {
+        Inst::MatMul {
+            lhs,
+            rhs,
+            fold,
+            pair,
+        } => {
             f.ty(v).elem.is_float()
                 || (pair.device_error(f.ty(*lhs).elem).is_some()
                     && !integer_fits(f, *pair, *lhs, *rhs, float64))
+                || (*fold == BinOp::Add
+                    && f.ty(v).elem.is_int()
+                    && integer_sum_bound(f, *lhs, *rhs).is_none_or(|b| b >= 1 << 63))
         }
         _ => false,
     }

@@ -204,7 +204,8 @@ pub enum KernelKind {
     /// output's type) over `pair` of (`a`'s, `b`'s) elements as `KExpr::Operand` 0
     /// and 1. With `bits`, a product of booleans packed 32 to a word (`PackBits`):
     /// `a` and `b` are the words (i32), `k` counts words, and `BitProduct` says how
-    /// they combine.
+    /// they combine. An integer `+.×` whose sums the operands' bounds keep within
+    /// i32 comes with `a` and `b` in i32 and folds in i32.
     MatMul {
         a: KExpr,
         b: KExpr,
@@ -214,6 +215,9 @@ pub enum KernelKind {
         tile: MatMulTile,
         overflow: Option<u32>,
         bits: Option<BitProduct>,
+        /// An integer sum's bit, raised where the sum leaves i64 (its partial sums
+        /// may, where later pairs bring them back).
+        checked_sum: Option<u32>,
     },
     /// Push constants `n, r, c, w`: the booleans `arg` of an `r×c` matrix packed 32 to
     /// an i32 word of `out` (bit `j` is element `32w+j`; bits past the matrix 0),

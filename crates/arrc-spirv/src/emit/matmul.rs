@@ -31,13 +31,15 @@ impl Emitter {
     ///
     /// With `bits`, `a` and `b` are booleans packed in i32 words (`pack_bits_kernel`),
     /// `k` counts words, and each pair of words combines as `BitProduct` says; the
-    /// zero words past `k` change nothing.
+    /// zero words past `k` change nothing. With `checked_sum` (an i64 `+` over pairs),
+    /// a sum leaving i64 raises that bit: each output counts its partial sums' wraps,
+    /// and the sum is exact where they cancel.
     pub(super) fn matmul_kernel(
         &mut self,
         cx: &mut Cx,
         (a, b): (&KExpr, &KExpr),
         (fold, pair, bits): (BinOp, Option<&KExpr>, Option<BitProduct>),
-        out: u32,
+        (out, checked_sum): (u32, Option<u32>),
         tile: MatMulTile,
     ) -> R<()> {
         let MatMulTile { rows, cols, steps } = tile;
@@ -79,6 +81,13 @@ impl Emitter {
         let as_ = self.shared_sized(ht, a_words);
         let bs = self.shared_sized(ht, b_words);
         let accs: Vec<Word> = (0..rows * cols).map(|_| self.local(tt)).collect();
+        // With `checked_sum`, each output's count of wraps past i64 (up +1, down
+        // -1): the exact sum fits where they cancel, whatever its partial sums did.
+        let it = self.ty(ElemType::I32);
+        let carries: Vec<Word> = match checked_sum {
+            Some(_) => (0..rows * cols).map(|_| self.local(it)).collect(),
+            None => vec![],
+        };
         let a_regs: Vec<Word> = (0..a_staged).map(|_| self.local(stt)).collect();
         let b_regs: Vec<Word> = (0..b_staged).map(|_| self.local(stt)).collect();
         let tile_var = self.local(u);
@@ -130,7 +139,7 @@ impl Emitter {
         // Errors raised in the loop (a pair's: a float past its type's range, an
         // integer past 64 bits; the operands'; the result's range on store) set a
         // flag per invocation and bit, raised once at the end: no branch per pair.
-        if pair.is_some_and(KExpr::may_fail) {
+        if pair.is_some_and(KExpr::may_fail) || checked_sum.is_some() {
             self.deferred = Some(vec![]);
         }
         let cxr = &*cx;
@@ -151,6 +160,10 @@ impl Emitter {
             let col0 = e.umul(tc, side_n)?;
             for &acc in &accs {
                 e.store(acc, zero_t)?;
+            }
+            let zero_i = e.scalar(Scalar::I32(0));
+            for &c in &carries {
+                e.store(c, zero_i)?;
             }
             // Reads one step's elements (from column k0 of `a`, row k0 of `b`) into
             // the staging registers; outside an operand, 0.
@@ -260,7 +273,11 @@ impl Emitter {
                                     e.operands = [x, y];
                                     let z = e.expr(cxr, p, Ix::flat(zero))?;
                                     let z = e.convert(z, p.elem(), t)?;
-                                    e.binop(fold, t, cur, z)?
+                                    let sum = e.binop(fold, t, cur, z)?;
+                                    if let Some(&c) = carries.get(i * cols as usize + j) {
+                                        e.count_wrap(c, (cur, z, sum))?;
+                                    }
+                                    sum
                                 }
                             };
                             e.store(acc, sum)?;
@@ -307,6 +324,14 @@ impl Emitter {
                     let ok = e.b.logical_and(e.bool_t, None, in_i, in_j).map_err(be)?;
                     let acc = accs[(i * cols + j) as usize];
                     e.if_then(ok, |e| {
+                        // The exact sum leaves i64 where its wraps do not cancel.
+                        if let Some(&c) = carries.get((i * cols + j) as usize) {
+                            let it = e.ty(ElemType::I32);
+                            let n = e.load(it, c)?;
+                            let z = e.scalar(Scalar::I32(0));
+                            let bad = e.b.i_not_equal(e.bool_t, None, n, z).map_err(be)?;
+                            e.raise(cxr, checked_sum, bad)?;
+                        }
                         let v = e.load(tt, acc)?;
                         // Words folded by `or` answer whether any bit was set.
                         let v = match bits {
@@ -332,6 +357,25 @@ impl Emitter {
             Ok(())
         })?;
         self.flush_errors(cx)
+    }
+
+    /// Counts in `carry` (i32) whether `sum = cur + z` (i64, wrapping) wrapped: +1
+    /// past the largest i64, -1 past the smallest.
+    fn count_wrap(&mut self, carry: Word, (cur, z, sum): (Word, Word, Word)) -> R<()> {
+        let it = self.ty(ElemType::I32);
+        let wrapped = self.overflow(BinOp::Add, cur, z, sum)?;
+        let zero = self.scalar(Scalar::I64(0));
+        let down = self.b.s_less_than(self.bool_t, None, z, zero).map_err(be)?;
+        let (one, minus, none) = (
+            self.scalar(Scalar::I32(1)),
+            self.scalar(Scalar::I32(-1)),
+            self.scalar(Scalar::I32(0)),
+        );
+        let step = self.b.select(it, None, down, minus, one).map_err(be)?;
+        let step = self.b.select(it, None, wrapped, step, none).map_err(be)?;
+        let n = self.load(it, carry)?;
+        let n = self.b.i_add(it, None, n, step).map_err(be)?;
+        self.store(carry, n)
     }
 
     /// One pair of packed words `x`, `y` folded into `acc` (i32, of type `tt`), as

@@ -1003,7 +1003,7 @@ impl Emitter {
     }
 
     /// Whether `r = a op b` (i64) overflowed.
-    fn overflow(&mut self, op: BinOp, a: Word, b: Word, r: Word) -> R<Word> {
+    pub(super) fn overflow(&mut self, op: BinOp, a: Word, b: Word, r: Word) -> R<Word> {
         let ty = self.ty(ElemType::I64);
         let bt = self.bool_t;
         let zero = self.scalar(Scalar::I64(0));

@@ -1,7 +1,7 @@
 //! The Vulkan instance (created once per process, with the validation layers when
 //! asked), and what each physical device offers (`DeviceInfo`, `enumerate`).
 
-use super::{DeviceInfo, Result};
+use super::{CooperativeMatrix, DeviceInfo, Result};
 use crate::{VkContext, VkError};
 use ash::vk;
 use std::ffi::CString;
@@ -234,7 +234,9 @@ pub(super) fn query_info(
         .driver_info_as_c_str()
         .map(|c| c.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let cooperative_matrices = cooperative_matrices(instance, pdev);
     DeviceInfo {
+        cooperative_matrices,
         index,
         name,
         device_type: format!("{:?}", props.device_type),
@@ -277,6 +279,56 @@ pub(super) fn query_info(
         device_local_bytes,
         api,
     }
+}
+
+/// The shapes VK_KHR_cooperative_matrix offers on `pdev` (none without it).
+fn cooperative_matrices(
+    instance: &ash::Instance,
+    pdev: vk::PhysicalDevice,
+) -> Vec<CooperativeMatrix> {
+    if !has_extension(instance, pdev, ash::khr::cooperative_matrix::NAME) {
+        return Vec::new();
+    }
+    let entry = match load_entry() {
+        Ok(e) => e,
+        Err(_) => return Vec::new(),
+    };
+    let ext = ash::khr::cooperative_matrix::Instance::new(&entry, instance);
+    let name = |t: vk::ComponentTypeKHR| {
+        match t {
+            vk::ComponentTypeKHR::FLOAT16 => "f16",
+            vk::ComponentTypeKHR::FLOAT32 => "f32",
+            vk::ComponentTypeKHR::FLOAT64 => "f64",
+            vk::ComponentTypeKHR::SINT8 => "i8",
+            vk::ComponentTypeKHR::SINT16 => "i16",
+            vk::ComponentTypeKHR::SINT32 => "i32",
+            vk::ComponentTypeKHR::SINT64 => "i64",
+            vk::ComponentTypeKHR::UINT8 => "u8",
+            vk::ComponentTypeKHR::UINT16 => "u16",
+            vk::ComponentTypeKHR::UINT32 => "u32",
+            vk::ComponentTypeKHR::UINT64 => "u64",
+            // VK_KHR_shader_bfloat16's VK_COMPONENT_TYPE_BFLOAT16_KHR (newer than ash's headers).
+            t if t.as_raw() == 1000141000 => "bf16",
+            other => return format!("{other:?}"),
+        }
+        .to_string()
+    };
+    // SAFETY: valid physical device from this instance, which has the extension.
+    unsafe { ext.get_physical_device_cooperative_matrix_properties(pdev) }
+        .unwrap_or_default()
+        .iter()
+        .map(|p| CooperativeMatrix {
+            m: p.m_size,
+            n: p.n_size,
+            k: p.k_size,
+            a: name(p.a_type),
+            b: name(p.b_type),
+            c: name(p.c_type),
+            result: name(p.result_type),
+            saturating: p.saturating_accumulation == vk::TRUE,
+            subgroup_scope: p.scope == vk::ScopeKHR::SUBGROUP,
+        })
+        .collect()
 }
 
 pub(super) fn has_extension(

@@ -139,7 +139,8 @@ fn matrix_products() {
                 (3, 1000, 2),
             ] {
                 let exprs = ["a+.×b", "(a×2)+.×b-1", "(⍉b)+.×⍉a"];
-                let tiled = ty.is_float();
+                // Integer products too (in i64, each partial sum checked).
+                let tiled = true;
                 products_against_the_reference(
                     &mut s,
                     &mut rng,
@@ -162,6 +163,85 @@ fn matrix_products() {
     let mut s = gpu();
     let r = s.eval("(1 3⍴1e8 0.5 ¯1e8)+.×3 1⍴1").unwrap().value.unwrap();
     assert_eq!(arrc::display(&r), "0.5");
+}
+
+/// Integer `+.×` in tiles (it was an m×n×k array of products, then a fold, and ran
+/// out of memory from about 1024³): i32 operands whose sums their bounds keep within
+/// i32 folded in i32, within i64 in i64 unchecked, and otherwise each partial sum
+/// checked; at shapes around the tiles, with errors where the reference errs and
+/// values where only a partial sum leaves i64 (the CPU confirms such an error).
+#[test]
+fn integer_products_in_tiles() {
+    use arrc_ir::plan::{KernelKind, MatMulTile};
+    for (large_from, tile) in [(u64::MAX, MatMulTile::SMALL), (0, MatMulTile::LARGE)] {
+        let mut s = tiled_session(large_from, tile);
+        for (m, k, n) in [
+            (1, 1, 1),
+            (5, 7, 3),
+            (65, 130, 63),
+            (129, 9, 127),
+            (3, 1000, 2),
+        ] {
+            let (mk, kn) = (format!("{m} {k}"), format!("{k} {n}"));
+            for (expr, checked, wide) in [
+                // Bounds keep the sums within i32: i32 operands, no check.
+                (format!("(¯3+{mk}⍴⍳7)+.×{kn}⍴⍳5"), false, false),
+                (format!("({mk}⍴1 0 0 1 1=1)+.×{kn}⍴0 1 1=1"), false, false),
+                // Within i64 by their literals (2^24·2^24·k): i64, no check.
+                (
+                    format!("({mk}⍴16777216 ¯16777215 5)+.×{kn}⍴¯16777216 3"),
+                    false,
+                    true,
+                ),
+                // Bounds of their type only (arrays from outside): each partial
+                // sum checked (2^31·2^31·k leaves i64 from k=2; where their shapes
+                // are left open, k=1 is checked too).
+                ("a+.×b".to_string(), true, true),
+            ] {
+                let x = Array::new(
+                    vec![m, k],
+                    Data::I32((0..m * k).map(|i| (i % 17) as i32 - 9).collect()),
+                );
+                let y = Array::new(
+                    vec![k, n],
+                    Data::I32((0..k * n).map(|i| (i % 11) as i32 + 1).collect()),
+                );
+                s.set("a", x.clone()).unwrap();
+                s.set("b", y.clone()).unwrap();
+                let c = s.compile(&expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+                let kind = &c.plan.kernels.last().unwrap().kind;
+                let KernelKind::MatMul { a, checked_sum, .. } = kind else {
+                    panic!("{expr}: not tiled: {kind:?}")
+                };
+                if k > 1 || !checked {
+                    assert_eq!(checked_sum.is_some(), checked, "{expr} {mk} {kn}: checked");
+                }
+                assert_eq!(a.elem() == ElemType::I64, wide, "{expr}: {a:?}");
+                let g = s.eval(&expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+                assert!(g.notes.is_empty(), "{expr}: {:?}", g.notes);
+                let mut cpu = arrc_ref::Env::default();
+                cpu.arrays.insert("a".into(), x.into());
+                cpu.arrays.insert("b".into(), y.into());
+                let r = arrc_ref::eval_program(&arrc_syntax::parse_str(&expr).unwrap(), &mut cpu)
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(
+                    arrc::display(&g.value.unwrap()),
+                    arrc::display(&r),
+                    "{expr}"
+                );
+            }
+        }
+        // A sum past i64 is the reference's DOMAIN ERROR; a partial sum past it that
+        // later pairs bring back is the reference's value (computed on the CPU).
+        let m = "m←⌊1 3⍴(2*62),(2*62),-2*62 ⋄ ";
+        let err = s.eval(&format!("{m}m+.×3 1⍴2 2 1")).unwrap_err();
+        assert_eq!(err.class, arrc::ErrorClass::Domain, "{err}");
+        let g = s.eval(&format!("{m}m+.×3 1⍴1")).unwrap();
+        assert_eq!(arrc::display(&g.value.unwrap()), "4611686018427387904");
+        let err = s.eval("c←3 4⍴2147483647 ⋄ c+.×⍉c").unwrap_err();
+        assert_eq!(err.class, arrc::ErrorClass::Domain, "{err}");
+    }
 }
 
 /// Generalized inner products in the same tiles (`⌈.+ ⌊.- ⌈.⌊ ∨.∧ ∧.∨ +.= ∧.≤ +.∧`):
