@@ -220,8 +220,8 @@ fn integer_products_in_tiles() {
                 let g = s.eval(&expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
                 assert!(g.notes.is_empty(), "{expr}: {:?}", g.notes);
                 let mut cpu = arrc_ref::Env::default();
-                cpu.arrays.insert("a".into(), x.into());
-                cpu.arrays.insert("b".into(), y.into());
+                cpu.arrays.insert("a".into(), x);
+                cpu.arrays.insert("b".into(), y);
                 let r = arrc_ref::eval_program(&arrc_syntax::parse_str(&expr).unwrap(), &mut cpu)
                     .unwrap()
                     .unwrap();
