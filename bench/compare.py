@@ -85,9 +85,13 @@ def torch_workload(torch, name, dtype, n, shape, runs, warmup, batch=1):
         x, y = rand(n // 2), rand(n // 2)
         return torch_times_b(torch, lambda: ((x - y) ** 2).sum(), runs, warmup), None
     if name == "matmul":
-        if tdt != torch.float32 or n > (1 << 24):
+        if n > (1 << 24) or tdt == torch.float64:
             return None, None
         x, y = rand(*shape), rand(*shape)
+        if tdt == torch.int32:
+            # cuBLAS has no integer product: f64, exact for these (0..99, k ≤ 2^24).
+            xd, yd = x.double(), y.double()
+            return torch_times_b(torch, lambda: xd @ yd, runs, warmup), None
         return torch_times_b(torch, lambda: x @ y, runs, warmup), None
     if name in ("maxplus", "minplus", "pluseq"):
         # x⌈.+y, x⌊.+y, x+.=y: torch has no kernel for them; the fastest formulation
@@ -159,6 +163,19 @@ def torch_workload(torch, name, dtype, n, shape, runs, warmup, batch=1):
                     0, inv, x, reduce="amax", include_self=False)
             return r[order]
         return torch_times_b(torch, key, runs, warmup), None
+    if name == "boolcount":
+        # (x>0.5)+.×y>0.5, counts of common ones: as an f32 matrix product (cuBLAS,
+        # TF32 off: exact to 2^24) and, in the note, an f16 one on the tensor cores
+        # (f32 sums; its f16 result is exact to 2048) and torch._int_mm of int8.
+        if n > (1 << 24):
+            return None, None
+        x, y = rand(*shape), rand(*shape)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        t32 = torch_times_b(torch, lambda: (x > 0.5).float() @ (y > 0.5).float(), runs, warmup)
+        t16 = torch_times_b(torch, lambda: (x > 0.5).half() @ (y > 0.5).half(), runs, warmup)
+        t8 = torch_times_b(torch, lambda: torch._int_mm((x > 0.5).to(torch.int8), (y > 0.5).to(torch.int8)), runs, warmup)
+        print(f"boolcount {dtype} {n}: torch f16 {t16:.1f} µs, int8 _int_mm {t8:.1f} µs (f32 {t32:.1f})", file=sys.stderr)
+        return t32, None
     if name == "orand":
         # Boolean product (x>0.5)∨.∧y>0.5 as a float matrix product, > 0 (cuBLAS; TF32
         # off), and (in the note) as an f16 one on the tensor cores.
@@ -185,6 +202,8 @@ def main():
                     help="runs queued back to back per timed run (the last is timed), both sides")
     ap.add_argument("--one-process", action="store_true", help="run every workload in one arrc process")
     ap.add_argument("--arrc-args", default="", help="extra arrc bench flags (tuning), one string")
+    ap.add_argument("--check-up-to", type=int, default=1 << 24,
+                    help="arrc bench checks its answers against the CPU reference up to this size")
     a = ap.parse_args()
 
     # One arrc process per workload: on the H200, a 2^28 workload that follows another
@@ -195,7 +214,7 @@ def main():
     rows = []
     for w in groups:
         cmd = [a.arrc, "bench", "--json", "--sizes", a.sizes, "--types", a.types, "--workloads", w,
-               "--runs", str(a.runs), "--check-up-to", str(1 << 24), "--batch", str(a.batch)]
+               "--runs", str(a.runs), "--check-up-to", str(a.check_up_to), "--batch", str(a.batch)]
         cmd += shlex.split(a.arrc_args)
         print("running:", " ".join(cmd), file=sys.stderr, flush=True)
         p = subprocess.run(cmd, capture_output=True, text=True)

@@ -24,6 +24,7 @@ use serde::Serialize;
 use std::collections::HashSet;
 
 mod analysis;
+mod coop;
 mod folds;
 mod hash;
 mod kexpr;
@@ -36,7 +37,7 @@ mod stencil;
 mod tile;
 use sort::SortedKeys;
 
-pub use tile::{BitProduct, MatMulTile};
+pub use tile::{BitProduct, CoopTile, MatMulTile};
 
 pub use kexpr::{IExpr, KExpr};
 pub use kinds::{
@@ -199,6 +200,10 @@ pub struct PlanOptions {
     /// Workgroup memory a kernel may use (the device's maxComputeSharedMemorySize;
     /// by default Vulkan's least, 16 KiB).
     pub max_shared_bytes: u32,
+    /// The shape `(M, N, K)` of the 8-bit integer products (i32 sums) the device's
+    /// subgroups compute on cooperative matrices (VK_KHR_cooperative_matrix), where
+    /// kernels may use them: integer `+.×` of operands within ±127.
+    pub int8_matrices: Option<(u32, u32, u32)>,
 }
 
 impl Default for PlanOptions {
@@ -246,6 +251,7 @@ impl Default for PlanOptions {
             matmul_large_from: 1 << 21,
             matmul_tile: MatMulTile::LARGE,
             max_shared_bytes: 16 << 10,
+            int8_matrices: None,
         }
     }
 }

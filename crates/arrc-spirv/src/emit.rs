@@ -16,6 +16,7 @@ use std::collections::HashMap;
 
 mod buffers;
 mod control;
+mod coop;
 mod f64;
 mod folds;
 mod hash;
@@ -1268,6 +1269,12 @@ impl Emitter {
                 cols,
                 invert,
             } => self.pack_bits_kernel(&mut cx, arg, *out, *cols, *invert)?,
+            KernelKind::PackI8 { arg, out, cols } => {
+                self.pack_i8_kernel(&mut cx, arg, *out, *cols)?
+            }
+            KernelKind::CoopMatMul { a, b, out, tile } => {
+                self.coop_matmul_kernel(&mut cx, (*a, *b, *out), *tile)?
+            }
             KernelKind::IndirectArgs {
                 n,
                 per_group,

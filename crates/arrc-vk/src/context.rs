@@ -54,6 +54,9 @@ pub struct DeviceInfo {
     pub device_local_bytes: u64,
     /// The matrix shapes of VK_KHR_cooperative_matrix (empty without it).
     pub cooperative_matrices: Vec<CooperativeMatrix>,
+    /// Kernels may use cooperative matrices: the extension's feature, with the
+    /// Vulkan memory model and 8-bit integers their modules need.
+    pub cooperative_matrix: bool,
     api: u32,
 }
 
@@ -395,7 +398,9 @@ impl Context {
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
             .timeline_semaphore(true)
             .shader_subgroup_extended_types(info.subgroup_extended_types)
-            .shader_buffer_int64_atomics(info.int64_atomics);
+            .shader_buffer_int64_atomics(info.int64_atomics)
+            .vulkan_memory_model(info.cooperative_matrix)
+            .shader_int8(info.cooperative_matrix);
         let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
             .subgroup_size_control(info.full_subgroups)
             .compute_full_subgroups(info.full_subgroups);
@@ -411,6 +416,12 @@ impl Context {
         let mut pe = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
             .pipeline_executable_info(true);
         let mut ext_names = vec![];
+        let mut cm =
+            vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
+        if info.cooperative_matrix {
+            feats = feats.push_next(&mut cm);
+            ext_names.push(ash::khr::cooperative_matrix::NAME.as_ptr());
+        }
         if info.pipeline_statistics {
             feats = feats.push_next(&mut pe);
             ext_names.push(ash::khr::pipeline_executable_properties::NAME.as_ptr());

@@ -108,6 +108,11 @@ pub const WORKLOADS: &[Workload] = &[
         inputs: Inputs::TwoSquares,
     },
     Workload {
+        name: "boolcount",
+        expr: "(x>0.5)+.×y>0.5",
+        inputs: Inputs::TwoSquares,
+    },
+    Workload {
         name: "minplus",
         expr: "x⌊.+y",
         inputs: Inputs::TwoSquares,

@@ -494,6 +494,21 @@ impl Gpu {
         if let Some((w, i)) = o.scan_widened_int_tile {
             o.scan_widened_int_tile = Some((w.min(info.max_workgroup_invocations), i));
         }
+        // 8-bit integer products with i32 sums on cooperative matrices, in the
+        // shape with the most outputs (NVIDIA offers 16×16×32 and 16×8×32).
+        o.int8_matrices = info
+            .cooperative_matrices
+            .iter()
+            .filter(|c| {
+                info.cooperative_matrix
+                    && c.subgroup_scope
+                    && !c.saturating
+                    && (c.a.as_str(), c.b.as_str(), c.c.as_str(), c.result.as_str())
+                        == ("i8", "i8", "i32", "i32")
+                    && c.k % 4 == 0
+            })
+            .max_by_key(|c| c.m * c.n)
+            .map(|c| (c.m, c.n, c.k));
         // The largest power of two a storage binding may span.
         o.window_bytes = 1u64
             << (63

@@ -257,6 +257,10 @@ pub struct Tuning {
     /// A subgroup of each scan tile that only looks back
     /// (`PlanOptions::scan_lookback_subgroup`).
     pub scan_lookback_subgroup: Option<bool>,
+    /// Integer products of small operands on 8-bit cooperative matrices where the
+    /// device has them (`PlanOptions::int8_matrices`); `Some(true)` changes nothing
+    /// where it has none.
+    pub int8_matrices: Option<bool>,
     /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`);
     /// `Some(false)` changes nothing where the device needs it.
     pub every_subgroup_looks_back: Option<bool>,
@@ -346,6 +350,9 @@ impl Tuning {
         }
         if let Some(v) = self.scan_lookback_subgroup {
             o.scan_lookback_subgroup = v;
+        }
+        if self.int8_matrices == Some(false) {
+            o.int8_matrices = None;
         }
         // On only: where the device needs every subgroup to look back (lavapipe
         // reads a prefix handed on through workgroup memory wrong), `false` is

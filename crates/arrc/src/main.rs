@@ -354,6 +354,10 @@ struct TuneArgs {
     /// from the moment the tile is claimed (the tile is the other subgroups').
     #[arg(long)]
     scan_lookback_subgroup: Option<bool>,
+    /// Tuning: integer products of operands within ±127 on the device's 8-bit
+    /// cooperative matrices (tensor cores), where it has them (default: true).
+    #[arg(long)]
+    int8_matrices: Option<bool>,
     /// Tuning: a vector's reduction in one dispatch (the last workgroup done folds
     /// the partials) instead of two.
     #[arg(long)]
@@ -441,6 +445,7 @@ impl TuneArgs {
             scan_tiles_by_workgroup: self.scan_tiles_by_workgroup,
             scan_wide_status: self.scan_wide_status,
             scan_lookback_subgroup: self.scan_lookback_subgroup,
+            int8_matrices: self.int8_matrices,
             single_pass_reduce: self.single_pass_reduce,
             quad_columns_from: self.quad_columns_from,
             matmul_large_from: self.matmul_large_from,

@@ -665,6 +665,9 @@ impl Planner<'_> {
         if let Some(bits) = BitProduct::of(fold, pair).filter(|_| booleans) {
             return self.bit_matmul(v, (lhs, rhs), (m, k, n), (fold, bits), is_result);
         }
+        if (fold, pair) == (BinOp::Add, BinOp::Mul) && self.takes_int8_matrices(v, (lhs, rhs)) {
+            return self.int8_matmul(v, (lhs, rhs), is_result);
+        }
         let mut kb = self.kb();
         let elem = f.ty(v).elem;
         let mut a = self.expr(lhs, &IExpr::Index, &mut kb);
@@ -1078,7 +1081,7 @@ impl Planner<'_> {
 
 /// An integer operand `e` (read in i64 for an integer `+.×`) read as i32: the value
 /// it casts, where that is an i32 or a boolean, else `e` narrowed (its bound fits).
-fn in_i32(e: KExpr) -> KExpr {
+pub(super) fn in_i32(e: KExpr) -> KExpr {
     match e {
         KExpr::Cast { arg, .. } if arg.elem() == ElemType::I32 => *arg,
         KExpr::Cast { arg, .. } => KExpr::Cast {

@@ -2,7 +2,7 @@
 //! how a fold combines items (`Fold`), what works on a row (`Unit`), and the parts
 //! some kinds carry (`Finish`, `Compact`, `Binding`, `RadixPlaces`).
 
-use super::{BitProduct, IExpr, KExpr, MatMulTile};
+use super::{BitProduct, CoopTile, IExpr, KExpr, MatMulTile};
 use crate::array::{ElemType, Scalar};
 use crate::ir::SearchKind;
 use crate::scalar::BinOp;
@@ -219,6 +219,28 @@ pub enum KernelKind {
         /// may, where later pairs bring them back).
         checked_sum: Option<u32>,
     },
+    /// Push constants `n, tn, kw, np`: `out` (i32, `np` to a row) is the product of
+    /// `a` and `b`, 8-bit integers packed four to an i32 word (`PackI8`, `kw` words
+    /// along a line: `a`'s rows, `b`'s columns), multiplied on the device's
+    /// cooperative matrices (`CoopTile`), the sums exact in i32. `n` counts the
+    /// workgroup tiles, `tn` those along a row; every operand and output is padded
+    /// to whole tiles, so no fragment reads or writes past them.
+    CoopMatMul {
+        a: u32,
+        b: u32,
+        out: u32,
+        tile: CoopTile,
+    },
+    /// Push constants `n, r, c, w`: the integers `arg` (each within ±127) of an
+    /// `r×c` matrix packed four to an i32 word of `out` as 8-bit two's complement
+    /// (byte `j` the element `4w+j` of the line), `w` words to a line: along its
+    /// rows or, with `cols`, down its columns; bytes past the matrix 0. `n` counts
+    /// the words (whole lines past the matrix too: zeros).
+    PackI8 {
+        arg: KExpr,
+        out: u32,
+        cols: bool,
+    },
     /// Push constants `n, r, c, w`: the booleans `arg` of an `r×c` matrix packed 32 to
     /// an i32 word of `out` (bit `j` is element `32w+j`; bits past the matrix 0),
     /// along its rows (`out` is `r × ⌈c÷32⌉`) or, with `cols`, down its columns
@@ -419,7 +441,9 @@ impl KernelKind {
             KernelKind::ReduceAxis { .. }
             | KernelKind::MatMul { .. }
             | KernelKind::Stencil { .. } => 3,
-            KernelKind::PackBits { .. } => 4,
+            KernelKind::PackBits { .. }
+            | KernelKind::PackI8 { .. }
+            | KernelKind::CoopMatMul { .. } => 4,
             KernelKind::ScanAxis { .. }
             | KernelKind::Search { .. }
             | KernelKind::HashInsert { .. } => 2,

@@ -143,3 +143,49 @@ impl MatMulTile {
         }
     }
 }
+
+/// The work of a product on cooperative matrices (`KernelKind::CoopMatMul`): each
+/// subgroup multiplies `rows × cols` fragments of `m × n` outputs, `k` of the inner
+/// length at a time (the device's shape, `PlanOptions::int8_matrices`), and a
+/// workgroup is `subgroups_m × subgroups_n` subgroups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CoopTile {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub rows: u32,
+    pub cols: u32,
+    pub subgroups_m: u32,
+    pub subgroups_n: u32,
+}
+
+impl CoopTile {
+    /// Fragments of 2×4 a subgroup, 2×2 subgroups a workgroup: 64×128 outputs of
+    /// 16×16 fragments.
+    pub fn of_shape((m, n, k): (u32, u32, u32)) -> CoopTile {
+        CoopTile {
+            m,
+            n,
+            k,
+            rows: 2,
+            cols: 4,
+            subgroups_m: 2,
+            subgroups_n: 2,
+        }
+    }
+
+    /// Rows of outputs a workgroup computes.
+    pub fn tile_m(self) -> u32 {
+        self.m * self.rows * self.subgroups_m
+    }
+
+    /// Columns of outputs a workgroup computes.
+    pub fn tile_n(self) -> u32 {
+        self.n * self.cols * self.subgroups_n
+    }
+
+    /// Subgroups a workgroup.
+    pub fn subgroups(self) -> u32 {
+        self.subgroups_m * self.subgroups_n
+    }
+}

@@ -235,8 +235,19 @@ pub(super) fn query_info(
         .map(|c| c.to_string_lossy().into_owned())
         .unwrap_or_default();
     let cooperative_matrices = cooperative_matrices(instance, pdev);
+    let cooperative_matrix = !cooperative_matrices.is_empty()
+        && f12.vulkan_memory_model == vk::TRUE
+        && f12.shader_int8 == vk::TRUE
+        && {
+            let mut cm = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default();
+            let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut cm);
+            // SAFETY: as above.
+            unsafe { instance.get_physical_device_features2(pdev, &mut f2) };
+            cm.cooperative_matrix == vk::TRUE
+        };
     DeviceInfo {
         cooperative_matrices,
+        cooperative_matrix,
         index,
         name,
         device_type: format!("{:?}", props.device_type),

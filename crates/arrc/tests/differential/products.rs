@@ -244,6 +244,58 @@ fn integer_products_in_tiles() {
     }
 }
 
+/// Integer `+.×` of operands within ±127 (booleans, residues, small literals) on the
+/// device's 8-bit cooperative matrices where it has them (`PackI8`, `CoopMatMul`;
+/// elsewhere the tiled kernel in i32): at shapes around the fragments (16×16×32)
+/// and the workgroup tile (64×128), `k` not a multiple of 4, against the reference.
+#[test]
+fn small_integer_products_on_cooperative_matrices() {
+    use arrc_ir::plan::KernelKind;
+    let mut s = gpu();
+    let int8 = s.plan_options().int8_matrices.is_some();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x1e8);
+    for (m, k, n) in [
+        (1, 1, 1),
+        (5, 7, 3),
+        (16, 32, 16),
+        (17, 33, 15),
+        (64, 64, 128),
+        (65, 130, 129),
+        (129, 5, 257),
+        (3, 4097, 2),
+        (200, 301, 150),
+    ] {
+        let x = random_shaped(&mut rng, ElemType::I32, &[m, k]);
+        let y = random_shaped(&mut rng, ElemType::I32, &[k, n]);
+        s.set("a", x.clone()).unwrap();
+        s.set("b", y.clone()).unwrap();
+        let mut cpu = arrc_ref::Env::default();
+        cpu.arrays.insert("a".into(), x);
+        cpu.arrays.insert("b".into(), y);
+        for expr in [
+            "(a>0)+.×b>0",
+            "(¯3+5|a)+.×7|b",
+            "(a=1)+.×(b>2)-b<0",
+            "(⍉¯60+121|b)+.×⍉127|a",
+        ] {
+            let what = format!("{expr} {m}×{k}×{n}");
+            let c = s.compile(expr).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let coop = c
+                .plan
+                .kernels
+                .iter()
+                .any(|k| matches!(k.kind, KernelKind::CoopMatMul { .. }));
+            assert_eq!(coop, int8, "{what}: on cooperative matrices");
+            let g = s.eval(expr).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(g.notes.is_empty(), "{what}: {:?}", g.notes);
+            let r = arrc_ref::eval_program(&arrc_syntax::parse_str(expr).unwrap(), &mut cpu)
+                .unwrap()
+                .unwrap();
+            assert_eq!(arrc::display(&g.value.unwrap()), arrc::display(&r), "{what}");
+        }
+    }
+}
+
 /// Generalized inner products in the same tiles (`⌈.+ ⌊.- ⌈.⌊ ∨.∧ ∧.∨ +.= ∧.≤ +.∧`):
 /// each pair computed and folded as the reference does, `k` stopped exactly (the
 /// zeros staged past it would change a maximum or a count), in both tile sizes, with

@@ -1,0 +1,139 @@
+//! Integer `+.×` on the device's cooperative matrices (VK_KHR_cooperative_matrix):
+//! operands within ±127 packed to 8-bit integers, multiplied a fragment at a time by
+//! a subgroup with exact i32 sums, then stored in the result's shape and type.
+
+use super::*;
+use tile::CoopTile;
+
+impl Planner<'_> {
+    /// Whether integer `lhs+.×rhs` (matrices `m×k` and `k×n`, result `v`) goes to
+    /// the device's 8-bit cooperative matrices: the device has them, both operands
+    /// are within ±127 by their bounds (booleans, small literals, residues), the sums
+    /// stay within i32 (127²·k), and no length is computed on the device.
+    pub(super) fn takes_int8_matrices(&self, v: Value, (lhs, rhs): (Value, Value)) -> bool {
+        let f = self.v.func;
+        let Some(_) = self.opts.int8_matrices else {
+            return false;
+        };
+        let small = |x: Value| crate::bounds::magnitude(f, x).is_some_and(|m| m <= 127);
+        let dims = [f.ty(lhs).shape[0], f.ty(lhs).shape[1], f.ty(rhs).shape[1]];
+        f.ty(v).elem.is_int()
+            && small(lhs)
+            && small(rhs)
+            && integer_sum_bound(f, lhs, rhs).is_some_and(|s| s < 1 << 31)
+            && !dims.iter().any(|d| matches!(d, Dim::Dyn(_)))
+    }
+
+    /// `lhs+.×rhs` as [`Self::takes_int8_matrices`] allows: each operand packed four
+    /// 8-bit integers to a word (`a` along its rows, `b` down its columns, both
+    /// padded to whole workgroup tiles and steps of `k`), their product on
+    /// cooperative matrices into an i32 array of padded rows, then each output read
+    /// from there into the result.
+    pub(super) fn int8_matmul(
+        &mut self,
+        v: Value,
+        (lhs, rhs): (Value, Value),
+        is_result: bool,
+    ) -> Result<()> {
+        let f = self.v.func;
+        let shape = self.opts.int8_matrices.unwrap_or((16, 16, 32));
+        let tile = CoopTile::of_shape(shape);
+        let (m, k, n) = (f.ty(lhs).shape[0], f.ty(lhs).shape[1], f.ty(rhs).shape[1]);
+        let whole = |d: Dim, per: u32| Count::Groups {
+            of: Box::new(Count::Product(vec![d])),
+            per_group: per,
+            max: u32::MAX,
+        };
+        let padded = |d: Dim, per: u32| Count::Scaled {
+            of: Box::new(whole(d, per)),
+            times: per,
+        };
+        // Words along a packed line: `k` in whole steps of the fragments' `k`.
+        let kw = Count::Scaled {
+            of: Box::new(whole(k, tile.k)),
+            times: tile.k / 4,
+        };
+        let lines = [padded(m, tile.tile_m()), padded(n, tile.tile_n())];
+        let mut packed = [0; 2];
+        for (i, (arg, r, c)) in [(lhs, m, k), (rhs, k, n)].into_iter().enumerate() {
+            let len = Count::Times(vec![lines[i].clone(), kw.clone()]);
+            let b = self.new_buffer(ElemType::I32, len.clone(), BufferRole::Temp);
+            let mut kb = self.kb();
+            let expr = folds::in_i32(self.expr(arg, &IExpr::Index, &mut kb));
+            let out = kb.bind(b, ElemType::I32, true);
+            self.bind_status(&mut kb, expr.may_fail());
+            let kind = KernelKind::PackI8 {
+                arg: expr,
+                out,
+                cols: i == 1,
+            };
+            let push = vec![
+                ("n", len.clone()),
+                ("r", Count::Product(vec![r])),
+                ("c", Count::Product(vec![c])),
+                ("w", kw.clone()),
+            ];
+            let groups = self.grid(&len, self.opts.map_groups);
+            self.push_kernel("pack_i8", kind, kb, push, groups);
+            packed[i] = b;
+        }
+        // The product, in padded rows of i32.
+        let np = lines[1].clone();
+        let sums = self.new_buffer(
+            ElemType::I32,
+            Count::Times(vec![lines[0].clone(), np.clone()]),
+            BufferRole::Temp,
+        );
+        let mut kb = self.kb();
+        let a = kb.bind(packed[0], ElemType::I32, false);
+        let b = kb.bind(packed[1], ElemType::I32, false);
+        let out = kb.bind(sums, ElemType::I32, true);
+        self.bind_status(&mut kb, false);
+        let tiles_n = whole(n, tile.tile_n());
+        let tiles = Count::Times(vec![whole(m, tile.tile_m()), tiles_n.clone()]);
+        let groups = Count::Groups {
+            of: Box::new(tiles.clone()),
+            per_group: 1,
+            max: self.opts.map_groups,
+        };
+        let push = vec![("n", tiles), ("tn", tiles_n), ("kw", kw), ("np", np)];
+        let kind = KernelKind::CoopMatMul { a, b, out, tile };
+        self.push_kernel("int8_matmul", kind, kb, push, groups);
+        if let Some(kernel) = self.plan.kernels.last_mut() {
+            kernel.workgroup_size = tile.subgroups() * self.opts.subgroup_size.max(1);
+        }
+        // Each output from its padded row, in the result's type.
+        let mut kb = self.kb();
+        let step = tile.tile_n();
+        let cols = kb.dim(n);
+        let row_len = IExpr::times(
+            IExpr::quot(
+                IExpr::plus(cols.clone(), IExpr::Const(step - 1)),
+                IExpr::Const(step),
+            ),
+            IExpr::Const(step),
+        );
+        let at = IExpr::plus(
+            IExpr::times(IExpr::quot(IExpr::Index, cols.clone()), row_len),
+            IExpr::Rem(Box::new(IExpr::Index), Box::new(cols)),
+        );
+        let load = KExpr::Load {
+            binding: kb.bind(sums, ElemType::I32, false),
+            elem: ElemType::I32,
+            index: at,
+        };
+        let elem = f.ty(v).elem;
+        let expr = if elem == ElemType::I32 {
+            load
+        } else {
+            KExpr::Cast {
+                to: elem,
+                arg: Box::new(load),
+            }
+        };
+        let b = self.result_or_temp(v, is_result);
+        self.push_map("int8_matmul_out", v, kb, expr, b);
+        self.buffer_of[v.index()] = Some(b);
+        Ok(())
+    }
+}
