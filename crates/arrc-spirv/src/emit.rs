@@ -1269,9 +1269,7 @@ impl Emitter {
                 cols,
                 invert,
             } => self.pack_bits_kernel(&mut cx, arg, *out, *cols, *invert)?,
-            KernelKind::PackI8 { arg, out, cols } => {
-                self.pack_i8_kernel(&mut cx, arg, *out, *cols)?
-            }
+            KernelKind::PackI8 { arg, out } => self.pack_i8_kernel(&mut cx, arg, *out)?,
             KernelKind::CoopMatMul { a, b, out, tile } => {
                 self.coop_matmul_kernel(&mut cx, (*a, *b, *out), *tile)?
             }

@@ -9,15 +9,18 @@ impl Planner<'_> {
     /// Whether integer `lhs+.×rhs` (matrices `m×k` and `k×n`, result `v`) goes to
     /// the device's 8-bit cooperative matrices: the device has them, both operands
     /// are within ±127 by their bounds (booleans, small literals, residues), the sums
-    /// stay within i32 (127²·k), and no length is computed on the device.
+    /// stay within i32 (127²·k), no length is computed on the device, and the
+    /// kernel's two staged steps fit the workgroup memory.
     pub(super) fn takes_int8_matrices(&self, v: Value, (lhs, rhs): (Value, Value)) -> bool {
         let f = self.v.func;
-        let Some(_) = self.opts.int8_matrices else {
+        let Some(shape) = self.opts.int8_matrices else {
             return false;
         };
         let small = |x: Value| crate::bounds::magnitude(f, x).is_some_and(|m| m <= 127);
+        let fits = |shape| CoopTile::of_shape(shape).shared_bytes() <= self.opts.max_shared_bytes;
         let dims = [f.ty(lhs).shape[0], f.ty(lhs).shape[1], f.ty(rhs).shape[1]];
         f.ty(v).elem.is_int()
+            && fits(shape)
             && small(lhs)
             && small(rhs)
             && integer_sum_bound(f, lhs, rhs).is_some_and(|s| s < 1 << 31)
@@ -25,8 +28,8 @@ impl Planner<'_> {
     }
 
     /// `lhs+.×rhs` as [`Self::takes_int8_matrices`] allows: each operand packed four
-    /// 8-bit integers to a word (`a` along its rows, `b` down its columns, both
-    /// padded to whole workgroup tiles and steps of `k`), their product on
+    /// 8-bit integers to a word along its rows (padded to whole workgroup tiles
+    /// and staged steps of `k`), their product on
     /// cooperative matrices into an i32 array of padded rows, then each output read
     /// from there into the result.
     pub(super) fn int8_matmul(
@@ -44,44 +47,47 @@ impl Planner<'_> {
             per_group: per,
             max: u32::MAX,
         };
-        let padded = |d: Dim, per: u32| Count::Scaled {
+        // A length padded to whole `per`, counted in units of `unit`.
+        let padded = |d: Dim, per: u32, unit: u32| Count::Scaled {
             of: Box::new(whole(d, per)),
-            times: per,
+            times: per / unit,
         };
-        // Words along a packed line: `k` in whole steps of the fragments' `k`.
-        let kw = Count::Scaled {
-            of: Box::new(whole(k, tile.k)),
-            times: tile.k / 4,
-        };
-        let lines = [padded(m, tile.tile_m()), padded(n, tile.tile_n())];
+        // Both operands packed along their rows: `a` m×k to whole tiles of rows and
+        // steps of `k`, `b` k×n to whole steps of rows and tiles of columns.
+        let kw = padded(k, tile.tile_k(), 4);
+        let np = padded(n, tile.tile_n(), 1);
+        let operands = [
+            (lhs, (m, k), padded(m, tile.tile_m(), 1), kw.clone()),
+            (
+                rhs,
+                (k, n),
+                padded(k, tile.tile_k(), 1),
+                padded(n, tile.tile_n(), 4),
+            ),
+        ];
         let mut packed = [0; 2];
-        for (i, (arg, r, c)) in [(lhs, m, k), (rhs, k, n)].into_iter().enumerate() {
-            let len = Count::Times(vec![lines[i].clone(), kw.clone()]);
+        for (i, (arg, (r, c), rows, words)) in operands.into_iter().enumerate() {
+            let len = Count::Times(vec![rows, words.clone()]);
             let b = self.new_buffer(ElemType::I32, len.clone(), BufferRole::Temp);
             let mut kb = self.kb();
             let expr = folds::in_i32(self.expr(arg, &IExpr::Index, &mut kb));
             let out = kb.bind(b, ElemType::I32, true);
             self.bind_status(&mut kb, expr.may_fail());
-            let kind = KernelKind::PackI8 {
-                arg: expr,
-                out,
-                cols: i == 1,
-            };
+            let kind = KernelKind::PackI8 { arg: expr, out };
             let push = vec![
                 ("n", len.clone()),
                 ("r", Count::Product(vec![r])),
                 ("c", Count::Product(vec![c])),
-                ("w", kw.clone()),
+                ("w", words),
             ];
             let groups = self.grid(&len, self.opts.map_groups);
             self.push_kernel("pack_i8", kind, kb, push, groups);
             packed[i] = b;
         }
         // The product, in padded rows of i32.
-        let np = lines[1].clone();
         let sums = self.new_buffer(
             ElemType::I32,
-            Count::Times(vec![lines[0].clone(), np.clone()]),
+            Count::Times(vec![padded(m, tile.tile_m(), 1), np.clone()]),
             BufferRole::Temp,
         );
         let mut kb = self.kb();

@@ -220,11 +220,11 @@ pub enum KernelKind {
         checked_sum: Option<u32>,
     },
     /// Push constants `n, tn, kw, np`: `out` (i32, `np` to a row) is the product of
-    /// `a` and `b`, 8-bit integers packed four to an i32 word (`PackI8`, `kw` words
-    /// along a line: `a`'s rows, `b`'s columns), multiplied on the device's
-    /// cooperative matrices (`CoopTile`), the sums exact in i32. `n` counts the
+    /// `a` and `b`, 8-bit integers packed four to an i32 word along their rows
+    /// (`PackI8`: `a` `kw` words to a row, `b` `np/4`), multiplied on the device's
+    /// cooperative matrices (`CoopTile`) with exact i32 sums. `n` counts the
     /// workgroup tiles, `tn` those along a row; every operand and output is padded
-    /// to whole tiles, so no fragment reads or writes past them.
+    /// to whole tiles and steps, so no fragment reads or writes past them.
     CoopMatMul {
         a: u32,
         b: u32,
@@ -232,15 +232,11 @@ pub enum KernelKind {
         tile: CoopTile,
     },
     /// Push constants `n, r, c, w`: the integers `arg` (each within ±127) of an
-    /// `r×c` matrix packed four to an i32 word of `out` as 8-bit two's complement
-    /// (byte `j` the element `4w+j` of the line), `w` words to a line: along its
-    /// rows or, with `cols`, down its columns; bytes past the matrix 0. `n` counts
-    /// the words (whole lines past the matrix too: zeros).
-    PackI8 {
-        arg: KExpr,
-        out: u32,
-        cols: bool,
-    },
+    /// `r×c` matrix packed four to an i32 word of `out` along its rows, as 8-bit
+    /// two's complement (byte `j` of word `i·w+q` the element `(i, 4q+j)`), `w`
+    /// words to a row; bytes past the matrix are 0. `n` counts the words (rows past
+    /// the matrix too: zeros).
+    PackI8 { arg: KExpr, out: u32 },
     /// Push constants `n, r, c, w`: the booleans `arg` of an `r×c` matrix packed 32 to
     /// an i32 word of `out` (bit `j` is element `32w+j`; bits past the matrix 0),
     /// along its rows (`out` is `r × ⌈c÷32⌉`) or, with `cols`, down its columns

@@ -146,8 +146,9 @@ impl MatMulTile {
 
 /// The work of a product on cooperative matrices (`KernelKind::CoopMatMul`): each
 /// subgroup multiplies `rows × cols` fragments of `m × n` outputs, `k` of the inner
-/// length at a time (the device's shape, `PlanOptions::int8_matrices`), and a
-/// workgroup is `subgroups_m × subgroups_n` subgroups.
+/// length at a time (the device's shape, `PlanOptions::int8_matrices`); a workgroup
+/// is `subgroups_m × subgroups_n` subgroups and stages `steps · k` of the inner
+/// length of both operands in workgroup memory at a time, in two buffers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct CoopTile {
     pub m: u32,
@@ -157,20 +158,22 @@ pub struct CoopTile {
     pub cols: u32,
     pub subgroups_m: u32,
     pub subgroups_n: u32,
+    pub steps: u32,
 }
 
 impl CoopTile {
-    /// Fragments of 2×4 a subgroup, 2×2 subgroups a workgroup: 64×128 outputs of
-    /// 16×16 fragments.
+    /// Fragments of 4×2 a subgroup, 2×4 subgroups a workgroup, two steps of `k`
+    /// staged at a time: 128×128 outputs of 16×16 fragments, 64 bytes of `k`.
     pub fn of_shape((m, n, k): (u32, u32, u32)) -> CoopTile {
         CoopTile {
             m,
             n,
             k,
-            rows: 2,
-            cols: 4,
+            rows: 4,
+            cols: 2,
             subgroups_m: 2,
-            subgroups_n: 2,
+            subgroups_n: 4,
+            steps: 2,
         }
     }
 
@@ -184,8 +187,32 @@ impl CoopTile {
         self.n * self.cols * self.subgroups_n
     }
 
+    /// The inner length a workgroup stages at a time (bytes of a packed line).
+    pub fn tile_k(self) -> u32 {
+        self.k * self.steps
+    }
+
     /// Subgroups a workgroup.
     pub fn subgroups(self) -> u32 {
         self.subgroups_m * self.subgroups_n
+    }
+
+    /// Words between staged lines of `a` (`tile_k` bytes) and of `b` (`tile_n`
+    /// bytes) in workgroup memory: padded by 16 bytes, so that a fragment's rows
+    /// fall in different banks and stay 16-byte aligned.
+    pub fn staged_strides(self) -> (u32, u32) {
+        (self.tile_k() / 4 + 4, self.tile_n() / 4 + 4)
+    }
+
+    /// Words of workgroup memory one staged step takes: `tile_m` lines of `a`,
+    /// `tile_k` lines of `b`.
+    pub fn stage_words(self) -> u32 {
+        let (sa, sb) = self.staged_strides();
+        self.tile_m() * sa + self.tile_k() * sb
+    }
+
+    /// Bytes of workgroup memory the kernel takes (two stages).
+    pub fn shared_bytes(self) -> u32 {
+        2 * 4 * self.stage_words()
     }
 }

@@ -27,12 +27,14 @@ impl Emitter {
     }
 
     /// `out = a+.×b` on cooperative matrices (push constants: `n` workgroup tiles,
-    /// `tn` of them along a row, `kw` words along a packed line, `np` outputs to a
-    /// padded row). Workgroup tiles are taken grid-stride; in each, subgroup `s`
-    /// computes the `rows × cols` fragments at fragment row `(s ÷ subgroups_n)·rows`
-    /// and column `(s mod subgroups_n)·cols`, loading each step's fragments of `a`
-    /// (row-major, `kw` words a row) and of `b` (column-major: its columns are the
-    /// packed lines) straight from the operands, which are padded to whole tiles.
+    /// `tn` of them along a row, `kw` words to a packed row of `a`, `np` outputs
+    /// to a padded row of `out` and bytes to a packed row of `b`). Workgroup tiles
+    /// are taken grid-stride. Each staged step, the workgroup copies `tile_k` of
+    /// the inner length of its rows of `a` and columns of `b` into workgroup memory
+    /// (two buffers: the next step's words are read into registers while this one
+    /// multiplies, then stored in the other buffer, one barrier a step); subgroup
+    /// `s` multiplies the `rows × cols` fragments at fragment row
+    /// `(s ÷ subgroups_n)·rows` and column `(s mod subgroups_n)·cols` of the tile.
     pub(super) fn coop_matmul_kernel(
         &mut self,
         cx: &mut Cx,
@@ -58,91 +60,226 @@ impl Emitter {
         let zero_i = self.scalar(Scalar::I32(0));
         let zero_c = self.b.constant_composite(mat_c, [zero_i]);
         let row_major = self.c_u32(CooperativeMatrixLayout::RowMajorKHR as u32);
-        let col_major = self.c_u32(CooperativeMatrixLayout::ColumnMajorKHR as u32);
         let signed = CooperativeMatrixOperands::MATRIX_A_SIGNED_COMPONENTS_KHR
             | CooperativeMatrixOperands::MATRIX_B_SIGNED_COMPONENTS_KHR
             | CooperativeMatrixOperands::MATRIX_C_SIGNED_COMPONENTS_KHR
             | CooperativeMatrixOperands::MATRIX_RESULT_SIGNED_COMPONENTS_KHR;
+        // Workgroup memory is read across the subgroups after a barrier: its
+        // accesses are non-private (Vulkan memory model).
+        let shared_access = Some(spirv::MemoryAccess::NON_PRIVATE_POINTER);
         let tn = self.push_constant(cx, 1)?;
         let kw = self.push_constant(cx, 2)?;
         let np = self.push_constant(cx, 3)?;
+        let four = self.c_u32(4);
+        let bw = self.b.u_div(u, None, np, four).map_err(be)?;
         let sg = self.load_builtin(cx, BuiltIn::SubgroupId)?;
         let sgn = self.c_u32(tile.subgroups_n);
         let sr = self.b.u_div(u, None, sg, sgn).map_err(be)?;
         let sc = self.b.u_mod(u, None, sg, sgn).map_err(be)?;
+        // Workgroup memory: two stages of `a`'s lines (tile_m of tile_k bytes) then
+        // `b`'s (tile_k of tile_n bytes), each line padded (`staged_strides`).
+        let (sa, sb) = tile.staged_strides();
+        let stage = tile.stage_words();
+        let shared = self.shared_sized(ElemType::I32, 2 * stage);
+        let b_base = tile.tile_m() * sa;
+        // Words of a step each invocation copies, of `a` and of `b` (the planner
+        // sizes the workgroup: `subgroups` whole subgroups).
+        let invocations = self.wg_n;
+        let (ka, kb_) = (tile.tile_k() / 4, tile.tile_n() / 4);
+        let a_words = tile.tile_m() * ka;
+        let b_words = tile.tile_k() * kb_;
+        if invocations == 0
+            || !a_words.is_multiple_of(invocations)
+            || !b_words.is_multiple_of(invocations)
+        {
+            return Err(crate::SpirvError::Build(format!(
+                "a {}×{}×{} cooperative tile does not share out over {invocations} invocations",
+                tile.tile_m(),
+                tile.tile_n(),
+                tile.tile_k()
+            )));
+        }
+        let a_regs: Vec<Word> = (0..a_words / invocations)
+            .map(|_| self.local(i32t))
+            .collect();
+        let b_regs: Vec<Word> = (0..b_words / invocations)
+            .map(|_| self.local(i32t))
+            .collect();
         let (rows, cols) = (tile.rows as usize, tile.cols as usize);
         let accs: Vec<Word> = (0..rows * cols).map(|_| self.local(mat_c)).collect();
         let tile_var = self.local(u);
         let k_var = self.local(u);
-        // Words of a packed line one step of `k` takes.
-        let step = self.c_u32(tile.k / 4);
+        let steps_words = self.c_u32(ka);
+        // Where each copied word lies: (line, word along it) in a step's block.
+        let lid = cx.lid;
+        let place = |e: &mut Self, r: usize, per_line: u32| -> R<(Word, Word)> {
+            let off = e.c_u32(r as u32 * invocations);
+            let w = e.uadd(lid, off)?;
+            let pl = e.c_u32(per_line);
+            let line = e.b.u_div(u, None, w, pl).map_err(be)?;
+            let at = e.b.u_mod(u, None, w, pl).map_err(be)?;
+            Ok((line, at))
+        };
+        let mut a_at = vec![];
+        for r in 0..a_regs.len() {
+            a_at.push(place(self, r, ka)?);
+        }
+        let mut b_at = vec![];
+        for r in 0..b_regs.len() {
+            b_at.push(place(self, r, kb_)?);
+        }
         let cxr = &*cx;
         let (group, groups, tiles) = (cx.group, cx.groups, cx.n);
         self.count_loop(tile_var, group, tiles, groups, |e, t| {
             let tr = e.b.u_div(u, None, t, tn).map_err(be)?;
             let tc = e.b.u_mod(u, None, t, tn).map_err(be)?;
-            // This subgroup's first row and column of outputs.
             let tm = e.c_u32(tile.tile_m());
             let row0 = e.umul(tr, tm)?;
-            let sub_m = e.c_u32(tile.m * tile.rows);
-            let off = e.umul(sr, sub_m)?;
-            let row0 = e.uadd(row0, off)?;
             let tnn = e.c_u32(tile.tile_n());
             let col0 = e.umul(tc, tnn)?;
-            let sub_n = e.c_u32(tile.n * tile.cols);
-            let off = e.umul(sc, sub_n)?;
-            let col0 = e.uadd(col0, off)?;
+            let col0w = e.b.u_div(u, None, col0, four).map_err(be)?;
+            // Reads step `s`'s words (k words `s·ka…` of `a`'s rows, rows `s·tile_k…`
+            // of `b`'s columns) into the registers.
+            let fetch = |e: &mut Self, s: Word| -> R<()> {
+                let kk = e.umul(s, steps_words)?;
+                for (&(line, at), &reg) in a_at.iter().zip(&a_regs) {
+                    let r = e.uadd(row0, line)?;
+                    let w = e.umul(r, kw)?;
+                    let w = e.uadd(w, kk)?;
+                    let w = e.uadd(w, at)?;
+                    let v = e.load_elem(cxr, a, w)?;
+                    e.store(reg, v)?;
+                }
+                let tk = e.c_u32(tile.tile_k());
+                let k0 = e.umul(s, tk)?;
+                for (&(line, at), &reg) in b_at.iter().zip(&b_regs) {
+                    let r = e.uadd(k0, line)?;
+                    let w = e.umul(r, bw)?;
+                    let w = e.uadd(w, col0w)?;
+                    let w = e.uadd(w, at)?;
+                    let v = e.load_elem(cxr, b, w)?;
+                    e.store(reg, v)?;
+                }
+                Ok(())
+            };
+            // Stores the registers in stage buffer `buf` (0 or 1).
+            let put = |e: &mut Self, buf: Word| -> R<()> {
+                let st = e.c_u32(stage);
+                let base = e.umul(buf, st)?;
+                for ((&(line, at), &reg), (stride, first)) in a_at
+                    .iter()
+                    .zip(&a_regs)
+                    .map(|x| (x, (sa, 0)))
+                    .chain(b_at.iter().zip(&b_regs).map(|x| (x, (sb, b_base))))
+                {
+                    let s = e.c_u32(stride);
+                    let w = e.umul(line, s)?;
+                    let w = e.uadd(w, at)?;
+                    let f = e.c_u32(first);
+                    let w = e.uadd(w, f)?;
+                    let w = e.uadd(w, base)?;
+                    let p = e.shared_ptr(shared, ElemType::I32, w)?;
+                    let v = e.load(i32t, reg)?;
+                    e.b.store(p, v, shared_access, []).map_err(be)?;
+                }
+                Ok(())
+            };
             for &acc in &accs {
                 e.store(acc, zero_c)?;
             }
-            // The first word of line `line0 + 16·f` at word `kk`.
-            let word = |e: &mut Self, line0: Word, f: u32, side: u32, kk: Word| -> R<Word> {
-                let d = e.c_u32(f * side);
-                let line = e.uadd(line0, d)?;
-                let at = e.umul(line, kw)?;
-                e.uadd(at, kk)
-            };
             let zero = e.c_u32(0);
-            e.count_loop(k_var, zero, kw, step, |e, kk| {
-                let mut av = vec![];
-                for i in 0..tile.rows {
-                    let at = word(e, row0, i, tile.m, kk)?;
-                    let (p, _) = e.elem_ptr(cxr, a, at)?;
-                    let m = e
-                        .b
-                        .cooperative_matrix_load_khr(mat_a, None, p, row_major, Some(kw), None, [])
-                        .map_err(be)?;
-                    av.push(m);
-                }
-                let mut bv = vec![];
-                for j in 0..tile.cols {
-                    let at = word(e, col0, j, tile.n, kk)?;
-                    let (p, _) = e.elem_ptr(cxr, b, at)?;
-                    let m = e
-                        .b
-                        .cooperative_matrix_load_khr(mat_b, None, p, col_major, Some(kw), None, [])
-                        .map_err(be)?;
-                    bv.push(m);
-                }
-                for (i, &x) in av.iter().enumerate() {
-                    for (j, &y) in bv.iter().enumerate() {
-                        let acc = accs[i * cols + j];
-                        let c = e.load(mat_c, acc)?;
-                        let r = e
-                            .b
-                            .cooperative_matrix_mul_add_khr(mat_c, None, x, y, c, Some(signed))
+            let one = e.c_u32(1);
+            fetch(e, zero)?;
+            put(e, zero)?;
+            e.barrier()?;
+            let kstep = e.b.u_div(u, None, kw, steps_words).map_err(be)?;
+            e.count_loop(k_var, zero, kstep, one, |e, s| {
+                let next = e.uadd(s, one)?;
+                let more = e.ult(next, kstep)?;
+                e.if_then(more, |e| fetch(e, next))?;
+                let buf = e.b.bitwise_and(u, None, s, one).map_err(be)?;
+                let st = e.c_u32(stage);
+                let base = e.umul(buf, st)?;
+                for q in 0..tile.steps {
+                    let mut av = vec![];
+                    for i in 0..tile.rows {
+                        // Row (sr·rows + i)·m of the tile, byte q·k of the step.
+                        let rr = e.c_u32(tile.rows * tile.m);
+                        let r = e.umul(sr, rr)?;
+                        let di = e.c_u32(i * tile.m * sa + q * tile.k / 4);
+                        let ss = e.c_u32(sa);
+                        let w = e.umul(r, ss)?;
+                        let w = e.uadd(w, di)?;
+                        let w = e.uadd(w, base)?;
+                        let p = e.shared_ptr(shared, ElemType::I32, w)?;
+                        let stride = e.c_u32(sa);
+                        let m =
+                            e.b.cooperative_matrix_load_khr(
+                                mat_a,
+                                None,
+                                p,
+                                row_major,
+                                Some(stride),
+                                shared_access,
+                                [],
+                            )
                             .map_err(be)?;
-                        e.store(acc, r)?;
+                        av.push(m);
+                    }
+                    let mut bv = vec![];
+                    for j in 0..tile.cols {
+                        // Line q·k of the step's `b`, column (sc·cols + j)·n.
+                        let cc = e.c_u32(tile.cols * tile.n / 4);
+                        let c = e.umul(sc, cc)?;
+                        let dj = e.c_u32(b_base + q * tile.k * sb + j * tile.n / 4);
+                        let w = e.uadd(c, dj)?;
+                        let w = e.uadd(w, base)?;
+                        let p = e.shared_ptr(shared, ElemType::I32, w)?;
+                        let stride = e.c_u32(sb);
+                        let m =
+                            e.b.cooperative_matrix_load_khr(
+                                mat_b,
+                                None,
+                                p,
+                                row_major,
+                                Some(stride),
+                                shared_access,
+                                [],
+                            )
+                            .map_err(be)?;
+                        bv.push(m);
+                    }
+                    for (i, &x) in av.iter().enumerate() {
+                        for (j, &y) in bv.iter().enumerate() {
+                            let acc = accs[i * cols + j];
+                            let c = e.load(mat_c, acc)?;
+                            let r = e
+                                .b
+                                .cooperative_matrix_mul_add_khr(mat_c, None, x, y, c, Some(signed))
+                                .map_err(be)?;
+                            e.store(acc, r)?;
+                        }
                     }
                 }
-                Ok(())
+                e.if_then(more, |e| {
+                    let other = e.b.bitwise_xor(u, None, buf, one).map_err(be)?;
+                    put(e, other)
+                })?;
+                e.barrier()
             })?;
+            // This subgroup's fragments to `out`.
+            let rr = e.c_u32(tile.rows * tile.m);
+            let sub_r = e.umul(sr, rr)?;
+            let cc = e.c_u32(tile.cols * tile.n);
+            let sub_c = e.umul(sc, cc)?;
             for i in 0..tile.rows {
                 for j in 0..tile.cols {
                     let dr = e.c_u32(i * tile.m);
-                    let r = e.uadd(row0, dr)?;
+                    let r = e.uadd(row0, sub_r)?;
+                    let r = e.uadd(r, dr)?;
                     let dc = e.c_u32(j * tile.n);
-                    let c = e.uadd(col0, dc)?;
+                    let c = e.uadd(col0, sub_c)?;
+                    let c = e.uadd(c, dc)?;
                     let at = e.umul(r, np)?;
                     let at = e.uadd(at, c)?;
                     let (p, _) = e.elem_ptr(cxr, out, at)?;
@@ -156,17 +293,11 @@ impl Emitter {
     }
 
     /// Packs the integers `arg` (within ±127) of an `r×c` matrix (push constants 1
-    /// and 2; 3 the words to a line) four to an i32 word of `out` as 8-bit two's
-    /// complement, one word per element of the grid-stride share (push constant 0
-    /// counts them): word `i·w+q` holds row `i`'s elements `4q…4q+3` (byte `j` the
-    /// element `4q+j`) or, with `cols`, column `i`'s. Bytes past the matrix are 0.
-    pub(super) fn pack_i8_kernel(
-        &mut self,
-        cx: &mut Cx,
-        arg: &KExpr,
-        out: u32,
-        cols: bool,
-    ) -> R<()> {
+    /// and 2; 3 the words to a row) four to an i32 word of `out` along its rows as
+    /// 8-bit two's complement, one word per element of the grid-stride share (push
+    /// constant 0 counts them, padding rows included): byte `j` of word `i·w+q` is
+    /// the element `(i, 4q+j)`, 0 past the matrix.
+    pub(super) fn pack_i8_kernel(&mut self, cx: &mut Cx, arg: &KExpr, out: u32) -> R<()> {
         let u = self.u32_t;
         let it = self.ty(ElemType::I32);
         let i = self.local(u);
@@ -175,31 +306,25 @@ impl Emitter {
         let r = self.push_constant(cx, 1)?;
         let c = self.push_constant(cx, 2)?;
         let w = self.push_constant(cx, 3)?;
-        // Lines and positions along them: rows and columns, or columns and rows.
-        let (lines, along) = if cols { (c, r) } else { (r, c) };
         let per = |e: &mut Self, cx: &Cx, wi: Word| -> R<()> {
             let line = e.b.u_div(u, None, wi, w).map_err(be)?;
             let q = e.b.u_mod(u, None, wi, w).map_err(be)?;
             let four = e.c_u32(4);
             let first = e.umul(q, four)?;
-            let in_line = e.ult(line, lines)?;
+            let in_line = e.ult(line, r)?;
+            let row = e.umul(line, c)?;
             let mut word = e.scalar(Scalar::I32(0));
             for j in 0..4u32 {
                 let dj = e.c_u32(j);
                 let pos = e.uadd(first, dj)?;
-                let in_pos = e.ult(pos, along)?;
-                let inside = e.b.logical_and(e.bool_t, None, in_line, in_pos).map_err(be)?;
+                let in_pos = e.ult(pos, c)?;
+                let inside =
+                    e.b.logical_and(e.bool_t, None, in_line, in_pos)
+                        .map_err(be)?;
                 let z = e.scalar(Scalar::I32(0));
                 e.store(byte, z)?;
                 e.if_then(inside, |e| {
-                    // Element (line, pos) of the matrix, in ravel order.
-                    let at = if cols {
-                        let at = e.umul(pos, c)?;
-                        e.uadd(at, line)?
-                    } else {
-                        let at = e.umul(line, c)?;
-                        e.uadd(at, pos)?
-                    };
+                    let at = e.uadd(row, pos)?;
                     let v = e.expr(cx, arg, Ix::flat(at))?;
                     e.store(byte, v)
                 })?;
