@@ -393,6 +393,18 @@ pub struct Kernel {
     /// loops off and the value is known only when the kernel runs.
     #[serde(skip)]
     pub trip_guards: Vec<TripGuard>,
+    /// Runs only where word 0 of binding `binding` is 0 (`when_zero`) or is not:
+    /// of two ways to the same result, the one a kernel before chose on the device
+    /// (every workgroup of the other returns at once).
+    #[serde(skip)]
+    pub guard: Option<KernelGuard>,
+}
+
+/// See [`Kernel::guard`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelGuard {
+    pub binding: u32,
+    pub when_zero: bool,
 }
 
 /// A kernel raises error `bit` where push constant `push` is above `most`: one of
@@ -497,6 +509,9 @@ struct Planner<'a> {
     dfn_src: Option<(Comb, ElemType, Span)>,
     /// The step of the dfn fold being planned (`Fold::Dfn`).
     dfn: Option<KExpr>,
+    /// While set, each kernel pushed binds this buffer and runs only where its
+    /// word 0 is 0 (`true`) or is not (`Kernel::guard`).
+    guard: Option<(usize, bool)>,
 }
 
 /// Bindings of a kernel being built, from plan buffers, and the run-time lengths its
@@ -626,6 +641,7 @@ pub fn plan(v: &Verified<'_>, opts: &PlanOptions) -> Result<Plan> {
         staged: None,
         dfn_src: None,
         dfn: None,
+        guard: None,
     };
     let result = f.result.expect("verified");
     // Whether computing a value, with what it is computed from, can raise an error,
@@ -1051,6 +1067,11 @@ impl Planner<'_> {
     ) {
         let k = self.plan.kernels.len();
         debug_assert_eq!(push.len() as u32, kind.fixed_push());
+        let mut kb = kb;
+        let guard = self.guard.map(|(b, when_zero)| KernelGuard {
+            binding: kb.bind(b, ElemType::I32, false),
+            when_zero,
+        });
         let mut names: Vec<String> = push.iter().map(|(n, _)| n.to_string()).collect();
         let mut counts: Vec<Count> = push.into_iter().map(|(_, c)| c).collect();
         for d in &kb.lengths {
@@ -1073,6 +1094,7 @@ impl Planner<'_> {
             denorm_preserve_f32: self.opts.denorm_preserve_f32,
             ct: self.v.func.ct,
             trip_guards: vec![],
+            guard,
         });
         self.plan.dispatches.push(Dispatch {
             kernel: k,

@@ -1123,6 +1123,19 @@ impl Emitter {
             let over = self.ult(most, v)?;
             self.raise(&cx, Some(g.bit), over)?;
         }
+        // The other of two ways to a result: every workgroup returns at once.
+        if let Some(g) = k.guard {
+            let zero = self.c_u32(0);
+            let w = self.load_elem(&cx, g.binding, zero)?;
+            let z = self.scalar(Scalar::I32(0));
+            let run = if g.when_zero {
+                self.b.i_equal(self.bool_t, None, w, z)
+            } else {
+                self.b.i_not_equal(self.bool_t, None, w, z)
+            }
+            .map_err(be)?;
+            self.return_unless(run)?;
+        }
         match &k.kind {
             KernelKind::Map { expr, out } => self.map_kernel(&mut cx, expr, *out)?,
             KernelKind::Stencil {
@@ -1270,6 +1283,9 @@ impl Emitter {
                 invert,
             } => self.pack_bits_kernel(&mut cx, arg, *out, *cols, *invert)?,
             KernelKind::PackI8 { arg, out } => self.pack_i8_kernel(&mut cx, arg, *out)?,
+            KernelKind::RangeFlag { arg, limit, out } => {
+                self.range_flag_kernel(&mut cx, arg, *limit, *out)?
+            }
             KernelKind::CoopMatMul { a, b, out, tile } => {
                 self.coop_matmul_kernel(&mut cx, (*a, *b, *out), *tile)?
             }

@@ -67,19 +67,75 @@ fn small_integer_products_take_int8_matrices_where_the_device_has_them() {
             .iter()
             .all(|k| !matches!(k.kind, KernelKind::CoopMatMul { .. })));
     }
-    // Operands past ±127, or sums past i32 (127²·k), stay in the tiled kernel; so
-    // does a product on a device with too little workgroup memory (Vulkan's least).
-    for (src, k) in [
-        ("(a>0)+.×b", 1000),
-        ("(129|a)+.×7|b", 1000),
-        ("(127|a)+.×127|b", 200000),
+    // Operands past ±127 by their bounds, or sums past i32 (127²·k), stay in the
+    // tiled kernel, or reach 8-bit matrices only where a range check on the device
+    // allows (`b` from outside).
+    for (src, k, guarded) in [
+        ("(a>0)+.×b", 1000, true),
+        ("(129|a)+.×7|b", 1000, false),
+        ("(127|a)+.×127|b", 200000, false),
     ] {
         let p = planned(src, (4, k, 4), true);
+        let coop: Vec<_> = p
+            .kernels
+            .iter()
+            .filter(|k| matches!(k.kind, KernelKind::CoopMatMul { .. }))
+            .collect();
+        assert_eq!(coop.len(), guarded as usize, "{src} k={k}");
         assert!(
-            p.kernels
-                .iter()
-                .all(|k| !matches!(k.kind, KernelKind::CoopMatMul { .. })),
+            coop.iter().all(|k| k.guard.is_some_and(|g| g.when_zero)),
             "{src} k={k}"
         );
+    }
+}
+
+#[test]
+fn products_of_arrays_from_outside_choose_their_kernel_on_the_device() {
+    // Bounds of their type only: two range checks, then the product on 8-bit
+    // matrices (where both are within ±127) or the checked tiles (elsewhere), each
+    // guarded by the checks' word; all valid SPIR-V.
+    for int8 in [true, false] {
+        let p = planned("a+.×b", (300, 1000, 200), int8);
+        let flags = p
+            .kernels
+            .iter()
+            .filter(|k| matches!(k.kind, KernelKind::RangeFlag { .. }))
+            .count();
+        assert_eq!(flags, 2);
+        let fast = p
+            .kernels
+            .iter()
+            .filter(|k| k.guard.is_some_and(|g| g.when_zero));
+        let names: Vec<&str> = fast.map(|k| k.name.as_str()).collect();
+        if int8 {
+            assert_eq!(names.len(), 4, "{names:?}");
+            let limit = p.kernels.iter().find_map(|k| match k.kind {
+                KernelKind::RangeFlag { limit, .. } => Some(limit),
+                _ => None,
+            });
+            assert_eq!(limit, Some(127));
+        } else {
+            assert_eq!(names.len(), 1, "{names:?}");
+        }
+        let checked: Vec<&KernelKind> = p
+            .kernels
+            .iter()
+            .filter(|k| k.guard.is_some_and(|g| !g.when_zero))
+            .map(|k| &k.kind)
+            .collect();
+        assert!(
+            matches!(
+                checked[..],
+                [KernelKind::MatMul {
+                    checked_sum: Some(_),
+                    ..
+                }]
+            ),
+            "{checked:?}"
+        );
+        for k in &p.kernels {
+            arrc_spirv::emit_validated(&[(k, "main")])
+                .unwrap_or_else(|e| panic!("{}: {e}", k.name));
+        }
     }
 }

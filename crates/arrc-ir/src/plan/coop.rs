@@ -36,7 +36,7 @@ impl Planner<'_> {
         &mut self,
         v: Value,
         (lhs, rhs): (Value, Value),
-        is_result: bool,
+        out_b: usize,
     ) -> Result<()> {
         let f = self.v.func;
         let shape = self.opts.int8_matrices.unwrap_or((16, 16, 32));
@@ -137,9 +137,66 @@ impl Planner<'_> {
                 arg: Box::new(load),
             }
         };
-        let b = self.result_or_temp(v, is_result);
-        self.push_map("int8_matmul_out", v, kb, expr, b);
-        self.buffer_of[v.index()] = Some(b);
+        self.push_map("int8_matmul_out", v, kb, expr, out_b);
         Ok(())
+    }
+
+    /// For an integer `+.×` whose operands' bounds leave its sums open (arrays from
+    /// outside, results of earlier statements), with a known inner length `k` and
+    /// operands that cannot fail: the largest magnitude of the operands for which
+    /// the fast product is exact (127 where the device has 8-bit matrices and
+    /// 127²·k fits i32; else the most whose square times `k` fits i32).
+    pub(super) fn range_limit(
+        &self,
+        v: Value,
+        (lhs, rhs): (Value, Value),
+        (fold, pair): (BinOp, BinOp),
+    ) -> Option<u32> {
+        let f = self.v.func;
+        let Dim::Known(k) = f.ty(lhs).shape[1] else {
+            return None;
+        };
+        let dims = [f.ty(lhs).shape[0], f.ty(rhs).shape[1]];
+        let ints = [lhs, rhs].iter().all(|&x| f.ty(x).elem.is_int());
+        if (fold, pair) != (BinOp::Add, BinOp::Mul)
+            || !f.ty(v).elem.is_int()
+            || !ints
+            || k == 0
+            || dims.iter().any(|d| matches!(d, Dim::Dyn(_)))
+            || integer_sum_bound(f, lhs, rhs).is_some_and(|s| s < 1 << 31)
+            || can_fail(f, lhs, self.opts.float64)
+            || can_fail(f, rhs, self.opts.float64)
+        {
+            return None;
+        }
+        let fits = |shape| CoopTile::of_shape(shape).shared_bytes() <= self.opts.max_shared_bytes;
+        let most = ((i32::MAX as u64) / k).isqrt();
+        match self.opts.int8_matrices {
+            Some(shape) if fits(shape) && most >= 127 => Some(127),
+            _ => (most >= 1).then_some(most.min(i32::MAX as u64) as u32),
+        }
+    }
+
+    /// A word, zeroed, that kernels set where an element of `lhs` or `rhs` is past
+    /// `limit` in magnitude (`KernelKind::RangeFlag`).
+    pub(super) fn range_flag(&mut self, (lhs, rhs): (Value, Value), limit: u32) -> usize {
+        let flag = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
+        for x in [lhs, rhs] {
+            let mut kb = self.kb();
+            // (Compared in the type read: an i32 widened for the product is not.)
+            let arg = match self.expr(x, &IExpr::Index, &mut kb) {
+                KExpr::Cast { arg, .. } if matches!(arg.elem(), ElemType::I32 | ElemType::Bool) => {
+                    *arg
+                }
+                arg => arg,
+            };
+            let out = kb.bind(flag, ElemType::I32, true);
+            self.bind_status(&mut kb, false);
+            let n = self.len_of(x);
+            let groups = self.grid(&n, self.opts.map_groups);
+            let kind = KernelKind::RangeFlag { arg, limit, out };
+            self.push_kernel("range_flag", kind, kb, vec![("n", n)], groups);
+        }
+        flag
     }
 }

@@ -665,14 +665,58 @@ impl Planner<'_> {
         if let Some(bits) = BitProduct::of(fold, pair).filter(|_| booleans) {
             return self.bit_matmul(v, (lhs, rhs), (m, k, n), (fold, bits), is_result);
         }
+        let out_b;
         if (fold, pair) == (BinOp::Add, BinOp::Mul) && self.takes_int8_matrices(v, (lhs, rhs)) {
-            return self.int8_matmul(v, (lhs, rhs), is_result);
+            out_b = self.result_or_temp(v, is_result);
+            self.int8_matmul(v, (lhs, rhs), out_b)?;
+        } else if let Some(limit) = self.range_limit(v, (lhs, rhs), (fold, pair)) {
+            // An integer product the bounds leave open: a kernel sees whether the
+            // operands are within `limit` (so that their sums fit i32), and either
+            // the fast product runs or the checked one (every workgroup of the other
+            // returns at once).
+            out_b = self.result_or_temp(v, is_result);
+            let flag = self.range_flag((lhs, rhs), limit);
+            self.guard = Some((flag, true));
+            let fast = if limit == 127 && self.opts.int8_matrices.is_some() {
+                self.int8_matmul(v, (lhs, rhs), out_b)
+            } else {
+                self.tiled_matmul(v, (lhs, rhs), (fold, pair), (out_b, is_result), true)
+            };
+            self.guard = Some((flag, false));
+            let checked = fast.and_then(|()| {
+                self.tiled_matmul(v, (lhs, rhs), (fold, pair), (out_b, is_result), false)
+            });
+            self.guard = None;
+            checked?;
+        } else {
+            out_b = self.result_or_temp(v, is_result);
+            self.tiled_matmul(v, (lhs, rhs), (fold, pair), (out_b, is_result), false)?;
         }
+        self.buffer_of[v.index()] = Some(out_b);
+        Ok(())
+    }
+
+    /// `fold.pair` of `lhs` and `rhs` into buffer `out_b` in the tiled kernel;
+    /// with `small`, an integer `+.×` whose operands are known (on the device) to be
+    /// small enough that it folds in i32 with no checks.
+    fn tiled_matmul(
+        &mut self,
+        v: Value,
+        (lhs, rhs): (Value, Value),
+        (fold, pair): (BinOp, BinOp),
+        (out_b, is_result): (usize, bool),
+        small: bool,
+    ) -> Result<()> {
+        let f = self.v.func;
+        let (m, k) = (f.ty(lhs).shape[0], f.ty(lhs).shape[1]);
+        let n = f.ty(rhs).shape[1];
         let mut kb = self.kb();
         let elem = f.ty(v).elem;
         let mut a = self.expr(lhs, &IExpr::Index, &mut kb);
         let mut b = self.expr(rhs, &IExpr::Index, &mut kb);
-        let int_sums = integer_sum_bound(f, lhs, rhs);
+        let int_sums = integer_sum_bound(f, lhs, rhs)
+            .filter(|_| !small)
+            .or(small.then_some(0));
         let mut checked_sum = None;
         let pair = if (fold, pair) == (BinOp::Add, BinOp::Mul) && elem.is_float() {
             // An f32 product accumulates in f64 (f32 products are exact there).
@@ -719,7 +763,6 @@ impl Planner<'_> {
             };
             Some(pair)
         };
-        let out_b = self.result_or_temp(v, is_result);
         let out = kb.bind(out_b, elem, true);
         // A float product of finite items can leave the type's range.
         let overflow = self.overflow_bit(v, &Fold::Assoc(fold), is_result);
@@ -740,9 +783,7 @@ impl Planner<'_> {
             checked_sum,
         };
         let k = Count::Product(vec![k]);
-        self.push_matmul(v, kind, kb, (m, n, k))?;
-        self.buffer_of[v.index()] = Some(out_b);
-        Ok(())
+        self.push_matmul(v, kind, kb, (m, n, k))
     }
 
     /// `fold.pair` of boolean matrices as `BitProduct` says: each operand packed 32
@@ -832,14 +873,23 @@ impl Planner<'_> {
         mut kb: KernelBindings,
         (m, n, k): (Dim, Dim, Count),
     ) -> Result<()> {
-        let KernelKind::MatMul { a, tile, .. } = &mut kind else {
+        let KernelKind::MatMul {
+            a,
+            tile,
+            checked_sum,
+            ..
+        } = &mut kind
+        else {
             unreachable!("push_matmul takes a MatMul kernel")
         };
         let outputs = match (m, n) {
             (Dim::Known(m), Dim::Known(n)) => m.saturating_mul(n),
             _ => 0,
         };
-        if outputs >= self.opts.matmul_large_from {
+        // A product checking its sums takes the small tile: on the H200, i32 `+.×` of
+        // 2048² took 33.6 ms in 128×128 tiles (i64 sums and their wrap counts in
+        // registers) and 5.1 ms in 64×64.
+        if outputs >= self.opts.matmul_large_from && checked_sum.is_none() {
             let staged = a.elem().size() as u32;
             *tile = self
                 .opts

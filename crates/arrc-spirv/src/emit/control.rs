@@ -70,6 +70,19 @@ impl Emitter {
         Ok(())
     }
 
+    /// `if !cond { return }`: the kernel ends here where `cond` does not hold.
+    pub(super) fn return_unless(&mut self, cond: Word) -> R<()> {
+        let (stop, go) = (self.b.id(), self.b.id());
+        self.b
+            .selection_merge(go, SelectionControl::NONE)
+            .map_err(be)?;
+        self.b.branch_conditional(cond, go, stop, []).map_err(be)?;
+        self.b.begin_block(Some(stop)).map_err(be)?;
+        self.b.ret().map_err(be)?;
+        self.b.begin_block(Some(go)).map_err(be)?;
+        Ok(())
+    }
+
     /// `if cond { then } else { els }`.
     pub(super) fn if_else(
         &mut self,

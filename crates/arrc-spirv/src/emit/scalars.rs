@@ -81,7 +81,7 @@ impl Emitter {
         self.b.f_ord_equal(self.bool_t, None, a, b).map_err(be)
     }
 
-    fn or(&mut self, a: Word, b: Word) -> R<Word> {
+    pub(super) fn or(&mut self, a: Word, b: Word) -> R<Word> {
         self.b.logical_or(self.bool_t, None, a, b).map_err(be)
     }
 

@@ -241,6 +241,60 @@ fn integer_products_in_tiles() {
                 );
             }
         }
+        // Arrays from outside: a kernel sees whether they are small enough for the
+        // fast product (sums within i32), else the checked one runs; past that limit
+        // in every element, in one element only (the last), and not at all.
+        for (m, k, n) in [(5, 7, 3), (65, 130, 63), (3, 1000, 2)] {
+            let big = |i: usize| ((i % 17) as i32 - 9) << 20;
+            for (xs, ys) in [
+                (
+                    (0..m * k).map(big).collect::<Vec<_>>(),
+                    (0..k * n).map(|i| (i % 11) as i32 + 1).collect::<Vec<_>>(),
+                ),
+                (
+                    (0..m * k)
+                        .map(|i| {
+                            if i + 1 == m * k {
+                                1 << 30
+                            } else {
+                                (i % 5) as i32
+                            }
+                        })
+                        .collect(),
+                    (0..k * n).map(|i| (i % 3) as i32 - 1).collect(),
+                ),
+                (
+                    (0..m * k).map(|i| (i % 5) as i32).collect(),
+                    (0..k * n).map(|i| (i % 3) as i32 - 1).collect(),
+                ),
+            ] {
+                let x = Array::new(vec![m, k], Data::I32(xs));
+                let y = Array::new(vec![k, n], Data::I32(ys));
+                s.set("a", x.clone()).unwrap();
+                s.set("b", y.clone()).unwrap();
+                let c = s.compile("a+.×b").unwrap();
+                assert!(
+                    c.plan
+                        .kernels
+                        .iter()
+                        .any(|k| matches!(k.kind, KernelKind::RangeFlag { .. })),
+                    "{m}×{k}×{n}: no range check"
+                );
+                let g = s.eval("a+.×b").unwrap();
+                assert!(g.notes.is_empty(), "{:?}", g.notes);
+                let mut cpu = arrc_ref::Env::default();
+                cpu.arrays.insert("a".into(), x);
+                cpu.arrays.insert("b".into(), y);
+                let r = arrc_ref::eval_program(&arrc_syntax::parse_str("a+.×b").unwrap(), &mut cpu)
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(
+                    arrc::display(&g.value.unwrap()),
+                    arrc::display(&r),
+                    "{m}×{k}×{n}"
+                );
+            }
+        }
         // A sum past i64 is the reference's DOMAIN ERROR; a partial sum past it that
         // later pairs bring back is the reference's value (computed on the CPU).
         let m = "m←⌊1 3⍴(2*62),(2*62),-2*62 ⋄ ";
