@@ -204,6 +204,9 @@ pub struct PlanOptions {
     /// subgroups compute on cooperative matrices (VK_KHR_cooperative_matrix), where
     /// kernels may use them: integer `+.×` of operands within ±127.
     pub int8_matrices: Option<(u32, u32, u32)>,
+    /// The work of those products (`CoopTile`; its fragment shape is the device's),
+    /// where it runs on the device (else `CoopTile::of_shape`).
+    pub coop_tile: Option<CoopTile>,
 }
 
 impl Default for PlanOptions {
@@ -252,6 +255,7 @@ impl Default for PlanOptions {
             matmul_tile: MatMulTile::LARGE,
             max_shared_bytes: 16 << 10,
             int8_matrices: None,
+            coop_tile: None,
         }
     }
 }

@@ -261,6 +261,8 @@ pub struct Tuning {
     /// device has them (`PlanOptions::int8_matrices`); `Some(true)` changes nothing
     /// where it has none.
     pub int8_matrices: Option<bool>,
+    /// Their tile (`PlanOptions::coop_tile`).
+    pub int8_tile: Option<arrc_ir::plan::CoopTile>,
     /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`);
     /// `Some(false)` changes nothing where the device needs it.
     pub every_subgroup_looks_back: Option<bool>,
@@ -353,6 +355,9 @@ impl Tuning {
         }
         if self.int8_matrices == Some(false) {
             o.int8_matrices = None;
+        }
+        if let Some(t) = self.int8_tile {
+            o.coop_tile = Some(t);
         }
         // On only: where the device needs every subgroup to look back (lavapipe
         // reads a prefix handed on through workgroup memory wrong), `false` is

@@ -358,6 +358,10 @@ struct TuneArgs {
     /// cooperative matrices (tensor cores), where it has them (default: true).
     #[arg(long)]
     int8_matrices: Option<bool>,
+    /// Tuning: their tile, ROWSxCOLSxSMxSNxSTEPS (fragments a subgroup, subgroups
+    /// a workgroup, steps of the inner length staged at a time), as 4x2x2x4x2.
+    #[arg(long, value_parser = arrc_ir::plan::CoopTile::parse)]
+    int8_tile: Option<arrc_ir::plan::CoopTile>,
     /// Tuning: a vector's reduction in one dispatch (the last workgroup done folds
     /// the partials) instead of two.
     #[arg(long)]
@@ -446,6 +450,7 @@ impl TuneArgs {
             scan_wide_status: self.scan_wide_status,
             scan_lookback_subgroup: self.scan_lookback_subgroup,
             int8_matrices: self.int8_matrices,
+            int8_tile: self.int8_tile,
             single_pass_reduce: self.single_pass_reduce,
             quad_columns_from: self.quad_columns_from,
             matmul_large_from: self.matmul_large_from,

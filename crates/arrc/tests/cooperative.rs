@@ -139,3 +139,55 @@ fn products_of_arrays_from_outside_choose_their_kernel_on_the_device() {
         }
     }
 }
+
+#[test]
+fn tuned_int8_tiles_plan_and_validate() {
+    use arrc_ir::plan::CoopTile;
+    let prog = arrc_syntax::parse_str("(a>0)+.×b>0").unwrap();
+    let param = |name: &str| Param {
+        name: name.into(),
+        ty: Type {
+            elem: ElemType::I32,
+            shape: vec![Dim::Known(300), Dim::Known(300)],
+        },
+        value: None,
+    };
+    let f =
+        arrc_ir::lower::lower_program(&prog, &[param("a"), param("b")], &[], &[], ElemType::F32, 1)
+            .unwrap();
+    let v = arrc_ir::verify::verify(&f).unwrap();
+    for (s, runs) in [
+        ("4x2x2x4x2", true),
+        ("4x4x2x2x2", true),
+        ("4x4x2x4x1", true),
+        ("2x2x4x4x2", true),
+        ("4x4x4x4x1", true),
+        // 73 KiB of workgroup memory: the default tile instead.
+        ("4x4x2x2x4", false),
+    ] {
+        let tile = CoopTile::parse(s).unwrap();
+        let opts = PlanOptions {
+            int8_matrices: Some((16, 16, 32)),
+            max_shared_bytes: 48 << 10,
+            coop_tile: Some(tile),
+            ..PlanOptions::default()
+        };
+        let p = plan(&v, &opts).unwrap();
+        let k = p
+            .kernels
+            .iter()
+            .find(|k| matches!(k.kind, KernelKind::CoopMatMul { .. }))
+            .unwrap_or_else(|| panic!("{s}"));
+        let KernelKind::CoopMatMul { tile: t, .. } = k.kind else {
+            unreachable!()
+        };
+        assert_eq!(t == tile, runs, "{s}: {t:?}");
+        assert_eq!(k.workgroup_size, t.subgroups() * 32, "{s}");
+        for k in &p.kernels {
+            arrc_spirv::emit_validated(&[(k, "main")])
+                .unwrap_or_else(|e| panic!("{s}: {}: {e}", k.name));
+        }
+    }
+    assert!(CoopTile::parse("4x2x2x4").is_err());
+    assert!(CoopTile::parse("4x0x2x4x2").is_err());
+}

@@ -6,6 +6,23 @@ use super::*;
 use tile::CoopTile;
 
 impl Planner<'_> {
+    /// The tile of an 8-bit product on this device: the tuned one where it runs
+    /// here, else the default; `None` where the device has no 8-bit matrices or
+    /// the tile does not fit it.
+    pub(super) fn int8_tile(&self) -> Option<CoopTile> {
+        let (m, n, k) = self.opts.int8_matrices?;
+        let runs = |t: CoopTile| {
+            // (Devices with cooperative matrices take workgroups of 1024.)
+            t.runs_on(self.opts.subgroup_size, 1024, self.opts.max_shared_bytes)
+        };
+        let tuned = self
+            .opts
+            .coop_tile
+            .map(|t| CoopTile { m, n, k, ..t })
+            .filter(|&t| runs(t));
+        tuned.or(Some(CoopTile::of_shape((m, n, k))).filter(|&t| runs(t)))
+    }
+
     /// Whether integer `lhs+.×rhs` (matrices `m×k` and `k×n`, result `v`) goes to
     /// the device's 8-bit cooperative matrices: the device has them, both operands
     /// are within ±127 by their bounds (booleans, small literals, residues), the sums
@@ -13,14 +30,12 @@ impl Planner<'_> {
     /// kernel's two staged steps fit the workgroup memory.
     pub(super) fn takes_int8_matrices(&self, v: Value, (lhs, rhs): (Value, Value)) -> bool {
         let f = self.v.func;
-        let Some(shape) = self.opts.int8_matrices else {
+        if self.int8_tile().is_none() {
             return false;
-        };
+        }
         let small = |x: Value| crate::bounds::magnitude(f, x).is_some_and(|m| m <= 127);
-        let fits = |shape| CoopTile::of_shape(shape).shared_bytes() <= self.opts.max_shared_bytes;
         let dims = [f.ty(lhs).shape[0], f.ty(lhs).shape[1], f.ty(rhs).shape[1]];
         f.ty(v).elem.is_int()
-            && fits(shape)
             && small(lhs)
             && small(rhs)
             && integer_sum_bound(f, lhs, rhs).is_some_and(|s| s < 1 << 31)
@@ -39,8 +54,9 @@ impl Planner<'_> {
         out_b: usize,
     ) -> Result<()> {
         let f = self.v.func;
-        let shape = self.opts.int8_matrices.unwrap_or((16, 16, 32));
-        let tile = CoopTile::of_shape(shape);
+        let tile = self
+            .int8_tile()
+            .unwrap_or_else(|| CoopTile::of_shape((16, 16, 32)));
         let (m, k, n) = (f.ty(lhs).shape[0], f.ty(lhs).shape[1], f.ty(rhs).shape[1]);
         let whole = |d: Dim, per: u32| Count::Groups {
             of: Box::new(Count::Product(vec![d])),
@@ -169,10 +185,9 @@ impl Planner<'_> {
         {
             return None;
         }
-        let fits = |shape| CoopTile::of_shape(shape).shared_bytes() <= self.opts.max_shared_bytes;
         let most = ((i32::MAX as u64) / k).isqrt();
-        match self.opts.int8_matrices {
-            Some(shape) if fits(shape) && most >= 127 => Some(127),
+        match self.int8_tile() {
+            Some(_) if most >= 127 => Some(127),
             _ => (most >= 1).then_some(most.min(i32::MAX as u64) as u32),
         }
     }

@@ -677,7 +677,7 @@ impl Planner<'_> {
             out_b = self.result_or_temp(v, is_result);
             let flag = self.range_flag((lhs, rhs), limit);
             self.guard = Some((flag, true));
-            let fast = if limit == 127 && self.opts.int8_matrices.is_some() {
+            let fast = if limit == 127 && self.int8_tile().is_some() {
                 self.int8_matmul(v, (lhs, rhs), out_b)
             } else {
                 self.tiled_matmul(v, (lhs, rhs), (fold, pair), (out_b, is_result), true)

@@ -215,4 +215,42 @@ impl CoopTile {
     pub fn shared_bytes(self) -> u32 {
         2 * 4 * self.stage_words()
     }
+
+    /// Whether a workgroup of subgroups of `subgroup` invocations can run it: a
+    /// step's words of each operand shared out evenly, within `max_invocations`
+    /// and `max_shared` bytes of workgroup memory.
+    pub fn runs_on(self, subgroup: u32, max_invocations: u32, max_shared: u32) -> bool {
+        let inv = self.subgroups() * subgroup;
+        let a = self.tile_m() * self.tile_k() / 4;
+        let b = self.tile_k() * self.tile_n() / 4;
+        inv > 0
+            && inv <= max_invocations
+            && a.is_multiple_of(inv)
+            && b.is_multiple_of(inv)
+            && self.shared_bytes() <= max_shared
+    }
+
+    /// `ROWSxCOLSxSMxSNxSTEPS` (fragments a subgroup, subgroups a workgroup, steps
+    /// of `k` staged), as `4x2x2x4x2`; the fragment's shape is the device's.
+    pub fn parse(s: &str) -> Result<CoopTile, String> {
+        let v: Vec<u32> = s
+            .split('x')
+            .map(|p| p.trim().parse::<u32>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("{s}: {e}"))?;
+        let [rows, cols, subgroups_m, subgroups_n, steps] = v[..] else {
+            return Err(format!("{s}: give ROWSxCOLSxSMxSNxSTEPS, as 4x2x2x4x2"));
+        };
+        if v.iter().any(|&x| x == 0 || x > 16) {
+            return Err(format!("{s}: each from 1 to 16"));
+        }
+        Ok(CoopTile {
+            rows,
+            cols,
+            subgroups_m,
+            subgroups_n,
+            steps,
+            ..CoopTile::of_shape((16, 16, 32))
+        })
+    }
 }
