@@ -73,6 +73,15 @@ def ann(t, dev):
     return (Y.sum() / (r * k)).item()
 
 
+def paths(t, dev):
+    n = 2048
+    i = t.arange(n * n, device=dev)
+    a = (i % 13 + 1).reshape(n, n) * (i % 11 + 1).reshape(n, n).T
+    A = (a % 7 == 0).to(t.float32)
+    W = (A @ A) @ A
+    return W.double().sum().item()
+
+
 def life(t, dev):
     m = 8192
     B = (3 > ((t.arange(m * m, device=dev) % (m - 1) + 1) * 13) % 7).reshape(m, m).to(t.int8)
@@ -182,6 +191,7 @@ TORCH = {
     "running": running,
     "blackscholes": blackscholes,
     "ann": ann,
+    "paths": paths,
     "life": life,
     "stencil": stencil,
     "boxfilter": boxfilter,
