@@ -397,18 +397,20 @@ pub struct Kernel {
     /// loops off and the value is known only when the kernel runs.
     #[serde(skip)]
     pub trip_guards: Vec<TripGuard>,
-    /// Runs only where word 0 of binding `binding` is 0 (`when_zero`) or is not:
-    /// of two ways to the same result, the one a kernel before chose on the device
-    /// (every workgroup of the other returns at once).
+    /// Runs only where the words of binding `binding` that the guard names are 0
+    /// or are not: of several ways to the same result, the one kernels before chose
+    /// on the device (every workgroup of the others returns at once).
     #[serde(skip)]
     pub guard: Option<KernelGuard>,
 }
 
-/// See [`Kernel::guard`].
+/// See [`Kernel::guard`]: the kernel runs where word `zero` of the binding is 0
+/// and word `nonzero` is not (each where given).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelGuard {
     pub binding: u32,
-    pub when_zero: bool,
+    pub zero: Option<u32>,
+    pub nonzero: Option<u32>,
 }
 
 /// A kernel raises error `bit` where push constant `push` is above `most`: one of
@@ -513,9 +515,9 @@ struct Planner<'a> {
     dfn_src: Option<(Comb, ElemType, Span)>,
     /// The step of the dfn fold being planned (`Fold::Dfn`).
     dfn: Option<KExpr>,
-    /// While set, each kernel pushed binds this buffer and runs only where its
-    /// word 0 is 0 (`true`) or is not (`Kernel::guard`).
-    guard: Option<(usize, bool)>,
+    /// While set, each kernel pushed binds this buffer and runs only where the
+    /// words named are 0 and not 0 (`Kernel::guard`).
+    guard: Option<(usize, Option<u32>, Option<u32>)>,
 }
 
 /// Bindings of a kernel being built, from plan buffers, and the run-time lengths its
@@ -1072,9 +1074,10 @@ impl Planner<'_> {
         let k = self.plan.kernels.len();
         debug_assert_eq!(push.len() as u32, kind.fixed_push());
         let mut kb = kb;
-        let guard = self.guard.map(|(b, when_zero)| KernelGuard {
+        let guard = self.guard.map(|(b, zero, nonzero)| KernelGuard {
             binding: kb.bind(b, ElemType::I32, false),
-            when_zero,
+            zero,
+            nonzero,
         });
         let mut names: Vec<String> = push.iter().map(|(n, _)| n.to_string()).collect();
         let mut counts: Vec<Count> = push.into_iter().map(|(_, c)| c).collect();

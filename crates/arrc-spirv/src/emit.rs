@@ -1125,16 +1125,19 @@ impl Emitter {
         }
         // The other of two ways to a result: every workgroup returns at once.
         if let Some(g) = k.guard {
-            let zero = self.c_u32(0);
-            let w = self.load_elem(&cx, g.binding, zero)?;
             let z = self.scalar(Scalar::I32(0));
-            let run = if g.when_zero {
-                self.b.i_equal(self.bool_t, None, w, z)
-            } else {
-                self.b.i_not_equal(self.bool_t, None, w, z)
+            for (word, is_zero) in [(g.zero, true), (g.nonzero, false)] {
+                let Some(word) = word else { continue };
+                let at = self.c_u32(word);
+                let w = self.load_elem(&cx, g.binding, at)?;
+                let run = if is_zero {
+                    self.b.i_equal(self.bool_t, None, w, z)
+                } else {
+                    self.b.i_not_equal(self.bool_t, None, w, z)
+                }
+                .map_err(be)?;
+                self.return_unless(run)?;
             }
-            .map_err(be)?;
-            self.return_unless(run)?;
         }
         match &k.kind {
             KernelKind::Map { expr, out } => self.map_kernel(&mut cx, expr, *out)?,
@@ -1283,8 +1286,8 @@ impl Emitter {
                 invert,
             } => self.pack_bits_kernel(&mut cx, arg, *out, *cols, *invert)?,
             KernelKind::PackI8 { arg, out } => self.pack_i8_kernel(&mut cx, arg, *out)?,
-            KernelKind::RangeFlag { arg, limit, out } => {
-                self.range_flag_kernel(&mut cx, arg, *limit, *out)?
+            KernelKind::RangeFlag { arg, limits, out } => {
+                self.range_flag_kernel(&mut cx, arg, limits, *out)?
             }
             KernelKind::CoopMatMul { a, b, out, tile } => {
                 self.coop_matmul_kernel(&mut cx, (*a, *b, *out), *tile)?

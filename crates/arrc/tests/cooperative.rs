@@ -83,7 +83,8 @@ fn small_integer_products_take_int8_matrices_where_the_device_has_them() {
             .collect();
         assert_eq!(coop.len(), guarded as usize, "{src} k={k}");
         assert!(
-            coop.iter().all(|k| k.guard.is_some_and(|g| g.when_zero)),
+            coop.iter()
+                .all(|k| k.guard.is_some_and(|g| g.zero == Some(0))),
             "{src} k={k}"
         );
     }
@@ -91,38 +92,46 @@ fn small_integer_products_take_int8_matrices_where_the_device_has_them() {
 
 #[test]
 fn products_of_arrays_from_outside_choose_their_kernel_on_the_device() {
-    // Bounds of their type only: two range checks, then the product on 8-bit
-    // matrices (where both are within ±127) or the checked tiles (elsewhere), each
-    // guarded by the checks' word; all valid SPIR-V.
+    // Bounds of their type only: range checks on both operands, then the product on
+    // 8-bit matrices (where both are within ±127), in i32 tiles (where their sums
+    // fit i32: within √(2^31÷k) = 1465 for k=1000) or in the checked tiles, each
+    // way's kernels guarded by the checks' words; all valid SPIR-V.
     for int8 in [true, false] {
         let p = planned("a+.×b", (300, 1000, 200), int8);
-        let flags = p
+        let limits: Vec<&Vec<u32>> = p
             .kernels
             .iter()
-            .filter(|k| matches!(k.kind, KernelKind::RangeFlag { .. }))
-            .count();
-        assert_eq!(flags, 2);
-        let fast = p
-            .kernels
-            .iter()
-            .filter(|k| k.guard.is_some_and(|g| g.when_zero));
-        let names: Vec<&str> = fast.map(|k| k.name.as_str()).collect();
-        if int8 {
-            assert_eq!(names.len(), 4, "{names:?}");
-            let limit = p.kernels.iter().find_map(|k| match k.kind {
-                KernelKind::RangeFlag { limit, .. } => Some(limit),
+            .filter_map(|k| match &k.kind {
+                KernelKind::RangeFlag { limits, .. } => Some(limits),
                 _ => None,
-            });
-            assert_eq!(limit, Some(127));
-        } else {
-            assert_eq!(names.len(), 1, "{names:?}");
-        }
-        let checked: Vec<&KernelKind> = p
-            .kernels
-            .iter()
-            .filter(|k| k.guard.is_some_and(|g| !g.when_zero))
-            .map(|k| &k.kind)
+            })
             .collect();
+        let expect = if int8 { vec![127, 1465] } else { vec![1465] };
+        assert_eq!(limits, [&expect, &expect]);
+        let way = |zero: Option<u32>, nonzero: Option<u32>| -> Vec<&KernelKind> {
+            p.kernels
+                .iter()
+                .filter(|k| {
+                    k.guard
+                        .is_some_and(|g| (g.zero, g.nonzero) == (zero, nonzero))
+                })
+                .map(|k| &k.kind)
+                .collect()
+        };
+        let i32_word = int8 as u32;
+        if int8 {
+            let fast = way(Some(0), None);
+            assert_eq!(fast.len(), 4, "{fast:?}");
+            assert!(fast
+                .iter()
+                .any(|k| matches!(k, KernelKind::CoopMatMul { .. })));
+        }
+        let small = way(Some(i32_word), int8.then_some(0));
+        assert!(
+            matches!(small[..], [KernelKind::MatMul { checked_sum: None, a, .. }] if a.elem() == ElemType::I32),
+            "{small:?}"
+        );
+        let checked = way(None, Some(i32_word));
         assert!(
             matches!(
                 checked[..],
@@ -138,6 +147,17 @@ fn products_of_arrays_from_outside_choose_their_kernel_on_the_device() {
                 .unwrap_or_else(|e| panic!("{}: {e}", k.name));
         }
     }
+    // A boolean operand leaves the other the rest of i32: within 2^31÷k.
+    let p = planned("(a>0)+.×b", (300, 1000, 200), false);
+    let limits: Vec<&Vec<u32>> = p
+        .kernels
+        .iter()
+        .filter_map(|k| match &k.kind {
+            KernelKind::RangeFlag { limits, .. } => Some(limits),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(limits, [&vec![1], &vec![2147483]]);
 }
 
 #[test]

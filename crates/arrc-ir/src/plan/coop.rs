@@ -159,15 +159,14 @@ impl Planner<'_> {
 
     /// For an integer `+.×` whose operands' bounds leave its sums open (arrays from
     /// outside, results of earlier statements), with a known inner length `k` and
-    /// operands that cannot fail: the largest magnitude of the operands for which
-    /// the fast product is exact (127 where the device has 8-bit matrices and
-    /// 127²·k fits i32; else the most whose square times `k` fits i32).
-    pub(super) fn range_limit(
+    /// operands that cannot fail: the faster products exact for operands found
+    /// small enough on the device (`RangeTiers`).
+    pub(super) fn range_tiers(
         &self,
         v: Value,
         (lhs, rhs): (Value, Value),
         (fold, pair): (BinOp, BinOp),
-    ) -> Option<u32> {
+    ) -> Option<RangeTiers> {
         let f = self.v.func;
         let Dim::Known(k) = f.ty(lhs).shape[1] else {
             return None;
@@ -185,18 +184,32 @@ impl Planner<'_> {
         {
             return None;
         }
-        let most = ((i32::MAX as u64) / k).isqrt();
-        match self.int8_tile() {
-            Some(_) if most >= 127 => Some(127),
-            _ => (most >= 1).then_some(most.min(i32::MAX as u64) as u32),
-        }
+        // i32 sums: |a|·|b|·k within i32. An operand whose bound is small leaves the
+        // other the rest (`P+.×A` of a boolean `A`: P within 2^31÷k); else each
+        // gets the square root.
+        let most = (i32::MAX as u64) / k;
+        let bound = |x: Value| crate::bounds::magnitude(f, x).map(|m| m.min(1 << 32) as u64);
+        let root = most.isqrt();
+        let (la, lb) = match (bound(lhs), bound(rhs)) {
+            (Some(a), _) if (1..=root).contains(&a) => (a, most / a),
+            (_, Some(b)) if (1..=root).contains(&b) => (most / b, b),
+            _ => (root, root),
+        };
+        let cap = |l: u64| l.min(i32::MAX as u64) as u32;
+        let int8 = self.int8_tile().is_some() && most >= 127 * 127;
+        (la >= 1 && lb >= 1).then_some(RangeTiers {
+            int8,
+            i32_limits: (cap(la), cap(lb)),
+        })
     }
 
-    /// A word, zeroed, that kernels set where an element of `lhs` or `rhs` is past
-    /// `limit` in magnitude (`KernelKind::RangeFlag`).
-    pub(super) fn range_flag(&mut self, (lhs, rhs): (Value, Value), limit: u32) -> usize {
-        let flag = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
-        for x in [lhs, rhs] {
+    /// Words, zeroed, that kernels set where an element of `lhs` or `rhs` is past a
+    /// tier's limit (`KernelKind::RangeFlag`): with 8-bit matrices, word 0 for
+    /// ±127 and word 1 for the i32 tiles' limits; else word 0 for those.
+    pub(super) fn range_flags(&mut self, (lhs, rhs): (Value, Value), tiers: &RangeTiers) -> usize {
+        let words = 1 + tiers.int8 as u64;
+        let flags = self.new_buffer(ElemType::I32, Count::known(words), BufferRole::Zeroed);
+        for (x, limit) in [(lhs, tiers.i32_limits.0), (rhs, tiers.i32_limits.1)] {
             let mut kb = self.kb();
             // (Compared in the type read: an i32 widened for the product is not.)
             let arg = match self.expr(x, &IExpr::Index, &mut kb) {
@@ -205,13 +218,27 @@ impl Planner<'_> {
                 }
                 arg => arg,
             };
-            let out = kb.bind(flag, ElemType::I32, true);
+            let out = kb.bind(flags, ElemType::I32, true);
             self.bind_status(&mut kb, false);
             let n = self.len_of(x);
             let groups = self.grid(&n, self.opts.map_groups);
-            let kind = KernelKind::RangeFlag { arg, limit, out };
+            let limits = if tiers.int8 {
+                vec![127, limit]
+            } else {
+                vec![limit]
+            };
+            let kind = KernelKind::RangeFlag { arg, limits, out };
             self.push_kernel("range_flag", kind, kb, vec![("n", n)], groups);
         }
-        flag
+        flags
     }
+}
+
+/// The faster ways to an integer `+.×` whose operands' sizes are found on the
+/// device: on 8-bit matrices (where the device has them and both operands are
+/// within ±127), and in i32 tiles (where `a` is within `i32_limits.0` and `b`
+/// within `i32_limits.1`, so that every sum fits i32).
+pub(super) struct RangeTiers {
+    pub int8: bool,
+    pub i32_limits: (u32, u32),
 }

@@ -669,25 +669,32 @@ impl Planner<'_> {
         if (fold, pair) == (BinOp::Add, BinOp::Mul) && self.takes_int8_matrices(v, (lhs, rhs)) {
             out_b = self.result_or_temp(v, is_result);
             self.int8_matmul(v, (lhs, rhs), out_b)?;
-        } else if let Some(limit) = self.range_limit(v, (lhs, rhs), (fold, pair)) {
-            // An integer product the bounds leave open: a kernel sees whether the
-            // operands are within `limit` (so that their sums fit i32), and either
-            // the fast product runs or the checked one (every workgroup of the other
-            // returns at once).
+        } else if let Some(tiers) = self.range_tiers(v, (lhs, rhs), (fold, pair)) {
+            // An integer product the bounds leave open: kernels see how large the
+            // operands are, and the fastest product exact for them runs (8-bit
+            // matrices, i32 tiles, or the checked tiles); every workgroup of the
+            // others returns at once.
             out_b = self.result_or_temp(v, is_result);
-            let flag = self.range_flag((lhs, rhs), limit);
-            self.guard = Some((flag, true));
-            let fast = if limit == 127 && self.int8_tile().is_some() {
-                self.int8_matmul(v, (lhs, rhs), out_b)
-            } else {
-                self.tiled_matmul(v, (lhs, rhs), (fold, pair), (out_b, is_result), true)
-            };
-            self.guard = Some((flag, false));
-            let checked = fast.and_then(|()| {
-                self.tiled_matmul(v, (lhs, rhs), (fold, pair), (out_b, is_result), false)
-            });
+            let flags = self.range_flags((lhs, rhs), &tiers);
+            let i32_word = tiers.int8 as u32;
+            let mut planned = Ok(());
+            if tiers.int8 {
+                self.guard = Some((flags, Some(0), None));
+                planned = self.int8_matmul(v, (lhs, rhs), out_b);
+            }
+            let past_int8 = tiers.int8.then_some(0);
+            let ways = [
+                ((Some(i32_word), past_int8), true),
+                ((None, Some(i32_word)), false),
+            ];
+            for ((zero, nonzero), small) in ways {
+                planned = planned.and_then(|()| {
+                    self.guard = Some((flags, zero, nonzero));
+                    self.tiled_matmul(v, (lhs, rhs), (fold, pair), (out_b, is_result), small)
+                });
+            }
             self.guard = None;
-            checked?;
+            planned?;
         } else {
             out_b = self.result_or_temp(v, is_result);
             self.tiled_matmul(v, (lhs, rhs), (fold, pair), (out_b, is_result), false)?;

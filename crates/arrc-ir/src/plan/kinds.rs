@@ -231,9 +231,13 @@ pub enum KernelKind {
         out: u32,
         tile: CoopTile,
     },
-    /// Sets word 0 of `out` (to 1) where an element of the integers `arg` (`n` of
-    /// them) is past `limit` in magnitude; stores nothing elsewhere.
-    RangeFlag { arg: KExpr, limit: u32, out: u32 },
+    /// Sets word `j` of `out` (to 1) where an element of the integers `arg` (`n`
+    /// of them) is past `limits[j]` in magnitude; stores nothing elsewhere.
+    RangeFlag {
+        arg: KExpr,
+        limits: Vec<u32>,
+        out: u32,
+    },
     /// Push constants `n, r, c, w`: the integers `arg` (each within ±127) of an
     /// `r×c` matrix packed four to an i32 word of `out` along its rows, as 8-bit
     /// two's complement (byte `j` of word `i·w+q` the element `(i, 4q+j)`), `w`

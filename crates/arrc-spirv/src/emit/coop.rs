@@ -292,14 +292,14 @@ impl Emitter {
         })
     }
 
-    /// Sets word 0 of `out` to 1 where an element of the integers `arg` (push
-    /// constant 0 counts them) is past `limit` in magnitude (a plain store: every
-    /// writer writes the same).
+    /// Sets word `j` of `out` to 1 where an element of the integers `arg` (push
+    /// constant 0 counts them) is past `limits[j]` in magnitude (plain stores:
+    /// every writer of a word writes the same).
     pub(super) fn range_flag_kernel(
         &mut self,
         cx: &mut Cx,
         arg: &KExpr,
-        limit: u32,
+        limits: &[u32],
         out: u32,
     ) -> R<()> {
         let u = self.u32_t;
@@ -312,18 +312,21 @@ impl Emitter {
         let per = |e: &mut Self, cx: &Cx, at: Word| -> R<()> {
             let v = e.expr(cx, arg, Ix::flat(at))?;
             let v = e.convert(v, arg.elem(), t)?;
-            let (hi, lo) = (
-                e.scalar(Scalar::I64(i64::from(limit)).cast(t)),
-                e.scalar(Scalar::I64(-i64::from(limit)).cast(t)),
-            );
-            let above = e.b.s_greater_than(e.bool_t, None, v, hi).map_err(be)?;
-            let below = e.b.s_less_than(e.bool_t, None, v, lo).map_err(be)?;
-            let past = e.or(above, below)?;
-            e.if_then(past, |e| {
-                let zero = e.c_u32(0);
-                let one = e.scalar(Scalar::I32(1));
-                e.store_elem(cx, out, zero, one)
-            })
+            for (j, &limit) in limits.iter().enumerate() {
+                let (hi, lo) = (
+                    e.scalar(Scalar::I64(i64::from(limit)).cast(t)),
+                    e.scalar(Scalar::I64(-i64::from(limit)).cast(t)),
+                );
+                let above = e.b.s_greater_than(e.bool_t, None, v, hi).map_err(be)?;
+                let below = e.b.s_less_than(e.bool_t, None, v, lo).map_err(be)?;
+                let past = e.or(above, below)?;
+                e.if_then(past, |e| {
+                    let word = e.c_u32(j as u32);
+                    let one = e.scalar(Scalar::I32(1));
+                    e.store_elem(cx, out, word, one)
+                })?;
+            }
+            Ok(())
         };
         self.unrolled_share(cx, &per, i, trip)
     }

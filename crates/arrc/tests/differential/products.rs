@@ -241,9 +241,11 @@ fn integer_products_in_tiles() {
                 );
             }
         }
-        // Arrays from outside: a kernel sees whether they are small enough for the
-        // fast product (sums within i32), else the checked one runs; past that limit
-        // in every element, in one element only (the last), and not at all.
+        // Arrays from outside: kernels see how large they are, and the fastest
+        // product exact for them runs (8-bit matrices where the device has them,
+        // i32 tiles, the checked tiles): past the i32 limit in every element, in one
+        // element only (the last), past ±127 but within the i32 limit, and within
+        // ±127.
         for (m, k, n) in [(5, 7, 3), (65, 130, 63), (3, 1000, 2)] {
             let big = |i: usize| ((i % 17) as i32 - 9) << 20;
             for (xs, ys) in [
@@ -261,6 +263,10 @@ fn integer_products_in_tiles() {
                             }
                         })
                         .collect(),
+                    (0..k * n).map(|i| (i % 3) as i32 - 1).collect(),
+                ),
+                (
+                    (0..m * k).map(|i| (i % 5) as i32 * 250).collect(),
                     (0..k * n).map(|i| (i % 3) as i32 - 1).collect(),
                 ),
                 (
