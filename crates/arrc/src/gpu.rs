@@ -289,22 +289,7 @@ impl ModuleCache {
     }
 
     fn get(&self, k: &arrc_ir::plan::Kernel) -> Result<Vec<u32>, arrc_spirv::SpirvError> {
-        let key = format!(
-            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}|{}|{}|{}|{}|{:e}",
-            k.kind,
-            k.n_from,
-            k.combine,
-            k.window_bytes,
-            k.bindings,
-            k.push_constants,
-            k.workgroup_size,
-            k.items_per_thread,
-            k.spin_limit,
-            k.float64,
-            k.denorm_preserve_f64,
-            k.denorm_preserve_f32,
-            k.ct
-        );
+        let key = module_cache_key(k);
         if let Some(words) = self.lru.get(&key) {
             return Ok(words);
         }
@@ -318,6 +303,34 @@ impl ModuleCache {
         self.lru.put(key, words.clone());
         Ok(words)
     }
+}
+
+/// What decides the module emitted for kernel `k`: everything of it but its name
+/// (the entry point is `main`). A field left out here lets two kernels share a
+/// module: a kernel guarded to run where a word is 0 once took the module of one
+/// guarded on another word, and neither way of an integer `+.×` ran.
+fn module_cache_key(k: &arrc_ir::plan::Kernel) -> String {
+    let arrc_ir::plan::Kernel {
+        name: _,
+        kind,
+        bindings,
+        push_constants,
+        workgroup_size,
+        items_per_thread,
+        spin_limit,
+        n_from,
+        combine,
+        window_bytes,
+        float64,
+        denorm_preserve_f64,
+        denorm_preserve_f32,
+        ct,
+        trip_guards,
+        guard,
+    } = k;
+    format!(
+        "{kind:?}|{n_from:?}|{combine:?}|{window_bytes:?}|{bindings:?}|{push_constants:?}|{workgroup_size}|{items_per_thread}|{spin_limit}|{float64}|{denorm_preserve_f64}|{denorm_preserve_f32}|{ct:e}|{trip_guards:?}|{guard:?}"
+    )
 }
 
 /// Arrays up to this many elements are known to the compiler as well as passed.
@@ -1406,4 +1419,66 @@ fn too_many(n: u64, span: arrc_syntax::Span) -> Error {
         ),
         span,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use arrc_ir::ir::{Dim, Param, Type};
+    use arrc_ir::plan::{plan, KernelKind, PlanOptions};
+    use arrc_ir::ElemType;
+
+    /// The checked tiles of an integer `+.×` whose operands' sizes are found on the
+    /// device: the same kernel but for its guard with and without 8-bit matrices
+    /// (the word it waits on). Cached as one module, the second plan ran the first's
+    /// guard, and neither of its ways ran (on the H200: `x+.×y` of 4096² i32 "took"
+    /// 62 µs with `--int8-matrices false` after a run with them).
+    #[test]
+    fn kernels_that_differ_in_their_guard_are_different_modules() {
+        let prog = arrc_syntax::parse_str("a+.×b").unwrap();
+        let param = |name: &str| Param {
+            name: name.into(),
+            ty: Type {
+                elem: ElemType::I32,
+                shape: vec![Dim::Known(512), Dim::Known(512)],
+            },
+            value: None,
+        };
+        let f = arrc_ir::lower::lower_program(
+            &prog,
+            &[param("a"), param("b")],
+            &[],
+            &[],
+            ElemType::F32,
+            1,
+        )
+        .unwrap();
+        let v = arrc_ir::verify::verify(&f).unwrap();
+        let checked = |int8: bool| {
+            let opts = PlanOptions {
+                int8_matrices: int8.then_some((16, 16, 32)),
+                max_shared_bytes: 48 << 10,
+                ..PlanOptions::default()
+            };
+            let p = plan(&v, &opts).unwrap();
+            p.kernels
+                .into_iter()
+                .find(|k| {
+                    matches!(
+                        k.kind,
+                        KernelKind::MatMul {
+                            checked_sum: Some(_),
+                            ..
+                        }
+                    )
+                })
+                .unwrap()
+        };
+        let (with, without) = (checked(true), checked(false));
+        assert_eq!(format!("{:?}", with.kind), format!("{:?}", without.kind));
+        assert_ne!(with.guard, without.guard);
+        assert_ne!(
+            super::module_cache_key(&with),
+            super::module_cache_key(&without)
+        );
+    }
 }
