@@ -272,6 +272,12 @@ pub fn build(
     let (ir, entry) =
         arrc_ir::lower::lower_function(&prog, omega, alpha, float, what.entry, what.library)?;
     let verified = arrc_ir::verify::verify(&ir)?;
+    // No cooperative matrices: their kernel needs a module of its own (the Vulkan
+    // memory model), and a build's kernels share one module.
+    let opts = &PlanOptions {
+        int8_matrices: None,
+        ..opts.clone()
+    };
     let plan = arrc_ir::plan::plan(&verified, opts)?;
     let kernels: Vec<_> = plan.kernels.iter().map(|k| (k, k.name.as_str())).collect();
     let words =

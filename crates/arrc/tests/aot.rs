@@ -185,6 +185,39 @@ fn products_whose_inner_length_is_known_when_they_run_check_it() {
 }
 
 #[test]
+fn modules_hold_no_cooperative_matrices() {
+    // A build planned with a device's options (`--target device` on a GPU with
+    // 8-bit cooperative matrices) keeps its integer products in the tiles: such a
+    // kernel needs a module of its own, in the Vulkan memory model.
+    use arrc::build::{build, parse_arg_type, target_options, BuildOptions};
+    let m = parse_arg_type("i32[2]", 0).unwrap();
+    let opts = arrc_ir::plan::PlanOptions {
+        int8_matrices: Some((16, 16, 32)),
+        ..target_options("nvidia").unwrap()
+    };
+    let b = build(
+        "{(⍺>0)+.×⍵>0}",
+        m.clone(),
+        Some(m.clone()),
+        arrc_ir::ElemType::F32,
+        &opts,
+        &BuildOptions::default(),
+    )
+    .unwrap();
+    assert!(b
+        .plan
+        .kernels
+        .iter()
+        .any(|k| matches!(k.kind, arrc_ir::plan::KernelKind::MatMul { .. })));
+    assert!(!b
+        .manifest
+        .requires
+        .capabilities
+        .iter()
+        .any(|c| c.contains("Cooperative")));
+}
+
+#[test]
 fn modules_for_another_device_are_refused() {
     // A module built for NVIDIA (subgroups of 32, 64-bit status words, subgroup 0
     // handing each scan tile's prefix on) relies on what NVIDIA does; a device with
