@@ -524,3 +524,76 @@ fn boolean_products_in_words() {
         );
     }
 }
+
+/// Integer `+.×` of arrays from outside, drawn at random: shapes around the tiles
+/// and fragments, each operand's values from one of the ranges that decide its
+/// kernel on the device (within ±127, within the i32 tiles' limit, anywhere in i32,
+/// i64 near 2^40), against the reference: the same value or the same error.
+#[test]
+fn random_integer_products_agree_with_the_reference() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let s = std::cell::RefCell::new(gpu());
+    let dims = prop::sample::select(vec![1usize, 2, 15, 16, 17, 31, 33, 64, 65, 129]);
+    let range = prop::sample::select(vec![0u8, 1, 2, 3]);
+    let mut runner = TestRunner::new(Config {
+        cases: 64,
+        ..Config::default()
+    });
+    let strategy = (
+        dims.clone(),
+        dims.clone(),
+        dims,
+        range.clone(),
+        range,
+        any::<u64>(),
+    );
+    runner
+        .run(&strategy, |(m, k, n, ra, rb, seed)| {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let mut draw = |r: u8, len: usize| -> Data {
+                match r {
+                    0 => Data::I32((0..len).map(|_| rng.random_range(-127..=127)).collect()),
+                    1 => Data::I32((0..len).map(|_| rng.random_range(-1500..=1500)).collect()),
+                    2 => Data::I32(
+                        (0..len)
+                            .map(|_| {
+                                if rng.random_bool(0.3) {
+                                    [i32::MAX, i32::MIN, i32::MIN + 1][rng.random_range(0..3)]
+                                } else {
+                                    rng.random()
+                                }
+                            })
+                            .collect(),
+                    ),
+                    _ => Data::I64(
+                        (0..len)
+                            .map(|_| rng.random_range(-(1i64 << 40)..=1 << 40))
+                            .collect(),
+                    ),
+                }
+            };
+            let x = Array::new(vec![m, k], draw(ra, m * k));
+            let y = Array::new(vec![k, n], draw(rb, k * n));
+            let mut s = s.borrow_mut();
+            s.set("a", x.clone()).unwrap();
+            s.set("b", y.clone()).unwrap();
+            let mut cpu = arrc_ref::Env::default();
+            cpu.arrays.insert("a".into(), x);
+            cpu.arrays.insert("b".into(), y);
+            let prog = arrc_syntax::parse_str("a+.×b").unwrap();
+            let r = arrc_ref::eval_program(&prog, &mut cpu).map(|v| v.map(|v| arrc::display(&v)));
+            let g = s.eval("a+.×b");
+            let what = format!("{m}×{k}×{n} ranges {ra} {rb}");
+            match (g, r) {
+                (Ok(g), Ok(r)) => {
+                    prop_assert!(g.notes.is_empty(), "{what}: {:?}", g.notes);
+                    prop_assert_eq!(g.value.map(|v| arrc::display(&v)), r, "{}", what);
+                }
+                (Err(g), Err(r)) => prop_assert_eq!(g.class, r.class, "{}", what),
+                (g, r) => prop_assert!(false, "{what}: device {g:?}, reference {r:?}"),
+            }
+            Ok(())
+        })
+        .unwrap();
+}
