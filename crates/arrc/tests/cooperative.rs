@@ -211,29 +211,3 @@ fn tuned_int8_tiles_plan_and_validate() {
     assert!(CoopTile::parse("4x2x2x4").is_err());
     assert!(CoopTile::parse("4x0x2x4x2").is_err());
 }
-
-#[test]
-fn dbg_plan() {
-    let p = planned("a+.×b", (4096, 4096, 4096), false);
-    for (i, k) in p.kernels.iter().enumerate() {
-        eprintln!(
-            "{} {:?} wg {} bindings {:?} dispatch {:?}",
-            k.name,
-            k.guard,
-            k.workgroup_size,
-            k.bindings.len(),
-            p.dispatches[i].buffers
-        );
-    }
-    for d in &p.dispatches {
-        eprintln!("{:?} {:?}", d.push, d.groups);
-    }
-    eprintln!(
-        "{:?}",
-        p.buffers
-            .iter()
-            .map(|b| (&b.role, &b.len))
-            .collect::<Vec<_>>()
-    );
-    panic!();
-}
