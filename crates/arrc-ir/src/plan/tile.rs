@@ -217,12 +217,12 @@ impl CoopTile {
     }
 
     /// Whether a workgroup of subgroups of `subgroup` invocations can run it: a
-    /// step's words of each operand shared out evenly, within `max_invocations`
-    /// and `max_shared` bytes of workgroup memory.
+    /// step's 16-byte vectors of each operand shared out evenly, within
+    /// `max_invocations` and `max_shared` bytes of workgroup memory.
     pub fn runs_on(self, subgroup: u32, max_invocations: u32, max_shared: u32) -> bool {
         let inv = self.subgroups() * subgroup;
-        let a = self.tile_m() * self.tile_k() / 4;
-        let b = self.tile_k() * self.tile_n() / 4;
+        let a = self.tile_m() * self.tile_k() / 16;
+        let b = self.tile_k() * self.tile_n() / 16;
         inv > 0
             && inv <= max_invocations
             && a.is_multiple_of(inv)

@@ -71,26 +71,40 @@ impl Emitter {
         let kw = self.push_constant(cx, 2)?;
         let np = self.push_constant(cx, 3)?;
         let four = self.c_u32(4);
-        let bw = self.b.u_div(u, None, np, four).map_err(be)?;
         let sg = self.load_builtin(cx, BuiltIn::SubgroupId)?;
         let sgn = self.c_u32(tile.subgroups_n);
         let sr = self.b.u_div(u, None, sg, sgn).map_err(be)?;
         let sc = self.b.u_mod(u, None, sg, sgn).map_err(be)?;
-        // Workgroup memory: two stages of `a`'s lines (tile_m of tile_k bytes) then
-        // `b`'s (tile_k of tile_n bytes), each line padded (`staged_strides`).
+        // Workgroup memory, in 16-byte units: two stages of `a`'s lines (tile_m of
+        // tile_k bytes) then `b`'s (tile_k of tile_n bytes), each line padded
+        // (`staged_strides`, in words).
+        let v4 = self.b.type_vector(i32t, 4);
         let (sa, sb) = tile.staged_strides();
-        let stage = tile.stage_words();
-        let shared = self.shared_sized(ElemType::I32, 2 * stage);
+        let (sa, sb) = (sa / 4, sb / 4);
+        let stage = tile.stage_words() / 4;
+        let shared = {
+            let len = self.c_u32(2 * stage);
+            let arr = self.b.type_array(v4, len);
+            let p = self.ptr(StorageClass::Workgroup, arr);
+            self.workgroup_var(p)
+        };
+        let shared_v4 = self.ptr(StorageClass::Workgroup, v4);
         let b_base = tile.tile_m() * sa;
-        // Words of a step each invocation copies, of `a` and of `b` (the planner
-        // sizes the workgroup: `subgroups` whole subgroups).
+        // The operands as arrays of 16-byte vectors (their rows are whole vectors).
+        let (va, vb) = (
+            self.vec4_view(cx, a, ElemType::I32, false)?,
+            self.vec4_view(cx, b, ElemType::I32, false)?,
+        );
+        let global_v4 = self.ptr(StorageClass::StorageBuffer, v4);
+        // Vectors of a step each invocation copies, of `a` and of `b` (the planner
+        // sizes the workgroup: `subgroups` whole subgroups; `CoopTile::runs_on`).
         let invocations = self.wg_n;
-        let (ka, kb_) = (tile.tile_k() / 4, tile.tile_n() / 4);
-        let a_words = tile.tile_m() * ka;
-        let b_words = tile.tile_k() * kb_;
+        let (ka, kb_) = (tile.tile_k() / 16, tile.tile_n() / 16);
+        let a_vecs = tile.tile_m() * ka;
+        let b_vecs = tile.tile_k() * kb_;
         if invocations == 0
-            || !a_words.is_multiple_of(invocations)
-            || !b_words.is_multiple_of(invocations)
+            || !a_vecs.is_multiple_of(invocations)
+            || !b_vecs.is_multiple_of(invocations)
         {
             return Err(crate::SpirvError::Build(format!(
                 "a {}×{}×{} cooperative tile does not share out over {invocations} invocations",
@@ -99,18 +113,19 @@ impl Emitter {
                 tile.tile_k()
             )));
         }
-        let a_regs: Vec<Word> = (0..a_words / invocations)
-            .map(|_| self.local(i32t))
-            .collect();
-        let b_regs: Vec<Word> = (0..b_words / invocations)
-            .map(|_| self.local(i32t))
-            .collect();
+        let a_regs: Vec<Word> = (0..a_vecs / invocations).map(|_| self.local(v4)).collect();
+        let b_regs: Vec<Word> = (0..b_vecs / invocations).map(|_| self.local(v4)).collect();
         let (rows, cols) = (tile.rows as usize, tile.cols as usize);
         let accs: Vec<Word> = (0..rows * cols).map(|_| self.local(mat_c)).collect();
         let tile_var = self.local(u);
         let k_var = self.local(u);
-        let steps_words = self.c_u32(ka);
-        // Where each copied word lies: (line, word along it) in a step's block.
+        // Vectors of a packed row of `a` one staged step takes; the rows' lengths
+        // in vectors.
+        let steps_vecs = self.c_u32(ka);
+        let kv = self.b.u_div(u, None, kw, four).map_err(be)?;
+        let sixteen = self.c_u32(16);
+        let bv_row = self.b.u_div(u, None, np, sixteen).map_err(be)?;
+        // Where each copied vector lies: (line, vector along it) in a step's block.
         let lid = cx.lid;
         let place = |e: &mut Self, r: usize, per_line: u32| -> R<(Word, Word)> {
             let off = e.c_u32(r as u32 * invocations);
@@ -137,27 +152,32 @@ impl Emitter {
             let row0 = e.umul(tr, tm)?;
             let tnn = e.c_u32(tile.tile_n());
             let col0 = e.umul(tc, tnn)?;
-            let col0w = e.b.u_div(u, None, col0, four).map_err(be)?;
-            // Reads step `s`'s words (k words `s·ka…` of `a`'s rows, rows `s·tile_k…`
-            // of `b`'s columns) into the registers.
+            let col0v = e.b.u_div(u, None, col0, sixteen).map_err(be)?;
+            let zero = e.c_u32(0);
+            // Reads step `s`'s vectors (row `s·ka…` of `a`'s rows, rows
+            // `s·tile_k…` of `b`'s columns) into the registers.
             let fetch = |e: &mut Self, s: Word| -> R<()> {
-                let kk = e.umul(s, steps_words)?;
-                for (&(line, at), &reg) in a_at.iter().zip(&a_regs) {
-                    let r = e.uadd(row0, line)?;
-                    let w = e.umul(r, kw)?;
-                    let w = e.uadd(w, kk)?;
-                    let w = e.uadd(w, at)?;
-                    let v = e.load_elem(cxr, a, w)?;
-                    e.store(reg, v)?;
-                }
+                let kk = e.umul(s, steps_vecs)?;
                 let tk = e.c_u32(tile.tile_k());
                 let k0 = e.umul(s, tk)?;
-                for (&(line, at), &reg) in b_at.iter().zip(&b_regs) {
-                    let r = e.uadd(k0, line)?;
-                    let w = e.umul(r, bw)?;
-                    let w = e.uadd(w, col0w)?;
+                for ((&(line, at), &reg), (view, row0, len, first)) in a_at
+                    .iter()
+                    .zip(&a_regs)
+                    .map(|x| (x, (va, row0, kv, kk)))
+                    .chain(
+                        b_at.iter()
+                            .zip(&b_regs)
+                            .map(|x| (x, (vb, k0, bv_row, col0v))),
+                    )
+                {
+                    let r = e.uadd(row0, line)?;
+                    let w = e.umul(r, len)?;
+                    let w = e.uadd(w, first)?;
                     let w = e.uadd(w, at)?;
-                    let v = e.load_elem(cxr, b, w)?;
+                    let p =
+                        e.b.access_chain(global_v4, None, view, [zero, w])
+                            .map_err(be)?;
+                    let v = e.load(v4, p)?;
                     e.store(reg, v)?;
                 }
                 Ok(())
@@ -178,8 +198,8 @@ impl Emitter {
                     let f = e.c_u32(first);
                     let w = e.uadd(w, f)?;
                     let w = e.uadd(w, base)?;
-                    let p = e.shared_ptr(shared, ElemType::I32, w)?;
-                    let v = e.load(i32t, reg)?;
+                    let p = e.b.access_chain(shared_v4, None, shared, [w]).map_err(be)?;
+                    let v = e.load(v4, reg)?;
                     e.b.store(p, v, shared_access, []).map_err(be)?;
                 }
                 Ok(())
@@ -192,7 +212,7 @@ impl Emitter {
             fetch(e, zero)?;
             put(e, zero)?;
             e.barrier()?;
-            let kstep = e.b.u_div(u, None, kw, steps_words).map_err(be)?;
+            let kstep = e.b.u_div(u, None, kv, steps_vecs).map_err(be)?;
             e.count_loop(k_var, zero, kstep, one, |e, s| {
                 let next = e.uadd(s, one)?;
                 let more = e.ult(next, kstep)?;
@@ -206,12 +226,12 @@ impl Emitter {
                         // Row (sr·rows + i)·m of the tile, byte q·k of the step.
                         let rr = e.c_u32(tile.rows * tile.m);
                         let r = e.umul(sr, rr)?;
-                        let di = e.c_u32(i * tile.m * sa + q * tile.k / 4);
+                        let di = e.c_u32(i * tile.m * sa + q * tile.k / 16);
                         let ss = e.c_u32(sa);
                         let w = e.umul(r, ss)?;
                         let w = e.uadd(w, di)?;
                         let w = e.uadd(w, base)?;
-                        let p = e.shared_ptr(shared, ElemType::I32, w)?;
+                        let p = e.b.access_chain(shared_v4, None, shared, [w]).map_err(be)?;
                         let stride = e.c_u32(sa);
                         let m =
                             e.b.cooperative_matrix_load_khr(
@@ -229,12 +249,12 @@ impl Emitter {
                     let mut bv = vec![];
                     for j in 0..tile.cols {
                         // Line q·k of the step's `b`, column (sc·cols + j)·n.
-                        let cc = e.c_u32(tile.cols * tile.n / 4);
+                        let cc = e.c_u32(tile.cols * tile.n / 16);
                         let c = e.umul(sc, cc)?;
-                        let dj = e.c_u32(b_base + q * tile.k * sb + j * tile.n / 4);
+                        let dj = e.c_u32(b_base + q * tile.k * sb + j * tile.n / 16);
                         let w = e.uadd(c, dj)?;
                         let w = e.uadd(w, base)?;
-                        let p = e.shared_ptr(shared, ElemType::I32, w)?;
+                        let p = e.b.access_chain(shared_v4, None, shared, [w]).map_err(be)?;
                         let stride = e.c_u32(sb);
                         let m =
                             e.b.cooperative_matrix_load_khr(
