@@ -47,11 +47,17 @@ impl Planner<'_> {
     /// and staged steps of `k`), their product on
     /// cooperative matrices into an i32 array of padded rows, then each output read
     /// from there into the result.
+    ///
+    /// With `range` (words zeroed, and each operand's limit for the i32 tiles), the
+    /// packing also finds how large the operands are (`PackI8::range`: word 0 past
+    /// ±127, word 1 past the limit), and the product and the read-out run only
+    /// where word 0 stays 0.
     pub(super) fn int8_matmul(
         &mut self,
         v: Value,
         (lhs, rhs): (Value, Value),
         out_b: usize,
+        range: Option<(usize, (u32, u32))>,
     ) -> Result<()> {
         let f = self.v.func;
         let tile = self
@@ -82,14 +88,23 @@ impl Planner<'_> {
             ),
         ];
         let mut packed = [0; 2];
+        let limits = range.map_or([None, None], |(_, (la, lb))| [Some(la), Some(lb)]);
         for (i, (arg, (r, c), rows, words)) in operands.into_iter().enumerate() {
             let len = Count::Times(vec![rows, words.clone()]);
             let b = self.new_buffer(ElemType::I32, len.clone(), BufferRole::Temp);
             let mut kb = self.kb();
-            let expr = folds::in_i32(self.expr(arg, &IExpr::Index, &mut kb));
+            // (Read in its own type: the range is checked before it is narrowed.)
+            let expr = read_as_is(self.expr(arg, &IExpr::Index, &mut kb));
             let out = kb.bind(b, ElemType::I32, true);
             self.bind_status(&mut kb, expr.may_fail());
-            let kind = KernelKind::PackI8 { arg: expr, out };
+            let range = range
+                .zip(limits[i])
+                .map(|((flags, _), limit)| (kb.bind(flags, ElemType::I32, true), vec![127, limit]));
+            let kind = KernelKind::PackI8 {
+                arg: expr,
+                out,
+                range,
+            };
             let push = vec![
                 ("n", len.clone()),
                 ("r", Count::Product(vec![r])),
@@ -100,7 +115,10 @@ impl Planner<'_> {
             self.push_kernel("pack_i8", kind, kb, push, groups);
             packed[i] = b;
         }
-        // The product, in padded rows of i32.
+        // The product, in padded rows of i32 (where the operands were small).
+        if let Some((flags, _)) = range {
+            self.guard = Some((flags, Some(0), None));
+        }
         let sums = self.new_buffer(
             ElemType::I32,
             Count::Times(vec![padded(m, tile.tile_m(), 1), np.clone()]),
@@ -154,6 +172,7 @@ impl Planner<'_> {
             }
         };
         self.push_map("int8_matmul_out", v, kb, expr, out_b);
+        self.guard = None;
         Ok(())
     }
 
@@ -204,30 +223,27 @@ impl Planner<'_> {
     }
 
     /// Words, zeroed, that kernels set where an element of `lhs` or `rhs` is past a
-    /// tier's limit (`KernelKind::RangeFlag`): with 8-bit matrices, word 0 for
-    /// ±127 and word 1 for the i32 tiles' limits; else word 0 for those.
+    /// tier's limit: with 8-bit matrices, word 0 for ±127 and word 1 for the i32
+    /// tiles' limits (the packing finds both); else word 0 for those
+    /// (`KernelKind::RangeFlag`).
     pub(super) fn range_flags(&mut self, (lhs, rhs): (Value, Value), tiers: &RangeTiers) -> usize {
         let words = 1 + tiers.int8 as u64;
         let flags = self.new_buffer(ElemType::I32, Count::known(words), BufferRole::Zeroed);
+        if tiers.int8 {
+            return flags;
+        }
         for (x, limit) in [(lhs, tiers.i32_limits.0), (rhs, tiers.i32_limits.1)] {
             let mut kb = self.kb();
-            // (Compared in the type read: an i32 widened for the product is not.)
-            let arg = match self.expr(x, &IExpr::Index, &mut kb) {
-                KExpr::Cast { arg, .. } if matches!(arg.elem(), ElemType::I32 | ElemType::Bool) => {
-                    *arg
-                }
-                arg => arg,
-            };
+            let arg = read_as_is(self.expr(x, &IExpr::Index, &mut kb));
             let out = kb.bind(flags, ElemType::I32, true);
             self.bind_status(&mut kb, false);
             let n = self.len_of(x);
             let groups = self.grid(&n, self.opts.map_groups);
-            let limits = if tiers.int8 {
-                vec![127, limit]
-            } else {
-                vec![limit]
+            let kind = KernelKind::RangeFlag {
+                arg,
+                limits: vec![limit],
+                out,
             };
-            let kind = KernelKind::RangeFlag { arg, limits, out };
             self.push_kernel("range_flag", kind, kb, vec![("n", n)], groups);
         }
         flags
@@ -241,4 +257,13 @@ impl Planner<'_> {
 pub(super) struct RangeTiers {
     pub int8: bool,
     pub i32_limits: (u32, u32),
+}
+
+/// An integer operand as the program reads it: not the i64 a product widens an i32
+/// or a boolean to (range checks compare it as read; packing narrows it).
+fn read_as_is(e: KExpr) -> KExpr {
+    match e {
+        KExpr::Cast { arg, .. } if matches!(arg.elem(), ElemType::I32 | ElemType::Bool) => *arg,
+        e => e,
+    }
 }

@@ -668,7 +668,7 @@ impl Planner<'_> {
         let out_b;
         if (fold, pair) == (BinOp::Add, BinOp::Mul) && self.takes_int8_matrices(v, (lhs, rhs)) {
             out_b = self.result_or_temp(v, is_result);
-            self.int8_matmul(v, (lhs, rhs), out_b)?;
+            self.int8_matmul(v, (lhs, rhs), out_b, None)?;
         } else if let Some(tiers) = self.range_tiers(v, (lhs, rhs), (fold, pair)) {
             // An integer product the bounds leave open: kernels see how large the
             // operands are, and the fastest product exact for them runs (8-bit
@@ -679,8 +679,7 @@ impl Planner<'_> {
             let i32_word = tiers.int8 as u32;
             let mut planned = Ok(());
             if tiers.int8 {
-                self.guard = Some((flags, Some(0), None));
-                planned = self.int8_matmul(v, (lhs, rhs), out_b);
+                planned = self.int8_matmul(v, (lhs, rhs), out_b, Some((flags, tiers.i32_limits)));
             }
             let past_int8 = tiers.int8.then_some(0);
             let ways = [

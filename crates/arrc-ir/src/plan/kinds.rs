@@ -238,12 +238,17 @@ pub enum KernelKind {
         limits: Vec<u32>,
         out: u32,
     },
-    /// Push constants `n, r, c, w`: the integers `arg` (each within ±127) of an
-    /// `r×c` matrix packed four to an i32 word of `out` along its rows, as 8-bit
-    /// two's complement (byte `j` of word `i·w+q` the element `(i, 4q+j)`), `w`
-    /// words to a row; bytes past the matrix are 0. `n` counts the words (rows past
-    /// the matrix too: zeros).
-    PackI8 { arg: KExpr, out: u32 },
+    /// Push constants `n, r, c, w`: the integers `arg` of an `r×c` matrix packed
+    /// four to an i32 word of `out` along its rows, as 8-bit two's complement (byte
+    /// `j` of word `i·w+q` the element `(i, 4q+j)`), `w` words to a row; bytes past
+    /// the matrix are 0. `n` counts the words (rows past the matrix too: zeros).
+    /// The elements are within ±127, or, with `range`, word `j` of that binding is
+    /// set where one is past `limits[j]` (and the packed word means nothing).
+    PackI8 {
+        arg: KExpr,
+        out: u32,
+        range: Option<(u32, Vec<u32>)>,
+    },
     /// Push constants `n, r, c, w`: the booleans `arg` of an `r×c` matrix packed 32 to
     /// an i32 word of `out` (bit `j` is element `32w+j`; bits past the matrix 0),
     /// along its rows (`out` is `r × ⌈c÷32⌉`) or, with `cols`, down its columns

@@ -325,38 +325,56 @@ impl Emitter {
         let u = self.u32_t;
         let i = self.local(u);
         let trip = self.local(u);
-        let t = match arg.elem() {
-            ElemType::I64 => ElemType::I64,
-            _ => ElemType::I32,
-        };
         let per = |e: &mut Self, cx: &Cx, at: Word| -> R<()> {
             let v = e.expr(cx, arg, Ix::flat(at))?;
-            let v = e.convert(v, arg.elem(), t)?;
-            for (j, &limit) in limits.iter().enumerate() {
-                let (hi, lo) = (
-                    e.scalar(Scalar::I64(i64::from(limit)).cast(t)),
-                    e.scalar(Scalar::I64(-i64::from(limit)).cast(t)),
-                );
-                let above = e.b.s_greater_than(e.bool_t, None, v, hi).map_err(be)?;
-                let below = e.b.s_less_than(e.bool_t, None, v, lo).map_err(be)?;
-                let past = e.or(above, below)?;
-                e.if_then(past, |e| {
-                    let word = e.c_u32(j as u32);
-                    let one = e.scalar(Scalar::I32(1));
-                    e.store_elem(cx, out, word, one)
-                })?;
-            }
-            Ok(())
+            e.flag_past(cx, (v, arg.elem()), limits, out)
         };
         self.unrolled_share(cx, &per, i, trip)
     }
 
-    /// Packs the integers `arg` (within ±127) of an `r×c` matrix (push constants 1
+    /// Sets word `j` of binding `out` to 1 where integer `v` (of type `t`) is past
+    /// `limits[j]` in magnitude.
+    fn flag_past(&mut self, cx: &Cx, (v, t): (Word, ElemType), limits: &[u32], out: u32) -> R<()> {
+        let wide = match t {
+            ElemType::I64 => ElemType::I64,
+            _ => ElemType::I32,
+        };
+        let v = self.convert(v, t, wide)?;
+        for (j, &limit) in limits.iter().enumerate() {
+            let (hi, lo) = (
+                self.scalar(Scalar::I64(i64::from(limit)).cast(wide)),
+                self.scalar(Scalar::I64(-i64::from(limit)).cast(wide)),
+            );
+            let above = self
+                .b
+                .s_greater_than(self.bool_t, None, v, hi)
+                .map_err(be)?;
+            let below = self.b.s_less_than(self.bool_t, None, v, lo).map_err(be)?;
+            let past = self.or(above, below)?;
+            self.if_then(past, |e| {
+                let word = e.c_u32(j as u32);
+                let one = e.scalar(Scalar::I32(1));
+                e.store_elem(cx, out, word, one)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Packs the integers `arg` (within ±127, but see `range`) of an `r×c` matrix (push constants 1
     /// and 2; 3 the words to a row) four to an i32 word of `out` along its rows as
     /// 8-bit two's complement, one word per element of the grid-stride share (push
     /// constant 0 counts them, padding rows included): byte `j` of word `i·w+q` is
     /// the element `(i, 4q+j)`, 0 past the matrix.
-    pub(super) fn pack_i8_kernel(&mut self, cx: &mut Cx, arg: &KExpr, out: u32) -> R<()> {
+    ///
+    /// With `range` (a binding and limits), word `j` of that binding is set where an
+    /// element is past `limits[j]` in magnitude (`flag_past`), before it is narrowed.
+    pub(super) fn pack_i8_kernel(
+        &mut self,
+        cx: &mut Cx,
+        arg: &KExpr,
+        out: u32,
+        range: Option<&(u32, Vec<u32>)>,
+    ) -> R<()> {
         let u = self.u32_t;
         let it = self.ty(ElemType::I32);
         let i = self.local(u);
@@ -385,6 +403,10 @@ impl Emitter {
                 e.if_then(inside, |e| {
                     let at = e.uadd(row, pos)?;
                     let v = e.expr(cx, arg, Ix::flat(at))?;
+                    if let Some((flags, limits)) = range {
+                        e.flag_past(cx, (v, arg.elem()), limits, *flags)?;
+                    }
+                    let v = e.convert(v, arg.elem(), ElemType::I32)?;
                     e.store(byte, v)
                 })?;
                 let v = e.load(it, byte)?;

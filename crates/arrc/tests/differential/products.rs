@@ -280,10 +280,10 @@ fn integer_products_in_tiles() {
                 s.set("b", y.clone()).unwrap();
                 let c = s.compile("a+.×b").unwrap();
                 assert!(
-                    c.plan
-                        .kernels
-                        .iter()
-                        .any(|k| matches!(k.kind, KernelKind::RangeFlag { .. })),
+                    c.plan.kernels.iter().any(|k| matches!(
+                        k.kind,
+                        KernelKind::RangeFlag { .. } | KernelKind::PackI8 { range: Some(_), .. }
+                    )),
                     "{m}×{k}×{n}: no range check"
                 );
                 let g = s.eval("a+.×b").unwrap();
