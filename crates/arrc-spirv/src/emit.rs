@@ -1285,9 +1285,12 @@ impl Emitter {
                 cols,
                 invert,
             } => self.pack_bits_kernel(&mut cx, arg, *out, *cols, *invert)?,
-            KernelKind::PackI8 { arg, out, range } => {
-                self.pack_i8_kernel(&mut cx, arg, *out, range.as_ref())?
-            }
+            KernelKind::PackI8 {
+                arg,
+                out,
+                range,
+                slice,
+            } => self.pack_i8_kernel(&mut cx, arg, *out, range.as_ref(), *slice)?,
             KernelKind::RangeFlag { arg, limits, out } => {
                 self.range_flag_kernel(&mut cx, arg, limits, *out)?
             }

@@ -69,11 +69,12 @@ fn small_integer_products_take_int8_matrices_where_the_device_has_them() {
     }
     // Operands past ±127 by their bounds, or sums past i32 (127²·k), stay in the
     // tiled kernel, or reach 8-bit matrices only where a range check on the device
-    // allows (`b` from outside).
-    for (src, k, guarded) in [
-        ("(a>0)+.×b", 1000, true),
-        ("(129|a)+.×7|b", 1000, false),
-        ("(127|a)+.×127|b", 200000, false),
+    // allows (`b` from outside: one product where it is within ±127, two of its
+    // slices where it is within ±16319).
+    for (src, k, products) in [
+        ("(a>0)+.×b", 1000, 3),
+        ("(129|a)+.×7|b", 1000, 0),
+        ("(127|a)+.×127|b", 200000, 0),
     ] {
         let p = planned(src, (4, k, 4), true);
         let coop: Vec<_> = p
@@ -81,10 +82,10 @@ fn small_integer_products_take_int8_matrices_where_the_device_has_them() {
             .iter()
             .filter(|k| matches!(k.kind, KernelKind::CoopMatMul { .. }))
             .collect();
-        assert_eq!(coop.len(), guarded as usize, "{src} k={k}");
+        assert_eq!(coop.len(), products, "{src} k={k}");
         assert!(
             coop.iter()
-                .all(|k| k.guard.is_some_and(|g| g.zero == Some(0))),
+                .all(|k| k.guard.is_some_and(|g| g.zero.is_some())),
             "{src} k={k}"
         );
     }
@@ -111,7 +112,11 @@ fn products_of_arrays_from_outside_choose_their_kernel_on_the_device() {
                 _ => None,
             })
             .collect();
-        let expect = if int8 { vec![127, 1465] } else { vec![1465] };
+        let expect = if int8 {
+            vec![127, 16319, 1465]
+        } else {
+            vec![1465]
+        };
         assert_eq!(limits, [&expect, &expect]);
         let flags = p
             .kernels
@@ -129,14 +134,23 @@ fn products_of_arrays_from_outside_choose_their_kernel_on_the_device() {
                 .map(|k| &k.kind)
                 .collect()
         };
-        let i32_word = int8 as u32;
+        let i32_word = if int8 { 2 } else { 0 };
         if int8 {
             // The product and its read-out; the packing runs either way.
             let fast = way(Some(0), None);
             assert_eq!(fast.len(), 2, "{fast:?}");
             assert!(matches!(fast[0], KernelKind::CoopMatMul { .. }), "{fast:?}");
+            // Within ±16319: both operands in two slices, four products, one sum.
+            let sliced = way(Some(1), Some(0));
+            let count = |f: fn(&KernelKind) -> bool| sliced.iter().filter(|k| f(k)).count();
+            assert_eq!(
+                count(|k| matches!(k, KernelKind::PackI8 { slice: Some(_), .. })),
+                4
+            );
+            assert_eq!(count(|k| matches!(k, KernelKind::CoopMatMul { .. })), 4);
+            assert_eq!(sliced.len(), 9, "{sliced:?}");
         }
-        let small = way(Some(i32_word), int8.then_some(0));
+        let small = way(Some(i32_word), int8.then_some(1));
         assert!(
             matches!(small[..], [KernelKind::MatMul { checked_sum: None, a, .. }] if a.elem() == ElemType::I32),
             "{small:?}"

@@ -44,81 +44,127 @@ impl Planner<'_> {
 
     /// `lhs+.×rhs` as [`Self::takes_int8_matrices`] allows: each operand packed four
     /// 8-bit integers to a word along its rows (padded to whole workgroup tiles
-    /// and staged steps of `k`), their product on
-    /// cooperative matrices into an i32 array of padded rows, then each output read
-    /// from there into the result.
+    /// and staged steps of `k`), their product on cooperative matrices into an i32
+    /// array of padded rows, then each output read from there into the result.
     ///
-    /// With `range` (words zeroed, and each operand's limit for the i32 tiles), the
-    /// packing also finds how large the operands are (`PackI8::range`: word 0 past
-    /// ±127, word 1 past the limit), and the product and the read-out run only
-    /// where word 0 stays 0.
+    /// With `range` (zeroed words, and the tiers), the packing also finds how large
+    /// the operands are (`PackI8::range`: word 0 past ±127, word 1 past ±16319,
+    /// word 2 past the i32 tiles' limits), the product runs only where word 0 stays
+    /// 0, and where only word 0 is set, each operand not known to be within ±127
+    /// is cut into two 8-bit slices (`x = 128h + l`, `PackI8::slice`) and the two
+    /// or four products of slices are summed in i64 (exact: 127²·k fits i32 in
+    /// each).
     pub(super) fn int8_matmul(
         &mut self,
         v: Value,
         (lhs, rhs): (Value, Value),
         out_b: usize,
-        range: Option<(usize, (u32, u32))>,
+        range: Option<(usize, &RangeTiers)>,
     ) -> Result<()> {
         let f = self.v.func;
         let tile = self
             .int8_tile()
             .unwrap_or_else(|| CoopTile::of_shape((16, 16, 32)));
-        let (m, k, n) = (f.ty(lhs).shape[0], f.ty(lhs).shape[1], f.ty(rhs).shape[1]);
-        let whole = |d: Dim, per: u32| Count::Groups {
-            of: Box::new(Count::Product(vec![d])),
-            per_group: per,
-            max: u32::MAX,
-        };
-        // A length padded to whole `per`, counted in units of `unit`.
-        let padded = |d: Dim, per: u32, unit: u32| Count::Scaled {
-            of: Box::new(whole(d, per)),
-            times: per / unit,
-        };
-        // Both operands packed along their rows: `a` m×k to whole tiles of rows and
-        // steps of `k`, `b` k×n to whole steps of rows and tiles of columns.
-        let kw = padded(k, tile.tile_k(), 4);
-        let np = padded(n, tile.tile_n(), 1);
-        let operands = [
-            (lhs, (m, k), padded(m, tile.tile_m(), 1), kw.clone()),
+        let limits = range.map(|(flags, t)| {
+            let (la, lb) = t.i32_limits;
             (
-                rhs,
-                (k, n),
-                padded(k, tile.tile_k(), 1),
-                padded(n, tile.tile_n(), 4),
-            ),
-        ];
-        let mut packed = [0; 2];
-        let limits = range.map_or([None, None], |(_, (la, lb))| [Some(la), Some(lb)]);
-        for (i, (arg, (r, c), rows, words)) in operands.into_iter().enumerate() {
-            let len = Count::Times(vec![rows, words.clone()]);
-            let b = self.new_buffer(ElemType::I32, len.clone(), BufferRole::Temp);
-            let mut kb = self.kb();
-            // (Read in its own type: the range is checked before it is narrowed.)
-            let expr = read_as_is(self.expr(arg, &IExpr::Index, &mut kb));
-            let out = kb.bind(b, ElemType::I32, true);
-            self.bind_status(&mut kb, expr.may_fail());
-            let range = range
-                .zip(limits[i])
-                .map(|((flags, _), limit)| (kb.bind(flags, ElemType::I32, true), vec![127, limit]));
-            let kind = KernelKind::PackI8 {
-                arg: expr,
-                out,
-                range,
-            };
-            let push = vec![
-                ("n", len.clone()),
-                ("r", Count::Product(vec![r])),
-                ("c", Count::Product(vec![c])),
-                ("w", words),
-            ];
-            let groups = self.grid(&len, self.opts.map_groups);
-            self.push_kernel("pack_i8", kind, kb, push, groups);
-            packed[i] = b;
+                flags,
+                [vec![127, SLICED_MOST, la], vec![127, SLICED_MOST, lb]],
+            )
+        });
+        let mut whole = [0; 2];
+        for (i, packed) in whole.iter_mut().enumerate() {
+            let r = limits.as_ref().map(|(flags, l)| (*flags, l[i].clone()));
+            *packed = self.pack_i8([lhs, rhs], i, tile, None, r);
         }
-        // The product, in padded rows of i32 (where the operands were small).
         if let Some((flags, _)) = range {
             self.guard = Some((flags, Some(0), None));
         }
+        let sums = self.coop_product((lhs, rhs), whole, tile);
+        self.read_out(v, (rhs, tile), &[(sums, 0)], out_b);
+        if let Some((flags, _)) = range {
+            // Within ±16319: operands past ±127 in two slices.
+            self.guard = Some((flags, Some(1), Some(0)));
+            let small = |x: Value| crate::bounds::magnitude(f, x).is_some_and(|m| m <= 127);
+            let mut slices: [Vec<(usize, u32)>; 2] = [vec![], vec![]];
+            for (i, x) in [lhs, rhs].into_iter().enumerate() {
+                slices[i] = if small(x) {
+                    vec![(whole[i], 0)]
+                } else {
+                    vec![
+                        (self.pack_i8([lhs, rhs], i, tile, Some(true), None), 1),
+                        (self.pack_i8([lhs, rhs], i, tile, Some(false), None), 0),
+                    ]
+                };
+            }
+            let mut parts = vec![];
+            for &(pa, sa) in &slices[0] {
+                for &(pb, sb) in &slices[1] {
+                    parts.push((self.coop_product((lhs, rhs), [pa, pb], tile), sa + sb));
+                }
+            }
+            self.read_out(v, (rhs, tile), &parts, out_b);
+        }
+        self.guard = None;
+        Ok(())
+    }
+
+    /// Operand `i` of `ops` (`a` m×k or `b` k×n) packed along its rows, padded to
+    /// the tile (`PackI8`): whole, or its high or low slice (`slice`), checking
+    /// its range where given.
+    fn pack_i8(
+        &mut self,
+        ops: [Value; 2],
+        i: usize,
+        tile: CoopTile,
+        slice: Option<bool>,
+        range: Option<(usize, Vec<u32>)>,
+    ) -> usize {
+        let f = self.v.func;
+        let arg = ops[i];
+        let (r, c) = (f.ty(arg).shape[0], f.ty(arg).shape[1]);
+        // `a`: rows to whole tiles, columns (k) to whole steps; `b`: rows (k) to
+        // whole steps, columns to whole tiles.
+        let (row_unit, col_unit) = if i == 0 {
+            (tile.tile_m(), tile.tile_k())
+        } else {
+            (tile.tile_k(), tile.tile_n())
+        };
+        let len = Count::Times(vec![padded(r, row_unit, 1), padded(c, col_unit, 4)]);
+        let b = self.new_buffer(ElemType::I32, len.clone(), BufferRole::Temp);
+        let mut kb = self.kb();
+        // (Read in its own type: the range is checked before it is narrowed.)
+        let expr = read_as_is(self.expr(arg, &IExpr::Index, &mut kb));
+        let out = kb.bind(b, ElemType::I32, true);
+        self.bind_status(&mut kb, expr.may_fail());
+        let range = range.map(|(flags, l)| (kb.bind(flags, ElemType::I32, true), l));
+        let kind = KernelKind::PackI8 {
+            arg: expr,
+            out,
+            range,
+            slice,
+        };
+        let push = vec![
+            ("n", len.clone()),
+            ("r", Count::Product(vec![r])),
+            ("c", Count::Product(vec![c])),
+            ("w", padded(c, col_unit, 4)),
+        ];
+        let groups = self.grid(&len, self.opts.map_groups);
+        self.push_kernel("pack_i8", kind, kb, push, groups);
+        b
+    }
+
+    /// The product of packed operands (`CoopMatMul`), in padded rows of i32.
+    fn coop_product(
+        &mut self,
+        (lhs, rhs): (Value, Value),
+        packed: [usize; 2],
+        tile: CoopTile,
+    ) -> usize {
+        let f = self.v.func;
+        let (m, k, n) = (f.ty(lhs).shape[0], f.ty(lhs).shape[1], f.ty(rhs).shape[1]);
+        let np = padded(n, tile.tile_n(), 1);
         let sums = self.new_buffer(
             ElemType::I32,
             Count::Times(vec![padded(m, tile.tile_m(), 1), np.clone()]),
@@ -136,13 +182,28 @@ impl Planner<'_> {
             per_group: 1,
             max: self.opts.map_groups,
         };
+        let kw = padded(k, tile.tile_k(), 4);
         let push = vec![("n", tiles), ("tn", tiles_n), ("kw", kw), ("np", np)];
         let kind = KernelKind::CoopMatMul { a, b, out, tile };
         self.push_kernel("int8_matmul", kind, kb, push, groups);
         if let Some(kernel) = self.plan.kernels.last_mut() {
             kernel.workgroup_size = tile.subgroups() * self.opts.subgroup_size.max(1);
         }
-        // Each output from its padded row, in the result's type.
+        sums
+    }
+
+    /// Each output of `v` into buffer `out_b`: the sum over `parts` of the output's
+    /// element of each padded product times 128^shift (in i64 where there is more
+    /// than one), in the result's type.
+    fn read_out(
+        &mut self,
+        v: Value,
+        (rhs, tile): (Value, CoopTile),
+        parts: &[(usize, u32)],
+        out_b: usize,
+    ) {
+        let f = self.v.func;
+        let n = f.ty(rhs).shape[1];
         let mut kb = self.kb();
         let step = tile.tile_n();
         let cols = kb.dim(n);
@@ -157,23 +218,50 @@ impl Planner<'_> {
             IExpr::times(IExpr::quot(IExpr::Index, cols.clone()), row_len),
             IExpr::Rem(Box::new(IExpr::Index), Box::new(cols)),
         );
-        let load = KExpr::Load {
-            binding: kb.bind(sums, ElemType::I32, false),
-            elem: ElemType::I32,
-            index: at,
-        };
         let elem = f.ty(v).elem;
-        let expr = if elem == ElemType::I32 {
-            load
+        let load = |e: &mut KernelBindings, b: usize| KExpr::Load {
+            binding: e.bind(b, ElemType::I32, false),
+            elem: ElemType::I32,
+            index: at.clone(),
+        };
+        let expr = match parts {
+            [(b, 0)] => load(&mut kb, *b),
+            _ => {
+                let wide = |x: KExpr| KExpr::Cast {
+                    to: ElemType::I64,
+                    arg: Box::new(x),
+                };
+                let binary = |op, lhs, rhs| KExpr::Binary {
+                    op,
+                    elem: ElemType::I64,
+                    lhs: Box::new(lhs),
+                    rhs: Box::new(rhs),
+                    error_bit: None,
+                };
+                let mut sum: Option<KExpr> = None;
+                for &(b, shift) in parts {
+                    let scaled = binary(
+                        BinOp::Mul,
+                        wide(load(&mut kb, b)),
+                        KExpr::Const(Scalar::I64(1 << (7 * shift))),
+                    );
+                    sum = Some(match sum {
+                        None => scaled,
+                        Some(s) => binary(BinOp::Add, s, scaled),
+                    });
+                }
+                sum.expect("a part")
+            }
+        };
+        let expr = if expr.elem() == elem {
+            expr
         } else {
             KExpr::Cast {
                 to: elem,
-                arg: Box::new(load),
+                arg: Box::new(expr),
             }
         };
         self.push_map("int8_matmul_out", v, kb, expr, out_b);
-        self.guard = None;
-        Ok(())
     }
 
     /// For an integer `+.×` whose operands' bounds leave its sums open (arrays from
@@ -223,11 +311,11 @@ impl Planner<'_> {
     }
 
     /// Words, zeroed, that kernels set where an element of `lhs` or `rhs` is past a
-    /// tier's limit: with 8-bit matrices, word 0 for ±127 and word 1 for the i32
-    /// tiles' limits (the packing finds both); else word 0 for those
-    /// (`KernelKind::RangeFlag`).
+    /// tier's limit: with 8-bit matrices, word 0 for ±127, word 1 for two slices'
+    /// ±16319 and word 2 for the i32 tiles' limits (the packing finds them); else
+    /// word 0 for those (`KernelKind::RangeFlag`).
     pub(super) fn range_flags(&mut self, (lhs, rhs): (Value, Value), tiers: &RangeTiers) -> usize {
-        let words = 1 + tiers.int8 as u64;
+        let words = if tiers.int8 { 3 } else { 1 };
         let flags = self.new_buffer(ElemType::I32, Count::known(words), BufferRole::Zeroed);
         if tiers.int8 {
             return flags;
@@ -252,11 +340,32 @@ impl Planner<'_> {
 
 /// The faster ways to an integer `+.×` whose operands' sizes are found on the
 /// device: on 8-bit matrices (where the device has them and both operands are
-/// within ±127), and in i32 tiles (where `a` is within `i32_limits.0` and `b`
+/// within ±127, or in two slices within ±16319), and in i32 tiles (where `a` is within `i32_limits.0` and `b`
 /// within `i32_limits.1`, so that every sum fits i32).
 pub(super) struct RangeTiers {
     pub int8: bool,
     pub i32_limits: (u32, u32),
+}
+
+/// The most magnitude two 8-bit slices hold (`x = 128h + l`, `l` in -64..63, `h`
+/// within ±127).
+const SLICED_MOST: u32 = 127 * 128 + 63;
+
+/// `max(1, ⌈d ÷ per⌉)`: whole tiles of `per` (at least one).
+fn whole(d: Dim, per: u32) -> Count {
+    Count::Groups {
+        of: Box::new(Count::Product(vec![d])),
+        per_group: per,
+        max: u32::MAX,
+    }
+}
+
+/// `d` padded to whole `per`, counted in units of `unit`.
+fn padded(d: Dim, per: u32, unit: u32) -> Count {
+    Count::Scaled {
+        of: Box::new(whole(d, per)),
+        times: per / unit,
+    }
 }
 
 /// An integer operand as the program reads it: not the i64 a product widens an i32

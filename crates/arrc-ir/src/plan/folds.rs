@@ -676,12 +676,13 @@ impl Planner<'_> {
             // others returns at once.
             out_b = self.result_or_temp(v, is_result);
             let flags = self.range_flags((lhs, rhs), &tiers);
-            let i32_word = tiers.int8 as u32;
+            // (With 8-bit matrices: words 0 and 1 for them, 2 for the i32 tiles.)
+            let i32_word = if tiers.int8 { 2 } else { 0 };
             let mut planned = Ok(());
             if tiers.int8 {
-                planned = self.int8_matmul(v, (lhs, rhs), out_b, Some((flags, tiers.i32_limits)));
+                planned = self.int8_matmul(v, (lhs, rhs), out_b, Some((flags, &tiers)));
             }
-            let past_int8 = tiers.int8.then_some(0);
+            let past_int8 = tiers.int8.then_some(1);
             let ways = [
                 ((Some(i32_word), past_int8), true),
                 ((None, Some(i32_word)), false),

@@ -243,11 +243,14 @@ pub enum KernelKind {
     /// `j` of word `i·w+q` the element `(i, 4q+j)`), `w` words to a row; bytes past
     /// the matrix are 0. `n` counts the words (rows past the matrix too: zeros).
     /// The elements are within ±127, or, with `range`, word `j` of that binding is
-    /// set where one is past `limits[j]` (and the packed word means nothing).
+    /// set where one is past `limits[j]` (and the packed word means nothing). With
+    /// `slice`, each element `x` (within ±16319) is packed as its high (`true`) or
+    /// low slice of `x = 128h + l`, `l` in -64..63.
     PackI8 {
         arg: KExpr,
         out: u32,
         range: Option<(u32, Vec<u32>)>,
+        slice: Option<bool>,
     },
     /// Push constants `n, r, c, w`: the booleans `arg` of an `r×c` matrix packed 32 to
     /// an i32 word of `out` (bit `j` is element `32w+j`; bits past the matrix 0),

@@ -332,6 +332,24 @@ impl Emitter {
         self.unrolled_share(cx, &per, i, trip)
     }
 
+    /// The low slice `l = ((v + 64) & 127) - 64` (in -64..63) of i32 `v`, or its
+    /// high one `(v - l) >> 7`, so that `v = 128h + l`.
+    fn slice_i8(&mut self, v: Word, high: bool) -> R<Word> {
+        let it = self.ty(ElemType::I32);
+        let (c64, c127) = (self.scalar(Scalar::I32(64)), self.scalar(Scalar::I32(127)));
+        let l = self.b.i_add(it, None, v, c64).map_err(be)?;
+        let l = self.b.bitwise_and(it, None, l, c127).map_err(be)?;
+        let l = self.b.i_sub(it, None, l, c64).map_err(be)?;
+        if !high {
+            return Ok(l);
+        }
+        let h = self.b.i_sub(it, None, v, l).map_err(be)?;
+        let seven = self.c_u32(7);
+        self.b
+            .shift_right_arithmetic(it, None, h, seven)
+            .map_err(be)
+    }
+
     /// Sets word `j` of binding `out` to 1 where integer `v` (of type `t`) is past
     /// `limits[j]` in magnitude.
     fn flag_past(&mut self, cx: &Cx, (v, t): (Word, ElemType), limits: &[u32], out: u32) -> R<()> {
@@ -368,12 +386,14 @@ impl Emitter {
     ///
     /// With `range` (a binding and limits), word `j` of that binding is set where an
     /// element is past `limits[j]` in magnitude (`flag_past`), before it is narrowed.
+    /// With `slice`, each element's high or low 8-bit slice is packed (`slice_i8`).
     pub(super) fn pack_i8_kernel(
         &mut self,
         cx: &mut Cx,
         arg: &KExpr,
         out: u32,
         range: Option<&(u32, Vec<u32>)>,
+        slice: Option<bool>,
     ) -> R<()> {
         let u = self.u32_t;
         let it = self.ty(ElemType::I32);
@@ -407,6 +427,10 @@ impl Emitter {
                         e.flag_past(cx, (v, arg.elem()), limits, *flags)?;
                     }
                     let v = e.convert(v, arg.elem(), ElemType::I32)?;
+                    let v = match slice {
+                        None => v,
+                        Some(high) => e.slice_i8(v, high)?,
+                    };
                     e.store(byte, v)
                 })?;
                 let v = e.load(it, byte)?;

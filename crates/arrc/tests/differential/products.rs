@@ -527,15 +527,16 @@ fn boolean_products_in_words() {
 
 /// Integer `+.×` of arrays from outside, drawn at random: shapes around the tiles
 /// and fragments, each operand's values from one of the ranges that decide its
-/// kernel on the device (within ±127, within the i32 tiles' limit, anywhere in i32,
-/// i64 near 2^40), against the reference: the same value or the same error.
+/// kernel on the device (within ±127, within two 8-bit slices' ±16319 or the i32
+/// tiles' limit, anywhere in i32, i64 near 2^40, and those ranges' edges), against
+/// the reference: the same value or the same error.
 #[test]
 fn random_integer_products_agree_with_the_reference() {
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
     let s = std::cell::RefCell::new(gpu());
     let dims = prop::sample::select(vec![1usize, 2, 15, 16, 17, 31, 33, 64, 65, 129]);
-    let range = prop::sample::select(vec![0u8, 1, 2, 3]);
+    let range = prop::sample::select(vec![0u8, 1, 2, 3, 4]);
     let mut runner = TestRunner::new(Config {
         cases: 64,
         ..Config::default()
@@ -562,6 +563,22 @@ fn random_integer_products_agree_with_the_reference() {
                                     [i32::MAX, i32::MIN, i32::MIN + 1][rng.random_range(0..3)]
                                 } else {
                                     rng.random()
+                                }
+                            })
+                            .collect(),
+                    ),
+                    // The edges of the ranges that pick a kernel: 8-bit, the low
+                    // slice's -64..63, two slices' ±16319 (1465 is the i32 tiles'
+                    // edge at k = 1000; here k ≤ 129).
+                    4 => Data::I32(
+                        (0..len)
+                            .map(|_| {
+                                let e = [127, 128, 63, 64, 16319, 16320, 1465, 1466, 0, 1]
+                                    [rng.random_range(0..10)];
+                                if rng.random_bool(0.5) {
+                                    -e
+                                } else {
+                                    e
                                 }
                             })
                             .collect(),
