@@ -165,6 +165,22 @@ fn matrix_products() {
     assert_eq!(arrc::display(&r), "0.5");
 }
 
+/// `expr` on the device (where it must run: no notes) and on the reference `cpu`,
+/// each displayed, or its error.
+fn on_both(
+    s: &mut Session,
+    cpu: &mut arrc_ref::Env,
+    expr: &str,
+) -> (Result<String, arrc::Error>, Result<String, arrc::Error>) {
+    let shown = |v: Option<Array>| v.map_or(String::new(), |v| arrc::display(&v));
+    let g = s.eval(expr).map(|g| {
+        assert!(g.notes.is_empty(), "{expr}: {:?}", g.notes);
+        shown(g.value)
+    });
+    let prog = arrc_syntax::parse_str(expr).unwrap();
+    (g, arrc_ref::eval_program(&prog, cpu).map(shown))
+}
+
 /// Integer `+.×` in tiles (it was an m×n×k array of products, then a fold, and ran
 /// out of memory from about 1024³): i32 operands whose sums their bounds keep within
 /// i32 folded in i32, within i64 in i64 unchecked, and otherwise each partial sum
@@ -206,8 +222,7 @@ fn integer_products_in_tiles() {
                     vec![k, n],
                     Data::I32((0..k * n).map(|i| (i % 11) as i32 + 1).collect()),
                 );
-                s.set("a", x.clone()).unwrap();
-                s.set("b", y.clone()).unwrap();
+                let mut cpu = bind_both(&mut s, ElemType::I32, &[("a", &x), ("b", &y)]);
                 let c = s.compile(&expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
                 // (Operands within ±127 go to 8-bit cooperative matrices where the
                 // device has them: `small_integer_products_on_cooperative_matrices`.)
@@ -226,19 +241,8 @@ fn integer_products_in_tiles() {
                     }
                     _ => assert!(coop && !wide && !checked, "{expr}: not tiled: {kind:?}"),
                 }
-                let g = s.eval(&expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
-                assert!(g.notes.is_empty(), "{expr}: {:?}", g.notes);
-                let mut cpu = arrc_ref::Env::default();
-                cpu.arrays.insert("a".into(), x);
-                cpu.arrays.insert("b".into(), y);
-                let r = arrc_ref::eval_program(&arrc_syntax::parse_str(&expr).unwrap(), &mut cpu)
-                    .unwrap()
-                    .unwrap();
-                assert_eq!(
-                    arrc::display(&g.value.unwrap()),
-                    arrc::display(&r),
-                    "{expr}"
-                );
+                let (g, r) = on_both(&mut s, &mut cpu, &expr);
+                assert_eq!(g.unwrap(), r.unwrap(), "{expr}");
             }
         }
         // Arrays from outside: kernels see how large they are, and the fastest
@@ -276,8 +280,7 @@ fn integer_products_in_tiles() {
             ] {
                 let x = Array::new(vec![m, k], Data::I32(xs));
                 let y = Array::new(vec![k, n], Data::I32(ys));
-                s.set("a", x.clone()).unwrap();
-                s.set("b", y.clone()).unwrap();
+                let mut cpu = bind_both(&mut s, ElemType::I32, &[("a", &x), ("b", &y)]);
                 let c = s.compile("a+.×b").unwrap();
                 assert!(
                     c.plan.kernels.iter().any(|k| matches!(
@@ -286,19 +289,8 @@ fn integer_products_in_tiles() {
                     )),
                     "{m}×{k}×{n}: no range check"
                 );
-                let g = s.eval("a+.×b").unwrap();
-                assert!(g.notes.is_empty(), "{:?}", g.notes);
-                let mut cpu = arrc_ref::Env::default();
-                cpu.arrays.insert("a".into(), x);
-                cpu.arrays.insert("b".into(), y);
-                let r = arrc_ref::eval_program(&arrc_syntax::parse_str("a+.×b").unwrap(), &mut cpu)
-                    .unwrap()
-                    .unwrap();
-                assert_eq!(
-                    arrc::display(&g.value.unwrap()),
-                    arrc::display(&r),
-                    "{m}×{k}×{n}"
-                );
+                let (g, r) = on_both(&mut s, &mut cpu, "a+.×b");
+                assert_eq!(g.unwrap(), r.unwrap(), "{m}×{k}×{n}");
             }
         }
         // A sum past i64 is the reference's DOMAIN ERROR; a partial sum past it that
@@ -336,11 +328,7 @@ fn small_integer_products_on_cooperative_matrices() {
     ] {
         let x = random_shaped(&mut rng, ElemType::I32, &[m, k]);
         let y = random_shaped(&mut rng, ElemType::I32, &[k, n]);
-        s.set("a", x.clone()).unwrap();
-        s.set("b", y.clone()).unwrap();
-        let mut cpu = arrc_ref::Env::default();
-        cpu.arrays.insert("a".into(), x);
-        cpu.arrays.insert("b".into(), y);
+        let mut cpu = bind_both(&mut s, ElemType::I32, &[("a", &x), ("b", &y)]);
         for expr in [
             "(a>0)+.×b>0",
             "(¯3+5|a)+.×7|b",
@@ -355,16 +343,8 @@ fn small_integer_products_on_cooperative_matrices() {
                 .iter()
                 .any(|k| matches!(k.kind, KernelKind::CoopMatMul { .. }));
             assert_eq!(coop, int8, "{what}: on cooperative matrices");
-            let g = s.eval(expr).unwrap_or_else(|e| panic!("{what}: {e}"));
-            assert!(g.notes.is_empty(), "{what}: {:?}", g.notes);
-            let r = arrc_ref::eval_program(&arrc_syntax::parse_str(expr).unwrap(), &mut cpu)
-                .unwrap()
-                .unwrap();
-            assert_eq!(
-                arrc::display(&g.value.unwrap()),
-                arrc::display(&r),
-                "{what}"
-            );
+            let (g, r) = on_both(&mut s, &mut cpu, expr);
+            assert_eq!(g.unwrap(), r.unwrap(), "{what}");
         }
     }
 }
@@ -593,20 +573,10 @@ fn random_integer_products_agree_with_the_reference() {
             let x = Array::new(vec![m, k], draw(ra, m * k));
             let y = Array::new(vec![k, n], draw(rb, k * n));
             let mut s = s.borrow_mut();
-            s.set("a", x.clone()).unwrap();
-            s.set("b", y.clone()).unwrap();
-            let mut cpu = arrc_ref::Env::default();
-            cpu.arrays.insert("a".into(), x);
-            cpu.arrays.insert("b".into(), y);
-            let prog = arrc_syntax::parse_str("a+.×b").unwrap();
-            let r = arrc_ref::eval_program(&prog, &mut cpu).map(|v| v.map(|v| arrc::display(&v)));
-            let g = s.eval("a+.×b");
+            let mut cpu = bind_both(&mut s, ElemType::I32, &[("a", &x), ("b", &y)]);
             let what = format!("{m}×{k}×{n} ranges {ra} {rb}");
-            match (g, r) {
-                (Ok(g), Ok(r)) => {
-                    prop_assert!(g.notes.is_empty(), "{what}: {:?}", g.notes);
-                    prop_assert_eq!(g.value.map(|v| arrc::display(&v)), r, "{}", what);
-                }
+            match on_both(&mut s, &mut cpu, "a+.×b") {
+                (Ok(g), Ok(r)) => prop_assert_eq!(g, r, "{}", what),
                 (Err(g), Err(r)) => prop_assert_eq!(g.class, r.class, "{}", what),
                 (g, r) => prop_assert!(false, "{what}: device {g:?}, reference {r:?}"),
             }
