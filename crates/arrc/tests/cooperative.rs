@@ -235,3 +235,21 @@ fn tuned_int8_tiles_plan_and_validate() {
     assert!(CoopTile::parse("4x2x2x4").is_err());
     assert!(CoopTile::parse("4x0x2x4x2").is_err());
 }
+
+#[test]
+fn fragments_that_are_not_whole_vectors_take_no_8_bit_products() {
+    // The kernel addresses workgroup memory in 16-byte vectors: a device whose only
+    // 8-bit shape were 16×8×32 or 16×16×8 keeps its integer products in the tiles.
+    use arrc_ir::plan::CoopTile;
+    for shape in [(16, 8, 32), (16, 16, 8)] {
+        assert!(
+            !CoopTile::of_shape(shape).runs_on(32, 1024, 48 << 10),
+            "{shape:?}"
+        );
+    }
+    assert!(CoopTile::of_shape((16, 16, 32)).runs_on(32, 1024, 48 << 10));
+    // Subgroups of 64: one vector of each operand an invocation a step; of 128, a
+    // workgroup of 1024 with half a vector each does not share out.
+    assert!(CoopTile::of_shape((16, 16, 32)).runs_on(64, 1024, 48 << 10));
+    assert!(!CoopTile::of_shape((16, 16, 32)).runs_on(128, 1024, 48 << 10));
+}

@@ -219,11 +219,17 @@ impl CoopTile {
     /// Whether a workgroup of subgroups of `subgroup` invocations can run it: a
     /// step's 16-byte vectors of each operand shared out evenly, within
     /// `max_invocations` and `max_shared` bytes of workgroup memory.
+    /// The fragments' `n` and `k` must be whole 16-byte vectors: the kernel
+    /// addresses workgroup memory in them (a 16×8 fragment's second half would be
+    /// read from its first).
     pub fn runs_on(self, subgroup: u32, max_invocations: u32, max_shared: u32) -> bool {
         let inv = self.subgroups() * subgroup;
         let a = self.tile_m() * self.tile_k() / 16;
         let b = self.tile_k() * self.tile_n() / 16;
-        inv > 0
+        self.n.is_multiple_of(16)
+            && self.k.is_multiple_of(16)
+            && self.m > 0
+            && inv > 0
             && inv <= max_invocations
             && a.is_multiple_of(inv)
             && b.is_multiple_of(inv)
