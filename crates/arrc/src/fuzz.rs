@@ -528,7 +528,8 @@ const AWKWARD: &[usize] = &[
     65537, 100000,
 ];
 
-/// The arrays a program may read: `b` booleans, `i` i32 (near 2^31 sometimes), `j`
+/// The arrays a program may read: `b` booleans, `i` i32 (near 2^31 sometimes, or at
+/// the edges of the integer products' kernels), `j`
 /// i64 (near 2^32 and 2^62), `f` floats, `m` an i32 matrix, `g` a float matrix, `t` a
 /// rank-3 and `h` a rank-4 array, `s` a scalar, `e` an empty vector.
 fn arrays(rng: &mut StdRng, opts: &FuzzOptions) -> Vec<(&'static str, Array)> {
@@ -553,6 +554,10 @@ fn arrays(rng: &mut StdRng, opts: &FuzzOptions) -> Vec<(&'static str, Array)> {
             .map(|_| {
                 if edge && rng.random_bool(0.3) {
                     [i32::MAX, i32::MIN + 1, i32::MAX - 1, 1 << 30][rng.random_range(0..4)]
+                } else if edge && rng.random_bool(0.2) {
+                    // The edges of the ranges that choose an integer product's
+                    // kernel: 8-bit, its low slice's -64..63, two slices' ±16319.
+                    [127, 128, -128, 63, 64, -65, 16319, 16320, -16320][rng.random_range(0..9)]
                 } else {
                     rng.random_range(-20..=20)
                 }
