@@ -132,6 +132,10 @@ struct Emitter {
     /// Inside a right fold's steps of i64 `∨`: a gcd of 2^63 is kept as its bits,
     /// not raised (`fold_down` checks the fold's result).
     gcd_partial: bool,
+    /// Inside a right fold's steps of i64 `∧` (a scan's item): an lcm leaving i64
+    /// is or-ed into this flag, not raised (`fold_down` raises it where the item is
+    /// not 0).
+    lcm_partial: Option<Word>,
     /// The GLSL.std.450 extended instruction set.
     glsl: Word,
 }
@@ -282,6 +286,7 @@ impl Emitter {
             window_rows: Vec::new(),
             deferred: None,
             gcd_partial: false,
+            lcm_partial: None,
             glsl,
         };
         let one = e.c_u32(1);

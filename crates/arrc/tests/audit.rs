@@ -261,6 +261,33 @@ fn gcd_scans_pass_through_2_63_where_no_prefix_is() {
 }
 
 #[test]
+fn lcm_scans_pass_over_sums_past_i64_where_a_0_comes_first() {
+    // `arrc fuzz --seed 191 --devices 0,0 --split-from 2`, program 1822: `∧\i` of
+    // i32 items ¯14 … 127 0 … raised a DOMAIN ERROR on the device (each item folds
+    // its prefix from the right, and the lcm of the items after the 0 leaves i64
+    // before the fold reaches the 0), where the reference's prefixes are 0. A prefix
+    // whose lcm leaves i64 is still an error, and so is a reduction that meets such
+    // an lcm from the right, as in the reference.
+    let big = "2147483647 2147483646 2147483645";
+    let cases: Vec<(String, &str)> = vec![
+        (
+            format!("i←¯14 9 5 127 0 {big} 16319 16320 13 ⋄ ∧\\i"),
+            "¯14 ¯126 ¯630 ¯80010 0 0 0 0 0 0 0",
+        ),
+        (format!("i←0 {big} ⋄ ∧\\i"), "0 0 0 0"),
+        (format!("i←{big} 0 ⋄ ∧\\i"), "DOMAIN ERROR"),
+        (format!("i←¯14 {big} ⋄ ∧\\i"), "DOMAIN ERROR"),
+        (
+            "i←2 3 4 5 6 7 8 9 10 ⋄ ∧\\i".to_string(),
+            "2 6 12 60 60 420 840 2520 2520",
+        ),
+        (format!("i←{big} 0 ⋄ ∧/i"), "0"),
+        (format!("i←0 {big} ⋄ ∧/i"), "DOMAIN ERROR"),
+    ];
+    check_formatted(&cases);
+}
+
+#[test]
 fn products_with_long_inner_lengths_are_right_where_loops_are_cut_off() {
     // lavapipe leaves an invocation's loops after 65535 trips in all: `+.×` of
     // 4×600000 and 600000×4 f32 matrices summed 524280 of the 600000 products

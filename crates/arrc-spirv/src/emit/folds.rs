@@ -245,8 +245,19 @@ impl Emitter {
             } if prefix && t == ElemType::I64 => Some(bit),
             _ => None,
         };
-        let saved = self.gcd_partial;
+        // The same for i64 `∧`: a step's lcm may leave i64 where the prefix's is 0
+        // (a 0 further left: `¯14 0,big…`). An lcm of no 0 only grows in magnitude,
+        // so the item leaves i64 exactly where a step did and the item is not 0.
+        let wide_lcm = match fold {
+            Fold::Right {
+                op: BinOp::And,
+                error_bit: Some(bit),
+            } if prefix && t == ElemType::I64 => Some((bit, self.local_false())),
+            _ => None,
+        };
+        let saved = (self.gcd_partial, self.lcm_partial);
         self.gcd_partial = wide_gcd.is_some();
+        self.lcm_partial = wide_lcm.map(|(_, flag)| flag);
         self.while_loop(
             |e| {
                 let kv = e.load(u, kvar)?;
@@ -265,7 +276,15 @@ impl Emitter {
             },
             |_| Ok(()),
         )?;
-        self.gcd_partial = saved;
+        (self.gcd_partial, self.lcm_partial) = saved;
+        if let Some((bit, flag)) = wide_lcm {
+            let a = self.load(tt, acc)?;
+            let zero = self.scalar(Scalar::I64(0));
+            let nonzero = self.b.i_not_equal(self.bool_t, None, a, zero).map_err(be)?;
+            let left = self.load(self.bool_t, flag)?;
+            let bad = self.and(left, nonzero)?;
+            self.raise(cx, Some(bit), bad)?;
+        }
         if let Some(bit) = wide_gcd {
             let a = self.load(tt, acc)?;
             let min = self.scalar(Scalar::I64(i64::MIN));

@@ -85,7 +85,7 @@ impl Emitter {
         self.b.logical_or(self.bool_t, None, a, b).map_err(be)
     }
 
-    fn and(&mut self, a: Word, b: Word) -> R<Word> {
+    pub(super) fn and(&mut self, a: Word, b: Word) -> R<Word> {
         self.b.logical_and(self.bool_t, None, a, b).map_err(be)
     }
 
@@ -1380,9 +1380,10 @@ impl Emitter {
             let both = self.and(an, bn)?;
             self.and(wide, both)?
         };
-        // Inside a fold's steps a gcd of 2^63 goes on as its bits (`gcd_partial`).
+        // Inside a fold's steps a gcd of 2^63 goes on as its bits (`gcd_partial`),
+        // and an lcm that leaves i64 is noted (`lcm_partial`).
         if !(op == BinOp::Or && self.gcd_partial) {
-            self.raise(cx, bit, wide)?;
+            self.raise_lcm(cx, bit, wide)?;
         }
         if op == BinOp::Or {
             let rt = if t.is_float() { t } else { i };
@@ -1401,7 +1402,21 @@ impl Emitter {
         }
         let m = self.b.i_mul(ty, None, q, b).map_err(be)?;
         let bad = self.overflow(BinOp::Mul, q, b, m)?;
-        self.raise(cx, bit, bad)?;
+        self.raise_lcm(cx, bit, bad)?;
         self.sel(i, gz, zero, m)
+    }
+
+    /// Raises `bit` where `bad` holds, or, inside a scan item's lcm steps
+    /// (`lcm_partial`), notes it in that flag.
+    fn raise_lcm(&mut self, cx: &Cx, bit: Option<u32>, bad: Word) -> R<()> {
+        match self.lcm_partial {
+            Some(flag) if bit.is_some() => {
+                let bt = self.bool_t;
+                let cur = self.load(bt, flag)?;
+                let now = self.or(cur, bad)?;
+                self.store(flag, now)
+            }
+            _ => self.raise(cx, bit, bad),
+        }
     }
 }
