@@ -721,9 +721,12 @@ impl Planner<'_> {
         let elem = f.ty(v).elem;
         let mut a = self.expr(lhs, &IExpr::Index, &mut kb);
         let mut b = self.expr(rhs, &IExpr::Index, &mut kb);
-        let int_sums = integer_sum_bound(f, lhs, rhs)
-            .filter(|_| !small)
-            .or(small.then_some(0));
+        // (`small`: the device found the sums within i32.)
+        let int_sums = if small {
+            Some(0)
+        } else {
+            integer_sum_bound(f, lhs, rhs)
+        };
         let mut checked_sum = None;
         let pair = if (fold, pair) == (BinOp::Add, BinOp::Mul) && elem.is_float() {
             // An f32 product accumulates in f64 (f32 products are exact there).
