@@ -1295,7 +1295,8 @@ impl Emitter {
                 out,
                 range,
                 slice,
-            } => self.pack_i8_kernel(&mut cx, arg, *out, range.as_ref(), *slice)?,
+                cols,
+            } => self.pack_i8_kernel(&mut cx, arg, *out, range.as_ref(), *slice, *cols)?,
             KernelKind::RangeFlag { arg, limits, out } => {
                 self.range_flag_kernel(&mut cx, arg, limits, *out)?
             }

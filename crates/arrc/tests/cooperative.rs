@@ -206,6 +206,9 @@ fn tuned_int8_tiles_plan_and_validate() {
         ("4x4x2x4x1", true),
         ("2x2x4x4x2", true),
         ("4x4x4x4x1", true),
+        // `b` packed along its rows.
+        ("4x2x2x4x2r", true),
+        ("4x4x2x4x1r", true),
         // 73 KiB of workgroup memory: the default tile instead.
         ("4x4x2x2x4", false),
     ] {
@@ -232,6 +235,8 @@ fn tuned_int8_tiles_plan_and_validate() {
                 .unwrap_or_else(|e| panic!("{s}: {}: {e}", k.name));
         }
     }
+    assert!(CoopTile::parse("4x2x2x4x2").unwrap().b_columns);
+    assert!(!CoopTile::parse("4x2x2x4x2r").unwrap().b_columns);
     assert!(CoopTile::parse("4x2x2x4").is_err());
     assert!(CoopTile::parse("4x0x2x4x2").is_err());
 }
@@ -247,9 +252,13 @@ fn fragments_that_are_not_whole_vectors_take_no_8_bit_products() {
             "{shape:?}"
         );
     }
-    assert!(CoopTile::of_shape((16, 16, 32)).runs_on(32, 1024, 48 << 10));
-    // Subgroups of 64: one vector of each operand an invocation a step; of 128, a
-    // workgroup of 1024 with half a vector each does not share out.
-    assert!(CoopTile::of_shape((16, 16, 32)).runs_on(64, 1024, 48 << 10));
-    assert!(!CoopTile::of_shape((16, 16, 32)).runs_on(128, 1024, 48 << 10));
+    let nvidia = CoopTile::for_device((16, 16, 32), 32, 1024, 48 << 10);
+    assert_eq!(nvidia.map(|t| t.steps), Some(1));
+    // Subgroups of 64: a step of 32 bytes is half a vector an invocation, so two
+    // steps are staged at a time (one vector of each operand an invocation); of
+    // 128, a workgroup of 1024 with half a vector each does not share out.
+    assert!(!CoopTile::of_shape((16, 16, 32)).runs_on(64, 1024, 48 << 10));
+    let wave64 = CoopTile::for_device((16, 16, 32), 64, 1024, 48 << 10);
+    assert_eq!(wave64.map(|t| t.steps), Some(2));
+    assert!(CoopTile::for_device((16, 16, 32), 128, 1024, 48 << 10).is_none());
 }

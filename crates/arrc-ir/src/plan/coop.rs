@@ -7,20 +7,18 @@ use tile::CoopTile;
 
 impl Planner<'_> {
     /// The tile of an 8-bit product on this device: the tuned one where it runs
-    /// here, else the default; `None` where the device has no 8-bit matrices or
-    /// the tile does not fit it.
+    /// here, else the default (`CoopTile::for_device`); `None` where the device
+    /// has no 8-bit matrices or no tile fits it.
     pub(super) fn int8_tile(&self) -> Option<CoopTile> {
         let (m, n, k) = self.opts.int8_matrices?;
-        let runs = |t: CoopTile| {
-            // (Devices with cooperative matrices take workgroups of 1024.)
-            t.runs_on(self.opts.subgroup_size, 1024, self.opts.max_shared_bytes)
-        };
+        // (Devices with cooperative matrices take workgroups of 1024.)
+        let (sg, shared) = (self.opts.subgroup_size, self.opts.max_shared_bytes);
         let tuned = self
             .opts
             .coop_tile
             .map(|t| CoopTile { m, n, k, ..t })
-            .filter(|&t| runs(t));
-        tuned.or(Some(CoopTile::of_shape((m, n, k))).filter(|&t| runs(t)))
+            .filter(|&t| t.runs_on(sg, 1024, shared));
+        tuned.or_else(|| CoopTile::for_device((m, n, k), sg, 1024, shared))
     }
 
     /// Whether integer `lhs+.×rhs` (matrices `m×k` and `k×n`, result `v`) goes to
@@ -109,9 +107,10 @@ impl Planner<'_> {
         Ok(())
     }
 
-    /// Operand `i` of `ops` (`a` m×k or `b` k×n) packed along its rows, padded to
-    /// the tile (`PackI8`): whole, or its high or low slice (`slice`), checking
-    /// its range where given.
+    /// Operand `i` of `ops` (`a` m×k or `b` k×n) packed, padded to the tile
+    /// (`PackI8`): `a` along its rows, `b` down its columns where the tile takes it
+    /// so (`CoopTile::b_columns`), else along its rows; whole, or its high or low
+    /// slice (`slice`), checking its range where given.
     fn pack_i8(
         &mut self,
         ops: [Value; 2],
@@ -123,14 +122,16 @@ impl Planner<'_> {
         let f = self.v.func;
         let arg = ops[i];
         let (r, c) = (f.ty(arg).shape[0], f.ty(arg).shape[1]);
-        // `a`: rows to whole tiles, columns (k) to whole steps; `b`: rows (k) to
-        // whole steps, columns to whole tiles.
-        let (row_unit, col_unit) = if i == 0 {
-            (tile.tile_m(), tile.tile_k())
-        } else {
-            (tile.tile_k(), tile.tile_n())
+        let cols = i == 1 && tile.b_columns;
+        // Lines to whole tiles, the inner length `k` along them to whole steps:
+        // `a`'s rows; `b`'s columns, or its rows (`k`) to whole steps and columns
+        // to whole tiles.
+        let (lines, along) = match (i, cols) {
+            (0, _) => (padded(r, tile.tile_m(), 1), padded(c, tile.tile_k(), 4)),
+            (_, true) => (padded(c, tile.tile_n(), 1), padded(r, tile.tile_k(), 4)),
+            _ => (padded(r, tile.tile_k(), 1), padded(c, tile.tile_n(), 4)),
         };
-        let len = Count::Times(vec![padded(r, row_unit, 1), padded(c, col_unit, 4)]);
+        let len = Count::Times(vec![lines, along.clone()]);
         let b = self.new_buffer(ElemType::I32, len.clone(), BufferRole::Temp);
         let mut kb = self.kb();
         // (Read in its own type: the range is checked before it is narrowed.)
@@ -143,12 +144,13 @@ impl Planner<'_> {
             out,
             range,
             slice,
+            cols,
         };
         let push = vec![
             ("n", len.clone()),
             ("r", Count::Product(vec![r])),
             ("c", Count::Product(vec![c])),
-            ("w", padded(c, col_unit, 4)),
+            ("w", along),
         ];
         let groups = self.grid(&len, self.opts.map_groups);
         self.push_kernel("pack_i8", kind, kb, push, groups);

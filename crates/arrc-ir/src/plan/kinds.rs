@@ -220,8 +220,9 @@ pub enum KernelKind {
         checked_sum: Option<u32>,
     },
     /// Push constants `n, tn, kw, np`: `out` (i32, `np` to a row) is the product of
-    /// `a` and `b`, 8-bit integers packed four to an i32 word along their rows
-    /// (`PackI8`: `a` `kw` words to a row, `b` `np/4`), multiplied on the device's
+    /// `a` and `b`, 8-bit integers packed four to an i32 word (`PackI8`): `a` along
+    /// its rows, `kw` words to a row; `b` down its columns, `kw` words to a column
+    /// (`CoopTile::b_columns`), or along its rows, `np/4`; multiplied on the device's
     /// cooperative matrices (`CoopTile`) with exact i32 sums. `n` counts the
     /// workgroup tiles, `tn` those along a row; every operand and output is padded
     /// to whole tiles and steps, so no fragment reads or writes past them.
@@ -245,12 +246,15 @@ pub enum KernelKind {
     /// The elements are within ±127, or, with `range`, word `j` of that binding is
     /// set where one is past `limits[j]` (and the packed word means nothing). With
     /// `slice`, each element `x` (within ±16319) is packed as its high (`true`) or
-    /// low slice of `x = 128h + l`, `l` in -64..63.
+    /// low slice of `x = 128h + l`, `l` in -64..63. With `cols`, down its columns
+    /// instead: `out` has `n/w` lines of `w` words, byte `j` of word `i·w+q` the
+    /// element `(4q+j, i)`.
     PackI8 {
         arg: KExpr,
         out: u32,
         range: Option<(u32, Vec<u32>)>,
         slice: Option<bool>,
+        cols: bool,
     },
     /// Push constants `n, r, c, w`: the booleans `arg` of an `r×c` matrix packed 32 to
     /// an i32 word of `out` (bit `j` is element `32w+j`; bits past the matrix 0),

@@ -159,11 +159,18 @@ pub struct CoopTile {
     pub subgroups_m: u32,
     pub subgroups_n: u32,
     pub steps: u32,
+    /// `b` is packed down its columns (each column's `k` bytes consecutive, as
+    /// `a`'s rows are) and its fragments loaded column-major: NVIDIA's 8-bit
+    /// products take both operands so, and a fragment of `b` packed along its rows
+    /// is transposed byte by byte as it is loaded (no 8-bit `ldmatrix.trans`).
+    pub b_columns: bool,
 }
 
 impl CoopTile {
-    /// Fragments of 4×2 a subgroup, 2×4 subgroups a workgroup, two steps of `k`
-    /// staged at a time: 128×128 outputs of 16×16 fragments, 64 bytes of `k`.
+    /// Fragments of 4×2 a subgroup, 2×4 subgroups a workgroup, one step of `k`
+    /// staged at a time: 128×128 outputs of 16×16 fragments, 32 bytes of `k`
+    /// (H200, 4096²: 532 µs for `boolcount` against 611 with two steps, now that
+    /// copies are read two steps ahead).
     pub fn of_shape((m, n, k): (u32, u32, u32)) -> CoopTile {
         CoopTile {
             m,
@@ -173,8 +180,24 @@ impl CoopTile {
             cols: 2,
             subgroups_m: 2,
             subgroups_n: 4,
-            steps: 2,
+            steps: 1,
+            b_columns: true,
         }
+    }
+
+    /// [`Self::of_shape`] where it runs on the device ([`Self::runs_on`]), else
+    /// with two steps of `k` staged at a time (each invocation then copies whole
+    /// vectors in workgroups of subgroups of 64), where that runs.
+    pub fn for_device(
+        shape: (u32, u32, u32),
+        subgroup: u32,
+        max_invocations: u32,
+        max_shared: u32,
+    ) -> Option<CoopTile> {
+        let one = CoopTile::of_shape(shape);
+        [one, CoopTile { steps: 2, ..one }]
+            .into_iter()
+            .find(|t| t.runs_on(subgroup, max_invocations, max_shared))
     }
 
     /// Rows of outputs a workgroup computes.
@@ -197,18 +220,33 @@ impl CoopTile {
         self.subgroups_m * self.subgroups_n
     }
 
-    /// Words between staged lines of `a` (`tile_k` bytes) and of `b` (`tile_n`
-    /// bytes) in workgroup memory: padded by 16 bytes, so that a fragment's rows
-    /// fall in different banks and stay 16-byte aligned.
+    /// Words between staged lines of `a` (`tile_k` bytes) and of `b` (`tile_k`
+    /// bytes with `b_columns`, else `tile_n`) in workgroup memory: padded by 16
+    /// bytes, so that a fragment's rows fall in different banks and stay 16-byte
+    /// aligned.
     pub fn staged_strides(self) -> (u32, u32) {
-        (self.tile_k() / 4 + 4, self.tile_n() / 4 + 4)
+        let b_line = if self.b_columns {
+            self.tile_k()
+        } else {
+            self.tile_n()
+        };
+        (self.tile_k() / 4 + 4, b_line / 4 + 4)
+    }
+
+    /// Lines of `b` a staged step holds: its `tile_n` columns, or `tile_k` rows.
+    pub fn b_lines(self) -> u32 {
+        if self.b_columns {
+            self.tile_n()
+        } else {
+            self.tile_k()
+        }
     }
 
     /// Words of workgroup memory one staged step takes: `tile_m` lines of `a`,
-    /// `tile_k` lines of `b`.
+    /// [`Self::b_lines`] of `b`.
     pub fn stage_words(self) -> u32 {
         let (sa, sb) = self.staged_strides();
-        self.tile_m() * sa + self.tile_k() * sb
+        self.tile_m() * sa + self.b_lines() * sb
     }
 
     /// Bytes of workgroup memory the kernel takes (two stages).
@@ -237,15 +275,23 @@ impl CoopTile {
     }
 
     /// `ROWSxCOLSxSMxSNxSTEPS` (fragments a subgroup, subgroups a workgroup, steps
-    /// of `k` staged), as `4x2x2x4x2`; the fragment's shape is the device's.
+    /// of `k` staged), as `4x2x2x4x2`, with an `r` after it where `b` is packed
+    /// along its rows (`b_columns` false); the fragment's shape is the device's.
     pub fn parse(s: &str) -> Result<CoopTile, String> {
-        let v: Vec<u32> = s
+        // An `r` at the end packs `b` along its rows (`b_columns` false).
+        let (s_, b_columns) = match s.trim().strip_suffix('r') {
+            Some(rest) => (rest, false),
+            None => (s.trim(), true),
+        };
+        let v: Vec<u32> = s_
             .split('x')
             .map(|p| p.trim().parse::<u32>())
             .collect::<Result<_, _>>()
             .map_err(|e| format!("{s}: {e}"))?;
         let [rows, cols, subgroups_m, subgroups_n, steps] = v[..] else {
-            return Err(format!("{s}: give ROWSxCOLSxSMxSNxSTEPS, as 4x2x2x4x2"));
+            return Err(format!(
+                "{s}: give ROWSxCOLSxSMxSNxSTEPS, as 4x2x2x4x2 (4x2x2x4x2r: b packed along its rows)"
+            ));
         };
         if v.iter().any(|&x| x == 0 || x > 16) {
             return Err(format!("{s}: each from 1 to 16"));
@@ -256,6 +302,7 @@ impl CoopTile {
             subgroups_m,
             subgroups_n,
             steps,
+            b_columns,
             ..CoopTile::of_shape((16, 16, 32))
         })
     }

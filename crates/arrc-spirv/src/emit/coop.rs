@@ -27,8 +27,9 @@ impl Emitter {
     }
 
     /// `out = a+.×b` on cooperative matrices (push constants: `n` workgroup tiles,
-    /// `tn` of them along a row, `kw` words to a packed row of `a`, `np` outputs
-    /// to a padded row of `out` and bytes to a packed row of `b`). Workgroup tiles
+    /// `tn` of them along a row, `kw` words to a packed row of `a` and column of
+    /// `b`, `np` outputs to a padded row of `out` and bytes to a packed row of `b`
+    /// where `b` is packed along its rows). Workgroup tiles
     /// are taken grid-stride. Each staged step, the workgroup copies `tile_k` of
     /// the inner length of its rows of `a` and columns of `b` into workgroup memory
     /// (two buffers: the next step's words are read into registers while this one
@@ -60,6 +61,11 @@ impl Emitter {
         let zero_i = self.scalar(Scalar::I32(0));
         let zero_c = self.b.constant_composite(mat_c, [zero_i]);
         let row_major = self.c_u32(CooperativeMatrixLayout::RowMajorKHR as u32);
+        let b_layout = if tile.b_columns {
+            self.c_u32(CooperativeMatrixLayout::ColumnMajorKHR as u32)
+        } else {
+            row_major
+        };
         let signed = CooperativeMatrixOperands::MATRIX_A_SIGNED_COMPONENTS_KHR
             | CooperativeMatrixOperands::MATRIX_B_SIGNED_COMPONENTS_KHR
             | CooperativeMatrixOperands::MATRIX_C_SIGNED_COMPONENTS_KHR
@@ -76,7 +82,8 @@ impl Emitter {
         let sr = self.b.u_div(u, None, sg, sgn).map_err(be)?;
         let sc = self.b.u_mod(u, None, sg, sgn).map_err(be)?;
         // Workgroup memory, in 16-byte units: two stages of `a`'s lines (tile_m of
-        // tile_k bytes) then `b`'s (tile_k of tile_n bytes), each line padded
+        // tile_k bytes) then `b`'s (tile_n of tile_k bytes, its columns, or tile_k
+        // of tile_n bytes, its rows: `CoopTile::b_lines`), each line padded
         // (`staged_strides`, in words).
         let v4 = self.b.type_vector(i32t, 4);
         let (sa, sb) = tile.staged_strides();
@@ -99,9 +106,15 @@ impl Emitter {
         // Vectors of a step each invocation copies, of `a` and of `b` (the planner
         // sizes the workgroup: `subgroups` whole subgroups; `CoopTile::runs_on`).
         let invocations = self.wg_n;
-        let (ka, kb_) = (tile.tile_k() / 16, tile.tile_n() / 16);
+        let ka = tile.tile_k() / 16;
+        // Vectors of a staged line of `b`.
+        let kb_ = if tile.b_columns {
+            ka
+        } else {
+            tile.tile_n() / 16
+        };
         let a_vecs = tile.tile_m() * ka;
-        let b_vecs = tile.tile_k() * kb_;
+        let b_vecs = tile.b_lines() * kb_;
         if invocations == 0
             || !a_vecs.is_multiple_of(invocations)
             || !b_vecs.is_multiple_of(invocations)
@@ -113,8 +126,22 @@ impl Emitter {
                 tile.tile_k()
             )));
         }
-        let a_regs: Vec<Word> = (0..a_vecs / invocations).map(|_| self.local(v4)).collect();
-        let b_regs: Vec<Word> = (0..b_vecs / invocations).map(|_| self.local(v4)).collect();
+        // Two sets of registers for the copies: a step's vectors are read two
+        // steps ahead of their use, and stored into workgroup memory one step
+        // ahead, so that a read has two steps' products to arrive in (one
+        // workgroup a multiprocessor: the kernel takes 159 registers on an H200).
+        let regs = |e: &mut Self, n: u32| -> Vec<Word> { (0..n).map(|_| e.local(v4)).collect() };
+        let sets = [
+            (
+                regs(self, a_vecs / invocations),
+                regs(self, b_vecs / invocations),
+            ),
+            (
+                regs(self, a_vecs / invocations),
+                regs(self, b_vecs / invocations),
+            ),
+        ];
+        let (a_regs, b_regs) = (&sets[0].0, &sets[0].1);
         let (rows, cols) = (tile.rows as usize, tile.cols as usize);
         let accs: Vec<Word> = (0..rows * cols).map(|_| self.local(mat_c)).collect();
         let tile_var = self.local(u);
@@ -154,21 +181,26 @@ impl Emitter {
             let col0 = e.umul(tc, tnn)?;
             let col0v = e.b.u_div(u, None, col0, sixteen).map_err(be)?;
             let zero = e.c_u32(0);
-            // Reads step `s`'s vectors (row `s·ka…` of `a`'s rows, rows
-            // `s·tile_k…` of `b`'s columns) into the registers.
-            let fetch = |e: &mut Self, s: Word| -> R<()> {
+            // Reads step `s`'s vectors (vector `s·ka…` of `a`'s rows and `b`'s
+            // columns, or rows `s·tile_k…` of `b`) into register set `set`.
+            let fetch = |e: &mut Self, s: Word, set: usize| -> R<()> {
+                let (a_regs, b_regs) = (&sets[set].0, &sets[set].1);
                 let kk = e.umul(s, steps_vecs)?;
                 let tk = e.c_u32(tile.tile_k());
                 let k0 = e.umul(s, tk)?;
                 for ((&(line, at), &reg), (view, row0, len, first)) in a_at
                     .iter()
-                    .zip(&a_regs)
+                    .zip(a_regs)
                     .map(|x| (x, (va, row0, kv, kk)))
-                    .chain(
-                        b_at.iter()
-                            .zip(&b_regs)
-                            .map(|x| (x, (vb, k0, bv_row, col0v))),
-                    )
+                    .chain(b_at.iter().zip(b_regs).map(|x| {
+                        // `b`'s columns (as `a`'s rows), or its rows.
+                        let line = if tile.b_columns {
+                            (vb, col0, kv, kk)
+                        } else {
+                            (vb, k0, bv_row, col0v)
+                        };
+                        (x, line)
+                    }))
                 {
                     let r = e.uadd(row0, line)?;
                     let w = e.umul(r, len)?;
@@ -182,15 +214,15 @@ impl Emitter {
                 }
                 Ok(())
             };
-            // Stores the registers in stage buffer `buf` (0 or 1).
-            let put = |e: &mut Self, buf: Word| -> R<()> {
-                let st = e.c_u32(stage);
-                let base = e.umul(buf, st)?;
+            // Stores register set `set` in stage buffer `buf` (0 or 1).
+            let put = |e: &mut Self, buf: u32, set: usize| -> R<()> {
+                let (a_regs, b_regs) = (&sets[set].0, &sets[set].1);
+                let base = e.c_u32(buf * stage);
                 for ((&(line, at), &reg), (stride, first)) in a_at
                     .iter()
-                    .zip(&a_regs)
+                    .zip(a_regs)
                     .map(|x| (x, (sa, 0)))
-                    .chain(b_at.iter().zip(&b_regs).map(|x| (x, (sb, b_base))))
+                    .chain(b_at.iter().zip(b_regs).map(|x| (x, (sb, b_base))))
                 {
                     let s = e.c_u32(stride);
                     let w = e.umul(line, s)?;
@@ -208,18 +240,25 @@ impl Emitter {
                 e.store(acc, zero_c)?;
             }
             let zero = e.c_u32(0);
-            let one = e.c_u32(1);
-            fetch(e, zero)?;
-            put(e, zero)?;
-            e.barrier()?;
             let kstep = e.b.u_div(u, None, kv, steps_vecs).map_err(be)?;
-            e.count_loop(k_var, zero, kstep, one, |e, s| {
-                let next = e.uadd(s, one)?;
-                let more = e.ult(next, kstep)?;
-                e.if_then(more, |e| fetch(e, next))?;
-                let buf = e.b.bitwise_and(u, None, s, one).map_err(be)?;
-                let st = e.c_u32(stage);
-                let base = e.umul(buf, st)?;
+            // Whether step `s + d` is one of the `kstep`.
+            let before = |e: &mut Self, s: Word, d: u32| -> R<Word> {
+                let dc = e.c_u32(d);
+                let t = e.uadd(s, dc)?;
+                e.ult(t, kstep)
+            };
+            // Step 0 staged, 1 and 2 on their way (set 1, set 0).
+            fetch(e, zero, 0)?;
+            put(e, 0, 0)?;
+            for (d, set) in [(1, 1), (2, 0)] {
+                let more = before(e, zero, d)?;
+                let dc = e.c_u32(d);
+                e.if_then(more, |e| fetch(e, dc, set))?;
+            }
+            e.barrier()?;
+            // The products of the step in stage buffer `buf` (its base in
+            // 16-byte units).
+            let multiply = |e: &mut Self, base: Word| -> R<()> {
                 for q in 0..tile.steps {
                     let mut av = vec![];
                     for i in 0..tile.rows {
@@ -248,10 +287,23 @@ impl Emitter {
                     }
                     let mut bv = vec![];
                     for j in 0..tile.cols {
-                        // Line q·k of the step's `b`, column (sc·cols + j)·n.
-                        let cc = e.c_u32(tile.cols * tile.n / 16);
+                        // Column (sc·cols + j)·n of the tile, byte q·k of the
+                        // step: a line of the step's `b` and byte q·k along it,
+                        // or line q·k and that column along it.
+                        let (cc, dj) = if tile.b_columns {
+                            (
+                                tile.cols * tile.n * sb,
+                                b_base + j * tile.n * sb + q * tile.k / 16,
+                            )
+                        } else {
+                            (
+                                tile.cols * tile.n / 16,
+                                b_base + q * tile.k * sb + j * tile.n / 16,
+                            )
+                        };
+                        let cc = e.c_u32(cc);
                         let c = e.umul(sc, cc)?;
-                        let dj = e.c_u32(b_base + q * tile.k * sb + j * tile.n / 16);
+                        let dj = e.c_u32(dj);
                         let w = e.uadd(c, dj)?;
                         let w = e.uadd(w, base)?;
                         let p = e.b.access_chain(shared_v4, None, shared, [w]).map_err(be)?;
@@ -261,7 +313,7 @@ impl Emitter {
                                 mat_b,
                                 None,
                                 p,
-                                row_major,
+                                b_layout,
                                 Some(stride),
                                 shared_access,
                                 [],
@@ -281,11 +333,27 @@ impl Emitter {
                         }
                     }
                 }
-                e.if_then(more, |e| {
-                    let other = e.b.bitwise_xor(u, None, buf, one).map_err(be)?;
-                    put(e, other)
-                })?;
-                e.barrier()
+                Ok(())
+            };
+            // Two steps a trip: step `s` (even) in buffer 0, with step `s + 1` in
+            // set 1 and `s + 2` in set 0; then step `s + 1` in buffer 1.
+            let two = e.c_u32(2);
+            e.count_loop(k_var, zero, kstep, two, |e, s| {
+                for (half, (buf, set)) in [(0, 1), (1, 0)].into_iter().enumerate() {
+                    let this = before(e, s, half as u32)?;
+                    e.if_then(this, |e| {
+                        let base = e.c_u32(buf * stage);
+                        multiply(e, base)?;
+                        let next = before(e, s, half as u32 + 1)?;
+                        e.if_then(next, |e| put(e, 1 - buf, set))?;
+                        e.barrier()?;
+                        let later = before(e, s, half as u32 + 3)?;
+                        let d = e.c_u32(half as u32 + 3);
+                        let at = e.uadd(s, d)?;
+                        e.if_then(later, |e| fetch(e, at, set))
+                    })?;
+                }
+                Ok(())
             })?;
             // This subgroup's fragments to `out`.
             let rr = e.c_u32(tile.rows * tile.m);
@@ -378,11 +446,13 @@ impl Emitter {
         Ok(())
     }
 
-    /// Packs the integers `arg` (within ±127, but see `range`) of an `r×c` matrix (push constants 1
-    /// and 2; 3 the words to a row) four to an i32 word of `out` along its rows as
-    /// 8-bit two's complement, one word per element of the grid-stride share (push
-    /// constant 0 counts them, padding rows included): byte `j` of word `i·w+q` is
-    /// the element `(i, 4q+j)`, 0 past the matrix.
+    /// Packs the integers `arg` (within ±127, but see `range`) of an `r×c` matrix
+    /// (push constants 1 and 2; 3 the words to a line) four to an i32 word of `out`
+    /// as 8-bit two's complement, one word per element of the grid-stride share
+    /// (push constant 0 counts them, padding lines included), 0 past the matrix:
+    /// along its rows (byte `j` of word `i·w+q` the element `(i, 4q+j)`) or, with
+    /// `cols`, down its columns (the element `(4q+j, i)`; the lines whole eights
+    /// and `w` whole fours).
     ///
     /// With `range` (a binding and limits), word `j` of that binding is set where an
     /// element is past `limits[j]` in magnitude (`flag_past`), before it is narrowed.
@@ -394,6 +464,7 @@ impl Emitter {
         out: u32,
         range: Option<&(u32, Vec<u32>)>,
         slice: Option<bool>,
+        cols: bool,
     ) -> R<()> {
         let u = self.u32_t;
         let it = self.ty(ElemType::I32);
@@ -403,25 +474,61 @@ impl Emitter {
         let r = self.push_constant(cx, 1)?;
         let c = self.push_constant(cx, 2)?;
         let w = self.push_constant(cx, 3)?;
+        // Down columns, each 32 invocations in a row pack words `q..q+3` of lines
+        // `i..i+7` (lines are whole eights and `w` whole fours: `CoopTile`'s
+        // multiples of 16 bytes), so that each of a word's reads takes 32 bytes
+        // of each of four rows and its stores 16 bytes of each of eight lines.
+        let eighths = {
+            let lines = self.b.u_div(u, None, cx.n, w).map_err(be)?;
+            let eight = self.c_u32(8);
+            self.b.u_div(u, None, lines, eight).map_err(be)?
+        };
         let per = |e: &mut Self, cx: &Cx, wi: Word| -> R<()> {
-            let line = e.b.u_div(u, None, wi, w).map_err(be)?;
-            let q = e.b.u_mod(u, None, wi, w).map_err(be)?;
+            let (line, q, at_word) = if cols {
+                let (c3, c5, c7) = (e.c_u32(3), e.c_u32(5), e.c_u32(7));
+                let c31 = e.c_u32(31);
+                let sub = e.b.bitwise_and(u, None, wi, c31).map_err(be)?;
+                let blk = e.b.shift_right_logical(u, None, wi, c5).map_err(be)?;
+                let l8 = e.b.u_mod(u, None, blk, eighths).map_err(be)?;
+                let q4 = e.b.u_div(u, None, blk, eighths).map_err(be)?;
+                let l8 = e.b.shift_left_logical(u, None, l8, c3).map_err(be)?;
+                let l1 = e.b.bitwise_and(u, None, sub, c7).map_err(be)?;
+                let line = e.b.bitwise_or(u, None, l8, l1).map_err(be)?;
+                let two = e.c_u32(2);
+                let q4 = e.b.shift_left_logical(u, None, q4, two).map_err(be)?;
+                let q1 = e.b.shift_right_logical(u, None, sub, c3).map_err(be)?;
+                let q = e.b.bitwise_or(u, None, q4, q1).map_err(be)?;
+                let at = e.umul(line, w)?;
+                (line, q, e.uadd(at, q)?)
+            } else {
+                let line = e.b.u_div(u, None, wi, w).map_err(be)?;
+                let q = e.b.u_mod(u, None, wi, w).map_err(be)?;
+                (line, q, wi)
+            };
             let four = e.c_u32(4);
             let first = e.umul(q, four)?;
-            let in_line = e.ult(line, r)?;
-            let row = e.umul(line, c)?;
+            // The line within the matrix (a row, or a column), and each byte's
+            // place along it within the matrix's other length.
+            let (line_len, along_len) = if cols { (c, r) } else { (r, c) };
+            let in_line = e.ult(line, line_len)?;
             let mut word = e.scalar(Scalar::I32(0));
             for j in 0..4u32 {
                 let dj = e.c_u32(j);
                 let pos = e.uadd(first, dj)?;
-                let in_pos = e.ult(pos, c)?;
+                let in_pos = e.ult(pos, along_len)?;
                 let inside =
                     e.b.logical_and(e.bool_t, None, in_line, in_pos)
                         .map_err(be)?;
                 let z = e.scalar(Scalar::I32(0));
                 e.store(byte, z)?;
                 e.if_then(inside, |e| {
-                    let at = e.uadd(row, pos)?;
+                    let at = if cols {
+                        let row = e.umul(pos, c)?;
+                        e.uadd(row, line)?
+                    } else {
+                        let row = e.umul(line, c)?;
+                        e.uadd(row, pos)?
+                    };
                     let v = e.expr(cx, arg, Ix::flat(at))?;
                     if let Some((flags, limits)) = range {
                         e.flag_past(cx, (v, arg.elem()), limits, *flags)?;
@@ -440,7 +547,7 @@ impl Emitter {
                 let v = e.b.shift_left_logical(it, None, v, sh).map_err(be)?;
                 word = e.b.bitwise_or(it, None, word, v).map_err(be)?;
             }
-            e.store_elem(cx, out, wi, word)
+            e.store_elem(cx, out, at_word, word)
         };
         self.unrolled_share(cx, &per, i, trip)
     }
