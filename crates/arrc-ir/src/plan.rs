@@ -207,6 +207,10 @@ pub struct PlanOptions {
     /// The work of those products (`CoopTile`; its fragment shape is the device's),
     /// where it runs on the device (else `CoopTile::of_shape`).
     pub coop_tile: Option<CoopTile>,
+    /// Products (`m·n·k`) from which integer `+.×` of operands found within ±16319
+    /// on the device runs in two 8-bit slices of each (`RangeTiers::slices`) rather
+    /// than in i32 tiles.
+    pub int8_slices_from: u64,
 }
 
 impl Default for PlanOptions {
@@ -256,6 +260,12 @@ impl Default for PlanOptions {
             max_shared_bytes: 16 << 10,
             int8_matrices: None,
             coop_tile: None,
+            // Below, the slices' two to four products (and their eight guarded
+            // dispatches where another way runs, about 5 µs each) cost more than
+            // the tiles: on an H200, `x+.×y` of i32 1024² took 124.6 µs in i32
+            // tiles and about as long in slices; 2048² 734 µs in the tiles and 185
+            // in two products of slices (`paths`).
+            int8_slices_from: 1 << 32,
         }
     }
 }

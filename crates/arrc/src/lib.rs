@@ -263,6 +263,9 @@ pub struct Tuning {
     pub int8_matrices: Option<bool>,
     /// Their tile (`PlanOptions::coop_tile`).
     pub int8_tile: Option<arrc_ir::plan::CoopTile>,
+    /// Products from which operands within ±16319 are cut into 8-bit slices
+    /// (`PlanOptions::int8_slices_from`).
+    pub int8_slices_from: Option<u64>,
     /// Every subgroup of a scan tile looks back (`PlanOptions::every_subgroup_looks_back`);
     /// `Some(false)` changes nothing where the device needs it.
     pub every_subgroup_looks_back: Option<bool>,
@@ -358,6 +361,9 @@ impl Tuning {
         }
         if let Some(t) = self.int8_tile {
             o.coop_tile = Some(t);
+        }
+        if let Some(v) = self.int8_slices_from {
+            o.int8_slices_from = v;
         }
         // On only: where the device needs every subgroup to look back (lavapipe
         // reads a prefix handed on through workgroup memory wrong), `false` is

@@ -362,6 +362,11 @@ struct TuneArgs {
     /// a workgroup, steps of the inner length staged at a time), as 4x2x2x4x2.
     #[arg(long, value_parser = arrc_ir::plan::CoopTile::parse)]
     int8_tile: Option<arrc_ir::plan::CoopTile>,
+    /// Tuning: products (m·n·k) from which integer operands found within ±16319
+    /// are cut into two 8-bit slices each rather than multiplied in i32 tiles
+    /// (default: 2^32).
+    #[arg(long)]
+    int8_slices_from: Option<u64>,
     /// Tuning: a vector's reduction in one dispatch (the last workgroup done folds
     /// the partials) instead of two.
     #[arg(long)]
@@ -451,6 +456,7 @@ impl TuneArgs {
             scan_lookback_subgroup: self.scan_lookback_subgroup,
             int8_matrices: self.int8_matrices,
             int8_tile: self.int8_tile,
+            int8_slices_from: self.int8_slices_from,
             single_pass_reduce: self.single_pass_reduce,
             quad_columns_from: self.quad_columns_from,
             matmul_large_from: self.matmul_large_from,

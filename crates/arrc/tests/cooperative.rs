@@ -69,14 +69,15 @@ fn small_integer_products_take_int8_matrices_where_the_device_has_them() {
     }
     // Operands past ±127 by their bounds, or sums past i32 (127²·k), stay in the
     // tiled kernel, or reach 8-bit matrices only where a range check on the device
-    // allows (`b` from outside: one product where it is within ±127, two of its
-    // slices where it is within ±16319).
-    for (src, k, products) in [
-        ("(a>0)+.×b", 1000, 3),
-        ("(129|a)+.×7|b", 1000, 0),
-        ("(127|a)+.×127|b", 200000, 0),
+    // allows (`b` from outside: one product where it is within ±127, and, in
+    // products of 2^32 or more, two of its slices where it is within ±16319).
+    for (src, (m, k, n), products) in [
+        ("(a>0)+.×b", (4, 1000, 4), 1),
+        ("(a>0)+.×b", (2048, 1024, 2048), 3),
+        ("(129|a)+.×7|b", (4, 1000, 4), 0),
+        ("(127|a)+.×127|b", (4, 200000, 4), 0),
     ] {
-        let p = planned(src, (4, k, 4), true);
+        let p = planned(src, (m, k, n), true);
         let coop: Vec<_> = p
             .kernels
             .iter()
@@ -96,9 +97,15 @@ fn products_of_arrays_from_outside_choose_their_kernel_on_the_device() {
     // Bounds of their type only: range checks on both operands, then the product on
     // 8-bit matrices (where both are within ±127), in i32 tiles (where their sums
     // fit i32: within √(2^31÷k) = 1465 for k=1000) or in the checked tiles, each
-    // way's kernels guarded by the checks' words; all valid SPIR-V.
-    for int8 in [true, false] {
-        let p = planned("a+.×b", (300, 1000, 200), int8);
+    // way's kernels guarded by the checks' words; all valid SPIR-V. Operands within
+    // ±16319 are cut into 8-bit slices in products of 2^32 or more.
+    for (int8, (m, n)) in [
+        (true, (300, 200)),
+        (true, (2048, 2200)),
+        (false, (300, 200)),
+    ] {
+        let slices = int8 && m * n > 1 << 22;
+        let p = planned("a+.×b", (m, 1000, n), int8);
         // With 8-bit matrices the packing checks the ranges; else two kernels do.
         let limits: Vec<&Vec<u32>> = p
             .kernels
@@ -145,12 +152,17 @@ fn products_of_arrays_from_outside_choose_their_kernel_on_the_device() {
             let count = |f: fn(&KernelKind) -> bool| sliced.iter().filter(|k| f(k)).count();
             assert_eq!(
                 count(|k| matches!(k, KernelKind::PackI8 { slice: Some(_), .. })),
-                4
+                if slices { 4 } else { 0 }
             );
-            assert_eq!(count(|k| matches!(k, KernelKind::CoopMatMul { .. })), 4);
-            assert_eq!(sliced.len(), 9, "{sliced:?}");
+            assert_eq!(
+                count(|k| matches!(k, KernelKind::CoopMatMul { .. })),
+                if slices { 4 } else { 0 }
+            );
+            assert_eq!(sliced.len(), if slices { 9 } else { 0 }, "{sliced:?}");
         }
-        let small = way(Some(i32_word), int8.then_some(1));
+        // The i32 tiles: past what the 8-bit products take.
+        let past = if slices { 1 } else { 0 };
+        let small = way(Some(i32_word), int8.then_some(past));
         assert!(
             matches!(small[..], [KernelKind::MatMul { checked_sum: None, a, .. }] if a.elem() == ElemType::I32),
             "{small:?}"

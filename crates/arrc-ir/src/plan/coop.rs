@@ -80,7 +80,7 @@ impl Planner<'_> {
         }
         let sums = self.coop_product((lhs, rhs), whole, tile);
         self.read_out(v, (rhs, tile), &[(sums, 0)], out_b);
-        if let Some((flags, _)) = range {
+        if let Some((flags, _)) = range.filter(|(_, t)| t.slices) {
             // Within ±16319: operands past ±127 in two slices.
             self.guard = Some((flags, Some(1), Some(0)));
             let small = |x: Value| crate::bounds::magnitude(f, x).is_some_and(|m| m <= 127);
@@ -306,8 +306,16 @@ impl Planner<'_> {
         };
         let cap = |l: u64| l.min(i32::MAX as u64) as u32;
         let int8 = self.int8_tile().is_some() && most >= 127 * 127;
+        let products = [dims[0], dims[1]]
+            .iter()
+            .map(|d| match d {
+                Dim::Known(d) => *d,
+                _ => 0,
+            })
+            .fold(k, u64::saturating_mul);
         (la >= 1 && lb >= 1).then_some(RangeTiers {
             int8,
+            slices: int8 && products >= self.opts.int8_slices_from,
             i32_limits: (cap(la), cap(lb)),
         })
     }
@@ -342,10 +350,12 @@ impl Planner<'_> {
 
 /// The faster ways to an integer `+.×` whose operands' sizes are found on the
 /// device: on 8-bit matrices (where the device has them and both operands are
-/// within ±127, or in two slices within ±16319), and in i32 tiles (where `a` is within `i32_limits.0` and `b`
-/// within `i32_limits.1`, so that every sum fits i32).
+/// within ±127, or, with `slices`, in two slices within ±16319), and in i32 tiles
+/// (where `a` is within `i32_limits.0` and `b` within `i32_limits.1`, so that every
+/// sum fits i32).
 pub(super) struct RangeTiers {
     pub int8: bool,
+    pub slices: bool,
     pub i32_limits: (u32, u32),
 }
 

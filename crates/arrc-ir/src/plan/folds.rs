@@ -682,7 +682,8 @@ impl Planner<'_> {
             if tiers.int8 {
                 planned = self.int8_matmul(v, (lhs, rhs), out_b, Some((flags, &tiers)));
             }
-            let past_int8 = tiers.int8.then_some(1);
+            // Past what the 8-bit products take: ±16319 with slices, else ±127.
+            let past_int8 = tiers.int8.then_some(if tiers.slices { 1 } else { 0 });
             let ways = [
                 ((Some(i32_word), past_int8), true),
                 ((None, Some(i32_word)), false),

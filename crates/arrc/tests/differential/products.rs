@@ -509,16 +509,29 @@ fn boolean_products_in_words() {
 /// and fragments, each operand's values from one of the ranges that decide its
 /// kernel on the device (within ±127, within two 8-bit slices' ±16319 or the i32
 /// tiles' limit, anywhere in i32, i64 near 2^40, and those ranges' edges), against
-/// the reference: the same value or the same error.
+/// the reference: the same value or the same error. Half the cases cut operands
+/// within ±16319 into 8-bit slices whatever the product's size (by default only
+/// products of 2^32 or more are).
 #[test]
 fn random_integer_products_agree_with_the_reference() {
+    for slices_from in [None, Some(0)] {
+        let mut s = gpu();
+        s.tune(arrc::Tuning {
+            int8_slices_from: slices_from,
+            ..Default::default()
+        });
+        random_integer_products(s, 32);
+    }
+}
+
+fn random_integer_products(s: Session, cases: u32) {
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
-    let s = std::cell::RefCell::new(gpu());
+    let s = std::cell::RefCell::new(s);
     let dims = prop::sample::select(vec![1usize, 2, 15, 16, 17, 31, 33, 64, 65, 129]);
     let range = prop::sample::select(vec![0u8, 1, 2, 3, 4]);
     let mut runner = TestRunner::new(Config {
-        cases: 64,
+        cases,
         ..Config::default()
     });
     let strategy = (
