@@ -49,14 +49,26 @@ const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
 const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76);
 
 impl Emitter {
-    /// `a·b + c`, fused.
+    /// `a·b + c`, fused where the device fuses it (Vulkan does not require it), and
+    /// kept as written (`NoContraction`): Mesa's compiler otherwise rewrites such
+    /// steps (lavapipe's e^x erred by 22 ulps at 700, as if the two parts of ln 2
+    /// in its reduction were one).
     fn fma64(&mut self, a: Word, b: Word, c: Word) -> R<Word> {
-        self.glsl(F64, FMA, &[a, b, c])
+        let r = self.glsl(F64, FMA, &[a, b, c])?;
+        self.b
+            .decorate(r, rspirv::spirv::Decoration::NoContraction, []);
+        Ok(r)
     }
 
     /// e^x: x = k·ln2 + r with |r| ≤ ln2/2, e^r by its Taylor series to degree 13
     /// (error below 1e-17), then scaled by 2^k. Beyond ±745 it is ∞ or 0.
     pub(super) fn exp64(&mut self, x: Word) -> R<Word> {
+        self.exp64_parts(x, None)
+    }
+
+    /// e^(x + x_lo), `x_lo` a correction below an ulp of `x` (the low part of a
+    /// double-double exponent, as `pow64` makes), added to the reduced argument.
+    fn exp64_parts(&mut self, x: Word, x_lo: Option<Word>) -> R<Word> {
         let ft = self.ty(F64);
         let it = self.ty(ElemType::I32);
         // Keep k inside i32 and the scaling finite-or-infinite as it should be.
@@ -72,6 +84,10 @@ impl Emitter {
         let lo_c = self.fc(F64, LN2_LO);
         let r = self.fma64(nk, hi_c, xc)?;
         let r = self.fma64(nk, lo_c, r)?;
+        let r = match x_lo {
+            Some(l) => self.exact_op(BinOp::Add, r, l)?,
+            None => r,
+        };
         // Horner: Σ r^i / i!, i = 0…13.
         let mut fact = [1.0f64; 14];
         for i in 1..14 {
@@ -105,9 +121,19 @@ impl Emitter {
         self.b.select(ft, None, small, zero, r).map_err(be)
     }
 
-    /// ln x for x > 0: x = m·2^e with m in [√½, √2), then
-    /// ln m = 2·atanh(s) = 2(s + s³/3 + … + s²³/23) with s = (m-1)/(m+1), |s| < 0.172.
+    /// ln x for x > 0 (see [`Self::log64_parts`]).
     pub(super) fn log64(&mut self, x: Word) -> R<Word> {
+        Ok(self.log64_parts(x)?.0)
+    }
+
+    /// ln x for x > 0 as a double-double `(hi, lo)`, `hi` the sum rounded: x = m·2^e
+    /// with m in [√½, √2), then ln m = 2·atanh(s) = 2(s + s³/3 + … + s²³/23) with
+    /// s = (m-1)/(m+1), |s| < 0.172. The quotient is kept as two parts (the first
+    /// and its correction, from the exact residual against m+1 as two parts), and
+    /// `e·ln2_hi + 2s` is summed exactly, so that `lo` carries what rounding `hi`
+    /// leaves out: `pow64` multiplies the logarithm by exponents up to 1075/ln|x|,
+    /// which would scale an ulp of error in `hi` by as much.
+    pub(super) fn log64_parts(&mut self, x: Word) -> R<(Word, Word)> {
         let u64t = self.b.type_int(64, 0);
         self.uses_i64 = true;
         let ft = self.ty(F64);
@@ -150,30 +176,142 @@ impl Emitter {
         let one = self.fc(F64, 1.0);
         let e1 = self.binop(BinOp::Add, F64, e, one)?;
         let e = self.b.select(ft, None, big, e1, e).map_err(be)?;
-        let num = self.binop(BinOp::Sub, F64, m, one)?;
-        let den = self.binop(BinOp::Add, F64, m, one)?;
-        let s = self.binop(BinOp::Div, F64, num, den)?;
-        // Refine the quotient once (Vulkan lets OpFDiv err by more than an ulp).
+        // m-1 is exact (m in [½, 2]); m+1 is rounded, its error kept (TwoSum).
+        let num = self.exact_op(BinOp::Sub, m, one)?;
+        let den = self.exact_op(BinOp::Add, m, one)?;
+        let den_lo = self.two_sum_error(m, one, den)?;
+        let s = self.exact_op(BinOp::Div, num, den)?;
+        // The residual num - s·(den + den_lo), then its quotient: s's correction
+        // (Vulkan lets OpFDiv err by more than an ulp). s·den exactly as two parts
+        // (`two_prod`), whose first part is within a few ulps of num.
+        let (p, p_err) = self.two_prod(s, den)?;
+        let res = self.exact_op(BinOp::Sub, num, p)?;
+        let res = self.exact_op(BinOp::Sub, res, p_err)?;
         let ns = self.b.f_negate(ft, None, s).map_err(be)?;
-        let res = self.fma64(ns, den, num)?;
-        let c = self.binop(BinOp::Div, F64, res, den)?;
-        let s = self.binop(BinOp::Add, F64, s, c)?;
-        for id in [ns, res, c, s] {
-            self.b
-                .decorate(id, rspirv::spirv::Decoration::NoContraction, []);
-        }
-        let z = self.binop(BinOp::Mul, F64, s, s)?;
-        let mut p = self.fc(F64, 1.0 / 23.0);
-        for k in (0..11).rev() {
+        let res = self.fma64(ns, den_lo, res)?;
+        let s_lo = self.exact_op(BinOp::Div, res, den)?;
+        // ln m = 2(s + s_lo) + 2s³/3 + 2s·z²·q(z), z = s², q(z) = 1/5 + z/7 + … +
+        // z⁹/23. 2s³/3 is about a hundredth of 2s: it is taken as a double-double
+        // (s³ from Dekker's products, then a third of it with its remainder), so
+        // that what is left in plain f64 errs by under 2^-60 of ln m (`pow64`
+        // multiplies ln a by up to 1075/|ln a|).
+        let (zh, zl) = self.two_prod(s, s)?;
+        let ss = self.exact_op(BinOp::Mul, s, s_lo)?;
+        let ss2 = self.exact_op(BinOp::Add, ss, ss)?;
+        let zl = self.exact_op(BinOp::Add, zl, ss2)?;
+        let (wh, wl) = self.two_prod(s, zh)?;
+        let szl = self.exact_op(BinOp::Mul, s, zl)?;
+        let slz = self.exact_op(BinOp::Mul, s_lo, zh)?;
+        let cross = self.exact_op(BinOp::Add, szl, slz)?;
+        let wl = self.exact_op(BinOp::Add, wl, cross)?;
+        let w2 = self.exact_op(BinOp::Add, wh, wh)?;
+        let three = self.fc(F64, 3.0);
+        let bh = self.exact_op(BinOp::Div, w2, three)?;
+        let (p3, p3_err) = self.two_prod(bh, three)?;
+        let rem = self.exact_op(BinOp::Sub, w2, p3)?;
+        let rem = self.exact_op(BinOp::Sub, rem, p3_err)?;
+        let wl2 = self.exact_op(BinOp::Add, wl, wl)?;
+        let rem = self.exact_op(BinOp::Add, rem, wl2)?;
+        let bl = self.exact_op(BinOp::Div, rem, three)?;
+        let mut q = self.fc(F64, 1.0 / 23.0);
+        for k in (2..11).rev() {
             let c = self.fc(F64, 1.0 / (2 * k + 1) as f64);
-            p = self.fma64(p, z, c)?;
+            q = self.fma64(q, zh, c)?;
         }
-        let two_s = self.binop(BinOp::Add, F64, s, s)?;
-        let lnm = self.binop(BinOp::Mul, F64, two_s, p)?;
-        let lo_c = self.fc(F64, LN2_LO);
+        let two_s = self.exact_op(BinOp::Add, s, s)?;
+        let two_lo = self.exact_op(BinOp::Add, s_lo, s_lo)?;
+        let c = self.exact_op(BinOp::Mul, two_s, zh)?;
+        let c = self.exact_op(BinOp::Mul, c, zh)?;
+        let c = self.exact_op(BinOp::Mul, c, q)?;
+        // e·ln2_hi is exact (|e| < 2^11); it, 2s and 2s³/3's first part summed
+        // exactly (TwoSum), then the small terms, then (hi, lo) by Fast2Sum
+        // (|e·ln2 + 2s| ≥ 0.35 where e ≠ 0).
         let hi_c = self.fc(F64, LN2_HI);
-        let t = self.fma64(e, lo_c, lnm)?;
-        self.fma64(e, hi_c, t)
+        let lo_c = self.fc(F64, LN2_LO);
+        let a = self.exact_op(BinOp::Mul, e, hi_c)?;
+        let s1 = self.exact_op(BinOp::Add, a, two_s)?;
+        let err1 = self.two_sum_error(a, two_s, s1)?;
+        let s2 = self.exact_op(BinOp::Add, s1, bh)?;
+        let err2 = self.two_sum_error(s1, bh, s2)?;
+        let elo = self.exact_op(BinOp::Mul, e, lo_c)?;
+        let mut small = err1;
+        for t in [err2, two_lo, bl, c, elo] {
+            small = self.exact_op(BinOp::Add, small, t)?;
+        }
+        let hi = self.exact_op(BinOp::Add, s2, small)?;
+        let back = self.exact_op(BinOp::Sub, hi, s2)?;
+        let lo = self.exact_op(BinOp::Sub, small, back)?;
+        Ok((hi, lo))
+    }
+
+    /// `a op b` in f64, never fused with a neighbouring operation by the driver
+    /// (error-free transformations rely on each rounding).
+    fn exact_op(&mut self, op: BinOp, a: Word, b: Word) -> R<Word> {
+        let r = self.binop(op, F64, a, b)?;
+        self.b
+            .decorate(r, rspirv::spirv::Decoration::NoContraction, []);
+        Ok(r)
+    }
+
+    /// `a·b` as `(p, err)` with `p` the rounded product and `a·b = p + err` exactly
+    /// (Dekker's product of Veltkamp's halves). Not by a fused multiply-add:
+    /// Vulkan lets `Fma` round its product (its precision is that of a multiply
+    /// then an add), and lavapipe does. |a| and |b| below 2^996.
+    fn two_prod(&mut self, a: Word, b: Word) -> R<(Word, Word)> {
+        let halves = |e: &mut Self, x: Word| -> R<(Word, Word)> {
+            let split = e.fc(F64, 134_217_729.0); // 2^27 + 1
+            let c = e.exact_op(BinOp::Mul, split, x)?;
+            let d = e.exact_op(BinOp::Sub, c, x)?;
+            let hi = e.exact_op(BinOp::Sub, c, d)?;
+            let lo = e.exact_op(BinOp::Sub, x, hi)?;
+            Ok((hi, lo))
+        };
+        let p = self.exact_op(BinOp::Mul, a, b)?;
+        let (ah, al) = halves(self, a)?;
+        let (bh, bl) = halves(self, b)?;
+        let hh = self.exact_op(BinOp::Mul, ah, bh)?;
+        let err = self.exact_op(BinOp::Sub, hh, p)?;
+        let hl = self.exact_op(BinOp::Mul, ah, bl)?;
+        let err = self.exact_op(BinOp::Add, err, hl)?;
+        let lh = self.exact_op(BinOp::Mul, al, bh)?;
+        let err = self.exact_op(BinOp::Add, err, lh)?;
+        let ll = self.exact_op(BinOp::Mul, al, bl)?;
+        let err = self.exact_op(BinOp::Add, err, ll)?;
+        Ok((p, err))
+    }
+
+    /// The rounding error of `sum = a + b` (Knuth's TwoSum: `a + b = sum + error`
+    /// exactly, whichever is larger).
+    fn two_sum_error(&mut self, a: Word, b: Word, sum: Word) -> R<Word> {
+        let bb = self.exact_op(BinOp::Sub, sum, a)?;
+        let ab = self.exact_op(BinOp::Sub, sum, bb)?;
+        let da = self.exact_op(BinOp::Sub, a, ab)?;
+        let db = self.exact_op(BinOp::Sub, b, bb)?;
+        self.exact_op(BinOp::Add, da, db)
+    }
+
+    /// |a|^b for a > 0 to about an ulp: e^(b·ln a) with ln a as a double-double
+    /// ([`Self::log64_parts`]) and b·ln a too (its product's rounding error by a
+    /// fused step), the low part added to exp's reduced argument. (e^(b·ln a)
+    /// from one f64 logarithm erred by b·ln a ulps: `1.001*1000` by 120.)
+    pub(super) fn pow64(&mut self, a: Word, b: Word) -> R<Word> {
+        let (hi, lo) = self.log64_parts(a)?;
+        // |b| past 2^996 would overflow the product's halves (a NaN); past ±1100
+        // e^(b·ln a) is ∞ or 0 whatever its low part, which is then 0.
+        let ft = self.ty(F64);
+        let bt = self.bool_t;
+        let big = self.fc(F64, 1e200);
+        let zero = self.fc(F64, 0.0);
+        let ab = self.glsl(F64, FABS, &[b])?;
+        let huge = self.b.f_ord_greater_than(bt, None, ab, big).map_err(be)?;
+        let b_ = self.b.select(ft, None, huge, zero, b).map_err(be)?;
+        let (yh, err) = self.two_prod(b_, hi)?;
+        let blo = self.exact_op(BinOp::Mul, b_, lo)?;
+        let yl = self.exact_op(BinOp::Add, err, blo)?;
+        let plain = self.exact_op(BinOp::Mul, b, hi)?;
+        let yh = self.b.select(ft, None, huge, plain, yh).map_err(be)?;
+        let yl = self.b.select(ft, None, huge, zero, yl).map_err(be)?;
+        self.exp64_parts(yh, Some(yl))
     }
 
     /// Horner's rule with fused steps: coefficients highest degree first.

@@ -1097,23 +1097,31 @@ impl Emitter {
                     },
                     |_| Ok(()),
                 )?;
-                let neg = e.flt(b, zero)?;
-                e.if_then(neg, |e| {
-                    let r = e.load(f, out)?;
-                    let q = e.fop(t, BinOp::Div, one, r)?;
-                    e.store(out, q)?;
-                    if t != ElemType::F64 {
-                        return Ok(());
-                    }
-                    // |a|^|b| beyond f64 whose reciprocal is a subnormal (`2*¯1070`):
-                    // e^(b·ln|a|), which keeps it.
-                    let under = e.feq(q, zero)?;
-                    e.if_then(under, |e| {
-                        let l = e.log64(aa)?;
-                        let bl = e.fop(t, BinOp::Mul, b, l)?;
-                        let p = e.exp64(bl)?;
-                        e.store(out, p)
+                let reciprocal = |e: &mut Self| -> R<()> {
+                    let neg = e.flt(b, zero)?;
+                    e.if_then(neg, |e| {
+                        let r = e.load(f, out)?;
+                        let q = e.fop(t, BinOp::Div, one, r)?;
+                        e.store(out, q)
                     })
+                };
+                if t != ElemType::F64 {
+                    return reciprocal(e);
+                }
+                // In f64 the squares are exact where |a| is an integer and the
+                // power below 2^53 (`3*33`); elsewhere each squaring doubles the
+                // error before it (`1.001*1000` erred by 1000 ulps), and a power
+                // past f64 whose reciprocal is a subnormal (`2*¯1070`) would be 0:
+                // `pow64` instead (b < 0 included).
+                let r = e.load(f, out)?;
+                let fla = e.glsl(t, FLOOR, &[aa])?;
+                let int_a = e.feq(fla, aa)?;
+                let below = e.fc(t, 9007199254740992.0);
+                let small_r = e.flt(r, below)?;
+                let exact = e.and(int_a, small_r)?;
+                e.if_else(exact, reciprocal, |e| {
+                    let p = e.pow64(aa, b)?;
+                    e.store(out, p)
                 })
             },
             |e| {
@@ -1124,9 +1132,7 @@ impl Emitter {
                     let one = e.fc(t, 1.0);
                     let az = e.feq(aa, zero)?;
                     let sa = e.sel(t, az, one, aa)?;
-                    let l = e.log64(sa)?;
-                    let bl = e.fop(t, BinOp::Mul, b, l)?;
-                    e.exp64(bl)?
+                    e.pow64(sa, b)?
                 } else {
                     e.glsl(F32, POW, &[aa, b])?
                 };
