@@ -3,6 +3,7 @@
 //! a subgroup with exact i32 sums, then stored in the result's shape and type.
 
 use super::*;
+use folds::read_as_is;
 use tile::CoopTile;
 
 impl Planner<'_> {
@@ -28,16 +29,12 @@ impl Planner<'_> {
     /// kernel's two staged steps fit the workgroup memory.
     pub(super) fn takes_int8_matrices(&self, v: Value, (lhs, rhs): (Value, Value)) -> bool {
         let f = self.v.func;
-        if self.int8_tile().is_none() {
-            return false;
-        }
         let small = |x: Value| crate::bounds::magnitude(f, x).is_some_and(|m| m <= 127);
-        let dims = [f.ty(lhs).shape[0], f.ty(lhs).shape[1], f.ty(rhs).shape[1]];
-        f.ty(v).elem.is_int()
+        self.int8_tile().is_some()
+            && integer_product_of_planned_lengths(f, v, (lhs, rhs))
             && small(lhs)
             && small(rhs)
             && integer_sum_bound(f, lhs, rhs).is_some_and(|s| s < 1 << 31)
-            && !dims.iter().any(|d| matches!(d, Dim::Dyn(_)))
     }
 
     /// `lhs+.×rhs` as [`Self::takes_int8_matrices`] allows: each operand packed four
@@ -280,13 +277,11 @@ impl Planner<'_> {
         let Dim::Known(k) = f.ty(lhs).shape[1] else {
             return None;
         };
-        let dims = [f.ty(lhs).shape[0], f.ty(rhs).shape[1]];
         let ints = [lhs, rhs].iter().all(|&x| f.ty(x).elem.is_int());
         if (fold, pair) != (BinOp::Add, BinOp::Mul)
-            || !f.ty(v).elem.is_int()
+            || !integer_product_of_planned_lengths(f, v, (lhs, rhs))
             || !ints
             || k == 0
-            || dims.iter().any(|d| matches!(d, Dim::Dyn(_)))
             || integer_sum_bound(f, lhs, rhs).is_some_and(|s| s < 1 << 31)
             || can_fail(f, lhs, self.opts.float64)
             || can_fail(f, rhs, self.opts.float64)
@@ -306,12 +301,14 @@ impl Planner<'_> {
         };
         let cap = |l: u64| l.min(i32::MAX as u64) as u32;
         let int8 = self.int8_tile().is_some() && most >= 127 * 127;
-        let products = [dims[0], dims[1]]
-            .iter()
-            .map(|d| match d {
-                Dim::Known(d) => *d,
-                _ => 0,
-            })
+        // (A symbolic length counts as 0: no slices.)
+        let known = |d: Dim| match d {
+            Dim::Known(d) => d,
+            _ => 0,
+        };
+        let products = [f.ty(lhs).shape[0], f.ty(rhs).shape[1]]
+            .into_iter()
+            .map(known)
             .fold(k, u64::saturating_mul);
         (la >= 1 && lb >= 1).then_some(RangeTiers {
             int8,
@@ -359,6 +356,18 @@ pub(super) struct RangeTiers {
     pub i32_limits: (u32, u32),
 }
 
+/// Whether `v = lhs+.×rhs` has an integer result and no length computed on the
+/// device (a compress's): the products on 8-bit matrices and the choice of way on
+/// the device need both.
+fn integer_product_of_planned_lengths(
+    f: &crate::Function,
+    v: Value,
+    (lhs, rhs): (Value, Value),
+) -> bool {
+    let dims = [f.ty(lhs).shape[0], f.ty(lhs).shape[1], f.ty(rhs).shape[1]];
+    f.ty(v).elem.is_int() && !dims.iter().any(|d| matches!(d, Dim::Dyn(_)))
+}
+
 /// The most magnitude two 8-bit slices hold (`x = 128h + l`, `l` in -64..63, `h`
 /// within ±127).
 const SLICED_MOST: u32 = 127 * 128 + 63;
@@ -377,14 +386,5 @@ fn padded(d: Dim, per: u32, unit: u32) -> Count {
     Count::Scaled {
         of: Box::new(whole(d, per)),
         times: per / unit,
-    }
-}
-
-/// An integer operand as the program reads it: not the i64 a product widens an i32
-/// or a boolean to (range checks compare it as read; packing narrows it).
-fn read_as_is(e: KExpr) -> KExpr {
-    match e {
-        KExpr::Cast { arg, .. } if matches!(arg.elem(), ElemType::I32 | ElemType::Bool) => *arg,
-        e => e,
     }
 }

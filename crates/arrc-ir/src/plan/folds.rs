@@ -1140,19 +1140,24 @@ impl Planner<'_> {
     }
 }
 
-/// An integer operand `e` (read in i64 for an integer `+.×`) read as i32: the value
-/// it casts, where that is an i32 or a boolean, else `e` narrowed (its bound fits).
+/// An integer operand `e` (read in i64 for an integer `+.×`) read as i32: as the
+/// program reads it ([`read_as_is`]), narrowed where that is not i32 (its bound
+/// fits).
 pub(super) fn in_i32(e: KExpr) -> KExpr {
-    match e {
-        KExpr::Cast { arg, .. } if arg.elem() == ElemType::I32 => *arg,
-        KExpr::Cast { arg, .. } => KExpr::Cast {
-            to: ElemType::I32,
-            arg,
-        },
+    match read_as_is(e) {
         e if e.elem() == ElemType::I32 => e,
         e => KExpr::Cast {
             to: ElemType::I32,
             arg: Box::new(e),
         },
+    }
+}
+
+/// An integer operand as the program reads it: not the i64 a product widens an i32
+/// or a boolean to (range checks compare it as read; packing narrows it).
+pub(super) fn read_as_is(e: KExpr) -> KExpr {
+    match e {
+        KExpr::Cast { arg, .. } if matches!(arg.elem(), ElemType::I32 | ElemType::Bool) => *arg,
+        e => e,
     }
 }
