@@ -151,12 +151,12 @@ impl Session {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         e.hash(&mut h);
         let mut key = format!(
-            "{keep} {:?} {} {:e} {} {:?}\n{:016x}\n",
+            "{keep} {:?} {} {:e} {} {}\n{:016x}\n",
             self.env.float,
             self.env.io,
             self.env.ct,
             self.functions_changed.get(),
-            self.tune,
+            self.tune_key,
             h.finish()
         );
         let mut names: Vec<_> = arrays.iter().collect();

@@ -449,6 +449,9 @@ pub struct Session {
     /// Time spent compiling statements (`Stats::compile_ns`).
     compile_ns: std::cell::Cell<u64>,
     tune: Tuning,
+    /// `tune` as compiled statements' keys hold it (formatting it for each
+    /// statement took half of looking a compiled statement up).
+    tune_key: String,
     /// The source text of each function defined by name, to show it.
     sources: HashMap<String, String>,
     /// Where each function defined by name was written: errors in it are shown in
@@ -504,6 +507,7 @@ impl Session {
             compiles: std::cell::Cell::new(0),
             compile_ns: std::cell::Cell::new(0),
             tune: Tuning::default(),
+            tune_key: format!("{:?}", Tuning::default()),
             sources: HashMap::new(),
             definitions: HashMap::new(),
             origin: Arc::from("input"),
@@ -736,6 +740,7 @@ impl Session {
     /// Overrides the device's kernel parameters for later statements (for tuning, and
     /// for tests: a spin limit of 1 makes every scan tile take the decoupled fallback).
     pub fn tune(&mut self, t: Tuning) {
+        self.tune_key = format!("{t:?}");
         self.tune = t;
     }
 
