@@ -1077,7 +1077,11 @@ impl Gpu {
     /// [`Self::wait`] must follow.
     pub(crate) fn launch(&mut self, p: &Prepared) -> Result<(), Error> {
         self.zero_direct(p)?;
-        self.ctx.launch(p.recording()?).map_err(dev)
+        // The submission counts as running (`Stats::run_ns`), as a waited one does.
+        let t = std::time::Instant::now();
+        let r = self.ctx.launch(p.recording()?).map_err(dev);
+        self.stats.run_ns += t.elapsed().as_nanos() as u64;
+        r
     }
 
     /// Whether the result of `plan` goes straight into host-visible memory with its

@@ -113,7 +113,8 @@ pub struct Stats {
     pub upload_ns: u64,
     /// Creating the statements' device buffers and recording their commands.
     pub prepare_ns: u64,
-    /// Submitting, with the wait for the device.
+    /// Submitting (statements launched without waiting too), with the waits for
+    /// the device.
     pub run_ns: u64,
     /// The kernels' own time (timestamps).
     pub device_ns: u64,
