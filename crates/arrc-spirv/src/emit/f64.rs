@@ -195,15 +195,8 @@ impl Emitter {
         // (s³ from Dekker's products, then a third of it with its remainder), so
         // that what is left in plain f64 errs by under 2^-60 of ln m (`pow64`
         // multiplies ln a by up to 1075/|ln a|).
-        let (zh, zl) = self.two_prod(s, s)?;
-        let ss = self.exact_op(BinOp::Mul, s, s_lo)?;
-        let ss2 = self.exact_op(BinOp::Add, ss, ss)?;
-        let zl = self.exact_op(BinOp::Add, zl, ss2)?;
-        let (wh, wl) = self.two_prod(s, zh)?;
-        let szl = self.exact_op(BinOp::Mul, s, zl)?;
-        let slz = self.exact_op(BinOp::Mul, s_lo, zh)?;
-        let cross = self.exact_op(BinOp::Add, szl, slz)?;
-        let wl = self.exact_op(BinOp::Add, wl, cross)?;
+        let (zh, zl) = self.dd_mul((s, s_lo), (s, s_lo))?;
+        let (wh, wl) = self.dd_mul((s, s_lo), (zh, zl))?;
         let w2 = self.exact_op(BinOp::Add, wh, wh)?;
         let three = self.fc(F64, 3.0);
         let bh = self.exact_op(BinOp::Div, w2, three)?;
@@ -278,6 +271,17 @@ impl Emitter {
         let ll = self.exact_op(BinOp::Mul, al, bl)?;
         let err = self.exact_op(BinOp::Add, err, ll)?;
         Ok((p, err))
+    }
+
+    /// The product of two double-doubles `(hi, lo)`, as one: Dekker's product of
+    /// the high parts, and the cross terms (the low parts' product is below an ulp
+    /// of them).
+    fn dd_mul(&mut self, (ah, al): (Word, Word), (bh, bl): (Word, Word)) -> R<(Word, Word)> {
+        let (h, l) = self.two_prod(ah, bh)?;
+        let c1 = self.exact_op(BinOp::Mul, ah, bl)?;
+        let c2 = self.exact_op(BinOp::Mul, al, bh)?;
+        let c = self.exact_op(BinOp::Add, c1, c2)?;
+        Ok((h, self.exact_op(BinOp::Add, l, c)?))
     }
 
     /// The rounding error of `sum = a + b` (Knuth's TwoSum: `a + b = sum + error`
