@@ -129,13 +129,9 @@ struct Emitter {
     /// (`Self::raise`) instead of branching to an atomic at once; `flush_errors`
     /// raises them (a kernel evaluating many pairs in straight-line code).
     deferred: Option<Vec<(u32, Word)>>,
-    /// Inside a right fold's steps of i64 `∨`: a gcd of 2^63 is kept as its bits,
-    /// not raised (`fold_down` checks the fold's result).
-    gcd_partial: bool,
-    /// Inside a right fold's steps of i64 `∧` (a scan's item): an lcm leaving i64
-    /// is or-ed into this flag, not raised (`fold_down` raises it where the item is
-    /// not 0).
-    lcm_partial: Option<Word>,
+    /// Inside a scan item's right fold of i64 `∨` or `∧`: how its steps' gcd or
+    /// lcm errors wait for `fold_down`, which checks the item ([`ScanSteps`]).
+    scan_steps: Option<ScanSteps>,
     /// The GLSL.std.450 extended instruction set.
     glsl: Word,
 }
@@ -229,6 +225,19 @@ impl Ix {
     }
 }
 
+/// How a scan item's right fold of i64 `∨` or `∧` takes its steps' errors: the
+/// reference folds each prefix from the left, so a step may leave i64 where the
+/// prefix does not, and `fold_down` checks the item instead.
+#[derive(Clone, Copy)]
+enum ScanSteps {
+    /// A gcd of 2^63 goes on as its bits (the most negative integer's); a result
+    /// of at least one step that is 2^63 raises.
+    Gcd,
+    /// An lcm leaving i64 is or-ed into this flag; it raises where the item is not
+    /// 0 (an lcm of no 0 only grows).
+    Lcm(Word),
+}
+
 impl Emitter {
     fn new(workgroup_size: u32, items_per_thread: u32, spin_limit: u32) -> Emitter {
         let mut b = Builder::new();
@@ -285,8 +294,7 @@ impl Emitter {
             staged: None,
             window_rows: Vec::new(),
             deferred: None,
-            gcd_partial: false,
-            lcm_partial: None,
+            scan_steps: None,
             glsl,
         };
         let one = e.c_u32(1);

@@ -255,9 +255,12 @@ impl Emitter {
             } if prefix && t == ElemType::I64 => Some((bit, self.local_false())),
             _ => None,
         };
-        let saved = (self.gcd_partial, self.lcm_partial);
-        self.gcd_partial = wide_gcd.is_some();
-        self.lcm_partial = wide_lcm.map(|(_, flag)| flag);
+        let saved = self.scan_steps;
+        self.scan_steps = match (wide_gcd, wide_lcm) {
+            (Some(_), _) => Some(super::ScanSteps::Gcd),
+            (_, Some((_, flag))) => Some(super::ScanSteps::Lcm(flag)),
+            _ => None,
+        };
         self.while_loop(
             |e| {
                 let kv = e.load(u, kvar)?;
@@ -276,7 +279,7 @@ impl Emitter {
             },
             |_| Ok(()),
         )?;
-        (self.gcd_partial, self.lcm_partial) = saved;
+        self.scan_steps = saved;
         if let Some((bit, flag)) = wide_lcm {
             let a = self.load(tt, acc)?;
             let zero = self.scalar(Scalar::I64(0));

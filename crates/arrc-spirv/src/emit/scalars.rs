@@ -1386,9 +1386,9 @@ impl Emitter {
             let both = self.and(an, bn)?;
             self.and(wide, both)?
         };
-        // Inside a fold's steps a gcd of 2^63 goes on as its bits (`gcd_partial`),
-        // and an lcm that leaves i64 is noted (`lcm_partial`).
-        if !(op == BinOp::Or && self.gcd_partial) {
+        // Inside a scan item's steps a gcd of 2^63 goes on as its bits, and an lcm
+        // that leaves i64 is noted (`ScanSteps`).
+        if !(op == BinOp::Or && matches!(self.scan_steps, Some(super::ScanSteps::Gcd))) {
             self.raise_lcm(cx, bit, wide)?;
         }
         if op == BinOp::Or {
@@ -1413,10 +1413,10 @@ impl Emitter {
     }
 
     /// Raises `bit` where `bad` holds, or, inside a scan item's lcm steps
-    /// (`lcm_partial`), notes it in that flag.
+    /// (`ScanSteps::Lcm`), notes it in that flag.
     fn raise_lcm(&mut self, cx: &Cx, bit: Option<u32>, bad: Word) -> R<()> {
-        match self.lcm_partial {
-            Some(flag) if bit.is_some() => {
+        match self.scan_steps {
+            Some(super::ScanSteps::Lcm(flag)) if bit.is_some() => {
                 let bt = self.bool_t;
                 let cur = self.load(bt, flag)?;
                 let now = self.or(cur, bad)?;
