@@ -897,18 +897,21 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 eprintln!("arrc fuzz: program {}: {}", case.index, case.program);
             }
             let mut last = std::time::Instant::now();
-            let mut seen = 0;
+            // Findings shown so far, of each list.
+            let mut seen = [0; 4];
             let report = arrc::fuzz::run(&opts, &mut |r| {
-                for f in r
-                    .disagreements
-                    .iter()
-                    .chain(&r.class_mismatches)
-                    .chain(&r.crashes)
-                    .skip(seen)
-                {
-                    eprintln!("arrc fuzz: {f}");
+                let lists = [
+                    ("", &r.disagreements),
+                    ("", &r.class_mismatches),
+                    ("", &r.crashes),
+                    ("ill-conditioned (not a disagreement): ", &r.ill_conditioned),
+                ];
+                for ((label, list), seen) in lists.into_iter().zip(&mut seen) {
+                    for f in &list[*seen..] {
+                        eprintln!("arrc fuzz: {label}{f}");
+                    }
+                    *seen = list.len();
                 }
-                seen = r.disagreements.len() + r.class_mismatches.len() + r.crashes.len();
                 if show {
                     let next = arrc::fuzz::Case::new(&opts, r.programs);
                     eprintln!("arrc fuzz: program {}: {}", next.index, next.program);
