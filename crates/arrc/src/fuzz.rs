@@ -439,7 +439,7 @@ fn ill_conditioned(
     if !w.elem.is_float() {
         return false;
     }
-    let sign = |i: usize| if i % 2 == 0 { 4.0 } else { -4.0 };
+    let sign = |i: usize| if i.is_multiple_of(2) { 4.0 } else { -4.0 };
     let nudge = |a: &Array| -> Array {
         let mut a = a.clone();
         match &mut a.data {
