@@ -149,8 +149,16 @@ impl Planner<'_> {
             ("c", Count::Product(vec![c])),
             ("w", along),
         ];
-        let groups = self.grid(&len, self.opts.map_groups);
-        self.push_kernel("pack_i8", kind, kb, push, groups);
+        // Four words an invocation (not the maps' 16): each word is four reads and
+        // their range checks, and a 1024² operand is 2^18 words, which 16 an
+        // invocation left to 64 workgroups.
+        let (wg, items) = (self.opts.workgroup_size, 4);
+        let groups = Count::Groups {
+            of: Box::new(len),
+            per_group: wg * items,
+            max: self.opts.map_groups,
+        };
+        self.push_kernel_shaped("pack_i8", kind, kb, push, groups, (wg, items));
         b
     }
 
