@@ -124,7 +124,7 @@ struct Emitter {
     staged: Option<stencil::StagedAt>,
     /// Inside a stencil kernel's tile: each `KExpr::WindowFold`'s rows, folded once
     /// for all the outputs of the invocation.
-    window_rows: Vec<stencil::WindowRows>,
+    window_folds: Vec<stencil::WindowFolds>,
     /// While set, a raised error is or-ed into a function-local flag per bit
     /// (`Self::raise`) instead of branching to an atomic at once; `flush_errors`
     /// raises them (a kernel evaluating many pairs in straight-line code).
@@ -292,7 +292,7 @@ impl Emitter {
             uses_i64_atomics: false,
             operands: [0; 2],
             staged: None,
-            window_rows: Vec::new(),
+            window_folds: Vec::new(),
             deferred: None,
             scan_steps: None,
             glsl,
@@ -1163,6 +1163,7 @@ impl Emitter {
                 lo,
                 hi,
                 tile,
+                each,
             } => {
                 let shape = stencil::StencilShape {
                     out: *out,
@@ -1172,6 +1173,7 @@ impl Emitter {
                     lo: *lo,
                     hi: *hi,
                     tile: *tile,
+                    each: *each,
                 };
                 self.stencil_kernel(&mut cx, expr, &shape)?
             }

@@ -68,8 +68,9 @@ pub enum KernelKind {
     /// tile (`tile` outputs: rows, columns), each workgroup stages the tile of `x`
     /// with `lo` rows and columns before it and `hi` after (`fill` outside `x`) in
     /// workgroup memory, converted to `staged`, then computes `expr` at each output
-    /// of the tile. The kernel has `4 × tile[1]` invocations (its workgroup size,
-    /// specialisation constant 0), each computing `tile[0] / 4` outputs of a column.
+    /// of the tile. Each invocation computes `each[0] × each[1]` neighbouring
+    /// outputs (rows, columns); the kernel has `tile[0]·tile[1] / (each[0]·each[1])`
+    /// invocations (its workgroup size, specialisation constant 0).
     Stencil {
         expr: KExpr,
         out: u32,
@@ -79,6 +80,7 @@ pub enum KernelKind {
         lo: [u32; 2],
         hi: [u32; 2],
         tile: [u32; 2],
+        each: [u32; 2],
     },
     /// `out[index(i)] op= value(i)` for `i < n`, atomically (`op` is `+`, `⌈` or
     /// `⌊`; `out` holds `op`'s identity first). `out` has `slots` items (each

@@ -2,13 +2,18 @@
 //! matrix at several offsets. Each workgroup takes tiles of outputs in turn, stages
 //! the tile's part of the matrix with its halo in workgroup memory (coalesced rows,
 //! the fill outside the matrix, each element loaded once), and evaluates the
-//! expression at each output, its offsets read from there (`KExpr::Staged`).
+//! expression at each output, its offsets read from there (`KExpr::Staged`). Each
+//! invocation computes a block of neighbouring outputs; a whole-window fold
+//! (`KExpr::WindowFold`) is computed for the whole block at once, separably: each
+//! staged row the block reads folded over each output's columns, then each
+//! output's rows of those, neighbouring windows sharing their common parts.
 
 use super::{be, Cx, Emitter, Ix, R};
 use arrc_ir::plan::KExpr;
 use arrc_ir::scalar::BinOp;
 use arrc_ir::{ElemType, Scalar};
 use rspirv::spirv::Word;
+use std::collections::HashMap;
 
 /// Where `KExpr::Staged` reads while an output of a stencil is evaluated.
 #[derive(Clone, Copy)]
@@ -17,18 +22,17 @@ pub(super) struct StagedAt {
     var: Word,
     elem: ElemType,
     /// The place of the invocation's first output in it, the output's row below
-    /// that one, and the array's row length.
+    /// and column right of that one, and the array's row length.
     at: Word,
     row: u32,
+    col: u32,
     width: u32,
 }
 
-/// A `KExpr::WindowFold`'s rows, each folded over the window's columns: `words[k]`
-/// for the tile row `first + k` from the invocation's first output.
-pub(super) struct WindowRows {
+/// A `KExpr::WindowFold` at each of the invocation's outputs: `at[row][col]`.
+pub(super) struct WindowFolds {
     fold: KExpr,
-    first: i32,
-    words: Vec<Word>,
+    at: Vec<Vec<Word>>,
 }
 
 /// The shape of a stencil kernel (`KernelKind::Stencil`'s fields but the expression).
@@ -40,6 +44,7 @@ pub(super) struct StencilShape {
     pub(super) lo: [u32; 2],
     pub(super) hi: [u32; 2],
     pub(super) tile: [u32; 2],
+    pub(super) each: [u32; 2],
 }
 
 impl Emitter {
@@ -50,25 +55,28 @@ impl Emitter {
         let [th, tw] = s.tile;
         let sh = th + s.lo[0] + s.hi[0];
         let sw = tw + s.lo[1] + s.hi[1];
-        // The kernel's invocations (four to a column of the tile) and the trips
-        // that stage the tile; the array is padded to whole trips.
-        let invocations = tw * 4;
+        // The kernel's invocations (each `er × ec` outputs of the tile) and the
+        // trips that stage the tile; the array is padded to whole trips.
+        let [er, ec] = s.each;
+        let across = tw / ec;
+        let invocations = across * (th / er);
         let trips = (sh * sw).div_ceil(invocations);
         let var = self.shared_sized(elem, trips * invocations);
         let rows = self.push_constant(cx, 1)?;
         let cols = self.push_constant(cx, 2)?;
         let (th_c, tw_c, sw_c) = (self.c_u32(th), self.c_u32(tw), self.c_u32(sw));
-        let across = self.ceil_div(cols, tw_c)?;
-        let down = self.ceil_div(rows, th_c)?;
-        let tiles = self.umul(across, down)?;
-        // This invocation's column of the tile and its `per` rows, one after another
-        // (four invocations to a column): neighbouring outputs read many of the
-        // same places, each an offset from one base, loaded once.
-        let per = th / 4;
-        let lx = self.b.u_mod(u, None, cx.lid, tw_c).map_err(be)?;
-        let ly = self.b.u_div(u, None, cx.lid, tw_c).map_err(be)?;
-        let per_c = self.c_u32(per);
-        let lr0 = self.umul(ly, per_c)?;
+        let tiles_across = self.ceil_div(cols, tw_c)?;
+        let tiles_down = self.ceil_div(rows, th_c)?;
+        let tiles = self.umul(tiles_across, tiles_down)?;
+        // This invocation's block of the tile, `er` rows of `ec` neighbouring
+        // columns: neighbouring outputs read many of the same places, each an
+        // offset from one base, loaded once.
+        let across_c = self.c_u32(across);
+        let lx = self.b.u_mod(u, None, cx.lid, across_c).map_err(be)?;
+        let ly = self.b.u_div(u, None, cx.lid, across_c).map_err(be)?;
+        let (er_c, ec_c) = (self.c_u32(er), self.c_u32(ec));
+        let lr0 = self.umul(ly, er_c)?;
+        let lc0 = self.umul(lx, ec_c)?;
         let (lo_r, lo_c) = (self.c_u32(s.lo[0]), self.c_u32(s.lo[1]));
         let fill = self.scalar(s.fill.cast(elem));
         let tvar = self.local(u);
@@ -76,8 +84,8 @@ impl Emitter {
         let et = self.ty(elem);
         let cxr = &*cx;
         self.count_loop(tvar, cx.group, tiles, cx.groups, |e, t| {
-            let ty_ = e.b.u_div(u, None, t, across).map_err(be)?;
-            let tx_ = e.b.u_mod(u, None, t, across).map_err(be)?;
+            let ty_ = e.b.u_div(u, None, t, tiles_across).map_err(be)?;
+            let tx_ = e.b.u_mod(u, None, t, tiles_across).map_err(be)?;
             let r0 = e.umul(ty_, th_c)?;
             let c0 = e.umul(tx_, tw_c)?;
             // The previous tile's reads are done before this one is staged.
@@ -112,23 +120,28 @@ impl Emitter {
             }
             e.barrier()?;
             let r = e.uadd(r0, lr0)?;
-            let c = e.uadd(c0, lx)?;
-            let in_c = e.ult(c, cols)?;
+            let c = e.uadd(c0, lc0)?;
             let srow = e.uadd(lr0, lo_r)?;
             let srow = e.umul(srow, sw_c)?;
-            let scol = e.uadd(lx, lo_c)?;
+            let scol = e.uadd(lc0, lo_c)?;
             let at = e.uadd(srow, scol)?;
-            // Whole-window folds: each row any output reads, folded over the
-            // window's columns once (a 5×5 sum at 4 outputs: 8 rows of 4 adds, and 4
-            // adds an output, against 24 an output, each a read of the tile).
-            e.staged = Some(StagedAt {
+            let place = |row: u32, col: u32| StagedAt {
                 var,
                 elem,
                 at,
-                row: 0,
+                row,
+                col,
                 width: sw,
-            });
-            let mut window_rows = vec![];
+            };
+            // Whole-window folds, separably: each staged row the block reads,
+            // folded over each of its columns' windows (neighbouring windows
+            // sharing their common columns), then each output's rows of those.
+            // A 5×5 sum at 4×4 outputs: 8 rows of 8 reads and 11 adds, then 11
+            // adds a column; 4 reads (each converted) and 8.25 adds an output,
+            // against 25 and 24 folded apart.
+            e.staged = Some(place(0, 0));
+            let mut read_at = HashMap::new();
+            let mut window_folds = vec![];
             for fold in expr.window_folds() {
                 let KExpr::WindowFold {
                     op,
@@ -140,77 +153,140 @@ impl Emitter {
                 else {
                     continue;
                 };
-                let first = rows[0];
-                let mut words = vec![];
-                for k in first..=per as i32 - 1 + rows[1] {
-                    let row = (cols[0]..=cols[1])
-                        .map(|dx| {
-                            let v = e.staged(k, dx)?;
-                            e.convert(v, read, to)
-                        })
-                        .collect::<R<Vec<_>>>()?;
-                    words.push(e.tree_fold(op, to, row)?);
+                let mut across = vec![];
+                for k in rows[0]..=er as i32 - 1 + rows[1] {
+                    let mut row = vec![];
+                    for dx in cols[0]..=ec as i32 - 1 + cols[1] {
+                        let v = match read_at.get(&(k, dx, read, to)) {
+                            Some(&v) => v,
+                            None => {
+                                let v = e.staged(k, dx)?;
+                                let v = e.convert(v, read, to)?;
+                                read_at.insert((k, dx, read, to), v);
+                                v
+                            }
+                        };
+                        row.push(v);
+                    }
+                    let width = (cols[1] - cols[0] + 1) as usize;
+                    across.push(e.sliding_folds(op, to, &row, width, ec as usize)?);
                 }
-                window_rows.push(WindowRows { fold, first, words });
+                let height = (rows[1] - rows[0] + 1) as usize;
+                let mut at = vec![vec![]; er as usize];
+                for i in 0..ec as usize {
+                    let down: Vec<Word> = across.iter().map(|w| w[i]).collect();
+                    let folds = e.sliding_folds(op, to, &down, height, er as usize)?;
+                    for (j, f) in folds.into_iter().enumerate() {
+                        at[j].push(f);
+                    }
+                }
+                window_folds.push(WindowFolds { fold, at });
             }
             e.staged = None;
-            e.window_rows = window_rows;
-            for j in 0..per {
+            e.window_folds = window_folds;
+            for j in 0..er {
                 let jc = e.c_u32(j);
                 let rj = e.uadd(r, jc)?;
                 let in_r = e.ult(rj, rows)?;
-                let inside = e.b.logical_and(e.bool_t, None, in_r, in_c).map_err(be)?;
                 let row = e.umul(rj, cols)?;
-                let i = e.uadd(row, c)?;
-                let value = |e: &mut Self, i: Word| -> R<Word> {
-                    e.staged = Some(StagedAt {
-                        var,
-                        elem,
-                        at,
-                        row: j,
-                        width: sw,
-                    });
-                    let v = e.expr(cxr, expr, Ix::flat(i));
-                    e.staged = None;
-                    v
-                };
-                if expr.may_fail() {
-                    e.if_then(inside, |e| {
-                        let v = value(e, i)?;
-                        e.store_elem(cxr, s.out, i, v)
-                    })?;
-                } else {
-                    // Past the matrix the tile holds the fill: an expression that
-                    // cannot fail is evaluated there too (reading item 0 of
-                    // anything else), in straight-line code, and not stored.
-                    let at_i = e.b.select(u, None, inside, i, zero).map_err(be)?;
-                    let v = value(e, at_i)?;
-                    e.if_then(inside, |e| e.store_elem(cxr, s.out, i, v))?;
+                for col in 0..ec {
+                    let cc = e.c_u32(col);
+                    let ci = e.uadd(c, cc)?;
+                    let in_c = e.ult(ci, cols)?;
+                    let inside = e.b.logical_and(e.bool_t, None, in_r, in_c).map_err(be)?;
+                    let i = e.uadd(row, ci)?;
+                    let value = |e: &mut Self, i: Word| -> R<Word> {
+                        e.staged = Some(place(j, col));
+                        let v = e.expr(cxr, expr, Ix::flat(i));
+                        e.staged = None;
+                        v
+                    };
+                    if expr.may_fail() {
+                        e.if_then(inside, |e| {
+                            let v = value(e, i)?;
+                            e.store_elem(cxr, s.out, i, v)
+                        })?;
+                    } else {
+                        // Past the matrix the tile holds the fill: an expression that
+                        // cannot fail is evaluated there too (reading item 0 of
+                        // anything else), in straight-line code, and not stored.
+                        let at_i = e.b.select(u, None, inside, i, zero).map_err(be)?;
+                        let v = value(e, at_i)?;
+                        e.if_then(inside, |e| e.store_elem(cxr, s.out, i, v))?;
+                    }
                 }
             }
             Ok(())
         })?;
-        self.window_rows.clear();
+        self.window_folds.clear();
         Ok(())
     }
 
-    /// `KExpr::WindowFold` at the output being evaluated: its window's rows (folded
-    /// once for the invocation, above), folded.
+    /// `KExpr::WindowFold` at the output being evaluated (folded for the whole
+    /// block, above).
     pub(super) fn window_fold(&mut self, fold: &KExpr) -> R<Word> {
-        let (Some(s), &KExpr::WindowFold { op, elem, rows, .. }) = (self.staged, fold) else {
+        let Some(s) = self.staged else {
             return Err(super::SpirvError::Build(
                 "a window fold outside a stencil kernel".into(),
             ));
         };
-        let Some(w) = self.window_rows.iter().find(|w| w.fold == *fold) else {
-            return Err(super::SpirvError::Build(
-                "a window fold whose rows were not folded".into(),
-            ));
-        };
-        let words = (rows[0]..=rows[1])
-            .map(|dy| w.words[(s.row as i32 + dy - w.first) as usize])
-            .collect();
-        self.tree_fold(op, elem, words)
+        self.window_folds
+            .iter()
+            .find(|w| w.fold == *fold)
+            .and_then(|w| w.at.get(s.row as usize)?.get(s.col as usize).copied())
+            .ok_or_else(|| super::SpirvError::Build("a window fold not folded".into()))
+    }
+
+    /// `op` over each window `values[i..i + width]`, `i < count`, where the
+    /// windows' common parts are folded once: a run of up to `width` neighbouring
+    /// windows shares the values all of them hold (a fold of those), each window
+    /// adding a fold of the values before them (suffixes, built right to left)
+    /// and after them (prefixes, left to right). Four windows of five values take
+    /// 11 steps, against 16 folded apart. `op` is associative and commutative (a
+    /// window fold's).
+    fn sliding_folds(
+        &mut self,
+        op: BinOp,
+        elem: ElemType,
+        values: &[Word],
+        width: usize,
+        count: usize,
+    ) -> R<Vec<Word>> {
+        let mut out = Vec::with_capacity(count);
+        let mut start = 0;
+        while start < count {
+            let g = width.min(count - start);
+            let v = &values[start..start + width + g - 1];
+            // Every window of the run holds v[g-1 ..= width-1].
+            let core = self.tree_fold(op, elem, v[g - 1..width].to_vec())?;
+            // Before the core: window t holds v[t..g-1]; after it, v[width..width+t].
+            let mut before = vec![None; g];
+            for t in (0..g.saturating_sub(1)).rev() {
+                before[t] = Some(match before[t + 1] {
+                    Some(b) => self.binop(op, elem, v[t], b)?,
+                    None => v[t],
+                });
+            }
+            let mut after: Vec<Option<Word>> = vec![None; g];
+            for t in 1..g {
+                after[t] = Some(match after[t - 1] {
+                    Some(a) => self.binop(op, elem, a, v[width + t - 1])?,
+                    None => v[width + t - 1],
+                });
+            }
+            for t in 0..g {
+                let mut w = core;
+                if let Some(b) = before[t] {
+                    w = self.binop(op, elem, b, w)?;
+                }
+                if let Some(a) = after[t] {
+                    w = self.binop(op, elem, w, a)?;
+                }
+                out.push(w);
+            }
+            start += g;
+        }
+        Ok(out)
     }
 
     /// `op` over `words` (at least one) as a tree of pairs.
@@ -238,7 +314,7 @@ impl Emitter {
                 "a staged read outside a stencil kernel".into(),
             ));
         };
-        let off = (s.row as i32 + dy) * s.width as i32 + dx;
+        let off = (s.row as i32 + dy) * s.width as i32 + s.col as i32 + dx;
         let off = self.c_u32(off as u32);
         let i = self.uadd(s.at, off)?;
         let p = self.shared_ptr(s.var, s.elem, i)?;
