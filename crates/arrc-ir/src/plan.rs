@@ -85,7 +85,8 @@ pub struct PlanOptions {
     /// device memory (H200, session 26).
     pub stencil_from: u32,
     /// Outputs each invocation of a staged stencil computes, one below another (0:
-    /// chosen by the window: 4 up to 25 positions, else 2).
+    /// chosen by the window: up to 25 positions, 6 for windows of five rows or
+    /// more and 4 for fewer; else 2).
     pub stencil_rows: u32,
     /// Neighbouring columns each invocation of a staged stencil computes (1, 2 or
     /// 4; 0: 1). A whole-window fold's rows are folded over the window's columns

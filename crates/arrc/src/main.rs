@@ -397,7 +397,8 @@ struct TuneArgs {
     #[arg(long)]
     stencil_from: Option<u32>,
     /// Tuning: outputs each invocation of a staged `⌺` computes, one below
-    /// another (1 to 8; by default 4 up to 25 window positions, else 2).
+    /// another (1 to 8; by default, up to 25 window positions, 6 for windows of
+    /// five rows or more and 4 for fewer; else 2).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
     stencil_rows: Option<u32>,
     /// Tuning: neighbouring columns each invocation of a staged `⌺` computes (1,
