@@ -105,9 +105,8 @@ impl Planner<'_> {
     }
 
     /// Operand `i` of `ops` (`a` m×k or `b` k×n) packed, padded to the tile
-    /// (`PackI8`): `a` along its rows, `b` down its columns where the tile takes it
-    /// so (`CoopTile::b_columns`), else along its rows; whole, or its high or low
-    /// slice (`slice`), checking its range where given.
+    /// (`PackI8`): `a` along its rows, `b` down its columns; whole, or its high or
+    /// low slice (`slice`), checking its range where given.
     fn pack_i8(
         &mut self,
         ops: [Value; 2],
@@ -119,14 +118,13 @@ impl Planner<'_> {
         let f = self.v.func;
         let arg = ops[i];
         let (r, c) = (f.ty(arg).shape[0], f.ty(arg).shape[1]);
-        let cols = i == 1 && tile.b_columns;
+        let cols = i == 1;
         // Lines to whole tiles, the inner length `k` along them to whole steps:
-        // `a`'s rows; `b`'s columns, or its rows (`k`) to whole steps and columns
-        // to whole tiles.
-        let (lines, along) = match (i, cols) {
-            (0, _) => (padded(r, tile.tile_m(), 1), padded(c, tile.tile_k(), 4)),
-            (_, true) => (padded(c, tile.tile_n(), 1), padded(r, tile.tile_k(), 4)),
-            _ => (padded(r, tile.tile_k(), 1), padded(c, tile.tile_n(), 4)),
+        // `a`'s rows, `b`'s columns.
+        let (lines, along) = if cols {
+            (padded(c, tile.tile_n(), 1), padded(r, tile.tile_k(), 4))
+        } else {
+            (padded(r, tile.tile_m(), 1), padded(c, tile.tile_k(), 4))
         };
         let len = Count::Times(vec![lines, along.clone()]);
         let b = self.new_buffer(ElemType::I32, len.clone(), BufferRole::Temp);

@@ -223,8 +223,8 @@ pub enum KernelKind {
     },
     /// Push constants `n, tn, kw, np`: `out` (i32, `np` to a row) is the product of
     /// `a` and `b`, 8-bit integers packed four to an i32 word (`PackI8`): `a` along
-    /// its rows, `kw` words to a row; `b` down its columns, `kw` words to a column
-    /// (`CoopTile::b_columns`), or along its rows, `np/4`; multiplied on the device's
+    /// its rows, `kw` words to a row; `b` down its columns, `kw` words to a column;
+    /// multiplied on the device's
     /// cooperative matrices (`CoopTile`) with exact i32 sums. `n` counts the
     /// workgroup tiles, `tn` those along a row; every operand and output is padded
     /// to whole tiles and steps, so no fragment reads or writes past them.

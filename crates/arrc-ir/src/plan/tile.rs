@@ -159,11 +159,6 @@ pub struct CoopTile {
     pub subgroups_m: u32,
     pub subgroups_n: u32,
     pub steps: u32,
-    /// `b` is packed down its columns (each column's `k` bytes consecutive, as
-    /// `a`'s rows are) and its fragments loaded column-major: NVIDIA's 8-bit
-    /// products take both operands so, and a fragment of `b` packed along its rows
-    /// is transposed byte by byte as it is loaded (no 8-bit `ldmatrix.trans`).
-    pub b_columns: bool,
 }
 
 impl CoopTile {
@@ -181,7 +176,6 @@ impl CoopTile {
             subgroups_m: 2,
             subgroups_n: 4,
             steps: 1,
-            b_columns: true,
         }
     }
 
@@ -220,33 +214,23 @@ impl CoopTile {
         self.subgroups_m * self.subgroups_n
     }
 
-    /// Words between staged lines of `a` (`tile_k` bytes) and of `b` (`tile_k`
-    /// bytes with `b_columns`, else `tile_n`) in workgroup memory: padded by 16
-    /// bytes, so that a fragment's rows fall in different banks and stay 16-byte
-    /// aligned.
+    /// Words between staged lines of `a`'s rows and of `b`'s columns (`tile_k`
+    /// bytes each) in workgroup memory: padded by 16 bytes, so that a fragment's
+    /// lines fall in different banks and stay 16-byte aligned. (`b` is packed
+    /// down its columns, each column's `k` bytes consecutive, and its fragments
+    /// loaded column-major: NVIDIA's 8-bit products take both operands so, and
+    /// `b` packed along its rows was transposed byte by byte as each fragment was
+    /// loaded, no 8-bit `ldmatrix.trans`: 35% slower on the H200, session 32.)
     pub fn staged_strides(self) -> (u32, u32) {
-        let b_line = if self.b_columns {
-            self.tile_k()
-        } else {
-            self.tile_n()
-        };
-        (self.tile_k() / 4 + 4, b_line / 4 + 4)
-    }
-
-    /// Lines of `b` a staged step holds: its `tile_n` columns, or `tile_k` rows.
-    pub fn b_lines(self) -> u32 {
-        if self.b_columns {
-            self.tile_n()
-        } else {
-            self.tile_k()
-        }
+        let line = self.tile_k() / 4 + 4;
+        (line, line)
     }
 
     /// Words of workgroup memory one staged step takes: `tile_m` lines of `a`,
-    /// [`Self::b_lines`] of `b`.
+    /// `tile_n` of `b`.
     pub fn stage_words(self) -> u32 {
         let (sa, sb) = self.staged_strides();
-        self.tile_m() * sa + self.b_lines() * sb
+        self.tile_m() * sa + self.tile_n() * sb
     }
 
     /// Bytes of workgroup memory the kernel takes (two stages).
@@ -275,23 +259,16 @@ impl CoopTile {
     }
 
     /// `ROWSxCOLSxSMxSNxSTEPS` (fragments a subgroup, subgroups a workgroup, steps
-    /// of `k` staged), as `4x2x2x4x2`, with an `r` after it where `b` is packed
-    /// along its rows (`b_columns` false); the fragment's shape is the device's.
+    /// of `k` staged), as `4x2x2x4x2`; the fragment's shape is the device's.
     pub fn parse(s: &str) -> Result<CoopTile, String> {
-        // An `r` at the end packs `b` along its rows (`b_columns` false).
-        let (s_, b_columns) = match s.trim().strip_suffix('r') {
-            Some(rest) => (rest, false),
-            None => (s.trim(), true),
-        };
-        let v: Vec<u32> = s_
+        let v: Vec<u32> = s
+            .trim()
             .split('x')
             .map(|p| p.trim().parse::<u32>())
             .collect::<Result<_, _>>()
             .map_err(|e| format!("{s}: {e}"))?;
         let [rows, cols, subgroups_m, subgroups_n, steps] = v[..] else {
-            return Err(format!(
-                "{s}: give ROWSxCOLSxSMxSNxSTEPS, as 4x2x2x4x2 (4x2x2x4x2r: b packed along its rows)"
-            ));
+            return Err(format!("{s}: give ROWSxCOLSxSMxSNxSTEPS, as 4x2x2x4x2"));
         };
         if v.iter().any(|&x| x == 0 || x > 16) {
             return Err(format!("{s}: each from 1 to 16"));
@@ -302,7 +279,6 @@ impl CoopTile {
             subgroups_m,
             subgroups_n,
             steps,
-            b_columns,
             ..CoopTile::of_shape((16, 16, 32))
         })
     }

@@ -61,11 +61,7 @@ impl Emitter {
         let zero_i = self.scalar(Scalar::I32(0));
         let zero_c = self.b.constant_composite(mat_c, [zero_i]);
         let row_major = self.c_u32(CooperativeMatrixLayout::RowMajorKHR as u32);
-        let b_layout = if tile.b_columns {
-            self.c_u32(CooperativeMatrixLayout::ColumnMajorKHR as u32)
-        } else {
-            row_major
-        };
+        let b_layout = self.c_u32(CooperativeMatrixLayout::ColumnMajorKHR as u32);
         let signed = CooperativeMatrixOperands::MATRIX_A_SIGNED_COMPONENTS_KHR
             | CooperativeMatrixOperands::MATRIX_B_SIGNED_COMPONENTS_KHR
             | CooperativeMatrixOperands::MATRIX_C_SIGNED_COMPONENTS_KHR
@@ -82,9 +78,8 @@ impl Emitter {
         let sr = self.b.u_div(u, None, sg, sgn).map_err(be)?;
         let sc = self.b.u_mod(u, None, sg, sgn).map_err(be)?;
         // Workgroup memory, in 16-byte units: two stages of `a`'s lines (tile_m of
-        // tile_k bytes) then `b`'s (tile_n of tile_k bytes, its columns, or tile_k
-        // of tile_n bytes, its rows: `CoopTile::b_lines`), each line padded
-        // (`staged_strides`, in words).
+        // tile_k bytes) then `b`'s (tile_n of tile_k bytes, its columns), each
+        // line padded (`staged_strides`, in words).
         let v4 = self.b.type_vector(i32t, 4);
         let (sa, sb) = tile.staged_strides();
         let (sa, sb) = (sa / 4, sb / 4);
@@ -107,14 +102,8 @@ impl Emitter {
         // sizes the workgroup: `subgroups` whole subgroups; `CoopTile::runs_on`).
         let invocations = self.wg_n;
         let ka = tile.tile_k() / 16;
-        // Vectors of a staged line of `b`.
-        let kb_ = if tile.b_columns {
-            ka
-        } else {
-            tile.tile_n() / 16
-        };
         let a_vecs = tile.tile_m() * ka;
-        let b_vecs = tile.b_lines() * kb_;
+        let b_vecs = tile.tile_n() * ka;
         if invocations == 0
             || !a_vecs.is_multiple_of(invocations)
             || !b_vecs.is_multiple_of(invocations)
@@ -150,8 +139,6 @@ impl Emitter {
         // in vectors.
         let steps_vecs = self.c_u32(ka);
         let kv = self.b.u_div(u, None, kw, four).map_err(be)?;
-        let sixteen = self.c_u32(16);
-        let bv_row = self.b.u_div(u, None, np, sixteen).map_err(be)?;
         // Where each copied vector lies: (line, vector along it) in a step's block.
         let lid = cx.lid;
         let place = |e: &mut Self, r: usize, per_line: u32| -> R<(Word, Word)> {
@@ -168,7 +155,7 @@ impl Emitter {
         }
         let mut b_at = vec![];
         for r in 0..b_regs.len() {
-            b_at.push(place(self, r, kb_)?);
+            b_at.push(place(self, r, ka)?);
         }
         let cxr = &*cx;
         let (group, groups, tiles) = (cx.group, cx.groups, cx.n);
@@ -179,28 +166,18 @@ impl Emitter {
             let row0 = e.umul(tr, tm)?;
             let tnn = e.c_u32(tile.tile_n());
             let col0 = e.umul(tc, tnn)?;
-            let col0v = e.b.u_div(u, None, col0, sixteen).map_err(be)?;
             let zero = e.c_u32(0);
             // Reads step `s`'s vectors (vector `s·ka…` of `a`'s rows and `b`'s
             // columns, or rows `s·tile_k…` of `b`) into register set `set`.
             let fetch = |e: &mut Self, s: Word, set: usize| -> R<()> {
                 let (a_regs, b_regs) = (&sets[set].0, &sets[set].1);
                 let kk = e.umul(s, steps_vecs)?;
-                let tk = e.c_u32(tile.tile_k());
-                let k0 = e.umul(s, tk)?;
                 for ((&(line, at), &reg), (view, row0, len, first)) in a_at
                     .iter()
                     .zip(a_regs)
                     .map(|x| (x, (va, row0, kv, kk)))
-                    .chain(b_at.iter().zip(b_regs).map(|x| {
-                        // `b`'s columns (as `a`'s rows), or its rows.
-                        let line = if tile.b_columns {
-                            (vb, col0, kv, kk)
-                        } else {
-                            (vb, k0, bv_row, col0v)
-                        };
-                        (x, line)
-                    }))
+                    // `b`'s columns, as `a`'s rows.
+                    .chain(b_at.iter().zip(b_regs).map(|x| (x, (vb, col0, kv, kk))))
                 {
                     let r = e.uadd(row0, line)?;
                     let w = e.umul(r, len)?;
@@ -288,19 +265,11 @@ impl Emitter {
                     let mut bv = vec![];
                     for j in 0..tile.cols {
                         // Column (sc·cols + j)·n of the tile, byte q·k of the
-                        // step: a line of the step's `b` and byte q·k along it,
-                        // or line q·k and that column along it.
-                        let (cc, dj) = if tile.b_columns {
-                            (
-                                tile.cols * tile.n * sb,
-                                b_base + j * tile.n * sb + q * tile.k / 16,
-                            )
-                        } else {
-                            (
-                                tile.cols * tile.n / 16,
-                                b_base + q * tile.k * sb + j * tile.n / 16,
-                            )
-                        };
+                        // step: a line of the step's `b` and byte q·k along it.
+                        let (cc, dj) = (
+                            tile.cols * tile.n * sb,
+                            b_base + j * tile.n * sb + q * tile.k / 16,
+                        );
                         let cc = e.c_u32(cc);
                         let c = e.umul(sc, cc)?;
                         let dj = e.c_u32(dj);
