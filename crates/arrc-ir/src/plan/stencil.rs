@@ -32,11 +32,10 @@ struct Stage {
     widened: Option<ElemType>,
 }
 
-impl Stage {
-    /// Rows of outputs a workgroup's tile covers.
-    fn tile_rows(&self) -> u32 {
-        INVOCATIONS / (TILE_COLS / self.cols_each) * self.rows_each
-    }
+/// Rows of outputs a workgroup's tile covers, each invocation computing
+/// `rows_each × cols_each`.
+fn tile_rows(rows_each: u32, cols_each: u32) -> u32 {
+    INVOCATIONS / (TILE_COLS / cols_each) * rows_each
 }
 
 impl Planner<'_> {
@@ -67,7 +66,7 @@ impl Planner<'_> {
         };
         let out = kb.bind(b, elem, true);
         self.bind_status(&mut kb, expr.may_fail());
-        let tile = [stage.tile_rows(), TILE_COLS];
+        let tile = [tile_rows(stage.rows_each, stage.cols_each), TILE_COLS];
         let tiles = rows.div_ceil(u64::from(tile[0])) * cols.div_ceil(u64::from(tile[1]));
         // A workgroup a tile, up to many more than the device holds at once (on an
         // H200, 65535 workgroups took 650 µs for a 5×5 `+/` of 8192², 2048 taking
@@ -196,10 +195,10 @@ impl Planner<'_> {
         // is code, so wide windows take fewer rows each. The tile must fit the
         // device's workgroup memory: staged unwidened, or fewer rows, if not.
         let x_elem = f.ty(x).elem;
-        let cols_each = self.opts.stencil_cols.max(1);
+        let mut cols_each = self.opts.stencil_cols.max(1);
         let fits = |rows_each: u32, cols_each: u32, t: ElemType| {
-            let tile_rows = INVOCATIONS / (TILE_COLS / cols_each) * rows_each;
-            let items = (tile_rows + lo[0] + hi[0]) * (TILE_COLS + lo[1] + hi[1]);
+            let items =
+                (tile_rows(rows_each, cols_each) + lo[0] + hi[0]) * (TILE_COLS + lo[1] + hi[1]);
             let bytes =
                 u64::from(items.div_ceil(INVOCATIONS) * INVOCATIONS) * t.size().max(4) as u64;
             bytes <= u64::from(self.opts.max_shared_bytes)
@@ -213,7 +212,6 @@ impl Planner<'_> {
             0 => 2,
             r => r,
         };
-        let mut cols_each = cols_each;
         if !self.opts.stencil_widen || !fits(rows_each, cols_each, widened.unwrap_or(x_elem)) {
             widened = None;
         }
