@@ -250,7 +250,7 @@ impl Emitter {
     /// (Dekker's product of Veltkamp's halves). Not by a fused multiply-add:
     /// Vulkan lets `Fma` round its product (its precision is that of a multiply
     /// then an add), and lavapipe does. |a| and |b| below 2^996.
-    fn two_prod(&mut self, a: Word, b: Word) -> R<(Word, Word)> {
+    pub(super) fn two_prod(&mut self, a: Word, b: Word) -> R<(Word, Word)> {
         let halves = |e: &mut Self, x: Word| -> R<(Word, Word)> {
             let split = e.fc(F64, 134_217_729.0); // 2^27 + 1
             let c = e.exact_op(BinOp::Mul, split, x)?;
@@ -271,6 +271,35 @@ impl Emitter {
         let ll = self.exact_op(BinOp::Mul, al, bl)?;
         let err = self.exact_op(BinOp::Add, err, ll)?;
         Ok((p, err))
+    }
+
+    /// `a - q·b` exactly, for `q` within a few ulps of `a÷b`, with no fused
+    /// multiply-add (lavapipe's `Fma` rounds its product, and `÷` erred by an ulp):
+    /// `q·b = p + e` by Dekker's product, `a - p` is exact (`p` is within a factor
+    /// of 2 of `a`), and so is `(a - p) - e` (the residual of a faithful quotient is
+    /// representable). Where the split is not exact (`q` or `b` at 2^995 or above,
+    /// `a` below 2^-960, whose product's low bits fall below the subnormals) or an
+    /// operand is not finite, the multiply-add's residual `fused` is kept.
+    pub(super) fn exact_residual(&mut self, a: Word, q: Word, b: Word, fused: Word) -> R<Word> {
+        let (p, e) = self.two_prod(q, b)?;
+        let d = self.exact_op(BinOp::Sub, a, p)?;
+        let r = self.exact_op(BinOp::Sub, d, e)?;
+        let (hi, lo) = (self.fc(F64, 2f64.powi(995)), self.fc(F64, 2f64.powi(-960)));
+        let mut ok = None;
+        for (x, bound, below) in [(q, hi, true), (b, hi, true), (a, lo, false)] {
+            let ax = self.glsl(F64, 4, &[x])?; // FAbs
+            let c = if below {
+                self.b.f_ord_less_than(self.bool_t, None, ax, bound)
+            } else {
+                self.b.f_ord_greater_than(self.bool_t, None, ax, bound)
+            }
+            .map_err(be)?;
+            ok = Some(match ok {
+                None => c,
+                Some(o) => self.and(o, c)?,
+            });
+        }
+        self.sel(F64, ok.expect("three conditions"), r, fused)
     }
 
     /// The product of two double-doubles `(hi, lo)`, as one: Dekker's product of

@@ -93,7 +93,7 @@ impl Emitter {
         self.b.logical_not(self.bool_t, None, a).map_err(be)
     }
 
-    fn sel(&mut self, t: ElemType, c: Word, a: Word, b: Word) -> R<Word> {
+    pub(super) fn sel(&mut self, t: ElemType, c: Word, a: Word, b: Word) -> R<Word> {
         let ty = self.ty(t);
         self.b.select(ty, None, c, a, b).map_err(be)
     }
@@ -790,6 +790,11 @@ impl Emitter {
                 let q0 = self.binop(op, t, a_s, b)?;
                 let nq = self.b.f_negate(ft, None, q0).map_err(be)?;
                 let r = self.glsl(t, FMA, &[nq, b, a_s])?;
+                let r = if t == ElemType::F64 {
+                    self.exact_residual(a_s, q0, b, r)?
+                } else {
+                    r
+                };
                 let c = self.binop(op, t, r, b)?;
                 let q1 = self.fop(t, BinOp::Add, q0, c)?;
                 // `precise`: NVIDIA's compiler otherwise rewrites a÷7 as a×(÷7) and

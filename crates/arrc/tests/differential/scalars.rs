@@ -616,3 +616,38 @@ fn f64_powers_exponentials_and_logarithms_to_about_an_ulp() {
     );
     both(&mut s, "x←10 66 1.001 7.5 0.5 1E300 1E¯300 ⋄ ⍟x", 2.0);
 }
+
+#[test]
+fn f64_quotients_are_correctly_rounded() {
+    // IEEE's `a÷b`, to the last bit, on any device. The refinement's residual
+    // a - q·b was an unfused multiply-add on lavapipe, so 1653.6666666666667÷3 came
+    // out an ulp low (found by the fuzzer: a residue scan made it a wrong cell).
+    let mut s = gpu();
+    s.eval("⎕FR←645").expect("⎕FR←645");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(19);
+    let mut a = vec![1653.666_666_666_666_7, 1.0, 301.0, 1e300, 3e-300, 7.0];
+    let mut b = vec![3.0, 3.0, 7.0, 3e-8, 7.0, 1e-300];
+    for _ in 0..4093 {
+        let m = |rng: &mut rand::rngs::StdRng| {
+            let e: i32 = rng.gen_range(-60..60);
+            let s = if rng.gen_bool(0.5) { -1.0 } else { 1.0 };
+            s * rng.gen_range(1.0..2.0f64) * 2f64.powi(e)
+        };
+        a.push(m(&mut rng));
+        // Small integral divisors too: their quotients sit nearest to halfway.
+        b.push(if rng.gen_bool(0.3) {
+            f64::from(rng.gen_range(1..100u8))
+        } else {
+            m(&mut rng)
+        });
+    }
+    s.set("a", Array::vector(Data::F64(a.clone()))).unwrap();
+    s.set("b", Array::vector(Data::F64(b.clone()))).unwrap();
+    let q = device_value(&mut s, "a÷b");
+    let Data::F64(q) = &q.data else {
+        panic!("an f64 quotient, not {:?}", q.elem)
+    };
+    for ((q, a), b) in q.iter().zip(&a).zip(&b) {
+        assert_eq!(q.to_bits(), (a / b).to_bits(), "{a:e}÷{b:e}: {q:e}");
+    }
+}
