@@ -88,14 +88,6 @@ pub struct PlanOptions {
     /// chosen by the window: up to 25 positions, 6 for windows of five rows or
     /// more and 4 for fewer; else 2).
     pub stencil_rows: u32,
-    /// Neighbouring columns each invocation of a staged stencil computes (1, 2 or
-    /// 4; 0: 1). A whole-window fold's rows are folded over the window's columns
-    /// once for all of them, sharing the reads (and their conversions) of the
-    /// columns their windows share. Slower on the H200 (session 33, 8192², µs, 1 /
-    /// 2 / 4 columns: 3×3 f32 202.2 / 247.7 / 429.6, 5×5 f32 282.2 / 295.4 /
-    /// 451.5, 5×5 i32 256.6 / 356.3 / 654.6): each lane's loads and stores are
-    /// `4·cols` bytes apart, and the registers halve the workgroups resident.
-    pub stencil_cols: u32,
     /// A staged stencil's whole-window fold (`{+/,⍵}`, `⌈/`, `⌊/`, `∨/`, `∧/`) folds
     /// each staged row an invocation reads once, shared by the outputs above and
     /// below it (`KExpr::WindowFold`); off, each output folds its own window.
@@ -237,7 +229,6 @@ impl Default for PlanOptions {
             stencil_tiles: true,
             stencil_from: 8,
             stencil_rows: 0,
-            stencil_cols: 0,
             window_folds: true,
             stencil_widen: false,
             qr_block: 4,

@@ -1163,7 +1163,7 @@ impl Emitter {
                 lo,
                 hi,
                 tile,
-                each,
+                rows_each,
             } => {
                 let shape = stencil::StencilShape {
                     out: *out,
@@ -1173,7 +1173,7 @@ impl Emitter {
                     lo: *lo,
                     hi: *hi,
                     tile: *tile,
-                    each: *each,
+                    rows_each: *rows_each,
                 };
                 self.stencil_kernel(&mut cx, expr, &shape)?
             }

@@ -282,9 +282,6 @@ pub struct Tuning {
     pub stencil_from: Option<u32>,
     /// Outputs an invocation of a staged stencil computes (`PlanOptions::stencil_rows`).
     pub stencil_rows: Option<u32>,
-    /// Neighbouring columns an invocation of a staged stencil computes
-    /// (`PlanOptions::stencil_cols`).
-    pub stencil_cols: Option<u32>,
     /// A staged stencil's whole-window fold shares its rows among the outputs an
     /// invocation computes (`PlanOptions::window_folds`).
     pub window_folds: Option<bool>,
@@ -389,14 +386,6 @@ impl Tuning {
         }
         if let Some(v) = self.stencil_rows {
             o.stencil_rows = v.min(8);
-        }
-        if let Some(v) = self.stencil_cols {
-            // 1, 2 or 4: the tile's 64 columns divide evenly.
-            o.stencil_cols = match v {
-                0 | 1 => 1,
-                2 | 3 => 2,
-                _ => 4,
-            };
         }
         if let Some(v) = self.window_folds {
             o.window_folds = v;

@@ -401,11 +401,6 @@ struct TuneArgs {
     /// five rows or more and 4 for fewer; else 2).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
     stencil_rows: Option<u32>,
-    /// Tuning: neighbouring columns each invocation of a staged `⌺` computes (1,
-    /// 2 or 4; default 1): a whole-window fold's rows are folded once for all of
-    /// them.
-    #[arg(long, value_parser = ["1", "2", "4"])]
-    stencil_cols: Option<String>,
     /// Tuning: a staged `⌺`'s whole-window fold (`{+/,⍵}`, `⌈/`, `⌊/`, `∨/`,
     /// `∧/`) folds each row it reads once, shared by the outputs above and below
     /// (the default); `false` folds each output's window apart.
@@ -472,7 +467,6 @@ impl TuneArgs {
             stencil_tiles: self.stencil_tiles,
             stencil_from: self.stencil_from,
             stencil_rows: self.stencil_rows,
-            stencil_cols: self.stencil_cols.as_deref().and_then(|c| c.parse().ok()),
             window_folds: self.window_folds,
             stencil_widen: self.stencil_widen,
             qr_block: self.qr_block,

@@ -68,9 +68,9 @@ pub enum KernelKind {
     /// tile (`tile` outputs: rows, columns), each workgroup stages the tile of `x`
     /// with `lo` rows and columns before it and `hi` after (`fill` outside `x`) in
     /// workgroup memory, converted to `staged`, then computes `expr` at each output
-    /// of the tile. Each invocation computes `each[0] × each[1]` neighbouring
-    /// outputs (rows, columns); the kernel has `tile[0]·tile[1] / (each[0]·each[1])`
-    /// invocations (its workgroup size, specialisation constant 0).
+    /// of the tile. Each invocation computes `rows_each` neighbouring outputs, one
+    /// below another; the kernel has `tile[0]·tile[1] / rows_each` invocations
+    /// (its workgroup size, specialisation constant 0).
     Stencil {
         expr: KExpr,
         out: u32,
@@ -80,7 +80,7 @@ pub enum KernelKind {
         lo: [u32; 2],
         hi: [u32; 2],
         tile: [u32; 2],
-        each: [u32; 2],
+        rows_each: u32,
     },
     /// `out[index(i)] op= value(i)` for `i < n`, atomically (`op` is `+`, `⌈` or
     /// `⌊`; `out` holds `op`'s identity first). `out` has `slots` items (each

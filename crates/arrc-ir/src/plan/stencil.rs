@@ -8,8 +8,7 @@
 use super::*;
 
 /// Columns of outputs per workgroup tile: 256 invocations, each computing
-/// `rows_each × cols_each` outputs (`64 / cols_each` invocations across the tile,
-/// `4 · cols_each` down).
+/// `rows_each` outputs of one column (64 invocations across the tile, 4 down).
 const TILE_COLS: u32 = 64;
 /// Invocations of a stencil's workgroup.
 const INVOCATIONS: u32 = 256;
@@ -24,8 +23,6 @@ struct Stage {
     hi: [u32; 2],
     /// Outputs each invocation computes, one below another.
     rows_each: u32,
-    /// Neighbouring columns of those.
-    cols_each: u32,
     /// The type every read converts to, where all do (f32 windows summed in f64):
     /// the tile holds that type, each item converted once as it is staged, not
     /// once per read (25 conversions an output of a 5×5 `+/`).
@@ -33,9 +30,9 @@ struct Stage {
 }
 
 /// Rows of outputs a workgroup's tile covers, each invocation computing
-/// `rows_each × cols_each`.
-fn tile_rows(rows_each: u32, cols_each: u32) -> u32 {
-    INVOCATIONS / (TILE_COLS / cols_each) * rows_each
+/// `rows_each`.
+fn tile_rows(rows_each: u32) -> u32 {
+    INVOCATIONS / TILE_COLS * rows_each
 }
 
 impl Planner<'_> {
@@ -66,7 +63,7 @@ impl Planner<'_> {
         };
         let out = kb.bind(b, elem, true);
         self.bind_status(&mut kb, expr.may_fail());
-        let tile = [tile_rows(stage.rows_each, stage.cols_each), TILE_COLS];
+        let tile = [tile_rows(stage.rows_each), TILE_COLS];
         let tiles = rows.div_ceil(u64::from(tile[0])) * cols.div_ceil(u64::from(tile[1]));
         // A workgroup a tile, up to many more than the device holds at once (on an
         // H200, 65535 workgroups took 650 µs for a 5×5 `+/` of 8192², 2048 taking
@@ -89,7 +86,7 @@ impl Planner<'_> {
             lo: stage.lo,
             hi: stage.hi,
             tile,
-            each: [stage.rows_each, stage.cols_each],
+            rows_each: stage.rows_each,
         };
         let push = vec![
             ("n", Count::known(rows * cols)),
@@ -195,10 +192,8 @@ impl Planner<'_> {
         // is code, so wide windows take fewer rows each. The tile must fit the
         // device's workgroup memory: staged unwidened, or fewer rows, if not.
         let x_elem = f.ty(x).elem;
-        let mut cols_each = self.opts.stencil_cols.max(1);
-        let fits = |rows_each: u32, cols_each: u32, t: ElemType| {
-            let items =
-                (tile_rows(rows_each, cols_each) + lo[0] + hi[0]) * (TILE_COLS + lo[1] + hi[1]);
+        let fits = |rows_each: u32, t: ElemType| {
+            let items = (tile_rows(rows_each) + lo[0] + hi[0]) * (TILE_COLS + lo[1] + hi[1]);
             let bytes =
                 u64::from(items.div_ceil(INVOCATIONS) * INVOCATIONS) * t.size().max(4) as u64;
             bytes <= u64::from(self.opts.max_shared_bytes)
@@ -212,18 +207,14 @@ impl Planner<'_> {
             0 => 2,
             r => r,
         };
-        if !self.opts.stencil_widen || !fits(rows_each, cols_each, widened.unwrap_or(x_elem)) {
+        if !self.opts.stencil_widen || !fits(rows_each, widened.unwrap_or(x_elem)) {
             widened = None;
         }
-        while !fits(rows_each, cols_each, x_elem) {
-            if rows_each == 1 && cols_each == 1 {
+        while !fits(rows_each, x_elem) {
+            if rows_each == 1 {
                 return None;
             }
-            if cols_each > 1 {
-                cols_each /= 2;
-            } else {
-                rows_each /= 2;
-            }
+            rows_each /= 2;
         }
         Some(Stage {
             x,
@@ -231,7 +222,6 @@ impl Planner<'_> {
             lo,
             hi,
             rows_each,
-            cols_each,
             widened,
         })
     }

@@ -3,10 +3,10 @@
 //! the tile's part of the matrix with its halo in workgroup memory (coalesced rows,
 //! the fill outside the matrix, each element loaded once), and evaluates the
 //! expression at each output, its offsets read from there (`KExpr::Staged`). Each
-//! invocation computes a block of neighbouring outputs; a whole-window fold
-//! (`KExpr::WindowFold`) is computed for the whole block at once, separably: each
-//! staged row the block reads folded over each output's columns, then each
-//! output's rows of those, neighbouring windows sharing their common parts.
+//! invocation computes a column of neighbouring outputs; a whole-window fold
+//! (`KExpr::WindowFold`) is computed for all of them at once, separably: each
+//! staged row they read folded over the window's columns, then each output's rows
+//! of those, neighbouring windows sharing their common rows.
 
 use super::{be, Cx, Emitter, Ix, R};
 use arrc_ir::plan::KExpr;
@@ -22,17 +22,16 @@ pub(super) struct StagedAt {
     var: Word,
     elem: ElemType,
     /// The place of the invocation's first output in it, the output's row below
-    /// and column right of that one, and the array's row length.
+    /// that one, and the array's row length.
     at: Word,
     row: u32,
-    col: u32,
     width: u32,
 }
 
-/// A `KExpr::WindowFold` at each of the invocation's outputs: `at[row][col]`.
+/// A `KExpr::WindowFold` at each of the invocation's outputs: `at[row]`.
 pub(super) struct WindowFolds {
     fold: KExpr,
-    at: Vec<Vec<Word>>,
+    at: Vec<Word>,
 }
 
 /// The shape of a stencil kernel (`KernelKind::Stencil`'s fields but the expression).
@@ -44,7 +43,7 @@ pub(super) struct StencilShape {
     pub(super) lo: [u32; 2],
     pub(super) hi: [u32; 2],
     pub(super) tile: [u32; 2],
-    pub(super) each: [u32; 2],
+    pub(super) rows_each: u32,
 }
 
 impl Emitter {
@@ -55,11 +54,11 @@ impl Emitter {
         let [th, tw] = s.tile;
         let sh = th + s.lo[0] + s.hi[0];
         let sw = tw + s.lo[1] + s.hi[1];
-        // The kernel's invocations (each `er × ec` outputs of the tile) and the
-        // trips that stage the tile; the array is padded to whole trips.
-        let [er, ec] = s.each;
-        let across = tw / ec;
-        let invocations = across * (th / er);
+        // The kernel's invocations (each `er` outputs of the tile, one below
+        // another) and the trips that stage the tile; the array is padded to
+        // whole trips.
+        let er = s.rows_each;
+        let invocations = tw * (th / er);
         let trips = (sh * sw).div_ceil(invocations);
         let var = self.shared_sized(elem, trips * invocations);
         let rows = self.push_constant(cx, 1)?;
@@ -68,15 +67,13 @@ impl Emitter {
         let tiles_across = self.ceil_div(cols, tw_c)?;
         let tiles_down = self.ceil_div(rows, th_c)?;
         let tiles = self.umul(tiles_across, tiles_down)?;
-        // This invocation's block of the tile, `er` rows of `ec` neighbouring
-        // columns: neighbouring outputs read many of the same places, each an
-        // offset from one base, loaded once.
-        let across_c = self.c_u32(across);
-        let lx = self.b.u_mod(u, None, cx.lid, across_c).map_err(be)?;
-        let ly = self.b.u_div(u, None, cx.lid, across_c).map_err(be)?;
-        let (er_c, ec_c) = (self.c_u32(er), self.c_u32(ec));
+        // This invocation's outputs in the tile, `er` rows of one column:
+        // neighbouring outputs read many of the same places, each an offset from
+        // one base, loaded once.
+        let lc0 = self.b.u_mod(u, None, cx.lid, tw_c).map_err(be)?;
+        let ly = self.b.u_div(u, None, cx.lid, tw_c).map_err(be)?;
+        let er_c = self.c_u32(er);
         let lr0 = self.umul(ly, er_c)?;
-        let lc0 = self.umul(lx, ec_c)?;
         let (lo_r, lo_c) = (self.c_u32(s.lo[0]), self.c_u32(s.lo[1]));
         let fill = self.scalar(s.fill.cast(elem));
         let tvar = self.local(u);
@@ -125,21 +122,20 @@ impl Emitter {
             let srow = e.umul(srow, sw_c)?;
             let scol = e.uadd(lc0, lo_c)?;
             let at = e.uadd(srow, scol)?;
-            let place = |row: u32, col: u32| StagedAt {
+            let place = |row: u32| StagedAt {
                 var,
                 elem,
                 at,
                 row,
-                col,
                 width: sw,
             };
-            // Whole-window folds, separably: each staged row the block reads,
-            // folded over each of its columns' windows (neighbouring windows
-            // sharing their common columns), then each output's rows of those.
-            // A 5×5 sum at 4×4 outputs: 8 rows of 8 reads and 11 adds, then 11
-            // adds a column; 4 reads (each converted) and 8.25 adds an output,
-            // against 25 and 24 folded apart.
-            e.staged = Some(place(0, 0));
+            // Whole-window folds, separably: each staged row the outputs read,
+            // folded over the window's columns, then each output's rows of those
+            // (neighbouring windows sharing their common rows). A 5×5 sum at 6
+            // outputs: 10 rows of 5 reads and 4 adds, then 11 adds; 8.3 reads
+            // (each converted) and 8.5 adds an output, against 25 and 24 folded
+            // apart.
+            e.staged = Some(place(0));
             let mut read_at = HashMap::new();
             let mut window_folds = vec![];
             for fold in expr.window_folds() {
@@ -156,7 +152,7 @@ impl Emitter {
                 let mut across = vec![];
                 for k in rows[0]..=er as i32 - 1 + rows[1] {
                     let mut row = vec![];
-                    for dx in cols[0]..=ec as i32 - 1 + cols[1] {
+                    for dx in cols[0]..=cols[1] {
                         let v = match read_at.get(&(k, dx, read, to)) {
                             Some(&v) => v,
                             None => {
@@ -168,52 +164,40 @@ impl Emitter {
                         };
                         row.push(v);
                     }
-                    let width = (cols[1] - cols[0] + 1) as usize;
-                    across.push(e.sliding_folds(op, to, &row, width, ec as usize)?);
+                    across.push(e.tree_fold(op, to, row)?);
                 }
                 let height = (rows[1] - rows[0] + 1) as usize;
-                let mut at = vec![vec![]; er as usize];
-                for i in 0..ec as usize {
-                    let down: Vec<Word> = across.iter().map(|w| w[i]).collect();
-                    let folds = e.sliding_folds(op, to, &down, height, er as usize)?;
-                    for (j, f) in folds.into_iter().enumerate() {
-                        at[j].push(f);
-                    }
-                }
+                let at = e.sliding_folds(op, to, &across, height, er as usize)?;
                 window_folds.push(WindowFolds { fold, at });
             }
             e.staged = None;
             e.window_folds = window_folds;
+            let in_c = e.ult(c, cols)?;
             for j in 0..er {
                 let jc = e.c_u32(j);
                 let rj = e.uadd(r, jc)?;
                 let in_r = e.ult(rj, rows)?;
                 let row = e.umul(rj, cols)?;
-                for col in 0..ec {
-                    let cc = e.c_u32(col);
-                    let ci = e.uadd(c, cc)?;
-                    let in_c = e.ult(ci, cols)?;
-                    let inside = e.b.logical_and(e.bool_t, None, in_r, in_c).map_err(be)?;
-                    let i = e.uadd(row, ci)?;
-                    let value = |e: &mut Self, i: Word| -> R<Word> {
-                        e.staged = Some(place(j, col));
-                        let v = e.expr(cxr, expr, Ix::flat(i));
-                        e.staged = None;
-                        v
-                    };
-                    if expr.may_fail() {
-                        e.if_then(inside, |e| {
-                            let v = value(e, i)?;
-                            e.store_elem(cxr, s.out, i, v)
-                        })?;
-                    } else {
-                        // Past the matrix the tile holds the fill: an expression that
-                        // cannot fail is evaluated there too (reading item 0 of
-                        // anything else), in straight-line code, and not stored.
-                        let at_i = e.b.select(u, None, inside, i, zero).map_err(be)?;
-                        let v = value(e, at_i)?;
-                        e.if_then(inside, |e| e.store_elem(cxr, s.out, i, v))?;
-                    }
+                let inside = e.b.logical_and(e.bool_t, None, in_r, in_c).map_err(be)?;
+                let i = e.uadd(row, c)?;
+                let value = |e: &mut Self, i: Word| -> R<Word> {
+                    e.staged = Some(place(j));
+                    let v = e.expr(cxr, expr, Ix::flat(i));
+                    e.staged = None;
+                    v
+                };
+                if expr.may_fail() {
+                    e.if_then(inside, |e| {
+                        let v = value(e, i)?;
+                        e.store_elem(cxr, s.out, i, v)
+                    })?;
+                } else {
+                    // Past the matrix the tile holds the fill: an expression that
+                    // cannot fail is evaluated there too (reading item 0 of
+                    // anything else), in straight-line code, and not stored.
+                    let at_i = e.b.select(u, None, inside, i, zero).map_err(be)?;
+                    let v = value(e, at_i)?;
+                    e.if_then(inside, |e| e.store_elem(cxr, s.out, i, v))?;
                 }
             }
             Ok(())
@@ -222,8 +206,8 @@ impl Emitter {
         Ok(())
     }
 
-    /// `KExpr::WindowFold` at the output being evaluated (folded for the whole
-    /// block, above).
+    /// `KExpr::WindowFold` at the output being evaluated (folded for all the
+    /// invocation's outputs, above).
     pub(super) fn window_fold(&mut self, fold: &KExpr) -> R<Word> {
         let Some(s) = self.staged else {
             return Err(super::SpirvError::Build(
@@ -233,7 +217,7 @@ impl Emitter {
         self.window_folds
             .iter()
             .find(|w| w.fold == *fold)
-            .and_then(|w| w.at.get(s.row as usize)?.get(s.col as usize).copied())
+            .and_then(|w| w.at.get(s.row as usize).copied())
             .ok_or_else(|| super::SpirvError::Build("a window fold not folded".into()))
     }
 
@@ -314,7 +298,7 @@ impl Emitter {
                 "a staged read outside a stencil kernel".into(),
             ));
         };
-        let off = (s.row as i32 + dy) * s.width as i32 + s.col as i32 + dx;
+        let off = (s.row as i32 + dy) * s.width as i32 + dx;
         let off = self.c_u32(off as u32);
         let i = self.uadd(s.at, off)?;
         let p = self.shared_ptr(s.var, s.elem, i)?;

@@ -625,18 +625,18 @@ fn f64_quotients_are_correctly_rounded() {
     let mut s = gpu();
     s.eval("⎕FR←645").expect("⎕FR←645");
     let mut rng = rand::rngs::StdRng::seed_from_u64(19);
-    let mut a = vec![1653.666_666_666_666_7, 1.0, 301.0, 1e300, 3e-300, 7.0];
+    let mut a = vec![1_653.666_666_666_666_7, 1.0, 301.0, 1e300, 3e-300, 7.0];
     let mut b = vec![3.0, 3.0, 7.0, 3e-8, 7.0, 1e-300];
     for _ in 0..4093 {
         let m = |rng: &mut rand::rngs::StdRng| {
-            let e: i32 = rng.gen_range(-60..60);
-            let s = if rng.gen_bool(0.5) { -1.0 } else { 1.0 };
-            s * rng.gen_range(1.0..2.0f64) * 2f64.powi(e)
+            let e: i32 = rng.random_range(-60..60);
+            let s = if rng.random_bool(0.5) { -1.0 } else { 1.0 };
+            s * rng.random_range(1.0..2.0f64) * 2f64.powi(e)
         };
         a.push(m(&mut rng));
         // Small integral divisors too: their quotients sit nearest to halfway.
-        b.push(if rng.gen_bool(0.3) {
-            f64::from(rng.gen_range(1..100u8))
+        b.push(if rng.random_bool(0.3) {
+            f64::from(rng.random_range(1..100u8))
         } else {
             m(&mut rng)
         });

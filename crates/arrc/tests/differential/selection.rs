@@ -378,10 +378,9 @@ fn stencils_staged_in_workgroup_memory() {
 }
 
 /// The whole-window folds of a staged stencil (`KExpr::WindowFold`): each staged
-/// row an invocation reads is folded over its outputs' columns once, and each
+/// row an invocation reads is folded over the window's columns once, and each
 /// output folds its window's rows of those. Alone and inside a formula, at 1 to 8
-/// rows and 1, 2 and 4 columns of outputs an invocation, and with the folds off,
-/// against the reference; which windows are folds, over which rows and columns.
+/// outputs an invocation, and with the folds off, against the reference; which windows are folds, over which rows and columns.
 fn window_folds_share_their_rows() {
     let folds = [
         "{+/,⍵}⌺5 5⊢m",
@@ -399,24 +398,21 @@ fn window_folds_share_their_rows() {
         "{(⍵[1;2]⌈⍵[1;3]⌈⍵[2;2]⌈⍵[2;3])-⌊/,⍵}⌺5 5⊢m",
     ];
     let mut s = gpu();
-    // (outputs an invocation: rows and columns, folds on, the tile widened, the
-    // fewest offsets staged)
-    for (rows, cols, on, widen, from) in [
-        (None, None, true, false, None),
-        (Some(1), Some(1), true, false, None),
-        (Some(1), None, true, false, None),
-        (Some(2), Some(2), true, true, None),
-        (Some(3), Some(4), true, false, None),
-        (Some(8), Some(1), true, false, None),
-        (Some(8), None, true, false, None),
-        (None, None, true, true, None),
-        (None, Some(2), false, false, None),
-        (None, None, false, true, None),
-        (None, None, true, false, Some(1000)),
+    // (outputs an invocation, folds on, the tile widened, the fewest offsets
+    // staged)
+    for (rows, on, widen, from) in [
+        (None, true, false, None),
+        (Some(1), true, false, None),
+        (Some(2), true, true, None),
+        (Some(3), true, false, None),
+        (Some(8), true, false, None),
+        (None, true, true, None),
+        (Some(2), false, false, None),
+        (None, false, true, None),
+        (None, true, false, Some(1000)),
     ] {
         s.tune(arrc::Tuning {
             stencil_rows: rows,
-            stencil_cols: cols,
             window_folds: Some(on),
             stencil_widen: Some(widen),
             stencil_from: from,
