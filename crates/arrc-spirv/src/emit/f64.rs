@@ -250,7 +250,7 @@ impl Emitter {
     /// (Dekker's product of Veltkamp's halves). Not by a fused multiply-add:
     /// Vulkan lets `Fma` round its product (its precision is that of a multiply
     /// then an add), and lavapipe does. |a| and |b| below 2^996.
-    pub(super) fn two_prod(&mut self, a: Word, b: Word) -> R<(Word, Word)> {
+    fn two_prod(&mut self, a: Word, b: Word) -> R<(Word, Word)> {
         let halves = |e: &mut Self, x: Word| -> R<(Word, Word)> {
             let split = e.fc(F64, 134_217_729.0); // 2^27 + 1
             let c = e.exact_op(BinOp::Mul, split, x)?;
@@ -273,6 +273,88 @@ impl Emitter {
         Ok((p, err))
     }
 
+    /// `a÷b` in f64 as `(q0, q)`: `q0` the device's quotient, `q` refined once from
+    /// its exact residual (Vulkan lets OpFDiv err by 2.5 ulp; NVIDIA's 301÷7 is not
+    /// 43), correctly rounded where the tests reach (bit for bit against IEEE,
+    /// subnormal quotients too). The residual `a − q·b` is Dekker's exact product
+    /// ([`Self::exact_residual`]), whose parts must neither overflow nor fall below
+    /// the subnormals: where either operand is below 2^-900 (both below 2^395),
+    /// both are multiplied by 2^600 first, and where the divisor is 2^990 or more,
+    /// by 2^-128 (exact, or a quotient that is 0 anyway: the same quotient). A
+    /// quotient of 2^990 or more is refined as 2^-128 times itself and one below
+    /// 2^-960 as 2^128 times itself (so that the refinement's step is no
+    /// subnormal, which rounded a quotient of 2^-1021 to a tie), then scaled back;
+    /// a subnormal quotient rounds again there, and where that lands on a tie the
+    /// true quotient's side of it decides. `a` below 2^1020 (the caller scales).
+    pub(super) fn div64(&mut self, a: Word, b: Word) -> R<(Word, Word)> {
+        let bt = self.bool_t;
+        let one = self.fc(F64, 1.0);
+        let p2 = |e: &mut Self, k: i32| e.fc(F64, 2f64.powi(k));
+        let (aa, ab) = (self.glsl(F64, FABS, &[a])?, self.glsl(F64, FABS, &[b])?);
+        let (tiny, fit, huge) = (p2(self, -900), p2(self, 395), p2(self, 990));
+        let a_tiny = self.b.f_ord_less_than(bt, None, aa, tiny).map_err(be)?;
+        let b_tiny = self.b.f_ord_less_than(bt, None, ab, tiny).map_err(be)?;
+        let a_fit = self.b.f_ord_less_than(bt, None, aa, fit).map_err(be)?;
+        let b_fit = self.b.f_ord_less_than(bt, None, ab, fit).map_err(be)?;
+        let b_huge = self
+            .b
+            .f_ord_greater_than_equal(bt, None, ab, huge)
+            .map_err(be)?;
+        let either = self.or(a_tiny, b_tiny)?;
+        let both = self.and(a_fit, b_fit)?;
+        let small = self.and(either, both)?;
+        let (up600, down128, up128) = (p2(self, 600), p2(self, -128), p2(self, 128));
+        let k = self.sel(F64, b_huge, down128, one)?;
+        let k = self.sel(F64, small, up600, k)?;
+        let a = self.exact_op(BinOp::Mul, a, k)?;
+        let b = self.exact_op(BinOp::Mul, b, k)?;
+        let q0 = self.exact_op(BinOp::Div, a, b)?;
+        // The quotient's own scale `s`, undone by `back`.
+        let aq = self.glsl(F64, FABS, &[q0])?;
+        let q_huge = self
+            .b
+            .f_ord_greater_than_equal(bt, None, aq, huge)
+            .map_err(be)?;
+        let small_q = p2(self, -960);
+        let q_tiny = self.b.f_ord_less_than(bt, None, aq, small_q).map_err(be)?;
+        let s = self.sel(F64, q_tiny, up128, one)?;
+        let s = self.sel(F64, q_huge, down128, s)?;
+        let back = self.sel(F64, q_tiny, down128, one)?;
+        let back = self.sel(F64, q_huge, up128, back)?;
+        let a_r = self.exact_op(BinOp::Mul, a, s)?;
+        let q_r = self.exact_op(BinOp::Mul, q0, s)?;
+        let ft = self.ty(F64);
+        let nq = self.b.f_negate(ft, None, q_r).map_err(be)?;
+        let fused = self.glsl(F64, FMA, &[nq, b, a_r])?;
+        let r = self.exact_residual(a_r, q_r, b, fused)?;
+        let c = self.exact_op(BinOp::Div, r, b)?;
+        let q1 = self.exact_op(BinOp::Add, q_r, c)?;
+        let t = self.exact_op(BinOp::Mul, q1, back)?;
+        // Scaled back to a subnormal, `q1` may have been a tie between `t` and
+        // the other neighbour (`q1 + m`, scaled): the true quotient's side of
+        // `q1` (the sign of `(q_r − q1) + c`) picks.
+        let bk = self.exact_op(BinOp::Mul, t, s)?;
+        let m = self.exact_op(BinOp::Sub, q1, bk)?;
+        let am = self.glsl(F64, FABS, &[m])?;
+        let half = p2(self, -947);
+        let tie = self.b.f_ord_equal(bt, None, am, half).map_err(be)?;
+        let d = self.exact_op(BinOp::Sub, q_r, q1)?;
+        let d = self.exact_op(BinOp::Add, d, c)?;
+        let zero = self.fc(F64, 0.0);
+        let want_above = self.b.f_ord_greater_than(bt, None, d, zero).map_err(be)?;
+        let want_below = self.b.f_ord_less_than(bt, None, d, zero).map_err(be)?;
+        let t_above = self.b.f_ord_less_than(bt, None, m, zero).map_err(be)?;
+        let t_below = self.b.f_ord_greater_than(bt, None, m, zero).map_err(be)?;
+        let up_wrong = self.and(want_above, t_below)?;
+        let down_wrong = self.and(want_below, t_above)?;
+        let wrong = self.or(up_wrong, down_wrong)?;
+        let flip = self.and(tie, wrong)?;
+        let other = self.exact_op(BinOp::Add, q1, m)?;
+        let other = self.exact_op(BinOp::Mul, other, back)?;
+        let q = self.sel(F64, flip, other, t)?;
+        Ok((q0, q))
+    }
+
     /// `a - q·b` exactly, for `q` within a few ulps of `a÷b`, with no fused
     /// multiply-add (lavapipe's `Fma` rounds its product, and `÷` erred by an ulp):
     /// `q·b = p + e` by Dekker's product, `a - p` is exact (`p` is within a factor
@@ -280,7 +362,7 @@ impl Emitter {
     /// representable). Where the split is not exact (`q` or `b` at 2^995 or above,
     /// `a` below 2^-960, whose product's low bits fall below the subnormals) or an
     /// operand is not finite, the multiply-add's residual `fused` is kept.
-    pub(super) fn exact_residual(&mut self, a: Word, q: Word, b: Word, fused: Word) -> R<Word> {
+    fn exact_residual(&mut self, a: Word, q: Word, b: Word, fused: Word) -> R<Word> {
         let (p, e) = self.two_prod(q, b)?;
         let d = self.exact_op(BinOp::Sub, a, p)?;
         let r = self.exact_op(BinOp::Sub, d, e)?;

@@ -764,11 +764,11 @@ impl Emitter {
             }
             BinOp::Div => {
                 // One refinement of the device's quotient (Vulkan lets OpFDiv err by
-                // 2.5 ulp; NVIDIA's 301÷7 is not 43): the residual a - q·b is exact
-                // with a fused multiply-add. A dividend near the largest value is
-                // divided by 4 first and the quotient multiplied back (both exact):
-                // where the driver does not fuse the multiply-add (lavapipe), q·b
-                // would leave the range and the refinement give ¯∞ (`(⌊/⍬)÷3`).
+                // 2.5 ulp; NVIDIA's 301÷7 is not 43): f64's from its exact residual
+                // (`div64`), f32's (a device without f64) with a multiply-add. A
+                // dividend near the largest value is divided by 4 first and the
+                // quotient multiplied back (both exact): q·b would leave the range
+                // and the refinement give ¯∞ (`(⌊/⍬)÷3`).
                 let ft = self.ty(t);
                 let aa = self.glsl(t, 4, &[a])?; // FAbs
                 let near = self.fc(
@@ -787,22 +787,24 @@ impl Emitter {
                 let down = self.sel(t, large, quarter, one_s)?;
                 let up = self.sel(t, large, four, one_s)?;
                 let a_s = self.fop(t, BinOp::Mul, a, down)?;
-                let q0 = self.binop(op, t, a_s, b)?;
-                let nq = self.b.f_negate(ft, None, q0).map_err(be)?;
-                let r = self.glsl(t, FMA, &[nq, b, a_s])?;
-                let r = if t == ElemType::F64 {
-                    self.exact_residual(a_s, q0, b, r)?
+                self.b
+                    .decorate(a_s, rspirv::spirv::Decoration::NoContraction, []);
+                let (q0, q1) = if t == ElemType::F64 {
+                    self.div64(a_s, b)?
                 } else {
-                    r
+                    let q0 = self.binop(op, t, a_s, b)?;
+                    let nq = self.b.f_negate(ft, None, q0).map_err(be)?;
+                    let r = self.glsl(t, FMA, &[nq, b, a_s])?;
+                    let c = self.binop(op, t, r, b)?;
+                    let q1 = self.fop(t, BinOp::Add, q0, c)?;
+                    // `precise`: NVIDIA's compiler otherwise rewrites a÷7 as
+                    // a×(÷7) and folds the residual to 0 (7×(÷7) rounds to 1).
+                    for id in [q0, nq, r, c, q1] {
+                        self.b
+                            .decorate(id, rspirv::spirv::Decoration::NoContraction, []);
+                    }
+                    (q0, q1)
                 };
-                let c = self.binop(op, t, r, b)?;
-                let q1 = self.fop(t, BinOp::Add, q0, c)?;
-                // `precise`: NVIDIA's compiler otherwise rewrites a÷7 as a×(÷7) and
-                // folds the residual to 0 (7×(÷7) rounds to 1).
-                for id in [a_s, q0, nq, r, c, q1] {
-                    self.b
-                        .decorate(id, rspirv::spirv::Decoration::NoContraction, []);
-                }
                 // x÷0 leaves the first quotient (the refinement would give NaN).
                 let zero0 = self.fc(t, 0.0);
                 let bz0 = self.feq(b, zero0)?;

@@ -625,8 +625,26 @@ fn f64_quotients_are_correctly_rounded() {
     let mut s = gpu();
     s.eval("⎕FR←645").expect("⎕FR←645");
     let mut rng = rand::rngs::StdRng::seed_from_u64(19);
-    let mut a = vec![1_653.666_666_666_666_7, 1.0, 301.0, 1e300, 3e-300, 7.0];
-    let mut b = vec![3.0, 3.0, 7.0, 3e-8, 7.0, 1e-300];
+    let mut a = vec![
+        1_653.666_666_666_666_7,
+        1.0,
+        301.0,
+        1e300,
+        3e-300,
+        7.0,
+        f64::MAX,
+        1.771_792_344_394_268e161,
+    ];
+    let mut b = vec![
+        3.0,
+        3.0,
+        7.0,
+        3e-8,
+        7.0,
+        1e-300,
+        3.0,
+        4.785_830_684_052_921e-139,
+    ];
     for _ in 0..4093 {
         let m = |rng: &mut rand::rngs::StdRng| {
             let e: i32 = rng.random_range(-60..60);
@@ -641,6 +659,46 @@ fn f64_quotients_are_correctly_rounded() {
             m(&mut rng)
         });
     }
+    // Near the ends of the range, where the residual's exact product would
+    // overflow or lose bits below the subnormals: operands past 2^900 and below
+    // 2^-900, quotients too, subnormal ones among them (each finite; a quotient
+    // of 2^994 erred by an ulp before such quotients were scaled).
+    for _ in 0..8192 {
+        let (ea, eb) = loop {
+            let ea: i32 = rng.random_range(-1070..1023);
+            let eb: i32 = rng.random_range(-1070..1023);
+            if (-1060..1020).contains(&(ea - eb)) && (ea.abs() > 900 || eb.abs() > 900) {
+                break (ea, eb);
+            }
+        };
+        let m = |rng: &mut rand::rngs::StdRng, e: i32| {
+            let s = if rng.random_bool(0.5) { -1.0 } else { 1.0 };
+            // 2^e in two steps (2^-1070 is below f64's normal range).
+            s * rng.random_range(1.0..2.0f64) * 2f64.powi(e / 2) * 2f64.powi(e - e / 2)
+        };
+        a.push(m(&mut rng, ea));
+        b.push(m(&mut rng, eb));
+    }
+    // Quotients about the smallest normal value and below it: the refinement's
+    // step was itself subnormal there (2^-1021 rounded to a tie), and a subnormal
+    // quotient rounds twice; exact ties of the subnormals too (3·2^-1074 ÷ 2).
+    let tiny = f64::from_bits(1);
+    a.extend([3.0 * tiny, 5.0 * tiny, 3.0 * tiny, -7.0 * tiny, 0.0, -0.0]);
+    b.extend([2.0, 2.0, -2.0, 4.0, 3.0, 5.0]);
+    for _ in 0..8192 {
+        let eq: i32 = rng.random_range(-1080..-1010);
+        let eb: i32 = rng.random_range(-60..900);
+        let s = if rng.random_bool(0.5) { -1.0 } else { 1.0 };
+        let bv = rng.random_range(1.0..2.0f64) * 2f64.powi(eb);
+        let av =
+            s * rng.random_range(1.0..2.0f64) * 2f64.powi(eq / 2 + eb) * 2f64.powi(eq - eq / 2);
+        a.push(av);
+        b.push(if rng.random_bool(0.1) {
+            f64::from(rng.random_range(1..100u8))
+        } else {
+            bv
+        });
+    }
     s.set("a", Array::vector(Data::F64(a.clone()))).unwrap();
     s.set("b", Array::vector(Data::F64(b.clone()))).unwrap();
     let q = device_value(&mut s, "a÷b");
@@ -648,6 +706,12 @@ fn f64_quotients_are_correctly_rounded() {
         panic!("an f64 quotient, not {:?}", q.elem)
     };
     for ((q, a), b) in q.iter().zip(&a).zip(&b) {
-        assert_eq!(q.to_bits(), (a / b).to_bits(), "{a:e}÷{b:e}: {q:e}");
+        // (APL has no negative zero: ¯0 and 0 are one number.)
+        let want = a / b;
+        if want != 0.0 {
+            assert_eq!(q.to_bits(), want.to_bits(), "{a:e}÷{b:e}: {q:e}");
+        } else {
+            assert_eq!(*q, 0.0, "{a:e}÷{b:e}: {q:e}");
+        }
     }
 }
