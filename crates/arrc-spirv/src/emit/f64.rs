@@ -369,7 +369,7 @@ impl Emitter {
         let (hi, lo) = (self.fc(F64, 2f64.powi(995)), self.fc(F64, 2f64.powi(-960)));
         let mut ok = None;
         for (x, bound, below) in [(q, hi, true), (b, hi, true), (a, lo, false)] {
-            let ax = self.glsl(F64, 4, &[x])?; // FAbs
+            let ax = self.glsl(F64, FABS, &[x])?;
             let c = if below {
                 self.b.f_ord_less_than(self.bool_t, None, ax, bound)
             } else {
