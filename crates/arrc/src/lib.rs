@@ -229,6 +229,9 @@ pub struct Outcome {
 /// Overrides of the device's kernel parameters (`None` keeps the device's choice).
 #[derive(Clone, Debug, Default)]
 pub struct Tuning {
+    /// `Some(false)`: plans as for a device without shaderFloat64 (f32 computed
+    /// in f32 only, f64 refused), to test that path on one that has it.
+    pub float64: Option<bool>,
     /// Invocations per workgroup of most kernels (`PlanOptions::workgroup_size`).
     pub workgroup_size: Option<u32>,
     /// Invocations per workgroup of scans.
@@ -312,6 +315,9 @@ pub struct Tuning {
 impl Tuning {
     /// Sets the overridden parameters in `o`, each clamped to what the kernels take.
     pub fn apply(&self, o: &mut arrc_ir::plan::PlanOptions) {
+        if self.float64 == Some(false) {
+            o.float64 = false;
+        }
         // Each override, clamped to what the kernels accept.
         let set = |to: &mut u32, v: Option<u32>, lo: u32, hi: u32| {
             if let Some(v) = v {

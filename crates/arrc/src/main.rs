@@ -445,6 +445,7 @@ struct TuneArgs {
 impl TuneArgs {
     fn tuning(&self) -> arrc::Tuning {
         arrc::Tuning {
+            float64: None,
             workgroup_size: self.workgroup_size,
             scan_workgroup_size: self.scan_workgroup_size,
             scan_items_per_thread: self.scan_items,

@@ -240,7 +240,12 @@ impl Emitter {
     /// `a op b` in f64, never fused with a neighbouring operation by the driver
     /// (error-free transformations rely on each rounding).
     fn exact_op(&mut self, op: BinOp, a: Word, b: Word) -> R<Word> {
-        let r = self.binop(op, F64, a, b)?;
+        self.exact_op_t(F64, op, a, b)
+    }
+
+    /// [`Self::exact_op`] in float type `t`.
+    fn exact_op_t(&mut self, t: ElemType, op: BinOp, a: Word, b: Word) -> R<Word> {
+        let r = self.binop(op, t, a, b)?;
         self.b
             .decorate(r, rspirv::spirv::Decoration::NoContraction, []);
         Ok(r)
@@ -251,47 +256,61 @@ impl Emitter {
     /// Vulkan lets `Fma` round its product (its precision is that of a multiply
     /// then an add), and lavapipe does. |a| and |b| below 2^996.
     fn two_prod(&mut self, a: Word, b: Word) -> R<(Word, Word)> {
+        self.two_prod_t(F64, a, b)
+    }
+
+    /// [`Self::two_prod`] in float type `t` (f32: halves of 12 bits, |a| and |b|
+    /// below 2^114).
+    fn two_prod_t(&mut self, t: ElemType, a: Word, b: Word) -> R<(Word, Word)> {
+        let split = if t == F64 {
+            134_217_729.0 // 2^27 + 1
+        } else {
+            4097.0 // 2^12 + 1
+        };
         let halves = |e: &mut Self, x: Word| -> R<(Word, Word)> {
-            let split = e.fc(F64, 134_217_729.0); // 2^27 + 1
-            let c = e.exact_op(BinOp::Mul, split, x)?;
-            let d = e.exact_op(BinOp::Sub, c, x)?;
-            let hi = e.exact_op(BinOp::Sub, c, d)?;
-            let lo = e.exact_op(BinOp::Sub, x, hi)?;
+            let split = e.fc(t, split);
+            let c = e.exact_op_t(t, BinOp::Mul, split, x)?;
+            let d = e.exact_op_t(t, BinOp::Sub, c, x)?;
+            let hi = e.exact_op_t(t, BinOp::Sub, c, d)?;
+            let lo = e.exact_op_t(t, BinOp::Sub, x, hi)?;
             Ok((hi, lo))
         };
-        let p = self.exact_op(BinOp::Mul, a, b)?;
+        let p = self.exact_op_t(t, BinOp::Mul, a, b)?;
         let (ah, al) = halves(self, a)?;
         let (bh, bl) = halves(self, b)?;
-        let hh = self.exact_op(BinOp::Mul, ah, bh)?;
-        let err = self.exact_op(BinOp::Sub, hh, p)?;
-        let hl = self.exact_op(BinOp::Mul, ah, bl)?;
-        let err = self.exact_op(BinOp::Add, err, hl)?;
-        let lh = self.exact_op(BinOp::Mul, al, bh)?;
-        let err = self.exact_op(BinOp::Add, err, lh)?;
-        let ll = self.exact_op(BinOp::Mul, al, bl)?;
-        let err = self.exact_op(BinOp::Add, err, ll)?;
+        let hh = self.exact_op_t(t, BinOp::Mul, ah, bh)?;
+        let err = self.exact_op_t(t, BinOp::Sub, hh, p)?;
+        let hl = self.exact_op_t(t, BinOp::Mul, ah, bl)?;
+        let err = self.exact_op_t(t, BinOp::Add, err, hl)?;
+        let lh = self.exact_op_t(t, BinOp::Mul, al, bh)?;
+        let err = self.exact_op_t(t, BinOp::Add, err, lh)?;
+        let ll = self.exact_op_t(t, BinOp::Mul, al, bl)?;
+        let err = self.exact_op_t(t, BinOp::Add, err, ll)?;
         Ok((p, err))
     }
 
-    /// `a÷b` in f64 as `(q0, q)`: `q0` the device's quotient, `q` refined once from
-    /// its exact residual (Vulkan lets OpFDiv err by 2.5 ulp; NVIDIA's 301÷7 is not
-    /// 43), correctly rounded where the tests reach (bit for bit against IEEE,
-    /// subnormal quotients too). The residual `a − q·b` is Dekker's exact product
-    /// ([`Self::exact_residual`]), whose parts must neither overflow nor fall below
-    /// the subnormals: where either operand is below 2^-900 (both below 2^395),
-    /// both are multiplied by 2^600 first, and where the divisor is 2^990 or more,
-    /// by 2^-128 (exact, or a quotient that is 0 anyway: the same quotient). A
-    /// quotient of 2^990 or more is refined as 2^-128 times itself and one below
-    /// 2^-960 as 2^128 times itself (so that the refinement's step is no
-    /// subnormal, which rounded a quotient of 2^-1021 to a tie), then scaled back;
-    /// a subnormal quotient rounds again there, and where that lands on a tie the
-    /// true quotient's side of it decides. `a` below 2^1020 (the caller scales).
-    pub(super) fn div64(&mut self, a: Word, b: Word) -> R<(Word, Word)> {
+    /// `a÷b` in float type `t` as `(q0, q)`: `q0` the device's quotient, `q`
+    /// refined once from its exact residual (Vulkan lets OpFDiv err by 2.5 ulp;
+    /// NVIDIA's 301÷7 is not 43), correctly rounded where the tests reach (bit for
+    /// bit against IEEE, subnormal quotients too). The residual `a − q·b` is
+    /// Dekker's exact product ([`Self::exact_residual`]; a multiply-add is exact
+    /// only where the driver fuses it, and lavapipe does not), whose parts must
+    /// neither overflow nor fall below the subnormals ([`DivRange`] gives the
+    /// bounds): where either operand is tiny (and both fit), both are multiplied
+    /// up first, and where the divisor is huge, down (exact, or a quotient that
+    /// rounds to 0 anyway: the same quotient). A huge quotient is refined scaled
+    /// down and a tiny one scaled up (so that the refinement's step is no
+    /// subnormal: it rounded an f64 quotient of 2^-1021 to a tie), then scaled
+    /// back; a subnormal quotient rounds again there, and where that lands on a
+    /// tie the true quotient's side of it decides. `a` below the type's largest
+    /// value over 4 (the caller scales).
+    pub(super) fn div_refined(&mut self, t: ElemType, a: Word, b: Word) -> R<(Word, Word)> {
+        let g = DivRange::of(t);
         let bt = self.bool_t;
-        let one = self.fc(F64, 1.0);
-        let p2 = |e: &mut Self, k: i32| e.fc(F64, 2f64.powi(k));
-        let (aa, ab) = (self.glsl(F64, FABS, &[a])?, self.glsl(F64, FABS, &[b])?);
-        let (tiny, fit, huge) = (p2(self, -900), p2(self, 395), p2(self, 990));
+        let one = self.fc(t, 1.0);
+        let p2 = |e: &mut Self, k: i32| e.fc(t, 2f64.powi(k));
+        let (aa, ab) = (self.glsl(t, FABS, &[a])?, self.glsl(t, FABS, &[b])?);
+        let (tiny, fit, huge) = (p2(self, g.tiny), p2(self, g.fit), p2(self, g.huge));
         let a_tiny = self.b.f_ord_less_than(bt, None, aa, tiny).map_err(be)?;
         let b_tiny = self.b.f_ord_less_than(bt, None, ab, tiny).map_err(be)?;
         let a_fit = self.b.f_ord_less_than(bt, None, aa, fit).map_err(be)?;
@@ -303,73 +322,77 @@ impl Emitter {
         let either = self.or(a_tiny, b_tiny)?;
         let both = self.and(a_fit, b_fit)?;
         let small = self.and(either, both)?;
-        let (up600, down128, up128) = (p2(self, 600), p2(self, -128), p2(self, 128));
-        let k = self.sel(F64, b_huge, down128, one)?;
-        let k = self.sel(F64, small, up600, k)?;
-        let a = self.exact_op(BinOp::Mul, a, k)?;
-        let b = self.exact_op(BinOp::Mul, b, k)?;
-        let q0 = self.exact_op(BinOp::Div, a, b)?;
+        let (up, down) = (p2(self, g.up), p2(self, -g.down));
+        let k = self.sel(t, b_huge, down, one)?;
+        let k = self.sel(t, small, up, k)?;
+        let a = self.exact_op_t(t, BinOp::Mul, a, k)?;
+        let b = self.exact_op_t(t, BinOp::Mul, b, k)?;
+        let q0 = self.exact_op_t(t, BinOp::Div, a, b)?;
         // The quotient's own scale `s`, undone by `back`.
-        let aq = self.glsl(F64, FABS, &[q0])?;
+        let aq = self.glsl(t, FABS, &[q0])?;
         let q_huge = self
             .b
             .f_ord_greater_than_equal(bt, None, aq, huge)
             .map_err(be)?;
-        let small_q = p2(self, -960);
-        let q_tiny = self.b.f_ord_less_than(bt, None, aq, small_q).map_err(be)?;
-        let s = self.sel(F64, q_tiny, up128, one)?;
-        let s = self.sel(F64, q_huge, down128, s)?;
-        let back = self.sel(F64, q_tiny, down128, one)?;
-        let back = self.sel(F64, q_huge, up128, back)?;
-        let a_r = self.exact_op(BinOp::Mul, a, s)?;
-        let q_r = self.exact_op(BinOp::Mul, q0, s)?;
-        let ft = self.ty(F64);
+        let tiny_q = p2(self, g.tiny_q);
+        let q_tiny = self.b.f_ord_less_than(bt, None, aq, tiny_q).map_err(be)?;
+        let (q_up, q_down) = (p2(self, g.q_up), p2(self, -g.q_up));
+        let (h_up, h_down) = (p2(self, g.down), p2(self, -g.down));
+        let s = self.sel(t, q_tiny, q_up, one)?;
+        let s = self.sel(t, q_huge, h_down, s)?;
+        let back = self.sel(t, q_tiny, q_down, one)?;
+        let back = self.sel(t, q_huge, h_up, back)?;
+        let a_r = self.exact_op_t(t, BinOp::Mul, a, s)?;
+        let q_r = self.exact_op_t(t, BinOp::Mul, q0, s)?;
+        let ft = self.ty(t);
         let nq = self.b.f_negate(ft, None, q_r).map_err(be)?;
-        let fused = self.glsl(F64, FMA, &[nq, b, a_r])?;
-        let r = self.exact_residual(a_r, q_r, b, fused)?;
-        let c = self.exact_op(BinOp::Div, r, b)?;
-        let q1 = self.exact_op(BinOp::Add, q_r, c)?;
-        let t = self.exact_op(BinOp::Mul, q1, back)?;
-        // Scaled back to a subnormal, `q1` may have been a tie between `t` and
+        let fused = self.glsl(t, FMA, &[nq, b, a_r])?;
+        let r = self.exact_residual(t, a_r, q_r, b, fused)?;
+        let c = self.exact_op_t(t, BinOp::Div, r, b)?;
+        let q1 = self.exact_op_t(t, BinOp::Add, q_r, c)?;
+        let q = self.exact_op_t(t, BinOp::Mul, q1, back)?;
+        // Scaled back to a subnormal, `q1` may have been a tie between `q` and
         // the other neighbour (`q1 + m`, scaled): the true quotient's side of
         // `q1` (the sign of `(q_r − q1) + c`) picks.
-        let bk = self.exact_op(BinOp::Mul, t, s)?;
-        let m = self.exact_op(BinOp::Sub, q1, bk)?;
-        let am = self.glsl(F64, FABS, &[m])?;
-        let half = p2(self, -947);
+        let bk = self.exact_op_t(t, BinOp::Mul, q, s)?;
+        let m = self.exact_op_t(t, BinOp::Sub, q1, bk)?;
+        let am = self.glsl(t, FABS, &[m])?;
+        let half = p2(self, g.half_tie);
         let tie = self.b.f_ord_equal(bt, None, am, half).map_err(be)?;
-        let d = self.exact_op(BinOp::Sub, q_r, q1)?;
-        let d = self.exact_op(BinOp::Add, d, c)?;
-        let zero = self.fc(F64, 0.0);
+        let d = self.exact_op_t(t, BinOp::Sub, q_r, q1)?;
+        let d = self.exact_op_t(t, BinOp::Add, d, c)?;
+        let zero = self.fc(t, 0.0);
         let want_above = self.b.f_ord_greater_than(bt, None, d, zero).map_err(be)?;
         let want_below = self.b.f_ord_less_than(bt, None, d, zero).map_err(be)?;
-        let t_above = self.b.f_ord_less_than(bt, None, m, zero).map_err(be)?;
-        let t_below = self.b.f_ord_greater_than(bt, None, m, zero).map_err(be)?;
-        let up_wrong = self.and(want_above, t_below)?;
-        let down_wrong = self.and(want_below, t_above)?;
+        let q_above = self.b.f_ord_less_than(bt, None, m, zero).map_err(be)?;
+        let q_below = self.b.f_ord_greater_than(bt, None, m, zero).map_err(be)?;
+        let up_wrong = self.and(want_above, q_below)?;
+        let down_wrong = self.and(want_below, q_above)?;
         let wrong = self.or(up_wrong, down_wrong)?;
         let flip = self.and(tie, wrong)?;
-        let other = self.exact_op(BinOp::Add, q1, m)?;
-        let other = self.exact_op(BinOp::Mul, other, back)?;
-        let q = self.sel(F64, flip, other, t)?;
+        let other = self.exact_op_t(t, BinOp::Add, q1, m)?;
+        let other = self.exact_op_t(t, BinOp::Mul, other, back)?;
+        let q = self.sel(t, flip, other, q)?;
         Ok((q0, q))
     }
 
-    /// `a - q·b` exactly, for `q` within a few ulps of `a÷b`, with no fused
-    /// multiply-add (lavapipe's `Fma` rounds its product, and `÷` erred by an ulp):
-    /// `q·b = p + e` by Dekker's product, `a - p` is exact (`p` is within a factor
-    /// of 2 of `a`), and so is `(a - p) - e` (the residual of a faithful quotient is
-    /// representable). Where the split is not exact (`q` or `b` at 2^995 or above,
-    /// `a` below 2^-960, whose product's low bits fall below the subnormals) or an
-    /// operand is not finite, the multiply-add's residual `fused` is kept.
-    fn exact_residual(&mut self, a: Word, q: Word, b: Word, fused: Word) -> R<Word> {
-        let (p, e) = self.two_prod(q, b)?;
-        let d = self.exact_op(BinOp::Sub, a, p)?;
-        let r = self.exact_op(BinOp::Sub, d, e)?;
-        let (hi, lo) = (self.fc(F64, 2f64.powi(995)), self.fc(F64, 2f64.powi(-960)));
+    /// `a - q·b` exactly in float type `t`, for `q` within a few ulps of `a÷b`,
+    /// with no fused multiply-add (lavapipe's `Fma` rounds its product, and `÷`
+    /// erred by an ulp): `q·b = p + e` by Dekker's product, `a - p` is exact (`p`
+    /// is within a factor of 2 of `a`), and so is `(a - p) - e` (the residual of a
+    /// faithful quotient is representable). Where the split is not exact (`q` or
+    /// `b` too large, `a` so small that the product's low bits fall below the
+    /// subnormals: [`DivRange::exact`]) or an operand is not finite, the
+    /// multiply-add's residual `fused` is kept.
+    fn exact_residual(&mut self, t: ElemType, a: Word, q: Word, b: Word, fused: Word) -> R<Word> {
+        let (p, e) = self.two_prod_t(t, q, b)?;
+        let d = self.exact_op_t(t, BinOp::Sub, a, p)?;
+        let r = self.exact_op_t(t, BinOp::Sub, d, e)?;
+        let [hi, lo] = DivRange::of(t).exact;
+        let (hi, lo) = (self.fc(t, 2f64.powi(hi)), self.fc(t, 2f64.powi(lo)));
         let mut ok = None;
         for (x, bound, below) in [(q, hi, true), (b, hi, true), (a, lo, false)] {
-            let ax = self.glsl(F64, FABS, &[x])?;
+            let ax = self.glsl(t, FABS, &[x])?;
             let c = if below {
                 self.b.f_ord_less_than(self.bool_t, None, ax, bound)
             } else {
@@ -381,7 +404,7 @@ impl Emitter {
                 Some(o) => self.and(o, c)?,
             });
         }
-        self.sel(F64, ok.expect("three conditions"), r, fused)
+        self.sel(t, ok.expect("three conditions"), r, fused)
     }
 
     /// The product of two double-doubles `(hi, lo)`, as one: Dekker's product of
@@ -683,5 +706,57 @@ impl Emitter {
             }
             _ => return Ok(None),
         }))
+    }
+}
+
+/// Where [`Emitter::div_refined`]'s exact residual holds, for a float type, as
+/// powers of two: operands below `2^tiny` (both below `2^fit`) are scaled by
+/// `2^up`, a divisor of `2^huge` or more by `2^-down`; quotients of `2^huge` or
+/// more are refined scaled by `2^-down`, below `2^tiny_q` by `2^q_up`, where a
+/// tie of the subnormals is `2^half_tie` from either neighbour; Dekker's product
+/// is exact for `q` and `b` below `2^exact[0]` and a product above `2^exact[1]`.
+struct DivRange {
+    tiny: i32,
+    fit: i32,
+    up: i32,
+    huge: i32,
+    down: i32,
+    tiny_q: i32,
+    q_up: i32,
+    half_tie: i32,
+    exact: [i32; 2],
+}
+
+impl DivRange {
+    fn of(t: ElemType) -> DivRange {
+        if t == F64 {
+            // Splits overflow from 2^996; a product's low bits (2^-106 of it)
+            // fall below 2^-1074 under 2^-968.
+            DivRange {
+                tiny: -900,
+                fit: 395,
+                up: 600,
+                huge: 990,
+                down: 128,
+                tiny_q: -960,
+                q_up: 128,
+                half_tie: -1075 + 128,
+                exact: [995, -960],
+            }
+        } else {
+            // f32: splits overflow from 2^115; a product's low bits (2^-48 of
+            // it) fall below 2^-149 under 2^-101.
+            DivRange {
+                tiny: -100,
+                fit: 50,
+                up: 64,
+                huge: 110,
+                down: 32,
+                tiny_q: -100,
+                q_up: 64,
+                half_tie: -150 + 64,
+                exact: [114, -100],
+            }
+        }
     }
 }

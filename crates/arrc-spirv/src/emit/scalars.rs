@@ -28,7 +28,6 @@ const POW: u32 = 26;
 const EXP: u32 = 27;
 const LOG: u32 = 28;
 const SQRT: u32 = 31;
-const FMA: u32 = 50;
 
 impl Emitter {
     /// A GLSL.std.450 instruction on floats of type `t` (Vulkan allows only the
@@ -764,12 +763,11 @@ impl Emitter {
             }
             BinOp::Div => {
                 // One refinement of the device's quotient (Vulkan lets OpFDiv err by
-                // 2.5 ulp; NVIDIA's 301÷7 is not 43): f64's from its exact residual
-                // (`div64`), f32's (a device without f64) with a multiply-add. A
+                // 2.5 ulp; NVIDIA's 301÷7 is not 43) from its exact residual
+                // (`div_refined`; f32 here only on a device without f64). A
                 // dividend near the largest value is divided by 4 first and the
                 // quotient multiplied back (both exact): q·b would leave the range
                 // and the refinement give ¯∞ (`(⌊/⍬)÷3`).
-                let ft = self.ty(t);
                 let aa = self.glsl(t, 4, &[a])?; // FAbs
                 let near = self.fc(
                     t,
@@ -789,22 +787,7 @@ impl Emitter {
                 let a_s = self.fop(t, BinOp::Mul, a, down)?;
                 self.b
                     .decorate(a_s, rspirv::spirv::Decoration::NoContraction, []);
-                let (q0, q1) = if t == ElemType::F64 {
-                    self.div64(a_s, b)?
-                } else {
-                    let q0 = self.binop(op, t, a_s, b)?;
-                    let nq = self.b.f_negate(ft, None, q0).map_err(be)?;
-                    let r = self.glsl(t, FMA, &[nq, b, a_s])?;
-                    let c = self.binop(op, t, r, b)?;
-                    let q1 = self.fop(t, BinOp::Add, q0, c)?;
-                    // `precise`: NVIDIA's compiler otherwise rewrites a÷7 as
-                    // a×(÷7) and folds the residual to 0 (7×(÷7) rounds to 1).
-                    for id in [q0, nq, r, c, q1] {
-                        self.b
-                            .decorate(id, rspirv::spirv::Decoration::NoContraction, []);
-                    }
-                    (q0, q1)
-                };
+                let (q0, q1) = self.div_refined(t, a_s, b)?;
                 // x÷0 leaves the first quotient (the refinement would give NaN).
                 let zero0 = self.fc(t, 0.0);
                 let bz0 = self.feq(b, zero0)?;

@@ -715,3 +715,64 @@ fn f64_quotients_are_correctly_rounded() {
         }
     }
 }
+
+#[test]
+fn f32_quotients_without_f64_are_correctly_rounded() {
+    // On a device without shaderFloat64 (planned so here), f32 `÷` is refined in
+    // f32: IEEE's quotient to the last bit, at the ends of f32's range too.
+    let mut s = gpu();
+    s.tune(arrc::Tuning {
+        float64: Some(false),
+        ..Default::default()
+    });
+    let mut rng = rand::rngs::StdRng::seed_from_u64(32);
+    let mut a: Vec<f32> = vec![1.0, 301.0, 1e30, 3e-30, 7.0, f32::MAX, 1e-38];
+    let mut b: Vec<f32> = vec![3.0, 7.0, 3e-8, 7.0, 1e-30, 3.0, 3.0];
+    let m = |rng: &mut rand::rngs::StdRng, e: i32| {
+        let s = if rng.random_bool(0.5) { -1.0 } else { 1.0 };
+        (s * rng.random_range(1.0..2.0f64) * 2f64.powi(e)) as f32
+    };
+    for _ in 0..8192 {
+        // Ordinary quotients, and quotients about the ends of f32's range.
+        let (ea, eb) = if rng.random_bool(0.5) {
+            (rng.random_range(-30..30), rng.random_range(-30..30))
+        } else {
+            loop {
+                let ea: i32 = rng.random_range(-149..128);
+                let eb: i32 = rng.random_range(-149..128);
+                if (-149..127).contains(&(ea - eb)) {
+                    break (ea, eb);
+                }
+            }
+        };
+        let av = m(&mut rng, ea);
+        let bv = if rng.random_bool(0.2) {
+            f32::from(rng.random_range(1..100u8))
+        } else {
+            m(&mut rng, eb)
+        };
+        if av.is_finite() && bv.is_finite() && bv != 0.0 && (av / bv).is_finite() {
+            a.push(av);
+            b.push(bv);
+        }
+    }
+    s.set("a", Array::vector(Data::F32(a.clone()))).unwrap();
+    s.set("b", Array::vector(Data::F32(b.clone()))).unwrap();
+    let q = device_value(&mut s, "a÷b");
+    let Data::F32(q) = &q.data else {
+        panic!("an f32 quotient, not {:?}", q.elem)
+    };
+    let mut wrong = vec![];
+    for ((q, a), b) in q.iter().zip(&a).zip(&b) {
+        let want = a / b;
+        if want != 0.0 && q.to_bits() != want.to_bits() || want == 0.0 && *q != 0.0 {
+            wrong.push(format!("{a:e}÷{b:e}: {q:e}, not {want:e}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} wrong: {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(8)]
+    );
+}
