@@ -2,7 +2,8 @@
 //! 16- and 32-bit floats only, so f64 programs get these: range reduction (by powers
 //! of two for exp and log, by π/2 in three parts for sin and cos (by 2/π's bits
 //! beyond 1.5e6 radians), by argument halving for atan) and polynomials accurate to a
-//! few ulps.
+//! few ulps. Also the correctly rounded quotient (`div_refined`, f64 and f32), which
+//! shares their error-free products (Dekker's, no fused multiply-add needed).
 
 use super::{be, Emitter, R};
 use arrc_ir::scalar::BinOp;
