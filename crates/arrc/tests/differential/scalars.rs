@@ -776,3 +776,35 @@ fn f32_quotients_without_f64_are_correctly_rounded() {
         &wrong[..wrong.len().min(8)]
     );
 }
+
+#[test]
+fn maps_f32_without_f64() {
+    // Planned as for a device without shaderFloat64 (f32 computed in f32 only):
+    // the same maps and f32 functions against the reference. (Not the inverse
+    // circle functions: without f64 they are the device's own, and lavapipe's
+    // `¯1○` errs by 3e-4; see PERFORMANCE.md, session 34.)
+    let mut s = gpu();
+    s.tune(arrc::Tuning {
+        float64: Some(false),
+        ..Default::default()
+    });
+    check(&mut s, MAPS, ElemType::F32, true);
+    check_at(
+        &mut s,
+        &[1, 33, 4097],
+        &[
+            "1○x×600",
+            "2○x×597",
+            "3○x×655.36",
+            "1○x×1e30",
+            "*x÷10",
+            "⍟1+|x",
+            "(1+|x)*0.5",
+            "2⍟1+|x",
+            "!⌊|x÷5",
+            "(÷1+|⌊x÷10)|x",
+        ],
+        ElemType::F32,
+        false,
+    );
+}
