@@ -15,9 +15,6 @@ use ElemType::F32;
 const ROUND_EVEN: u32 = 2;
 const FLOOR: u32 = 8;
 const CEIL: u32 = 9;
-const ASIN: u32 = 16;
-const ACOS: u32 = 17;
-const ATAN: u32 = 18;
 const SINH: u32 = 19;
 const COSH: u32 = 20;
 const TANH: u32 = 21;
@@ -1196,6 +1193,52 @@ impl Emitter {
         self.by_quadrant(F32, qi, (sn, cs))
     }
 
+    /// atan of an f32 in f32 (a device without f64; the devices' own may err by
+    /// 1e-4): |y| above 1 folded to π/2 − atan(1/|y|), above tan(π/12) reduced by
+    /// π/6 (atan x = π/6 + atan((x√3 − 1)/(x + √3))), then atan's series to x^15
+    /// (below 1e-11 for |x| ≤ 0.268), and y's sign.
+    fn atan32(&mut self, y: Word) -> R<Word> {
+        let bt = self.bool_t;
+        let one = self.fc(F32, 1.0);
+        let ay = self.glsl(F32, 4, &[y])?; // FAbs
+        let big = self.b.f_ord_greater_than(bt, None, ay, one).map_err(be)?;
+        let inv = self.fop(F32, BinOp::Div, one, ay)?;
+        let x = self.sel(F32, big, inv, ay)?;
+        let t12 = self.fc(F32, (std::f64::consts::PI / 12.0).tan());
+        let mid = self.b.f_ord_greater_than(bt, None, x, t12).map_err(be)?;
+        let r3 = self.fc(F32, 3f64.sqrt());
+        let num = self.fop(F32, BinOp::Mul, x, r3)?;
+        let num = self.fop(F32, BinOp::Sub, num, one)?;
+        let den = self.fop(F32, BinOp::Add, x, r3)?;
+        let xr = self.fop(F32, BinOp::Div, num, den)?;
+        let x = self.sel(F32, mid, xr, x)?;
+        let z = self.fop(F32, BinOp::Mul, x, x)?;
+        // (-1)^k / (2k+1), k = 1..7, by Horner from the highest.
+        let mut p = self.fc(F32, -1.0 / 15.0);
+        for k in (1..7).rev() {
+            let c = self.fc(
+                F32,
+                if k % 2 == 0 { 1.0 } else { -1.0 } / f64::from(2 * k + 1),
+            );
+            let pz = self.fop(F32, BinOp::Mul, p, z)?;
+            p = self.fop(F32, BinOp::Add, pz, c)?;
+        }
+        let xz = self.fop(F32, BinOp::Mul, x, z)?;
+        let tail = self.fop(F32, BinOp::Mul, xz, p)?;
+        let r = self.fop(F32, BinOp::Add, x, tail)?;
+        let pi6 = self.fc(F32, std::f64::consts::FRAC_PI_6);
+        let rm = self.fop(F32, BinOp::Add, pi6, r)?;
+        let r = self.sel(F32, mid, rm, r)?;
+        let pi2 = self.fc(F32, std::f64::consts::FRAC_PI_2);
+        let rb = self.fop(F32, BinOp::Sub, pi2, r)?;
+        let r = self.sel(F32, big, rb, r)?;
+        let zero = self.fc(F32, 0.0);
+        let neg = self.b.f_ord_less_than(bt, None, y, zero).map_err(be)?;
+        let ft = self.ty(F32);
+        let nr = self.b.f_negate(ft, None, r).map_err(be)?;
+        self.sel(F32, neg, nr, r)
+    }
+
     fn circle_fn(&mut self, t: ElemType, k: i64, y: Word) -> R<Option<Word>> {
         if t == ElemType::F64 {
             return self.circle64_fn(k, y);
@@ -1236,9 +1279,26 @@ impl Emitter {
             5 => self.glsl(F32, SINH, &[y])?,
             6 => self.glsl(F32, COSH, &[y])?,
             7 => self.glsl(F32, TANH, &[y])?,
-            -1 => self.glsl(F32, ASIN, &[y])?,
-            -2 => self.glsl(F32, ACOS, &[y])?,
-            -3 => self.glsl(F32, ATAN, &[y])?,
+            // The devices' own may err by 1e-4 (lavapipe's ¯1○ by 3e-4): arrc's.
+            -1 => {
+                // atan(y ÷ √((1-y)(1+y))); ±1 gives ±∞, whose atan is ±π/2.
+                let ym = self.fop(F32, BinOp::Sub, one, y)?;
+                let yp = self.fop(F32, BinOp::Add, one, y)?;
+                let d = self.fop(F32, BinOp::Mul, ym, yp)?;
+                let d = self.glsl(F32, SQRT, &[d])?;
+                let q = self.fop(F32, BinOp::Div, y, d)?;
+                self.atan32(q)?
+            }
+            -2 => {
+                // 2·atan(√((1-y)÷(1+y))): no cancellation near 1; ¯1 gives π.
+                let ym = self.fop(F32, BinOp::Sub, one, y)?;
+                let yp = self.fop(F32, BinOp::Add, one, y)?;
+                let q = self.fop(F32, BinOp::Div, ym, yp)?;
+                let q = self.glsl(F32, SQRT, &[q])?;
+                let a = self.atan32(q)?;
+                self.fop(F32, BinOp::Add, a, a)?
+            }
+            -3 => self.atan32(y)?,
             -4 => {
                 // (y+1)×√((y-1)÷(y+1)), for |y| ≥ 1 (else NaN, an error).
                 let yp = self.fop(F32, BinOp::Add, y, one)?;

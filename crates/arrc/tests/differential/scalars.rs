@@ -780,9 +780,9 @@ fn f32_quotients_without_f64_are_correctly_rounded() {
 #[test]
 fn maps_f32_without_f64() {
     // Planned as for a device without shaderFloat64 (f32 computed in f32 only):
-    // the same maps and f32 functions against the reference. (Not the inverse
-    // circle functions: without f64 they are the device's own, and lavapipe's
-    // `¯1○` errs by 3e-4; see PERFORMANCE.md, session 34.)
+    // the same maps and f32 functions against the reference. The inverse circle
+    // functions are arrc's own f32 ones there (lavapipe's `¯1○` erred by 3e-4:
+    // `¯1○x÷100` gave ¯1.0646735 for ¯1.0643687).
     let mut s = gpu();
     s.tune(arrc::Tuning {
         float64: Some(false),
@@ -797,6 +797,11 @@ fn maps_f32_without_f64() {
             "2○x×597",
             "3○x×655.36",
             "1○x×1e30",
+            "¯1○x÷100",
+            "¯2○x÷100",
+            "¯3○x",
+            "¯3○x÷10",
+            "¯3○x÷1e4",
             "*x÷10",
             "⍟1+|x",
             "(1+|x)*0.5",
