@@ -241,6 +241,29 @@ impl KExpr {
         out
     }
 
+    /// Whether it only reads and compares: loads, constants and indices, their
+    /// conversions, comparisons and boolean `∧ ∨` of those, with no error to
+    /// raise. A compaction fuses only such masks and values (`Planner::compress`).
+    pub fn reads_and_compares(&self) -> bool {
+        match self {
+            KExpr::Load { index, .. } | KExpr::Iota { index, .. } => !index.may_fail(),
+            KExpr::Const(_) => true,
+            KExpr::Cast { arg, .. } => arg.reads_and_compares(),
+            KExpr::Binary {
+                op,
+                elem,
+                lhs,
+                rhs,
+                error_bit: None,
+            } if op.is_comparison()
+                || (matches!(op, BinOp::And | BinOp::Or) && *elem == ElemType::Bool) =>
+            {
+                lhs.reads_and_compares() && rhs.reads_and_compares()
+            }
+            _ => false,
+        }
+    }
+
     /// Whether evaluating it may set a status bit.
     pub fn may_fail(&self) -> bool {
         match self {

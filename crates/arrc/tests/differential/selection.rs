@@ -582,3 +582,32 @@ fn a_statement_reading_more_arrays_than_a_kernel_binds() {
     let v = device_value(&mut s, &format!("+/{sum}0"));
     assert_eq!(arrc::display(&v), "7097090000");
 }
+
+#[test]
+fn compress_masks_through_the_decoupled_fallback() {
+    // On the H200 a compaction whose mask costs more than a comparison kept about
+    // a twelfth of its items (`((x|7)>1)/x` kept 766 of 9189, `((*x÷100)>2)/x` 778
+    // of 8730) where predecessors publish late. With a spin limit of 1 every tile
+    // that finds a predecessor unpublished reduces that tile's mask itself.
+    let masks = [
+        "((x|7)>1)/x",
+        "((*x÷100)>2)/x",
+        "((x×x)>x+1)/x",
+        "(((x×2)-x)>3)/x",
+        "+\\(x|7)>1",
+    ];
+    for (wg, items) in [(384, 32), (256, 16)] {
+        for spin in [Some(1), None] {
+            let mut s = gpu();
+            s.tune(arrc::Tuning {
+                scan_workgroup_size: Some(wg),
+                scan_items_per_thread: Some(items),
+                spin_limit: spin,
+                ..Default::default()
+            });
+            for ty in [ElemType::F32, ElemType::I32] {
+                check_at(&mut s, &[9215, 100003], &masks, ty, false);
+            }
+        }
+    }
+}
