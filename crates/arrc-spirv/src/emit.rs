@@ -17,6 +17,7 @@ use std::collections::HashMap;
 mod buffers;
 mod control;
 mod coop;
+mod exact32;
 mod f64;
 mod folds;
 mod hash;
@@ -65,7 +66,18 @@ pub fn emit(kernels: &[(&Kernel, &str)]) -> Result<Vec<u32>, SpirvError> {
     for (k, name) in kernels {
         e.kernel(k, name)?;
     }
-    Ok(e.finish())
+    let check = e.any_exact32;
+    let words = e.finish();
+    if check {
+        let bad = crate::flush::f32_flushing(&words, 4)?;
+        if !bad.is_empty() {
+            return Err(SpirvError::Build(format!(
+                "f32 arithmetic that a device flushing f32 subnormals would get wrong: {}",
+                bad.join("; ")
+            )));
+        }
+    }
+    Ok(words)
 }
 
 struct Emitter {
@@ -102,6 +114,12 @@ struct Emitter {
     wg_n: u32,
     /// The kernel may use f64 for f32 intermediates (`Kernel::float64`).
     float64: bool,
+    /// f32 is computed in f64, widened from its bits: the device may flush f32
+    /// subnormals (not `Kernel::denorm_preserve_f32`) and the kernel has f64
+    /// (`exact32.rs`).
+    exact32: bool,
+    /// Some kernel of the module is `exact32` (`flush.rs` checks the module).
+    any_exact32: bool,
     /// Push constant 0 as loaded in the kernel's entry block: a value the driver
     /// cannot fold (see `binop`'s 64-bit products).
     opaque: Word,
@@ -281,6 +299,8 @@ impl Emitter {
             wg_n: workgroup_size,
             opaque: 0,
             float64: false,
+            exact32: false,
+            any_exact32: false,
             ct: arrc_ir::scalar::COMPARISON_TOLERANCE,
             denorm_preserve: false,
             spin,
@@ -731,6 +751,12 @@ impl Emitter {
                 op.glyph()
             )));
         }
+        if self.exact32 && t == ElemType::F32 {
+            return match op {
+                BinOp::Max | BinOp::Min => self.max_min32(op == BinOp::Max, a, c),
+                _ => self.in_f64(&[a, c], |e, w| e.binop(op, ElemType::F64, w[0], w[1])),
+            };
+        }
         let ty = self.ty(t);
         let float = t.is_float();
         // NVIDIA's driver (580.159) multiplies a 64-bit integer by the constant 2^31
@@ -789,6 +815,24 @@ impl Emitter {
             (BinOp::Or, ElemType::Bool) => BinOp::Max,
             (op, _) => op,
         };
+        if self.exact32 && t == ElemType::F32 {
+            return match op {
+                BinOp::Max | BinOp::Min => {
+                    // By ordered bits, as signed integers.
+                    let x = self.order32(v)?;
+                    let it = self.ty(ElemType::I32);
+                    let sg = self.c_u32(SCOPE_SUBGROUP);
+                    let r = if op == BinOp::Max {
+                        self.b.group_non_uniform_s_max(it, None, sg, gop, x, None)
+                    } else {
+                        self.b.group_non_uniform_s_min(it, None, sg, gop, x, None)
+                    }
+                    .map_err(be)?;
+                    self.unorder32(r)
+                }
+                _ => self.in_f64(&[v], |e, w| e.group(op, ElemType::F64, gop, w[0])),
+            };
+        }
         let ty = self.ty(t);
         let sg = self.c_u32(SCOPE_SUBGROUP);
         let float = t.is_float();
@@ -822,6 +866,9 @@ impl Emitter {
         // Booleans are i32 words already.
         if from == to || self.ty(from) == self.ty(to) {
             return Ok(v);
+        }
+        if self.exact32 && (from, to) == (ElemType::F32, ElemType::F64) {
+            return self.widen32(v);
         }
         let ty = self.ty(to);
         if to == ElemType::I64 && !from.is_float() {
@@ -1035,6 +1082,8 @@ impl Emitter {
         self.items_n = k.items_per_thread.max(1);
         self.wg_n = k.workgroup_size.max(1);
         self.float64 = k.float64;
+        self.exact32 = k.float64 && !k.denorm_preserve_f32;
+        self.any_exact32 |= self.exact32;
         self.ct = k.ct;
         // Bindings: set 0, binding i.
         let mut cx = Cx {

@@ -11,8 +11,10 @@
 //! - The emitter is testable with no GPU; [`validate`] runs spirv-val in process.
 
 mod emit;
+mod flush;
 
 pub use emit::{emit, SCAN_TOTALS};
+pub use flush::f32_flushing;
 
 /// A hash of the sources that decide the SPIR-V emitted for a kernel (see
 /// `build.rs`): modules cached on disk are kept per emitter.

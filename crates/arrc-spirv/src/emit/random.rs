@@ -5,6 +5,7 @@
 use super::{be, Cx, Emitter, Ix, R};
 use arrc_ir::plan::{IExpr, KExpr};
 use arrc_ir::random::{PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1};
+use arrc_ir::scalar::BinOp;
 use arrc_ir::ElemType;
 use rspirv::spirv::Word;
 
@@ -143,7 +144,7 @@ impl Emitter {
             let top = self.b.bitwise_or(u, None, top, one).map_err(be)?;
             let f = self.b.convert_u_to_f(ft, None, top).map_err(be)?;
             let scale = self.scalar(arrc_ir::Scalar::F32(1.0 / (1u32 << 24) as f32));
-            self.b.f_mul(ft, None, f, scale).map_err(be)?
+            self.binop(BinOp::Mul, elem, f, scale)?
         };
         let as_float = self.b.convert_s_to_f(ft, None, int).map_err(be)?;
         let bt = self.bool_t;

@@ -25,11 +25,24 @@ const POW: u32 = 26;
 const EXP: u32 = 27;
 const LOG: u32 = 28;
 const SQRT: u32 = 31;
+/// The GLSL.std.450 instructions Vulkan allows on f64: Round, RoundEven, Trunc,
+/// FAbs, FSign, Floor, Ceil, Fract, Sqrt, InverseSqrt, FMin, FMax, FClamp, FMix,
+/// Step, SmoothStep, Fma.
+const F64_GLSL: [u32; 17] = [1, 2, 3, 4, 6, 8, 9, 10, 31, 32, 37, 40, 43, 46, 48, 49, 50];
 
 impl Emitter {
     /// A GLSL.std.450 instruction on floats of type `t` (Vulkan allows only the
     /// non-transcendental ones on f64).
     pub(super) fn glsl(&mut self, t: ElemType, inst: u32, args: &[Word]) -> R<Word> {
+        if self.exact32 && t == F32 {
+            // FAbs on the bits; the others that Vulkan allows on f64 in f64.
+            if inst == 4 {
+                return self.sign32(false, args[0]);
+            }
+            if F64_GLSL.contains(&inst) {
+                return self.in_f64(args, |e, w| e.glsl(ElemType::F64, inst, w));
+            }
+        }
         let f = self.ty(t);
         let ops: Vec<Operand> = args.iter().map(|&a| Operand::IdRef(a)).collect();
         self.b.ext_inst(f, None, self.glsl, inst, ops).map_err(be)
@@ -96,6 +109,9 @@ impl Emitter {
 
     /// Infinity or NaN: `|r| > MAX` or unordered, one comparison.
     pub(super) fn not_finite(&mut self, t: ElemType, r: Word) -> R<Word> {
+        if self.exact32 && t == F32 {
+            return self.not_finite32(r);
+        }
         let a = self.glsl(t, 4, &[r])?; // FAbs
         let max = if t == ElemType::F64 {
             self.scalar(Scalar::F64(f64::MAX))
@@ -273,8 +289,8 @@ impl Emitter {
             let z = self.scalar(Scalar::I32(0).cast(at));
             let (gt, lt) = if float {
                 (
-                    self.b.f_ord_greater_than(bt, None, raw, z).map_err(be)?,
-                    self.b.f_ord_less_than(bt, None, raw, z).map_err(be)?,
+                    self.fcmp(at, BinOp::Greater, raw, z)?,
+                    self.fcmp(at, BinOp::Less, raw, z)?,
                 )
             } else {
                 (
@@ -291,6 +307,17 @@ impl Emitter {
             return self.sel(ElemType::I32, gt, one, neg);
         }
         if let (UnOp::Ceil | UnOp::Floor, true) = (op, float) {
+            if self.exact32 && at == F32 {
+                // In f64 (the f32's own floor: no tolerance, as the reference).
+                let w = self.widen32(raw)?;
+                let inst = if op == UnOp::Floor { FLOOR } else { CEIL };
+                let f = self.glsl(ElemType::F64, inst, &[w])?;
+                let af = self.glsl(ElemType::F64, 4, &[f])?; // FAbs
+                let lim = self.fc(ElemType::F64, 9.2e18);
+                let big = self.flt(lim, af)?;
+                self.raise(cx, bit, big)?;
+                return self.convert(f, ElemType::F64, elem);
+            }
             let f = if at == ElemType::F64 {
                 self.tolerant_floor(op, raw)?
             } else {
@@ -331,7 +358,10 @@ impl Emitter {
             let one = self.scalar(Scalar::I32(1).cast(at));
             let zero = self.scalar(Scalar::I32(0).cast(at));
             let (is1, is0) = match at.is_float() {
-                true => (self.feq(raw, one)?, self.feq(raw, zero)?),
+                true => (
+                    self.fcmp(at, BinOp::Equal, raw, one)?,
+                    self.fcmp(at, BinOp::Equal, raw, zero)?,
+                ),
                 false => (
                     self.b.i_equal(bt, None, raw, one).map_err(be)?,
                     self.b.i_equal(bt, None, raw, zero).map_err(be)?,
@@ -359,6 +389,9 @@ impl Emitter {
             (UnOp::Not, _) => {
                 let one = self.scalar(Scalar::Bool(true));
                 self.b.i_sub(ty, None, one, v).map_err(be)
+            }
+            (UnOp::Abs | UnOp::Neg, ElemType::F32) if self.exact32 => {
+                self.sign32(op == UnOp::Neg, v)
             }
             (UnOp::Abs, ElemType::F32 | ElemType::F64) => {
                 let z = self.fc(elem, 0.0);
@@ -404,7 +437,7 @@ impl Emitter {
             }
             (UnOp::Ln, _) => {
                 let z = self.fc(elem, 0.0);
-                let nonpos = self.b.f_ord_less_than_equal(bt, None, v, z).map_err(be)?;
+                let nonpos = self.fcmp(elem, BinOp::LessEq, v, z)?;
                 self.raise(cx, bit, nonpos)?;
                 if elem == ElemType::F64 || self.float64 {
                     // (A non-positive argument has raised its error; its value is moot.)
@@ -813,7 +846,7 @@ impl Emitter {
                 let zero = self.scalar(Scalar::I32(0).cast(t));
                 let one = self.scalar(Scalar::I32(1).cast(t));
                 let az = if float {
-                    self.feq(a, zero)?
+                    self.fcmp(t, BinOp::Equal, a, zero)?
                 } else {
                     self.b.i_equal(bt, None, a, zero).map_err(be)?
                 };
@@ -877,14 +910,10 @@ impl Emitter {
             BinOp::Log => {
                 let zero = self.fc(t, 0.0);
                 let one = self.fc(t, 1.0);
-                let le = |e: &mut Self, x: Word| {
-                    e.b.f_ord_less_than_equal(e.bool_t, None, x, zero)
-                        .map_err(be)
-                };
-                let an = le(self, a)?;
-                let bn = le(self, b)?;
-                let a1 = self.feq(a, one)?;
-                let b1 = self.feq(b, one)?;
+                let an = self.fcmp(t, BinOp::LessEq, a, zero)?;
+                let bn = self.fcmp(t, BinOp::LessEq, b, zero)?;
+                let a1 = self.fcmp(t, BinOp::Equal, a, one)?;
+                let b1 = self.fcmp(t, BinOp::Equal, b, one)?;
                 let nb1 = self.not(b1)?;
                 let base1 = self.and(a1, nb1)?;
                 let bad = self.or(an, bn)?;
@@ -1244,7 +1273,7 @@ impl Emitter {
             return self.circle64_fn(k, y);
         }
         let one = self.fc(F32, 1.0);
-        if (1..=3).contains(&k) {
+        if (1..=3).contains(&k) && !self.exact32 {
             // An infinity has no sine (NaN: a DOMAIN ERROR).
             let inf = self.not_finite(ElemType::F32, y)?;
             let nan = self.fc(F32, f64::NAN);
@@ -1345,7 +1374,7 @@ impl Emitter {
                 for kk in -7..=7 {
                     let v = self.circle_fn(t, kk, y)?.unwrap_or(r);
                     let kc = self.fc(t, kk as f64);
-                    let is = self.feq(k, kc)?;
+                    let is = self.fcmp(t, BinOp::Equal, k, kc)?;
                     r = self.sel(t, is, v, r)?;
                 }
                 r
@@ -1368,6 +1397,14 @@ impl Emitter {
         b: Word,
         bit: Option<u32>,
     ) -> R<Word> {
+        if self.exact32 {
+            // f32 in f64, rounded once (as the reference computes).
+            if let Some(r) = self.via_f64(cx, t, &[a, b], bit, |e, w| {
+                e.gcd_lcm(cx, op, ElemType::F64, w[0], w[1], bit)
+            })? {
+                return Ok(r);
+            }
+        }
         let i = ElemType::I64;
         let ty = self.ty(i);
         let fb = b;

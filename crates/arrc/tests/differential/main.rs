@@ -13,6 +13,7 @@ mod scalars;
 mod selection;
 mod sorting;
 mod split;
+mod subnormals;
 
 const SIZES: &[usize] = &[
     0, 1, 7, 8, 9, 31, 32, 33, 255, 256, 257, 1000, 4095, 4096, 4097, 1000003,

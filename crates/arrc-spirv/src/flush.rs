@@ -1,0 +1,142 @@
+//! The instructions of a module that a device flushing f32 subnormals would get
+//! wrong.
+//!
+//! Where the device can neither keep f32 subnormals (no
+//! `shaderDenormPreserveFloat32`: NVIDIA's H100 and H200, lavapipe) nor is asked to,
+//! it may take an f32 subnormal that an instruction reads as 0, and give 0 for a
+//! subnormal result: on NVIDIA `x×1e10` gave 0 for `x←1e¯40` (1e¯30 on the
+//! reference), `×x` gave 0, and so did the f32 → f64 conversion itself. Kernels
+//! planned for such a device with f64 (`Kernel::float64` and not
+//! `denorm_preserve_f32`) compute f32 in f64 instead, widened from the bits
+//! (`emit/exact32.rs`); this check is what keeps them so: an emitted module that
+//! still holds one of these instructions is refused (the statement is then NOT YET
+//! SUPPORTED on the device, never a wrong answer).
+//!
+//! Reads of f32 that cannot flush stay allowed: loads, stores, selects, bit casts,
+//! shuffles, `IsNan`/`IsInf`, conversions to integers (a subnormal truncates to 0
+//! either way) and narrowing f64 → f32 (NVIDIA's keeps a subnormal result: `*¯100`
+//! is 3.8E¯44 there).
+
+use rspirv::dr::{Instruction, Module, Operand};
+use rspirv::spirv::{Op, Word};
+use std::collections::{HashMap, HashSet};
+
+/// The instructions of `words` that read or compute f32 floats as a flushing
+/// device would (at most `limit`, as disassembly-like lines).
+pub fn f32_flushing(words: &[u32], limit: usize) -> Result<Vec<String>, crate::SpirvError> {
+    let m = rspirv::dr::load_words(words).map_err(|e| crate::SpirvError::Invalid(e.to_string()))?;
+    Ok(flushing(&m, limit))
+}
+
+fn flushing(m: &Module, limit: usize) -> Vec<String> {
+    // f32 scalar and vector types, and the type of every value.
+    let mut f32_types: HashSet<Word> = HashSet::new();
+    let mut type_of: HashMap<Word, Word> = HashMap::new();
+    for i in &m.types_global_values {
+        match i.class.opcode {
+            Op::TypeFloat => {
+                if let (Some(id), Some(Operand::LiteralBit32(32))) =
+                    (i.result_id, i.operands.first())
+                {
+                    f32_types.insert(id);
+                }
+            }
+            Op::TypeVector => {
+                if let (Some(id), Some(Operand::IdRef(c))) = (i.result_id, i.operands.first()) {
+                    if f32_types.contains(c) {
+                        f32_types.insert(id);
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let (Some(id), Some(t)) = (i.result_id, i.result_type) {
+            type_of.insert(id, t);
+        }
+    }
+    let insts: Vec<&Instruction> = m
+        .functions
+        .iter()
+        .flat_map(|f| {
+            f.parameters
+                .iter()
+                .chain(f.blocks.iter().flat_map(|b| b.instructions.iter()))
+        })
+        .collect();
+    for i in &insts {
+        if let (Some(id), Some(t)) = (i.result_id, i.result_type) {
+            type_of.insert(id, t);
+        }
+    }
+    let is_f32 = |id: &Word| type_of.get(id).is_some_and(|t| f32_types.contains(t));
+    let reads_f32 = |i: &Instruction| {
+        i.operands.iter().any(|o| match o {
+            Operand::IdRef(id) => is_f32(id),
+            _ => false,
+        })
+    };
+    // Every use of a value, as (instruction, operand index).
+    let mut uses: HashMap<Word, Vec<(Op, usize)>> = HashMap::new();
+    for i in &insts {
+        for (k, o) in i.operands.iter().enumerate() {
+            if let Operand::IdRef(id) = o {
+                uses.entry(*id).or_default().push((i.class.opcode, k));
+            }
+        }
+    }
+    let select_fallback = |id: Option<Word>| {
+        id.and_then(|id| uses.get(&id))
+            .is_some_and(|u| u.iter().all(|&(op, k)| op == Op::Select && k == 2))
+    };
+    let gives_f32 = |i: &Instruction| i.result_type.is_some_and(|t| f32_types.contains(&t));
+    let mut out = vec![];
+    for i in insts {
+        let bad = match i.class.opcode {
+            // Arithmetic, and comparisons, of f32.
+            Op::FAdd
+            | Op::FSub
+            | Op::FMul
+            | Op::FDiv
+            | Op::FRem
+            | Op::FMod
+            | Op::FNegate
+            | Op::VectorTimesScalar
+            | Op::Dot
+            | Op::FOrdEqual
+            | Op::FUnordEqual
+            | Op::FOrdNotEqual
+            | Op::FUnordNotEqual
+            | Op::FOrdLessThan
+            | Op::FUnordLessThan
+            | Op::FOrdGreaterThan
+            | Op::FUnordGreaterThan
+            | Op::FOrdLessThanEqual
+            | Op::FUnordLessThanEqual
+            | Op::FOrdGreaterThanEqual
+            | Op::FUnordGreaterThanEqual
+            | Op::GroupNonUniformFAdd
+            | Op::GroupNonUniformFMul
+            | Op::GroupNonUniformFMin
+            | Op::GroupNonUniformFMax => gives_f32(i) || reads_f32(i),
+            // GLSL.std.450 (the only extended set arrc imports) on f32.
+            Op::ExtInst => gives_f32(i) || reads_f32(i),
+            // Widening an f32 (NVIDIA's flushes a subnormal to 0), but where the
+            // widened value is only the other choice of a select (`widen32`: the
+            // subnormals' own value is the first).
+            Op::FConvert => reads_f32(i) && !select_fallback(i.result_id),
+            _ => false,
+        };
+        if bad {
+            if out.len() == limit {
+                break;
+            }
+            out.push(format!(
+                "%{} = {:?} {:?}",
+                i.result_id.unwrap_or(0),
+                i.class.opcode,
+                i.operands
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,113 @@
+//! f32 subnormals on the device. NVIDIA's H200 cannot keep them when asked
+//! (no shaderDenormPreserveFloat32) and flushed them in every f32 instruction:
+//! `x×1e10` of `x←1e¯40` was 0 (1e¯30 on the reference), `×x` 0, `-x` 0, `x⌈0` 0,
+//! and the f32 → f64 conversion too (`+/1e¯40 1e¯40` was 0). arrc computes f32 in
+//! f64 there, widened from the bits; these compare with the reference to an ulp of
+//! f32, subnormal ulps included (the other tests' absolute tolerance does not see a
+//! subnormal at all).
+
+use super::*;
+
+/// Within `ulps` f32 ulps of the reference, subnormals exactly as such; other
+/// types exactly.
+fn same_to_ulps(what: &str, got: &Array, want: &Array, ulps: f32) {
+    assert_eq!(got.shape, want.shape, "{what}: shape");
+    match (&got.data, &want.data) {
+        (Data::F32(g), Data::F32(w)) => {
+            for (i, (g, w)) in g.iter().zip(w).enumerate() {
+                let ulp = if w.is_finite() && *w != 0.0 {
+                    f32::from_bits(w.abs().to_bits() + 1) - w.abs()
+                } else {
+                    f32::from_bits(1)
+                };
+                assert!(
+                    g == w || (g - w).abs() <= ulps * ulp,
+                    "{what}[{i}]: device {g:e}, reference {w:e}"
+                );
+            }
+        }
+        (g, w) => assert_eq!(g, w, "{what}"),
+    }
+}
+
+#[test]
+fn f32_subnormals_on_the_device() {
+    let tiny = f32::from_bits(1);
+    let top = f32::from_bits(0x007f_ffff);
+    let least = f32::MIN_POSITIVE;
+    // 37 items: a subgroup of 32 and more, or several of lavapipe's 8.
+    let mut x = vec![
+        tiny, -tiny, 1e-40, -1e-40, 1e-39, -3e-39, top, -top, least, -least, 0.0, 1.5, -2.25,
+    ];
+    let mut y = vec![
+        1e-20, -1e-10, 3.5, 1e-30, tiny, -1e-40, 2.0, 1e-36, -0.5, 1e-38, 1.0, 7e-39, -1e-20,
+    ];
+    while x.len() < 37 {
+        let k = x.len();
+        x.push(if k % 2 == 0 { 1e-41 } else { -2e-40 } * (k as f32));
+        y.push(if k % 3 == 0 { 1e-19 } else { -3e-21 } * (k as f32));
+    }
+    let (x, y) = (Array::vector(Data::F32(x)), Array::vector(Data::F32(y)));
+    let mut s = gpu();
+    let mut cpu = bind_both(&mut s, ElemType::F32, &[("x", &x), ("y", &y)]);
+    let exprs = [
+        // Subnormals read.
+        "x×1e10",
+        "x÷1e¯10",
+        "x+y",
+        "x-y",
+        "-x",
+        "|x",
+        "×x",
+        "x⌈y",
+        "x⌊y",
+        "x⌈0",
+        "⌊x",
+        "⌈x",
+        "x=y",
+        "x<0",
+        "+/x",
+        "+\\x",
+        "⌈/x",
+        "⌊/x",
+        "⌈\\x",
+        "⌊\\x",
+        "×/1+x",
+        "x[⍋x]",
+        "1○x",
+        "3○x",
+        "¯3○x",
+        "7○x",
+        "*x",
+        "3|x",
+        "1e¯39|x",
+        "⍟3+x",
+        "x+.×y",
+        "(4 9⍴x)+.×9 3⍴y×1e10",
+        "+⌿5 7⍴x",
+        "⌈⌿5 7⍴x",
+        "{+/,⍵}⌺3 3⊢5 7⍴x",
+        "{⌈/,⍵}⌺3 3⊢5 7⍴x",
+        // Subnormals made.
+        "y×1e¯20",
+        "y÷1e30",
+        "y×y",
+        "y-y×1.0000001",
+        "*¯100+y",
+        "2*¯140+⍳5",
+        "+/y×1e¯20",
+        "+\\y×1e¯25",
+    ];
+    for expr in exprs {
+        let g = s
+            .eval(expr)
+            .unwrap_or_else(|e| panic!("{expr} on the device: {e}"));
+        assert!(g.notes.is_empty(), "{expr} left the device: {:?}", g.notes);
+        let g = g.value.expect("a value");
+        let prog = arrc_syntax::parse_str(expr).expect("parses");
+        let c = arrc_ref::eval_program(&prog, &mut cpu)
+            .unwrap_or_else(|e| panic!("{expr} on the reference: {e}"))
+            .expect("a value");
+        same_to_ulps(expr, &g, &c, 2.0);
+    }
+}
