@@ -96,7 +96,8 @@ pub struct PlanOptions {
     /// holds the widened items in its tile, each converted once; off (the
     /// default), the tile holds the matrix's own items, converted at each read:
     /// half the workgroup memory read (H200, 8192², a 5×5 sum: f32 324.2 → 283.7
-    /// µs, i32 358.0 → 255.0).
+    /// µs, i32 358.0 → 255.0). The runtime turns it on where f32 is widened from
+    /// its bits (a device that may flush f32 subnormals), each widening dearer.
     pub stencil_widen: bool,
     /// Columns a panel of `⌹`'s QR factors in one dispatch before the later columns
     /// apply its reflectors in the next (`KernelKind::QrStep`). H200, 1024² f64

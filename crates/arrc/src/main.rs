@@ -408,8 +408,9 @@ struct TuneArgs {
     window_folds: Option<bool>,
     /// Tuning: a staged `⌺` whose reads all widen its matrix (f32 to f64, i32
     /// to i64) holds the widened items in workgroup memory, each converted
-    /// once; `false` (the default) holds the matrix's own, converted at each
-    /// read.
+    /// once (the default where the device may flush f32 subnormals, whose f32
+    /// is widened from its bits); `false` holds the matrix's own, converted at
+    /// each read (the default elsewhere).
     #[arg(long)]
     stencil_widen: Option<bool>,
     /// Tuning: columns `⌹`'s QR factors a panel at a time in one workgroup, before
