@@ -140,3 +140,71 @@ fn flushing(m: &Module, limit: usize) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spirv_tools::assembler::{Assembler, AssemblerOptions};
+
+    /// A compute module whose body is `body`, with `%f`, `%d`, `%u`, `%b` the
+    /// f32, f64, u32 and bool types and `%x` an f32 and `%k` a u32.
+    fn module(body: &str) -> Vec<u32> {
+        let text = format!(
+            "OpCapability Shader
+             OpCapability Float64
+             OpMemoryModel Logical GLSL450
+             OpEntryPoint GLCompute %main \"main\"
+             OpExecutionMode %main LocalSize 1 1 1
+     %void = OpTypeVoid
+       %fn = OpTypeFunction %void
+        %f = OpTypeFloat 32
+        %d = OpTypeFloat 64
+        %u = OpTypeInt 32 0
+        %b = OpTypeBool
+        %x = OpConstant %f 1.5
+        %k = OpConstant %u 7
+     %main = OpFunction %void None %fn
+    %entry = OpLabel
+             {body}
+             OpReturn
+             OpFunctionEnd"
+        );
+        let a = spirv_tools::assembler::create(Some(crate::TARGET_ENV));
+        a.assemble(&text, AssemblerOptions::default())
+            .expect("assembles")
+            .as_words()
+            .to_vec()
+    }
+
+    #[test]
+    fn f32_arithmetic_and_comparisons_are_found() {
+        for body in [
+            "%r = OpFAdd %f %x %x",
+            "%r = OpFNegate %f %x",
+            "%r = OpFOrdLessThan %b %x %x",
+            "%r = OpFConvert %d %x",
+        ] {
+            let found = f32_flushing(&module(body), 4).unwrap();
+            assert_eq!(found.len(), 1, "{body}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn moves_and_guarded_widenings_are_not() {
+        for body in [
+            // The widening that `widen32` makes: chosen only where not subnormal.
+            "%w = OpFConvert %d %x
+             %z = OpConvertUToF %d %k
+             %c = OpULessThan %b %k %k
+             %r = OpSelect %d %c %z %w",
+            "%r = OpBitcast %u %x",
+            "%w = OpFConvert %d %x
+             %r = OpFConvert %f %w",
+        ] {
+            let found = f32_flushing(&module(body), 4).unwrap();
+            // The last widens unguarded: exactly that one is found.
+            let want = usize::from(body.contains("%r = OpFConvert %f"));
+            assert_eq!(found.len(), want, "{body}: {found:?}");
+        }
+    }
+}
