@@ -6,7 +6,8 @@
 //! the kernel may use f64 (whose subnormals these devices keep), f32 is computed in
 //! f64 instead: widened from its bits ([`Emitter::widen32`]), computed, narrowed by
 //! one rounding (double rounding from f64 is harmless for `+ - × ÷` and √: f64 has
-//! more than twice f32's bits and two more). Comparisons, `⌈`, `⌊`, `|`, `-` and the
+//! more than twice f32's bits and two more). Comparisons (`compare`: by ordered
+//! bits; inside scalar functions `fcmp`: widened), `⌈`, `⌊`, `|`, `-` and the
 //! finiteness test work on the bits. `flush.rs` checks each module for what is left.
 
 use super::*;
@@ -70,8 +71,7 @@ impl Emitter {
         self.narrow64(r)
     }
 
-    /// f32 `v` with its sign bit set to `op` of it: `-v` (flipped), `|v|`
-    /// (cleared).
+    /// f32 `v` with its sign bit flipped (`negate`: `-v`) or cleared (`|v|`).
     pub(super) fn sign32(&mut self, negate: bool, v: Word) -> R<Word> {
         let u = self.u32_t;
         let ft = self.ty(ElemType::F32);
