@@ -839,3 +839,22 @@ fn hash_tables_within_one_storage_binding() {
         assert_eq!(hashed, 16 * n <= window, "n = {n}, window {window}");
     }
 }
+
+#[test]
+fn interval_index_of_a_float_scan() {
+    // The device adds a `+\` of floats in another order than the reference, and its
+    // sums of items that are all at least 0 may fall back an ulp where the
+    // reference's never do: `(+\w)⍸x` raised DOMAIN ERROR (⍺ not ascending) on
+    // lavapipe (fuzzer seed 210, f64). Such an ⍺ counts as ascending; where an
+    // addend is negative the order is checked as before.
+    let mut s = gpu();
+    let mut cpu = bind_both(&mut s, ElemType::F64, &[]);
+    for expr in [
+        "w←(10*?5000⍴18)÷7 ⋄ x←(?1000⍴1000000000)×4000000000 ⋄ +/(+\\w)⍸x",
+        "w←1 ¯1 2 ⋄ (+\\w)⍸1.5",
+        "w←1 ¯0.5 2 ⋄ (+\\w)⍸1.5 3.5",
+        "w←0.5 0 2.25 ⋄ (+\\w)⍸0 0.5 1 3",
+    ] {
+        agree(&mut s, &mut cpu, expr, 0, 1.0);
+    }
+}
