@@ -499,8 +499,17 @@ fn verdict(
     raised: bool,
     reference_limit: bool,
 ) -> Verdict {
+    // An internal compiler error is a crash, also where `Backend::Auto` refused the
+    // statement to the reference with a note (an emitted module that failed
+    // spirv-val or the f32 flush check of `arrc_spirv::f32_flushing`).
+    let ice = "internal compiler error";
+    if let Ok(g) = got {
+        if let Some(n) = g.notes.iter().find(|n| n.contains(ice)) {
+            return Verdict::Crash(format!("device: {n}"));
+        }
+    }
     match (want, got) {
-        (_, Err(g)) if g.message.contains("internal compiler error") => {
+        (_, Err(g)) if g.message.contains(ice) => {
             Verdict::Crash(format!("device: {}: {}", g.class.name(), g.message))
         }
         (_, Err(g)) if g.class == ErrorClass::Unsupported => Verdict::Unsupported,
@@ -1129,6 +1138,38 @@ impl Gen<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn internal_compiler_errors_are_crashes_also_when_refused() {
+        // Under `Backend::Auto` a statement whose module the emitter refused runs on
+        // the reference with a note; the fuzzer must still count it as a crash.
+        let value = Some(Array::scalar(arrc_ir::Scalar::I32(1)));
+        let outcome = |notes: Vec<String>| crate::Outcome {
+            value: value.clone(),
+            notes,
+            function: None,
+        };
+        let want = Ok(outcome(vec![]));
+        let refused = Ok(outcome(vec![
+            "NOT YET SUPPORTED: internal compiler error: SPIR-V builder: f32 arithmetic \
+             that a device flushing f32 subnormals would get wrong — computed on the CPU \
+             reference"
+                .into(),
+        ]));
+        assert!(matches!(
+            verdict(&want, &refused, true, false, false),
+            Verdict::Crash(_)
+        ));
+        let other = Ok(outcome(vec![
+            "NOT YET SUPPORTED: monadic ~ is not supported on the GPU path yet — computed \
+             on the CPU reference"
+                .into(),
+        ]));
+        assert!(matches!(
+            verdict(&want, &other, true, false, false),
+            Verdict::Unsupported
+        ));
+    }
 
     #[test]
     fn programs_are_reproducible_from_seed_and_index() {
