@@ -68,7 +68,7 @@ pub fn emit(kernels: &[(&Kernel, &str)]) -> Result<Vec<u32>, SpirvError> {
     for (k, name) in kernels {
         e.kernel(k, name)?;
     }
-    let check = e.any_exact32;
+    let check = kernels.iter().any(|(k, _)| exact32(k));
     let words = e.finish();
     if check {
         let bad = crate::flush::f32_flushing(&words, 4)?;
@@ -80,6 +80,13 @@ pub fn emit(kernels: &[(&Kernel, &str)]) -> Result<Vec<u32>, SpirvError> {
         }
     }
     Ok(words)
+}
+
+/// Whether kernel `k` computes its f32 in f64 from the bits (`Emitter::exact32`):
+/// it may use f64 and the device may flush f32 subnormals. A module with such a
+/// kernel is checked by `flush.rs`.
+fn exact32(k: &Kernel) -> bool {
+    k.float64 && !k.denorm_preserve_f32
 }
 
 struct Emitter {
@@ -120,8 +127,6 @@ struct Emitter {
     /// subnormals (not `Kernel::denorm_preserve_f32`) and the kernel has f64
     /// (`exact32.rs`).
     exact32: bool,
-    /// Some kernel of the module is `exact32` (`flush.rs` checks the module).
-    any_exact32: bool,
     /// Push constant 0 as loaded in the kernel's entry block: a value the driver
     /// cannot fold (see `binop`'s 64-bit products).
     opaque: Word,
@@ -302,7 +307,6 @@ impl Emitter {
             opaque: 0,
             float64: false,
             exact32: false,
-            any_exact32: false,
             ct: arrc_ir::scalar::COMPARISON_TOLERANCE,
             denorm_preserve: false,
             spin,
@@ -807,8 +811,7 @@ impl Emitter {
         self.items_n = k.items_per_thread.max(1);
         self.wg_n = k.workgroup_size.max(1);
         self.float64 = k.float64;
-        self.exact32 = k.float64 && !k.denorm_preserve_f32;
-        self.any_exact32 |= self.exact32;
+        self.exact32 = exact32(k);
         self.ct = k.ct;
         // Bindings: set 0, binding i.
         let mut cx = Cx {
