@@ -47,17 +47,9 @@ impl Emitter {
         self.b.select(dt, None, small, sub, normal).map_err(be)
     }
 
-    /// f64 `v` rounded once to f32 (subnormal results kept: NVIDIA's conversion
-    /// does not flush them).
-    pub(super) fn narrow64(&mut self, v: Word) -> R<Word> {
-        let ft = self.ty(ElemType::F32);
-        let r = self.b.f_convert(ft, None, v).map_err(be)?;
-        self.b
-            .decorate(r, rspirv::spirv::Decoration::NoContraction, []);
-        Ok(r)
-    }
-
-    /// `f` of f32 operands computed in f64, rounded once to f32.
+    /// `f` of f32 operands computed in f64, rounded once to f32 (`convert`: from
+    /// the bits where the device may flush f32 subnormals; NVIDIA's narrowing
+    /// keeps a subnormal result).
     pub(super) fn in_f64(
         &mut self,
         args: &[Word],
@@ -65,10 +57,10 @@ impl Emitter {
     ) -> R<Word> {
         let wide = args
             .iter()
-            .map(|&a| self.widen32(a))
+            .map(|&a| self.convert(a, ElemType::F32, ElemType::F64))
             .collect::<R<Vec<_>>>()?;
         let r = f(self, &wide)?;
-        self.narrow64(r)
+        self.convert(r, ElemType::F64, ElemType::F32)
     }
 
     /// f32 `v` with its sign bit flipped (`negate`: `-v`) or cleared (`|v|`).

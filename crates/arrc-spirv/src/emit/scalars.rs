@@ -492,12 +492,7 @@ impl Emitter {
         if t != ElemType::F32 || !self.float64 {
             return Ok(None);
         }
-        let wide = args
-            .iter()
-            .map(|&a| self.convert(a, t, ElemType::F64))
-            .collect::<R<Vec<_>>>()?;
-        let r = f(self, &wide)?;
-        let r = self.convert(r, ElemType::F64, t)?;
+        let r = self.in_f64(args, f)?;
         let bad = self.not_finite(t, r)?;
         self.raise(cx, bit, bad)?;
         Ok(Some(r))
