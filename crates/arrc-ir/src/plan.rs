@@ -99,6 +99,10 @@ pub struct PlanOptions {
     /// µs, i32 358.0 → 255.0). The runtime turns it on where f32 is widened from
     /// its bits (a device that may flush f32 subnormals), each widening dearer.
     pub stencil_widen: bool,
+    /// Tests only: native f32 on the guarded fast path (`emit/exact32.rs`) reads
+    /// and gives subnormals as 0, as NVIDIA's does, so that a device keeping them
+    /// (lavapipe) tests the guards. Only where f32 is widened from its bits.
+    pub flush_f32: bool,
     /// Columns a panel of `⌹`'s QR factors in one dispatch before the later columns
     /// apply its reflectors in the next (`KernelKind::QrStep`). H200, 1024² f64
     /// (`bench/programs/solve.apl`), kernels: 1 column 13.9 ms, 4 7.3, 8 7.7, 16
@@ -232,6 +236,7 @@ impl Default for PlanOptions {
             stencil_rows: 0,
             window_folds: true,
             stencil_widen: false,
+            flush_f32: false,
             qr_block: 4,
             hash_search: true,
             hash_spare_quarters: 4,
@@ -403,6 +408,9 @@ pub struct Kernel {
     pub denorm_preserve_f64: bool,
     /// Ask the device to keep f32 subnormals (`PlanOptions::denorm_preserve_f32`).
     pub denorm_preserve_f32: bool,
+    /// Flush f32 subnormals on the guarded fast path (`PlanOptions::flush_f32`).
+    #[serde(default)]
+    pub flush_f32: bool,
     /// ⎕CT of the program's f64 comparisons, floors and ceilings.
     pub ct: f64,
     /// Checks of push constants that a loop's trips grow with, where the device cuts
@@ -534,7 +542,7 @@ struct Planner<'a> {
 
 /// Bindings of a kernel being built, from plan buffers, and the run-time lengths its
 /// expressions read (extra push constants).
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct KernelBindings {
     buffers: Vec<usize>,
     bindings: Vec<Binding>,
@@ -1111,6 +1119,7 @@ impl Planner<'_> {
             float64: self.opts.float64,
             denorm_preserve_f64: self.opts.denorm_preserve_f64,
             denorm_preserve_f32: self.opts.denorm_preserve_f32,
+            flush_f32: self.opts.flush_f32,
             ct: self.v.func.ct,
             trip_guards: vec![],
             guard,

@@ -69,9 +69,10 @@ pub fn emit(kernels: &[(&Kernel, &str)]) -> Result<Vec<u32>, SpirvError> {
         e.kernel(k, name)?;
     }
     let check = kernels.iter().any(|(k, _)| exact32(k));
+    let guarded = std::mem::take(&mut e.guarded);
     let words = e.finish();
     if check {
-        let bad = crate::flush::f32_flushing(&words, 4)?;
+        let bad = crate::flush::f32_flushing(&words, 4, &guarded)?;
         if !bad.is_empty() {
             return Err(SpirvError::Build(format!(
                 "f32 arithmetic that a device flushing f32 subnormals would get wrong: {}",
@@ -127,6 +128,18 @@ struct Emitter {
     /// subnormals (not `Kernel::denorm_preserve_f32`) and the kernel has f64
     /// (`exact32.rs`).
     exact32: bool,
+    /// Inside a guarded expression's fast path (`exact32.rs`): the function-local
+    /// flag its checks or into.
+    guard: Option<Word>,
+    /// The f32 values being widened are known not subnormal (`widen_all`).
+    clean32: bool,
+    /// Computing a guarded expression again, the exact way.
+    exact_only: bool,
+    /// Native f32 on the guarded fast path flushes subnormals (`Kernel::flush_f32`).
+    flush_sim: bool,
+    /// The native f32 instructions that a guard stands over (`Emitter::native`),
+    /// which the module check allows.
+    guarded: std::collections::HashSet<Word>,
     /// Push constant 0 as loaded in the kernel's entry block: a value the driver
     /// cannot fold (see `binop`'s 64-bit products).
     opaque: Word,
@@ -307,6 +320,11 @@ impl Emitter {
             opaque: 0,
             float64: false,
             exact32: false,
+            guard: None,
+            clean32: false,
+            exact_only: false,
+            flush_sim: false,
+            guarded: Default::default(),
             ct: arrc_ir::scalar::COMPARISON_TOLERANCE,
             denorm_preserve: false,
             spin,
@@ -692,6 +710,13 @@ impl Emitter {
     }
 
     fn expr(&mut self, cx: &Cx, e: &KExpr, ix: Ix) -> R<Word> {
+        if self.exact32 && self.guard.is_none() && !self.exact_only && exact32::guardable(e) {
+            return self.guarded_expr(cx, e, ix);
+        }
+        self.expr_inner(cx, e, ix)
+    }
+
+    fn expr_inner(&mut self, cx: &Cx, e: &KExpr, ix: Ix) -> R<Word> {
         match e {
             KExpr::Load { binding, index, .. } => {
                 let idx = self.iexpr(cx, index, ix)?;
@@ -812,6 +837,7 @@ impl Emitter {
         self.wg_n = k.workgroup_size.max(1);
         self.float64 = k.float64;
         self.exact32 = exact32(k);
+        self.flush_sim = self.exact32 && k.flush_f32;
         self.ct = k.ct;
         // Bindings: set 0, binding i.
         let mut cx = Cx {
@@ -1013,6 +1039,7 @@ impl Emitter {
                 shuffle,
                 tiles_by_workgroup,
                 compact,
+                subnormals,
                 ..
             } => {
                 cx.status_views = match status {
@@ -1034,6 +1061,7 @@ impl Emitter {
                     *shuffle,
                     compact.as_ref(),
                     *lookback_subgroup,
+                    *subnormals,
                 )?
             }
             KernelKind::SegScan { value, flag, shape } => {

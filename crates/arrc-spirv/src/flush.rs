@@ -22,13 +22,20 @@ use rspirv::spirv::{Op, Word};
 use std::collections::{HashMap, HashSet};
 
 /// The instructions of `words` that read or compute f32 floats as a flushing
-/// device would (at most `limit`, as disassembly-like lines).
-pub fn f32_flushing(words: &[u32], limit: usize) -> Result<Vec<String>, crate::SpirvError> {
+/// device would (at most `limit`, as disassembly-like lines), but for those whose
+/// results are in `guarded`: the emitter's native f32 under a guard, whose operands
+/// and results it checks and computes again the exact way where a subnormal could
+/// matter (`emit/exact32.rs`).
+pub fn f32_flushing(
+    words: &[u32],
+    limit: usize,
+    guarded: &HashSet<Word>,
+) -> Result<Vec<String>, crate::SpirvError> {
     let m = rspirv::dr::load_words(words).map_err(|e| crate::SpirvError::Invalid(e.to_string()))?;
-    Ok(flushing(&m, limit))
+    Ok(flushing(&m, limit, guarded))
 }
 
-fn flushing(m: &Module, limit: usize) -> Vec<String> {
+fn flushing(m: &Module, limit: usize, guarded: &HashSet<Word>) -> Vec<String> {
     // f32 scalar and vector types, and the type of every value.
     let mut f32_types: HashSet<Word> = HashSet::new();
     let mut type_of: HashMap<Word, Word> = HashMap::new();
@@ -91,6 +98,9 @@ fn flushing(m: &Module, limit: usize) -> Vec<String> {
     let gives_f32 = |i: &Instruction| i.result_type.is_some_and(|t| f32_types.contains(&t));
     let mut out = vec![];
     for i in insts {
+        if i.result_id.is_some_and(|id| guarded.contains(&id)) {
+            continue;
+        }
         let bad = match i.class.opcode {
             // Arithmetic, and comparisons, of f32.
             Op::FAdd
@@ -184,9 +194,31 @@ mod tests {
             "%r = OpFOrdLessThan %b %x %x",
             "%r = OpFConvert %d %x",
         ] {
-            let found = f32_flushing(&module(body), 4).unwrap();
+            let found = f32_flushing(&module(body), 4, &HashSet::new()).unwrap();
             assert_eq!(found.len(), 1, "{body}: {found:?}");
         }
+    }
+
+    #[test]
+    fn the_emitters_guarded_instructions_are_not() {
+        // An f32 sum the emitter names as guarded (`Emitter::native`) passes; the
+        // same sum unnamed, and another beside it, do not.
+        let words = module(
+            "%r = OpFAdd %f %x %x
+             %s = OpFMul %f %x %x",
+        );
+        let m = rspirv::dr::load_words(&words).unwrap();
+        let add = m.functions[0].blocks[0]
+            .instructions
+            .iter()
+            .find(|i| i.class.opcode == Op::FAdd)
+            .and_then(|i| i.result_id)
+            .unwrap();
+        let guarded = HashSet::from([add]);
+        let found = f32_flushing(&words, 4, &guarded).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("FMul"), "{found:?}");
+        assert_eq!(f32_flushing(&words, 4, &HashSet::new()).unwrap().len(), 2);
     }
 
     #[test]
@@ -201,7 +233,7 @@ mod tests {
             "%w = OpFConvert %d %x
              %r = OpFConvert %f %w",
         ] {
-            let found = f32_flushing(&module(body), 4).unwrap();
+            let found = f32_flushing(&module(body), 4, &HashSet::new()).unwrap();
             // The last widens unguarded: exactly that one is found.
             let want = usize::from(body.contains("%r = OpFConvert %f"));
             assert_eq!(found.len(), want, "{body}: {found:?}");

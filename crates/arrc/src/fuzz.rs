@@ -38,6 +38,9 @@ pub struct FuzzOptions {
     /// at least `split_from` elements split across them.
     pub devices: Vec<usize>,
     pub split_from: usize,
+    /// The device's native f32 fast paths flush subnormals as NVIDIA's does
+    /// (`Tuning::flush_f32`), whatever the device keeps.
+    pub flush_f32: bool,
 }
 
 impl Default for FuzzOptions {
@@ -53,6 +56,7 @@ impl Default for FuzzOptions {
             raw_device: false,
             devices: vec![],
             split_from: crate::shard::DEFAULT_SPLIT_FROM,
+            flush_f32: false,
         }
     }
 }
@@ -184,6 +188,12 @@ fn device_session(opts: &FuzzOptions) -> Result<Session, crate::Error> {
         Session::with_device(backend, opts.devices.first().copied())?
     };
     s.set_split_from(opts.split_from);
+    if opts.flush_f32 {
+        s.tune(crate::Tuning {
+            flush_f32: Some(true),
+            ..Default::default()
+        });
+    }
     match &s.no_device {
         Some(why) => Err(crate::Error::new(
             ErrorClass::Device,

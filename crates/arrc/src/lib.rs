@@ -291,6 +291,9 @@ pub struct Tuning {
     /// A staged stencil's tile holds its items widened where every read widens
     /// them (`PlanOptions::stencil_widen`).
     pub stencil_widen: Option<bool>,
+    /// Tests only: flush f32 subnormals on the guarded fast path
+    /// (`PlanOptions::flush_f32`).
+    pub flush_f32: Option<bool>,
     /// Columns a panel of `⌹`'s QR (`PlanOptions::qr_block`).
     pub qr_block: Option<u32>,
     /// `⍳ ∊` of exact 4-byte keys by a hash table (`PlanOptions::hash_search`).
@@ -398,6 +401,9 @@ impl Tuning {
         }
         if let Some(v) = self.stencil_widen {
             o.stencil_widen = v;
+        }
+        if let Some(v) = self.flush_f32 {
+            o.flush_f32 = v;
         }
         if let Some(v) = self.qr_block {
             o.qr_block = v.max(1);

@@ -208,6 +208,10 @@ enum Cmd {
         /// reference for).
         #[arg(long)]
         raw_device: bool,
+        /// The device's native f32 fast paths flush f32 subnormals as NVIDIA's do,
+        /// on any device (a test of their checks).
+        #[arg(long)]
+        flush_f32: bool,
         /// Several devices (`0,0` opens device 0 twice): arrays split across them.
         #[arg(long, value_delimiter = ',')]
         devices: Vec<usize>,
@@ -471,6 +475,7 @@ impl TuneArgs {
             stencil_rows: self.stencil_rows,
             window_folds: self.window_folds,
             stencil_widen: self.stencil_widen,
+            flush_f32: None,
             qr_block: self.qr_block,
             hash_search: self.hash_search,
             hash_spare_quarters: self.hash_spare_quarters,
@@ -868,6 +873,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             timeout,
             show,
             raw_device,
+            flush_f32,
             devices,
             split_from,
         } => {
@@ -894,6 +900,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 devices,
                 split_from,
                 raw_device,
+                flush_f32,
             };
             if index.is_some() || show {
                 let case = arrc::fuzz::Case::new(&opts, index.unwrap_or(0));

@@ -968,7 +968,7 @@ impl Planner<'_> {
     pub(super) fn chained_scan(
         &mut self,
         op: BinOp,
-        mut kb: KernelBindings,
+        kb: KernelBindings,
         expr: KExpr,
         out_b: usize,
         elem: ElemType,
@@ -1025,80 +1025,111 @@ impl Planner<'_> {
         };
         // One workgroup per tile.
         let groups = tiles.clone();
-        let status = match (self.opts.int64_atomics, expr.elem().size()) {
-            (false, _) => ScanStatus::Flagged,
-            (true, 4) => ScanStatus::Packed,
-            (true, _) if self.opts.scan_wide_status => ScanStatus::Wide,
-            (true, _) => ScanStatus::Flagged,
+        // Where f32 is widened from its bits (a device that may flush f32
+        // subnormals), an f32 `+\` in f64 runs twice over: first widening each
+        // element by OpFConvert alone, a subgroup reporting any subnormal it holds
+        // in `subnormals`; then, only where one did (`KernelGuard`), the scan again
+        // with every element widened from its bits. The exact way's registers cost
+        // the first a third of its speed (H200, 2^26: 124 registers, 305 µs; 80,
+        // 225 µs without it).
+        let subnormals = (f32_in_f64
+            && self.opts.float64
+            && !self.opts.denorm_preserve_f32
+            && self.guard.is_none())
+        .then(|| self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed));
+        let ways = match subnormals {
+            Some(f) => vec![(Some(f), None), (None, Some((f, None, Some(0))))],
+            None => vec![(None, None)],
         };
-        let flag_words = match status {
-            ScanStatus::Flagged => tiles.clone(),
-            ScanStatus::Packed => Count::Scaled {
+        for (report, guard) in ways {
+            let mut kb = kb.clone();
+            let compact = compact.clone();
+            let expr = expr.clone();
+            self.guard = guard;
+            let status = match (self.opts.int64_atomics, expr.elem().size()) {
+                (false, _) => ScanStatus::Flagged,
+                (true, 4) => ScanStatus::Packed,
+                (true, _) if self.opts.scan_wide_status => ScanStatus::Wide,
+                (true, _) => ScanStatus::Flagged,
+            };
+            let flag_words = match status {
+                ScanStatus::Flagged => tiles.clone(),
+                ScanStatus::Packed => Count::Scaled {
+                    of: Box::new(tiles.clone()),
+                    times: 2,
+                },
+                ScanStatus::Wide => Count::known(1),
+            };
+            let flags = self.new_buffer(ElemType::I32, flag_words, BufferRole::Zeroed);
+            let counter = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
+            // Tile values travel as two u32 words each, written and read with atomics
+            // (one 64-bit word, zero until published, when the status is `Wide`).
+            let words = Count::Scaled {
                 of: Box::new(tiles.clone()),
                 times: 2,
-            },
-            ScanStatus::Wide => Count::known(1),
-        };
-        let flags = self.new_buffer(ElemType::I32, flag_words, BufferRole::Zeroed);
-        let counter = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
-        // Tile values travel as two u32 words each, written and read with atomics
-        // (one 64-bit word, zero until published, when the status is `Wide`).
-        let words = Count::Scaled {
-            of: Box::new(tiles),
-            times: 2,
-        };
-        let role = match status {
-            ScanStatus::Wide => BufferRole::Zeroed,
-            _ => BufferRole::Temp,
-        };
-        let aggregates = self.new_buffer(ElemType::I32, words.clone(), role.clone());
-        let inclusive = self.new_buffer(ElemType::I32, words, role);
-        let out = kb.bind(out_b, elem, true);
-        let shared = |kb: &mut KernelBindings, buf: usize, elem: ElemType, atomic: bool| {
-            let i = kb.bind(buf, elem, true);
-            kb.bindings[i as usize].shared_between_groups = true;
-            kb.bindings[i as usize].atomic = atomic;
-            i
-        };
-        let flags = shared(&mut kb, flags, ElemType::I32, true);
-        let aggregates = shared(&mut kb, aggregates, ElemType::I32, true);
-        let inclusive = shared(&mut kb, inclusive, ElemType::I32, true);
-        let counter = shared(&mut kb, counter, ElemType::I32, true);
-        // Staging takes a value a lane per element of a round (rounds of four
-        // where the tile allows), beside the scan's own totals (at most 1024
-        // 8-byte words).
-        let width = if items.is_multiple_of(4) { 4 } else { 1 };
-        let compact = compact.map(|(value, len)| {
-            let stage = u64::from(wg * width) * value.elem().size().max(4) as u64;
-            Compact {
-                len: kb.bind(len, ElemType::I32, true),
-                staged: stage + 8192 <= u64::from(self.opts.max_shared_bytes),
-                value,
-            }
-        });
-        let value_fails = compact.as_ref().is_some_and(|c| c.value.may_fail());
-        self.bind_status(
-            &mut kb,
-            expr.may_fail() || overflow.is_some() || value_fails,
-        );
-        let kind = KernelKind::ScanChained {
-            op,
-            expr,
-            out,
-            flags,
-            aggregates,
-            inclusive,
-            counter,
-            every_subgroup_looks_back: self.opts.every_subgroup_looks_back,
-            status,
-            lookback_subgroup,
-            shuffle: self.opts.subgroup_shuffle,
-            tiles_by_workgroup: self.opts.scan_tiles_by_workgroup,
-            overflow,
-            compact,
-        };
-        self.push_kernel_shaped("scan", kind, kb, vec![("n", n)], groups, (wg, items));
-        self.set_n_from(n_from);
+            };
+            let role = match status {
+                ScanStatus::Wide => BufferRole::Zeroed,
+                _ => BufferRole::Temp,
+            };
+            let aggregates = self.new_buffer(ElemType::I32, words.clone(), role.clone());
+            let inclusive = self.new_buffer(ElemType::I32, words, role);
+            let out = kb.bind(out_b, elem, true);
+            let shared = |kb: &mut KernelBindings, buf: usize, elem: ElemType, atomic: bool| {
+                let i = kb.bind(buf, elem, true);
+                kb.bindings[i as usize].shared_between_groups = true;
+                kb.bindings[i as usize].atomic = atomic;
+                i
+            };
+            let flags = shared(&mut kb, flags, ElemType::I32, true);
+            let aggregates = shared(&mut kb, aggregates, ElemType::I32, true);
+            let inclusive = shared(&mut kb, inclusive, ElemType::I32, true);
+            let counter = shared(&mut kb, counter, ElemType::I32, true);
+            // Staging takes a value a lane per element of a round (rounds of four
+            // where the tile allows), beside the scan's own totals (at most 1024
+            // 8-byte words).
+            let width = if items.is_multiple_of(4) { 4 } else { 1 };
+            let compact = compact.map(|(value, len)| {
+                let stage = u64::from(wg * width) * value.elem().size().max(4) as u64;
+                Compact {
+                    len: kb.bind(len, ElemType::I32, true),
+                    staged: stage + 8192 <= u64::from(self.opts.max_shared_bytes),
+                    value,
+                }
+            });
+            let value_fails = compact.as_ref().is_some_and(|c| c.value.may_fail());
+            self.bind_status(
+                &mut kb,
+                expr.may_fail() || overflow.is_some() || value_fails,
+            );
+            let kind = KernelKind::ScanChained {
+                op,
+                expr,
+                out,
+                flags,
+                aggregates,
+                inclusive,
+                counter,
+                every_subgroup_looks_back: self.opts.every_subgroup_looks_back,
+                status,
+                lookback_subgroup,
+                shuffle: self.opts.subgroup_shuffle,
+                tiles_by_workgroup: self.opts.scan_tiles_by_workgroup,
+                overflow,
+                compact,
+                subnormals: report.map(|f| shared(&mut kb, f, ElemType::I32, true)),
+            };
+            self.push_kernel_shaped(
+                "scan",
+                kind,
+                kb,
+                vec![("n", n.clone())],
+                groups.clone(),
+                (wg, items),
+            );
+            self.guard = None;
+            self.set_n_from(n_from.clone());
+        }
     }
 }
 

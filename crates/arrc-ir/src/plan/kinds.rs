@@ -188,6 +188,10 @@ pub enum KernelKind {
         /// and no array of positions is written (one pass, as the decoupled-fallback
         /// paper's compaction).
         compact: Option<Compact>,
+        /// An f32 scan in f64 on a device that may flush f32 subnormals: widen by
+        /// OpFConvert alone, and set word 0 of this binding where a subgroup holds
+        /// a subnormal (a second, guarded dispatch then scans the exact way).
+        subnormals: Option<u32>,
     },
     /// Push constants `rows, len, parts`: for `u < rows×parts`, `out[u]` folds
     /// positions `[p·per, min(len, (p+1)·per))` of row `u mod rows`, with

@@ -137,6 +137,9 @@ impl Emitter {
         if self.exact32 && t == ElemType::F32 {
             return match op {
                 BinOp::Max | BinOp::Min => self.max_min32(op == BinOp::Max, a, c),
+                BinOp::Add | BinOp::Sub | BinOp::Mul if self.guard.is_some() => {
+                    self.guarded_binop(op, a, c)
+                }
                 _ => self.in_f64(&[a, c], |e, w| e.binop(op, ElemType::F64, w[0], w[1])),
             };
         }
@@ -249,6 +252,19 @@ impl Emitter {
         self.b
             .group_non_uniform_elect(self.bool_t, None, sg)
             .map_err(be)
+    }
+
+    /// `vals` converted from `from` to `to` (f32 widened together: `widen_all`).
+    pub(super) fn convert_all(
+        &mut self,
+        vals: &[Word],
+        from: ElemType,
+        to: ElemType,
+    ) -> R<Vec<Word>> {
+        if (from, to) == (ElemType::F32, ElemType::F64) {
+            return self.widen_all(vals);
+        }
+        vals.iter().map(|&v| self.convert(v, from, to)).collect()
     }
 
     pub(super) fn convert(&mut self, v: Word, from: ElemType, to: ElemType) -> R<Word> {

@@ -16,14 +16,28 @@ const SIGN: u64 = 0x8000_0000;
 const MAGNITUDE: u64 = 0x7fff_ffff;
 const EXPONENT: u64 = 0x7f80_0000;
 const LEAST_NORMAL: u64 = 0x0080_0000;
+/// 2^-100: f32 sums and differences of values that are 0 or at least this large
+/// are multiples of 2^-123, never subnormal (`guarded_expr`).
+const TINY: u32 = 0x0d80_0000;
 
 impl Emitter {
     /// f32 `v` as an f64, exactly, subnormals too: OpFConvert where `v` is normal
     /// (or 0, infinite, NaN), the mantissa times 2^-149 where it is subnormal.
+    /// Known normal (`clean32`), or checked (`guard`), it is OpFConvert alone.
     pub(super) fn widen32(&mut self, v: Word) -> R<Word> {
         self.uses_f64 = true;
         let (u, bt) = (self.u32_t, self.bool_t);
         let dt = self.ty(ElemType::F64);
+        if self.clean32 || self.guard.is_some() {
+            if self.guard.is_some() {
+                let mag = self.mag32(v)?;
+                let sub = self.below32(mag, LEAST_NORMAL as u32)?;
+                self.suspect(sub)?;
+            }
+            let v = self.flushed(v)?;
+            let r = self.b.f_convert(dt, None, v).map_err(be)?;
+            return Ok(self.native(r));
+        }
         let bits = self.b.bitcast(u, None, v).map_err(be)?;
         let mask = self.c_u32(MAGNITUDE as u32);
         let mag = self.b.bitwise_and(u, None, bits, mask).map_err(be)?;
@@ -138,4 +152,288 @@ impl Emitter {
         }
         .map_err(be)
     }
+}
+
+/// The guarded fast path: f32 computed natively where no subnormal can be met.
+///
+/// A device that flushes f32 subnormals gives IEEE f32 results wherever no operand
+/// and no exact result is subnormal; computing every f32 instruction in f64 from
+/// the bits (above) costs several conversions an operation (on the H200 `+/(x-y)*2`
+/// took 149 µs for 91 at 2^26). So an expression of plain values is computed first
+/// with native f32 `+ - ×` and OpFConvert, each checked (`suspect`): an operand
+/// that is subnormal, or for `+ -` nonzero below 2^-100 (`TINY`), or a product
+/// flushed to 0 from nonzero factors. Where a check fails, the invocation computes
+/// the expression again the exact way; errors raised on the fast path count only
+/// where no check has failed. A scan's or a fold's widenings of values held in
+/// registers (`widen_all`) branch on the values instead: any subnormal among them,
+/// or none.
+impl Emitter {
+    /// `e` with the guarded fast path, where it applies: in an `exact32` kernel, a
+    /// tree of plain values (`guardable`) with f32 arithmetic to gain on.
+    pub(super) fn guarded_expr(&mut self, cx: &Cx, e: &KExpr, ix: Ix) -> R<Word> {
+        let bt = self.bool_t;
+        let no = self.b.constant_false(bt);
+        let var = self.local_false();
+        self.store(var, no)?;
+        self.guard = Some(var);
+        let fast = self.expr_inner(cx, e, ix);
+        self.guard = None;
+        let fast = fast?;
+        let t = self.ty(e.elem());
+        let out = self.local(t);
+        self.store(out, fast)?;
+        let redo = self.load(bt, var)?;
+        self.exact_only = true;
+        let slow = self.if_then(redo, |em| {
+            let v = em.expr_inner(cx, e, ix)?;
+            em.store(out, v)
+        });
+        self.exact_only = false;
+        slow?;
+        self.load(t, out)
+    }
+
+    /// Or-s `cond` into the guard's flag (none outside a guarded expression).
+    pub(super) fn suspect(&mut self, cond: Word) -> R<()> {
+        let Some(var) = self.guard else {
+            return Ok(());
+        };
+        let bt = self.bool_t;
+        let cur = self.load(bt, var)?;
+        let now = self.or(cur, cond)?;
+        self.store(var, now)
+    }
+
+    /// Whether the guard's checks have failed so far (`raise` holds back the
+    /// fast path's errors then).
+    pub(super) fn suspected(&mut self) -> R<Option<Word>> {
+        let Some(var) = self.guard else {
+            return Ok(None);
+        };
+        let bt = self.bool_t;
+        self.load(bt, var).map(Some)
+    }
+
+    /// f32 `v`, or where flushing is simulated (`flush_sim`) and `v` is subnormal,
+    /// 0 of its sign.
+    fn flushed(&mut self, v: Word) -> R<Word> {
+        if !self.flush_sim {
+            return Ok(v);
+        }
+        let u = self.u32_t;
+        let ft = self.ty(ElemType::F32);
+        let mag = self.mag32(v)?;
+        let sub = self.below32(mag, LEAST_NORMAL as u32)?;
+        let bits = self.b.bitcast(u, None, v).map_err(be)?;
+        let sign = self.c_u32(SIGN as u32);
+        let s = self.b.bitwise_and(u, None, bits, sign).map_err(be)?;
+        let zero = self.b.bitcast(ft, None, s).map_err(be)?;
+        self.b.select(ft, None, sub, zero, v).map_err(be)
+    }
+
+    /// The magnitude bits of f32 `v`, as a u32.
+    fn mag32(&mut self, v: Word) -> R<Word> {
+        let u = self.u32_t;
+        let bits = self.b.bitcast(u, None, v).map_err(be)?;
+        let mask = self.c_u32(MAGNITUDE as u32);
+        self.b.bitwise_and(u, None, bits, mask).map_err(be)
+    }
+
+    /// Whether magnitude bits `mag` are nonzero and below `limit`'s.
+    fn below32(&mut self, mag: Word, limit: u32) -> R<Word> {
+        let u = self.u32_t;
+        let one = self.c_u32(1);
+        let m1 = self.b.i_sub(u, None, mag, one).map_err(be)?;
+        let lim = self.c_u32(limit - 1);
+        self.ult(m1, lim)
+    }
+
+    /// A native f32 instruction's result, allowed by the module check (`flush.rs`)
+    /// because a guard stands over it, and rounded on its own.
+    pub(super) fn native(&mut self, r: Word) -> Word {
+        self.b
+            .decorate(r, rspirv::spirv::Decoration::NoContraction, []);
+        self.guarded.insert(r);
+        r
+    }
+
+    /// `a op c` (`+ - ×`) of f32 on the guarded fast path, with its checks.
+    pub(super) fn guarded_binop(&mut self, op: BinOp, a: Word, c: Word) -> R<Word> {
+        let ft = self.ty(ElemType::F32);
+        let (fa, fc) = (self.flushed(a)?, self.flushed(c)?);
+        let r = match op {
+            BinOp::Add => self.b.f_add(ft, None, fa, fc),
+            BinOp::Sub => self.b.f_sub(ft, None, fa, fc),
+            BinOp::Mul => self.b.f_mul(ft, None, fa, fc),
+            _ => return Err(SpirvError::Build(format!("{op:?} has no guarded form"))),
+        }
+        .map_err(be)?;
+        let r = self.native(r);
+        let r = self.flushed(r)?;
+        let (ma, mc) = (self.mag32(a)?, self.mag32(c)?);
+        // The smaller magnitude, minus one: below 2^-100's bits if either operand is
+        // tiny and nonzero.
+        let u = self.u32_t;
+        let one = self.c_u32(1);
+        let (a1, c1) = (
+            self.b.i_sub(u, None, ma, one).map_err(be)?,
+            self.b.i_sub(u, None, mc, one).map_err(be)?,
+        );
+        let least = self
+            .b
+            .ext_inst(
+                u,
+                None,
+                self.glsl,
+                UMIN,
+                [Operand::IdRef(a1), Operand::IdRef(c1)],
+            )
+            .map_err(be)?;
+        let tiny = self.c_u32(TINY - 1);
+        let mut bad = self.ult(least, tiny)?;
+        if op == BinOp::Mul {
+            // A product flushed to 0 from nonzero factors: the least magnitude is
+            // nonzero (its `-1` did not wrap) and the product's is 0.
+            let mr = self.mag32(r)?;
+            let zero = self.c_u32(0);
+            let rz = self.b.i_equal(self.bool_t, None, mr, zero).map_err(be)?;
+            let wrapped = self.c_u32(u32::MAX);
+            let nz = self
+                .b
+                .i_not_equal(self.bool_t, None, least, wrapped)
+                .map_err(be)?;
+            let under = self.and(rz, nz)?;
+            bad = self.or(bad, under)?;
+        }
+        self.suspect(bad)?;
+        Ok(r)
+    }
+
+    /// f32 `vals` widened to f64 (exactly): where the device may flush, in a
+    /// branch on whether any of them is subnormal (from the bits: the smallest
+    /// magnitude minus one), OpFConvert alone where none is.
+    pub(super) fn widen_all(&mut self, vals: &[Word]) -> R<Vec<Word>> {
+        if vals.len() < 2 || !self.exact32 || self.clean32 || self.guard.is_some() {
+            return vals
+                .iter()
+                .map(|&v| self.convert(v, ElemType::F32, ElemType::F64))
+                .collect();
+        }
+        let u = self.u32_t;
+        let one = self.c_u32(1);
+        let mut least = None;
+        for &v in vals {
+            let m = self.mag32(v)?;
+            let m1 = self.b.i_sub(u, None, m, one).map_err(be)?;
+            least = Some(match least {
+                None => m1,
+                Some(l) => self
+                    .b
+                    .ext_inst(
+                        u,
+                        None,
+                        self.glsl,
+                        UMIN,
+                        [Operand::IdRef(l), Operand::IdRef(m1)],
+                    )
+                    .map_err(be)?,
+            });
+        }
+        let lim = self.c_u32(LEAST_NORMAL as u32 - 1);
+        let least = least.expect("two or more values");
+        let any = self.ult(least, lim)?;
+        let dt = self.ty(ElemType::F64);
+        let vars: Vec<Word> = vals.iter().map(|_| self.local(dt)).collect();
+        self.if_else(
+            any,
+            |e| {
+                for (&v, &var) in vals.iter().zip(&vars) {
+                    let w = e.widen32(v)?;
+                    e.store(var, w)?;
+                }
+                Ok(())
+            },
+            |e| {
+                e.clean32 = true;
+                let r = vals.iter().zip(&vars).try_for_each(|(&v, &var)| {
+                    let w = e.widen32(v)?;
+                    e.store(var, w)
+                });
+                e.clean32 = false;
+                r
+            },
+        )?;
+        vars.iter().map(|&var| self.load(dt, var)).collect()
+    }
+}
+
+impl Emitter {
+    /// Whether none of the f32 `vals` in this subgroup is subnormal (a vote, the
+    /// same in every invocation of the subgroup).
+    pub(super) fn none_subnormal(&mut self, vals: &[Word]) -> R<Word> {
+        let ft = self.ty(ElemType::F32);
+        let u = self.u32_t;
+        let one = self.c_u32(1);
+        let mut least = self.c_u32(u32::MAX);
+        for &var in vals {
+            let v = self.load(ft, var)?;
+            let m = self.mag32(v)?;
+            let m1 = self.b.i_sub(u, None, m, one).map_err(be)?;
+            least = self
+                .b
+                .ext_inst(
+                    u,
+                    None,
+                    self.glsl,
+                    UMIN,
+                    [Operand::IdRef(least), Operand::IdRef(m1)],
+                )
+                .map_err(be)?;
+        }
+        let lim = self.c_u32(LEAST_NORMAL as u32 - 1);
+        let mine = self.ult(least, lim)?;
+        let sg = self.c_u32(SCOPE_SUBGROUP);
+        self.uses_vote = true;
+        let any = self
+            .b
+            .group_non_uniform_any(self.bool_t, None, sg, mine)
+            .map_err(be)?;
+        self.not(any)
+    }
+}
+
+/// GLSL.std.450 UMin.
+const UMIN: u32 = 38;
+
+/// Whether `e` may take the guarded fast path (`guarded_expr`): loads, constants,
+/// indices, casts, scalar functions, choices and failures only (evaluated twice
+/// where a check fails, with nothing else to repeat), with some f32 arithmetic or
+/// widening to gain on.
+pub(super) fn guardable(e: &KExpr) -> bool {
+    fn walk(e: &KExpr, gain: &mut bool) -> bool {
+        match e {
+            KExpr::Load { .. } | KExpr::Iota { .. } | KExpr::Const(_) | KExpr::Fail { .. } => true,
+            KExpr::Cast { to, arg } => {
+                *gain |= arg.elem() == ElemType::F32 && *to == ElemType::F64;
+                walk(arg, gain)
+            }
+            KExpr::Unary { arg, .. } => {
+                *gain |= arg.elem() == ElemType::F32;
+                walk(arg, gain)
+            }
+            KExpr::Binary { op, lhs, rhs, .. } => {
+                *gain |= lhs.elem() == ElemType::F32
+                    && !op.is_comparison()
+                    && !matches!(op, BinOp::Max | BinOp::Min);
+                walk(lhs, gain) && walk(rhs, gain)
+            }
+            KExpr::Select { then, els, .. } => walk(then, gain) && walk(els, gain),
+            KExpr::If { cond, then, els } => {
+                walk(cond, gain) && walk(then, gain) && walk(els, gain)
+            }
+            _ => false,
+        }
+    }
+    let mut gain = false;
+    walk(e, &mut gain) && gain
 }

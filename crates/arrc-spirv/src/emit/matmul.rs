@@ -216,18 +216,25 @@ impl Emitter {
             e.count_loop(k0_var, zero, k, bk, |e, k0| {
                 // Stage this step: `a` column-major (as[col][row], padded), `b`
                 // row-major (bs[row][col]).
+                // (Each operand's registers converted together: `convert_all`.)
                 let astr = e.c_u32(a_stride);
-                for (&(ar, ac), &reg) in a_at.iter().zip(&a_regs) {
+                let xs = a_regs
+                    .iter()
+                    .map(|&reg| e.load(stt, reg))
+                    .collect::<R<Vec<_>>>()?;
+                let xs = e.convert_all(&xs, st, ht)?;
+                for (&(ar, ac), x) in a_at.iter().zip(xs) {
                     let s = e.umul(ac, astr)?;
                     let s = e.uadd(s, ar)?;
-                    let x = e.load(stt, reg)?;
-                    let x = e.convert(x, st, ht)?;
                     let p = e.shared_ptr(as_, ht, s)?;
                     e.store(p, x)?;
                 }
-                for (&(_, _, eid), &reg) in b_at.iter().zip(&b_regs) {
-                    let x = e.load(stt, reg)?;
-                    let x = e.convert(x, st, ht)?;
+                let xs = b_regs
+                    .iter()
+                    .map(|&reg| e.load(stt, reg))
+                    .collect::<R<Vec<_>>>()?;
+                let xs = e.convert_all(&xs, st, ht)?;
+                for (&(_, _, eid), x) in b_at.iter().zip(xs) {
                     let p = e.shared_ptr(bs, ht, eid)?;
                     e.store(p, x)?;
                 }

@@ -98,7 +98,7 @@ impl Emitter {
         self.b.logical_and(self.bool_t, None, a, b).map_err(be)
     }
 
-    fn not(&mut self, a: Word) -> R<Word> {
+    pub(super) fn not(&mut self, a: Word) -> R<Word> {
         self.b.logical_not(self.bool_t, None, a).map_err(be)
     }
 
@@ -142,6 +142,15 @@ impl Emitter {
     pub(super) fn raise(&mut self, cx: &Cx, bit: Option<u32>, bad: Word) -> R<()> {
         let Some(bit) = bit else {
             return Ok(());
+        };
+        // On a guarded fast path, only where no check has failed (the exact way
+        // raises the rest).
+        let bad = match self.suspected()? {
+            Some(s) => {
+                let fine = self.not(s)?;
+                self.and(bad, fine)?
+            }
+            None => bad,
         };
         // An error the kernel could raise with nowhere to report it would be lost: a
         // planning fault, not a silent success.

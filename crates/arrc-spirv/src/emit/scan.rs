@@ -39,6 +39,7 @@ impl Emitter {
         shuffle: bool,
         compact: Option<&arrc_ir::plan::Compact>,
         lookback_sg: Option<u32>,
+        subnormals: Option<u32>,
     ) -> R<()> {
         if lookback_sg.is_some() && (compact.is_some() || every_subgroup) {
             return Err(SpirvError::Build(
@@ -46,6 +47,21 @@ impl Emitter {
             ));
         }
         let counter = state[3];
+        // `⌈\ ⌊\` of f32 where f32 would be computed from its bits (`exact32`):
+        // scanned as the ordered bits, signed integers (one integer `⌈` a step, not
+        // one through the bits each time), each element converted once each way.
+        let ordered = self.exact32
+            && expr.elem() == ElemType::F32
+            && matches!(op, BinOp::Max | BinOp::Min)
+            && compact.is_none();
+        let as_read = expr;
+        let ordered_expr = KExpr::Unary {
+            op: arrc_ir::scalar::UnOp::OrderedBits,
+            elem: ElemType::I32,
+            arg: Box::new(expr.clone()),
+            error_bit: None,
+        };
+        let expr = if ordered { &ordered_expr } else { expr };
         let t = expr.elem();
         let tt = self.ty(t);
         let u = self.u32_t;
@@ -128,7 +144,7 @@ impl Emitter {
                 ElemType::F32 | ElemType::I32 | ElemType::I64 | ElemType::F64
             )
         };
-        let vec_in = match plain_load(cx, expr) {
+        let vec_in = match plain_load(cx, as_read) {
             Some((b, from, IExpr::Index)) if width == 4 && vectors(from) => {
                 Some(self.vec4_source(cx, b, from)?)
             }
@@ -230,7 +246,16 @@ impl Emitter {
             |e| {
                 for (row, &v) in xs.iter().zip(&vidx) {
                     if let Some(src) = &vec_in {
-                        let x4 = e.load_vec4(src, v, ht)?;
+                        let x4 = if ordered {
+                            let x4 = e.load_vec4(src, v, ElemType::F32)?;
+                            let mut o = [0; 4];
+                            for (o, x) in o.iter_mut().zip(x4) {
+                                *o = e.order32(x)?;
+                            }
+                            o
+                        } else {
+                            e.load_vec4(src, v, ht)?
+                        };
                         for (&var, x) in row.iter().zip(x4) {
                             e.store(var, x)?;
                         }
@@ -285,15 +310,46 @@ impl Emitter {
                 e.store(w, a)?;
             }
         }
-        let widen = |e: &mut Self, var: Word| -> R<Word> {
-            let x = e.load(htt, var)?;
-            e.convert(x, ht, t)
+        // A round's elements as read, widened.
+        let widen_row = |e: &mut Self, row: &[Word]| -> R<Vec<Word>> {
+            row.iter()
+                .map(|&var| {
+                    let x = e.load(htt, var)?;
+                    e.convert(x, ht, t)
+                })
+                .collect()
+        };
+        // Widening by OpFConvert alone, a subgroup holding a subnormal reports it
+        // (`KernelKind::ScanChained::subnormals`): a second dispatch then scans the
+        // exact way, overwriting this one's output.
+        if let Some(b) = subnormals {
+            let held: Vec<Word> = xs.iter().flatten().copied().collect();
+            let clean = e.none_subnormal(&held)?;
+            let any = e.not(clean)?;
+            let el = e.elect()?;
+            let report = e.and(any, el)?;
+            e.if_then(report, |e| {
+                let (var, _) = cxr.bindings[b as usize];
+                let p = e.ptr(StorageClass::StorageBuffer, u);
+                let fp = e.b.access_chain(p, None, var, [zero, zero]).map_err(be)?;
+                e.b.atomic_or(u, None, fp, dev, relaxed, one).map_err(be)?;
+                Ok(())
+            })?;
+        }
+        let clean32 = std::mem::replace(&mut e.clean32, subnormals.is_some());
+        // A value as it is stored, and its type (the ordered bits back to f32).
+        let stored = |e: &mut Self, y: Word| -> R<(Word, ElemType)> {
+            if ordered {
+                Ok((e.unorder32(y)?, ElemType::F32))
+            } else {
+                Ok((y, t))
+            }
         };
         let mut round_scans = vec![];
         for row in &xs {
-            let mut acc = widen(e, row[0])?;
-            for &var in &row[1..] {
-                let x = widen(e, var)?;
+            let ws = widen_row(e, row)?;
+            let mut acc = ws[0];
+            for (&var, &x) in row[1..].iter().zip(&ws[1..]) {
                 acc = e.binop(op, t, acc, x)?;
                 if narrow.is_none() {
                     e.store(var, acc)?;
@@ -622,6 +678,7 @@ impl Emitter {
                     },
                 )?;
             }
+            e.clean32 = clean32;
             return Ok(());
         }
         for (r, (row, &v)) in xs.iter().zip(&vidx).enumerate() {
@@ -629,10 +686,14 @@ impl Emitter {
             // offset and the elements before it, widened.
             let mut ys = vec![];
             let mut acc = offs.get(r).map(|&o| e.load(tt, o)).transpose()?;
-            for &var in row {
+            let ws = match acc {
+                Some(_) => widen_row(e, row)?,
+                None => vec![],
+            };
+            for (k, &var) in row.iter().enumerate() {
                 match acc {
                     Some(a) => {
-                        let x = widen(e, var)?;
+                        let x = ws[k];
                         let y = e.binop(op, t, a, x)?;
                         acc = Some(y);
                         ys.push(y);
@@ -645,8 +706,12 @@ impl Emitter {
                     let i = elem_at(e, v, c as u32)?;
                     if checked {
                         let inb = e.ult(i, cxr.n)?;
-                        e.if_then(inb, |e| e.store_fold(cxr, out, i, y, t))?;
+                        e.if_then(inb, |e| {
+                            let (y, t) = stored(e, y)?;
+                            e.store_fold(cxr, out, i, y, t)
+                        })?;
                     } else {
+                        let (y, t) = stored(e, y)?;
                         e.store_fold(cxr, out, i, y, t)?;
                     }
                 }
@@ -658,6 +723,7 @@ impl Emitter {
                     Some(v4) => {
                         let mut zs = vec![];
                         for &y in &ys {
+                            let (y, t) = stored(e, y)?;
                             let z = e.convert(y, t, out_t)?;
                             e.check_finite(cxr, out, z)?;
                             zs.push(z);
@@ -671,6 +737,7 @@ impl Emitter {
                 |e| each(e, true),
             )?;
         }
+        e.clean32 = clean32;
         if let Some(m) = out_part {
             e.end_if(m)?;
         }

@@ -107,11 +107,12 @@ impl Emitter {
                 let i = e.uadd(row, gc)?;
                 let i = e.b.select(u, None, inside, i, zero).map_err(be)?;
                 let v = e.load_elem(cxr, s.x, i)?;
-                let v = e.convert(v, x_elem, elem)?;
-                let v = e.b.select(et, None, inside, v, fill).map_err(be)?;
-                staged.push((k, v));
+                staged.push((k, inside, v));
             }
-            for (k, v) in staged {
+            let read: Vec<Word> = staged.iter().map(|&(_, _, v)| v).collect();
+            let wide = e.convert_all(&read, x_elem, elem)?;
+            for ((k, inside, _), v) in staged.into_iter().zip(wide) {
+                let v = e.b.select(et, None, inside, v, fill).map_err(be)?;
                 let at = e.shared_ptr(var, elem, k)?;
                 e.store(at, v)?;
             }
@@ -151,19 +152,21 @@ impl Emitter {
                 };
                 let mut across = vec![];
                 for k in rows[0]..=er as i32 - 1 + rows[1] {
-                    let mut row = vec![];
+                    // The row's reads not converted yet, converted together.
+                    let mut fresh = vec![];
                     for dx in cols[0]..=cols[1] {
-                        let v = match read_at.get(&(k, dx, read, to)) {
-                            Some(&v) => v,
-                            None => {
-                                let v = e.staged(k, dx)?;
-                                let v = e.convert(v, read, to)?;
-                                read_at.insert((k, dx, read, to), v);
-                                v
-                            }
-                        };
-                        row.push(v);
+                        if !read_at.contains_key(&(k, dx, read, to)) {
+                            fresh.push((dx, e.staged(k, dx)?));
+                        }
                     }
+                    let vals: Vec<Word> = fresh.iter().map(|&(_, v)| v).collect();
+                    let wide = e.convert_all(&vals, read, to)?;
+                    for ((dx, _), v) in fresh.into_iter().zip(wide) {
+                        read_at.insert((k, dx, read, to), v);
+                    }
+                    let row: Vec<Word> = (cols[0]..=cols[1])
+                        .map(|dx| read_at[&(k, dx, read, to)])
+                        .collect();
                     across.push(e.tree_fold(op, to, row)?);
                 }
                 let height = (rows[1] - rows[0] + 1) as usize;
