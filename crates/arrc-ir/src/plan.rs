@@ -219,6 +219,14 @@ pub struct PlanOptions {
     pub int8_slices_from: u64,
 }
 
+impl PlanOptions {
+    /// Whether kernels compute f32 from its bits, in f64: the device may use f64
+    /// and may flush f32 subnormals (`Kernel::exact32`, the emitter's `exact32.rs`).
+    pub fn exact32(&self) -> bool {
+        self.float64 && !self.denorm_preserve_f32
+    }
+}
+
 impl Default for PlanOptions {
     fn default() -> Self {
         PlanOptions {
@@ -441,6 +449,13 @@ pub struct TripGuard {
     pub push: u32,
     pub most: u32,
     pub bit: u32,
+}
+
+impl Kernel {
+    /// Whether it computes f32 from its bits, in f64 (`PlanOptions::exact32`).
+    pub fn exact32(&self) -> bool {
+        self.float64 && !self.denorm_preserve_f32
+    }
 }
 
 /// One dispatch: a kernel, the buffers bound to its bindings in order, its push

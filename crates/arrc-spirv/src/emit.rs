@@ -68,7 +68,8 @@ pub fn emit(kernels: &[(&Kernel, &str)]) -> Result<Vec<u32>, SpirvError> {
     for (k, name) in kernels {
         e.kernel(k, name)?;
     }
-    let check = kernels.iter().any(|(k, _)| exact32(k));
+    // A module with a kernel computing f32 from its bits is checked by `flush.rs`.
+    let check = kernels.iter().any(|(k, _)| k.exact32());
     let guarded = std::mem::take(&mut e.guarded);
     let words = e.finish();
     if check {
@@ -81,13 +82,6 @@ pub fn emit(kernels: &[(&Kernel, &str)]) -> Result<Vec<u32>, SpirvError> {
         }
     }
     Ok(words)
-}
-
-/// Whether kernel `k` computes its f32 in f64 from the bits (`Emitter::exact32`):
-/// it may use f64 and the device may flush f32 subnormals. A module with such a
-/// kernel is checked by `flush.rs`.
-fn exact32(k: &Kernel) -> bool {
-    k.float64 && !k.denorm_preserve_f32
 }
 
 struct Emitter {
@@ -836,7 +830,7 @@ impl Emitter {
         self.items_n = k.items_per_thread.max(1);
         self.wg_n = k.workgroup_size.max(1);
         self.float64 = k.float64;
-        self.exact32 = exact32(k);
+        self.exact32 = k.exact32();
         self.flush_sim = self.exact32 && k.flush_f32;
         self.ct = k.ct;
         // Bindings: set 0, binding i.

@@ -1032,11 +1032,8 @@ impl Planner<'_> {
         // with every element widened from its bits. The exact way's registers cost
         // the first a third of its speed (H200, 2^26: 124 registers, 305 µs; 80,
         // 225 µs without it).
-        let subnormals = (f32_in_f64
-            && self.opts.float64
-            && !self.opts.denorm_preserve_f32
-            && self.guard.is_none())
-        .then(|| self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed));
+        let subnormals = (f32_in_f64 && self.opts.exact32() && self.guard.is_none())
+            .then(|| self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed));
         let ways = match subnormals {
             Some(f) => vec![(Some(f), None), (None, Some((f, None, Some(0))))],
             None => vec![(None, None)],
