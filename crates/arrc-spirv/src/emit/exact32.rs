@@ -319,29 +319,7 @@ impl Emitter {
                 .map(|&v| self.convert(v, ElemType::F32, ElemType::F64))
                 .collect();
         }
-        let u = self.u32_t;
-        let one = self.c_u32(1);
-        let mut least = None;
-        for &v in vals {
-            let m = self.mag32(v)?;
-            let m1 = self.b.i_sub(u, None, m, one).map_err(be)?;
-            least = Some(match least {
-                None => m1,
-                Some(l) => self
-                    .b
-                    .ext_inst(
-                        u,
-                        None,
-                        self.glsl,
-                        UMIN,
-                        [Operand::IdRef(l), Operand::IdRef(m1)],
-                    )
-                    .map_err(be)?,
-            });
-        }
-        let lim = self.c_u32(LEAST_NORMAL as u32 - 1);
-        let least = least.expect("two or more values");
-        let any = self.ult(least, lim)?;
+        let any = self.any_subnormal(vals)?;
         let dt = self.ty(ElemType::F64);
         let vars: Vec<Word> = vals.iter().map(|_| self.local(dt)).collect();
         self.if_else(
@@ -368,30 +346,15 @@ impl Emitter {
 }
 
 impl Emitter {
-    /// Whether none of the f32 `vals` in this subgroup is subnormal (a vote, the
-    /// same in every invocation of the subgroup).
-    pub(super) fn none_subnormal(&mut self, vals: &[Word]) -> R<Word> {
+    /// Whether none of the f32 values in function variables `vars` is subnormal in
+    /// this subgroup (a vote, the same in every invocation of the subgroup).
+    pub(super) fn none_subnormal(&mut self, vars: &[Word]) -> R<Word> {
         let ft = self.ty(ElemType::F32);
-        let u = self.u32_t;
-        let one = self.c_u32(1);
-        let mut least = self.c_u32(u32::MAX);
-        for &var in vals {
-            let v = self.load(ft, var)?;
-            let m = self.mag32(v)?;
-            let m1 = self.b.i_sub(u, None, m, one).map_err(be)?;
-            least = self
-                .b
-                .ext_inst(
-                    u,
-                    None,
-                    self.glsl,
-                    UMIN,
-                    [Operand::IdRef(least), Operand::IdRef(m1)],
-                )
-                .map_err(be)?;
-        }
-        let lim = self.c_u32(LEAST_NORMAL as u32 - 1);
-        let mine = self.ult(least, lim)?;
+        let vals = vars
+            .iter()
+            .map(|&var| self.load(ft, var))
+            .collect::<R<Vec<_>>>()?;
+        let mine = self.any_subnormal(&vals)?;
         let sg = self.c_u32(SCOPE_SUBGROUP);
         self.uses_vote = true;
         let any = self
@@ -399,6 +362,24 @@ impl Emitter {
             .group_non_uniform_any(self.bool_t, None, sg, mine)
             .map_err(be)?;
         self.not(any)
+    }
+}
+
+impl Emitter {
+    /// Whether any of the f32 `vals` is subnormal: the least magnitude's bits less
+    /// one (0 wraps to the largest) below the least normal's less one.
+    fn any_subnormal(&mut self, vals: &[Word]) -> R<Word> {
+        let u = self.u32_t;
+        let one = self.c_u32(1);
+        let mut least = self.c_u32(u32::MAX);
+        for &v in vals {
+            let m = self.mag32(v)?;
+            let m1 = self.b.i_sub(u, None, m, one).map_err(be)?;
+            let ops = [Operand::IdRef(least), Operand::IdRef(m1)];
+            least = self.b.ext_inst(u, None, self.glsl, UMIN, ops).map_err(be)?;
+        }
+        let lim = self.c_u32(LEAST_NORMAL as u32 - 1);
+        self.ult(least, lim)
     }
 }
 
