@@ -1034,9 +1034,11 @@ impl Planner<'_> {
         // 225 µs without it).
         let subnormals = (f32_in_f64 && self.opts.exact32() && self.guard.is_none())
             .then(|| self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed));
+        // (A scan planned under a guard already keeps it.)
+        let outer = self.guard;
         let ways = match subnormals {
             Some(f) => vec![(Some(f), None), (None, Some((f, None, Some(0))))],
-            None => vec![(None, None)],
+            None => vec![(None, outer)],
         };
         for (report, guard) in ways {
             let mut kb = kb.clone();
@@ -1124,9 +1126,9 @@ impl Planner<'_> {
                 groups.clone(),
                 (wg, items),
             );
-            self.guard = None;
             self.set_n_from(n_from.clone());
         }
+        self.guard = outer;
     }
 }
 
