@@ -1033,7 +1033,7 @@ impl Planner<'_> {
         // the first a third of its speed (H200, 2^26: 124 registers, 305 µs; 80,
         // 225 µs without it).
         let subnormals = (f32_in_f64 && self.opts.exact32() && self.guard.is_none())
-            .then(|| self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed));
+            .then(|| self.new_buffer(ElemType::I32, Count::known(3), BufferRole::Zeroed));
         // (A scan planned under a guard already keeps it.)
         let outer = self.guard;
         let ways = match subnormals {
@@ -1126,7 +1126,21 @@ impl Planner<'_> {
                 groups.clone(),
                 (wg, items),
             );
-            self.set_n_from(n_from.clone());
+            // The exact way dispatches the workgroups the first reported (none
+            // where no subgroup held a subnormal: at 2^26 its empty workgroups and
+            // their barrier cost about 17 µs on an H200); a length on the device
+            // sizes both through the arguments `set_n_from` computes, and the guard
+            // keeps it.
+            match (n_from.is_none(), subnormals.filter(|_| report.is_none())) {
+                (true, Some(f)) => {
+                    if let Some(d) = self.plan.dispatches.last_mut() {
+                        d.indirect = Some(f);
+                    }
+                }
+                _ => {
+                    self.set_n_from(n_from.clone());
+                }
+            }
         }
         self.guard = outer;
     }

@@ -369,15 +369,28 @@ impl Emitter {
     /// Whether any of the f32 `vals` is subnormal: the least magnitude's bits less
     /// one (0 wraps to the largest) below the least normal's less one.
     fn any_subnormal(&mut self, vals: &[Word]) -> R<Word> {
+        let most = self.c_u32(u32::MAX);
+        let least = self.least_magnitude(vals, most)?;
+        self.subnormal_least(least)
+    }
+
+    /// `least` lowered to the least of the f32 `vals`' magnitude bits less one (0
+    /// wraps to the largest): a running test for subnormals, checked at the end by
+    /// [`Self::subnormal_least`] (`u32::MAX` to start).
+    pub(super) fn least_magnitude(&mut self, vals: &[Word], mut least: Word) -> R<Word> {
         let u = self.u32_t;
         let one = self.c_u32(1);
-        let mut least = self.c_u32(u32::MAX);
         for &v in vals {
             let m = self.mag32(v)?;
             let m1 = self.b.i_sub(u, None, m, one).map_err(be)?;
             let ops = [Operand::IdRef(least), Operand::IdRef(m1)];
             least = self.b.ext_inst(u, None, self.glsl, UMIN, ops).map_err(be)?;
         }
+        Ok(least)
+    }
+
+    /// Whether a [`Self::least_magnitude`] is a subnormal's.
+    pub(super) fn subnormal_least(&mut self, least: Word) -> R<Word> {
         let lim = self.c_u32(LEAST_NORMAL as u32 - 1);
         self.ult(least, lim)
     }

@@ -321,7 +321,8 @@ impl Emitter {
         };
         // Widening by OpFConvert alone, a subgroup holding a subnormal reports it
         // (`KernelKind::ScanChained::subnormals`): a second dispatch then scans the
-        // exact way, overwriting this one's output.
+        // exact way, overwriting this one's output. The report is that dispatch's
+        // indirect arguments, this one's workgroups (zero words dispatch none).
         if let Some(b) = subnormals {
             let held: Vec<Word> = xs.iter().flatten().copied().collect();
             let clean = e.none_subnormal(&held)?;
@@ -331,8 +332,11 @@ impl Emitter {
             e.if_then(report, |e| {
                 let (var, _) = cxr.bindings[b as usize];
                 let p = e.ptr(StorageClass::StorageBuffer, u);
-                let fp = e.b.access_chain(p, None, var, [zero, zero]).map_err(be)?;
-                e.b.atomic_or(u, None, fp, dev, relaxed, one).map_err(be)?;
+                for (w, v) in [(0, cxr.groups), (1, one), (2, one)] {
+                    let w = e.c_u32(w);
+                    let fp = e.b.access_chain(p, None, var, [zero, w]).map_err(be)?;
+                    e.b.atomic_or(u, None, fp, dev, relaxed, v).map_err(be)?;
+                }
                 Ok(())
             })?;
         }

@@ -89,9 +89,14 @@ unsafe extern "system" fn on_validation_message(
     if kind.contains(vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION) {
         VALIDATION_MESSAGES.fetch_add(1, Ordering::Relaxed);
         if validation_mode() == Some(true) {
+            // The call that drew the message, and the thread (a test's name under
+            // the test harness): the abort leaves nothing else to go on.
+            let thread = std::thread::current();
             let _ = writeln!(
                 err,
-                "arrc: ARRC_VALIDATION=fatal: aborting at the first validation message"
+                "arrc: ARRC_VALIDATION=fatal: aborting at the first validation message, on thread {:?}, at\n{}",
+                thread.name().unwrap_or("?"),
+                std::backtrace::Backtrace::force_capture()
             );
             std::process::abort();
         }

@@ -47,9 +47,20 @@ fn f32_subnormals_on_the_device() {
         x.push(if k % 2 == 0 { 1e-41 } else { -2e-40 } * (k as f32));
         y.push(if k % 3 == 0 { 1e-19 } else { -3e-21 } * (k as f32));
     }
+    // A matrix whose column sums read four columns at a time (`Unit::Quad`, with
+    // `quad_columns_from` below): a subnormal in each quad of columns, some late
+    // in their columns, each its column's only nonzero (column 12 holds 2.5s).
+    let mut m: Vec<f32> = (0..40 * 12)
+        .map(|k| if k % 12 == 11 { 2.5 } else { 0.0 })
+        .collect();
+    m[3 * 12 + 5] = tiny;
+    m[7 * 12 + 6] = -1e-40;
+    m[38 * 12 + 9] = top;
+    m[39 * 12] = 1e-39;
+    let m = Array::new(vec![40, 12], Data::F32(m));
     let (x, y) = (Array::vector(Data::F32(x)), Array::vector(Data::F32(y)));
     let mut s = gpu();
-    let mut cpu = bind_both(&mut s, ElemType::F32, &[("x", &x), ("y", &y)]);
+    let mut cpu = bind_both(&mut s, ElemType::F32, &[("x", &x), ("y", &y), ("m", &m)]);
     let exprs = [
         // Subnormals read.
         "x×1e10",
@@ -90,6 +101,9 @@ fn f32_subnormals_on_the_device() {
         "⌈⌿5 7⍴x",
         "{+/,⍵}⌺3 3⊢5 7⍴x",
         "{⌈/,⍵}⌺3 3⊢5 7⍴x",
+        "+⌿m",
+        "+⌿m-1.5",
+        "⌈⌿m",
         // Subnormals made.
         "y×1e¯20",
         "y÷1e30",
@@ -120,6 +134,7 @@ fn f32_subnormals_on_the_device() {
     for flush in [false, true] {
         s.tune(arrc::Tuning {
             flush_f32: Some(flush),
+            quad_columns_from: Some(0),
             ..Default::default()
         });
         for expr in exprs {
