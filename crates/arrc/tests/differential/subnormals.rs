@@ -152,3 +152,37 @@ fn f32_subnormals_on_the_device() {
         }
     }
 }
+
+#[test]
+fn f32_scans_with_subnormals_in_one_late_tile() {
+    // An f32 `+\` in f64 runs a second, exact dispatch over every tile only where
+    // the first read a subnormal (its subgroups write the second's workgroup count).
+    // Zeros with subnormals in the last tile alone, and in the first alone, at three
+    // tiles and a bit (4096 items a tile by default): each prefix is a subnormal sum,
+    // exact in f32, and 0 wherever a flushing fast path's result was kept.
+    let n = 3 * 4096 + 5;
+    let tiny = f32::from_bits(1);
+    let mut s = gpu();
+    for at in [[n - 3, n - 1], [2, 4000]] {
+        let mut x = vec![0.0f32; n];
+        x[at[0]] = 3.0 * tiny;
+        x[at[1]] = -1e-40;
+        let x = Array::vector(Data::F32(x));
+        let mut cpu = bind_both(&mut s, ElemType::F32, &[("x", &x)]);
+        for flush in [false, true] {
+            s.tune(arrc::Tuning {
+                flush_f32: Some(flush),
+                ..Default::default()
+            });
+            for expr in ["+\\x", "+\\x×1e10"] {
+                let what = format!("{expr} at {at:?} (flush_f32 {flush})");
+                let g = device_value(&mut s, expr);
+                let prog = arrc_syntax::parse_str(expr).expect("parses");
+                let c = arrc_ref::eval_program(&prog, &mut cpu)
+                    .unwrap_or_else(|e| panic!("{what} on the reference: {e}"))
+                    .expect("a value");
+                same_to_ulps(&what, &g, &c, 2.0);
+            }
+        }
+    }
+}
