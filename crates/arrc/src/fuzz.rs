@@ -223,7 +223,14 @@ impl Case {
                 .wrapping_mul(0x9E37_79B9_7F4A_7C15)
                 .wrapping_add(index.wrapping_mul(0xD1B5_4A32_D192_ED03)),
         );
-        let arrays = arrays(&mut rng, opts);
+        let mut arrays = arrays(&mut rng, opts);
+        // Seeds from 224 on also put edge values in some float arrays (subnormals,
+        // the least normal, 2^-100, huge values, -0), from a stream of their own.
+        if opts.seed >= EDGE_FLOATS_FROM_SEED {
+            let mut edges =
+                StdRng::seed_from_u64(opts.seed ^ index.wrapping_mul(0x4F1B_BCDC_BFA5_3E0B));
+            edge_floats(&mut edges, &mut arrays);
+        }
         // Forms added later draw from a stream of their own, so that the programs
         // (and the findings replayed by seed and index) stay what they were.
         let mut tacit =
@@ -725,6 +732,59 @@ fn arrays(rng: &mut StdRng, opts: &FuzzOptions) -> Vec<(&'static str, Array)> {
     ]
 }
 
+/// The first seed whose float arrays hold edge values sometimes ([`edge_floats`]).
+pub const EDGE_FLOATS_FROM_SEED: u64 = 224;
+
+/// Puts edge values into about a fifth of the items of a third of the float arrays:
+/// subnormals and the least normal (of the array's type; f32 ones in f64 arrays
+/// too), 2^-100 (where the guarded f32 fast paths check sums), tiny and huge
+/// values, and -0.
+fn edge_floats(rng: &mut StdRng, arrays: &mut [(&'static str, Array)]) {
+    let f32s: [f64; 8] = [
+        f64::from(f32::from_bits(1)),
+        1e-40,
+        f64::from(f32::from_bits(0x007f_ffff)),
+        f64::from(f32::MIN_POSITIVE),
+        2f64.powi(-100),
+        1e-20,
+        1e30,
+        3e38,
+    ];
+    let f64s: [f64; 5] = [f64::from_bits(1), 1e-310, f64::MIN_POSITIVE, 1e-200, 1e300];
+    for (_, a) in arrays.iter_mut() {
+        if !a.elem.is_float() || a.is_empty() || !rng.random_bool(0.35) {
+            continue;
+        }
+        let f64_array = matches!(a.data, Data::F64(_));
+        let pick = |rng: &mut StdRng| -> Option<f64> {
+            if !rng.random_bool(0.2) {
+                return None;
+            }
+            let v = if rng.random_bool(0.1) {
+                -0.0
+            } else if f64_array && rng.random_bool(0.5) {
+                f64s[rng.random_range(0..f64s.len())]
+            } else {
+                f32s[rng.random_range(0..f32s.len())]
+            };
+            Some(if rng.random_bool(0.5) { -v } else { v })
+        };
+        match &mut a.data {
+            Data::F32(v) => v.iter_mut().for_each(|x| {
+                if let Some(e) = pick(rng) {
+                    *x = e as f32;
+                }
+            }),
+            Data::F64(v) => v.iter_mut().for_each(|x| {
+                if let Some(e) = pick(rng) {
+                    *x = e;
+                }
+            }),
+            _ => {}
+        }
+    }
+}
+
 /// The first seed whose programs assign nested arrays and read them later
 /// ([`held_nested`]).
 pub const HELD_NESTED_FROM_SEED: u64 = 127;
@@ -1200,6 +1260,29 @@ mod tests {
             verdict(&want, &other, true, false, false),
             Verdict::Unsupported
         ));
+    }
+
+    #[test]
+    fn seeds_from_224_put_edge_floats_in_some_arrays() {
+        let subnormal = |c: &Case| {
+            c.arrays.iter().any(|(_, a)| match &a.data {
+                Data::F32(v) => v.iter().any(|x| x.is_subnormal()),
+                Data::F64(v) => v.iter().any(|x| x.is_subnormal()),
+                _ => false,
+            })
+        };
+        let at = |seed: u64, float: ElemType| FuzzOptions {
+            seed,
+            float,
+            ..Default::default()
+        };
+        for float in [ElemType::F32, ElemType::F64] {
+            let o = at(EDGE_FLOATS_FROM_SEED, float);
+            assert!((0..50).any(|i| subnormal(&Case::new(&o, i))));
+            // Earlier seeds' programs and arrays stay what they were.
+            let o = at(EDGE_FLOATS_FROM_SEED - 1, float);
+            assert!(!(0..50).any(|i| subnormal(&Case::new(&o, i))));
+        }
     }
 
     #[test]

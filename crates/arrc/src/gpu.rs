@@ -68,9 +68,18 @@ impl CompiledStatement {
         }
         for d in &self.plan.dispatches {
             s.push_str(&format!(
-                "dispatch {} buffers {:?} push {:?} groups {:?}\n",
+                "dispatch {} buffers {:?} push {:?} groups {:?}",
                 self.plan.kernels[d.kernel].name, d.buffers, d.push, d.groups
             ));
+            // An indirect dispatch's workgroups come from a buffer (`groups` is a
+            // bound), and a guarded kernel runs only where its words say.
+            if let Some(b) = d.indirect {
+                s.push_str(&format!(" indirect {b}"));
+            }
+            if let Some(g) = &self.plan.kernels[d.kernel].guard {
+                s.push_str(&format!(" {g:?}"));
+            }
+            s.push('\n');
         }
         // How the statement's nested arrays are held (`lower/nested.rs`).
         for (i, inst) in self.ir.insts.iter().enumerate() {
