@@ -551,3 +551,38 @@ fn nested_arrays_on_the_device() {
         .len();
     assert!(kernels <= 3, "Life compiles to {kernels} kernels");
 }
+
+#[test]
+fn a_small_arrays_values_are_part_of_its_compiled_statement() {
+    // Arrays of at most 64 items are compiled into a statement's kernels as
+    // constants, so their values are part of the compiled statement's cache key
+    // (their bytes): the same text over other values must compile again.
+    let mut s = gpu();
+    let mut cpu = Session::new(Backend::Cpu).unwrap();
+    let cases = [
+        Data::F32(vec![1.5, 2.5]),
+        Data::F32(vec![1.5, 3.5]),
+        Data::F32(vec![1.5, 3.500_000_2]),
+        Data::I32(vec![1, 2]),
+        Data::I32(vec![1, 3]),
+        Data::I32(vec![1, 2 + (1 << 16)]),
+        Data::Bool(vec![true, false]),
+        Data::Bool(vec![false, true]),
+    ];
+    for data in cases {
+        let what = format!("{data:?}");
+        for t in [&mut s, &mut cpu] {
+            t.set("x", Array::vector(data.clone())).unwrap();
+        }
+        for expr in ["0.5++/x", "+/x×⍳2", "x/10 20"] {
+            match (s.eval(expr), cpu.eval(expr)) {
+                (Ok(g), Ok(c)) => {
+                    assert!(g.notes.is_empty(), "{expr} of {what}: {:?}", g.notes);
+                    assert_eq!(g.value, c.value, "{expr} of {what}");
+                }
+                (Err(g), Err(c)) => assert_eq!(g.class, c.class, "{expr} of {what}"),
+                (g, c) => panic!("{expr} of {what}: device {g:?}, reference {c:?}"),
+            }
+        }
+    }
+}
