@@ -24,6 +24,7 @@ mod compile;
 pub mod bench;
 #[doc(hidden)]
 pub mod build;
+mod caches;
 mod deferred;
 pub mod diagnostics;
 #[doc(hidden)]
