@@ -1250,6 +1250,9 @@ impl Planner<'_> {
             max,
             out,
         };
+        // Never guarded: a guarded consumer is dispatched all the same, and would
+        // take whatever its arguments' temporary buffer held as its workgroups.
+        let guard = self.guard.take();
         self.push_kernel(
             "indirect_args",
             kind,
@@ -1257,6 +1260,7 @@ impl Planner<'_> {
             vec![("n", bound)],
             Count::known(1),
         );
+        self.guard = guard;
         let ci = self.plan.kernels.len();
         self.plan.kernels.push(Kernel {
             n_from: Some(n_from),

@@ -174,7 +174,9 @@ fn f32_scans_with_subnormals_in_one_late_tile() {
                 flush_f32: Some(flush),
                 ..Default::default()
             });
-            for expr in ["+\\x", "+\\x×1e10"] {
+            // (The last: a scan of a length computed on the device, whose exact
+            // dispatch is sized by that length and guarded.)
+            for expr in ["+\\x", "+\\x×1e10", "+\\(x≠0)/x"] {
                 let what = format!("{expr} at {at:?} (flush_f32 {flush})");
                 let g = device_value(&mut s, expr);
                 let prog = arrc_syntax::parse_str(expr).expect("parses");
@@ -185,4 +187,32 @@ fn f32_scans_with_subnormals_in_one_late_tile() {
             }
         }
     }
+}
+
+#[test]
+fn indirect_arguments_are_computed_also_where_the_kernel_they_size_is_guarded() {
+    // An f32 `+\` of a length computed on the device, where f32 is widened from
+    // the bits: its exact dispatch is guarded (it runs only where the first read a
+    // subnormal) and sized by arguments a small kernel computes. That kernel was
+    // guarded too, so where no subnormal was read it wrote nothing, and the exact
+    // dispatch took whatever its temporary buffer held as its workgroup count.
+    let mut s = gpu();
+    s.set("x", Array::vector(Data::F32(vec![0.0, 1.5, 2.5])))
+        .unwrap();
+    let plan = s.compile("+\\(x≠0)/x").unwrap().plan;
+    let guarded: Vec<_> = plan
+        .kernels
+        .iter()
+        .filter(|k| k.guard.is_some())
+        .map(|k| k.name.clone())
+        .collect();
+    assert!(
+        guarded.iter().any(|n| n.starts_with("scan")),
+        "the exact scan is guarded: {guarded:?}"
+    );
+    assert!(
+        guarded.iter().all(|n| !n.starts_with("indirect_args")),
+        "guarded: {guarded:?}"
+    );
+    assert_eq!(arrc::display(&device_value(&mut s, "+\\(x≠0)/x")), "1.5 4");
 }
