@@ -30,6 +30,22 @@ fn same_to_ulps(what: &str, got: &Array, want: &Array, ulps: f32) {
     }
 }
 
+/// `expr` on the device (no step left to the CPU) and on the reference, within two
+/// f32 ulps (`same_to_ulps`); `how` says how the device was tuned.
+fn same_on_both(s: &mut Session, cpu: &mut arrc_ref::Env, expr: &str, how: &str) {
+    let what = format!("{expr} {how}");
+    let g = s
+        .eval(expr)
+        .unwrap_or_else(|e| panic!("{what} on the device: {e}"));
+    assert!(g.notes.is_empty(), "{what} left the device: {:?}", g.notes);
+    let g = g.value.expect("a value");
+    let prog = arrc_syntax::parse_str(expr).expect("parses");
+    let c = arrc_ref::eval_program(&prog, cpu)
+        .unwrap_or_else(|e| panic!("{what} on the reference: {e}"))
+        .expect("a value");
+    same_to_ulps(&what, &g, &c, 2.0);
+}
+
 #[test]
 fn f32_subnormals_on_the_device() {
     let tiny = f32::from_bits(1);
@@ -138,17 +154,7 @@ fn f32_subnormals_on_the_device() {
             ..Default::default()
         });
         for expr in exprs {
-            let what = format!("{expr} (flush_f32 {flush})");
-            let g = s
-                .eval(expr)
-                .unwrap_or_else(|e| panic!("{what} on the device: {e}"));
-            assert!(g.notes.is_empty(), "{what} left the device: {:?}", g.notes);
-            let g = g.value.expect("a value");
-            let prog = arrc_syntax::parse_str(expr).expect("parses");
-            let c = arrc_ref::eval_program(&prog, &mut cpu)
-                .unwrap_or_else(|e| panic!("{what} on the reference: {e}"))
-                .expect("a value");
-            same_to_ulps(&what, &g, &c, 2.0);
+            same_on_both(&mut s, &mut cpu, expr, &format!("(flush_f32 {flush})"));
         }
     }
 }
@@ -177,13 +183,12 @@ fn f32_scans_with_subnormals_in_one_late_tile() {
             // (The last: a scan of a length computed on the device, whose exact
             // dispatch is sized by that length and guarded.)
             for expr in ["+\\x", "+\\x×1e10", "+\\(x≠0)/x"] {
-                let what = format!("{expr} at {at:?} (flush_f32 {flush})");
-                let g = device_value(&mut s, expr);
-                let prog = arrc_syntax::parse_str(expr).expect("parses");
-                let c = arrc_ref::eval_program(&prog, &mut cpu)
-                    .unwrap_or_else(|e| panic!("{what} on the reference: {e}"))
-                    .expect("a value");
-                same_to_ulps(&what, &g, &c, 2.0);
+                same_on_both(
+                    &mut s,
+                    &mut cpu,
+                    expr,
+                    &format!("at {at:?} (flush_f32 {flush})"),
+                );
             }
         }
     }
