@@ -1131,12 +1131,9 @@ impl Planner<'_> {
             // their barrier cost about 17 µs on an H200); a length on the device
             // sizes both through the arguments `set_n_from` computes, and the guard
             // keeps it.
-            match (n_from.is_none(), subnormals.filter(|_| report.is_none())) {
-                (true, Some(f)) => {
-                    if let Some(d) = self.plan.dispatches.last_mut() {
-                        d.indirect = Some(f);
-                    }
-                }
+            let exact_way = subnormals.filter(|_| report.is_none() && n_from.is_none());
+            match (exact_way, self.plan.dispatches.last_mut()) {
+                (Some(f), Some(d)) => d.indirect = Some(f),
                 _ => {
                     self.set_n_from(n_from.clone());
                 }
