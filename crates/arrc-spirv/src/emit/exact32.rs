@@ -332,16 +332,22 @@ impl Emitter {
                 Ok(())
             },
             |e| {
-                e.clean32 = true;
-                let r = vals.iter().zip(&vars).try_for_each(|(&v, &var)| {
-                    let w = e.widen32(v)?;
-                    e.store(var, w)
-                });
-                e.clean32 = false;
-                r
+                let wide = e.widen_normal(vals)?;
+                wide.iter()
+                    .zip(&vars)
+                    .try_for_each(|(&w, &var)| e.store(var, w))
             },
         )?;
         vars.iter().map(|&var| self.load(dt, var)).collect()
+    }
+
+    /// f32 `vals` known to hold no subnormal widened to f64 by OpFConvert alone
+    /// (`clean32` for them, as it was after).
+    pub(super) fn widen_normal(&mut self, vals: &[Word]) -> R<Vec<Word>> {
+        let was = std::mem::replace(&mut self.clean32, true);
+        let wide = vals.iter().map(|&v| self.widen32(v)).collect();
+        self.clean32 = was;
+        wide
     }
 }
 

@@ -507,13 +507,7 @@ impl Emitter {
                                     let was = e.load(u, l)?;
                                     let now = e.least_magnitude(&raw, was)?;
                                     e.store(l, now)?;
-                                    e.clean32 = true;
-                                    let wide = raw
-                                        .iter()
-                                        .map(|&x| e.convert(x, ElemType::F32, t))
-                                        .collect::<R<Vec<_>>>();
-                                    e.clean32 = false;
-                                    xs.extend(wide?);
+                                    xs.extend(e.widen_normal(&raw)?);
                                 }
                                 None => xs.extend(e.load_vec4(src, vi, t)?),
                             }
