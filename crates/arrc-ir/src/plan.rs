@@ -217,6 +217,15 @@ pub struct PlanOptions {
     /// on the device runs in two 8-bit slices of each (`RangeTiers::slices`) rather
     /// than in i32 tiles.
     pub int8_slices_from: u64,
+    /// Kernels ask the device to run invocations that diverged together again where
+    /// their paths meet (SPIR-V's MaximallyReconvergesKHR), so that a subgroup
+    /// operation after a branch taken by some invocations sees the whole subgroup.
+    /// Without it a device may leave them apart (NVIDIA's may).
+    pub maximal_reconvergence: bool,
+    /// A compaction fuses a mask (and values) that compute more than a read and a
+    /// comparison (the default); off, they are computed by a kernel of their own
+    /// first (session 35's way around open question 13, a test of that path now).
+    pub fuse_computed_masks: bool,
 }
 
 impl PlanOptions {
@@ -281,6 +290,8 @@ impl Default for PlanOptions {
             // tiles and about as long in slices; 2048² 734 µs in the tiles and 185
             // in two products of slices (`paths`).
             int8_slices_from: 1 << 32,
+            maximal_reconvergence: false,
+            fuse_computed_masks: true,
         }
     }
 }
@@ -419,6 +430,9 @@ pub struct Kernel {
     /// Flush f32 subnormals on the guarded fast path (`PlanOptions::flush_f32`).
     #[serde(default)]
     pub flush_f32: bool,
+    /// Ask for maximal reconvergence (`PlanOptions::maximal_reconvergence`).
+    #[serde(default)]
+    pub maximal_reconvergence: bool,
     /// ⎕CT of the program's f64 comparisons, floors and ceilings.
     pub ct: f64,
     /// Checks of push constants that a loop's trips grow with, where the device cuts
@@ -1135,6 +1149,7 @@ impl Planner<'_> {
             denorm_preserve_f64: self.opts.denorm_preserve_f64,
             denorm_preserve_f32: self.opts.denorm_preserve_f32,
             flush_f32: self.opts.flush_f32,
+            maximal_reconvergence: self.opts.maximal_reconvergence,
             ct: self.v.func.ct,
             trip_guards: vec![],
             guard,

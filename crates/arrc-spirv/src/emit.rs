@@ -1252,6 +1252,11 @@ impl Emitter {
             .entry_point(ExecutionModel::GLCompute, f, name, iface);
         self.b
             .execution_mode(f, ExecutionMode::LocalSize, [1, 1, 1]);
+        if k.maximal_reconvergence {
+            self.b.extension("SPV_KHR_maximal_reconvergence");
+            self.b
+                .execution_mode(f, ExecutionMode::MaximallyReconvergesKHR, []);
+        }
         // Subnormals stay, as on the reference (`2*¯1070` and `1e¯40=0` are not 0).
         let widths = [
             (k.denorm_preserve_f32, 32),

@@ -57,6 +57,11 @@ pub struct DeviceInfo {
     /// Kernels may use cooperative matrices: the extension's feature, with the
     /// Vulkan memory model and 8-bit integers their modules need.
     pub cooperative_matrix: bool,
+    /// VK_KHR_shader_maximal_reconvergence (with the subgroup-uniform control flow
+    /// it needs): a kernel may ask that invocations which diverged run together
+    /// again where their paths meet, so that a subgroup operation after a branch
+    /// sees the whole subgroup.
+    pub maximal_reconvergence: bool,
     api: u32,
 }
 
@@ -421,6 +426,15 @@ impl Context {
         if info.cooperative_matrix {
             feats = feats.push_next(&mut cm);
             ext_names.push(ash::khr::cooperative_matrix::NAME.as_ptr());
+        }
+        let mut mr = vk::PhysicalDeviceShaderMaximalReconvergenceFeaturesKHR::default()
+            .shader_maximal_reconvergence(true);
+        let mut ucf = vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR::default()
+            .shader_subgroup_uniform_control_flow(true);
+        if info.maximal_reconvergence {
+            feats = feats.push_next(&mut mr).push_next(&mut ucf);
+            ext_names.push(ash::khr::shader_maximal_reconvergence::NAME.as_ptr());
+            ext_names.push(ash::khr::shader_subgroup_uniform_control_flow::NAME.as_ptr());
         }
         if info.pipeline_statistics {
             feats = feats.push_next(&mut pe);

@@ -297,6 +297,7 @@ impl Gpu {
         // keep a flag word and value words apart.
         o.int64_atomics = info.int64_atomics && !cpu;
         o.subgroup_shuffle = info.subgroup_shuffle;
+        o.maximal_reconvergence = info.maximal_reconvergence;
         o.subgroup_size = info.subgroup_size.max(1);
         // lavapipe (Mesa 22.3) counts every loop trip of an invocation against one
         // limit of 65535 and leaves the loop past it: `-/⍳70000` gave ¯32768.

@@ -123,6 +123,8 @@ enum Cmd {
         /// Float type of results such as `÷` and of non-integral literals (`⎕FR`).
         #[arg(long, value_enum, default_value = "f32")]
         float: FloatArg,
+        #[command(flatten)]
+        tune: TuneArgs,
     },
     /// Compile a function to a SPIR-V module and a JSON manifest.
     Build {
@@ -445,6 +447,16 @@ struct TuneArgs {
     /// Tuning: keys per invocation of a radix pass (at most 16; half for 8-byte keys).
     #[arg(long)]
     radix_items: Option<u32>,
+    /// Tuning: kernels ask that diverged invocations run together again where
+    /// their paths meet (VK_KHR_shader_maximal_reconvergence; the default where
+    /// the device has it); `false` does not ask.
+    #[arg(long)]
+    maximal_reconvergence: Option<bool>,
+    /// Tuning: a compaction whose mask or values compute more than a read and a
+    /// comparison computes them fused (`true`, the default) or in a pass of
+    /// their own first (`false`).
+    #[arg(long)]
+    fuse_computed_masks: Option<bool>,
 }
 
 impl TuneArgs {
@@ -483,6 +495,8 @@ impl TuneArgs {
             radix_from: self.radix_from,
             radix_lookback_below: self.radix_lookback_below,
             radix_items: self.radix_items,
+            maximal_reconvergence: self.maximal_reconvergence,
+            fuse_computed_masks: self.fuse_computed_masks,
         }
     }
 }
@@ -679,6 +693,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             boxed,
             time,
             float,
+            tune,
         } => {
             let origin = file.as_ref().map(|f| f.display().to_string());
             // `arrc eval --bogus`: a mistyped option, not the APL `-(-bogus)`.
@@ -719,6 +734,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             let opened = std::time::Instant::now();
             let mut s = open(backend(b), device, &devices, split_from)?;
             let open_ms = opened.elapsed().as_secs_f64() * 1e3;
+            s.tune(tune.tuning());
             s.set_float(float.elem());
             s.set_boxing(boxed);
             // `--time` reports the kernels' own time: the device's timestamps.
@@ -1162,7 +1178,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             for d in ds {
                 println!(
-                    "{}: {} ({}), Vulkan {}, subgroup size {}, int64 {}, float64 {}, subnormals kept on request f32 {} f64 {}, max storage buffer {} bytes, storage buffers per kernel {}, driver {}",
+                    "{}: {} ({}), Vulkan {}, subgroup size {}, int64 {}, float64 {}, subnormals kept on request f32 {} f64 {}, maximal reconvergence {}, max storage buffer {} bytes, storage buffers per kernel {}, driver {}",
                     d.index,
                     d.name,
                     d.device_type,
@@ -1172,6 +1188,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     d.shader_float64,
                     d.denorm_preserve_f32,
                     d.denorm_preserve_f64,
+                    d.maximal_reconvergence,
                     d.max_storage_buffer_range,
                     d.max_storage_buffers,
                     d.driver

@@ -88,6 +88,11 @@ pub struct Tuning {
     pub radix_lookback_below: Option<u64>,
     /// Keys per invocation of a radix pass (`PlanOptions::radix_items`).
     pub radix_items: Option<u32>,
+    /// Kernels ask for maximal reconvergence (`PlanOptions::maximal_reconvergence`);
+    /// `Some(true)` changes nothing where the device cannot.
+    pub maximal_reconvergence: Option<bool>,
+    /// A compaction's computed mask fused (`PlanOptions::fuse_computed_masks`).
+    pub fuse_computed_masks: Option<bool>,
 }
 
 impl Tuning {
@@ -197,6 +202,12 @@ impl Tuning {
         }
         if let Some(v) = self.radix_lookback_below {
             o.radix_lookback_below = v;
+        }
+        if self.maximal_reconvergence == Some(false) {
+            o.maximal_reconvergence = false;
+        }
+        if let Some(v) = self.fuse_computed_masks {
+            o.fuse_computed_masks = v;
         }
         set(&mut o.radix_items, self.radix_items, 1, 16);
     }

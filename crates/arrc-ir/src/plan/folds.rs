@@ -1156,12 +1156,11 @@ impl Planner<'_> {
         let elem = f.ty(v).elem;
         let n = self.len_of(arg);
         let len = self.new_buffer(ElemType::I32, Count::known(1), BufferRole::Zeroed);
-        // A mask or value that computes more than it reads and compares is
-        // computed by a kernel of its own first: on the H200 a compaction with
-        // such a mask fused kept about a twelfth of its items at NVIDIA's tile
-        // (`((x|7)>1)/x` kept 766 of 9189, `((*x÷100)>2)/x` 778 of 8730; the
-        // scan of the same mask alone was right), with none at lavapipe's.
-        for part in [mask, arg] {
+        // Unless fused (`PlanOptions::fuse_computed_masks`), a mask or value that
+        // computes more than it reads and compares is computed by a kernel of its
+        // own first.
+        let fuse = self.opts.fuse_computed_masks;
+        for part in [mask, arg].into_iter().filter(|_| !fuse) {
             let mut scratch = self.kb();
             if !self
                 .expr(part, &IExpr::Index, &mut scratch)

@@ -310,6 +310,22 @@ impl Emitter {
                 e.store(w, a)?;
             }
         }
+        // A compaction's element's count is found from the kept bits: the bits of
+        // its round up to it, counted (`kept_to`). Its scan is of each round's kept
+        // count alone, and what it adds stays in values of their own, never in the
+        // variables that held the mask: on the H200 a compaction that added the
+        // subgroup's prefix to them in place, where its mask computed more than a
+        // comparison, stored as if that prefix were 0.
+        let kept_to = |e: &mut Self, r: usize, c: u32| -> R<Word> {
+            let k = r * width as usize;
+            let w = e.load(u, keep_words[k / 32])?;
+            let sh = e.c_u32((k % 32) as u32);
+            let bits = e.b.shift_right_logical(u, None, w, sh).map_err(be)?;
+            let upto = e.c_u32((2u32 << c) - 1);
+            let m = e.b.bitwise_and(u, None, bits, upto).map_err(be)?;
+            let n = e.b.bit_count(u, None, m).map_err(be)?;
+            e.b.bitcast(tt, None, n).map_err(be)
+        };
         // A round's elements as read, widened.
         let widen_row = |e: &mut Self, row: &[Word]| -> R<Vec<Word>> {
             row.iter()
@@ -350,15 +366,20 @@ impl Emitter {
             }
         };
         let mut round_scans = vec![];
-        for row in &xs {
-            let ws = widen_row(e, row)?;
-            let mut acc = ws[0];
-            for (&var, &x) in row[1..].iter().zip(&ws[1..]) {
-                acc = e.binop(op, t, acc, x)?;
-                if narrow.is_none() {
-                    e.store(var, acc)?;
+        for (r, row) in xs.iter().enumerate() {
+            let acc = if compact.is_some() {
+                kept_to(e, r, width - 1)?
+            } else {
+                let ws = widen_row(e, row)?;
+                let mut acc = ws[0];
+                for (&var, &x) in row[1..].iter().zip(&ws[1..]) {
+                    acc = e.binop(op, t, acc, x)?;
+                    if narrow.is_none() {
+                        e.store(var, acc)?;
+                    }
                 }
-            }
+                acc
+            };
             let ex = e.group(op, t, GroupOperation::ExclusiveScan, acc)?;
             // The round's total: the last lane's inclusive value, or a
             // reduction where the device has no shuffles.
@@ -379,12 +400,15 @@ impl Emitter {
         // that after the lookback only the tile's and the subgroup's prefixes
         // remain.
         let mut run: Option<Word> = None;
+        let mut round_offs = vec![];
         for (r, (row, &(ex, tot))) in xs.iter().zip(&round_scans).enumerate() {
             let off = match run {
                 Some(r) => e.binop(op, t, r, ex)?,
                 None => ex,
             };
-            if narrow.is_some() {
+            if compact.is_some() {
+                round_offs.push(off);
+            } else if narrow.is_some() {
                 e.store(offs[r], off)?;
             } else {
                 for &var in row {
@@ -474,6 +498,10 @@ impl Emitter {
             },
         )?;
         let fold_in = |e: &mut Self, a: Word| -> R<()> {
+            // A compaction adds the prefixes where it stores (`round_offs`).
+            if compact.is_some() {
+                return Ok(());
+            }
             if narrow.is_some() {
                 for &var in &offs {
                     let x = e.load(tt, var)?;
@@ -562,6 +590,16 @@ impl Emitter {
         // one, and the last element the kept count. A plain array's values are read
         // four at a time where the tile is whole.
         if let Some(c) = compact {
+            // What comes before the subgroup's part of the tile: the earlier tiles
+            // (looked back for by each subgroup, or handed on by subgroup 0) and the
+            // earlier subgroups.
+            let pv = if every_subgroup {
+                e.load(tt, prefix)?
+            } else {
+                e.load(tt, sh_prefix)?
+            };
+            let before = e.load(tt, carry)?;
+            let before = e.binop(op, t, pv, before)?;
             let it = e.ty(ElemType::I32);
             let one_i = e.scalar(Scalar::I32(1));
             let last = e.b.i_sub(u, None, cxr.n, one).map_err(be)?;
@@ -608,10 +646,12 @@ impl Emitter {
                 Ok((stage, e.umul(at, wc)?))
             });
             let stage = stage.transpose()?;
-            for (r, (row, &v)) in xs.iter().zip(&vidx).enumerate() {
+            for (r, &v) in vidx.iter().enumerate() {
+                let at = e.binop(op, t, before, round_offs[r])?;
                 let mut ys = vec![];
-                for &var in row {
-                    ys.push(e.load(tt, var)?);
+                for k in 0..width {
+                    let n = kept_to(e, r, k)?;
+                    ys.push(e.binop(op, t, at, n)?);
                 }
                 let base = r * width as usize;
                 let (ex, tot) = round_scans[r];

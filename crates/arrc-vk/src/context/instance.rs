@@ -222,6 +222,25 @@ pub(super) fn query_info(
         unsafe { instance.get_physical_device_features2(pdev, &mut f2) };
         pe.pipeline_executable_info == vk::TRUE
     };
+    let maximal_reconvergence =
+        has_extension(instance, pdev, ash::khr::shader_maximal_reconvergence::NAME)
+            && has_extension(
+                instance,
+                pdev,
+                ash::khr::shader_subgroup_uniform_control_flow::NAME,
+            )
+            && {
+                let mut mr = vk::PhysicalDeviceShaderMaximalReconvergenceFeaturesKHR::default();
+                let mut ucf =
+                    vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR::default();
+                let mut f2 = vk::PhysicalDeviceFeatures2::default()
+                    .push_next(&mut mr)
+                    .push_next(&mut ucf);
+                // SAFETY: as above.
+                unsafe { instance.get_physical_device_features2(pdev, &mut f2) };
+                mr.shader_maximal_reconvergence == vk::TRUE
+                    && ucf.shader_subgroup_uniform_control_flow == vk::TRUE
+            };
     let limits = props.limits;
     // SAFETY: valid physical device from this instance.
     let mem = unsafe { instance.get_physical_device_memory_properties(pdev) };
@@ -292,6 +311,7 @@ pub(super) fn query_info(
             0.0
         },
         pipeline_statistics,
+        maximal_reconvergence,
         device_local_bytes,
         api,
     }

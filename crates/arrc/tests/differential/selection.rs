@@ -587,8 +587,9 @@ fn a_statement_reading_more_arrays_than_a_kernel_binds() {
 fn compress_masks_through_the_decoupled_fallback() {
     // On the H200 a compaction whose mask costs more than a comparison kept about
     // a twelfth of its items (`((x|7)>1)/x` kept 766 of 9189, `((*x÷100)>2)/x` 778
-    // of 8730) where predecessors publish late. With a spin limit of 1 every tile
-    // that finds a predecessor unpublished reduces that tile's mask itself.
+    // of 8730), with such masks fused: each subgroup stored as if the subgroups
+    // before it kept nothing. With a spin limit of 1 every tile that finds a
+    // predecessor unpublished reduces that tile's mask itself.
     let masks = [
         "((x|7)>1)/x",
         "((*x÷100)>2)/x",
@@ -597,17 +598,21 @@ fn compress_masks_through_the_decoupled_fallback() {
         "+\\(x|7)>1",
     ];
     for (wg, items) in [(384, 32), (256, 16)] {
-        for spin in [Some(1), None] {
+        for (spin, fuse) in [(Some(1), true), (None, false), (None, true)] {
             let mut s = gpu();
             s.tune(arrc::Tuning {
                 scan_workgroup_size: Some(wg),
                 scan_items_per_thread: Some(items),
                 spin_limit: spin,
+                fuse_computed_masks: Some(fuse),
                 ..Default::default()
             });
             for ty in [ElemType::F32, ElemType::I32] {
                 check_at(&mut s, &[9215, 100003], &masks, ty, false);
             }
+            // Fused, the compaction is the statement's one kernel.
+            let plan = s.compile("((x|7)>1)/x").unwrap().plan;
+            assert_eq!(plan.kernels.len() == 1, fuse, "{:?}", plan.kernels);
         }
     }
 }
