@@ -962,6 +962,31 @@ fn bench_of_a_program_takes_the_tuning_flags() {
 }
 
 #[test]
+fn eval_takes_the_tuning_flags() {
+    // `arrc eval --fuse-computed-masks false` computes a compaction's costly mask
+    // by a kernel of its own first (the default fuses it); both give the answer.
+    let src = "x←(⍳9215)÷7 ⋄ ((x|7)>1)/x";
+    let kernels = |flags: &[&str]| {
+        let mut args = vec!["eval", "--emit", "plan"];
+        args.extend_from_slice(flags);
+        args.push(src);
+        let (code, out, err) = arrc(&args);
+        assert_eq!(code, 0, "{err}");
+        out.lines().filter(|l| l.starts_with("kernel ")).count()
+    };
+    assert_eq!(kernels(&[]), 1);
+    assert_eq!(kernels(&["--fuse-computed-masks", "false"]), 3);
+    let count = "x←(⍳9215)÷7 ⋄ ≢((x|7)>1)/x";
+    for flags in [&[][..], &["--fuse-computed-masks", "false"]] {
+        let mut args = vec!["eval"];
+        args.extend_from_slice(flags);
+        args.push(count);
+        let (code, out, err) = arrc(&args);
+        assert_eq!((code, out.trim()), (0, "9189"), "{err}");
+    }
+}
+
+#[test]
 fn emit_of_a_program_shows_its_last_statement() {
     // `--emit` of several statements runs those before the last and shows the
     // last one's compiled form (it was a DOMAIN ERROR: "give one expression").
