@@ -20,6 +20,10 @@ fn compress_on_the_device() {
         "(x=x)/x",
         "(x>1000)/x",
         "1 0 1/3↑x",
+        // Masks and values that compute, fused (session 38).
+        "((x|7)>1)/x",
+        "((x×x)>x+1)/x-1",
+        "+\\((|x)>5)/x×2",
     ];
     // Sizes around the scan's tile (4096 by default) and a grid of several tiles.
     let sizes = &[0, 1, 7, 33, 257, 4095, 4097, 100003];
