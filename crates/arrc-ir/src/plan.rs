@@ -226,6 +226,10 @@ pub struct PlanOptions {
     /// comparison (the default); off, they are computed by a kernel of their own
     /// first (session 35's way around open question 13, a test of that path now).
     pub fuse_computed_masks: bool,
+    /// A compaction of a plain array's values holds the values it reads in its
+    /// tile instead of the mask's counts, and computes the mask from them: each
+    /// value is read once, not once for the mask and again to store it.
+    pub compact_holds_values: bool,
 }
 
 impl PlanOptions {
@@ -292,6 +296,7 @@ impl Default for PlanOptions {
             int8_slices_from: 1 << 32,
             maximal_reconvergence: false,
             fuse_computed_masks: true,
+            compact_holds_values: false,
         }
     }
 }

@@ -457,6 +457,11 @@ struct TuneArgs {
     /// their own first (`false`).
     #[arg(long)]
     fuse_computed_masks: Option<bool>,
+    /// Tuning: a compaction of a plain array holds the values it reads and
+    /// computes the mask from them (`true`), reading each once; by default it holds
+    /// the mask and reads the values again to store them.
+    #[arg(long)]
+    compact_holds_values: Option<bool>,
 }
 
 impl TuneArgs {
@@ -497,6 +502,7 @@ impl TuneArgs {
             radix_items: self.radix_items,
             maximal_reconvergence: self.maximal_reconvergence,
             fuse_computed_masks: self.fuse_computed_masks,
+            compact_holds_values: self.compact_holds_values,
         }
     }
 }

@@ -93,6 +93,8 @@ pub struct Tuning {
     pub maximal_reconvergence: Option<bool>,
     /// A compaction's computed mask fused (`PlanOptions::fuse_computed_masks`).
     pub fuse_computed_masks: Option<bool>,
+    /// A compaction holds the values it reads (`PlanOptions::compact_holds_values`).
+    pub compact_holds_values: Option<bool>,
 }
 
 impl Tuning {
@@ -208,6 +210,9 @@ impl Tuning {
         }
         if let Some(v) = self.fuse_computed_masks {
             o.fuse_computed_masks = v;
+        }
+        if let Some(v) = self.compact_holds_values {
+            o.compact_holds_values = v;
         }
         set(&mut o.radix_items, self.radix_items, 1, 16);
     }

@@ -1093,6 +1093,7 @@ impl Planner<'_> {
                 Compact {
                     len: kb.bind(len, ElemType::I32, true),
                     staged: stage + 8192 <= u64::from(self.opts.max_shared_bytes),
+                    holds_values: self.opts.compact_holds_values,
                     value,
                 }
             });

@@ -189,6 +189,59 @@ pub enum KExpr {
 }
 
 impl KExpr {
+    /// `self` with each read of element `Index` of `binding` as `elem` replaced by
+    /// `Operand` `k` (a value the kernel already holds). Reads inside index
+    /// expressions are left as they are.
+    pub fn with_operand_for(&self, binding: u32, elem: ElemType, k: u8) -> KExpr {
+        let go = |e: &KExpr| Box::new(e.with_operand_for(binding, elem, k));
+        match self {
+            KExpr::Load {
+                binding: b,
+                elem: t,
+                index: IExpr::Index,
+            } if *b == binding && *t == elem => KExpr::Operand { k, elem },
+            KExpr::Binary {
+                op,
+                elem,
+                lhs,
+                rhs,
+                error_bit,
+            } => KExpr::Binary {
+                op: *op,
+                elem: *elem,
+                lhs: go(lhs),
+                rhs: go(rhs),
+                error_bit: *error_bit,
+            },
+            KExpr::Unary {
+                op,
+                elem,
+                arg,
+                error_bit,
+            } => KExpr::Unary {
+                op: *op,
+                elem: *elem,
+                arg: go(arg),
+                error_bit: *error_bit,
+            },
+            KExpr::Cast { to, arg } => KExpr::Cast {
+                to: *to,
+                arg: go(arg),
+            },
+            KExpr::Select { when, then, els } => KExpr::Select {
+                when: when.clone(),
+                then: go(then),
+                els: go(els),
+            },
+            KExpr::If { cond, then, els } => KExpr::If {
+                cond: go(cond),
+                then: go(then),
+                els: go(els),
+            },
+            other => other.clone(),
+        }
+    }
+
     /// The 4-byte value it only widens exactly (f32 to f64, i32 to i64): a scan may
     /// hold that value in its registers and widen it where it is folded.
     pub fn widened(&self) -> Option<&KExpr> {

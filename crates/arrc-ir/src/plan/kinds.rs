@@ -551,6 +551,10 @@ pub struct Compact {
     /// Each round's kept values are staged in workgroup memory and stored as one
     /// run (where that fits `PlanOptions::max_shared_bytes`).
     pub staged: bool,
+    /// The tile holds the values as read, not the mask: each is read once, and the
+    /// mask computed from it where it reads the same element
+    /// (`PlanOptions::compact_holds_values`).
+    pub holds_values: bool,
 }
 
 /// One storage-buffer binding of a kernel (descriptor set 0).

@@ -81,9 +81,32 @@ impl Emitter {
         let htt = self.ty(ht);
         // One function variable per element of the tile an invocation holds (the
         // driver keeps them in registers).
+        // A compaction that holds its values (`Compact::holds_values`): those of a
+        // plain array, read four at a time and held as read, its mask computed from
+        // each (the mask's reads of the same element are `Operand` 0).
+        let holding = match compact {
+            Some(c) if c.holds_values && width == 4 => match &c.value {
+                &KExpr::Load {
+                    binding,
+                    elem,
+                    index: IExpr::Index,
+                } if matches!(elem, ElemType::F32 | ElemType::I32 | ElemType::F64)
+                    && cx.windows[binding as usize].len() == 1
+                    && cx.bindings[binding as usize].1 == elem =>
+                {
+                    Some((binding, elem, held.with_operand_for(binding, elem, 0)))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let xt = match &holding {
+            Some((_, elem, _)) => self.ty(*elem),
+            None => htt,
+        };
         let mut xs = vec![];
         for _ in 0..rounds {
-            let row: Vec<Word> = (0..width).map(|_| self.local(htt)).collect();
+            let row: Vec<Word> = (0..width).map(|_| self.local(xt)).collect();
             xs.push(row);
         }
         let offs: Vec<Word> = match narrow {
@@ -240,69 +263,134 @@ impl Emitter {
             Some(_) => Some(e.begin_if(is_data)?),
             None => None,
         };
-        // Every load of the tile is issued before any is used.
-        e.if_else(
-            whole,
-            |e| {
-                for (row, &v) in xs.iter().zip(&vidx) {
-                    if let Some(src) = &vec_in {
-                        let x4 = if ordered {
-                            let x4 = e.load_vec4(src, v, ElemType::F32)?;
-                            let mut o = [0; 4];
-                            for (o, x) in o.iter_mut().zip(x4) {
-                                *o = e.order32(x)?;
-                            }
-                            o
-                        } else {
-                            e.load_vec4(src, v, ht)?
-                        };
-                        for (&var, x) in row.iter().zip(x4) {
-                            e.store(var, x)?;
-                        }
-                    } else {
-                        for (c, &var) in row.iter().enumerate() {
-                            let i = elem_at(e, v, c as u32)?;
-                            let x = e.expr(cxr, held, Ix::flat(i))?;
-                            e.store(var, x)?;
-                        }
-                    }
-                }
-                Ok(())
-            },
-            |e| {
-                for (row, &v) in xs.iter().zip(&vidx) {
-                    for (c, &var) in row.iter().enumerate() {
-                        let i = elem_at(e, v, c as u32)?;
-                        let inb = e.ult(i, cxr.n)?;
-                        e.store(var, held_id)?;
-                        e.if_then(inb, |e| {
-                            let x = e.expr(cxr, held, Ix::flat(i))?;
-                            e.store(var, x)
-                        })?;
-                    }
-                }
-                Ok(())
-            },
-        )?;
-        // Each round: a serial inclusive scan of the invocation's own elements,
-        // then an exclusive scan and a reduction of the rows' totals across the
-        // subgroup (the rounds are independent, so their subgroup operations
-        // overlap).
         // A compaction keeps which of its elements it stores as bits (a word per 32),
         // so that its output need not evaluate the mask again.
-        let zero_m = e.scalar(Scalar::I32(0).cast(ht));
         let mut keep_words: Vec<Word> = vec![];
         if compact.is_some() {
             let bits = (rounds * width) as usize;
             keep_words = (0..bits.div_ceil(32)).map(|_| e.local(u)).collect();
+        }
+        let zero_m = e.scalar(Scalar::I32(0).cast(ht));
+        // Element `k`'s keep bit, where the mask (of `Operand` 0, `x`) gives `m`.
+        let keep_bit = |e: &mut Self, m: Word, k: usize| -> R<Word> {
+            let nz = e.b.i_not_equal(bt, None, m, zero_m).map_err(be)?;
+            let bit = e.c_u32(1 << (k % 32));
+            e.b.select(u, None, nz, bit, zero).map_err(be)
+        };
+        if let Some((b, from, mask)) = &holding {
+            let src = e.vec4_source(cxr, *b, *from)?;
+            let none = e.scalar(Scalar::I32(0).cast(*from));
+            e.if_else(
+                whole,
+                |e| {
+                    // Every load of the tile is issued before any is used.
+                    let mut x4s = vec![];
+                    for (row, &v) in xs.iter().zip(&vidx) {
+                        let x4 = e.load_vec4(&src, v, *from)?;
+                        for (&var, x) in row.iter().zip(x4) {
+                            e.store(var, x)?;
+                        }
+                        x4s.push(x4);
+                    }
+                    let mut acc = vec![zero; keep_words.len()];
+                    for (r, (x4, &v)) in x4s.iter().zip(&vidx).enumerate() {
+                        for (c, &x) in x4.iter().enumerate() {
+                            let i = elem_at(e, v, c as u32)?;
+                            e.operands[0] = x;
+                            let m = e.expr(cxr, mask, Ix::flat(i))?;
+                            let k = r * width as usize + c;
+                            let bit = keep_bit(e, m, k)?;
+                            acc[k / 32] = e.b.bitwise_or(u, None, acc[k / 32], bit).map_err(be)?;
+                        }
+                    }
+                    for (&w, a) in keep_words.iter().zip(acc) {
+                        e.store(w, a)?;
+                    }
+                    Ok(())
+                },
+                |e| {
+                    for &w in &keep_words {
+                        e.store(w, zero)?;
+                    }
+                    for (r, (row, &v)) in xs.iter().zip(&vidx).enumerate() {
+                        for (c, &var) in row.iter().enumerate() {
+                            let i = elem_at(e, v, c as u32)?;
+                            let inb = e.ult(i, cxr.n)?;
+                            e.store(var, none)?;
+                            let k = r * width as usize + c;
+                            e.if_then(inb, |e| {
+                                let x = e.expr(cxr, &compact.unwrap().value, Ix::flat(i))?;
+                                e.store(var, x)?;
+                                e.operands[0] = x;
+                                let m = e.expr(cxr, mask, Ix::flat(i))?;
+                                let bit = keep_bit(e, m, k)?;
+                                let w = e.load(u, keep_words[k / 32])?;
+                                let w = e.b.bitwise_or(u, None, w, bit).map_err(be)?;
+                                e.store(keep_words[k / 32], w)
+                            })?;
+                        }
+                    }
+                    Ok(())
+                },
+            )?;
+        }
+        if holding.is_none() {
+            // Every load of the tile is issued before any is used.
+            e.if_else(
+                whole,
+                |e| {
+                    for (row, &v) in xs.iter().zip(&vidx) {
+                        if let Some(src) = &vec_in {
+                            let x4 = if ordered {
+                                let x4 = e.load_vec4(src, v, ElemType::F32)?;
+                                let mut o = [0; 4];
+                                for (o, x) in o.iter_mut().zip(x4) {
+                                    *o = e.order32(x)?;
+                                }
+                                o
+                            } else {
+                                e.load_vec4(src, v, ht)?
+                            };
+                            for (&var, x) in row.iter().zip(x4) {
+                                e.store(var, x)?;
+                            }
+                        } else {
+                            for (c, &var) in row.iter().enumerate() {
+                                let i = elem_at(e, v, c as u32)?;
+                                let x = e.expr(cxr, held, Ix::flat(i))?;
+                                e.store(var, x)?;
+                            }
+                        }
+                    }
+                    Ok(())
+                },
+                |e| {
+                    for (row, &v) in xs.iter().zip(&vidx) {
+                        for (c, &var) in row.iter().enumerate() {
+                            let i = elem_at(e, v, c as u32)?;
+                            let inb = e.ult(i, cxr.n)?;
+                            e.store(var, held_id)?;
+                            e.if_then(inb, |e| {
+                                let x = e.expr(cxr, held, Ix::flat(i))?;
+                                e.store(var, x)
+                            })?;
+                        }
+                    }
+                    Ok(())
+                },
+            )?;
+        }
+        // Each round: a serial inclusive scan of the invocation's own elements,
+        // then an exclusive scan and a reduction of the rows' totals across the
+        // subgroup (the rounds are independent, so their subgroup operations
+        // overlap).
+        if compact.is_some() && holding.is_none() {
             let mut acc = vec![zero; keep_words.len()];
             for (r, row) in xs.iter().enumerate() {
                 for (c, &var) in row.iter().enumerate() {
                     let k = r * width as usize + c;
                     let m = e.load(htt, var)?;
-                    let nz = e.b.i_not_equal(bt, None, m, zero_m).map_err(be)?;
-                    let bit = e.c_u32(1 << (k % 32));
-                    let b = e.b.select(u, None, nz, bit, zero).map_err(be)?;
+                    let b = keep_bit(e, m, k)?;
                     acc[k / 32] = e.b.bitwise_or(u, None, acc[k / 32], b).map_err(be)?;
                 }
             }
@@ -646,6 +734,17 @@ impl Emitter {
                 Ok((stage, e.umul(at, wc)?))
             });
             let stage = stage.transpose()?;
+            // The values held, where the tile holds them.
+            let held_values = |e: &mut Self, r: usize| -> R<Option<Vec<Word>>> {
+                match holding {
+                    Some(_) => xs[r]
+                        .iter()
+                        .map(|&var| e.load(xt, var))
+                        .collect::<R<_>>()
+                        .map(Some),
+                    None => Ok(None),
+                }
+            };
             for (r, &v) in vidx.iter().enumerate() {
                 let at = e.binop(op, t, before, round_offs[r])?;
                 let mut ys = vec![];
@@ -658,9 +757,10 @@ impl Emitter {
                 e.if_else(
                     whole,
                     |e| {
-                        let values = match &value_src {
-                            Some(src) => Some(e.load_vec4(src, v, vt)?),
-                            None => None,
+                        let values = match (held_values(e, r)?, &value_src) {
+                            (Some(x), _) => Some([x[0], x[1], x[2], x[3]]),
+                            (None, Some(src)) => Some(e.load_vec4(src, v, vt)?),
+                            (None, None) => None,
                         };
                         let Some((stage, sg_at)) = stage else {
                             for (k, &y) in ys.iter().enumerate() {
@@ -716,7 +816,10 @@ impl Emitter {
                         for (k, &y) in ys.iter().enumerate() {
                             let i = elem_at(e, v, k as u32)?;
                             let inb = e.ult(i, cxr.n)?;
-                            e.if_then(inb, |e| place(e, base + k, i, y, None))?;
+                            e.if_then(inb, |e| {
+                                let x = held_values(e, r)?.map(|x| x[k]);
+                                place(e, base + k, i, y, x)
+                            })?;
                         }
                         Ok(())
                     },

@@ -58,6 +58,34 @@ fn compress_on_the_device() {
         })
     };
     assert_eq!(staged(&mut t), Some(true));
+    // The tile holding the values it reads instead of the mask
+    // (`compact_holds_values`), at lavapipe's tile and NVIDIA's, staged and not.
+    let configs: [(_, _, _, &[ElemType]); 3] = [
+        (None, None, None, &[ElemType::F32, ElemType::I32]),
+        (Some(384), Some(32), None, &[ElemType::F32, ElemType::F64]),
+        (Some(384), Some(32), Some(14000), &[ElemType::I32]),
+    ];
+    for (wg, items, shared, types) in configs {
+        let mut h = gpu();
+        h.tune(arrc::Tuning {
+            compact_holds_values: Some(true),
+            scan_workgroup_size: wg,
+            scan_items_per_thread: items,
+            max_shared_bytes: shared,
+            ..Default::default()
+        });
+        let sizes = [0, 9, 4097, 9217, 2 * 9216 + 5];
+        for &ty in types {
+            check_at(&mut h, &sizes, EXPRS, ty, false);
+        }
+        let plan = h.compile("((x|7)>1)/x").unwrap().plan;
+        assert!(plan.kernels.iter().any(|k| matches!(
+            &k.kind,
+            arrc_ir::plan::KernelKind::ScanChained {
+                compact: Some(c), ..
+            } if c.holds_values
+        )));
+    }
     t.tune(arrc::Tuning {
         scan_workgroup_size: Some(384),
         scan_items_per_thread: Some(32),
