@@ -30,6 +30,32 @@ fn scans_through_the_decoupled_fallback() {
 }
 
 #[test]
+fn scans_of_costly_expressions_at_nvidias_tile() {
+    // A scan adds its subgroup's and its tile's prefix to the values it holds in
+    // place, as the compaction did before session 38, when on the H200 a costly
+    // mask made it store as if those prefixes were 0. Costly expressions scanned
+    // at NVIDIA's tile (384 × 32; 8-byte sums at 16), whole tiles and a part tile:
+    // right on the H200 with the scans as they are.
+    let mut s = gpu();
+    s.tune(arrc::Tuning {
+        scan_workgroup_size: Some(384),
+        scan_items_per_thread: Some(32),
+        ..Default::default()
+    });
+    let scans = [
+        "⌈\\(x|7)×x",
+        "⌊\\-(x|7)×x",
+        "+\\x|7",
+        "⌈\\*x÷1000",
+        "+\\(x×x)>x+1",
+        "⌈\\⌊x×y|5",
+    ];
+    for ty in [ElemType::I32, ElemType::F32] {
+        check_at(&mut s, &[9215, 3 * 12288 + 5], &scans, ty, true);
+    }
+}
+
+#[test]
 fn scans_at_other_tile_shapes() {
     // A tile is cut into one chunk per subgroup: workgroups of one or several
     // subgroups, elements per invocation that are not a multiple of 4 (no vector
