@@ -189,17 +189,11 @@ pub enum KExpr {
 }
 
 impl KExpr {
-    /// `self` with each read of element `Index` of `binding` as `elem` replaced by
-    /// `Operand` `k` (a value the kernel already holds). Reads inside index
-    /// expressions are left as they are.
-    pub fn with_operand_for(&self, binding: u32, elem: ElemType, k: u8) -> KExpr {
-        let go = |e: &KExpr| Box::new(e.with_operand_for(binding, elem, k));
+    /// `self` with `f` applied to each operand of a `Binary`, `Unary` or `Cast` and to
+    /// the sides (and condition) of a `Select` or `If`; other kinds as they are.
+    pub fn map_operands(self, mut f: impl FnMut(KExpr) -> KExpr) -> KExpr {
+        let mut go = |b: Box<KExpr>| Box::new(f(*b));
         match self {
-            KExpr::Load {
-                binding: b,
-                elem: t,
-                index: IExpr::Index,
-            } if *b == binding && *t == elem => KExpr::Operand { k, elem },
             KExpr::Binary {
                 op,
                 elem,
@@ -207,11 +201,11 @@ impl KExpr {
                 rhs,
                 error_bit,
             } => KExpr::Binary {
-                op: *op,
-                elem: *elem,
+                op,
+                elem,
                 lhs: go(lhs),
                 rhs: go(rhs),
-                error_bit: *error_bit,
+                error_bit,
             },
             KExpr::Unary {
                 op,
@@ -219,17 +213,14 @@ impl KExpr {
                 arg,
                 error_bit,
             } => KExpr::Unary {
-                op: *op,
-                elem: *elem,
+                op,
+                elem,
                 arg: go(arg),
-                error_bit: *error_bit,
+                error_bit,
             },
-            KExpr::Cast { to, arg } => KExpr::Cast {
-                to: *to,
-                arg: go(arg),
-            },
+            KExpr::Cast { to, arg } => KExpr::Cast { to, arg: go(arg) },
             KExpr::Select { when, then, els } => KExpr::Select {
-                when: when.clone(),
+                when,
                 then: go(then),
                 els: go(els),
             },
@@ -238,7 +229,21 @@ impl KExpr {
                 then: go(then),
                 els: go(els),
             },
-            other => other.clone(),
+            other => other,
+        }
+    }
+
+    /// `self` with each read of element `Index` of `binding` as `elem` replaced by
+    /// `Operand` `k` (a value the kernel already holds). Reads inside index
+    /// expressions are left as they are.
+    pub fn with_operand_for(self, binding: u32, elem: ElemType, k: u8) -> KExpr {
+        match self {
+            KExpr::Load {
+                binding: b,
+                elem: t,
+                index: IExpr::Index,
+            } if b == binding && t == elem => KExpr::Operand { k, elem },
+            e => e.map_operands(|e| e.with_operand_for(binding, elem, k)),
         }
     }
 

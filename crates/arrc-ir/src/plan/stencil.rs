@@ -236,45 +236,7 @@ pub(super) fn take_window_folds(e: KExpr) -> KExpr {
     if let Some(fold) = window_fold(&e) {
         return fold;
     }
-    let take = |b: Box<KExpr>| Box::new(take_window_folds(*b));
-    match e {
-        KExpr::Binary {
-            op,
-            elem,
-            lhs,
-            rhs,
-            error_bit,
-        } => KExpr::Binary {
-            op,
-            elem,
-            lhs: take(lhs),
-            rhs: take(rhs),
-            error_bit,
-        },
-        KExpr::Unary {
-            op,
-            elem,
-            arg,
-            error_bit,
-        } => KExpr::Unary {
-            op,
-            elem,
-            arg: take(arg),
-            error_bit,
-        },
-        KExpr::Cast { to, arg } => KExpr::Cast { to, arg: take(arg) },
-        KExpr::Select { when, then, els } => KExpr::Select {
-            when,
-            then: take(then),
-            els: take(els),
-        },
-        KExpr::If { cond, then, els } => KExpr::If {
-            cond: take(cond),
-            then: take(then),
-            els: take(els),
-        },
-        other => other,
-    }
+    e.map_operands(take_window_folds)
 }
 
 /// `e` as a `KExpr::WindowFold`, where it is one whole (see [`take_window_folds`]).

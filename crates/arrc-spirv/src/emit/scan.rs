@@ -94,7 +94,11 @@ impl Emitter {
                     && cx.windows[binding as usize].len() == 1
                     && cx.bindings[binding as usize].1 == elem =>
                 {
-                    Some((binding, elem, held.with_operand_for(binding, elem, 0)))
+                    Some((
+                        binding,
+                        elem,
+                        held.clone().with_operand_for(binding, elem, 0),
+                    ))
                 }
                 _ => None,
             },
