@@ -273,9 +273,12 @@ pub fn build(
         arrc_ir::lower::lower_function(&prog, omega, alpha, float, what.entry, what.library)?;
     let verified = arrc_ir::verify::verify(&ir)?;
     // No cooperative matrices: their kernel needs a module of its own (the Vulkan
-    // memory model), and a build's kernels share one module.
+    // memory model), and a build's kernels share one module. No maximal
+    // reconvergence either: a host would have to enable its device extension, and
+    // the manifest's requirements name features, not extensions to enable.
     let opts = &PlanOptions {
         int8_matrices: None,
+        maximal_reconvergence: false,
         ..opts.clone()
     };
     let plan = arrc_ir::plan::plan(&verified, opts)?;

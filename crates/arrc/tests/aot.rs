@@ -185,7 +185,7 @@ fn products_whose_inner_length_is_known_when_they_run_check_it() {
 }
 
 #[test]
-fn modules_hold_no_cooperative_matrices() {
+fn modules_hold_no_cooperative_matrices_nor_reconvergence() {
     // A build planned with a device's options (`--target device` on a GPU with
     // 8-bit cooperative matrices) keeps its integer products in the tiles: such a
     // kernel needs a module of its own, in the Vulkan memory model.
@@ -193,6 +193,9 @@ fn modules_hold_no_cooperative_matrices() {
     let m = parse_arg_type("i32[2]", 0).unwrap();
     let opts = arrc_ir::plan::PlanOptions {
         int8_matrices: Some((16, 16, 32)),
+        // Nor maximal reconvergence (the H200 offers it): a host would have to
+        // enable its extension.
+        maximal_reconvergence: true,
         ..target_options("nvidia").unwrap()
     };
     let b = build(
@@ -215,6 +218,11 @@ fn modules_hold_no_cooperative_matrices() {
         .capabilities
         .iter()
         .any(|c| c.contains("Cooperative")));
+    assert!(
+        b.manifest.requires.extensions.is_empty(),
+        "{:?}",
+        b.manifest.requires.extensions
+    );
 }
 
 #[test]
