@@ -79,8 +79,6 @@ impl Emitter {
         let held = narrow.unwrap_or(expr);
         let ht = held.elem();
         let htt = self.ty(ht);
-        // One function variable per element of the tile an invocation holds (the
-        // driver keeps them in registers).
         // A compaction that holds its values (`Compact::holds_values`): those of a
         // plain array, read four at a time and held as read, its mask computed from
         // each (the mask's reads of the same element are `Operand` 0).
@@ -108,6 +106,8 @@ impl Emitter {
             Some((_, elem, _)) => self.ty(*elem),
             None => htt,
         };
+        // One function variable per element of the tile an invocation holds (the
+        // driver keeps them in registers).
         let mut xs = vec![];
         for _ in 0..rounds {
             let row: Vec<Word> = (0..width).map(|_| self.local(xt)).collect();
