@@ -696,8 +696,11 @@ impl Emitter {
             let one_i = e.scalar(Scalar::I32(1));
             let last = e.b.i_sub(u, None, cxr.n, one).map_err(be)?;
             let vt = c.value.elem();
+            // Read again for the output, unless the tile holds the values.
             let value_src = match plain_load(cxr, &c.value) {
-                Some((b, from, IExpr::Index)) if width == 4 && vectors(from) => {
+                Some((b, from, IExpr::Index))
+                    if width == 4 && vectors(from) && holding.is_none() =>
+                {
                     Some(e.vec4_source(cxr, b, from)?)
                 }
                 _ => None,
@@ -821,7 +824,10 @@ impl Emitter {
                             let i = elem_at(e, v, k as u32)?;
                             let inb = e.ult(i, cxr.n)?;
                             e.if_then(inb, |e| {
-                                let x = held_values(e, r)?.map(|x| x[k]);
+                                let x = match holding {
+                                    Some(_) => Some(e.load(xt, xs[r][k])?),
+                                    None => None,
+                                };
                                 place(e, base + k, i, y, x)
                             })?;
                         }
