@@ -174,6 +174,12 @@ pub struct PlanOptions {
     /// the prefix is often known when the tile's aggregate is. Not on devices whose
     /// subgroups may wait on each other only at barriers (`every_subgroup_looks_back`).
     pub scan_lookback_subgroup: bool,
+    /// A chained scan's lookback polls with the whole workgroup: each subgroup reads
+    /// a window of its width, one after another's, and subgroup 0 folds their
+    /// summaries, so one poll reaches `min(subgroups, subgroup size)` windows back.
+    /// Not on devices whose subgroups may wait on each other only at barriers
+    /// (`every_subgroup_looks_back`), nor with a lookback subgroup.
+    pub scan_wide_lookback: bool,
     /// The tile (workgroup, items an invocation) of a scan of i32 values folded in
     /// i64, where it differs from the 8-byte rule (`scan_workgroup_size` × half of
     /// `scan_items_per_thread`).
@@ -228,7 +234,9 @@ pub struct PlanOptions {
     pub fuse_computed_masks: bool,
     /// A compaction of a plain array's values holds the values it reads in its
     /// tile instead of the mask's counts, and computes the mask from them: each
-    /// value is read once, not once for the mask and again to store it.
+    /// value is read once, not once for the mask and again to store it (the
+    /// default since session 39: 7% faster at 2^28 f32, 21% with a computed mask,
+    /// on the H200, at the same registers).
     pub compact_holds_values: bool,
 }
 
@@ -278,6 +286,7 @@ impl Default for PlanOptions {
             scan_tiles_by_workgroup: false,
             scan_wide_status: true,
             scan_lookback_subgroup: false,
+            scan_wide_lookback: false,
             scan_widened_int_tile: None,
             single_pass_reduce: false,
             quad_columns_from: 1 << 25,
@@ -296,7 +305,7 @@ impl Default for PlanOptions {
             int8_slices_from: 1 << 32,
             maximal_reconvergence: false,
             fuse_computed_masks: true,
-            compact_holds_values: false,
+            compact_holds_values: true,
         }
     }
 }

@@ -23,6 +23,7 @@ mod exact32;
 mod f64;
 mod folds;
 mod hash;
+mod lookback;
 mod map;
 mod matmul;
 mod radix;
@@ -1030,6 +1031,7 @@ impl Emitter {
                 every_subgroup_looks_back,
                 status,
                 lookback_subgroup,
+                wide_lookback,
                 shuffle,
                 tiles_by_workgroup,
                 compact,
@@ -1055,6 +1057,7 @@ impl Emitter {
                     *shuffle,
                     compact.as_ref(),
                     *lookback_subgroup,
+                    *wide_lookback,
                     *subnormals,
                 )?
             }

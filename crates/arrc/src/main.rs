@@ -360,6 +360,11 @@ struct TuneArgs {
     /// from the moment the tile is claimed (the tile is the other subgroups').
     #[arg(long)]
     scan_lookback_subgroup: Option<bool>,
+    /// Tuning: a scan tile looks back with all its subgroups, a window each, so
+    /// one poll reaches several windows back (ignored where every subgroup looks
+    /// back on its own).
+    #[arg(long)]
+    scan_wide_lookback: Option<bool>,
     /// Tuning: integer products of operands within ±127 on the device's 8-bit
     /// cooperative matrices (tensor cores), where it has them (default: true).
     #[arg(long)]
@@ -458,8 +463,8 @@ struct TuneArgs {
     #[arg(long)]
     fuse_computed_masks: Option<bool>,
     /// Tuning: a compaction of a plain array holds the values it reads and
-    /// computes the mask from them (`true`), reading each once; by default it holds
-    /// the mask and reads the values again to store them.
+    /// computes the mask from them (`true`, the default), reading each once;
+    /// `false` holds the mask and reads the values again to store them.
     #[arg(long)]
     compact_holds_values: Option<bool>,
 }
@@ -478,6 +483,7 @@ impl TuneArgs {
             scan_tiles_by_workgroup: self.scan_tiles_by_workgroup,
             scan_wide_status: self.scan_wide_status,
             scan_lookback_subgroup: self.scan_lookback_subgroup,
+            scan_wide_lookback: self.scan_wide_lookback,
             int8_matrices: self.int8_matrices,
             int8_tile: self.int8_tile,
             int8_slices_from: self.int8_slices_from,

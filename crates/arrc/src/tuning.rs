@@ -36,6 +36,9 @@ pub struct Tuning {
     /// A subgroup of each scan tile that only looks back
     /// (`PlanOptions::scan_lookback_subgroup`).
     pub scan_lookback_subgroup: Option<bool>,
+    /// Scan tiles that look back with all their subgroups
+    /// (`PlanOptions::scan_wide_lookback`).
+    pub scan_wide_lookback: Option<bool>,
     /// Integer products of small operands on 8-bit cooperative matrices where the
     /// device has them (`PlanOptions::int8_matrices`); `Some(true)` changes nothing
     /// where it has none.
@@ -147,6 +150,9 @@ impl Tuning {
         }
         if let Some(v) = self.scan_lookback_subgroup {
             o.scan_lookback_subgroup = v;
+        }
+        if let Some(v) = self.scan_wide_lookback {
+            o.scan_wide_lookback = v;
         }
         if self.int8_matrices == Some(false) {
             o.int8_matrices = None;

@@ -1017,6 +1017,8 @@ impl Planner<'_> {
             && compact.is_none()
             && wg > sgs)
             .then_some(sgs);
+        // A workgroup-wide lookback takes the place of every subgroup's own.
+        let wide_lookback = self.opts.scan_wide_lookback && lookback_subgroup.is_none();
         let tile = (wg - lookback_subgroup.unwrap_or(0)) * items;
         let tiles = Count::Groups {
             of: Box::new(n.clone()),
@@ -1110,9 +1112,10 @@ impl Planner<'_> {
                 aggregates,
                 inclusive,
                 counter,
-                every_subgroup_looks_back: self.opts.every_subgroup_looks_back,
+                every_subgroup_looks_back: self.opts.every_subgroup_looks_back && !wide_lookback,
                 status,
                 lookback_subgroup,
+                wide_lookback,
                 shuffle: self.opts.subgroup_shuffle,
                 tiles_by_workgroup: self.opts.scan_tiles_by_workgroup,
                 overflow,

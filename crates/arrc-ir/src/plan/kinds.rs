@@ -176,6 +176,9 @@ pub enum KernelKind {
         /// (`PlanOptions::scan_lookback_subgroup`); a tile is the other invocations'
         /// `items` each.
         lookback_subgroup: Option<u32>,
+        /// The whole workgroup polls, a window of a subgroup's width each
+        /// (`PlanOptions::scan_wide_lookback`).
+        wide_lookback: bool,
         /// Round totals by a shuffle from the last lane (`PlanOptions::subgroup_shuffle`).
         shuffle: bool,
         /// The tile is the workgroup id, not claimed from `counter` (`PlanOptions`).

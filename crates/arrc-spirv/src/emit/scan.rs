@@ -39,11 +39,18 @@ impl Emitter {
         shuffle: bool,
         compact: Option<&arrc_ir::plan::Compact>,
         lookback_sg: Option<u32>,
+        wide: bool,
         subnormals: Option<u32>,
     ) -> R<()> {
         if lookback_sg.is_some() && (compact.is_some() || every_subgroup) {
             return Err(SpirvError::Build(
                 "a lookback subgroup in a compaction or where every subgroup looks back".into(),
+            ));
+        }
+        if wide && (lookback_sg.is_some() || every_subgroup) {
+            return Err(SpirvError::Build(
+                "a workgroup-wide lookback with a lookback subgroup or where every subgroup looks back"
+                    .into(),
             ));
         }
         let counter = state[3];
@@ -134,6 +141,7 @@ impl Emitter {
         let ptt = self.ptr(StorageClass::Workgroup, tt);
         let sh_tile = self.workgroup_var(pu);
         let sh_prefix = self.workgroup_var(ptt);
+        let wide_vars = wide.then(|| self.wide_lookback_vars(t));
         let id = self.identity(op, t);
         let held_id = self.identity(op, ht);
         let zero = self.c_u32(0);
@@ -644,6 +652,27 @@ impl Emitter {
                 },
             )?;
             e.barrier()?;
+        } else if let Some(w) = wide_vars {
+            // The others add their subgroup prefix; then the whole workgroup looks
+            // back, and subgroup 0 hands the tile's prefix on through workgroup
+            // memory.
+            let not0 = e.b.logical_not(bt, None, sg0).map_err(be)?;
+            e.if_then(not0, |e| {
+                let c = e.load(tt, carry)?;
+                fold_in(e, c)
+            })?;
+            let agg = e.load(tt, whole_agg)?;
+            e.look_back_wide(cxr, op, expr, state, agg, tile, lookback_vars, blk, w)?;
+            e.if_then(sg0, |e| {
+                let el = e.elect()?;
+                e.if_then(el, |e| {
+                    let pv = e.load(tt, prefix)?;
+                    e.store(sh_prefix, pv)
+                })
+            })?;
+            e.barrier()?;
+            let pv = e.load(tt, sh_prefix)?;
+            fold_in(e, pv)?;
         } else {
             // Subgroup 0 publishes and looks back while the others add their
             // subgroup prefix; then it hands the tile's prefix on through
@@ -899,484 +928,5 @@ impl Emitter {
             e.end_if(m)?;
         }
         Ok(())
-    }
-
-    /// A subgroup's part in a tile's publication: the aggregate (flag 1) or, for
-    /// tile 0, the inclusive prefix (flag 2); then, past tile 0, the lookback into
-    /// `prefix` and the inclusive prefix. Only subgroup 0 publishes.
-    #[allow(clippy::too_many_arguments)]
-    fn look_back(
-        &mut self,
-        cx: &Cx,
-        op: BinOp,
-        expr: &KExpr,
-        state: [u32; 4],
-        agg: Word,
-        tile: Word,
-        vars: [Word; 5],
-        blk: Word,
-    ) -> R<()> {
-        let [flags, aggs, incls, _] = state;
-        let [j, spins, prefix, _, looking] = vars;
-        let t = expr.elem();
-        let tt = self.ty(t);
-        let (u, bt) = (self.u32_t, self.bool_t);
-        let zero = self.c_u32(0);
-        let one = self.c_u32(1);
-        let id = self.identity(op, t);
-        let sid = self.load_builtin_cx(BuiltIn::SubgroupId)?;
-        let sg0 = self.b.i_equal(bt, None, sid, zero).map_err(be)?;
-        let is0 = self.b.i_equal(bt, None, tile, zero).map_err(be)?;
-        self.store(prefix, id)?;
-        self.if_else(
-            is0,
-            |e| e.publish(cx, sg0, [flags, aggs, incls], zero, agg, t, true),
-            |e| {
-                e.publish(cx, sg0, [flags, aggs, incls], tile, agg, t, false)?;
-                let jm = e.b.i_sub(u, None, tile, one).map_err(be)?;
-                e.store(j, jm)?;
-                e.store(spins, zero)?;
-                let tru = e.b.constant_true(bt);
-                e.store(looking, tru)?;
-                let limit = e.spin;
-                e.while_loop(
-                    |e| e.load(bt, looking),
-                    |e| e.lookback_step(cx, op, expr, [flags, aggs, incls], vars, blk, limit),
-                    |_| Ok(()),
-                )?;
-                let pv = e.load(tt, prefix)?;
-                let inc = e.binop(op, t, pv, agg)?;
-                e.publish(cx, sg0, [flags, aggs, incls], tile, inc, t, true)
-            },
-        )
-    }
-
-    /// A lookback subgroup's polls while the tile is loaded and scanned: from the
-    /// tile before this one back, as in [`Self::look_back`], until the prefix is
-    /// found or the `data_sgs` data subgroups have all counted themselves `ready`
-    /// (then [`Self::look_back_resumed`] goes on from where this stopped).
-    #[allow(clippy::too_many_arguments)]
-    fn look_back_early(
-        &mut self,
-        cx: &Cx,
-        op: BinOp,
-        expr: &KExpr,
-        state: [u32; 4],
-        tile: Word,
-        vars: [Word; 5],
-        blk: Word,
-        ready: Word,
-        data_sgs: Word,
-    ) -> R<()> {
-        let [flags, aggs, incls, _] = state;
-        let [j, spins, prefix, _, looking] = vars;
-        let t = expr.elem();
-        let (u, bt) = (self.u32_t, self.bool_t);
-        let zero = self.c_u32(0);
-        let one = self.c_u32(1);
-        let id = self.identity(op, t);
-        self.store(prefix, id)?;
-        let past0 = self.ult(zero, tile)?;
-        self.store(looking, past0)?;
-        let jm = self.b.i_sub(u, None, tile, one).map_err(be)?;
-        self.store(j, jm)?;
-        self.store(spins, zero)?;
-        let limit = self.spin;
-        self.uses_ballot = true;
-        self.while_loop(
-            |e| {
-                let lk = e.load(bt, looking)?;
-                // One lane's count for the whole subgroup, so that it leaves the
-                // loop as one.
-                let wgs = e.c_u32(SCOPE_WORKGROUP);
-                let relaxed = e.c_u32(0);
-                let r = e.b.atomic_load(u, None, ready, wgs, relaxed).map_err(be)?;
-                let sg = e.c_u32(SCOPE_SUBGROUP);
-                let r =
-                    e.b.group_non_uniform_broadcast_first(u, None, sg, r)
-                        .map_err(be)?;
-                let waiting = e.ult(r, data_sgs)?;
-                e.b.logical_and(bt, None, lk, waiting).map_err(be)
-            },
-            |e| e.lookback_step(cx, op, expr, [flags, aggs, incls], vars, blk, limit),
-            |_| Ok(()),
-        )
-    }
-
-    /// The lookback subgroup's publication once the tile's aggregate `agg` is known:
-    /// the inclusive prefix at once where the early polls found the prefix, else the
-    /// aggregate, then the rest of the lookback and the inclusive prefix.
-    #[allow(clippy::too_many_arguments)]
-    fn look_back_resumed(
-        &mut self,
-        cx: &Cx,
-        op: BinOp,
-        expr: &KExpr,
-        state: [u32; 4],
-        agg: Word,
-        tile: Word,
-        vars: [Word; 5],
-        blk: Word,
-    ) -> R<()> {
-        let [flags, aggs, incls, _] = state;
-        let [_, _, prefix, _, looking] = vars;
-        let t = expr.elem();
-        let tt = self.ty(t);
-        let bt = self.bool_t;
-        let me = self.b.constant_true(bt);
-        let lk = self.load(bt, looking)?;
-        self.if_then(lk, |e| {
-            e.publish(cx, me, [flags, aggs, incls], tile, agg, t, false)?;
-            let limit = e.spin;
-            e.while_loop(
-                |e| e.load(bt, looking),
-                |e| e.lookback_step(cx, op, expr, [flags, aggs, incls], vars, blk, limit),
-                |_| Ok(()),
-            )
-        })?;
-        let pv = self.load(tt, prefix)?;
-        let inc = self.binop(op, t, pv, agg)?;
-        self.publish(cx, me, [flags, aggs, incls], tile, inc, t, true)
-    }
-
-    /// One elected lane of subgroup 0 publishes a tile's aggregate or (with
-    /// `inclusive`) its inclusive prefix `v`, as its `ScanStatus` says: the value
-    /// words, then the flag with release semantics (so the words are visible before
-    /// the flag), or one 64-bit atomic store.
-    #[allow(clippy::too_many_arguments)]
-    fn publish(
-        &mut self,
-        cx: &Cx,
-        sg0: Word,
-        bindings: [u32; 3],
-        tile: Word,
-        v: Word,
-        t: ElemType,
-        inclusive: bool,
-    ) -> R<()> {
-        let [flags, aggs, incls] = bindings;
-        let el = self.elect()?;
-        let bt = self.bool_t;
-        let me = self.b.logical_and(bt, None, sg0, el).map_err(be)?;
-        self.if_then(me, |e| {
-            let dev = e.c_u32(SCOPE_DEVICE);
-            let relaxed = e.c_u32(0);
-            match cx.status_views {
-                StatusViews::Packed(view) => {
-                    let u64t = e.b.type_int(64, 0);
-                    // (value bits << 32) | flag, in one atomic store.
-                    let flag = e.c_u32(if inclusive { 2 } else { 1 });
-                    let u = e.u32_t;
-                    let bits = e.b.bitcast(u, None, v).map_err(be)?;
-                    let hi = e.b.u_convert(u64t, None, bits).map_err(be)?;
-                    let c32 = e.constant(u64t, 32, true);
-                    let hi = e.b.shift_left_logical(u64t, None, hi, c32).map_err(be)?;
-                    let lo = e.b.u_convert(u64t, None, flag).map_err(be)?;
-                    let w = e.b.bitwise_or(u64t, None, hi, lo).map_err(be)?;
-                    let p = e.packed_ptr(view, tile)?;
-                    e.b.atomic_store(p, dev, relaxed, w).map_err(be)
-                }
-                StatusViews::Wide {
-                    aggregates,
-                    inclusive: incl_view,
-                } => {
-                    let u64t = e.b.type_int(64, 0);
-                    // The value's bits exclusive-or the unpublished pattern: never
-                    // zero for a value that can be told from unpublished.
-                    let bits = e.b.bitcast(u64t, None, v).map_err(be)?;
-                    let pat = e.constant(u64t, scan_unpublished(t), true);
-                    let w = e.b.bitwise_xor(u64t, None, bits, pat).map_err(be)?;
-                    let view = if inclusive { incl_view } else { aggregates };
-                    let p = e.packed_ptr(view, tile)?;
-                    e.b.atomic_store(p, dev, relaxed, w).map_err(be)
-                }
-                StatusViews::Flagged => {
-                    let values = if inclusive { incls } else { aggs };
-                    let flag = e.c_u32(if inclusive { 2 } else { 1 });
-                    e.store_words(cx, values, tile, v, t)?;
-                    let release = e.c_u32(SEM_RELEASE_UNIFORM);
-                    let fp = e.word_at(cx, flags, tile)?;
-                    e.b.atomic_store(fp, dev, release, flag).map_err(be)
-                }
-            }
-        })
-    }
-
-    /// The packed status word of `tile`.
-    fn packed_ptr(&mut self, view: Word, tile: Word) -> R<Word> {
-        let u64t = self.b.type_int(64, 0);
-        let p = self.ptr(StorageClass::StorageBuffer, u64t);
-        let z = self.c_u32(0);
-        self.b.access_chain(p, None, view, [z, tile]).map_err(be)
-    }
-
-    /// Stores a tile value as two u32 words (`2·tile`, `2·tile+1`) with atomics, so that
-    /// no compiler or memory system can move it past the flag that publishes it.
-    pub(super) fn store_words(
-        &mut self,
-        cx: &Cx,
-        binding: u32,
-        tile: Word,
-        v: Word,
-        t: ElemType,
-    ) -> R<()> {
-        let (u, dev, relaxed) = (self.u32_t, self.c_u32(SCOPE_DEVICE), self.c_u32(0));
-        let (lo, hi) = match t {
-            ElemType::I64 | ElemType::F64 => {
-                self.uses_i64 = true;
-                let u64t = self.b.type_int(64, 0);
-                let bits = self.b.bitcast(u64t, None, v).map_err(be)?;
-                let lo = self.b.u_convert(u, None, bits).map_err(be)?;
-                let c32 = self.constant(u64t, 32, true);
-                let sh = self
-                    .b
-                    .shift_right_logical(u64t, None, bits, c32)
-                    .map_err(be)?;
-                let hi = self.b.u_convert(u, None, sh).map_err(be)?;
-                (lo, hi)
-            }
-            _ => (self.b.bitcast(u, None, v).map_err(be)?, self.c_u32(0)),
-        };
-        for (k, w) in [lo, hi].into_iter().enumerate() {
-            let ptr = self.word_ptr(cx, binding, tile, k as u32)?;
-            self.b.atomic_store(ptr, dev, relaxed, w).map_err(be)?;
-        }
-        Ok(())
-    }
-
-    /// Word `k` of tile `tile`'s value in a words binding.
-    pub(super) fn word_ptr(&mut self, cx: &Cx, binding: u32, tile: Word, k: u32) -> R<Word> {
-        let two = self.c_u32(2);
-        let i0 = self.umul(tile, two)?;
-        let kc = self.c_u32(k);
-        let i = self.uadd(i0, kc)?;
-        self.word_at(cx, binding, i)
-    }
-
-    /// Reads a tile value written by [`Self::store_words`].
-    pub(super) fn load_words(&mut self, cx: &Cx, binding: u32, tile: Word, t: ElemType) -> R<Word> {
-        let (u, dev, relaxed) = (self.u32_t, self.c_u32(SCOPE_DEVICE), self.c_u32(0));
-        let mut w = [0; 2];
-        for (k, slot) in w.iter_mut().enumerate() {
-            let ptr = self.word_ptr(cx, binding, tile, k as u32)?;
-            *slot = self.b.atomic_load(u, None, ptr, dev, relaxed).map_err(be)?;
-        }
-        let tt = self.ty(t);
-        match t {
-            ElemType::I64 | ElemType::F64 => {
-                self.uses_i64 = true;
-                let u64t = self.b.type_int(64, 0);
-                let lo = self.b.u_convert(u64t, None, w[0]).map_err(be)?;
-                let hi = self.b.u_convert(u64t, None, w[1]).map_err(be)?;
-                let c32 = self.constant(u64t, 32, true);
-                let hs = self.b.shift_left_logical(u64t, None, hi, c32).map_err(be)?;
-                let bits = self.b.bitwise_or(u64t, None, hs, lo).map_err(be)?;
-                self.b.bitcast(tt, None, bits).map_err(be)
-            }
-            _ => self.b.bitcast(tt, None, w[0]).map_err(be),
-        }
-    }
-
-    /// One step of a subgroup's lookback from tile `j`, a subgroup-width window at a
-    /// time: lane `l` reads tile `j-l`'s flag. If some tile in the window has its
-    /// inclusive prefix and no nearer tile is unpublished, the nearer aggregates and that
-    /// prefix complete the lookback; otherwise the aggregates before the first
-    /// unpublished tile are folded in and the window moves back to it. A tile still
-    /// unpublished after `limit` polls is reduced from the input by the subgroup (the
-    /// decoupled fallback). Lanes past tile 0 count as an inclusive prefix of identity.
-    #[allow(clippy::too_many_arguments)]
-    fn lookback_step(
-        &mut self,
-        cx: &Cx,
-        op: BinOp,
-        expr: &KExpr,
-        state: [u32; 3],
-        vars: [Word; 5],
-        blk: Word,
-        limit: Word,
-    ) -> R<()> {
-        let [flags, aggs, incls] = state;
-        let [j, spins, prefix, fb, looking] = vars;
-        let t = expr.elem();
-        let tt = self.ty(t);
-        let (u, bt) = (self.u32_t, self.bool_t);
-        let zero = self.c_u32(0);
-        let one = self.c_u32(1);
-        let two = self.c_u32(2);
-        let dev = self.c_u32(SCOPE_DEVICE);
-        let sg = self.c_u32(SCOPE_SUBGROUP);
-        let acquire = self.c_u32(SEM_ACQUIRE_UNIFORM);
-        let id = self.identity(op, t);
-        let fls = self.b.constant_false(bt);
-        let lane = self.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
-        let sgs = self.load_builtin_cx(BuiltIn::SubgroupSize)?;
-        let jv = self.load(u, j)?;
-        let valid = self.b.u_less_than_equal(bt, None, lane, jv).map_err(be)?;
-        let tj = self.b.i_sub(u, None, jv, lane).map_err(be)?;
-        // This lane's flag and value (identity unless published).
-        let fl = self.local(u);
-        let val = self.local(tt);
-        self.store(fl, two)?;
-        self.store(val, id)?;
-        self.if_then(valid, |e| {
-            let relaxed = e.c_u32(0);
-            match cx.status_views {
-                StatusViews::Packed(view) => {
-                    let u64t = e.b.type_int(64, 0);
-                    // One load: the flag in the low half, the value in the high half.
-                    let p = e.packed_ptr(view, tj)?;
-                    let w = e.b.atomic_load(u64t, None, p, dev, relaxed).map_err(be)?;
-                    let f = e.b.u_convert(u, None, w).map_err(be)?;
-                    let c32 = e.constant(u64t, 32, true);
-                    let hi = e.b.shift_right_logical(u64t, None, w, c32).map_err(be)?;
-                    let hi = e.b.u_convert(u, None, hi).map_err(be)?;
-                    let v = e.b.bitcast(tt, None, hi).map_err(be)?;
-                    e.store(fl, f)?;
-                    let any = e.ult(zero, f)?;
-                    return e.if_then(any, |e| e.store(val, v));
-                }
-                StatusViews::Wide {
-                    aggregates,
-                    inclusive,
-                } => {
-                    let u64t = e.b.type_int(64, 0);
-                    // Both words at once; the inclusive prefix wins.
-                    let pi = e.packed_ptr(inclusive, tj)?;
-                    let wi = e.b.atomic_load(u64t, None, pi, dev, relaxed).map_err(be)?;
-                    let pa = e.packed_ptr(aggregates, tj)?;
-                    let wa = e.b.atomic_load(u64t, None, pa, dev, relaxed).map_err(be)?;
-                    let z = e.constant(u64t, 0, true);
-                    let has_i = e.b.i_not_equal(bt, None, wi, z).map_err(be)?;
-                    let has_a = e.b.i_not_equal(bt, None, wa, z).map_err(be)?;
-                    let fa = e.b.select(u, None, has_a, one, zero).map_err(be)?;
-                    let f = e.b.select(u, None, has_i, two, fa).map_err(be)?;
-                    let w = e.b.select(u64t, None, has_i, wi, wa).map_err(be)?;
-                    let pat = e.constant(u64t, scan_unpublished(t), true);
-                    let bits = e.b.bitwise_xor(u64t, None, w, pat).map_err(be)?;
-                    let v = e.b.bitcast(tt, None, bits).map_err(be)?;
-                    e.store(fl, f)?;
-                    let any = e.ult(zero, f)?;
-                    return e.if_then(any, |e| e.store(val, v));
-                }
-                StatusViews::Flagged => {}
-            }
-            let fp = e.word_at(cx, flags, tj)?;
-            let f = e.b.atomic_load(u, None, fp, dev, acquire).map_err(be)?;
-            e.store(fl, f)?;
-            let is2 = e.b.i_equal(bt, None, f, two).map_err(be)?;
-            let is1 = e.b.i_equal(bt, None, f, one).map_err(be)?;
-            e.if_then(is2, |e| {
-                let v = e.load_words(cx, incls, tj, t)?;
-                e.store(val, v)
-            })?;
-            e.if_then(is1, |e| {
-                let v = e.load_words(cx, aggs, tj, t)?;
-                e.store(val, v)
-            })
-        })?;
-        let f = self.load(u, fl)?;
-        let v4 = self.b.type_vector(u, 4);
-        self.uses_ballot = true;
-        let first_set = |e: &mut Self, pred: Word| -> R<Word> {
-            let bal =
-                e.b.group_non_uniform_ballot(v4, None, sg, pred)
-                    .map_err(be)?;
-            let count =
-                e.b.group_non_uniform_ballot_bit_count(u, None, sg, GroupOperation::Reduce, bal)
-                    .map_err(be)?;
-            let lsb =
-                e.b.group_non_uniform_ballot_find_lsb(u, None, sg, bal)
-                    .map_err(be)?;
-            let any = e.ult(zero, count)?;
-            e.b.select(u, None, any, lsb, sgs).map_err(be)
-        };
-        let is_inc = self.b.i_equal(bt, None, f, two).map_err(be)?;
-        let is_unset = self.b.i_equal(bt, None, f, zero).map_err(be)?;
-        let first_inc = first_set(self, is_inc)?;
-        let first_unset = first_set(self, is_unset)?;
-        let fold_lanes = |e: &mut Self, upto_incl: Word, inclusive: bool| -> R<()> {
-            let take = if inclusive {
-                e.b.u_less_than_equal(bt, None, lane, upto_incl)
-                    .map_err(be)?
-            } else {
-                e.ult(lane, upto_incl)?
-            };
-            let mine = e.load(tt, val)?;
-            let c = e.b.select(tt, None, take, mine, id).map_err(be)?;
-            let total = e.group(op, t, GroupOperation::Reduce, c)?;
-            let pv = e.load(tt, prefix)?;
-            let np = e.binop(op, t, total, pv)?;
-            e.store(prefix, np)
-        };
-        let done = self.ult(first_inc, first_unset)?;
-        self.if_else(
-            done,
-            |e| {
-                fold_lanes(e, first_inc, true)?;
-                e.store(looking, fls)
-            },
-            |e| {
-                fold_lanes(e, first_unset, false)?;
-                let moved = e.ult(zero, first_unset)?;
-                e.if_else(
-                    moved,
-                    |e| {
-                        let nj = e.b.i_sub(u, None, jv, first_unset).map_err(be)?;
-                        e.store(j, nj)?;
-                        e.store(spins, zero)
-                    },
-                    |e| {
-                        // Tile j is unpublished: poll again, or reduce it here.
-                        let sv = e.load(u, spins)?;
-                        let ns = e.uadd(sv, one)?;
-                        e.store(spins, ns)?;
-                        let over = e.ult(limit, ns)?;
-                        e.if_then(over, |e| {
-                            e.store(fb, id)?;
-                            let base = e.umul(jv, blk)?;
-                            let k = e.local(u);
-                            e.store(k, lane)?;
-                            e.while_loop(
-                                |e| {
-                                    let kv = e.load(u, k)?;
-                                    e.ult(kv, blk)
-                                },
-                                |e| {
-                                    let kv = e.load(u, k)?;
-                                    let i = e.uadd(base, kv)?;
-                                    let inb = e.ult(i, cx.n)?;
-                                    e.if_then(inb, |e| {
-                                        let x = e.expr(cx, expr, Ix::flat(i))?;
-                                        let a = e.load(tt, fb)?;
-                                        let r = e.binop(op, t, a, x)?;
-                                        e.store(fb, r)
-                                    })
-                                },
-                                |e| {
-                                    let kv = e.load(u, k)?;
-                                    let nx = e.uadd(kv, sgs)?;
-                                    e.store(k, nx)
-                                },
-                            )?;
-                            let mine = e.load(tt, fb)?;
-                            let tot = e.group(op, t, GroupOperation::Reduce, mine)?;
-                            let pv = e.load(tt, prefix)?;
-                            let np = e.binop(op, t, tot, pv)?;
-                            e.store(prefix, np)?;
-                            let at0 = e.b.i_equal(bt, None, jv, zero).map_err(be)?;
-                            e.if_else(
-                                at0,
-                                |e| e.store(looking, fls),
-                                |e| {
-                                    let jm = e.b.i_sub(u, None, jv, one).map_err(be)?;
-                                    e.store(j, jm)?;
-                                    e.store(spins, zero)
-                                },
-                            )
-                        })
-                    },
-                )
-            },
-        )
     }
 }

@@ -108,6 +108,53 @@ fn scans_with_a_lookback_subgroup() {
 }
 
 #[test]
+fn scans_with_a_workgroup_wide_lookback() {
+    // The whole workgroup looks back (`scan_wide_lookback`): subgroup `s` polls the
+    // window of tiles `s` subgroup widths back, and subgroup 0 folds the windows
+    // up to the first that holds an inclusive prefix or an unpublished tile. At
+    // lavapipe's tile and at NVIDIA's, tiles taken in workgroup order (so that
+    // predecessors are often unstarted, and windows stop at unpublished tiles),
+    // the fallback taken at once, one-subgroup workgroups, and compactions.
+    let shapes = [
+        (None, None, None, false),
+        (Some(384), Some(32), None, false),
+        (Some(64), Some(4), None, true),
+        (Some(24), Some(6), Some(1), false),
+        (Some(8), Some(4), Some(1), true),
+    ];
+    for (wg, items, spin, by_wg) in shapes {
+        let mut s = gpu();
+        s.tune(arrc::Tuning {
+            scan_workgroup_size: wg,
+            scan_items_per_thread: items,
+            spin_limit: spin,
+            scan_tiles_by_workgroup: Some(by_wg),
+            scan_wide_lookback: Some(true),
+            ..Default::default()
+        });
+        let scans = ["+\\x", "⌈\\x", "+\\x≤y", "(x>0)/x"];
+        for ty in [ElemType::I32, ElemType::F32, ElemType::F64] {
+            check_at(
+                &mut s,
+                &[1, 31, 4097, 65536 + 7, (1 << 20) + 3],
+                &scans,
+                ty,
+                false,
+            );
+        }
+        let plan = s.compile("+\\x").unwrap().plan;
+        assert!(plan.kernels.iter().any(|k| matches!(
+            k.kind,
+            arrc_ir::plan::KernelKind::ScanChained {
+                wide_lookback: true,
+                every_subgroup_looks_back: false,
+                ..
+            }
+        )));
+    }
+}
+
+#[test]
 fn column_folds_four_columns_at_a_time() {
     // Folds along a leading axis whose rows come in fours (`Unit::Quad`): vector loads
     // of plain f32 and i32 arrays, fused arguments read element by element, several
