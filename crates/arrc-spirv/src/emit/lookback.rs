@@ -84,75 +84,64 @@ impl Emitter {
         let sgs = self.load_builtin_cx(BuiltIn::SubgroupSize)?;
         let lane = self.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
         let sg0 = self.b.i_equal(bt, None, sid, zero).map_err(be)?;
-        let is0 = self.b.i_equal(bt, None, tile, zero).map_err(be)?;
         let pu = self.ptr(StorageClass::Workgroup, u);
         let windows = self.umin(nsg, sgs)?;
         let span = self.umul(windows, sgs)?;
-        self.store(prefix, id)?;
-        self.if_else(
-            is0,
-            |e| e.publish(cx, sg0, [flags, aggs, incls], zero, agg, t, true),
-            |e| {
-                e.publish(cx, sg0, [flags, aggs, incls], tile, agg, t, false)?;
-                let jm = e.b.i_sub(u, None, tile, one).map_err(be)?;
-                e.store(spins, zero)?;
-                let first = e.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
-                e.if_then(first, |e| {
-                    e.store(w.j, jm)?;
-                    e.store(w.go, one)
-                })?;
-                let limit = e.spin;
-                e.while_loop(
-                    |e| {
-                        e.barrier()?;
-                        let g = e.load(u, w.go)?;
-                        e.ult(zero, g)
-                    },
-                    |e| {
-                        let jv = e.load(u, w.j)?;
-                        // This subgroup's window, and its summary.
-                        let mine = e.ult(sid, windows)?;
-                        let g = e.umul(sid, sgs)?;
-                        let g = e.uadd(g, lane)?;
-                        let in_tiles = e.b.u_less_than_equal(bt, None, g, jv).map_err(be)?;
-                        let valid = e.b.logical_and(bt, None, mine, in_tiles).map_err(be)?;
-                        let tj = e.b.i_sub(u, None, jv, g).map_err(be)?;
-                        let (f, val) = e.read_status(cx, op, t, [flags, aggs, incls], valid, tj)?;
-                        let is_inc = e.b.i_equal(bt, None, f, two).map_err(be)?;
-                        let is_unset = e.b.i_equal(bt, None, f, zero).map_err(be)?;
-                        let fi = e.first_lane(is_inc)?;
-                        let fu = e.first_lane(is_unset)?;
-                        let inc_first = e.ult(fi, fu)?;
-                        let fi1 = e.uadd(fi, one)?;
-                        let upto = e.b.select(u, None, inc_first, fi1, fu).map_err(be)?;
-                        let take = e.ult(lane, upto)?;
-                        let v = e.load(tt, val)?;
-                        let c = e.b.select(tt, None, take, v, id).map_err(be)?;
-                        let sum = e.group(op, t, GroupOperation::Reduce, c)?;
-                        let el = e.elect()?;
-                        let wr = e.b.logical_and(bt, None, el, mine).map_err(be)?;
-                        e.if_then(wr, |e| {
-                            let p = e.b.access_chain(pu, None, w.first_inc, [sid]).map_err(be)?;
-                            e.store(p, fi)?;
-                            let p =
-                                e.b.access_chain(pu, None, w.first_unset, [sid])
-                                    .map_err(be)?;
-                            e.store(p, fu)?;
-                            let p = e.shared_ptr(w.sums, t, sid)?;
-                            e.store(p, sum)
-                        })?;
-                        e.barrier()?;
-                        e.if_then(sg0, |e| {
-                            e.wide_fold(cx, op, expr, jv, [spins, prefix, fb], blk, limit, span, w)
-                        })
-                    },
-                    |_| Ok(()),
-                )?;
-                let pv = e.load(tt, prefix)?;
-                let inc = e.binop(op, t, pv, agg)?;
-                e.publish(cx, sg0, [flags, aggs, incls], tile, inc, t, true)
-            },
-        )
+        self.publish_around(cx, op, t, state, agg, tile, prefix, |e, jm| {
+            e.store(spins, zero)?;
+            let first = e.b.i_equal(bt, None, cx.lid, zero).map_err(be)?;
+            e.if_then(first, |e| {
+                e.store(w.j, jm)?;
+                e.store(w.go, one)
+            })?;
+            let limit = e.spin;
+            e.while_loop(
+                |e| {
+                    e.barrier()?;
+                    let g = e.load(u, w.go)?;
+                    e.ult(zero, g)
+                },
+                |e| {
+                    let jv = e.load(u, w.j)?;
+                    // This subgroup's window, and its summary.
+                    let mine = e.ult(sid, windows)?;
+                    let g = e.umul(sid, sgs)?;
+                    let g = e.uadd(g, lane)?;
+                    let in_tiles = e.b.u_less_than_equal(bt, None, g, jv).map_err(be)?;
+                    let valid = e.b.logical_and(bt, None, mine, in_tiles).map_err(be)?;
+                    let tj = e.b.i_sub(u, None, jv, g).map_err(be)?;
+                    let (f, val) = e.read_status(cx, op, t, [flags, aggs, incls], valid, tj)?;
+                    let is_inc = e.b.i_equal(bt, None, f, two).map_err(be)?;
+                    let is_unset = e.b.i_equal(bt, None, f, zero).map_err(be)?;
+                    let fi = e.first_lane(is_inc)?;
+                    let fu = e.first_lane(is_unset)?;
+                    let inc_first = e.ult(fi, fu)?;
+                    let fi1 = e.uadd(fi, one)?;
+                    let upto = e.b.select(u, None, inc_first, fi1, fu).map_err(be)?;
+                    let take = e.ult(lane, upto)?;
+                    let v = e.load(tt, val)?;
+                    let c = e.b.select(tt, None, take, v, id).map_err(be)?;
+                    let sum = e.group(op, t, GroupOperation::Reduce, c)?;
+                    let el = e.elect()?;
+                    let wr = e.b.logical_and(bt, None, el, mine).map_err(be)?;
+                    e.if_then(wr, |e| {
+                        let p = e.b.access_chain(pu, None, w.first_inc, [sid]).map_err(be)?;
+                        e.store(p, fi)?;
+                        let p =
+                            e.b.access_chain(pu, None, w.first_unset, [sid])
+                                .map_err(be)?;
+                        e.store(p, fu)?;
+                        let p = e.shared_ptr(w.sums, t, sid)?;
+                        e.store(p, sum)
+                    })?;
+                    e.barrier()?;
+                    e.if_then(sg0, |e| {
+                        e.wide_fold(cx, op, expr, jv, [spins, prefix, fb], blk, limit, span, w)
+                    })
+                },
+                |_| Ok(()),
+            )
+        })
     }
 
     /// Subgroup 0's part of a workgroup-wide poll (`look_back_wide`): lane `s` takes
@@ -304,7 +293,39 @@ impl Emitter {
     ) -> R<()> {
         let [flags, aggs, incls, _] = state;
         let [j, spins, prefix, _, looking] = vars;
-        let t = expr.elem();
+        let bt = self.bool_t;
+        let zero = self.c_u32(0);
+        self.publish_around(cx, op, expr.elem(), state, agg, tile, prefix, |e, jm| {
+            e.store(j, jm)?;
+            e.store(spins, zero)?;
+            let tru = e.b.constant_true(bt);
+            e.store(looking, tru)?;
+            let limit = e.spin;
+            e.while_loop(
+                |e| e.load(bt, looking),
+                |e| e.lookback_step(cx, op, expr, [flags, aggs, incls], vars, blk, limit),
+                |_| Ok(()),
+            )
+        })
+    }
+
+    /// Subgroup 0's publications around a tile's lookback: tile 0 publishes its
+    /// aggregate as its inclusive prefix; any other publishes its aggregate, looks
+    /// back (`look`, given the tile before it, leaves the exclusive prefix in
+    /// `prefix`, which starts as identity) and publishes its inclusive prefix.
+    #[allow(clippy::too_many_arguments)]
+    fn publish_around(
+        &mut self,
+        cx: &Cx,
+        op: BinOp,
+        t: ElemType,
+        state: [u32; 4],
+        agg: Word,
+        tile: Word,
+        prefix: Word,
+        look: impl FnOnce(&mut Self, Word) -> R<()>,
+    ) -> R<()> {
+        let [flags, aggs, incls, _] = state;
         let tt = self.ty(t);
         let (u, bt) = (self.u32_t, self.bool_t);
         let zero = self.c_u32(0);
@@ -320,16 +341,7 @@ impl Emitter {
             |e| {
                 e.publish(cx, sg0, [flags, aggs, incls], tile, agg, t, false)?;
                 let jm = e.b.i_sub(u, None, tile, one).map_err(be)?;
-                e.store(j, jm)?;
-                e.store(spins, zero)?;
-                let tru = e.b.constant_true(bt);
-                e.store(looking, tru)?;
-                let limit = e.spin;
-                e.while_loop(
-                    |e| e.load(bt, looking),
-                    |e| e.lookback_step(cx, op, expr, [flags, aggs, incls], vars, blk, limit),
-                    |_| Ok(()),
-                )?;
+                look(e, jm)?;
                 let pv = e.load(tt, prefix)?;
                 let inc = e.binop(op, t, pv, agg)?;
                 e.publish(cx, sg0, [flags, aggs, incls], tile, inc, t, true)
