@@ -26,9 +26,7 @@
   printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(1); } } while (0)
 
 constexpr int WG = 384;            // threads a block
-constexpr int ROUNDS = 8;          // int4 per thread: 32 items
 constexpr int WARPS = WG / 32;
-constexpr int TILE = WG * ROUNDS * 4;
 constexpr unsigned long long NONE = 0;
 
 __device__ __forceinline__ int wscan_incl(int v, int lane) {
@@ -50,12 +48,14 @@ __device__ __forceinline__ void publish(unsigned long long* st, unsigned t, int 
 }
 
 // Vector index of a thread's round r in tile t: warp w owns ROUNDS*32 consecutive int4.
+template <int ROUNDS>
 __device__ __forceinline__ size_t vidx(unsigned t, int warp, int lane, int r) {
   return (size_t)t * (WG * ROUNDS) + warp * (ROUNDS * 32) + r * 32 + lane;
 }
 
 // In-register scan of a thread's rounds; returns the warp's exclusive carry within
 // the tile (from sh_tot) and, in agg, the tile's aggregate. Has __syncthreads.
+template <int ROUNDS>
 __device__ __forceinline__ int local_scan(int4 (&x)[ROUNDS], int* sh_tot, int warp, int lane, int& agg) {
   int run = INT_MIN;
 #pragma unroll
@@ -110,6 +110,7 @@ __device__ __forceinline__ int look_back(const unsigned long long* st, unsigned 
   return prefix;
 }
 
+template <int ROUNDS>
 __global__ void __launch_bounds__(WG, 3) scan_base(const int4* in, int4* out, unsigned long long* st,
                                                 unsigned* counter, unsigned ntiles, int* polls) {
   __shared__ unsigned sh_tile;
@@ -121,7 +122,7 @@ __global__ void __launch_bounds__(WG, 3) scan_base(const int4* in, int4* out, un
   unsigned t = sh_tile;
   int4 x[ROUNDS];
 #pragma unroll
-  for (int r = 0; r < ROUNDS; r++) x[r] = in[vidx(t, warp, lane, r)];
+  for (int r = 0; r < ROUNDS; r++) x[r] = in[vidx<ROUNDS>(t, warp, lane, r)];
   int agg;
   int carry = local_scan(x, sh_tot, warp, lane, agg);
   if (warp == 0) {
@@ -141,10 +142,11 @@ __global__ void __launch_bounds__(WG, 3) scan_base(const int4* in, int4* out, un
   for (int r = 0; r < ROUNDS; r++) {
     int4 v = x[r];
     v.x = max(p, v.x); v.y = max(p, v.y); v.z = max(p, v.z); v.w = max(p, v.w);
-    out[vidx(t, warp, lane, r)] = v;
+    out[vidx<ROUNDS>(t, warp, lane, r)] = v;
   }
 }
 
+template <int ROUNDS>
 __global__ void __launch_bounds__(WG, 3) scan_pipe(const int4* in, int4* out, unsigned long long* st,
                                                 unsigned* counter, unsigned ntiles, int* polls) {
   extern __shared__ int4 park[];  // ROUNDS * WG int4
@@ -158,7 +160,7 @@ __global__ void __launch_bounds__(WG, 3) scan_pipe(const int4* in, int4* out, un
   if (a >= ntiles) return;
   int4 x[ROUNDS];
 #pragma unroll
-  for (int r = 0; r < ROUNDS; r++) x[r] = in[vidx(a, warp, lane, r)];
+  for (int r = 0; r < ROUNDS; r++) x[r] = in[vidx<ROUNDS>(a, warp, lane, r)];
   int agg;
   int carry_a = local_scan(x, sh_tot, warp, lane, agg);
   if (warp == 0 && lane == 0) publish(st, a, agg, a == 0 ? 2 : 1);
@@ -173,7 +175,7 @@ __global__ void __launch_bounds__(WG, 3) scan_pipe(const int4* in, int4* out, un
     bool has_b = b < ntiles;
     if (has_b) {
 #pragma unroll
-      for (int r = 0; r < ROUNDS; r++) x[r] = in[vidx(b, warp, lane, r)];
+      for (int r = 0; r < ROUNDS; r++) x[r] = in[vidx<ROUNDS>(b, warp, lane, r)];
     }
     // Tile a's lookback while tile b's loads are in flight.
     if (warp == 0) {
@@ -195,7 +197,7 @@ __global__ void __launch_bounds__(WG, 3) scan_pipe(const int4* in, int4* out, un
     for (int r = 0; r < ROUNDS; r++) {
       int4 v = park[r * WG + threadIdx.x];
       v.x = max(p, v.x); v.y = max(p, v.y); v.z = max(p, v.z); v.w = max(p, v.w);
-      out[vidx(a, warp, lane, r)] = v;
+      out[vidx<ROUNDS>(a, warp, lane, r)] = v;
     }
     if (!has_b) break;
     // Only this thread reads and writes its own park slots: no barrier needed here.
@@ -212,8 +214,9 @@ __global__ void copy_k(const int4* in, int4* out, size_t n4) {
     out[i] = in[i];
 }
 
-int main(int argc, char** argv) {
-  int lg = argc > 1 ? atoi(argv[1]) : 26;
+template <int ROUNDS>
+void experiment(int lg) {
+  constexpr int TILE = WG * ROUNDS * 4;
   size_t n = (size_t)1 << lg;
   n = n / TILE * TILE;  // whole tiles only (the experiment)
   unsigned ntiles = (unsigned)(n / TILE);
@@ -232,12 +235,12 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   size_t park_bytes = sizeof(int4) * ROUNDS * WG;
-  CK(cudaFuncSetAttribute(scan_pipe, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)park_bytes));
+  CK(cudaFuncSetAttribute(scan_pipe<ROUNDS>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)park_bytes));
   int per_sm_base = 0, per_sm_pipe = 0;
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_base, scan_base, WG, 0));
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_pipe, scan_pipe, WG, park_bytes));
-  printf("%s, %d SMs; n = %zu (%u tiles of %d); blocks/SM base %d pipe %d\n", prop.name,
-         prop.multiProcessorCount, n, ntiles, TILE, per_sm_base, per_sm_pipe);
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_base, scan_base<ROUNDS>, WG, 0));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_pipe, scan_pipe<ROUNDS>, WG, park_bytes));
+  printf("%s, %d SMs; n = %zu (%u tiles of %d x %d); blocks/SM base %d pipe %d\n", prop.name,
+         prop.multiProcessorCount, n, ntiles, WG, ROUNDS * 4, per_sm_base, per_sm_pipe);
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
   auto run = [&](int which, int grid) -> float {
@@ -246,8 +249,8 @@ int main(int argc, char** argv) {
     CK(cudaMemsetAsync(polls, 0, 4));
     CK(cudaEventRecord(e0));
     if (which == 0) copy_k<<<prop.multiProcessorCount * 8, 512>>>(din, dout, n / 4);
-    else if (which == 1) scan_base<<<ntiles, WG>>>(din, dout, st, counter, ntiles, polls);
-    else scan_pipe<<<grid, WG, park_bytes>>>(din, dout, st, counter, ntiles, polls);
+    else if (which == 1) scan_base<ROUNDS><<<ntiles, WG>>>(din, dout, st, counter, ntiles, polls);
+    else scan_pipe<ROUNDS><<<grid, WG, park_bytes>>>(din, dout, st, counter, ntiles, polls);
     CK(cudaEventRecord(e1));
     CK(cudaEventSynchronize(e1));
     float ms;
@@ -278,5 +281,12 @@ int main(int argc, char** argv) {
     bench("pipe (grid = 2 x resident)", 2, std::min<int>(2 * full, ntiles));
     bench("pipe (grid = resident/2)", 2, std::min<int>(std::max(full / 2, 1), ntiles));
   }
+  CK(cudaFree(din)); CK(cudaFree(dout)); CK(cudaFree(st)); CK(cudaFree(counter)); CK(cudaFree(polls));
+}
+
+int main(int argc, char** argv) {
+  int lg = argc > 1 ? atoi(argv[1]) : 26;
+  experiment<8>(lg);  // 384 x 32, arrc's ⌈\ tile (48 KiB parked: more than Vulkan's 48 KiB with the rest)
+  experiment<6>(lg);  // 384 x 24 (36 KiB parked: what a Vulkan kernel could hold)
   return 0;
 }
