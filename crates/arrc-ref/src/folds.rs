@@ -10,15 +10,17 @@ use arrc_ir::{Array, Data, ElemType, Scalar};
 use arrc_syntax::{Expr, ExprKind, Func, FuncKind, Op1, Prim, Span, Stmt};
 
 thread_local! {
-    static LEFT_FLOAT_SUMS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static LEFT_FLOAT_FOLDS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Folds f64 sums (`+/` of f64 rows) left to right instead of APL's right to left,
-/// on this thread: another order, as a device may take (in a tree or in runs), with
-/// which the fuzzer tells a program whose value hangs on the order of a float sum
-/// (`146.5` against `0` for `+/m1,m3,m2` of ±4.6e18 means and ¯365.5).
-pub fn set_left_float_sums(on: bool) {
-    LEFT_FLOAT_SUMS.with(|l| l.set(on));
+/// Folds f64 sums and products (`+/` and `×/` of f64 rows) left to right instead of
+/// APL's right to left, on this thread: another order, as a device may take (in a
+/// tree or in runs), with which the fuzzer tells a program whose outcome hangs on the
+/// order of a float fold (`146.5` against `0` for `+/m1,m3,m2` of ±4.6e18 means and
+/// ¯365.5; a DOMAIN ERROR against `¯0` for a product of 1e300s and 1e¯310s, whose
+/// partial products overflow from the right and underflow from the left).
+pub fn set_left_float_folds(on: bool) {
+    LEFT_FLOAT_FOLDS.with(|l| l.set(on));
 }
 
 impl Interp<'_> {
@@ -335,7 +337,10 @@ impl Interp<'_> {
                 .map(Scalar::I64)
                 .map_err(|_| scalar_error(arrc_ir::scalar::ScalarError::Overflow, span.clone()));
         }
-        if prim == Some(BinOp::Add) && elem == ElemType::F64 && LEFT_FLOAT_SUMS.with(|l| l.get()) {
+        if matches!(prim, Some(BinOp::Add | BinOp::Mul))
+            && elem == ElemType::F64
+            && LEFT_FLOAT_FOLDS.with(|l| l.get())
+        {
             let mut acc = row[0].cast(elem);
             for s in &row[1..] {
                 acc = self.scalar_call(operand, prim, acc, *s, span)?;

@@ -21,7 +21,7 @@ mod random;
 mod sets;
 
 pub use files::csv_number;
-pub use folds::set_left_float_sums;
+pub use folds::set_left_float_folds;
 pub use operators::{apply_key, apply_rank};
 pub use prims::{last_refused_size, set_limits, MAX_CALLS, MAX_ELEMENTS};
 
