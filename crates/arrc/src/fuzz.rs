@@ -429,7 +429,7 @@ fn one(
         Verdict::Unsupported => report.unsupported += 1,
         Verdict::BeyondReference => report.beyond_reference += 1,
         Verdict::Crash(m) => report.crashes.push(case.finding(m)),
-        Verdict::Disagreement(m) if ill_conditioned(case, &want, cpu, opts) => {
+        Verdict::Disagreement(m) if ill_conditioned(case, &want, &got, cpu, opts) => {
             report.ill_conditioned.push(case.finding(m))
         }
         Verdict::Disagreement(m) => report.disagreements.push(case.finding(m)),
@@ -446,15 +446,25 @@ fn one(
 /// the sides' values say nothing about either's correctness. Also where the
 /// reference's DOMAIN ERROR (a float fold's partial result out of range) is a value
 /// when its folds run the other way: a device folding in a tree meets other partial
-/// results. Otherwise only for float values: an integer or another error is exact on
-/// both sides.
+/// results (and only where the device's value, `got`, is finite: a device that let
+/// an infinity through is wrong whatever the order). Otherwise only for float values:
+/// an integer or another error is exact on both sides.
 fn ill_conditioned(
     case: &Case,
     want: &Result<crate::Outcome, crate::Error>,
+    got: &Result<crate::Outcome, crate::Error>,
     cpu: &mut Session,
     opts: &FuzzOptions,
 ) -> bool {
     if matches!(want, Err(e) if e.class == ErrorClass::Domain) {
+        let finite = |a: &Array| match &a.data {
+            Data::F64(v) => v.iter().all(|x| x.is_finite()),
+            Data::F32(v) => v.iter().all(|x| x.is_finite()),
+            _ => true,
+        };
+        if !matches!(got, Ok(crate::Outcome { value: Some(g), .. }) if finite(g)) {
+            return false;
+        }
         arrc_ref::set_left_float_folds(true);
         let reordered = eval_guarded(cpu, case, opts.timeout);
         arrc_ref::set_left_float_folds(false);
@@ -1304,6 +1314,53 @@ mod tests {
         assert_ne!(Case::new(&o, 18).program, a.program);
     }
 
+    fn device_value(x: f64) -> Result<crate::Outcome, crate::Error> {
+        Ok(crate::Outcome {
+            value: Some(Array::vector(Data::F64(vec![x]))),
+            notes: vec![],
+            function: None,
+        })
+    }
+
+    #[test]
+    fn a_device_infinity_is_never_ill_conditioned() {
+        // Where the reference raises a DOMAIN ERROR that the other fold order avoids,
+        // a finite device value is excused, an infinity is not.
+        let opts = FuzzOptions {
+            float: ElemType::F64,
+            ..FuzzOptions::default()
+        };
+        let mut cpu = Session::new(Backend::Cpu).unwrap();
+        cpu.set_float(ElemType::F64);
+        let case = Case {
+            seed: 0,
+            index: 0,
+            program: "×/p".into(),
+            arrays: vec![(
+                "p",
+                Array::vector(Data::F64(vec![1e-300, 1e-300, 1e300, 1e300])),
+            )],
+        };
+        let want = eval_guarded(&mut cpu, &case, opts.timeout).unwrap();
+        assert!(want.is_err());
+        assert!(ill_conditioned(
+            &case,
+            &want,
+            &device_value(0.0),
+            &mut cpu,
+            &opts
+        ));
+        for x in [f64::INFINITY, f64::NAN] {
+            assert!(!ill_conditioned(
+                &case,
+                &want,
+                &device_value(x),
+                &mut cpu,
+                &opts
+            ));
+        }
+    }
+
     #[test]
     fn only_programs_that_magnify_rounding_are_ill_conditioned() {
         // `arrc fuzz --seed 194 --float f64 --index 3538`: a residue scan of sums of
@@ -1350,8 +1407,11 @@ mod tests {
                 arrays: vec![("h", h.clone()), ("j", j.clone()), ("p", p)],
             };
             let want = eval_guarded(&mut cpu, &case, opts.timeout).unwrap();
+            // The device's side: a finite value (for the values above, only the
+            // reference's side counts).
+            let got = device_value(-1.8e-15);
             assert_eq!(
-                ill_conditioned(&case, &want, &mut cpu, &opts),
+                ill_conditioned(&case, &want, &got, &mut cpu, &opts),
                 ill,
                 "{program}"
             );
