@@ -6,7 +6,12 @@
 //            384 threads x 32 items, packed 64-bit status words);
 //   pipe   - persistent blocks (as many as fit), each claims its next tile and
 //            issues its loads before looking back for the current one, whose
-//            scanned values wait in shared memory (48 KiB).
+//            scanned values wait in shared memory (48 KiB at 384 x 32); in one
+//            order the block looks back while the loads are in flight and then
+//            scans the next tile, in the other (SCAN_FIRST) it scans the next tile
+//            and publishes its aggregate first, so that a tile's aggregate never
+//            waits for another tile's lookback (what made session 7's persistent
+//            scan slow).
 // Not arrc code and not part of its build: a CUDA model of a kernel shape, to be
 // measured before arrc's emitter gets it. Written in session 39 and not yet run
 // (no device time left); it checks its own answers against the CPU.
@@ -146,7 +151,10 @@ __global__ void __launch_bounds__(WG, 3) scan_base(const int4* in, int4* out, un
   }
 }
 
-template <int ROUNDS>
+// SCAN_FIRST: scan the next tile and publish its aggregate before looking back for
+// the parked one (its predecessors then have had the next tile's loads to publish);
+// otherwise look back first, while the next tile's loads are in flight.
+template <int ROUNDS, bool SCAN_FIRST>
 __global__ void __launch_bounds__(WG, 3) scan_pipe(const int4* in, int4* out, unsigned long long* st,
                                                 unsigned* counter, unsigned ntiles, int* polls) {
   extern __shared__ int4 park[];  // ROUNDS * WG int4
@@ -177,6 +185,11 @@ __global__ void __launch_bounds__(WG, 3) scan_pipe(const int4* in, int4* out, un
 #pragma unroll
       for (int r = 0; r < ROUNDS; r++) x[r] = in[vidx<ROUNDS>(b, warp, lane, r)];
     }
+    int carry_b = INT_MIN;
+    if (SCAN_FIRST && has_b) {
+      carry_b = local_scan(x, sh_tot, warp, lane, agg);
+      if (warp == 0 && lane == 0) publish(st, b, agg, 1);  // b > a >= 0
+    }
     // Tile a's lookback while tile b's loads are in flight.
     if (warp == 0) {
       int prefix = INT_MIN;
@@ -188,8 +201,7 @@ __global__ void __launch_bounds__(WG, 3) scan_pipe(const int4* in, int4* out, un
     }
     __syncthreads();
     int p = max(sh_prefix, carry_a);
-    int carry_b = INT_MIN;
-    if (has_b) {
+    if (!SCAN_FIRST && has_b) {
       carry_b = local_scan(x, sh_tot, warp, lane, agg);
       if (warp == 0 && lane == 0) publish(st, b, agg, 1);  // b > a >= 0
     }
@@ -235,10 +247,11 @@ void experiment(int lg) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   size_t park_bytes = sizeof(int4) * ROUNDS * WG;
-  CK(cudaFuncSetAttribute(scan_pipe<ROUNDS>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)park_bytes));
+  CK(cudaFuncSetAttribute(scan_pipe<ROUNDS, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)park_bytes));
+  CK(cudaFuncSetAttribute(scan_pipe<ROUNDS, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)park_bytes));
   int per_sm_base = 0, per_sm_pipe = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_base, scan_base<ROUNDS>, WG, 0));
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_pipe, scan_pipe<ROUNDS>, WG, park_bytes));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_pipe, scan_pipe<ROUNDS, false>, WG, park_bytes));
   printf("%s, %d SMs; n = %zu (%u tiles of %d x %d); blocks/SM base %d pipe %d\n", prop.name,
          prop.multiProcessorCount, n, ntiles, WG, ROUNDS * 4, per_sm_base, per_sm_pipe);
   cudaEvent_t e0, e1;
@@ -250,7 +263,8 @@ void experiment(int lg) {
     CK(cudaEventRecord(e0));
     if (which == 0) copy_k<<<prop.multiProcessorCount * 8, 512>>>(din, dout, n / 4);
     else if (which == 1) scan_base<ROUNDS><<<ntiles, WG>>>(din, dout, st, counter, ntiles, polls);
-    else scan_pipe<ROUNDS><<<grid, WG, park_bytes>>>(din, dout, st, counter, ntiles, polls);
+    else if (which == 2) scan_pipe<ROUNDS, false><<<grid, WG, park_bytes>>>(din, dout, st, counter, ntiles, polls);
+    else scan_pipe<ROUNDS, true><<<grid, WG, park_bytes>>>(din, dout, st, counter, ntiles, polls);
     CK(cudaEventRecord(e1));
     CK(cudaEventSynchronize(e1));
     float ms;
@@ -277,9 +291,10 @@ void experiment(int lg) {
   for (int rep = 0; rep < 2; rep++) {
     bench("copy", 0, 0);
     bench("base (one tile a block)", 1, 0);
-    bench("pipe (grid = resident)", 2, std::min<int>(full, ntiles));
-    bench("pipe (grid = 2 x resident)", 2, std::min<int>(2 * full, ntiles));
-    bench("pipe (grid = resident/2)", 2, std::min<int>(std::max(full / 2, 1), ntiles));
+    bench("pipe, look back first", 2, std::min<int>(full, ntiles));
+    bench("pipe, scan next first", 3, std::min<int>(full, ntiles));
+    bench("pipe, scan first, 2 x grid", 3, std::min<int>(2 * full, ntiles));
+    bench("pipe, scan first, grid/2", 3, std::min<int>(std::max(full / 2, 1), ntiles));
   }
   CK(cudaFree(din)); CK(cudaFree(dout)); CK(cudaFree(st)); CK(cudaFree(counter)); CK(cudaFree(polls));
 }
