@@ -1190,7 +1190,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             }
             for d in ds {
                 println!(
-                    "{}: {} ({}), Vulkan {}, subgroup size {}, int64 {}, float64 {}, subnormals kept on request f32 {} f64 {}, maximal reconvergence {}, max storage buffer {} bytes, storage buffers per kernel {}, driver {}",
+                    "{}: {} ({}), Vulkan {}, subgroup size {}, int64 {}, float64 {}, subnormals kept on request f32 {} f64 {}, maximal reconvergence {}, max storage buffer {} bytes, storage buffers per kernel {}, workgroup memory {} bytes, driver {}",
                     d.index,
                     d.name,
                     d.device_type,
@@ -1203,6 +1203,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     d.maximal_reconvergence,
                     d.max_storage_buffer_range,
                     d.max_storage_buffers,
+                    d.max_shared_memory,
                     d.driver
                 );
                 if !d.cooperative_matrices.is_empty() {

@@ -63,6 +63,8 @@ fn devices_lists_subgroup_size() {
     let (code, out, err) = arrc(&["devices"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("subgroup size"), "{out}");
+    // The workgroup memory a kernel may use, which tiles held there must fit.
+    assert!(out.contains("workgroup memory "), "{out}");
 }
 
 #[test]
