@@ -802,29 +802,16 @@ impl Emitter {
         e.store(fb, id)?;
         let base = e.umul(jv, blk)?;
         let k = e.local(u);
-        e.store(k, lane)?;
-        e.while_loop(
-            |e| {
-                let kv = e.load(u, k)?;
-                e.ult(kv, blk)
-            },
-            |e| {
-                let kv = e.load(u, k)?;
-                let i = e.uadd(base, kv)?;
-                let inb = e.ult(i, cx.n)?;
-                e.if_then(inb, |e| {
-                    let x = e.expr(cx, expr, Ix::flat(i))?;
-                    let a = e.load(tt, fb)?;
-                    let r = e.binop(op, t, a, x)?;
-                    e.store(fb, r)
-                })
-            },
-            |e| {
-                let kv = e.load(u, k)?;
-                let nx = e.uadd(kv, sgs)?;
-                e.store(k, nx)
-            },
-        )?;
+        e.count_loop(k, lane, blk, sgs, |e, kv| {
+            let i = e.uadd(base, kv)?;
+            let inb = e.ult(i, cx.n)?;
+            e.if_then(inb, |e| {
+                let x = e.expr(cx, expr, Ix::flat(i))?;
+                let a = e.load(tt, fb)?;
+                let r = e.binop(op, t, a, x)?;
+                e.store(fb, r)
+            })
+        })?;
         let mine = e.load(tt, fb)?;
         e.group(op, t, GroupOperation::Reduce, mine)
     }
