@@ -13,8 +13,16 @@
 //            waits for another tile's lookback (what made session 7's persistent
 //            scan slow).
 // Not arrc code and not part of its build: a CUDA model of a kernel shape, to be
-// measured before arrc's emitter gets it. Written in session 39 and not yet run
-// (no device time left); it checks its own answers against the CPU.
+// measured before arrc's emitter gets it. Written in session 39; it checks its own
+// answers against the CPU.
+// What it showed (session 40, H200, 2^28 items, 384 x 32 tiles, medians of 30):
+// copy 548 us, base 531 us (3.1 polls a tile), pipe (look back first) 529 us, pipe
+// (scan next first) 612-654 us. The one-tile-a-block shape already runs at the
+// copy's rate, so pipelining buys nothing. "base, relaxed atomics" (MODE 1: the
+// status words read and written as relaxed device-scope atomics, as arrc's SPIR-V
+// did) took 682 us and polled 6.4 times a tile: a relaxed store is seen late. arrc
+// now publishes its status words by atomic exchange (emit/lookback.rs,
+// `publish_word`), which took its `⌈\` of 2^28 i32 from 720 to 599 us.
 // On the device machine, from the repository root:
 //   nvcc -O3 -arch=sm_90 -Xptxas -v -o /tmp/pipe_scan bench/experiments/pipe_scan.cu
 //   /tmp/pipe_scan 26; /tmp/pipe_scan 28
@@ -26,6 +34,7 @@
 #include <algorithm>
 #include <random>
 #include <cuda_runtime.h>
+#include <cuda/atomic>
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
   printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(1); } } while (0)
@@ -48,8 +57,13 @@ __device__ __forceinline__ int wreduce(int v) {
 __device__ __forceinline__ unsigned long long pack(int v, unsigned flag) {
   return ((unsigned long long)(unsigned)v << 32) | flag;
 }
+// Session 40: 0 = volatile polls and atomicExch publishes (the first model);
+// 1 = relaxed device-scope atomic loads and stores, what arrc's SPIR-V asks for.
+__constant__ int MODE;
+using ref64 = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
 __device__ __forceinline__ void publish(unsigned long long* st, unsigned t, int v, unsigned flag) {
-  atomicExch(st + t, pack(v, flag));
+  if (MODE == 1) ref64(st[t]).store(pack(v, flag), cuda::memory_order_relaxed);
+  else atomicExch(st + t, pack(v, flag));
 }
 
 // Vector index of a thread's round r in tile t: warp w owns ROUNDS*32 consecutive int4.
@@ -97,7 +111,9 @@ __device__ __forceinline__ int look_back(const unsigned long long* st, unsigned 
   while (true) {
     n++;
     long tj = j - lane;
-    unsigned long long w = tj >= 0 ? *(volatile const unsigned long long*)(st + tj) : pack(INT_MIN, 2);
+    unsigned long long w = tj < 0 ? pack(INT_MIN, 2)
+        : MODE == 1 ? ref64(*const_cast<unsigned long long*>(st + tj)).load(cuda::memory_order_relaxed)
+        : *(volatile const unsigned long long*)(st + tj);
     unsigned flag = (unsigned)(w & 3);
     int val = (int)(w >> 32);
     unsigned im = __ballot_sync(0xffffffffu, flag == 2);
@@ -291,6 +307,10 @@ void experiment(int lg) {
   for (int rep = 0; rep < 2; rep++) {
     bench("copy", 0, 0);
     bench("base (one tile a block)", 1, 0);
+    int one = 1, zero = 0;
+    CK(cudaMemcpyToSymbol(MODE, &one, sizeof one));
+    bench("base, relaxed atomics", 1, 0);
+    CK(cudaMemcpyToSymbol(MODE, &zero, sizeof zero));
     bench("pipe, look back first", 2, std::min<int>(full, ntiles));
     bench("pipe, scan next first", 3, std::min<int>(full, ntiles));
     bench("pipe, scan first, 2 x grid", 3, std::min<int>(2 * full, ntiles));

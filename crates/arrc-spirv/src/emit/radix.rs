@@ -871,9 +871,8 @@ impl Emitter {
         let at = self.umul(t, c256)?;
         let at = self.uadd(at, d)?;
         let p = self.word_at(cx, buf, at)?;
-        let dev = self.c_u32(SCOPE_DEVICE);
-        let relaxed = self.c_u32(0);
-        self.b.atomic_store(p, dev, relaxed, w).map_err(be)
+        let (u, relaxed) = (self.u32_t, self.c_u32(0));
+        self.publish_word(u, p, relaxed, w)
     }
 
     /// Tile `t`'s count `a` of digit `d` published: as the inclusive count (flag 2)
