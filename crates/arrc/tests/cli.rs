@@ -131,6 +131,42 @@ fn build_writes_validated_spirv_and_manifest() {
 }
 
 #[test]
+fn chained_scans_publish_their_status_by_exchange() {
+    // Other workgroups poll a tile's status words. On the H200 a relaxed atomic store
+    // reached them late (session 40: `⌈\` of 2^28 items 720 µs, 599 by exchange), so
+    // every status word a scan or compaction publishes is an atomic exchange, in each
+    // status layout: packed words (NVIDIA), wide words (f64 sums), flag and words.
+    let dir = std::env::temp_dir().join(format!("arrc-publish-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (src, omega) in [
+        ("{⌈\\⍵}", "i32"),
+        ("{+\\⍵}", "f32"),
+        ("{+\\⍵}", "i32"),
+        ("{(⍵>0)/⍵}", "f32"),
+    ] {
+        let prog = dir.join("scan.apl");
+        std::fs::write(&prog, format!("{src}\n")).unwrap();
+        for target in ["generic", "lavapipe", "nvidia"] {
+            let (code, out, err) = arrc(&[
+                "build",
+                prog.to_str().unwrap(),
+                "--omega",
+                omega,
+                "--target",
+                target,
+                "--emit",
+                "spvasm",
+            ]);
+            assert_eq!(code, 0, "{src} {target}: {err}");
+            assert!(
+                out.contains("OpAtomicExchange") && !out.contains("OpAtomicStore"),
+                "{src} on {target}: {out}"
+            );
+        }
+    }
+}
+
+#[test]
 fn without_a_device_the_default_backend_says_so_and_uses_the_cpu() {
     let run = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_arrc"))
