@@ -29,9 +29,8 @@
 #include <random>
 #include <cuda_runtime.h>
 #include <cub/cub.cuh>
+#include "common.cuh"
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-  printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(1); } } while (0)
 
 constexpr int WG = 384;
 constexpr int WARPS = WG / 32;
@@ -152,24 +151,6 @@ __global__ void __launch_bounds__(WG, 3) compact_k(const float4* __restrict__ in
 __global__ void copy_k(const float4* in, float4* out, size_t n4) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x)
     out[i] = in[i];
-}
-
-template <class F> float median_us(F f) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-  std::vector<float> t;
-  for (int i = 0; i < 24; i++) {
-    CK(cudaEventRecord(a));
-    f();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    if (i >= 3) t.push_back(ms * 1000.f);
-  }
-  std::sort(t.begin(), t.end());
-  CK(cudaEventDestroy(a)); CK(cudaEventDestroy(b));
-  return t[t.size() / 2];
 }
 
 int main(int argc, char** argv) {

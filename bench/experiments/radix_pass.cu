@@ -33,14 +33,13 @@
 #include <random>
 #include <cuda_runtime.h>
 #include <cub/cub.cuh>
+#include "common.cuh"
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-  printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(1); } } while (0)
 
 constexpr int WG = 256;
 constexpr int SUBS = WG / 32;
 
-__device__ __forceinline__ unsigned digit(unsigned k, int shift) { return (k >> shift) & 255u; }
+__host__ __device__ __forceinline__ unsigned digit(unsigned k, int shift) { return (k >> shift) & 255u; }
 
 // Loads in batches of 4 before their counts, as arrc's count kernel does.
 template <int ITEMS>
@@ -179,28 +178,6 @@ __global__ void copy2_k(const uint4* a, const uint4* b, uint4* c, uint4* d, size
   }
 }
 
-struct Timer {
-  cudaEvent_t a, b;
-  Timer() { CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b)); }
-  template <class F> float us(F f) {
-    CK(cudaEventRecord(a));
-    f();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    return ms * 1000.f;
-  }
-};
-
-template <class F> float median_us(Timer& tm, F f) {
-  std::vector<float> t;
-  for (int i = 0; i < 3; i++) tm.us(f);
-  for (int i = 0; i < 21; i++) t.push_back(tm.us(f));
-  std::sort(t.begin(), t.end());
-  return t[10];
-}
-
 int main(int argc, char** argv) {
   int lg = argc > 1 ? atoi(argv[1]) : 24;
   int shift = argc > 2 ? atoi(argv[2]) : 0;
@@ -229,7 +206,6 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("%s, %d SMs; n = 2^%d, digit at bit %d\n", prop.name, prop.multiProcessorCount, lg, shift);
-  Timer tm;
   // CUB's temporary storage: the largest of the calls below.
   size_t scan_bytes = 0, sort_bytes = 0;
   CK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts, starts, 256 * max_tiles));
@@ -249,19 +225,19 @@ int main(int argc, char** argv) {
   };
   double pass_bytes = 16.0 * n;
   for (int rep = 0; rep < 2; rep++) {
-    line("copy keys and indices", median_us(tm, [&] {
+    line("copy keys and indices", median_us([&] {
       copy2_k<<<prop.multiProcessorCount * 8, 512>>>((const uint4*)dk, (const uint4*)di, (uint4*)dko, (uint4*)dio, n / 4);
     }), pass_bytes);
     auto model = [&](auto ITEMS_C, auto MATCH_C, const char* name) {
       constexpr int ITEMS = decltype(ITEMS_C)::value;
       constexpr bool MATCH = decltype(MATCH_C)::value;
       unsigned ntiles = (n + WG * ITEMS - 1) / (WG * ITEMS);
-      float c = median_us(tm, [&] { count_k<ITEMS><<<ntiles, WG>>>(dk, counts, n, ntiles, shift); });
-      float s = median_us(tm, [&] {
+      float c = median_us([&] { count_k<ITEMS><<<ntiles, WG>>>(dk, counts, n, ntiles, shift); });
+      float s = median_us([&] {
         size_t b = temp_bytes;
         CK(cub::DeviceScan::ExclusiveSum(temp, b, counts, starts, 256 * ntiles));
       });
-      float x = median_us(tm, [&] {
+      float x = median_us([&] {
         scatter_k<ITEMS, MATCH><<<ntiles, WG>>>(dk, di, starts, dko, dio, n, ntiles, shift);
       });
       printf("  %s (%u tiles of %d): count %.1f us, scan %.1f us\n", name, ntiles, WG * ITEMS, c, s);
@@ -272,12 +248,12 @@ int main(int argc, char** argv) {
     model(std::integral_constant<int, 16>{}, std::false_type{}, "arrc's shape, 256 x 16, ballots");
     model(std::integral_constant<int, 16>{}, std::true_type{}, "arrc's shape, 256 x 16, match");
     model(std::integral_constant<int, 8>{}, std::false_type{}, "arrc's shape, 256 x 8, ballots");
-    line("cub pass (8 bits)", median_us(tm, [&] {
+    line("cub pass (8 bits)", median_us([&] {
       size_t b = temp_bytes;
       CK(cub::DeviceRadixSort::SortPairs(temp, b, dk, dko, di, dio, (int)n, shift, shift + 8));
     }), pass_bytes);
     check("cub pass", true);
-    line("cub sort (32 bits, 4 passes)", median_us(tm, [&] {
+    line("cub sort (32 bits, 4 passes)", median_us([&] {
       size_t b = temp_bytes;
       CK(cub::DeviceRadixSort::SortPairs(temp, b, dk, dko, di, dio, (int)n, 0, 32));
     }), 4 * pass_bytes);
