@@ -67,8 +67,10 @@ __device__ __forceinline__ unsigned look_back(const unsigned long long* st, unsi
   return prefix;
 }
 
-template <int ROUNDS, bool STAGED>
-__global__ void __launch_bounds__(WG, 3) compact_k(const float4* __restrict__ in, float* __restrict__ out,
+// MINB: __launch_bounds__' blocks a multiprocessor (3 is arrc's 56 registers; the
+// 384 x 32 tile spills there, so it runs at 2).
+template <int ROUNDS, bool STAGED, int MINB>
+__global__ void __launch_bounds__(WG, MINB) compact_k(const float4* __restrict__ in, float* __restrict__ out,
                                                    unsigned long long* st, unsigned* counter,
                                                    unsigned* total, unsigned ntiles) {
   __shared__ unsigned sh_tile;
@@ -86,7 +88,8 @@ __global__ void __launch_bounds__(WG, 3) compact_k(const float4* __restrict__ in
   Keep keep;
   // Per round: this lane's place among the round's kept values, the round's start
   // within the warp's run, and the round's count.
-  unsigned ex[ROUNDS], roff[ROUNDS], rtot[ROUNDS];
+  // roff[ROUNDS] is the warp's whole count; round r keeps roff[r+1] - roff[r].
+  unsigned ex[ROUNDS], roff[ROUNDS + 1];
   unsigned run = 0;
 #pragma unroll
   for (int r = 0; r < ROUNDS; r++) {
@@ -99,9 +102,9 @@ __global__ void __launch_bounds__(WG, 3) compact_k(const float4* __restrict__ in
     }
     ex[r] = inc - c;
     roff[r] = run;
-    rtot[r] = __shfl_sync(0xffffffffu, inc, 31);
-    run += rtot[r];
+    run += __shfl_sync(0xffffffffu, inc, 31);
   }
+  roff[ROUNDS] = run;
   if (lane == 0) sh_tot[warp] = run;
   __syncthreads();
   unsigned carry = 0, agg = 0;
@@ -137,7 +140,7 @@ __global__ void __launch_bounds__(WG, 3) compact_k(const float4* __restrict__ in
 #pragma unroll
       for (int k = 0; k < 4; k++) {
         unsigned i = k * 32 + lane;
-        if (i < rtot[r]) out[base + i] = stage[warp][i];
+        if (i < roff[r + 1] - roff[r]) out[base + i] = stage[warp][i];
       }
       __syncwarp();
     } else {
@@ -193,12 +196,18 @@ int main(int argc, char** argv) {
   auto model = [&](auto ROUNDS_C, auto STAGED_C, const char* name) {
     constexpr int ROUNDS = decltype(ROUNDS_C)::value;
     constexpr bool STAGED = decltype(STAGED_C)::value;
+    constexpr int MINB = ROUNDS > 6 ? 2 : 3;
     size_t tile = (size_t)WG * ROUNDS * 4;
     unsigned ntiles = (unsigned)(n / tile);
+    // Outputs poisoned, so that a kernel that stores nothing cannot pass on what the
+    // one before it stored; the status words and the tile counter reset untimed.
+    CK(cudaMemset(dout, 0xff, n * 4));
+    CK(cudaMemset(total, 0xff, 4));
     line(name, median_us([&] {
+      compact_k<ROUNDS, STAGED, MINB><<<ntiles, WG>>>((const float4*)din, dout, st, counter, total, ntiles);
+    }, [&] {
       CK(cudaMemsetAsync(st, 0, ntiles * 8ull));
       CK(cudaMemsetAsync(counter, 0, 4));
-      compact_k<ROUNDS, STAGED><<<ntiles, WG>>>((const float4*)din, dout, st, counter, total, ntiles);
     }), moved);
     check(name);
   };
@@ -206,10 +215,12 @@ int main(int argc, char** argv) {
     line("copy", median_us([&] {
       copy_k<<<prop.multiProcessorCount * 8, 512>>>((const float4*)din, (float4*)dout, n / 4);
     }), 8.0 * n);
-    model(std::integral_constant<int, 8>{}, std::true_type{}, "staged, 384 x 32");
-    model(std::integral_constant<int, 8>{}, std::false_type{}, "direct, 384 x 32");
+    model(std::integral_constant<int, 8>{}, std::true_type{}, "staged, 384 x 32 (2 blocks/SM)");
+    model(std::integral_constant<int, 8>{}, std::false_type{}, "direct, 384 x 32 (2 blocks/SM)");
     model(std::integral_constant<int, 6>{}, std::true_type{}, "staged, 384 x 24");
     model(std::integral_constant<int, 6>{}, std::false_type{}, "direct, 384 x 24");
+    CK(cudaMemset(dout, 0xff, n * 4));
+    CK(cudaMemset(total, 0xff, 4));
     line("cub DeviceSelect::If", median_us([&] {
       size_t b = cub_bytes;
       CK(cub::DeviceSelect::If(temp, b, din, dout, total, (int)n, Keep()));

@@ -13,8 +13,10 @@
 //   scan      - cub::DeviceScan::ExclusiveSum of the counts (arrc: its chained scan);
 //   scatter   - arrc's `radix_scatter`: a block of 256 threads per tile of
 //               256 x ITEMS keys; warp w ranks its run of 32 x ITEMS keys round by
-//               round (eight ballots a round, or __match_any_sync with MATCH), a
-//               counter per digit and warp in shared memory; the counts summed
+//               round (nine ballots a round: the valid lanes, then one a digit bit;
+//               or __match_any_sync with MATCH), a counter per digit and warp in
+//               shared memory (MINB: __launch_bounds__' blocks a multiprocessor,
+//               1 or 2, to see what occupancy costs); the counts summed
 //               across warps and digits place every key in the tile sorted by digit
 //               in shared memory, and the tile goes out in that order;
 //   cub pass  - cub::DeviceRadixSort::SortPairs over bits [shift, shift+8): CUB's
@@ -70,8 +72,8 @@ __global__ void __launch_bounds__(WG) count_k(const unsigned* __restrict__ keys,
 }
 
 // starts[d * ntiles + t]: where tile t's keys of digit d go (exclusive scan of counts).
-template <int ITEMS, bool MATCH>
-__global__ void __launch_bounds__(WG) scatter_k(const unsigned* __restrict__ keys, const unsigned* __restrict__ idx,
+template <int ITEMS, bool MATCH, int MINB>
+__global__ void __launch_bounds__(WG, MINB) scatter_k(const unsigned* __restrict__ keys, const unsigned* __restrict__ idx,
                                                 const unsigned* __restrict__ starts, unsigned* __restrict__ keys_out,
                                                 unsigned* __restrict__ idx_out, unsigned n, unsigned ntiles, int shift) {
   constexpr unsigned TILE = WG * ITEMS;
@@ -181,6 +183,10 @@ __global__ void copy2_k(const uint4* a, const uint4* b, uint4* c, uint4* d, size
 int main(int argc, char** argv) {
   int lg = argc > 1 ? atoi(argv[1]) : 24;
   int shift = argc > 2 ? atoi(argv[2]) : 0;
+  if (shift < 0 || shift > 24) {
+    printf("shift must be 0..24\n");
+    return 1;
+  }
   unsigned n = 1u << lg;
   std::vector<unsigned> hk(n), hi(n), want_k(n), want_i(n), got_k(n), got_i(n);
   std::mt19937 g(11);
@@ -228,9 +234,15 @@ int main(int argc, char** argv) {
     line("copy keys and indices", median_us([&] {
       copy2_k<<<prop.multiProcessorCount * 8, 512>>>((const uint4*)dk, (const uint4*)di, (uint4*)dko, (uint4*)dio, n / 4);
     }), pass_bytes);
-    auto model = [&](auto ITEMS_C, auto MATCH_C, const char* name) {
+    auto model = [&](auto ITEMS_C, auto MATCH_C, auto MINB_C, const char* name) {
       constexpr int ITEMS = decltype(ITEMS_C)::value;
       constexpr bool MATCH = decltype(MATCH_C)::value;
+      constexpr int MINB = decltype(MINB_C)::value;
+      int per_sm = 0;
+      CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scatter_k<ITEMS, MATCH, MINB>, WG, 0));
+      // Outputs poisoned: a scatter that stores nothing cannot pass on the last one's.
+      CK(cudaMemset(dko, 0xff, n * 4ull));
+      CK(cudaMemset(dio, 0xff, n * 4ull));
       unsigned ntiles = (n + WG * ITEMS - 1) / (WG * ITEMS);
       float c = median_us([&] { count_k<ITEMS><<<ntiles, WG>>>(dk, counts, n, ntiles, shift); });
       float s = median_us([&] {
@@ -238,16 +250,22 @@ int main(int argc, char** argv) {
         CK(cub::DeviceScan::ExclusiveSum(temp, b, counts, starts, 256 * ntiles));
       });
       float x = median_us([&] {
-        scatter_k<ITEMS, MATCH><<<ntiles, WG>>>(dk, di, starts, dko, dio, n, ntiles, shift);
+        scatter_k<ITEMS, MATCH, MINB><<<ntiles, WG>>>(dk, di, starts, dko, dio, n, ntiles, shift);
       });
-      printf("  %s (%u tiles of %d): count %.1f us, scan %.1f us\n", name, ntiles, WG * ITEMS, c, s);
+      printf("  %s (%u tiles of %d, %d blocks/SM): count %.1f us, scan %.1f us\n", name, ntiles, WG * ITEMS,
+             per_sm, c, s);
       line("    scatter", x, pass_bytes);
       line("    count + scan + scatter", c + s + x, pass_bytes);
       check(name, true);
     };
-    model(std::integral_constant<int, 16>{}, std::false_type{}, "arrc's shape, 256 x 16, ballots");
-    model(std::integral_constant<int, 16>{}, std::true_type{}, "arrc's shape, 256 x 16, match");
-    model(std::integral_constant<int, 8>{}, std::false_type{}, "arrc's shape, 256 x 8, ballots");
+    using one = std::integral_constant<int, 1>;
+    using two = std::integral_constant<int, 2>;
+    model(std::integral_constant<int, 16>{}, std::false_type{}, one{}, "arrc's shape, 256 x 16, ballots");
+    model(std::integral_constant<int, 16>{}, std::false_type{}, two{}, "256 x 16, ballots, 2 blocks/SM");
+    model(std::integral_constant<int, 16>{}, std::true_type{}, one{}, "arrc's shape, 256 x 16, match");
+    model(std::integral_constant<int, 8>{}, std::false_type{}, one{}, "arrc's shape, 256 x 8, ballots");
+    CK(cudaMemset(dko, 0xff, n * 4ull));
+    CK(cudaMemset(dio, 0xff, n * 4ull));
     line("cub pass (8 bits)", median_us([&] {
       size_t b = temp_bytes;
       CK(cub::DeviceRadixSort::SortPairs(temp, b, dk, dko, di, dio, (int)n, shift, shift + 8));
