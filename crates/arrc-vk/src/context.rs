@@ -129,10 +129,23 @@ impl Buffer {
 /// an allocation that fails for want of memory first empties the cache.
 const BUFFER_CACHE_BYTES: u64 = 2 << 30;
 
-/// How long one submission may run before arrc gives up on it. The largest
-/// workloads take about a second on the H200 and a few on lavapipe; a kernel that
-/// does not terminate must not hang the caller.
+/// How long one submission may run before arrc gives up on it, by default. The
+/// largest workloads take about a second on the H200 and a few on lavapipe; a kernel
+/// that does not terminate must not hang the caller.
 pub const FENCE_TIMEOUT_S: u64 = 120;
+
+/// The wait in seconds: `ARRC_DEVICE_TIMEOUT` (a whole number of seconds, at least 1)
+/// where set, else [`FENCE_TIMEOUT_S`]. Read once per process.
+pub fn fence_timeout_s() -> u64 {
+    static S: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *S.get_or_init(|| {
+        std::env::var("ARRC_DEVICE_TIMEOUT")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|&s| s >= 1)
+            .unwrap_or(FENCE_TIMEOUT_S)
+    })
+}
 
 /// How long a wait polls the device's timeline before it blocks: a short
 /// submission's result is then seen as soon as it is signalled, without a wake-up
@@ -165,11 +178,11 @@ fn wait_timeline(
         .semaphores(&sems)
         .values(&values);
     // SAFETY: the semaphore belongs to this device and a submission signals `value`.
-    match unsafe { device.wait_semaphores(&info, FENCE_TIMEOUT_S * 1_000_000_000) } {
+    match unsafe { device.wait_semaphores(&info, fence_timeout_s() * 1_000_000_000) } {
         Ok(()) => Ok(()),
         Err(vk::Result::TIMEOUT) => {
             stalled.set(true);
-            Err(VkError::Timeout(FENCE_TIMEOUT_S))
+            Err(VkError::Timeout(fence_timeout_s()))
         }
         Err(e) => Err(e).what("vkWaitSemaphores"),
     }
@@ -273,7 +286,7 @@ pub struct Context {
     timeline_value: std::cell::Cell<u64>,
     pool: vk::CommandPool,
     allocator: Option<Allocator>,
-    /// A submission outlasted [`FENCE_TIMEOUT_S`]: the queue may still be busy, so
+    /// A submission outlasted [`fence_timeout_s`]: the queue may still be busy, so
     /// nothing more is submitted.
     stalled: std::cell::Cell<bool>,
     cache: vk::PipelineCache,
@@ -723,7 +736,7 @@ impl Context {
 
     fn one_shot(&self, record: impl FnOnce(&ash::Device, vk::CommandBuffer)) -> Result<()> {
         if self.stalled.get() {
-            return Err(VkError::Timeout(FENCE_TIMEOUT_S));
+            return Err(VkError::Timeout(fence_timeout_s()));
         }
         let cb = unsafe {
             self.device.allocate_command_buffers(
@@ -1088,7 +1101,7 @@ impl Context {
     /// timeline value.
     fn start(&mut self, rec: &Recording, times: usize) -> Result<()> {
         if self.stalled.get() {
-            return Err(VkError::Timeout(FENCE_TIMEOUT_S));
+            return Err(VkError::Timeout(fence_timeout_s()));
         }
         let cbs = vec![rec.cb; times.max(1)];
         // The recording is complete and not in flight (every submission is waited
@@ -1333,8 +1346,11 @@ impl Context {
 impl Drop for Context {
     fn drop(&mut self) {
         // After a stall the device may still run that work: everything is left to the
-        // process's exit rather than destroyed under it.
+        // process's exit rather than destroyed under it. That includes the allocator,
+        // whose own Drop frees every memory block (on lavapipe, memory the kernel
+        // still running reads: the process crashed as it ended).
         if self.stalled.get() {
+            std::mem::forget(self.allocator.take());
             return;
         }
         // SAFETY: all submissions were waited on; objects are destroyed child-first.

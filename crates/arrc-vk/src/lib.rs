@@ -36,7 +36,7 @@ pub enum VkError {
     /// spirv-val passes it); nothing ran.
     #[error("the device's shader compiler rejected a kernel ({0}); the statement can run on the CPU reference (--backend auto or cpu); please report it")]
     Compiler(String),
-    #[error("the device did not finish a submission within {0} s: a kernel may not terminate (please report the statement); this session's device is unusable now, start a new one")]
+    #[error("the device did not finish a submission within {0} s: the statement asks for more work than that (a dfn scan of a large matrix, say), or a kernel does not terminate (please report the statement); this session's device is unusable now, start a new one (ARRC_DEVICE_TIMEOUT=seconds sets the wait)")]
     Timeout(u64),
 }
 

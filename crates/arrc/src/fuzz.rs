@@ -24,6 +24,8 @@ pub struct FuzzOptions {
     pub seconds: Option<f64>,
     /// Run only this program of the seed's sequence.
     pub index: Option<u64>,
+    /// Start the seed's sequence at this program (after a run stopped by a stall).
+    pub from: u64,
     /// Floats are f32 (the default) or f64 (`⎕FR←645`).
     pub float: ElemType,
     /// The largest array length used (sizes above it are left out).
@@ -50,6 +52,7 @@ impl Default for FuzzOptions {
             programs: Some(500),
             seconds: None,
             index: None,
+            from: 0,
             float: ElemType::F32,
             max_len: 100_000,
             timeout: Duration::from_secs(20),
@@ -92,8 +95,12 @@ pub struct FuzzReport {
     pub same_error: u64,
     /// The device path does not run it (NOT YET SUPPORTED).
     pub unsupported: u64,
-    /// Interrupted after `FuzzOptions::timeout`.
+    /// Interrupted after `FuzzOptions::timeout`, or past the device's wait.
     pub slow: u64,
+    /// The program whose submission outlasted the device's wait
+    /// (`Session::device_stalled`): the run stopped there, since the device may still
+    /// be running it (on lavapipe it takes the CPU until the process ends).
+    pub stalled_at: Option<u64>,
     /// The reference stopped at its own limit (2^28 elements) below the device's: the
     /// device's value or later error has nothing to compare to.
     pub beyond_reference: u64,
@@ -152,7 +159,7 @@ pub fn run(
     let mut report = FuzzReport::default();
     let indices: Box<dyn Iterator<Item = u64>> = match opts.index {
         Some(i) => Box::new(std::iter::once(i)),
-        None => Box::new(0..),
+        None => Box::new(opts.from..),
     };
     for index in indices {
         if opts.programs.is_some_and(|p| report.programs >= p)
@@ -168,6 +175,9 @@ pub fn run(
         report.seconds = start.elapsed().as_secs_f64();
         report.split = dev.stats().split_statements;
         progress(&report);
+        if report.stalled_at.is_some() {
+            break;
+        }
     }
     report.seconds = start.elapsed().as_secs_f64();
     report.split = dev.stats().split_statements;
@@ -315,7 +325,7 @@ impl Case {
     }
 
     /// The arrays' types and shapes; small ones also as APL that makes them.
-    fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         self.arrays
             .iter()
             .map(|(n, a)| {
@@ -410,6 +420,15 @@ fn one(
         }
     };
     let interrupted = |r: &Result<crate::Outcome, crate::Error>| matches!(r, Err(e) if e.class == ErrorClass::Interrupt);
+    if dev.device_stalled() {
+        // A kernel outlasted the runtime's wait (an O(n³) dfn scan of a large matrix,
+        // say): slow, not wrong. The device may still be running it, and every later
+        // program would meet it (a DEVICE ERROR, or a new device with no CPU left on
+        // lavapipe): the run stops here (`run`).
+        report.slow += 1;
+        report.stalled_at = Some(case.index);
+        return Ok(());
+    }
     if interrupted(&want) || interrupted(&got) {
         report.slow += 1;
         return Ok(());

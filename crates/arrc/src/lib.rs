@@ -457,6 +457,16 @@ impl Session {
         all
     }
 
+    /// Whether a device of this session stopped answering: a submission outlasted
+    /// the runtime's wait (a DEVICE ERROR said so). The device may still be running
+    /// it, so every later statement fails the same way: start a new session.
+    pub fn device_stalled(&self) -> bool {
+        self.gpu
+            .iter()
+            .chain(self.multi.iter().flat_map(|m| m.gpus.iter()))
+            .any(|g| g.ctx.stalled())
+    }
+
     /// The Vulkan device in use, if any.
     pub fn device(&self) -> Option<&DeviceInfo> {
         self.gpu.as_ref().map(|g| &g.ctx.info)

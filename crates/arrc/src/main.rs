@@ -193,6 +193,10 @@ enum Cmd {
         /// Run only program INDEX of the seed's sequence (to reproduce a finding).
         #[arg(long)]
         index: Option<u64>,
+        /// Start at program FROM of the seed's sequence (to go on after a run that
+        /// stopped where the device stalled).
+        #[arg(long, default_value_t = 0)]
+        from: u64,
         /// Floats: f32 or f64 (⎕FR←645).
         #[arg(long, default_value = "f32")]
         float: String,
@@ -896,6 +900,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             programs,
             seed,
             index,
+            from,
             float,
             max_len,
             timeout,
@@ -922,6 +927,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 },
                 seconds,
                 index,
+                from,
                 float,
                 max_len,
                 timeout: std::time::Duration::from_secs_f64(timeout.max(0.1)),
@@ -931,8 +937,13 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                 flush_f32,
             };
             if index.is_some() || show {
-                let case = arrc::fuzz::Case::new(&opts, index.unwrap_or(0));
+                let case = arrc::fuzz::Case::new(&opts, index.unwrap_or(from));
                 eprintln!("arrc fuzz: program {}: {}", case.index, case.program);
+                if index.is_some() {
+                    // What it runs on, to reproduce by hand even where it finds nothing
+                    // (a slow program, say).
+                    eprintln!("  arrays: {}", case.describe());
+                }
             }
             let mut last = std::time::Instant::now();
             // Findings shown so far, of each list.
@@ -951,7 +962,7 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
                     *seen = list.len();
                 }
                 if show {
-                    let next = arrc::fuzz::Case::new(&opts, r.programs);
+                    let next = arrc::fuzz::Case::new(&opts, from + r.programs);
                     eprintln!("arrc fuzz: program {}: {}", next.index, next.program);
                 }
                 if last.elapsed().as_secs() >= 10 {
@@ -961,6 +972,14 @@ fn run(cli: Cli) -> Result<ExitCode, ExitCode> {
             })
             .map_err(|e| fail("", &e))?;
             println!("{}", report.summary());
+            if let Some(i) = report.stalled_at {
+                println!(
+                    "arrc fuzz: program {i} outlasted the device's wait (slow, not wrong: \
+                     `--index {i}` shows it); the device may still be running it, so the \
+                     run stopped there; go on with `--from {}`",
+                    i + 1
+                );
+            }
             Ok(if report.clean() {
                 ExitCode::SUCCESS
             } else {

@@ -167,6 +167,69 @@ fn chained_scans_publish_their_status_by_exchange() {
 }
 
 #[test]
+fn a_statement_past_the_device_wait_is_an_error_not_a_crash() {
+    // A dfn scan down a 3000×3000 matrix is about 10^10 dfn steps: minutes on
+    // lavapipe, far past a one-second wait. arrc must say so and exit with 1. Before
+    // session 40 the process then crashed as it ended (SIGSEGV: the memory
+    // allocator freed the blocks the kernel, still running, read).
+    let out = Command::new(env!("CARGO_BIN_EXE_arrc"))
+        .env("ARRC_DEVICE_TIMEOUT", "1")
+        .args(["eval", "b←3000⍴0 1 1 ⋄ +/,{⍺|⍵}\\[1]!(b)∘.≤b"])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{:?}: {err}", out.status);
+    assert!(
+        err.contains("DEVICE ERROR")
+            && err.contains("within 1 s")
+            && err.contains("ARRC_DEVICE_TIMEOUT"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_fuzz_run_stops_where_the_device_stalls_and_says_where_to_go_on() {
+    // Seed 245's program 340 (f64) is a dfn scan down a 12289×12289 matrix: it
+    // outlasts any wait on lavapipe. Before session 40 the run went on with the
+    // stalled device, whose every later statement failed (a false finding at 822)
+    // and the process crashed as it ended.
+    let out = Command::new(env!("CARGO_BIN_EXE_arrc"))
+        .env("ARRC_DEVICE_TIMEOUT", "1")
+        .args([
+            "fuzz",
+            "--seed",
+            "245",
+            "--float",
+            "f64",
+            "--from",
+            "339",
+            "--programs",
+            "5",
+            "--timeout",
+            "1",
+        ])
+        .output()
+        .expect("runs");
+    let (stdout, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{:?}: {stdout}{err}",
+        out.status
+    );
+    assert!(
+        stdout.contains("2 programs in")
+            && stdout.contains("1 slow")
+            && stdout.contains("program 340 outlasted the device's wait")
+            && stdout.contains("--from 341"),
+        "{stdout}{err}"
+    );
+}
+
+#[test]
 fn without_a_device_the_default_backend_says_so_and_uses_the_cpu() {
     let run = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_arrc"))

@@ -197,6 +197,12 @@ impl Context {
         self.epoch += 1;
     }
 
+    /// Whether a submission outlasted the runtime's wait ([`crate::VkError::Timeout`]):
+    /// the device may still be running it, and this context submits nothing more.
+    pub fn stalled(&self) -> bool {
+        self.stalled.get()
+    }
+
     /// Pipelines alive now.
     pub fn pipelines_cached(&self) -> usize {
         self.pipelines.len() - self.free_slots.len()
