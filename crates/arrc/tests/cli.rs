@@ -3,7 +3,13 @@
 use std::process::Command;
 
 fn arrc(args: &[&str]) -> (i32, String, String) {
+    arrc_env(&[], args)
+}
+
+/// `arrc` with these environment variables set; a process ended by a signal exits -1.
+fn arrc_env(env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_arrc"))
+        .envs(env.iter().copied())
         .args(args)
         .output()
         .expect("runs");
@@ -172,13 +178,11 @@ fn a_statement_past_the_device_wait_is_an_error_not_a_crash() {
     // lavapipe, far past a one-second wait. arrc must say so and exit with 1. Before
     // session 40 the process then crashed as it ended (SIGSEGV: the memory
     // allocator freed the blocks the kernel, still running, read).
-    let out = Command::new(env!("CARGO_BIN_EXE_arrc"))
-        .env("ARRC_DEVICE_TIMEOUT", "1")
-        .args(["eval", "b←3000⍴0 1 1 ⋄ +/,{⍺|⍵}\\[1]!(b)∘.≤b"])
-        .output()
-        .expect("runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{:?}: {err}", out.status);
+    let (code, _, err) = arrc_env(
+        &[("ARRC_DEVICE_TIMEOUT", "1")],
+        &["eval", "b←3000⍴0 1 1 ⋄ +/,{⍺|⍵}\\[1]!(b)∘.≤b"],
+    );
+    assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("DEVICE ERROR")
             && err.contains("within 1 s")
@@ -193,9 +197,9 @@ fn a_fuzz_run_stops_where_the_device_stalls_and_says_where_to_go_on() {
     // outlasts any wait on lavapipe. Before session 40 the run went on with the
     // stalled device, whose every later statement failed (a false finding at 822)
     // and the process crashed as it ended.
-    let out = Command::new(env!("CARGO_BIN_EXE_arrc"))
-        .env("ARRC_DEVICE_TIMEOUT", "1")
-        .args([
+    let (code, stdout, err) = arrc_env(
+        &[("ARRC_DEVICE_TIMEOUT", "1")],
+        &[
             "fuzz",
             "--seed",
             "245",
@@ -207,19 +211,9 @@ fn a_fuzz_run_stops_where_the_device_stalls_and_says_where_to_go_on() {
             "5",
             "--timeout",
             "1",
-        ])
-        .output()
-        .expect("runs");
-    let (stdout, err) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+        ],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{:?}: {stdout}{err}",
-        out.status
-    );
+    assert_eq!(code, 0, "{stdout}{err}");
     assert!(
         stdout.contains("2 programs in")
             && stdout.contains("1 slow")
