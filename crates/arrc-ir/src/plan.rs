@@ -184,6 +184,9 @@ pub struct PlanOptions {
     /// i64, where it differs from the 8-byte rule (`scan_workgroup_size` × half of
     /// `scan_items_per_thread`).
     pub scan_widened_int_tile: Option<(u32, u32)>,
+    /// The tile of a scan of f32 values folded in f64 (`+\` of f32), where it
+    /// differs from a 4-byte scan's.
+    pub scan_widened_float_tile: Option<(u32, u32)>,
     /// A reduction of a vector to one value is one dispatch: each workgroup stores
     /// its partial and counts itself done, and the last folds the partials
     /// (`KernelKind::Reduce::finish`); else a second dispatch of one workgroup does.
@@ -288,6 +291,7 @@ impl Default for PlanOptions {
             scan_lookback_subgroup: false,
             scan_wide_lookback: false,
             scan_widened_int_tile: None,
+            scan_widened_float_tile: None,
             single_pass_reduce: false,
             quad_columns_from: 1 << 25,
             host_checks_result: false,

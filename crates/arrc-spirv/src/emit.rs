@@ -89,6 +89,8 @@ struct Emitter {
     b: Builder,
     scalar_types: HashMap<ElemType, Word>,
     consts: HashMap<(Word, u64), Word>,
+    /// Each constant's type and bits (`consts` the other way).
+    const_of: HashMap<Word, (Word, u64)>,
     builtins: HashMap<BuiltIn, Word>,
     ptr_types: HashMap<(StorageClass, Word), Word>,
     buffer_structs: HashMap<ElemType, Word>,
@@ -295,6 +297,7 @@ impl Emitter {
             b,
             scalar_types: HashMap::new(),
             consts: HashMap::new(),
+            const_of: HashMap::new(),
             builtins: HashMap::new(),
             ptr_types: HashMap::new(),
             buffer_structs: HashMap::new(),
@@ -426,7 +429,17 @@ impl Emitter {
             self.b.constant_bit32(ty, bits as u32)
         };
         self.consts.insert((ty, bits), id);
+        self.const_of.insert(id, (ty, bits));
         id
+    }
+
+    /// The value of `w` where it is an f32 constant.
+    fn f32_const(&mut self, w: Word) -> Option<f32> {
+        let ft = self.ty(ElemType::F32);
+        match self.const_of.get(&w) {
+            Some(&(t, bits)) if t == ft => Some(f32::from_bits(bits as u32)),
+            _ => None,
+        }
     }
 
     fn c_u32(&mut self, v: u32) -> Word {
@@ -795,6 +808,11 @@ impl Emitter {
                 rhs,
                 error_bit,
             } => {
+                if op.is_comparison() {
+                    if let Some(r) = self.int_const_compare(cx, *op, lhs, rhs, ix)? {
+                        return Ok(r);
+                    }
+                }
                 let a = self.expr(cx, lhs, ix)?;
                 let b = self.expr(cx, rhs, ix)?;
                 let circle = match **lhs {

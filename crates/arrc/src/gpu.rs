@@ -311,10 +311,17 @@ impl Gpu {
             // `+\` of i32 in i64 (H200, 2^28, session 30): 256 × 24 1306.7 µs,
             // 384 × 16 1383.4, 256 × 16 1377.1, 384 × 12 1425.9, 512 × 16 1403.1.
             o.scan_widened_int_tile = Some((256, 24));
+            // `+\` of f32 in f64 (H200, session 41, twice each): 512 × 24 729.0 and
+            // 731.4 µs at 2^28, 191.9 and 191.3 at 2^26; 384 × 32 758.2 and 757.7,
+            // 200.6 and 199.0.
+            o.scan_widened_float_tile = Some((512, 24));
         }
         o.scan_workgroup_size = o.scan_workgroup_size.min(info.max_workgroup_invocations);
         if let Some((w, i)) = o.scan_widened_int_tile {
             o.scan_widened_int_tile = Some((w.min(info.max_workgroup_invocations), i));
+        }
+        if let Some((w, i)) = o.scan_widened_float_tile {
+            o.scan_widened_float_tile = Some((w.min(info.max_workgroup_invocations), i));
         }
         // 8-bit integer products with i32 sums on cooperative matrices, in the
         // shape with the most outputs (NVIDIA offers 16×16×32 and 16×8×32).

@@ -128,6 +128,7 @@ impl Tuning {
         // A scan tile given is every scan's tile (as sweeps of shapes expect).
         if self.scan_workgroup_size.is_some() || self.scan_items_per_thread.is_some() {
             o.scan_widened_int_tile = None;
+            o.scan_widened_float_tile = None;
         }
         set(&mut o.items_per_thread, self.items_per_thread, 1, 64);
         set(&mut o.reduce_groups, self.reduce_groups, 1, 65535);

@@ -1003,12 +1003,20 @@ impl Planner<'_> {
             }
             _ => self.opts.scan_items_per_thread,
         };
-        // An i32 scan in i64 may have a tile of its own (on NVIDIA 256 × 24).
+        // A scan of 4-byte values folded in 8 bytes may have a tile of its own (on
+        // NVIDIA: i32 in i64 256 × 24, f32 in f64 512 × 24).
         let int_in_i64 =
             compact.is_none() && expr.elem() == ElemType::I64 && expr.widened().is_some();
-        let (wg, items) = match self.opts.scan_widened_int_tile {
-            Some((w, i)) if int_in_i64 => ((w / sgs).max(1) * sgs, i.clamp(1, 64)),
-            _ => (wg, items),
+        let widened_tile = if int_in_i64 {
+            self.opts.scan_widened_int_tile
+        } else if f32_in_f64 {
+            self.opts.scan_widened_float_tile
+        } else {
+            None
+        };
+        let (wg, items) = match widened_tile {
+            Some((w, i)) => ((w / sgs).max(1) * sgs, i.clamp(1, 64)),
+            None => (wg, items),
         };
         // With a lookback subgroup, the tile is the other subgroups' (compactions
         // keep their own layout).

@@ -33,7 +33,23 @@ impl Emitter {
         if t == ElemType::F64 {
             return self.tolerant_compare(op, a, c);
         }
-        if t == ElemType::F32 {
+        // Against an f32 constant that is neither 0 nor subnormal, a float
+        // comparison is exact even where the device flushes subnormals: a flushed
+        // operand (±0) lies on the same side of the constant as the subnormal did,
+        // and equals it no more. One instruction, where the ordered bits take seven
+        // (`x>0.5` is most of a compaction's arithmetic).
+        let normal = |e: &mut Self, w: Word| {
+            e.f32_const(w)
+                .is_some_and(|v| v.is_normal() || v.is_infinite())
+        };
+        let native = t == ElemType::F32 && (normal(self, a) || normal(self, c));
+        // (As NVIDIA's would, where flushing is simulated.)
+        let (a, c) = if native {
+            (self.flushed(a)?, self.flushed(c)?)
+        } else {
+            (a, c)
+        };
+        if t == ElemType::F32 && !native {
             // Exact comparisons of f32 by their ordered bits (-0 as 0): NVIDIA flushes
             // f32 subnormals in float comparisons (`1e¯40=0` was 1 there).
             let (_, x) = self.ordered_bits(t, a)?;
@@ -78,6 +94,10 @@ impl Emitter {
             }
         }
         .map_err(be)?;
+        if native {
+            // Exact (above): `flush.rs` need not refuse it.
+            self.guarded.insert(r);
+        }
         self.bool_word(r)
     }
 
@@ -301,5 +321,251 @@ impl Emitter {
         self.b
             .decorate(r, rspirv::spirv::Decoration::NoContraction, []);
         Ok(r)
+    }
+}
+
+/// The integers `x` for which `x op c` holds, where `x` is converted to a float
+/// to compare with the constant `c` (`Emitter::int_const_compare`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum IntSet {
+    None,
+    All,
+    /// `lo ≤ x`.
+    From(i32),
+    /// `x ≤ hi`.
+    UpTo(i32),
+    /// `lo ≤ x ≤ hi`.
+    Between(i32, i32),
+    /// Not `lo ≤ x ≤ hi`.
+    Outside(i32, i32),
+}
+
+impl IntSet {
+    fn holds(self, x: i32) -> bool {
+        match self {
+            IntSet::None => false,
+            IntSet::All => true,
+            IntSet::From(lo) => lo <= x,
+            IntSet::UpTo(hi) => x <= hi,
+            IntSet::Between(lo, hi) => lo <= x && x <= hi,
+            IntSet::Outside(lo, hi) => !(lo <= x && x <= hi),
+        }
+    }
+
+    /// The set where `holds(x)` is `x op c` as the reference computes it
+    /// (`BinOp::apply`: `x` converted to `c`'s type, f32 rounded to nearest, f64
+    /// within ⎕CT), with `c` on the left where `c_first`. Each comparison holds on
+    /// a run of integers or off one, since the conversion keeps order; the run's
+    /// ends are found by bisection, then checked at and around them and at the
+    /// extremes. `None` where a check fails or the reference gives no boolean.
+    fn of(op: BinOp, c: Scalar, c_first: bool) -> Option<IntSet> {
+        let float = c.elem_type();
+        let test = |op: BinOp, x: i64| -> Option<bool> {
+            let x = Scalar::I32(x as i32);
+            let (a, b) = if c_first { (c, x) } else { (x, c) };
+            match op.apply(a, b, float) {
+                Ok(Scalar::Bool(v)) => Some(v),
+                _ => None,
+            }
+        };
+        // `x op' c` with `x` on the left.
+        let mirrored = match (op, c_first) {
+            (BinOp::Less, true) => BinOp::Greater,
+            (BinOp::LessEq, true) => BinOp::GreaterEq,
+            (BinOp::Greater, true) => BinOp::Less,
+            (BinOp::GreaterEq, true) => BinOp::LessEq,
+            (op, _) => op,
+        };
+        let left = |op: BinOp, x: i64| -> Option<bool> {
+            match op.apply(Scalar::I32(x as i32), c, float) {
+                Ok(Scalar::Bool(v)) => Some(v),
+                _ => None,
+            }
+        };
+        // The least x in i32 where `g` (false, then true) holds; i32::MAX + 1 where
+        // it never does.
+        let first = |g: &dyn Fn(i64) -> Option<bool>| -> Option<i64> {
+            let (mut lo, mut hi) = (i64::from(i32::MIN), i64::from(i32::MAX) + 1);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if g(mid)? {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            Some(lo)
+        };
+        let (min, max) = (i64::from(i32::MIN), i64::from(i32::MAX));
+        let run = |lo: i64, hi: i64| -> IntSet {
+            match (lo <= min, hi >= max) {
+                _ if lo > hi => IntSet::None,
+                (true, true) => IntSet::All,
+                (true, false) => IntSet::UpTo(hi as i32),
+                (false, true) => IntSet::From(lo as i32),
+                (false, false) => IntSet::Between(lo as i32, hi as i32),
+            }
+        };
+        let set = match mirrored {
+            BinOp::Greater | BinOp::GreaterEq => run(first(&|x| left(mirrored, x))?, max),
+            BinOp::Less | BinOp::LessEq => run(min, first(&|x| left(mirrored, x).map(|v| !v))? - 1),
+            BinOp::Equal | BinOp::NotEqual => {
+                let lo = first(&|x| left(BinOp::GreaterEq, x))?;
+                let hi = first(&|x| left(BinOp::Greater, x))? - 1;
+                match (run(lo, hi), mirrored) {
+                    (s, BinOp::Equal) => s,
+                    (IntSet::None, _) => IntSet::All,
+                    (IntSet::All, _) => IntSet::None,
+                    (IntSet::From(lo), _) => IntSet::UpTo(lo - 1),
+                    (IntSet::UpTo(hi), _) => IntSet::From(hi + 1),
+                    (IntSet::Between(lo, hi), _) => IntSet::Outside(lo, hi),
+                    (IntSet::Outside(..), _) => return None,
+                }
+            }
+            _ => return None,
+        };
+        let ends: Vec<i64> = match set {
+            IntSet::From(a) | IntSet::UpTo(a) => vec![a.into()],
+            IntSet::Between(a, b) | IntSet::Outside(a, b) => vec![a.into(), b.into()],
+            IntSet::None | IntSet::All => vec![],
+        };
+        let mut probes = vec![min, min + 1, -1, 0, 1, max - 1, max];
+        for e in ends {
+            probes.extend((e - 2..=e + 2).filter(|x| (min..=max).contains(x)));
+        }
+        for x in probes {
+            if test(op, x)? != set.holds(x as i32) {
+                return None;
+            }
+        }
+        Some(set)
+    }
+}
+
+impl Emitter {
+    /// `x op c` or `c op x` (a comparison) of an i32 `x` converted to a float and a
+    /// float constant `c`, as the same answer from `x` itself: one or two integer
+    /// comparisons with constants, where the conversion would take the device's
+    /// slow conversion unit on every element (`(x>0.5)/x` of i32). `None` where
+    /// the comparison is not of that form.
+    pub(super) fn int_const_compare(
+        &mut self,
+        cx: &Cx,
+        op: BinOp,
+        lhs: &KExpr,
+        rhs: &KExpr,
+        ix: Ix,
+    ) -> R<Option<Word>> {
+        let (x, c, c_first) = match (lhs, rhs) {
+            (KExpr::Cast { to, arg }, KExpr::Const(c)) if c.elem_type() == *to => (arg, *c, false),
+            (KExpr::Const(c), KExpr::Cast { to, arg }) if c.elem_type() == *to => (arg, *c, true),
+            _ => return Ok(None),
+        };
+        if x.elem() != ElemType::I32 || !c.elem_type().is_float() {
+            return Ok(None);
+        }
+        let Some(set) = IntSet::of(op, c, c_first) else {
+            return Ok(None);
+        };
+        let v = self.expr(cx, x, ix)?;
+        let bt = self.bool_t;
+        let k = |e: &mut Self, v: i32| e.scalar(Scalar::I32(v));
+        let r = match set {
+            IntSet::None => self.b.constant_false(bt),
+            IntSet::All => self.b.constant_true(bt),
+            IntSet::From(lo) => {
+                let lo = k(self, lo);
+                self.b.s_greater_than_equal(bt, None, v, lo).map_err(be)?
+            }
+            IntSet::UpTo(hi) => {
+                let hi = k(self, hi);
+                self.b.s_less_than_equal(bt, None, v, hi).map_err(be)?
+            }
+            IntSet::Between(lo, hi) | IntSet::Outside(lo, hi) => {
+                // `lo ≤ v ≤ hi` as one unsigned comparison of `v - lo`.
+                let u = self.u32_t;
+                let width = self.c_u32(hi.wrapping_sub(lo) as u32);
+                let lo = k(self, lo);
+                let it = self.ty(ElemType::I32);
+                let d = self.b.i_sub(it, None, v, lo).map_err(be)?;
+                let d = self.b.bitcast(u, None, d).map_err(be)?;
+                let inside = self.b.u_less_than_equal(bt, None, d, width).map_err(be)?;
+                if matches!(set, IntSet::Outside(..)) {
+                    self.not(inside)?
+                } else {
+                    inside
+                }
+            }
+        };
+        self.bool_word(r).map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every comparison of an integer with a float constant, as sets, against the
+    /// reference at each integer near the constant and at the extremes: f32 rounds
+    /// integers past 2^24 (16777217 > 16777216 is 0 in f32), f64 compares within
+    /// ⎕CT.
+    #[test]
+    fn integer_comparisons_with_float_constants_are_the_reference_s() {
+        let ops = [
+            BinOp::Less,
+            BinOp::LessEq,
+            BinOp::Equal,
+            BinOp::GreaterEq,
+            BinOp::Greater,
+            BinOp::NotEqual,
+        ];
+        let consts: Vec<Scalar> = [
+            0.5,
+            0.0,
+            -0.0,
+            3.0,
+            -3.0,
+            1e-40,
+            -2.5,
+            16777216.0,
+            16777217.0,
+            2147483520.0,
+            2147483648.0,
+            -2147483648.0,
+            3e9,
+            -3e9,
+            1e30,
+        ]
+        .iter()
+        .flat_map(|&c| [Scalar::F32(c as f32), Scalar::F64(c)])
+        .collect();
+        for &c in &consts {
+            for op in ops {
+                for c_first in [false, true] {
+                    let set = IntSet::of(op, c, c_first)
+                        .unwrap_or_else(|| panic!("{op:?} {c:?} {c_first}: no set"));
+                    let centre = c.as_f64().clamp(i32::MIN as f64, i32::MAX as f64) as i64;
+                    let near = (centre - 300..=centre + 300)
+                        .chain(i32::MIN as i64..i32::MIN as i64 + 3)
+                        .chain(i32::MAX as i64 - 3..=i32::MAX as i64)
+                        .filter(|x| (i32::MIN as i64..=i32::MAX as i64).contains(x));
+                    for x in near {
+                        let xs = Scalar::I32(x as i32);
+                        let (a, b) = if c_first { (c, xs) } else { (xs, c) };
+                        let want = op.apply(a, b, c.elem_type()).unwrap();
+                        assert_eq!(
+                            Scalar::Bool(set.holds(x as i32)),
+                            want,
+                            "{x} {op:?} {c:?} (constant first: {c_first}): {set:?}"
+                        );
+                    }
+                }
+            }
+        }
+        // 16777217 rounds to 16777216 in f32: equal there, as the reference has it.
+        assert_eq!(
+            IntSet::of(BinOp::Equal, Scalar::F32(16777216.0), false),
+            Some(IntSet::Between(16777216, 16777217))
+        );
     }
 }

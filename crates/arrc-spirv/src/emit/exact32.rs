@@ -216,7 +216,7 @@ impl Emitter {
 
     /// f32 `v`, or where flushing is simulated (`flush_sim`) and `v` is subnormal,
     /// 0 of its sign.
-    fn flushed(&mut self, v: Word) -> R<Word> {
+    pub(super) fn flushed(&mut self, v: Word) -> R<Word> {
         if !self.flush_sim {
             return Ok(v);
         }

@@ -501,7 +501,10 @@ impl Emitter {
         // remain.
         let mut run: Option<Word> = None;
         let mut round_offs = vec![];
+        // The earlier rounds' totals alone (a compaction's round starts there).
+        let mut round_runs = vec![];
         for (r, (row, &(ex, tot))) in xs.iter().zip(&round_scans).enumerate() {
+            round_runs.push(run.unwrap_or(id));
             let off = match run {
                 Some(r) => e.binop(op, t, r, ex)?,
                 None => ex,
@@ -723,8 +726,14 @@ impl Emitter {
             let before = e.binop(op, t, pv, before)?;
             let it = e.ty(ElemType::I32);
             let one_i = e.scalar(Scalar::I32(1));
-            let last = e.b.i_sub(u, None, cxr.n, one).map_err(be)?;
             let vt = c.value.elem();
+            let last = e.b.i_sub(u, None, cxr.n, one).map_err(be)?;
+            // The kept count: the count up to the last element, stored by the lane
+            // that holds it (`y`, its count), where element `i` is the last.
+            let count_at = |e: &mut Self, i: Word, y: Word| -> R<()> {
+                let is_last = e.b.i_equal(bt, None, i, last).map_err(be)?;
+                e.if_then(is_last, |e| e.store_elem(cxr, c.len, zero, y))
+            };
             // Read again for the output, unless the tile holds the values.
             let value_src = match plain_load(cxr, &c.value) {
                 Some((b, from, IExpr::Index))
@@ -742,8 +751,8 @@ impl Emitter {
                 let b = e.b.bitwise_and(u, None, s, one).map_err(be)?;
                 e.b.i_not_equal(bt, None, b, zero).map_err(be)
             };
-            // Element c of the round: stored if kept (its value given, or read), and
-            // the count where it is the last.
+            // Element k of the round: stored at its count less one where kept (its
+            // value given, or read).
             let place = |e: &mut Self, k: usize, i: Word, y: Word, x: Option<Word>| -> R<()> {
                 let keep = keep_at(e, k)?;
                 e.if_then(keep, |e| {
@@ -755,14 +764,12 @@ impl Emitter {
                     };
                     e.store_elem(cxr, out, at, x)
                 })?;
-                let is_last = e.b.i_equal(bt, None, i, last).map_err(be)?;
-                e.if_then(is_last, |e| e.store_elem(cxr, c.len, zero, y))
+                count_at(e, i, y)
             };
             // In a whole tile, a round's kept elements go to one run of `out`:
             // staged in order in the subgroup's part of workgroup memory, then
             // stored from there one element a lane (coalesced, where each lane's
-            // own would scatter). The run starts at the count before the round,
-            // which each lane finds from its own first element.
+            // own would scatter). The run starts at the count before the round.
             let stage = (c.staged && t == ElemType::I32).then(|| {
                 let stage = e.shared_sized(vt, e.wg_n * width);
                 let at = e.umul(sid, sgs)?;
@@ -782,12 +789,6 @@ impl Emitter {
                 }
             };
             for (r, &v) in vidx.iter().enumerate() {
-                let at = e.binop(op, t, before, round_offs[r])?;
-                let mut ys = vec![];
-                for k in 0..width {
-                    let n = kept_to(e, r, k)?;
-                    ys.push(e.binop(op, t, at, n)?);
-                }
                 let base = r * width as usize;
                 let (ex, tot) = round_scans[r];
                 e.if_else(
@@ -799,36 +800,43 @@ impl Emitter {
                             (None, None) => None,
                         };
                         let Some((stage, sg_at)) = stage else {
-                            for (k, &y) in ys.iter().enumerate() {
-                                let i = elem_at(e, v, k as u32)?;
-                                place(e, base + k, i, y, values.map(|x| x[k]))?;
+                            let at = e.binop(op, t, before, round_offs[r])?;
+                            for k in 0..width {
+                                let n = kept_to(e, r, k)?;
+                                let y = e.binop(op, t, at, n)?;
+                                let i = elem_at(e, v, k)?;
+                                place(e, base + k as usize, i, y, values.map(|x| x[k as usize]))?;
                             }
                             return Ok(());
                         };
-                        let kept0 = keep_at(e, base)?;
-                        let zero_i = e.scalar(Scalar::I32(0));
-                        let k0 = e.b.select(it, None, kept0, one_i, zero_i).map_err(be)?;
-                        let start = e.b.i_sub(it, None, ys[0], k0).map_err(be)?;
-                        let start = e.b.i_sub(it, None, start, ex).map_err(be)?;
-                        for (k, &y) in ys.iter().enumerate() {
-                            let i = elem_at(e, v, k as u32)?;
-                            let keep = keep_at(e, base + k)?;
+                        // The round's keep bits (one word holds them: rounds of
+                        // four), each kept element staged where the lane's count so
+                        // far puts it.
+                        let w = e.load(u, keep_words[base / 32])?;
+                        let sh = e.c_u32((base % 32) as u32);
+                        let bits = e.b.shift_right_logical(u, None, w, sh).map_err(be)?;
+                        let mut pos = e.b.bitcast(u, None, ex).map_err(be)?;
+                        for k in 0..width {
+                            let kc = e.c_u32(k);
+                            let bk = e.b.shift_right_logical(u, None, bits, kc).map_err(be)?;
+                            let bk = e.b.bitwise_and(u, None, bk, one).map_err(be)?;
+                            let keep = e.b.i_not_equal(bt, None, bk, zero).map_err(be)?;
+                            let i = elem_at(e, v, k)?;
                             e.if_then(keep, |e| {
-                                let q = e.b.i_sub(it, None, y, one_i).map_err(be)?;
-                                let q = e.b.i_sub(it, None, q, start).map_err(be)?;
-                                let q = e.b.bitcast(u, None, q).map_err(be)?;
-                                let q = e.uadd(sg_at, q)?;
+                                let q = e.uadd(sg_at, pos)?;
                                 let x = match values {
-                                    Some(x) => x[k],
+                                    Some(x) => x[k as usize],
                                     None => e.expr(cxr, &c.value, Ix::flat(i))?,
                                 };
                                 let p = e.shared_ptr(stage, vt, q)?;
                                 e.store(p, x)
                             })?;
-                            let is_last = e.b.i_equal(bt, None, i, last).map_err(be)?;
-                            e.if_then(is_last, |e| e.store_elem(cxr, c.len, zero, y))?;
+                            if k + 1 < width {
+                                pos = e.uadd(pos, bk)?;
+                            }
                         }
                         e.subgroup_barrier()?;
+                        let start = e.binop(op, t, before, round_runs[r])?;
                         let start = e.b.bitcast(u, None, start).map_err(be)?;
                         let tot = e.b.bitcast(u, None, tot).map_err(be)?;
                         for k in 0..width {
@@ -845,19 +853,35 @@ impl Emitter {
                                 e.store_elem(cxr, out, at, x)
                             })?;
                         }
+                        // A whole tile holds the last element where it ends the
+                        // array: the last of the last round.
+                        if r + 1 == vidx.len() {
+                            let k = width - 1;
+                            let i = elem_at(e, v, k)?;
+                            let is_last = e.b.i_equal(bt, None, i, last).map_err(be)?;
+                            e.if_then(is_last, |e| {
+                                let at = e.binop(op, t, before, round_offs[r])?;
+                                let n = kept_to(e, r, k)?;
+                                let y = e.binop(op, t, at, n)?;
+                                e.store_elem(cxr, c.len, zero, y)
+                            })?;
+                        }
                         // The next round stages over this one.
                         e.subgroup_barrier()
                     },
                     |e| {
-                        for (k, &y) in ys.iter().enumerate() {
-                            let i = elem_at(e, v, k as u32)?;
+                        let at = e.binop(op, t, before, round_offs[r])?;
+                        for k in 0..width {
+                            let n = kept_to(e, r, k)?;
+                            let y = e.binop(op, t, at, n)?;
+                            let i = elem_at(e, v, k)?;
                             let inb = e.ult(i, cxr.n)?;
                             e.if_then(inb, |e| {
                                 let x = match holding {
-                                    Some(_) => Some(e.load(xt, xs[r][k])?),
+                                    Some(_) => Some(e.load(xt, xs[r][k as usize])?),
                                     None => None,
                                 };
-                                place(e, base + k, i, y, x)
+                                place(e, base + k as usize, i, y, x)
                             })?;
                         }
                         Ok(())
