@@ -1078,7 +1078,21 @@ impl Gpu {
         if !p.read_result {
             return Ok((shape, None));
         }
-        let len = (arrc_ir::array::saturating_count(&shape) as u64).min(p.result_len);
+        // A length computed on the device is never more than the result holds; one
+        // that is would be a fault in arrc's kernel, reported, never a panic.
+        let count = arrc_ir::array::saturating_count(&shape) as u64;
+        if count > p.result_len {
+            return Err(Error::new(
+                ErrorClass::Device,
+                format!(
+                    "the device computed a result of {count} items, where at most {} fit: \
+                     a fault in arrc's kernel (please report the statement)",
+                    p.result_len
+                ),
+                0..0,
+            ));
+        }
+        let len = count;
         let bytes = self
             .ctx
             .read_mapped(result_src, 0, len * p.result_elem.size() as u64);
