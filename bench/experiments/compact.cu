@@ -17,8 +17,10 @@
 //   direct   - the same, each lane storing its own kept values where they go;
 //   cub      - cub::DeviceSelect::If with the same predicate (its count to device
 //              memory), the reference a vendor library gives.
-// Not arrc code and not part of its build; written in session 40, not yet run (no
-// device time left). On the device machine, from the repository root:
+// Not arrc code and not part of its build; written in session 40, first run in
+// session 41 (PERFORMANCE.md, "Session 41": staged 384 x 24 455 us at 2^28, 90% of
+// the copy rate; direct stores 639; CUB 598; arrc then 676, now 593).
+// On the device machine, from the repository root:
 //   nvcc -O3 -arch=sm_90 -Xptxas -v -o /tmp/compact bench/experiments/compact.cu
 //   /tmp/compact 26; /tmp/compact 28
 #include <cstdio>

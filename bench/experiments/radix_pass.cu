@@ -23,8 +23,10 @@
 //               one pass (a histogram, then its one-sweep kernel);
 //   cub sort  - SortPairs over all 32 bits (four passes), what torch's stable
 //               argsort runs.
-// Not arrc code and not part of its build; written in session 40, not yet run (no
-// device time left). On the device machine, from the repository root:
+// Not arrc code and not part of its build; written in session 40, first run in
+// session 41 (PERFORMANCE.md, "Session 41": the shape scatters 2^26 in 889 us at one
+// block a multiprocessor, 672 at two; arrc took 1095-1141; CUB's whole pass 537).
+// On the device machine, from the repository root:
 //   nvcc -O3 -arch=sm_90 -Xptxas -v -o /tmp/radix_pass bench/experiments/radix_pass.cu
 //   /tmp/radix_pass 24; /tmp/radix_pass 26
 #include <cstdio>
