@@ -865,3 +865,43 @@ fn maps_f32_without_f64() {
         false,
     );
 }
+
+/// i32 compared with float constants: compared as integers on the device (no
+/// conversion), with the reference's answers where f32 rounds the integers (past
+/// 2^24, `16777217=16777216.5` holds in f32) and at i32's ends, in f32 and f64
+/// sessions, as masks and as a compaction's.
+#[test]
+fn integers_compared_with_float_constants() {
+    let mut vals: Vec<i32> = vec![0, 1, -1, 2, -2, 3, i32::MAX, i32::MIN, i32::MIN + 1];
+    vals.extend(16_777_213..16_777_222);
+    vals.extend(-16_777_221..-16_777_213);
+    vals.extend(2_147_483_500..2_147_483_530);
+    // 67 items: past a subgroup of 32 and several of lavapipe's 8.
+    let x: Vec<i32> = (0..67).map(|i| vals[i % vals.len()]).collect();
+    let x = Array::vector(Data::I32(x));
+    let exprs = [
+        "x>0.5",
+        "0.5<x",
+        "x≤¯0.5",
+        "x≥2.5",
+        "x=16777216.5",
+        "x≠16777218.5",
+        "16777218.5>x",
+        "x≥2147483520.5",
+        "x<¯2147483647.5",
+        "x=¯16777216.5",
+        "(x>0.5)/x",
+        "(x=16777216.5)/x",
+    ];
+    let mut s = gpu();
+    for float in [ElemType::F32, ElemType::F64] {
+        let mut cpu = bind_both(&mut s, float, &[("x", &x)]);
+        for expr in exprs {
+            let g = device_value(&mut s, expr);
+            let c = arrc_ref::eval_program(&arrc_syntax::parse_str(expr).unwrap(), &mut cpu)
+                .unwrap()
+                .unwrap();
+            assert_eq!(g, c, "{expr} ({float:?} session)");
+        }
+    }
+}
