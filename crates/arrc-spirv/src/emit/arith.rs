@@ -1,7 +1,8 @@
 //! Arithmetic on SPIR-V words: unsigned index helpers, comparisons (f32 by their
-//! ordered bits, f64 tolerant), the binary operations and subgroup collectives of
-//! every element type (f32 in f64 where the device may flush its subnormals), and
-//! conversions between element types.
+//! ordered bits or, against a normal constant, natively; f64 tolerant; an i32
+//! converted to compare with a float constant as integers), the binary operations
+//! and subgroup collectives of every element type (f32 in f64 where the device may
+//! flush its subnormals), and conversions between element types.
 
 use super::*;
 
@@ -37,7 +38,7 @@ impl Emitter {
         // comparison is exact even where the device flushes subnormals: a flushed
         // operand (±0) lies on the same side of the constant as the subnormal did,
         // and equals it no more. One instruction, where the ordered bits take seven
-        // (`x>0.5` is most of a compaction's arithmetic).
+        // (a compaction's mask `x>0.5`, on every element).
         let normal = |e: &mut Self, w: Word| {
             e.f32_const(w)
                 .is_some_and(|v| v.is_normal() || v.is_infinite())
