@@ -25,8 +25,10 @@ fn compress_on_the_device() {
         "((x×x)>x+1)/x-1",
         "+\\((|x)>5)/x×2",
     ];
-    // Sizes around the scan's tile (4096 by default) and a grid of several tiles.
-    let sizes = &[0, 1, 7, 33, 257, 4095, 4097, 100003];
+    // Sizes around the scan's tile (4096 by default) and a grid of several tiles;
+    // arrays of whole tiles, whose last element a whole tile holds (its count is
+    // looked for in the last round only).
+    let sizes = &[0, 1, 7, 33, 257, 4095, 4096, 4097, 8192, 100003];
     check_at(&mut s, sizes, EXPRS, ElemType::F32, false);
     check_at(&mut s, sizes, EXPRS, ElemType::I32, false);
     // NVIDIA's tile (384 × 32), whose compaction takes 24 items an invocation, in
