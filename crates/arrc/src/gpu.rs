@@ -317,11 +317,11 @@ impl Gpu {
             o.scan_widened_float_tile = Some((512, 24));
         }
         o.scan_workgroup_size = o.scan_workgroup_size.min(info.max_workgroup_invocations);
-        if let Some((w, i)) = o.scan_widened_int_tile {
-            o.scan_widened_int_tile = Some((w.min(info.max_workgroup_invocations), i));
-        }
-        if let Some((w, i)) = o.scan_widened_float_tile {
-            o.scan_widened_float_tile = Some((w.min(info.max_workgroup_invocations), i));
+        for (w, _) in [&mut o.scan_widened_int_tile, &mut o.scan_widened_float_tile]
+            .into_iter()
+            .flatten()
+        {
+            *w = (*w).min(info.max_workgroup_invocations);
         }
         // 8-bit integer products with i32 sums on cooperative matrices, in the
         // shape with the most outputs (NVIDIA offers 16×16×32 and 16×8×32).

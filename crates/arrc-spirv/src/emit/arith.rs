@@ -360,11 +360,11 @@ impl IntSet {
     /// ends are found by bisection, then checked at and around them and at the
     /// extremes. `None` where a check fails or the reference gives no boolean.
     fn of(op: BinOp, c: Scalar, c_first: bool) -> Option<IntSet> {
-        let float = c.elem_type();
-        let test = |op: BinOp, x: i64| -> Option<bool> {
+        // `x op c` (`c op x` where `c_first`) as the reference has it.
+        let at = |op: BinOp, x: i64, c_first: bool| -> Option<bool> {
             let x = Scalar::I32(x as i32);
             let (a, b) = if c_first { (c, x) } else { (x, c) };
-            match op.apply(a, b, float) {
+            match op.apply(a, b, c.elem_type()) {
                 Ok(Scalar::Bool(v)) => Some(v),
                 _ => None,
             }
@@ -377,12 +377,7 @@ impl IntSet {
             (BinOp::GreaterEq, true) => BinOp::LessEq,
             (op, _) => op,
         };
-        let left = |op: BinOp, x: i64| -> Option<bool> {
-            match op.apply(Scalar::I32(x as i32), c, float) {
-                Ok(Scalar::Bool(v)) => Some(v),
-                _ => None,
-            }
-        };
+        let left = |op: BinOp, x: i64| at(op, x, false);
         // The least x in i32 where `g` (false, then true) holds; i32::MAX + 1 where
         // it never does.
         let first = |g: &dyn Fn(i64) -> Option<bool>| -> Option<i64> {
@@ -435,7 +430,7 @@ impl IntSet {
             probes.extend((e - 2..=e + 2).filter(|x| (min..=max).contains(x)));
         }
         for x in probes {
-            if test(op, x)? != set.holds(x as i32) {
+            if at(op, x, c_first)? != set.holds(x as i32) {
                 return None;
             }
         }

@@ -730,6 +730,13 @@ impl Emitter {
             let last = e.b.i_sub(u, None, cxr.n, one).map_err(be)?;
             // The kept count: the count up to the last element, stored by the lane
             // that holds it (`y`, its count), where element `i` is the last.
+            // Element `k` of round `r`'s count: the counts before its subgroup's part
+            // of the tile, before the round and up to it in the round.
+            let count_of = |e: &mut Self, r: usize, k: u32| -> R<Word> {
+                let at = e.binop(op, t, before, round_offs[r])?;
+                let n = kept_to(e, r, k)?;
+                e.binop(op, t, at, n)
+            };
             let count_at = |e: &mut Self, i: Word, y: Word| -> R<()> {
                 let is_last = e.b.i_equal(bt, None, i, last).map_err(be)?;
                 e.if_then(is_last, |e| e.store_elem(cxr, c.len, zero, y))
@@ -800,10 +807,8 @@ impl Emitter {
                             (None, None) => None,
                         };
                         let Some((stage, sg_at)) = stage else {
-                            let at = e.binop(op, t, before, round_offs[r])?;
                             for k in 0..width {
-                                let n = kept_to(e, r, k)?;
-                                let y = e.binop(op, t, at, n)?;
+                                let y = count_of(e, r, k)?;
                                 let i = elem_at(e, v, k)?;
                                 place(e, base + k as usize, i, y, values.map(|x| x[k as usize]))?;
                             }
@@ -856,24 +861,16 @@ impl Emitter {
                         // A whole tile holds the last element where it ends the
                         // array: the last of the last round.
                         if r + 1 == vidx.len() {
-                            let k = width - 1;
-                            let i = elem_at(e, v, k)?;
-                            let is_last = e.b.i_equal(bt, None, i, last).map_err(be)?;
-                            e.if_then(is_last, |e| {
-                                let at = e.binop(op, t, before, round_offs[r])?;
-                                let n = kept_to(e, r, k)?;
-                                let y = e.binop(op, t, at, n)?;
-                                e.store_elem(cxr, c.len, zero, y)
-                            })?;
+                            let i = elem_at(e, v, width - 1)?;
+                            let y = count_of(e, r, width - 1)?;
+                            count_at(e, i, y)?;
                         }
                         // The next round stages over this one.
                         e.subgroup_barrier()
                     },
                     |e| {
-                        let at = e.binop(op, t, before, round_offs[r])?;
                         for k in 0..width {
-                            let n = kept_to(e, r, k)?;
-                            let y = e.binop(op, t, at, n)?;
+                            let y = count_of(e, r, k)?;
                             let i = elem_at(e, v, k)?;
                             let inb = e.ult(i, cxr.n)?;
                             e.if_then(inb, |e| {
