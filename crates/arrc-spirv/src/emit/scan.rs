@@ -466,7 +466,49 @@ impl Emitter {
             }
         };
         let mut round_scans = vec![];
-        for (r, row) in xs.iter().enumerate() {
+        // A compaction's rounds keep at most `width` elements a lane, so a
+        // subgroup's count of a round stays below `width × 128` (Vulkan's largest
+        // subgroup): several rounds' counts share a word, a field each, and one
+        // scan and one shuffle serve them all.
+        let packed = compact.is_some() && t == ElemType::I32 && shuffle;
+        if packed {
+            e.uses_shuffle = true;
+            let bits = 32 - (width * 128).leading_zeros();
+            let per = (32 / bits) as usize;
+            let field = e.c_u32((1 << bits) - 1);
+            let last = e.b.i_sub(u, None, sgs, one).map_err(be)?;
+            let sg = e.c_u32(SCOPE_SUBGROUP);
+            for first in (0..xs.len()).step_by(per) {
+                let group = first..xs.len().min(first + per);
+                let mut word = zero;
+                for r in group.clone() {
+                    let n = kept_to(e, r, width - 1)?;
+                    let n = e.b.bitcast(u, None, n).map_err(be)?;
+                    let sh = e.c_u32(bits * (r - first) as u32);
+                    let n = e.b.shift_left_logical(u, None, n, sh).map_err(be)?;
+                    word = e.b.bitwise_or(u, None, word, n).map_err(be)?;
+                }
+                let it = e.ty(ElemType::I32);
+                let wi = e.b.bitcast(it, None, word).map_err(be)?;
+                let ex = e.group(BinOp::Add, ElemType::I32, GroupOperation::ExclusiveScan, wi)?;
+                let ex = e.b.bitcast(u, None, ex).map_err(be)?;
+                let inc = e.uadd(ex, word)?;
+                let tot =
+                    e.b.group_non_uniform_shuffle(u, None, sg, inc, last)
+                        .map_err(be)?;
+                for r in group {
+                    let sh = e.c_u32(bits * (r - first) as u32);
+                    let mut pair = [ex, tot];
+                    for w in &mut pair {
+                        let f = e.b.shift_right_logical(u, None, *w, sh).map_err(be)?;
+                        let f = e.b.bitwise_and(u, None, f, field).map_err(be)?;
+                        *w = e.b.bitcast(tt, None, f).map_err(be)?;
+                    }
+                    round_scans.push((pair[0], pair[1]));
+                }
+            }
+        }
+        for (r, row) in xs.iter().enumerate().filter(|_| !packed) {
             let acc = if compact.is_some() {
                 kept_to(e, r, width - 1)?
             } else {
@@ -795,96 +837,100 @@ impl Emitter {
                     None => Ok(None),
                 }
             };
-            for (r, &v) in vidx.iter().enumerate() {
+            // A round of a whole tile, and of the last tile (each element checked).
+            // The whole tiles' rounds follow one another in the code, apart from
+            // the last tile's.
+            let whole_round = |e: &mut Self, r: usize, v: Word| -> R<()> {
                 let base = r * width as usize;
                 let (ex, tot) = round_scans[r];
-                e.if_else(
-                    whole,
-                    |e| {
-                        let values = match (held_values(e, r)?, &value_src) {
-                            (Some(x), _) => Some([x[0], x[1], x[2], x[3]]),
-                            (None, Some(src)) => Some(e.load_vec4(src, v, vt)?),
-                            (None, None) => None,
+                let values = match (held_values(e, r)?, &value_src) {
+                    (Some(x), _) => Some([x[0], x[1], x[2], x[3]]),
+                    (None, Some(src)) => Some(e.load_vec4(src, v, vt)?),
+                    (None, None) => None,
+                };
+                let Some((stage, sg_at)) = stage else {
+                    for k in 0..width {
+                        let y = count_of(e, r, k)?;
+                        let i = elem_at(e, v, k)?;
+                        place(e, base + k as usize, i, y, values.map(|x| x[k as usize]))?;
+                    }
+                    return Ok(());
+                };
+                // The round's keep bits (one word holds them: rounds of
+                // four), each kept element staged where the lane's count so
+                // far puts it.
+                let w = e.load(u, keep_words[base / 32])?;
+                let sh = e.c_u32((base % 32) as u32);
+                let bits = e.b.shift_right_logical(u, None, w, sh).map_err(be)?;
+                let mut pos = e.b.bitcast(u, None, ex).map_err(be)?;
+                for k in 0..width {
+                    let kc = e.c_u32(k);
+                    let bk = e.b.shift_right_logical(u, None, bits, kc).map_err(be)?;
+                    let bk = e.b.bitwise_and(u, None, bk, one).map_err(be)?;
+                    let keep = e.b.i_not_equal(bt, None, bk, zero).map_err(be)?;
+                    let i = elem_at(e, v, k)?;
+                    e.if_then(keep, |e| {
+                        let q = e.uadd(sg_at, pos)?;
+                        let x = match values {
+                            Some(x) => x[k as usize],
+                            None => e.expr(cxr, &c.value, Ix::flat(i))?,
                         };
-                        let Some((stage, sg_at)) = stage else {
-                            for k in 0..width {
-                                let y = count_of(e, r, k)?;
-                                let i = elem_at(e, v, k)?;
-                                place(e, base + k as usize, i, y, values.map(|x| x[k as usize]))?;
-                            }
-                            return Ok(());
+                        let p = e.shared_ptr(stage, vt, q)?;
+                        e.store(p, x)
+                    })?;
+                    if k + 1 < width {
+                        pos = e.uadd(pos, bk)?;
+                    }
+                }
+                e.subgroup_barrier()?;
+                let start = e.binop(op, t, before, round_runs[r])?;
+                let start = e.b.bitcast(u, None, start).map_err(be)?;
+                let tot = e.b.bitcast(u, None, tot).map_err(be)?;
+                for k in 0..width {
+                    let kc = e.c_u32(k);
+                    let q = e.umul(kc, sgs)?;
+                    let q = e.uadd(q, lane)?;
+                    let inr = e.ult(q, tot)?;
+                    e.if_then(inr, |e| {
+                        let s = e.uadd(sg_at, q)?;
+                        let p = e.shared_ptr(stage, vt, s)?;
+                        let vtt = e.ty(vt);
+                        let x = e.load(vtt, p)?;
+                        let at = e.uadd(start, q)?;
+                        e.store_elem(cxr, out, at, x)
+                    })?;
+                }
+                // A whole tile holds the last element where it ends the
+                // array: the last of the last round.
+                if r + 1 == vidx.len() {
+                    let i = elem_at(e, v, width - 1)?;
+                    let y = count_of(e, r, width - 1)?;
+                    count_at(e, i, y)?;
+                }
+                // The next round stages over this one.
+                e.subgroup_barrier()
+            };
+            let part_round = |e: &mut Self, r: usize, v: Word| -> R<()> {
+                let base = r * width as usize;
+                for k in 0..width {
+                    let y = count_of(e, r, k)?;
+                    let i = elem_at(e, v, k)?;
+                    let inb = e.ult(i, cxr.n)?;
+                    e.if_then(inb, |e| {
+                        let x = match holding {
+                            Some(_) => Some(e.load(xt, xs[r][k as usize])?),
+                            None => None,
                         };
-                        // The round's keep bits (one word holds them: rounds of
-                        // four), each kept element staged where the lane's count so
-                        // far puts it.
-                        let w = e.load(u, keep_words[base / 32])?;
-                        let sh = e.c_u32((base % 32) as u32);
-                        let bits = e.b.shift_right_logical(u, None, w, sh).map_err(be)?;
-                        let mut pos = e.b.bitcast(u, None, ex).map_err(be)?;
-                        for k in 0..width {
-                            let kc = e.c_u32(k);
-                            let bk = e.b.shift_right_logical(u, None, bits, kc).map_err(be)?;
-                            let bk = e.b.bitwise_and(u, None, bk, one).map_err(be)?;
-                            let keep = e.b.i_not_equal(bt, None, bk, zero).map_err(be)?;
-                            let i = elem_at(e, v, k)?;
-                            e.if_then(keep, |e| {
-                                let q = e.uadd(sg_at, pos)?;
-                                let x = match values {
-                                    Some(x) => x[k as usize],
-                                    None => e.expr(cxr, &c.value, Ix::flat(i))?,
-                                };
-                                let p = e.shared_ptr(stage, vt, q)?;
-                                e.store(p, x)
-                            })?;
-                            if k + 1 < width {
-                                pos = e.uadd(pos, bk)?;
-                            }
-                        }
-                        e.subgroup_barrier()?;
-                        let start = e.binop(op, t, before, round_runs[r])?;
-                        let start = e.b.bitcast(u, None, start).map_err(be)?;
-                        let tot = e.b.bitcast(u, None, tot).map_err(be)?;
-                        for k in 0..width {
-                            let kc = e.c_u32(k);
-                            let q = e.umul(kc, sgs)?;
-                            let q = e.uadd(q, lane)?;
-                            let inr = e.ult(q, tot)?;
-                            e.if_then(inr, |e| {
-                                let s = e.uadd(sg_at, q)?;
-                                let p = e.shared_ptr(stage, vt, s)?;
-                                let vtt = e.ty(vt);
-                                let x = e.load(vtt, p)?;
-                                let at = e.uadd(start, q)?;
-                                e.store_elem(cxr, out, at, x)
-                            })?;
-                        }
-                        // A whole tile holds the last element where it ends the
-                        // array: the last of the last round.
-                        if r + 1 == vidx.len() {
-                            let i = elem_at(e, v, width - 1)?;
-                            let y = count_of(e, r, width - 1)?;
-                            count_at(e, i, y)?;
-                        }
-                        // The next round stages over this one.
-                        e.subgroup_barrier()
-                    },
-                    |e| {
-                        for k in 0..width {
-                            let y = count_of(e, r, k)?;
-                            let i = elem_at(e, v, k)?;
-                            let inb = e.ult(i, cxr.n)?;
-                            e.if_then(inb, |e| {
-                                let x = match holding {
-                                    Some(_) => Some(e.load(xt, xs[r][k as usize])?),
-                                    None => None,
-                                };
-                                place(e, base + k as usize, i, y, x)
-                            })?;
-                        }
-                        Ok(())
-                    },
-                )?;
-            }
+                        place(e, base + k as usize, i, y, x)
+                    })?;
+                }
+                Ok(())
+            };
+            e.if_else(
+                whole,
+                |e| (vidx.iter().enumerate()).try_for_each(|(r, &v)| whole_round(e, r, v)),
+                |e| (vidx.iter().enumerate()).try_for_each(|(r, &v)| part_round(e, r, v)),
+            )?;
             e.clean32 = clean32;
             return Ok(());
         }
