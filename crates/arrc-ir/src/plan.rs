@@ -187,6 +187,9 @@ pub struct PlanOptions {
     /// The tile of a scan of f32 values folded in f64 (`+\` of f32), where it
     /// differs from a 4-byte scan's.
     pub scan_widened_float_tile: Option<(u32, u32)>,
+    /// The tile of a compaction (`(m)/x`, `⍸`), where it differs from three
+    /// quarters of a 4-byte scan's.
+    pub compact_tile: Option<(u32, u32)>,
     /// A reduction of a vector to one value is one dispatch: each workgroup stores
     /// its partial and counts itself done, and the last folds the partials
     /// (`KernelKind::Reduce::finish`); else a second dispatch of one workgroup does.
@@ -292,6 +295,7 @@ impl Default for PlanOptions {
             scan_wide_lookback: false,
             scan_widened_int_tile: None,
             scan_widened_float_tile: None,
+            compact_tile: None,
             single_pass_reduce: false,
             quad_columns_from: 1 << 25,
             host_checks_result: false,

@@ -140,6 +140,7 @@ pub fn target_options(name: &str) -> Option<PlanOptions> {
             o.scan_items_per_thread = 32;
             o.scan_widened_int_tile = Some((256, 24));
             o.scan_widened_float_tile = Some((512, 24));
+            o.compact_tile = Some((512, 24));
             o.max_shared_bytes = 48 << 10;
         }
         // An unknown device: every subgroup looks back, which is right on every

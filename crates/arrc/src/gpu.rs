@@ -315,11 +315,18 @@ impl Gpu {
             // 731.4 µs at 2^28, 191.9 and 191.3 at 2^26; 384 × 32 758.2 and 757.7,
             // 200.6 and 199.0.
             o.scan_widened_float_tile = Some((512, 24));
+            // Compactions (H200, 2^28 f32, session 42): 512 × 24 504.5 µs, 384 × 24
+            // 542.6, 256 × 24 529.3, 256 × 36 525.2, 384 × 36 564.4, 512 × 16 656.9.
+            o.compact_tile = Some((512, 24));
         }
         o.scan_workgroup_size = o.scan_workgroup_size.min(info.max_workgroup_invocations);
-        for (w, _) in [&mut o.scan_widened_int_tile, &mut o.scan_widened_float_tile]
-            .into_iter()
-            .flatten()
+        for (w, _) in [
+            &mut o.scan_widened_int_tile,
+            &mut o.scan_widened_float_tile,
+            &mut o.compact_tile,
+        ]
+        .into_iter()
+        .flatten()
         {
             *w = (*w).min(info.max_workgroup_invocations);
         }

@@ -129,6 +129,7 @@ impl Tuning {
         if self.scan_workgroup_size.is_some() || self.scan_items_per_thread.is_some() {
             o.scan_widened_int_tile = None;
             o.scan_widened_float_tile = None;
+            o.compact_tile = None;
         }
         set(&mut o.items_per_thread, self.items_per_thread, 1, 64);
         set(&mut o.reduce_groups, self.reduce_groups, 1, 65535);

@@ -1004,13 +1004,16 @@ impl Planner<'_> {
             _ => self.opts.scan_items_per_thread,
         };
         // A scan of 4-byte values folded in 8 bytes may have a tile of its own (on
-        // NVIDIA: i32 in i64 256 × 24, f32 in f64 512 × 24).
+        // NVIDIA: i32 in i64 256 × 24, f32 in f64 512 × 24), as may a compaction
+        // (512 × 24 there).
         let int_in_i64 =
             compact.is_none() && expr.elem() == ElemType::I64 && expr.widened().is_some();
         let widened_tile = if int_in_i64 {
             self.opts.scan_widened_int_tile
         } else if f32_in_f64 {
             self.opts.scan_widened_float_tile
+        } else if compact.is_some() {
+            self.opts.compact_tile
         } else {
             None
         };

@@ -60,6 +60,18 @@ fn compress_on_the_device() {
         })
     };
     assert_eq!(staged(&mut t), Some(true));
+    // NVIDIA's compaction tile (512 × 24, `compact_tile`; a tuned 512 × 32 gives
+    // it everywhere): sizes around it (12288).
+    let mut w = gpu();
+    w.tune(arrc::Tuning {
+        scan_workgroup_size: Some(512),
+        scan_items_per_thread: Some(32),
+        ..Default::default()
+    });
+    let sizes = &[12287, 12288, 12289, 2 * 12288, 3 * 12288 + 5];
+    for ty in [ElemType::F32, ElemType::I32] {
+        check_at(&mut w, sizes, EXPRS, ty, false);
+    }
     // The default tile holds the values it reads (`compact_holds_values`); the
     // other way, holding the mask and reading the values again, at lavapipe's
     // tile and NVIDIA's, staged and not.
