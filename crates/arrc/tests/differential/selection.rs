@@ -69,7 +69,7 @@ fn compress_on_the_device() {
         ..Default::default()
     });
     let sizes = &[12287, 12288, 12289, 2 * 12288, 3 * 12288 + 5];
-    for ty in [ElemType::F32, ElemType::I32] {
+    for ty in [ElemType::F32, ElemType::I32, ElemType::F64] {
         check_at(&mut w, sizes, EXPRS, ty, false);
     }
     // The default tile holds the values it reads (`compact_holds_values`); the
