@@ -592,10 +592,10 @@ pub struct RadixArg {
 /// Where a radix-sort pass finds the start of each digit's run for a tile.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RadixPlaces {
-    /// `starts[q] - counts[q]` (`q = d·tiles + t`): a `RadixCount` kernel counted
-    /// each tile's digits and a chained scan made `starts`, their inclusive scan in
-    /// digit-major order. For any length.
-    Counted { counts: u32, starts: u32 },
+    /// `starts[q - 1]`, 0 at `q = 0` (`q = d·tiles + t`): a `RadixCount` kernel
+    /// counted each tile's digits and a chained scan made `starts`, their
+    /// inclusive scan in digit-major order (one read a digit a tile). For any length.
+    Counted { starts: u32 },
     /// OneSweep (one kernel per pass): `hist[pass·256 + d]`, all keys' digit counts,
     /// gives each digit's start; tiles are claimed in order from `counter[pass]`, and
     /// each publishes its digits' counts in `status[t·256 + d]` (a flag in the top two

@@ -193,7 +193,6 @@ impl Planner<'_> {
                     }
                 } else {
                     RadixPlaces::Counted {
-                        counts: kb.bind(status[0], ElemType::I32, false),
                         starts: kb.bind(status[1], ElemType::I32, false),
                     }
                 }

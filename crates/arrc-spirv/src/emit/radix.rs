@@ -610,13 +610,22 @@ impl Emitter {
                 let z = e.scalar(Scalar::I32(0));
                 e.store(p, z)
             })?;
-            if let RadixPlaces::Counted { counts, starts } = *places {
+            if let RadixPlaces::Counted { starts } = *places {
+                // The exclusive start of (digit d, tile t) is the inclusive one
+                // before it in digit-major order (CUDA's model of this pass reads
+                // one word a digit; reading the count too took a second strided
+                // read a digit a tile).
                 e.wg_each(cxr, 256, &|e, d| {
                     let dt = e.umul(d, tiles)?;
                     let q = e.uadd(dt, t)?;
-                    let s = e.load_elem(cxr, starts, q)?;
-                    let c = e.load_elem(cxr, counts, q)?;
-                    let first = e.b.i_sub(ity, None, s, c).map_err(be)?;
+                    let zero = e.c_u32(0);
+                    let one = e.c_u32(1);
+                    let at0 = e.b.i_equal(bt, None, q, zero).map_err(be)?;
+                    let qm = e.umax(q, one)?;
+                    let qm = e.b.i_sub(u, None, qm, one).map_err(be)?;
+                    let s = e.load_elem(cxr, starts, qm)?;
+                    let z = e.scalar(Scalar::I32(0));
+                    let first = e.b.select(ity, None, at0, z, s).map_err(be)?;
                     let p = e.shared_at(global_base, d)?;
                     e.store(p, first)
                 })?;
