@@ -472,12 +472,9 @@ impl Emitter {
         // scan and one shuffle serve them all.
         let packed = compact.is_some() && t == ElemType::I32 && shuffle;
         if packed {
-            e.uses_shuffle = true;
             let bits = 32 - (width * 128).leading_zeros();
             let per = (32 / bits) as usize;
             let field = e.c_u32((1 << bits) - 1);
-            let last = e.b.i_sub(u, None, sgs, one).map_err(be)?;
-            let sg = e.c_u32(SCOPE_SUBGROUP);
             for first in (0..xs.len()).step_by(per) {
                 let group = first..xs.len().min(first + per);
                 let mut word = zero;
@@ -493,9 +490,7 @@ impl Emitter {
                 let ex = e.group(BinOp::Add, ElemType::I32, GroupOperation::ExclusiveScan, wi)?;
                 let ex = e.b.bitcast(u, None, ex).map_err(be)?;
                 let inc = e.uadd(ex, word)?;
-                let tot =
-                    e.b.group_non_uniform_shuffle(u, None, sg, inc, last)
-                        .map_err(be)?;
+                let tot = e.last_lanes_value(u, inc, sgs)?;
                 for r in group {
                     let sh = e.c_u32(bits * (r - first) as u32);
                     let mut pair = [ex, tot];
@@ -526,13 +521,8 @@ impl Emitter {
             // The round's total: the last lane's inclusive value, or a
             // reduction where the device has no shuffles.
             let tot = if shuffle {
-                e.uses_shuffle = true;
                 let inc = e.binop(op, t, ex, acc)?;
-                let one = e.c_u32(1);
-                let last = e.b.i_sub(u, None, sgs, one).map_err(be)?;
-                let sg = e.c_u32(SCOPE_SUBGROUP);
-                e.b.group_non_uniform_shuffle(tt, None, sg, inc, last)
-                    .map_err(be)?
+                e.last_lanes_value(tt, inc, sgs)?
             } else {
                 e.group(op, t, GroupOperation::Reduce, acc)?
             };
@@ -774,8 +764,8 @@ impl Emitter {
             // that holds it (`y`, its count), where element `i` is the last.
             // Element `k` of round `r`'s count: the counts before its subgroup's part
             // of the tile, before the round and up to it in the round.
-            let count_of = |e: &mut Self, r: usize, k: u32| -> R<Word> {
-                let at = e.binop(op, t, before, round_offs[r])?;
+            let round_at = |e: &mut Self, r: usize| e.binop(op, t, before, round_offs[r]);
+            let count_of = |e: &mut Self, at: Word, r: usize, k: u32| -> R<Word> {
                 let n = kept_to(e, r, k)?;
                 e.binop(op, t, at, n)
             };
@@ -849,8 +839,9 @@ impl Emitter {
                     (None, None) => None,
                 };
                 let Some((stage, sg_at)) = stage else {
+                    let at = round_at(e, r)?;
                     for k in 0..width {
-                        let y = count_of(e, r, k)?;
+                        let y = count_of(e, at, r, k)?;
                         let i = elem_at(e, v, k)?;
                         place(e, base + k as usize, i, y, values.map(|x| x[k as usize]))?;
                     }
@@ -904,7 +895,8 @@ impl Emitter {
                 // array: the last of the last round.
                 if r + 1 == vidx.len() {
                     let i = elem_at(e, v, width - 1)?;
-                    let y = count_of(e, r, width - 1)?;
+                    let at = round_at(e, r)?;
+                    let y = count_of(e, at, r, width - 1)?;
                     count_at(e, i, y)?;
                 }
                 // The next round stages over this one.
@@ -912,8 +904,9 @@ impl Emitter {
             };
             let part_round = |e: &mut Self, r: usize, v: Word| -> R<()> {
                 let base = r * width as usize;
+                let at = round_at(e, r)?;
                 for k in 0..width {
-                    let y = count_of(e, r, k)?;
+                    let y = count_of(e, at, r, k)?;
                     let i = elem_at(e, v, k)?;
                     let inb = e.ult(i, cxr.n)?;
                     e.if_then(inb, |e| {
@@ -995,5 +988,16 @@ impl Emitter {
             e.end_if(m)?;
         }
         Ok(())
+    }
+
+    /// The value `v` (of type `ty`) of the subgroup's last lane, in every lane.
+    fn last_lanes_value(&mut self, ty: Word, v: Word, sgs: Word) -> R<Word> {
+        self.uses_shuffle = true;
+        let one = self.c_u32(1);
+        let last = self.b.i_sub(self.u32_t, None, sgs, one).map_err(be)?;
+        let sg = self.c_u32(SCOPE_SUBGROUP);
+        self.b
+            .group_non_uniform_shuffle(ty, None, sg, v, last)
+            .map_err(be)
     }
 }
