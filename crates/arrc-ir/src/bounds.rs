@@ -29,6 +29,17 @@ pub(crate) fn magnitude(f: &Function, v: Value) -> Option<u128> {
     bottom_up(f, v, int_operands, |u, known| int_bound(f, u, known))?
 }
 
+/// A bound on the magnitude of every item of `f`'s result, where it holds integers
+/// and the IR shows one: kept with the array it makes on the device, for later
+/// statements' [`crate::ir::Param::magnitude`].
+pub fn result_magnitude(f: &Function) -> Option<u128> {
+    let v = f.result?;
+    if f.nested.is_some() {
+        return None;
+    }
+    magnitude(f, v)
+}
+
 /// Computes `step` for `v` and every value it reaches through `operands`, each once
 /// and operands first (a 5×5 window's sum is a chain of 24 adds, and a DAG can share
 /// its values); `None` where that is more values than are worth it.
@@ -71,6 +82,7 @@ fn int_operands(f: &Function, v: Value) -> Vec<Value> {
             arg: a,
         }
         | Inst::Gather { arg: a, .. }
+        | Inst::Roll { arg: a, .. }
         | Inst::Reduce {
             op: BinOp::Add | BinOp::Max | BinOp::Min,
             arg: a,
@@ -103,6 +115,9 @@ fn int_bound(f: &Function, v: Value, known: &HashMap<Value, Option<u128>>) -> Op
             len: Dim::Known(n),
             origin,
         } => Some(*n as u128 + origin.unsigned_abs() as u128),
+        Inst::Param { index } => f.params.get(*index as usize).and_then(|p| p.magnitude),
+        // An integer from `origin` to an item less 1 plus `origin`.
+        Inst::Roll { arg, origin, .. } => Some(m(*arg)? + u128::from(origin.unsigned_abs())),
         Inst::Cast(a) => m(*a),
         Inst::Unary {
             op: UnOp::Neg | UnOp::Abs | UnOp::Conjugate,

@@ -585,6 +585,11 @@ pub struct Param {
     /// lengths and shapes computed from it (`⍳n`, `n↑x`, `n⍴x`) are then known too.
     /// Everything else still reads the parameter on the device.
     pub value: Option<crate::Array>,
+    /// A bound on the magnitude of its every item, where it holds integers and the
+    /// host knows one (a device array made by an earlier statement whose IR showed
+    /// it: `c←?n⍴10`), which the IR's bounds then start from
+    /// (`crate::bounds::magnitude`).
+    pub magnitude: Option<u128>,
 }
 
 /// A run-time requirement that two lengths agree (checked by the host before any

@@ -9,7 +9,7 @@
 
 pub mod array;
 pub mod axes;
-pub(crate) mod bounds;
+pub mod bounds;
 pub mod display;
 pub mod error;
 pub mod interrupt;

@@ -229,6 +229,7 @@ pub fn lower_function(
             name: "⍵".into(),
             ty: omega,
             value: None,
+            magnitude: None,
         },
     );
     let result = match alpha {
@@ -239,6 +240,7 @@ pub fn lower_function(
                     name: "⍺".into(),
                     ty: a,
                     value: None,
+                    magnitude: None,
                 },
             );
             l.dyadic(&func, a, w, &func.span.clone())?

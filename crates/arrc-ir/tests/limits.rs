@@ -16,6 +16,7 @@ fn arrays_beyond_the_bindings_point_at_their_source() {
             shape: vec![Dim::Known(1 << 21)],
         },
         value: None,
+        magnitude: None,
     }];
     let f = arrc_ir::lower::lower_program(&prog, &params, &[], &[], ElemType::F32, 1).unwrap();
     let v = arrc_ir::verify::verify(&f).unwrap();
@@ -55,6 +56,7 @@ fn matrix_product_tiles_fit_the_devices_workgroup_memory() {
             shape: vec![Dim::Known(2048), Dim::Known(2048)],
         },
         value: None,
+        magnitude: None,
     };
     let params = [param("a"), param("b")];
     let f = arrc_ir::lower::lower_program(&prog, &params, &[], &[], ElemType::F32, 1).unwrap();
@@ -87,6 +89,7 @@ fn hash_tables_only_within_one_storage_binding() {
                 shape: vec![Dim::Known(d)],
             },
             value: None,
+            magnitude: None,
         };
         let params = [param("x", n), param("y", 10)];
         let f = arrc_ir::lower::lower_program(&prog, &params, &[], &[], ElemType::F32, 1).unwrap();
@@ -126,6 +129,7 @@ fn solves_within_the_devices_loop_trips() {
                 shape: vec![Dim::Known(n), Dim::Known(n)],
             },
             value: None,
+            magnitude: None,
         }];
         let f = arrc_ir::lower::lower_program(&prog, &params, &[], &[], ElemType::F64, 1).unwrap();
         let v = arrc_ir::verify::verify(&f).unwrap();

@@ -791,6 +791,19 @@ impl Context {
         r
     }
 
+    /// Copies the first `bytes` bytes of `src` into `dst`, on the device, and waits.
+    pub fn copy(&mut self, src: &Buffer, dst: &Buffer, bytes: u64) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        fits(bytes, src, "copy")?;
+        fits(bytes, dst, "copy")?;
+        let (s, d) = (src.raw, dst.raw);
+        self.one_shot(|dev, cb| unsafe {
+            dev.cmd_copy_buffer(cb, s, d, &[vk::BufferCopy::default().size(bytes)]);
+        })
+    }
+
     /// Reads the first `len` bytes of `src` back to the host.
     pub fn download(&mut self, src: &Buffer, len: u64) -> Result<Vec<u8>> {
         self.download_range(src, 0, len)

@@ -88,6 +88,11 @@ pub const WORKLOADS: &[Workload] = &[
         inputs: Inputs::Vector,
     },
     Workload {
+        name: "replicate",
+        expr: "(1+x>0.5)/x",
+        inputs: Inputs::Vector,
+    },
+    Workload {
         name: "grade",
         expr: "⍋x",
         inputs: Inputs::Vector,

@@ -90,8 +90,8 @@ impl Session {
             arrays
         };
         // Everything the compilation reads is in the key: the expression (with its
-        // spans, which errors carry), the free names' types and shapes and the values
-        // of the small ones, the functions (by their count of changes), the options,
+        // spans, which errors carry), the free names' types and shapes, the values
+        // of the small ones and the bounds of the others', the functions (by their count of changes), the options,
         // the device.
         let key = locals
             .is_empty()
@@ -163,6 +163,11 @@ impl Session {
         names.sort_by(|a, b| a.0.cmp(b.0));
         for (n, a) in names {
             let _ = write!(key, "{n}:{:?}{:?}", a.elem(), a.shape());
+            // The bound its parameter carries (`Param::magnitude`): a replicate by
+            // counts read from it spreads each item over that many slots.
+            if let Some(m) = a.device.as_ref().and_then(|d| d.magnitude()) {
+                let _ = write!(key, "<{m}");
+            }
             if let Some(h) = a.host.filter(|h| h.len() <= workspace::HOST_COPY_LIMIT) {
                 // The values exactly, as their bytes in hex (formatting floats cost
                 // a statement of softmax's program 7% of its host time on lavapipe);

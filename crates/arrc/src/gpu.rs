@@ -183,6 +183,7 @@ pub(crate) fn compile(
                         shape: a.shape().iter().map(|&d| Dim::Known(d as u64)).collect(),
                     },
                     value: a.host.filter(|_| known(a)).cloned(),
+                    magnitude: a.device.as_ref().and_then(|d| d.magnitude()),
                 }
             })
             .collect()
@@ -444,7 +445,7 @@ impl Gpu {
         let i = plan.result;
         let device = match std::mem::replace(&mut p.buffers[i], Slot::Taken) {
             Slot::Owned(b) => {
-                let d = self.adopt(b, shape, p.result_elem);
+                let d = self.adopt_result(b, shape, p.result_elem, &c.ir);
                 p.buffers[i] = Slot::Shared(d.clone());
                 d
             }
@@ -975,13 +976,17 @@ impl Gpu {
                 let i = c.plan.result;
                 Some(match std::mem::replace(&mut p.buffers[i], Slot::Taken) {
                     Slot::Owned(b) => {
-                        let d = self.adopt(b, shape.clone(), p.result_elem);
+                        let bytes = arrc_ir::array::saturating_count(&shape) as u64
+                            * p.result_elem.size() as u64;
+                        let b = self.fitted(b, bytes);
+                        let d = self.adopt_result(b, shape.clone(), p.result_elem, &c.ir);
                         p.buffers[i] = Slot::Shared(d.clone());
                         d
                     }
                     // A scatter into the array it assigns, in place.
                     Slot::Shared(d) if p.in_place => {
                         self.stats.in_place += 1;
+                        d.set_magnitude(arrc_ir::bounds::result_magnitude(&c.ir));
                         p.buffers[i] = Slot::Shared(d.clone());
                         d
                     }
@@ -999,6 +1004,30 @@ impl Gpu {
             (_, false) => None,
         };
         Ok(Val { host, device })
+    }
+
+    /// `b`, or where it holds far more bytes than the `bytes` of the result it
+    /// keeps (a length computed on the device, within a larger bound: a replicate
+    /// by computed counts allocates up to 64 slots an item), a copy of them in a
+    /// buffer of their size. `b` stays where that cannot be made.
+    fn fitted(&mut self, b: Buffer, bytes: u64) -> Buffer {
+        const SLACK: u64 = 1 << 20;
+        if b.size() <= bytes.saturating_mul(2).max(SLACK) {
+            return b;
+        }
+        let Ok(nb) = self.ctx.create_buffer(bytes.max(4)) else {
+            return b;
+        };
+        match self.ctx.copy(&b, &nb, bytes) {
+            Ok(()) => {
+                self.ctx.free_buffer(b);
+                nb
+            }
+            Err(_) => {
+                self.ctx.free_buffer(nb);
+                b
+            }
+        }
     }
 
     /// The result's shape, and its value where it was read back.
@@ -1283,6 +1312,7 @@ mod tests {
                 shape: vec![Dim::Known(512), Dim::Known(512)],
             },
             value: None,
+            magnitude: None,
         };
         let f = arrc_ir::lower::lower_program(
             &prog,

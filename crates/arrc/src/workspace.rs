@@ -44,6 +44,10 @@ pub struct DeviceArray {
     pub elem: ElemType,
     /// The statement count when it was last read or made (for eviction).
     last_use: Cell<u64>,
+    /// A bound on the magnitude of its items, where they are integers and the IR
+    /// of the statement that made them showed one (`arrc_ir::bounds`); set anew
+    /// when a scatter writes it in place.
+    magnitude: Cell<Option<u128>>,
 }
 
 impl DeviceArray {
@@ -55,6 +59,17 @@ impl DeviceArray {
     /// Whether it has no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// A bound on the magnitude of its items, where one is known.
+    pub fn magnitude(&self) -> Option<u128> {
+        self.magnitude.get()
+    }
+
+    /// Its items were written in place by the statement whose result's bound is
+    /// `m`.
+    pub(crate) fn set_magnitude(&self, m: Option<u128>) {
+        self.magnitude.set(m);
     }
 
     /// Its bytes in device memory.
@@ -153,8 +168,23 @@ impl Gpu {
             shape,
             elem,
             last_use: Cell::new(self.clock),
+            magnitude: Cell::new(None),
         });
         self.owned.push(d.clone());
+        d
+    }
+
+    /// A device array of `buffer` that holds the result of the statement `ir`:
+    /// with the bound the IR shows on its items' magnitude.
+    pub(crate) fn adopt_result(
+        &mut self,
+        buffer: Buffer,
+        shape: Vec<usize>,
+        elem: ElemType,
+        ir: &arrc_ir::ir::Function,
+    ) -> Rc<DeviceArray> {
+        let d = self.adopt(buffer, shape, elem);
+        d.magnitude.set(arrc_ir::bounds::result_magnitude(ir));
         d
     }
 

@@ -16,6 +16,7 @@ fn planned(src: &str, (m, k, n): (u64, u64, u64), int8: bool) -> Plan {
             shape: vec![Dim::Known(r), Dim::Known(c)],
         },
         value: None,
+        magnitude: None,
     };
     let params = [param("a", m, k), param("b", k, n)];
     let f = arrc_ir::lower::lower_program(&prog, &params, &[], &[], ElemType::F32, 1).unwrap();
@@ -207,6 +208,7 @@ fn tuned_int8_tiles_plan_and_validate() {
             shape: vec![Dim::Known(300), Dim::Known(300)],
         },
         value: None,
+        magnitude: None,
     };
     let f =
         arrc_ir::lower::lower_program(&prog, &[param("a"), param("b")], &[], &[], ElemType::F32, 1)

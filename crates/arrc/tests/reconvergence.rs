@@ -17,6 +17,7 @@ fn planned(src: &str, elem: ElemType, maximal_reconvergence: bool) -> Plan {
             shape: vec![Dim::Known(100_003)],
         },
         value: None,
+        magnitude: None,
     }];
     let f = arrc_ir::lower::lower_program(&prog, &params, &[], &[], ElemType::F32, 1).unwrap();
     let v = arrc_ir::verify::verify(&f).unwrap();

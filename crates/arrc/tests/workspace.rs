@@ -731,3 +731,34 @@ fn small_results_are_written_where_the_host_reads_them() {
     assert_eq!(show(&mut s, "⌈/x"), "6");
     assert_eq!(show(&mut s, "+/3e38 3e38×x[2 3]"), "DOMAIN ERROR");
 }
+
+#[test]
+fn replicate_by_computed_counts_keeps_its_counts_on_the_device() {
+    let mut s = gpu(Backend::Vulkan);
+    // `?10` bounds x's items, and the bound goes with x to later statements: `x-5`
+    // is at most 16 in magnitude, so each item is spread over 16 slots and one
+    // compress keeps |x-5| of them. Was: x's 400 KB read back, and the result's
+    // gather indices made on the host and uploaded.
+    s.eval("x←?100000⍴10 ⋄ y←⍳100000").unwrap();
+    let (v, d) = moved(&mut s, "r←(x-5)/y ⋄ (≢r),+/r");
+    assert!(d.readback_bytes <= 64 && d.uploads <= 1, "{d:?}");
+    let x = s.get("x").cloned().expect("x");
+    let want = |x: &Array| {
+        let (mut n, mut sum) = (0i64, 0i64);
+        for i in 0..x.len() {
+            let c = x.data.get(i).as_i64().unwrap() - 5;
+            n += c.abs();
+            // A negative count inserts that many fills (0).
+            sum += c.max(0) * (i as i64 + 1);
+        }
+        format!("{n} {sum}")
+    };
+    assert_eq!(v, want(&x));
+    // An indexed assignment in place puts an item past that bound: the bound is
+    // not kept (else its count would be cut to 16).
+    s.eval("i←1+100000|7×⍳5000").unwrap();
+    let (_, d) = moved(&mut s, "x[i]←1000");
+    assert_eq!(d.in_place, 1, "{d:?}");
+    let x = s.get("x").cloned().expect("x");
+    assert_eq!(show(&mut s, "r←(x-5)/y ⋄ (≢r),+/r"), want(&x));
+}

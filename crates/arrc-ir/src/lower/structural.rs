@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// The largest count magnitude a replicate by computed counts spreads each item
+/// over (`Lower::spread_replicate`): its compress runs over that many slots an item.
+const SPREAD_LIMIT: u128 = 64;
+
 impl Lower {
     pub(super) fn gather(&mut self, arg: Value, map: Gather, shape: Vec<Dim>, span: Span) -> Value {
         let elem = self.f.ty(arg).elem;
@@ -615,6 +619,9 @@ impl Lower {
                 .collect();
             return self.pick_cells(x, ax, &picks, span);
         }
+        if let Some(r) = self.spread_replicate(a, x, span.clone())? {
+            return Ok(r);
+        }
         if at.elem != ElemType::Bool || at.rank() != 1 || xt.rank() != 1 {
             return Err(err::needs_known(
                 "on the GPU path, computed replicate counts must be a boolean vector compressing a vector",
@@ -641,6 +648,13 @@ impl Lower {
             }),
             _ => {}
         }
+        Ok(self.device_compress(a, x, len, span))
+    }
+
+    /// `mask/x` of a vector by a boolean vector of its length (checked), its result's
+    /// length left on the device, at most `len` (`x`'s).
+    fn device_compress(&mut self, mask: Value, x: Value, len: Dim, span: Span) -> Value {
+        let elem = self.f.ty(x).elem;
         let id = self.f.dyn_bounds.len() as u32;
         // Bounds are lengths known on the host (a compress of a compress is bounded
         // by the first one's bound).
@@ -649,14 +663,83 @@ impl Lower {
             d => d,
         };
         self.f.dyn_bounds.push(bound);
-        Ok(self.f.push(
-            Inst::Compress { mask: a, arg: x },
+        self.f.push(
+            Inst::Compress { mask, arg: x },
             Type {
-                elem: xt.elem,
+                elem,
                 shape: vec![Dim::Dyn(id)],
             },
             span,
-        ))
+        )
+    }
+
+    /// `c/x` of a vector `x` of known length by computed integer counts `c` whose
+    /// magnitude the IR bounds by some `m` (at most [`SPREAD_LIMIT`]): the counts
+    /// never leave the device. Item `i` is spread over `m` slots, an `n×m` matrix
+    /// in ravel order whose slot `k` of row `i` is kept where `k < |c[i]|`, holding
+    /// `x[i]` where `c[i] > 0` and a fill item where it is negative; one compress
+    /// of its ravel is the result, whose length stays on the device. `None` where
+    /// that does not apply (the counts are then known first, on the host).
+    fn spread_replicate(&mut self, a: Value, x: Value, span: Span) -> Result<Option<Value>> {
+        let (at, xt) = (self.f.ty(a).clone(), self.f.ty(x).clone());
+        if !matches!(at.elem, ElemType::I32 | ElemType::I64) || at.rank() > 1 || xt.rank() != 1 {
+            return Ok(None);
+        }
+        let Some(m) = crate::bounds::magnitude(&self.f, a) else {
+            return Ok(None);
+        };
+        let counts = at.shape.first().copied().unwrap_or(Dim::Known(1));
+        let (Dim::Known(k), Dim::Known(n)) = (counts, xt.shape[0]) else {
+            return Ok(None);
+        };
+        // A single count applies to every item, a single item to every count.
+        let (x, n) = match (k, n) {
+            (k, n) if k == n || k == 1 => (x, n),
+            (k, 1) => (self.reshape(x, vec![Dim::Known(k)], span.clone()), k),
+            (k, n) => {
+                return Err(err::length(
+                    format!("{k} counts for an axis of length {n}"),
+                    span,
+                ))
+            }
+        };
+        let m = m.max(1);
+        let slots = u128::from(n) * m;
+        if m > SPREAD_LIMIT || slots > u128::from(crate::plan::MAX_DEVICE_COUNT) {
+            return Ok(None);
+        }
+        let (m, slots) = (m as u64, slots as u64);
+        let c = self.reshape(a, vec![Dim::Known(n)], span.clone());
+        let grid = vec![Dim::Known(n), Dim::Known(m)];
+        let cs = self.gather(c, Gather::Axes(vec![0]), grid.clone(), span.clone());
+        let ks = self.f.push(
+            Inst::Iota {
+                len: Dim::Known(m),
+                origin: 0,
+            },
+            Type {
+                elem: ElemType::I32,
+                shape: vec![Dim::Known(m)],
+            },
+            span.clone(),
+        );
+        let ks = self.gather(ks, Gather::Axes(vec![1]), grid.clone(), span.clone());
+        let size = self.unary(UnOp::Abs, cs, span.clone())?;
+        let keep = self.binary(BinOp::Greater, size, ks, span.clone())?;
+        let xs = self.gather(x, Gather::Axes(vec![0]), grid, span.clone());
+        let zero = self.konst(Array::scalar(Scalar::I32(0).cast(xt.elem)), span.clone());
+        let positive = self.binary(BinOp::Greater, cs, zero, span.clone())?;
+        let fill = self.konst(Array::scalar(Scalar::I32(0).cast(xt.elem)), span.clone());
+        let vals = self.select(positive, xs, fill, &span)?;
+        let flat = vec![Dim::Known(slots)];
+        let keep = self.reshape(keep, flat.clone(), span.clone());
+        let vals = self.reshape(vals, flat, span.clone());
+        Ok(Some(self.device_compress(
+            keep,
+            vals,
+            Dim::Known(slots),
+            span,
+        )))
     }
 
     /// Float indices (as written, from ⎕IO) as 1-based integers: a DOMAIN ERROR for
