@@ -201,8 +201,10 @@ pub enum Inst {
         arg: Value,
         axes: Vec<Option<Value>>,
     },
-    /// `mask/arg` of a vector by a boolean vector of its length: the result's length
-    /// is computed on the device.
+    /// `mask/arg` of a vector by a boolean vector of its length, or by i32 counts of
+    /// its length, none negative (replicate: each item that many times, the
+    /// result's bound in [`Function::dyn_bounds`] covering their sum): the result's
+    /// length is computed on the device.
     Compress {
         mask: Value,
         arg: Value,

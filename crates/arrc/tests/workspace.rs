@@ -736,9 +736,9 @@ fn small_results_are_written_where_the_host_reads_them() {
 fn replicate_by_computed_counts_keeps_its_counts_on_the_device() {
     let mut s = gpu(Backend::Vulkan);
     // `?10` bounds x's items, and the bound goes with x to later statements: `x-5`
-    // is at most 16 in magnitude, so each item is spread over 16 slots and one
-    // compress keeps |x-5| of them. Was: x's 400 KB read back, and the result's
-    // gather indices made on the host and uploaded.
+    // is at most 16 in magnitude, so the replicate runs on the device (its result
+    // bounded by 16 items for each of y's). Was: x's 400 KB read back, and the
+    // result's gather indices made on the host and uploaded.
     s.eval("x←?100000⍴10 ⋄ y←⍳100000").unwrap();
     let (v, d) = moved(&mut s, "r←(x-5)/y ⋄ (≢r),+/r");
     assert!(d.readback_bytes <= 64 && d.uploads <= 1, "{d:?}");

@@ -3,9 +3,10 @@
 
 use super::*;
 
-/// The largest count magnitude a replicate by computed counts spreads each item
-/// over (`Lower::spread_replicate`): its compress runs over that many slots an item.
-const SPREAD_LIMIT: u128 = 64;
+/// The largest count magnitude a replicate by computed counts runs on the device with
+/// (`Lower::device_replicate`): its result's buffer holds that many items for each
+/// of its argument's, until it is copied to one of its size.
+const REPLICATE_LIMIT: u128 = 64;
 
 impl Lower {
     pub(super) fn gather(&mut self, arg: Value, map: Gather, shape: Vec<Dim>, span: Span) -> Value {
@@ -619,7 +620,7 @@ impl Lower {
                 .collect();
             return self.pick_cells(x, ax, &picks, span);
         }
-        if let Some(r) = self.spread_replicate(a, x, span.clone())? {
+        if let Some(r) = self.device_replicate(a, x, span.clone())? {
             return Ok(r);
         }
         if at.elem != ElemType::Bool || at.rank() != 1 || xt.rank() != 1 {
@@ -674,13 +675,13 @@ impl Lower {
     }
 
     /// `c/x` of a vector `x` of known length by computed integer counts `c` whose
-    /// magnitude the IR bounds by some `m` (at most [`SPREAD_LIMIT`]): the counts
-    /// never leave the device. Item `i` is spread over `m` slots, an `n×m` matrix
-    /// in ravel order whose slot `k` of row `i` is kept where `k < |c[i]|`, holding
-    /// `x[i]` where `c[i] > 0` and a fill item where it is negative; one compress
-    /// of its ravel is the result, whose length stays on the device. `None` where
-    /// that does not apply (the counts are then known first, on the host).
-    fn spread_replicate(&mut self, a: Value, x: Value, span: Span) -> Result<Option<Value>> {
+    /// magnitude the IR bounds by some `m` (at most [`REPLICATE_LIMIT`]): the counts
+    /// never leave the device. A compress by the counts `|c|` (i32) of the values
+    /// `x` where `c` is positive and fill items where it is negative, whose result
+    /// (its length left on the device) is bounded by `m` items for each of `x`'s.
+    /// `None` where that does not apply (the counts are then known first, on the
+    /// host).
+    fn device_replicate(&mut self, a: Value, x: Value, span: Span) -> Result<Option<Value>> {
         let (at, xt) = (self.f.ty(a).clone(), self.f.ty(x).clone());
         if !matches!(at.elem, ElemType::I32 | ElemType::I64) || at.rank() > 1 || xt.rank() != 1 {
             return Ok(None);
@@ -703,41 +704,24 @@ impl Lower {
                 ))
             }
         };
-        let m = m.max(1);
-        let slots = u128::from(n) * m;
-        if m > SPREAD_LIMIT || slots > u128::from(crate::plan::MAX_DEVICE_COUNT) {
+        let bound = u128::from(n) * m;
+        if m > REPLICATE_LIMIT || bound > u128::from(crate::plan::MAX_DEVICE_COUNT) {
             return Ok(None);
         }
-        let (m, slots) = (m as u64, slots as u64);
-        let c = self.reshape(a, vec![Dim::Known(n)], span.clone());
-        let grid = vec![Dim::Known(n), Dim::Known(m)];
-        let cs = self.gather(c, Gather::Axes(vec![0]), grid.clone(), span.clone());
-        let ks = self.f.push(
-            Inst::Iota {
-                len: Dim::Known(m),
-                origin: 0,
-            },
-            Type {
-                elem: ElemType::I32,
-                shape: vec![Dim::Known(m)],
-            },
-            span.clone(),
-        );
-        let ks = self.gather(ks, Gather::Axes(vec![1]), grid.clone(), span.clone());
-        let size = self.unary(UnOp::Abs, cs, span.clone())?;
-        let keep = self.binary(BinOp::Greater, size, ks, span.clone())?;
-        let xs = self.gather(x, Gather::Axes(vec![0]), grid, span.clone());
-        let zero = self.konst(Array::scalar(Scalar::I32(0).cast(xt.elem)), span.clone());
-        let positive = self.binary(BinOp::Greater, cs, zero, span.clone())?;
+        // Counts within 64 in magnitude: read as i32 (an array of them, where they
+        // are computed and read twice, is half the size).
+        let c = self.cast(a, ElemType::I32);
+        let c = self.reshape(c, vec![Dim::Known(n)], span.clone());
+        let size = self.unary(UnOp::Abs, c, span.clone())?;
+        let size = self.cast(size, ElemType::I32);
+        let zero = self.konst(Array::scalar(Scalar::I32(0)), span.clone());
+        let positive = self.binary(BinOp::Greater, c, zero, span.clone())?;
         let fill = self.konst(Array::scalar(Scalar::I32(0).cast(xt.elem)), span.clone());
-        let vals = self.select(positive, xs, fill, &span)?;
-        let flat = vec![Dim::Known(slots)];
-        let keep = self.reshape(keep, flat.clone(), span.clone());
-        let vals = self.reshape(vals, flat, span.clone());
+        let vals = self.select(positive, x, fill, &span)?;
         Ok(Some(self.device_compress(
-            keep,
+            size,
             vals,
-            Dim::Known(slots),
+            Dim::Known(bound as u64),
             span,
         )))
     }

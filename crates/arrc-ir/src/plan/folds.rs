@@ -975,7 +975,7 @@ impl Planner<'_> {
         n: Count,
         n_from: Option<IExpr>,
         overflow: Option<u32>,
-        compact: Option<(KExpr, usize)>,
+        compact: Option<(KExpr, usize, bool)>,
     ) {
         // A tile is cut into one chunk per subgroup: the workgroup is a whole number of
         // subgroups (rounded down, at least one).
@@ -1101,13 +1101,14 @@ impl Planner<'_> {
             // where the tile allows), beside the scan's own totals (at most 1024
             // 8-byte words).
             let width = if items.is_multiple_of(4) { 4 } else { 1 };
-            let compact = compact.map(|(value, len)| {
+            let compact = compact.map(|(value, len, repeat)| {
                 let stage = u64::from(wg * width) * value.elem().size().max(4) as u64;
                 Compact {
                     len: kb.bind(len, ElemType::I32, true),
-                    staged: stage + 8192 <= u64::from(self.opts.max_shared_bytes),
-                    holds_values: self.opts.compact_holds_values,
+                    staged: !repeat && stage + 8192 <= u64::from(self.opts.max_shared_bytes),
+                    holds_values: !repeat && self.opts.compact_holds_values,
                     value,
+                    repeat,
                 }
             });
             let value_fails = compact.as_ref().is_some_and(|c| c.value.may_fail());
@@ -1162,7 +1163,8 @@ impl Planner<'_> {
     /// `mask/arg` with the result's length left on the device: an inclusive `+\` of
     /// the mask gives each kept element its position (plus one), then one pass
     /// scatters the kept elements and its last invocation stores the count, which
-    /// later kernels read instead of a push constant.
+    /// later kernels read instead of a push constant. i32 counts in place of the
+    /// mask (replicate) are scanned alike, each element stored its count of times.
     pub(super) fn compress(&mut self, v: Value, mask: Value, arg: Value, is_result: bool) {
         let f = self.v.func;
         let Dim::Dyn(id) = f.ty(v).shape[0] else {
@@ -1174,7 +1176,10 @@ impl Planner<'_> {
         // Unless fused (`PlanOptions::fuse_computed_masks`), a mask or value that
         // computes more than it reads and compares is computed by a kernel of its
         // own first.
-        let fuse = self.opts.fuse_computed_masks;
+        // Counts are read twice (scanned, then where each element stores) and its
+        // value once: both fuse.
+        let repeat = f.ty(mask).elem == ElemType::I32;
+        let fuse = self.opts.fuse_computed_masks || repeat;
         for part in [mask, arg].into_iter().filter(|_| !fuse) {
             let mut scratch = self.kb();
             if !self
@@ -1188,9 +1193,12 @@ impl Planner<'_> {
         let mut kb = self.kb();
         let m = self.expr(mask, &IExpr::Index, &mut kb);
         let value = self.expr(arg, &IExpr::Index, &mut kb);
-        let counts = KExpr::Cast {
-            to: ElemType::I32,
-            arg: Box::new(m),
+        let counts = match m {
+            m if m.elem() == ElemType::I32 => m,
+            m => KExpr::Cast {
+                to: ElemType::I32,
+                arg: Box::new(m),
+            },
         };
         let n_from = self.n_from(arg, &mut kb);
         self.chained_scan(
@@ -1202,7 +1210,7 @@ impl Planner<'_> {
             n,
             n_from,
             None,
-            Some((value, len)),
+            Some((value, len, repeat)),
         );
         self.dyn_buffers[id as usize] = Some(len);
         self.buffer_of[v.index()] = Some(out_b);

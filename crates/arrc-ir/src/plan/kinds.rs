@@ -558,6 +558,11 @@ pub struct Compact {
     /// mask computed from it where it reads the same element
     /// (`PlanOptions::compact_holds_values`).
     pub holds_values: bool,
+    /// Counts may be more than 1 (replicate by computed counts, none negative): the
+    /// scan is a plain one of the counts, and each element stores `value` its count
+    /// of times from its inclusive count less its count (no keep bits, staging or
+    /// held values).
+    pub repeat: bool,
 }
 
 /// One storage-buffer binding of a kernel (descriptor set 0).

@@ -53,6 +53,10 @@ impl Emitter {
                     .into(),
             ));
         }
+        // A replicate's counts are scanned as a plain `+\`: only where each element
+        // stores differs (`repeat_store`).
+        let repeat = compact.filter(|c| c.repeat);
+        let compact = compact.filter(|c| !c.repeat);
         let counter = state[3];
         // `⌈\ ⌊\` of f32 where f32 would be computed from its bits (`exact32`):
         // scanned as the ordered bits, signed integers (one integer `⌈` a step, not
@@ -191,6 +195,7 @@ impl Emitter {
             && cx.windows[out as usize].len() == 1
             && vectors(out_t)
             && compact.is_none()
+            && repeat.is_none()
         {
             Some(self.vec4_view(cx, out, out_t, true)?)
         } else {
@@ -947,6 +952,14 @@ impl Emitter {
                     None => ys.push(e.load(tt, var)?),
                 }
             }
+            if let Some(rp) = repeat {
+                for (c, &y) in ys.iter().enumerate() {
+                    let i = elem_at(e, v, c as u32)?;
+                    let inb = e.ult(i, cxr.n)?;
+                    e.if_then(inb, |e| e.repeat_store(cxr, as_read, rp, out, i, y))?;
+                }
+                continue;
+            }
             let each = |e: &mut Self, checked: bool| -> R<()> {
                 for (c, &y) in ys.iter().enumerate() {
                     let i = elem_at(e, v, c as u32)?;
@@ -988,6 +1001,50 @@ impl Emitter {
             e.end_if(m)?;
         }
         Ok(())
+    }
+
+    /// Element `i` of a replicate, whose inclusive count is `y`: its value stored
+    /// its count of times in `out`, from `y` less its count (its counts read again);
+    /// the last element stores the result's length, `y`.
+    fn repeat_store(
+        &mut self,
+        cx: &Cx,
+        counts: &KExpr,
+        rp: &arrc_ir::plan::Compact,
+        out: u32,
+        i: Word,
+        y: Word,
+    ) -> R<()> {
+        let u = self.u32_t;
+        let it = self.ty(ElemType::I32);
+        let (zero, one) = (self.c_u32(0), self.c_u32(1));
+        let count = self.expr(cx, counts, Ix::flat(i))?;
+        let from = self.b.i_sub(it, None, y, count).map_err(be)?;
+        let from = self.b.bitcast(u, None, from).map_err(be)?;
+        let count = self.b.bitcast(u, None, count).map_err(be)?;
+        let x = self.expr(cx, &rp.value, Ix::flat(i))?;
+        let k = self.local(u);
+        self.store(k, zero)?;
+        self.while_loop(
+            |e| {
+                let kv = e.load(u, k)?;
+                e.ult(kv, count)
+            },
+            |e| {
+                let kv = e.load(u, k)?;
+                let at = e.uadd(from, kv)?;
+                e.store_elem(cx, out, at, x)
+            },
+            |e| {
+                let kv = e.load(u, k)?;
+                let nk = e.uadd(kv, one)?;
+                e.store(k, nk)
+            },
+        )?;
+        let last = self.b.i_sub(u, None, cx.n, one).map_err(be)?;
+        let bt = self.bool_t;
+        let is_last = self.b.i_equal(bt, None, i, last).map_err(be)?;
+        self.if_then(is_last, |e| e.store_elem(cx, rp.len, zero, y))
     }
 
     /// The value `v` (of type `ty`) of the subgroup's last lane, in every lane.

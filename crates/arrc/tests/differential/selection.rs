@@ -155,10 +155,10 @@ fn compress_on_the_device() {
 #[test]
 fn replicate_by_computed_counts() {
     // Counts whose magnitude the IR bounds (`3|x`: at most 2) stay on the device:
-    // each item is spread over that many slots and one compress keeps the first
-    // |count| of them. Others are read back first (one stage); beyond 64 of them the
-    // statement is lowered again with their values known, and they expand into
-    // gather indices. Negative counts insert fills.
+    // one chained scan of them stores each item its count of times. Others are
+    // read back first (one stage); beyond 64 of them the statement is lowered again
+    // with their values known, and they expand into gather indices. Negative counts
+    // insert fills.
     let mut s = gpu();
     const EXPRS: &[&str] = &[
         "(3|x)/x",
@@ -177,8 +177,22 @@ fn replicate_by_computed_counts() {
     ];
     let sizes = &[0, 1, 7, 8, 9, 65, 257, 4095, 4097, 12289, 100003];
     check_at(&mut s, sizes, EXPRS, ElemType::I32, false);
-    // The most slots an item is spread over (`65|x`: 64), and one past it (the
-    // host's way).
+    // At NVIDIA's compaction tile and others, and through the decoupled fallback
+    // (a spin limit of 1: a tile that finds a predecessor unpublished reduces its
+    // counts itself).
+    for (wg, items, spin) in [(512, 24, None), (384, 32, Some(1)), (256, 16, Some(1))] {
+        let mut t = gpu();
+        t.tune(arrc::Tuning {
+            scan_workgroup_size: Some(wg),
+            scan_items_per_thread: Some(items),
+            spin_limit: spin,
+            ..Default::default()
+        });
+        let exprs = ["(3|x)/y", "((3|x)-1)/x", "(1+x>y)/y"];
+        check_at(&mut t, &[9215, 12289, 100003], &exprs, ElemType::I32, false);
+    }
+    // The largest counts on the device (`65|x`: at most 64), and one past them
+    // (the host's way).
     check_at(
         &mut s,
         &[1, 9, 4097],
