@@ -1105,7 +1105,7 @@ impl Planner<'_> {
                 let stage = u64::from(wg * width) * value.elem().size().max(4) as u64;
                 Compact {
                     len: kb.bind(len, ElemType::I32, true),
-                    staged: !repeat && stage + 8192 <= u64::from(self.opts.max_shared_bytes),
+                    staged: stage + 8192 <= u64::from(self.opts.max_shared_bytes),
                     holds_values: !repeat && self.opts.compact_holds_values,
                     value,
                     repeat,

@@ -932,6 +932,17 @@ impl Emitter {
             e.clean32 = clean32;
             return Ok(());
         }
+        // A replicate's whole tiles stage each round's copies in the subgroup's part
+        // of workgroup memory (a lane's `width` values at a time) and store them from
+        // there one a lane, a coalesced run (as a compaction stores its kept values).
+        let repeat_stage = match repeat.filter(|rp| rp.staged) {
+            Some(rp) => {
+                let stage = e.shared_sized(rp.value.elem(), e.wg_n * width);
+                let at = e.umul(sid, sgs)?;
+                Some((stage, e.umul(at, wc)?))
+            }
+            None => None,
+        };
         for (r, (row, &v)) in xs.iter().zip(&vidx).enumerate() {
             // Each element's inclusive value: held already, or (narrow) the round's
             // offset and the elements before it, widened.
@@ -953,10 +964,35 @@ impl Emitter {
                 }
             }
             if let Some(rp) = repeat {
-                for (c, &y) in ys.iter().enumerate() {
-                    let i = elem_at(e, v, c as u32)?;
-                    let inb = e.ult(i, cxr.n)?;
-                    e.if_then(inb, |e| e.repeat_store(cxr, as_read, rp, out, i, y))?;
+                let is = (0..width)
+                    .map(|c| elem_at(e, v, c))
+                    .collect::<R<Vec<Word>>>()?;
+                // Each element its own (the last tile's, or where nothing is staged).
+                let each = |e: &mut Self| -> R<()> {
+                    for (&i, &y) in is.iter().zip(&ys) {
+                        let inb = e.ult(i, cxr.n)?;
+                        e.if_then(inb, |e| e.repeat_store(cxr, as_read, rp, out, i, y))?;
+                    }
+                    Ok(())
+                };
+                match repeat_stage {
+                    Some(stage) => {
+                        let round = RepeatRound {
+                            stage,
+                            items: &is,
+                            ys: &ys,
+                            before: round_scans[r].0,
+                            total: round_scans[r].1,
+                            lane,
+                            sgs,
+                        };
+                        e.if_else(
+                            whole,
+                            |e| e.repeat_round(cxr, as_read, rp, out, &round),
+                            each,
+                        )?;
+                    }
+                    None => each(e)?,
                 }
                 continue;
             }
@@ -999,6 +1035,118 @@ impl Emitter {
         e.clean32 = clean32;
         if let Some(m) = out_part {
             e.end_if(m)?;
+        }
+        Ok(())
+    }
+
+    /// A round of a replicate's whole tile (see [`RepeatRound`]): the subgroup's
+    /// copies of its elements' values go to one run of `out`, staged a window of
+    /// `width × SubgroupSize` of them at a time, each lane writing those of its own
+    /// elements that fall in the window, then stored from there one a lane.
+    fn repeat_round(
+        &mut self,
+        cx: &Cx,
+        counts: &KExpr,
+        rp: &arrc_ir::plan::Compact,
+        out: u32,
+        round: &RepeatRound,
+    ) -> R<()> {
+        let RepeatRound {
+            stage: (stage, sg_at),
+            items,
+            ys,
+            before,
+            total,
+            lane,
+            sgs,
+        } = *round;
+        let u = self.u32_t;
+        let vt = rp.value.elem();
+        let vtt = self.ty(vt);
+        let (zero, one) = (self.c_u32(0), self.c_u32(1));
+        let wc = self.c_u32(items.len() as u32);
+        let cap = self.umul(wc, sgs)?;
+        let before = self.b.bitcast(u, None, before).map_err(be)?;
+        let total = self.b.bitcast(u, None, total).map_err(be)?;
+        // Each element's count, value, and first copy's place in the round's run:
+        // the copies before it, less those before the round (the same in every
+        // lane: the lane's first element's less the lanes' before it, `before`).
+        let mut elems = vec![];
+        for (&i, &y) in items.iter().zip(ys) {
+            let count = self.expr(cx, counts, Ix::flat(i))?;
+            let count = self.b.bitcast(u, None, count).map_err(be)?;
+            let y = self.b.bitcast(u, None, y).map_err(be)?;
+            let from = self.b.i_sub(u, None, y, count).map_err(be)?;
+            let x = self.expr(cx, &rp.value, Ix::flat(i))?;
+            elems.push((count, from, x));
+        }
+        let start = self.b.i_sub(u, None, elems[0].1, before).map_err(be)?;
+        let lo = self.local(u);
+        self.store(lo, zero)?;
+        self.while_loop(
+            |e| {
+                let l = e.load(u, lo)?;
+                e.ult(l, total)
+            },
+            |e| {
+                let l = e.load(u, lo)?;
+                let hi = e.uadd(l, cap)?;
+                for &(count, from, x) in &elems {
+                    let at = e.b.i_sub(u, None, from, start).map_err(be)?;
+                    let a = e.umax(at, l)?;
+                    let end = e.uadd(at, count)?;
+                    let b = e.umin(end, hi)?;
+                    let p = e.local(u);
+                    e.store(p, a)?;
+                    e.while_loop(
+                        |e| {
+                            let q = e.load(u, p)?;
+                            e.ult(q, b)
+                        },
+                        |e| {
+                            let q = e.load(u, p)?;
+                            let s = e.b.i_sub(u, None, q, l).map_err(be)?;
+                            let s = e.uadd(sg_at, s)?;
+                            let ptr = e.shared_ptr(stage, vt, s)?;
+                            e.store(ptr, x)
+                        },
+                        |e| {
+                            let q = e.load(u, p)?;
+                            let nq = e.uadd(q, one)?;
+                            e.store(p, nq)
+                        },
+                    )?;
+                }
+                e.subgroup_barrier()?;
+                for k in 0..items.len() as u32 {
+                    let kc = e.c_u32(k);
+                    let q = e.umul(kc, sgs)?;
+                    let q = e.uadd(q, lane)?;
+                    let at = e.uadd(l, q)?;
+                    let inr = e.ult(at, total)?;
+                    e.if_then(inr, |e| {
+                        let s = e.uadd(sg_at, q)?;
+                        let ptr = e.shared_ptr(stage, vt, s)?;
+                        let x = e.load(vtt, ptr)?;
+                        let g = e.uadd(start, at)?;
+                        e.store_elem(cx, out, g, x)
+                    })?;
+                }
+                // The next window stages over this one.
+                e.subgroup_barrier()
+            },
+            |e| {
+                let l = e.load(u, lo)?;
+                let nl = e.uadd(l, cap)?;
+                e.store(lo, nl)
+            },
+        )?;
+        // A whole tile holds the last element where it ends the array.
+        let last = self.b.i_sub(u, None, cx.n, one).map_err(be)?;
+        let bt = self.bool_t;
+        for (&i, &y) in items.iter().zip(ys) {
+            let is_last = self.b.i_equal(bt, None, i, last).map_err(be)?;
+            self.if_then(is_last, |e| e.store_elem(cx, rp.len, zero, y))?;
         }
         Ok(())
     }
@@ -1057,4 +1205,18 @@ impl Emitter {
             .group_non_uniform_shuffle(ty, None, sg, v, last)
             .map_err(be)
     }
+}
+
+/// One round of a replicate's whole tile, for [`Emitter::repeat_round`]: the
+/// subgroup's part of the workgroup stage and where it starts, the lane's elements
+/// and their inclusive counts, the counts of the round's lanes before this one and
+/// of the whole round (a subgroup's run), and the lane and subgroup size.
+struct RepeatRound<'a> {
+    stage: (Word, Word),
+    items: &'a [Word],
+    ys: &'a [Word],
+    before: Word,
+    total: Word,
+    lane: Word,
+    sgs: Word,
 }
