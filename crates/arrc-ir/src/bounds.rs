@@ -359,6 +359,64 @@ fn divisor_at_least_one(f: &Function, v: Value) -> bool {
     })
 }
 
+/// Whether every item of integer or boolean value `v` is at least 0, where the IR
+/// shows it (booleans, `⍳` and `?` from ⎕IO, `|`, residues by positive literals, and
+/// sums, products, maxima and minima of such; their results are exact, since they
+/// raise an error where they would leave 64 bits). A replicate by such counts needs
+/// no fill items.
+pub(crate) fn nonnegative(f: &Function, v: Value) -> bool {
+    fn go(f: &Function, v: Value, depth: u32) -> bool {
+        let t = f.ty(v).elem;
+        if t == ElemType::Bool {
+            return true;
+        }
+        if depth == 0 || !t.is_int() {
+            return false;
+        }
+        let go = |v: &Value| go(f, *v, depth - 1);
+        match f.inst(v) {
+            Inst::Const(a) => (0..a.len()).all(|i| a.data.get(i).as_i64().is_some_and(|x| x >= 0)),
+            Inst::Iota { origin, .. } | Inst::Roll { origin, .. } => *origin >= 0,
+            Inst::Cast(a) => go(a),
+            Inst::Gather { arg, map } => {
+                let fill = match map {
+                    Gather::Window { fill, .. }
+                    | Gather::Sample { fill, .. }
+                    | Gather::Cycle { fill } => fill.as_i64(),
+                    _ => Some(0),
+                };
+                fill.is_some_and(|x| x >= 0) && go(arg)
+            }
+            Inst::Unary { op: UnOp::Abs, .. } => true,
+            Inst::Binary {
+                op: BinOp::Add | BinOp::Mul | BinOp::Min,
+                lhs,
+                rhs,
+            } => go(lhs) && go(rhs),
+            Inst::Binary {
+                op: BinOp::Max,
+                lhs,
+                rhs,
+            } => go(lhs) || go(rhs),
+            // `a|b` has the sign of `a`.
+            Inst::Binary {
+                op: BinOp::Residue,
+                lhs,
+                ..
+            } => constant_of(f, *lhs).is_some_and(|c| {
+                (0..c.len()).all(|i| c.data.get(i).as_i64().is_some_and(|x| x > 0))
+            }),
+            Inst::Reduce {
+                op: BinOp::Add | BinOp::Max | BinOp::Min,
+                arg,
+                ..
+            } => go(arg),
+            _ => false,
+        }
+    }
+    go(f, v, 32)
+}
+
 /// Whether `v` is a constant (converted or not) with no item 0.
 fn nonzero_constant(f: &Function, v: Value) -> bool {
     constant_of(f, v)

@@ -712,6 +712,16 @@ impl Lower {
         // are computed and read twice, is half the size).
         let c = self.cast(a, ElemType::I32);
         let c = self.reshape(c, vec![Dim::Known(n)], span.clone());
+        // Counts the IR shows are never negative are read once a use, where each is
+        // computed (`(1+x>0.5)/x`); others also choose fill items.
+        if crate::bounds::nonnegative(&self.f, a) {
+            return Ok(Some(self.device_compress(
+                c,
+                x,
+                Dim::Known(bound as u64),
+                span,
+            )));
+        }
         let size = self.unary(UnOp::Abs, c, span.clone())?;
         let size = self.cast(size, ElemType::I32);
         let zero = self.konst(Array::scalar(Scalar::I32(0)), span.clone());

@@ -174,6 +174,11 @@ fn replicate_by_computed_counts() {
         "(3|x)/5",
         "(3|+/x)/x",
         "(0×x)/y",
+        // Counts never negative (no fill items chosen), and some that may be.
+        "(0⌈(3|x)-1)/y",
+        "(¯1⌈(3|x)-1)/y",
+        "(2⌊(3|x)×2)/y",
+        "(+/3|x)/5",
     ];
     let sizes = &[0, 1, 7, 8, 9, 65, 257, 4095, 4097, 12289, 100003];
     check_at(&mut s, sizes, EXPRS, ElemType::I32, false);
