@@ -277,6 +277,9 @@ impl Case {
         // Seeds from 144 on also write dyadic `⌸` and products of booleans over
         // several words (session 20), in `nested`'s stream where it had none.
         let key_forms = opts.seed >= KEY_FORMS_FROM_SEED;
+        // Seeds from 256 on also write replicates by computed counts whose magnitude
+        // the IR bounds (session 43), in `newer`'s stream where it had none.
+        let replicate_forms = opts.seed >= REPLICATE_FORMS_FROM_SEED;
         let mut g = Gen {
             rng: &mut rng,
             tacit: &mut tacit,
@@ -292,6 +295,7 @@ impl Case {
             nested_forms,
             inner_forms,
             key_forms,
+            replicate_forms,
         };
         let mut stmts = vec![];
         if g.rng.random_bool(0.1) {
@@ -940,7 +944,12 @@ struct Gen<'r> {
     inner_forms: bool,
     /// Whether dyadic `⌸` and products of booleans over several words appear.
     key_forms: bool,
+    /// Whether replicates by computed, bounded counts appear (`((3|⌊x)-1)/x`).
+    replicate_forms: bool,
 }
+
+/// The first seed whose programs write replicates by computed, bounded counts.
+pub const REPLICATE_FORMS_FROM_SEED: u64 = 256;
 
 /// The first seed whose programs write inner products of matrices.
 pub const INNER_FORMS_FROM_SEED: u64 = 136;
@@ -1196,6 +1205,17 @@ impl Gen<'_> {
                     5 => format!("10⊥({a}){f}{x}"),
                     6 => format!("(1 2 3)⍸{x}"),
                     7 => format!("({a})+⍤0 1⊢{x}"),
+                    // Counts some of which may be negative (fill items).
+                    8 if self.replicate_forms => {
+                        let m = self.newer.random_range(2..7);
+                        let s = self.newer.random_range(0..3);
+                        let r = if self.newer.random_bool(0.5) {
+                            "/"
+                        } else {
+                            "⌿"
+                        };
+                        format!("(({m}|⌊{x})-{s}){r}{x}")
+                    }
                     _ => format!("({a}){f}{x}"),
                 }
             }
