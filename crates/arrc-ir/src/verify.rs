@@ -266,7 +266,6 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                 let (mt, at) = (f.ty(*mask), f.ty(*arg));
                 matches!(mt.elem, crate::ElemType::Bool | crate::ElemType::I32)
                     && mt.rank() == 1
-                    && mt.shape == at.shape
                     && at.rank() == 1
                     && at.elem == ty.elem
                     && matches!(ty.shape.as_slice(), [Dim::Dyn(i)] if (*i as usize) < f.dyn_bounds.len())

@@ -242,6 +242,22 @@ fn modules_for_another_device_are_refused() {
 }
 
 #[test]
+fn a_compress_by_the_other_arguments_mask_builds() {
+    // ⍺'s and ⍵'s lengths are two symbols, checked equal when the module runs; the
+    // verifier refused the compress once it took counts (session 43: "internal
+    // compiler error: IR verifier: … ill-typed instruction Compress").
+    let dir = scratch("mask");
+    let spv = build_with(
+        &dir,
+        "keep",
+        "{(⍺>0)/⍵}",
+        "generic",
+        &["--alpha", "f32", "--omega", "f32"],
+    );
+    assert!(spv.exists());
+}
+
+#[test]
 fn modules_agree_with_the_reference() {
     // `arrc build`'s modules, run by a host that knows nothing of arrc, against the
     // CPU reference: folds, scans, right folds, compress and `⍸` of i32 and f32 vectors
