@@ -1082,65 +1082,39 @@ impl Emitter {
         }
         let start = self.b.i_sub(u, None, elems[0].1, before).map_err(be)?;
         let lo = self.local(u);
-        self.store(lo, zero)?;
-        self.while_loop(
-            |e| {
-                let l = e.load(u, lo)?;
-                e.ult(l, total)
-            },
-            |e| {
-                let l = e.load(u, lo)?;
-                let hi = e.uadd(l, cap)?;
-                for &(count, from, x) in &elems {
-                    let at = e.b.i_sub(u, None, from, start).map_err(be)?;
-                    let a = e.umax(at, l)?;
-                    let end = e.uadd(at, count)?;
-                    let b = e.umin(end, hi)?;
-                    let p = e.local(u);
-                    e.store(p, a)?;
-                    e.while_loop(
-                        |e| {
-                            let q = e.load(u, p)?;
-                            e.ult(q, b)
-                        },
-                        |e| {
-                            let q = e.load(u, p)?;
-                            let s = e.b.i_sub(u, None, q, l).map_err(be)?;
-                            let s = e.uadd(sg_at, s)?;
-                            let ptr = e.shared_ptr(stage, vt, s)?;
-                            e.store(ptr, x)
-                        },
-                        |e| {
-                            let q = e.load(u, p)?;
-                            let nq = e.uadd(q, one)?;
-                            e.store(p, nq)
-                        },
-                    )?;
-                }
-                e.subgroup_barrier()?;
-                for k in 0..items.len() as u32 {
-                    let kc = e.c_u32(k);
-                    let q = e.umul(kc, sgs)?;
-                    let q = e.uadd(q, lane)?;
-                    let at = e.uadd(l, q)?;
-                    let inr = e.ult(at, total)?;
-                    e.if_then(inr, |e| {
-                        let s = e.uadd(sg_at, q)?;
-                        let ptr = e.shared_ptr(stage, vt, s)?;
-                        let x = e.load(vtt, ptr)?;
-                        let g = e.uadd(start, at)?;
-                        e.store_elem(cx, out, g, x)
-                    })?;
-                }
-                // The next window stages over this one.
-                e.subgroup_barrier()
-            },
-            |e| {
-                let l = e.load(u, lo)?;
-                let nl = e.uadd(l, cap)?;
-                e.store(lo, nl)
-            },
-        )?;
+        self.count_loop(lo, zero, total, cap, |e, l| {
+            let hi = e.uadd(l, cap)?;
+            for &(count, from, x) in &elems {
+                let at = e.b.i_sub(u, None, from, start).map_err(be)?;
+                let a = e.umax(at, l)?;
+                let end = e.uadd(at, count)?;
+                let b = e.umin(end, hi)?;
+                let p = e.local(u);
+                e.count_loop(p, a, b, one, |e, q| {
+                    let s = e.b.i_sub(u, None, q, l).map_err(be)?;
+                    let s = e.uadd(sg_at, s)?;
+                    let ptr = e.shared_ptr(stage, vt, s)?;
+                    e.store(ptr, x)
+                })?;
+            }
+            e.subgroup_barrier()?;
+            for k in 0..items.len() as u32 {
+                let kc = e.c_u32(k);
+                let q = e.umul(kc, sgs)?;
+                let q = e.uadd(q, lane)?;
+                let at = e.uadd(l, q)?;
+                let inr = e.ult(at, total)?;
+                e.if_then(inr, |e| {
+                    let s = e.uadd(sg_at, q)?;
+                    let ptr = e.shared_ptr(stage, vt, s)?;
+                    let x = e.load(vtt, ptr)?;
+                    let g = e.uadd(start, at)?;
+                    e.store_elem(cx, out, g, x)
+                })?;
+            }
+            // The next window stages over this one.
+            e.subgroup_barrier()
+        })?;
         // A whole tile holds the last element where it ends the array.
         let last = self.b.i_sub(u, None, cx.n, one).map_err(be)?;
         let bt = self.bool_t;
@@ -1172,23 +1146,10 @@ impl Emitter {
         let count = self.b.bitcast(u, None, count).map_err(be)?;
         let x = self.expr(cx, &rp.value, Ix::flat(i))?;
         let k = self.local(u);
-        self.store(k, zero)?;
-        self.while_loop(
-            |e| {
-                let kv = e.load(u, k)?;
-                e.ult(kv, count)
-            },
-            |e| {
-                let kv = e.load(u, k)?;
-                let at = e.uadd(from, kv)?;
-                e.store_elem(cx, out, at, x)
-            },
-            |e| {
-                let kv = e.load(u, k)?;
-                let nk = e.uadd(kv, one)?;
-                e.store(k, nk)
-            },
-        )?;
+        self.count_loop(k, zero, count, one, |e, kv| {
+            let at = e.uadd(from, kv)?;
+            e.store_elem(cx, out, at, x)
+        })?;
         let last = self.b.i_sub(u, None, cx.n, one).map_err(be)?;
         let bt = self.bool_t;
         let is_last = self.b.i_equal(bt, None, i, last).map_err(be)?;
