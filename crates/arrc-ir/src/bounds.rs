@@ -365,56 +365,84 @@ fn divisor_at_least_one(f: &Function, v: Value) -> bool {
 /// raise an error where they would leave 64 bits). A replicate by such counts needs
 /// no fill items.
 pub(crate) fn nonnegative(f: &Function, v: Value) -> bool {
-    fn go(f: &Function, v: Value, depth: u32) -> bool {
-        let t = f.ty(v).elem;
-        if t == ElemType::Bool {
-            return true;
-        }
-        if depth == 0 || !t.is_int() {
-            return false;
-        }
-        let go = |v: &Value| go(f, *v, depth - 1);
-        match f.inst(v) {
-            Inst::Const(a) => (0..a.len()).all(|i| a.data.get(i).as_i64().is_some_and(|x| x >= 0)),
-            Inst::Iota { origin, .. } | Inst::Roll { origin, .. } => *origin >= 0,
-            Inst::Cast(a) => go(a),
-            Inst::Gather { arg, map } => {
-                let fill = match map {
-                    Gather::Window { fill, .. }
-                    | Gather::Sample { fill, .. }
-                    | Gather::Cycle { fill } => fill.as_i64(),
-                    _ => Some(0),
-                };
-                fill.is_some_and(|x| x >= 0) && go(arg)
-            }
-            Inst::Unary { op: UnOp::Abs, .. } => true,
-            Inst::Binary {
-                op: BinOp::Add | BinOp::Mul | BinOp::Min,
-                lhs,
-                rhs,
-            } => go(lhs) && go(rhs),
-            Inst::Binary {
-                op: BinOp::Max,
-                lhs,
-                rhs,
-            } => go(lhs) || go(rhs),
-            // `a|b` has the sign of `a`.
-            Inst::Binary {
-                op: BinOp::Residue,
-                lhs,
-                ..
-            } => constant_of(f, *lhs).is_some_and(|c| {
-                (0..c.len()).all(|i| c.data.get(i).as_i64().is_some_and(|x| x > 0))
-            }),
-            Inst::Reduce {
-                op: BinOp::Add | BinOp::Max | BinOp::Min,
-                arg,
-                ..
-            } => go(arg),
-            _ => false,
-        }
+    bottom_up(f, v, nonnegative_operands, |u, known| {
+        nonnegative_step(f, u, known)
+    })
+    .unwrap_or(false)
+}
+
+/// The operands [`nonnegative_step`] reads.
+fn nonnegative_operands(f: &Function, v: Value) -> Vec<Value> {
+    if !f.ty(v).elem.is_int() {
+        return vec![];
     }
-    go(f, v, 32)
+    match f.inst(v) {
+        Inst::Cast(a)
+        | Inst::Gather { arg: a, .. }
+        | Inst::Reduce {
+            op: BinOp::Add | BinOp::Max | BinOp::Min,
+            arg: a,
+            ..
+        } => vec![*a],
+        Inst::Binary {
+            op: BinOp::Add | BinOp::Mul | BinOp::Min | BinOp::Max,
+            lhs,
+            rhs,
+        } => vec![*lhs, *rhs],
+        _ => vec![],
+    }
+}
+
+/// Whether `v` is never negative, from its operands' answers (in `known`).
+fn nonnegative_step(f: &Function, v: Value, known: &HashMap<Value, bool>) -> bool {
+    let t = f.ty(v).elem;
+    if t == ElemType::Bool {
+        return true;
+    }
+    if !t.is_int() {
+        return false;
+    }
+    let k = |v: &Value| known[v];
+    let all_at_least = |c: &Array, least: i64| {
+        (0..c.len()).all(|i| c.data.get(i).as_i64().is_some_and(|x| x >= least))
+    };
+    match f.inst(v) {
+        Inst::Const(a) => all_at_least(a, 0),
+        Inst::Iota { origin, .. } | Inst::Roll { origin, .. } => *origin >= 0,
+        Inst::Cast(a) => k(a),
+        Inst::Gather { arg, map } => {
+            let fill = match map {
+                Gather::Window { fill, .. }
+                | Gather::Sample { fill, .. }
+                | Gather::Cycle { fill } => fill.as_i64(),
+                _ => Some(0),
+            };
+            fill.is_some_and(|x| x >= 0) && k(arg)
+        }
+        Inst::Unary { op: UnOp::Abs, .. } => true,
+        Inst::Binary {
+            op: BinOp::Add | BinOp::Mul | BinOp::Min,
+            lhs,
+            rhs,
+        } => k(lhs) && k(rhs),
+        Inst::Binary {
+            op: BinOp::Max,
+            lhs,
+            rhs,
+        } => k(lhs) || k(rhs),
+        // `a|b` has the sign of `a`.
+        Inst::Binary {
+            op: BinOp::Residue,
+            lhs,
+            ..
+        } => constant_of(f, *lhs).is_some_and(|c| all_at_least(c, 1)),
+        Inst::Reduce {
+            op: BinOp::Add | BinOp::Max | BinOp::Min,
+            arg,
+            ..
+        } => k(arg),
+        _ => false,
+    }
 }
 
 /// Whether `v` is a constant (converted or not) with no item 0.
