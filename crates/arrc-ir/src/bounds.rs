@@ -153,12 +153,7 @@ fn int_bound(f: &Function, v: Value, known: &HashMap<Value, Option<u128>>) -> Op
             }
         }
         Inst::Gather { arg, map } => {
-            let fill = match map {
-                Gather::Window { fill, .. }
-                | Gather::Sample { fill, .. }
-                | Gather::Cycle { fill } => fill.as_i64()?,
-                _ => 0,
-            };
+            let fill = gather_fill(map).map_or(Some(0), |f| f.as_i64())?;
             Some(m(*arg)?.max(fill.unsigned_abs() as u128))
         }
         Inst::Reduce {
@@ -309,12 +304,7 @@ fn float_bound(
         }
         Inst::Select { then, els, .. } => both(then, els, f64::max),
         Inst::Gather { arg, map } => {
-            let fill = match map {
-                Gather::Window { fill, .. }
-                | Gather::Sample { fill, .. }
-                | Gather::Cycle { fill } => fill.as_f64().abs(),
-                _ => 0.0,
-            };
+            let fill = gather_fill(map).map_or(0.0, |f| f.as_f64().abs());
             let a = b(arg);
             (
                 a.magnitude.map(|m| m.max(fill)),
@@ -411,12 +401,7 @@ fn nonnegative_step(f: &Function, v: Value, known: &HashMap<Value, bool>) -> boo
         Inst::Iota { origin, .. } | Inst::Roll { origin, .. } => *origin >= 0,
         Inst::Cast(a) => k(a),
         Inst::Gather { arg, map } => {
-            let fill = match map {
-                Gather::Window { fill, .. }
-                | Gather::Sample { fill, .. }
-                | Gather::Cycle { fill } => fill.as_i64(),
-                _ => Some(0),
-            };
+            let fill = gather_fill(map).map_or(Some(0), |f| f.as_i64());
             fill.is_some_and(|x| x >= 0) && k(arg)
         }
         Inst::Unary { op: UnOp::Abs, .. } => true,
@@ -442,6 +427,16 @@ fn nonnegative_step(f: &Function, v: Value, known: &HashMap<Value, bool>) -> boo
             ..
         } => k(arg),
         _ => false,
+    }
+}
+
+/// The fill item a gather puts where it reads outside its argument, if it has one.
+fn gather_fill(map: &Gather) -> Option<&crate::array::Scalar> {
+    match map {
+        Gather::Window { fill, .. } | Gather::Sample { fill, .. } | Gather::Cycle { fill } => {
+            Some(fill)
+        }
+        _ => None,
     }
 }
 

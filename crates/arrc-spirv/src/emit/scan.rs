@@ -764,7 +764,6 @@ impl Emitter {
             let it = e.ty(ElemType::I32);
             let one_i = e.scalar(Scalar::I32(1));
             let vt = c.value.elem();
-            let last = e.b.i_sub(u, None, cxr.n, one).map_err(be)?;
             // The kept count: the count up to the last element, stored by the lane
             // that holds it (`y`, its count), where element `i` is the last.
             // Element `k` of round `r`'s count: the counts before its subgroup's part
@@ -774,10 +773,7 @@ impl Emitter {
                 let n = kept_to(e, r, k)?;
                 e.binop(op, t, at, n)
             };
-            let count_at = |e: &mut Self, i: Word, y: Word| -> R<()> {
-                let is_last = e.b.i_equal(bt, None, i, last).map_err(be)?;
-                e.if_then(is_last, |e| e.store_elem(cxr, c.len, zero, y))
-            };
+            let count_at = |e: &mut Self, i: Word, y: Word| e.length_at_last(cxr, c.len, i, y);
             // Read again for the output, unless the tile holds the values.
             let value_src = match plain_load(cxr, &c.value) {
                 Some((b, from, IExpr::Index))
@@ -1116,11 +1112,8 @@ impl Emitter {
             e.subgroup_barrier()
         })?;
         // A whole tile holds the last element where it ends the array.
-        let last = self.b.i_sub(u, None, cx.n, one).map_err(be)?;
-        let bt = self.bool_t;
         for (&i, &y) in items.iter().zip(ys) {
-            let is_last = self.b.i_equal(bt, None, i, last).map_err(be)?;
-            self.if_then(is_last, |e| e.store_elem(cx, rp.len, zero, y))?;
+            self.length_at_last(cx, rp.len, i, y)?;
         }
         Ok(())
     }
@@ -1150,10 +1143,17 @@ impl Emitter {
             let at = e.uadd(from, kv)?;
             e.store_elem(cx, out, at, x)
         })?;
-        let last = self.b.i_sub(u, None, cx.n, one).map_err(be)?;
-        let bt = self.bool_t;
-        let is_last = self.b.i_equal(bt, None, i, last).map_err(be)?;
-        self.if_then(is_last, |e| e.store_elem(cx, rp.len, zero, y))
+        self.length_at_last(cx, rp.len, i, y)
+    }
+
+    /// Where element `i` is the array's last, its inclusive count `y` into word 0
+    /// of `len` (a compaction's or replicate's result length).
+    fn length_at_last(&mut self, cx: &Cx, len: u32, i: Word, y: Word) -> R<()> {
+        let one = self.c_u32(1);
+        let last = self.b.i_sub(self.u32_t, None, cx.n, one).map_err(be)?;
+        let is_last = self.b.i_equal(self.bool_t, None, i, last).map_err(be)?;
+        let zero = self.c_u32(0);
+        self.if_then(is_last, |e| e.store_elem(cx, len, zero, y))
     }
 
     /// The value `v` (of type `ty`) of the subgroup's last lane, in every lane.
