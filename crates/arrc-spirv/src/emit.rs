@@ -203,6 +203,56 @@ fn plain_load<'k>(cx: &Cx, expr: &'k KExpr) -> Option<(u32, ElemType, &'k IExpr)
     }
 }
 
+/// An elementwise `expr` of a plain array read at each element's own index (one
+/// window, stored as read, 4 or 8 bytes): that array's binding and type, and
+/// `expr` with those reads as `Operand` 0. The array is read wherever `expr` is
+/// evaluated (it is found outside any `Select` or `If`), so it has an element at
+/// every index evaluated, and a kernel may read it four elements at a time and
+/// compute `expr` from each.
+fn mapped_load(cx: &Cx, expr: &KExpr) -> Option<(u32, ElemType, KExpr)> {
+    fn has_operand(e: &KExpr) -> bool {
+        match e {
+            KExpr::Operand { .. } => true,
+            KExpr::Binary { lhs, rhs, .. } => has_operand(lhs) || has_operand(rhs),
+            KExpr::Unary { arg, .. } | KExpr::Cast { arg, .. } => has_operand(arg),
+            KExpr::Select { then, els, .. } => has_operand(then) || has_operand(els),
+            KExpr::If { cond, then, els } => {
+                has_operand(cond) || has_operand(then) || has_operand(els)
+            }
+            _ => false,
+        }
+    }
+    fn found(cx: &Cx, e: &KExpr) -> Option<(u32, ElemType)> {
+        match e {
+            &KExpr::Load {
+                binding,
+                elem,
+                index: IExpr::Index,
+            } if cx.windows[binding as usize].len() == 1
+                && cx.bindings[binding as usize].1 == elem
+                && matches!(
+                    elem,
+                    ElemType::F32 | ElemType::I32 | ElemType::I64 | ElemType::F64
+                ) =>
+            {
+                Some((binding, elem))
+            }
+            KExpr::Binary { lhs, rhs, .. } => found(cx, lhs).or_else(|| found(cx, rhs)),
+            KExpr::Unary { arg, .. } | KExpr::Cast { arg, .. } => found(cx, arg),
+            _ => None,
+        }
+    }
+    if has_operand(expr) {
+        return None;
+    }
+    let (binding, elem) = found(cx, expr)?;
+    Some((
+        binding,
+        elem,
+        expr.clone().with_operand_for(binding, elem, 0),
+    ))
+}
+
 /// A chained scan's 64-bit views of its status bindings (`ScanStatus`).
 #[derive(Clone, Copy)]
 enum StatusViews {

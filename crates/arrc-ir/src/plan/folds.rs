@@ -975,7 +975,7 @@ impl Planner<'_> {
         n: Count,
         n_from: Option<IExpr>,
         overflow: Option<u32>,
-        compact: Option<(KExpr, usize, bool)>,
+        compact: Option<(KExpr, usize, Option<u32>)>,
     ) {
         // A tile is cut into one chunk per subgroup: the workgroup is a whole number of
         // subgroups (rounded down, at least one).
@@ -1101,14 +1101,20 @@ impl Planner<'_> {
             // where the tile allows), beside the scan's own totals (at most 1024
             // 8-byte words).
             let width = if items.is_multiple_of(4) { 4 } else { 1 };
-            let compact = compact.map(|(value, len, repeat)| {
+            let compact = compact.map(|(value, len, most)| {
                 let stage = u64::from(wg * width) * value.elem().size().max(4) as u64;
+                let room = u64::from(self.opts.max_shared_bytes).saturating_sub(8192) / stage;
+                // A replicate's stage holds up to its counts' bound of copies an
+                // element, where that fits (a round is then one window).
+                let copies = most.map_or(1, |m| room.min(u64::from(m)).clamp(1, 8) as u32);
                 Compact {
                     len: kb.bind(len, ElemType::I32, true),
-                    staged: stage + 8192 <= u64::from(self.opts.max_shared_bytes),
-                    holds_values: !repeat && self.opts.compact_holds_values,
+                    staged: room >= 1,
+                    holds_values: most.is_none() && self.opts.compact_holds_values,
                     value,
-                    repeat,
+                    repeat: most.is_some(),
+                    most: most.unwrap_or(1),
+                    copies,
                 }
             });
             let value_fails = compact.as_ref().is_some_and(|c| c.value.may_fail());
@@ -1179,6 +1185,11 @@ impl Planner<'_> {
         // Counts are read twice (scanned, then where each element stores) and its
         // value once: both fuse.
         let repeat = f.ty(mask).elem == ElemType::I32;
+        // A replicate's counts' bound (0 where none is known: a round is then
+        // staged a window at a time).
+        let most = repeat.then(|| {
+            crate::bounds::magnitude(f, mask).map_or(0, |m| u32::try_from(m).unwrap_or(0))
+        });
         let fuse = self.opts.fuse_computed_masks || repeat;
         for part in [mask, arg].into_iter().filter(|_| !fuse) {
             let mut scratch = self.kb();
@@ -1210,7 +1221,7 @@ impl Planner<'_> {
             n,
             n_from,
             None,
-            Some((value, len, repeat)),
+            Some((value, len, most)),
         );
         self.dyn_buffers[id as usize] = Some(len);
         self.buffer_of[v.index()] = Some(out_b);

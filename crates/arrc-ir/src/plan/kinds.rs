@@ -563,6 +563,11 @@ pub struct Compact {
     /// of times from its inclusive count less its count (no keep bits, staging or
     /// held values).
     pub repeat: bool,
+    /// A replicate's counts' bound (0 where none is known; 1 otherwise).
+    pub most: u32,
+    /// A replicate's stage holds `copies` copies an element of its round: where
+    /// `most` is at most that, a round's copies are staged at once (one window).
+    pub copies: u32,
 }
 
 /// One storage-buffer binding of a kernel (descriptor set 0).

@@ -189,6 +189,14 @@ impl Emitter {
             }
             _ => None,
         };
+        // Otherwise, where what it scans is computed from one plain array read at
+        // each element's index, that array four at a time (`mapped_load`).
+        let map_in = match (&vec_in, mapped_load(cx, held)) {
+            (None, Some((b, from, m))) if width == 4 && holding.is_none() => {
+                Some((self.vec4_source(cx, b, from)?, from, m))
+            }
+            _ => None,
+        };
         // The output may be narrower than the fold (an f32 `+\` in f64).
         let out_t = cx.bindings[out as usize].1;
         let vec_out = if width == 4
@@ -356,6 +364,20 @@ impl Emitter {
             e.if_else(
                 whole,
                 |e| {
+                    if let Some((src, from, m)) = &map_in {
+                        let x4s = (vidx.iter())
+                            .map(|&v| e.load_vec4(src, v, *from))
+                            .collect::<R<Vec<_>>>()?;
+                        for ((row, x4), &v) in xs.iter().zip(x4s).zip(&vidx) {
+                            for (c, (&var, x)) in row.iter().zip(x4).enumerate() {
+                                let i = elem_at(e, v, c as u32)?;
+                                e.operands[0] = x;
+                                let y = e.expr(cxr, m, Ix::flat(i))?;
+                                e.store(var, y)?;
+                            }
+                        }
+                        return Ok(());
+                    }
                     for (row, &v) in xs.iter().zip(&vidx) {
                         if let Some(src) = &vec_in {
                             let x4 = if ordered {
@@ -471,6 +493,9 @@ impl Emitter {
             }
         };
         let mut round_scans = vec![];
+        // Each round's lane total (where not packed): a replicate's counts are the
+        // differences of its inclusive values, the first's from the lane's total.
+        let mut lane_totals = vec![];
         // A compaction's rounds keep at most `width` elements a lane, so a
         // subgroup's count of a round stays below `width × 128` (Vulkan's largest
         // subgroup): several rounds' counts share a word, a field each, and one
@@ -532,6 +557,7 @@ impl Emitter {
                 e.group(op, t, GroupOperation::Reduce, acc)?
             };
             round_scans.push((ex, tot));
+            lane_totals.push(acc);
         }
         // Earlier rounds' totals and earlier lanes go into the elements now, so
         // that after the lookback only the tile's and the subgroup's prefixes
@@ -933,11 +959,21 @@ impl Emitter {
         // there one a lane, a coalesced run (as a compaction stores its kept values).
         let repeat_stage = match repeat.filter(|rp| rp.staged) {
             Some(rp) => {
-                let stage = e.shared_sized(rp.value.elem(), e.wg_n * width);
+                let slots = width * rp.copies;
+                let stage = e.shared_sized(rp.value.elem(), e.wg_n * slots);
                 let at = e.umul(sid, sgs)?;
-                Some((stage, e.umul(at, wc)?))
+                let sc = e.c_u32(slots);
+                Some((stage, e.umul(at, sc)?))
             }
             None => None,
+        };
+        // A replicate's values, where they are a plain array, read again four at
+        // a time in its whole tiles.
+        let repeat_src = match repeat.and_then(|rp| plain_load(cxr, &rp.value)) {
+            Some((b, from, IExpr::Index)) if width == 4 && vectors(from) => {
+                Some(e.vec4_source(cxr, b, from)?)
+            }
+            _ => None,
         };
         for (r, (row, &v)) in xs.iter().zip(&vidx).enumerate() {
             // Each element's inclusive value: held already, or (narrow) the round's
@@ -963,11 +999,22 @@ impl Emitter {
                 let is = (0..width)
                     .map(|c| elem_at(e, v, c))
                     .collect::<R<Vec<Word>>>()?;
+                // Each element's count, the difference of its inclusive count and
+                // the one before it (the lane's first's: the lane's last's less the
+                // lane's total); the last tile's elements past the end count 0.
+                let mut counts = vec![];
+                let mut prev =
+                    e.b.i_sub(tt, None, ys[ys.len() - 1], lane_totals[r])
+                        .map_err(be)?;
+                for &y in &ys {
+                    counts.push(e.b.i_sub(tt, None, y, prev).map_err(be)?);
+                    prev = y;
+                }
                 // Each element its own (the last tile's, or where nothing is staged).
                 let each = |e: &mut Self| -> R<()> {
-                    for (&i, &y) in is.iter().zip(&ys) {
+                    for ((&i, &y), &count) in is.iter().zip(&ys).zip(&counts) {
                         let inb = e.ult(i, cxr.n)?;
-                        e.if_then(inb, |e| e.repeat_store(cxr, as_read, rp, out, i, y))?;
+                        e.if_then(inb, |e| e.repeat_store(cxr, rp, out, i, y, count))?;
                     }
                     Ok(())
                 };
@@ -977,16 +1024,14 @@ impl Emitter {
                             stage,
                             items: &is,
                             ys: &ys,
+                            counts: &counts,
+                            values: repeat_src.as_ref().map(|src| (src, v)),
                             before: round_scans[r].0,
                             total: round_scans[r].1,
                             lane,
                             sgs,
                         };
-                        e.if_else(
-                            whole,
-                            |e| e.repeat_round(cxr, as_read, rp, out, &round),
-                            each,
-                        )?;
+                        e.if_else(whole, |e| e.repeat_round(cxr, rp, out, &round), each)?;
                     }
                     None => each(e)?,
                 }
@@ -1037,12 +1082,12 @@ impl Emitter {
 
     /// A round of a replicate's whole tile (see [`RepeatRound`]): the subgroup's
     /// copies of its elements' values go to one run of `out`, staged a window of
-    /// `width × SubgroupSize` of them at a time, each lane writing those of its own
+    /// `width × copies × SubgroupSize` of them at a time (all at once where the
+    /// counts' bound is at most `copies`), each lane writing those of its own
     /// elements that fall in the window, then stored from there one a lane.
     fn repeat_round(
         &mut self,
         cx: &Cx,
-        counts: &KExpr,
         rp: &arrc_ir::plan::Compact,
         out: u32,
         round: &RepeatRound,
@@ -1051,6 +1096,8 @@ impl Emitter {
             stage: (stage, sg_at),
             items,
             ys,
+            counts,
+            values,
             before,
             total,
             lane,
@@ -1060,41 +1107,67 @@ impl Emitter {
         let vt = rp.value.elem();
         let vtt = self.ty(vt);
         let (zero, one) = (self.c_u32(0), self.c_u32(1));
-        let wc = self.c_u32(items.len() as u32);
-        let cap = self.umul(wc, sgs)?;
+        let slots = items.len() as u32 * rp.copies;
+        let cap = self.c_u32(slots);
+        let cap = self.umul(cap, sgs)?;
         let before = self.b.bitcast(u, None, before).map_err(be)?;
         let total = self.b.bitcast(u, None, total).map_err(be)?;
+        let x4 = match values {
+            Some((src, v)) => Some(self.load_vec4(src, v, vt)?),
+            None => None,
+        };
         // Each element's count, value, and first copy's place in the round's run:
         // the copies before it, less those before the round (the same in every
         // lane: the lane's first element's less the lanes' before it, `before`).
         let mut elems = vec![];
-        for (&i, &y) in items.iter().zip(ys) {
-            let count = self.expr(cx, counts, Ix::flat(i))?;
+        for (k, ((&i, &y), &count)) in items.iter().zip(ys).zip(counts).enumerate() {
             let count = self.b.bitcast(u, None, count).map_err(be)?;
             let y = self.b.bitcast(u, None, y).map_err(be)?;
             let from = self.b.i_sub(u, None, y, count).map_err(be)?;
-            let x = self.expr(cx, &rp.value, Ix::flat(i))?;
+            let x = match x4 {
+                Some(x4) => x4[k],
+                None => self.expr(cx, &rp.value, Ix::flat(i))?,
+            };
             elems.push((count, from, x));
         }
         let start = self.b.i_sub(u, None, elems[0].1, before).map_err(be)?;
-        let lo = self.local(u);
-        self.count_loop(lo, zero, total, cap, |e, l| {
-            let hi = e.uadd(l, cap)?;
-            for &(count, from, x) in &elems {
-                let at = e.b.i_sub(u, None, from, start).map_err(be)?;
-                let a = e.umax(at, l)?;
-                let end = e.uadd(at, count)?;
-                let b = e.umin(end, hi)?;
-                let p = e.local(u);
-                e.count_loop(p, a, b, one, |e, q| {
-                    let s = e.b.i_sub(u, None, q, l).map_err(be)?;
-                    let s = e.uadd(sg_at, s)?;
-                    let ptr = e.shared_ptr(stage, vt, s)?;
-                    e.store(ptr, x)
-                })?;
+        // The window from `l`: each element's copies that fall in it staged, then
+        // the window stored, a slot a lane at a time.
+        let window = |e: &mut Self, l: Word| -> R<()> {
+            if (1..=rp.copies).contains(&rp.most) {
+                // Every copy is in the one window: at most `most` an element,
+                // unrolled.
+                for &(count, from, x) in &elems {
+                    let at = e.b.i_sub(u, None, from, start).map_err(be)?;
+                    for c in 0..rp.most {
+                        let cc = e.c_u32(c);
+                        let is = e.ult(cc, count)?;
+                        e.if_then(is, |e| {
+                            let s = e.uadd(at, cc)?;
+                            let s = e.uadd(sg_at, s)?;
+                            let ptr = e.shared_ptr(stage, vt, s)?;
+                            e.store(ptr, x)
+                        })?;
+                    }
+                }
+            } else {
+                let hi = e.uadd(l, cap)?;
+                for &(count, from, x) in &elems {
+                    let at = e.b.i_sub(u, None, from, start).map_err(be)?;
+                    let a = e.umax(at, l)?;
+                    let end = e.uadd(at, count)?;
+                    let b = e.umin(end, hi)?;
+                    let p = e.local(u);
+                    e.count_loop(p, a, b, one, |e, q| {
+                        let s = e.b.i_sub(u, None, q, l).map_err(be)?;
+                        let s = e.uadd(sg_at, s)?;
+                        let ptr = e.shared_ptr(stage, vt, s)?;
+                        e.store(ptr, x)
+                    })?;
+                }
             }
             e.subgroup_barrier()?;
-            for k in 0..items.len() as u32 {
+            for k in 0..slots {
                 let kc = e.c_u32(k);
                 let q = e.umul(kc, sgs)?;
                 let q = e.uadd(q, lane)?;
@@ -1108,9 +1181,15 @@ impl Emitter {
                     e.store_elem(cx, out, g, x)
                 })?;
             }
-            // The next window stages over this one.
+            // The next window (or round) stages over this one.
             e.subgroup_barrier()
-        })?;
+        };
+        if (1..=rp.copies).contains(&rp.most) {
+            window(self, zero)?;
+        } else {
+            let lo = self.local(u);
+            self.count_loop(lo, zero, total, cap, window)?;
+        }
         // A whole tile holds the last element where it ends the array.
         for (&i, &y) in items.iter().zip(ys) {
             self.length_at_last(cx, rp.len, i, y)?;
@@ -1118,22 +1197,21 @@ impl Emitter {
         Ok(())
     }
 
-    /// Element `i` of a replicate, whose inclusive count is `y`: its value stored
-    /// its count of times in `out`, from `y` less its count (its counts read again);
-    /// the last element stores the result's length, `y`.
+    /// Element `i` of a replicate, whose inclusive count is `y` and count `count`:
+    /// its value stored its count of times in `out`, from `y` less its count; the
+    /// last element stores the result's length, `y`.
     fn repeat_store(
         &mut self,
         cx: &Cx,
-        counts: &KExpr,
         rp: &arrc_ir::plan::Compact,
         out: u32,
         i: Word,
         y: Word,
+        count: Word,
     ) -> R<()> {
         let u = self.u32_t;
         let it = self.ty(ElemType::I32);
         let (zero, one) = (self.c_u32(0), self.c_u32(1));
-        let count = self.expr(cx, counts, Ix::flat(i))?;
         let from = self.b.i_sub(it, None, y, count).map_err(be)?;
         let from = self.b.bitcast(u, None, from).map_err(be)?;
         let count = self.b.bitcast(u, None, count).map_err(be)?;
@@ -1169,13 +1247,16 @@ impl Emitter {
 }
 
 /// One round of a replicate's whole tile, for [`Emitter::repeat_round`]: the
-/// subgroup's part of the workgroup stage and where it starts, the lane's elements
-/// and their inclusive counts, the counts of the round's lanes before this one and
+/// subgroup's part of the workgroup stage and where it starts, the lane's elements,
+/// their inclusive counts and counts, where their values are read, the counts of the round's lanes before this one and
 /// of the whole round (a subgroup's run), and the lane and subgroup size.
 struct RepeatRound<'a> {
     stage: (Word, Word),
     items: &'a [Word],
     ys: &'a [Word],
+    counts: &'a [Word],
+    /// The values' array, four at a time, and the lane's vector of it.
+    values: Option<(&'a Vec4Source, Word)>,
     before: Word,
     total: Word,
     lane: Word,
