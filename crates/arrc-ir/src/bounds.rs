@@ -87,6 +87,11 @@ fn int_operands(f: &Function, v: Value) -> Vec<Value> {
             op: BinOp::Add | BinOp::Max | BinOp::Min,
             arg: a,
             ..
+        }
+        | Inst::Binary {
+            op: BinOp::FitsOr | BinOp::Ordered | BinOp::Counts,
+            lhs: a,
+            ..
         } => vec![*a],
         Inst::Binary {
             op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Max | BinOp::Min | BinOp::Residue,
@@ -123,6 +128,12 @@ fn int_bound(f: &Function, v: Value, known: &HashMap<Value, Option<u128>>) -> Op
             op: UnOp::Neg | UnOp::Abs | UnOp::Conjugate,
             arg,
         } => m(*arg),
+        // `r` itself, or an error.
+        Inst::Binary {
+            op: BinOp::FitsOr | BinOp::Ordered | BinOp::Counts,
+            lhs,
+            ..
+        } => m(*lhs),
         Inst::Binary {
             op: BinOp::Add | BinOp::Sub,
             lhs,
@@ -405,6 +416,10 @@ fn nonnegative_step(f: &Function, v: Value, known: &HashMap<Value, bool>) -> boo
             fill.is_some_and(|x| x >= 0) && k(arg)
         }
         Inst::Unary { op: UnOp::Abs, .. } => true,
+        // A negative count is an error.
+        Inst::Binary {
+            op: BinOp::Counts, ..
+        } => true,
         Inst::Binary {
             op: BinOp::Add | BinOp::Mul | BinOp::Min,
             lhs,

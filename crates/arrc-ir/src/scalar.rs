@@ -91,6 +91,9 @@ pub enum BinOp {
     /// `r Ordered ok` is `r` when `ok` is 1, else a DOMAIN ERROR: `⍺⍸⍵` with an ⍺
     /// computed on the device, `ok` saying whether it is ascending.
     Ordered,
+    /// `c Counts ok` is `c` when `ok` is 1, else a DOMAIN ERROR: `⍸c` of counts
+    /// computed on the device, `ok` saying whether the count is not negative.
+    Counts,
     /// `a Quot b` is the exact quotient of i64 `a` by `b` where `b` divides it (the
     /// steps of `⊤` of 64-bit integers: `(q-r|q)÷r`); a DOMAIN ERROR only for
     /// `¯9223372036854775808 Quot ¯1`.
@@ -120,6 +123,9 @@ pub fn sum_fits(r: i64, h: i64) -> bool {
 
 /// The DOMAIN ERROR of `⍺⍸⍵` with an ⍺ not in ascending order.
 pub const NOT_ASCENDING: &str = "⍺⍸⍵ needs ⍺ in ascending order";
+
+/// The DOMAIN ERROR of `⍸c` with a negative count.
+pub const NEGATIVE_COUNT: &str = "⍸ needs non-negative integers";
 
 /// Why a scalar function has no value for its arguments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -484,6 +490,7 @@ impl BinOp {
             ScanSumFits => "scansumfits",
             FitsOr => "fitsor",
             Ordered => "ordered",
+            Counts => "counts",
             Quot => "quot",
         }
     }
@@ -514,7 +521,7 @@ impl BinOp {
             Nor => '⍱',
             SumFits | ScanSumFits => '+',
             FitsOr => '×',
-            Ordered => '⍸',
+            Ordered | Counts => '⍸',
             Quot => '÷',
         }
     }
@@ -561,6 +568,7 @@ impl BinOp {
                 Some("integer result does not fit in 64 bits")
             }
             BinOp::Ordered => Some(NOT_ASCENDING),
+            BinOp::Counts => Some(NEGATIVE_COUNT),
             _ => None,
         }
     }
@@ -583,9 +591,12 @@ impl BinOp {
             BinOp::And | BinOp::Or if j == Bool => Bool,
             BinOp::And | BinOp::Or if j.is_int() => I64,
             BinOp::Nand | BinOp::Nor => Bool,
-            BinOp::SumFits | BinOp::ScanSumFits | BinOp::FitsOr | BinOp::Quot | BinOp::Ordered => {
-                I64
-            }
+            BinOp::SumFits
+            | BinOp::ScanSumFits
+            | BinOp::FitsOr
+            | BinOp::Quot
+            | BinOp::Ordered
+            | BinOp::Counts => I64,
             _ => j,
         }
     }
@@ -645,9 +656,8 @@ impl BinOp {
             }
             Max => Scalar::float(-max, ft),
             Min => Scalar::float(max, ft),
-            Log | Circle | Nand | Nor | SumFits | ScanSumFits | FitsOr | Quot | Ordered => {
-                return None
-            }
+            Log | Circle | Nand | Nor | SumFits | ScanSumFits | FitsOr | Quot | Ordered
+            | Counts => return None,
         })
     }
 
@@ -868,8 +878,9 @@ impl BinOp {
             }
             SumFits if sum_fits(i, j) => Scalar::I64(i),
             ScanSumFits if i.wrapping_sub(j).checked_add(j).is_some() => Scalar::I64(i),
-            FitsOr | Ordered if j != 0 => Scalar::I64(i),
+            FitsOr | Ordered | Counts if j != 0 => Scalar::I64(i),
             Ordered => return Err(domain(NOT_ASCENDING)),
+            Counts => return Err(domain(NEGATIVE_COUNT)),
             Quot if j != 0 && i.checked_div(j).is_some() => Scalar::I64(i / j),
             SumFits | ScanSumFits | FitsOr | Quot => return Err(ovf),
             // Both arguments are checked: `1⍱2` is a DOMAIN ERROR, not 0.

@@ -48,7 +48,7 @@ impl Lower {
         let bt = self.f.ty(b).clone();
         if let Some(counts) = self.const_ints(b) {
             if counts.iter().any(|&c| c < 0) {
-                return Err(err::domain("⍸ needs non-negative integers", span));
+                return Err(err::domain(crate::scalar::NEGATIVE_COUNT, span));
             }
             let total: i64 = counts.iter().fold(0i64, |a, &c| a.saturating_add(c));
             // Made here, on the host: `⍸2147483647` allocated 8 GB (fuzz seed 50 index
@@ -62,6 +62,9 @@ impl Lower {
                 .flat_map(|(k, &c)| std::iter::repeat_n(k as i32 + self.io as i32, c as usize))
                 .collect();
             return Ok(self.konst(Array::vector(Data::I32(idx)), span));
+        }
+        if let Some(r) = self.device_where(b, span.clone())? {
+            return Ok(r);
         }
         let n = match bt.shape.as_slice() {
             [n @ (Dim::Known(_) | Dim::Sym(_))] if bt.elem == ElemType::Bool => *n,

@@ -704,10 +704,9 @@ impl Lower {
                 ))
             }
         };
-        let bound = u128::from(n) * m;
-        if m > REPLICATE_LIMIT || bound > u128::from(crate::plan::MAX_DEVICE_COUNT) {
+        let Some(bound) = replicate_bound(m, n) else {
             return Ok(None);
-        }
+        };
         // Counts within 64 in magnitude: read as i32 (an array of them, where they
         // are computed and read twice, is half the size).
         let c = self.cast(a, ElemType::I32);
@@ -731,6 +730,47 @@ impl Lower {
         Ok(Some(self.device_compress(
             size,
             vals,
+            Dim::Known(bound as u64),
+            span,
+        )))
+    }
+
+    /// `⍸c` of integer counts `c` (a vector of known length) whose magnitude the IR
+    /// bounds as [`Self::device_replicate`] needs: a replicate of `⍳≢c` by them on
+    /// the device, a negative count a DOMAIN ERROR there (`BinOp::Counts`) unless
+    /// the IR shows there is none.
+    pub(super) fn device_where(&mut self, c: Value, span: Span) -> Result<Option<Value>> {
+        let ct = self.f.ty(c).clone();
+        let n = match ct.shape.as_slice() {
+            [Dim::Known(n)] if matches!(ct.elem, ElemType::I32 | ElemType::I64) => *n,
+            _ => return Ok(None),
+        };
+        let Some(bound) = crate::bounds::magnitude(&self.f, c).and_then(|m| replicate_bound(m, n))
+        else {
+            return Ok(None);
+        };
+        let c = if crate::bounds::nonnegative(&self.f, c) {
+            c
+        } else {
+            let zero = self.konst(Array::scalar(Scalar::I32(0)), span.clone());
+            let ok = self.binary(BinOp::GreaterEq, c, zero, span.clone())?;
+            self.binary(BinOp::Counts, c, ok, span.clone())?
+        };
+        let c = self.cast(c, ElemType::I32);
+        let iota = self.f.push(
+            Inst::Iota {
+                len: Dim::Known(n),
+                origin: self.io as i32,
+            },
+            Type {
+                elem: ElemType::I32,
+                shape: vec![Dim::Known(n)],
+            },
+            span.clone(),
+        );
+        Ok(Some(self.device_compress(
+            c,
+            iota,
             Dim::Known(bound as u64),
             span,
         )))
@@ -810,4 +850,12 @@ impl Lower {
             span,
         ))
     }
+}
+
+/// The bound of a replicate's result by `n` counts of magnitude at most `m`, where
+/// the device may make it: `m` at most [`REPLICATE_LIMIT`] and the result within
+/// `MAX_DEVICE_COUNT`.
+fn replicate_bound(m: u128, n: u64) -> Option<u128> {
+    let bound = u128::from(n) * m;
+    (m <= REPLICATE_LIMIT && bound <= u128::from(crate::plan::MAX_DEVICE_COUNT)).then_some(bound)
 }

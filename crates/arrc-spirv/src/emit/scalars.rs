@@ -963,10 +963,16 @@ impl Emitter {
                 self.raise(cx, bit, bad)?;
                 Ok(a)
             }
-            BinOp::FitsOr | BinOp::Ordered => {
+            BinOp::FitsOr | BinOp::Ordered | BinOp::Counts => {
                 let zero = self.scalar(Scalar::I64(0));
                 let bad = self.b.i_equal(bt, None, b, zero).map_err(be)?;
                 self.raise(cx, bit, bad)?;
+                if op == BinOp::Counts {
+                    // A negative count counts 0 in the kernel that found it (a
+                    // replicate's copies stay within its bound).
+                    let ty = self.ty(ElemType::I64);
+                    return self.b.select(ty, None, bad, zero, a).map_err(be);
+                }
                 Ok(a)
             }
             BinOp::Quot => {

@@ -179,6 +179,10 @@ fn replicate_by_computed_counts() {
         "(¯1⌈(3|x)-1)/y",
         "(2⌊(3|x)×2)/y",
         "(+/3|x)/5",
+        // `⍸` of counts: never negative, and checked on the device (none is).
+        "⍸0⌈(3|x)-1",
+        "⍸(1+3|x)-1",
+        "+/⍸(2|x)×3",
     ];
     let sizes = &[0, 1, 7, 8, 9, 65, 257, 4095, 4097, 12289, 100003];
     check_at(&mut s, sizes, EXPRS, ElemType::I32, false);
@@ -229,6 +233,25 @@ fn replicate_by_computed_counts() {
     );
     // Was 2: the counts (4000 bytes), then the result.
     assert_eq!(s.stats().readbacks - before, 1, "the result alone");
+    // `⍸` of such counts likewise (it read the counts back, and uploaded the
+    // indices it made of them).
+    let before = s.stats();
+    let r = device_value(&mut s, "+/⍸3|x");
+    assert_eq!(
+        r.data.get(0).as_i64(),
+        Some((0..1000i64).map(|v| (v % 3) * (v + 1)).sum())
+    );
+    assert_eq!(
+        s.stats().readbacks - before.readbacks,
+        1,
+        "the result alone"
+    );
+    assert_eq!(s.stats().uploads - before.uploads, 0, "no indices uploaded");
+    // A negative count is a DOMAIN ERROR, found on the device.
+    for expr in ["⍸(3|x)-1", "+/⍸(3|x)-2×x=501"] {
+        let e = s.eval(expr).expect_err(expr).to_string();
+        assert!(e.contains("DOMAIN ERROR"), "{expr}: {e}");
+    }
 }
 
 #[test]
