@@ -56,7 +56,7 @@ def torch_workload(torch, name, dtype, n, shape, runs, warmup, batch=1):
     if name == "copy":
         x, y = rand(n), torch.empty(n, device=dev, dtype=tdt)
         return torch_times_b(torch, lambda: y.copy_(x), runs, warmup), None
-    if name in ("sum", "max", "scan", "maxscan", "compress", "replicate", "grade"):
+    if name in ("sum", "max", "scan", "maxscan", "compress", "replicate", "where", "grade"):
         x = rand(n)
         fn = {
             "sum": lambda: x.sum(),
@@ -66,6 +66,8 @@ def torch_workload(torch, name, dtype, n, shape, runs, warmup, batch=1):
             "compress": lambda: x[x > 0.5],  # as arrc bench: (x>0.5)/x
             # as arrc bench: (1+x>0.5)/x (the result's length found on the device)
             "replicate": lambda: torch.repeat_interleave(x, 1 + (x > 0.5).long()),
+            # as arrc bench: ⍸x>0.5 (torch's indices are i64, arrc's i32)
+            "where": lambda: torch.nonzero(x > 0.5).squeeze(1),
             "grade": lambda: torch.argsort(x, stable=True),  # as arrc bench: ⍋x
         }[name]
         t = torch_times_b(torch, fn, runs, warmup)

@@ -93,6 +93,11 @@ pub const WORKLOADS: &[Workload] = &[
         inputs: Inputs::Vector,
     },
     Workload {
+        name: "where",
+        expr: "⍸x>0.5",
+        inputs: Inputs::Vector,
+    },
+    Workload {
         name: "grade",
         expr: "⍋x",
         inputs: Inputs::Vector,
