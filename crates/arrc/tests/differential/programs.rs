@@ -238,12 +238,14 @@ fn statements_in_stages() {
         ("(⌈/x)↑⍳10", 2),
         ("⍳+/x>900", 2),
         ("⍋(x>100)/x", 2),
-        // Counts the IR bounds (`2|`) stay on the device; x's are read back.
+        // Counts the IR bounds (`2|`) stay on the device, for `/` and `⍸`; x's are
+        // read back.
         ("(2|10↑x)/10↑x", 1),
         ("(10↑x)/10↑x", 2),
         ("((x>0)/x)⍳x", 2),
         ("(⌊/|x)+/x", 2),
-        ("⍸2|10↑x", 2),
+        ("⍸2|10↑x", 1),
+        ("⍸|10↑x", 2),
         ("+/[1+0×⌈/x]x", 2),
         ("((⍳3)÷1)⌽3 4⍴x", 2),
         ("1.0 2 3⌽3 4⍴x", 1),
