@@ -419,6 +419,9 @@ pub enum Gather {
     /// `axis, axis+1` (window, position `k` in it, of `w` = the latter's length);
     /// coordinates `(c, k)` read `c+k`, or `c+w-1-k` when `reverse`.
     Windows { axis: usize, reverse: bool },
+    /// `k/[axis]` with one count `k` (at least 1) for every item: coordinate `c` on
+    /// `axis` reads `⌊c÷times`.
+    Repeat { axis: usize, times: u32 },
 }
 
 impl Inst {

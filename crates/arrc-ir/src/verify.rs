@@ -246,6 +246,17 @@ pub fn verify(f: &Function) -> Result<Verified<'_>, Error> {
                         Gather::Windows { axis, .. } => {
                             *axis < at.rank() && ty.rank() == at.rank() + 1
                         }
+                        Gather::Repeat { axis, times } => {
+                            *axis < at.rank()
+                                && *times >= 1
+                                && at.rank() == ty.rank()
+                                && (0..at.rank()).all(|a| match (at.shape[a], ty.shape[a]) {
+                                    (Dim::Known(n), Dim::Known(m)) if a == *axis => {
+                                        n.checked_mul(u64::from(*times)) == Some(m)
+                                    }
+                                    (p, q) => a == *axis || p == q,
+                                })
+                        }
                     }
             }
             Inst::Index { arg, axes } => {

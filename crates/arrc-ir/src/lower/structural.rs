@@ -577,17 +577,46 @@ impl Lower {
                     span,
                 ));
             };
-            let counts = if counts.len() == 1 {
-                vec![counts[0]; n as usize]
-            } else {
-                counts
-            };
-            if counts.len() as u64 != n {
+            if counts.len() != 1 && counts.len() as u64 != n {
                 return Err(err::length(
                     format!("{} counts for an axis of length {n}", counts.len()),
                     span,
                 ));
             }
+            // One count k ≥ 1 for every item (`2/x`): item c reads ⌊c÷k (a gather;
+            // nothing is made here, whatever the length).
+            if let Some(&k) = counts
+                .first()
+                .filter(|&&k| k >= 1 && counts.iter().all(|&c| c == k))
+            {
+                let rest: u64 = (xt.shape.iter().enumerate())
+                    .filter(|(a, _)| *a != ax)
+                    .map(|(_, d)| match d {
+                        Dim::Known(m) => *m,
+                        _ => 1,
+                    })
+                    .fold(1, u64::saturating_mul);
+                let total = n.saturating_mul(k as u64);
+                match u32::try_from(k) {
+                    Ok(1) => return Ok(x),
+                    Ok(times) if total.saturating_mul(rest) <= crate::plan::MAX_DEVICE_COUNT => {
+                        let mut shape = xt.shape.clone();
+                        shape[ax] = Dim::Known(total);
+                        return Ok(self.gather(x, Gather::Repeat { axis: ax, times }, shape, span));
+                    }
+                    _ => {
+                        return Err(err::ws_full(
+                            format!("replicate would give {total} items along its axis"),
+                            span,
+                        ))
+                    }
+                }
+            }
+            let counts = if counts.len() == 1 {
+                vec![counts[0]; n as usize]
+            } else {
+                counts
+            };
             let total = counts
                 .iter()
                 .fold(0u64, |t, &c| t.saturating_add(c.unsigned_abs()));

@@ -147,7 +147,7 @@ pub(super) fn reads_part_of(f: &Function, inst: &Inst, shape: &[Dim]) -> Vec<Val
         // An empty result reads nothing (`(⍳0)∘.+s` never reads `s`).
         Inst::Gather { arg, .. } if may_be_empty => vec![*arg],
         Inst::Gather { arg, map } => match map {
-            Gather::Reverse(_) | Gather::Rotate { .. } => vec![],
+            Gather::Reverse(_) | Gather::Rotate { .. } | Gather::Repeat { .. } => vec![],
             Gather::Axes(axes) if (0..axes.len()).all(|a| axes.contains(&a)) => vec![],
             // A reshape or ravel at least as long as its argument reads all of it.
             Gather::Cycle { .. } if matches!((super::known(shape), super::known(&f.ty(*arg).shape)), (Some(o), Some(a)) if o >= a) =>

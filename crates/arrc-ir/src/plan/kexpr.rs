@@ -697,6 +697,12 @@ impl Planner<'_> {
                 let i = kb.linear(&ci, &inp);
                 self.expr(arg, &i, kb)
             }
+            Gather::Repeat { axis, times } => {
+                let mut c = kb.coords(idx, &out);
+                c[*axis] = IExpr::quot(c[*axis].clone(), IExpr::Const(*times));
+                let i = kb.linear(&c, &inp);
+                self.expr(arg, &i, kb)
+            }
             Gather::Windows { axis, reverse } => {
                 let c = kb.coords(idx, &out);
                 let a = *axis;

@@ -298,6 +298,39 @@ fn rotate_by_computed_amounts() {
 }
 
 #[test]
+fn replicate_by_one_literal_count() {
+    // `k/x` with one count k for every item reads item ⌊c÷k⌋ (`Gather::Repeat`):
+    // nothing is made on the host, which uploaded one index a result item.
+    let mut s = gpu();
+    const EXPRS: &[&str] = &[
+        "2/x",
+        "3/x+y",
+        "+/5/x",
+        "1/x",
+        "(2/x)+2/y",
+        "2 2/2↑x",
+        "2⌿3 4⍴x",
+        "3/[2]2 3 4⍴x",
+        "2/3 5⍴x",
+        "+/[1]2⌿x∘.+1 2 3",
+    ];
+    let sizes = &[0, 1, 7, 8, 9, 65, 4097, 100003];
+    check_at(&mut s, sizes, EXPRS, ElemType::I32, false);
+    check_at(&mut s, &[0, 9, 4097], EXPRS, ElemType::F32, false);
+    let x = Array::vector(Data::I32((0..100000).collect()));
+    s.set("x", x).unwrap();
+    device_value(&mut s, "+/x");
+    let before = s.stats();
+    let r = device_value(&mut s, "+/3/x");
+    assert_eq!(
+        r.data.get(0).as_i64(),
+        Some(3 * (0..100000i64).sum::<i64>())
+    );
+    // Was 1200000 bytes: the indices.
+    assert_eq!(s.stats().upload_bytes - before.upload_bytes, 0);
+}
+
+#[test]
 fn replicate_along_an_axis_on_the_device() {
     // `1 0 1/[1]m`, `⌿[2]`, replicate with fills, along each axis of a rank-3 array;
     // take and drop along several axes.
