@@ -119,17 +119,7 @@ impl Lower {
             ),
             (KeyOp::Fold(_), None) => {
                 // `{+/⍵}⌸k` sums the indices of each group.
-                let iota = self.f.push(
-                    Inst::Iota {
-                        len: Dim::Known(n),
-                        origin: self.io as i32,
-                    },
-                    Type {
-                        elem: ElemType::I32,
-                        shape: vec![Dim::Known(n)],
-                    },
-                    span.clone(),
-                );
+                let iota = self.iota_of(Dim::Known(n), self.io as i32, &span);
                 (iota, false)
             }
             (KeyOp::Fold(fold), Some(_)) => {

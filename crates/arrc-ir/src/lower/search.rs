@@ -29,17 +29,7 @@ impl Lower {
                 span,
             ));
         }
-        Ok(self.f.push(
-            Inst::Iota {
-                len: Dim::Known(n as u64),
-                origin: self.io as i32,
-            },
-            Type {
-                elem: ElemType::I32,
-                shape: vec![Dim::Known(n as u64)],
-            },
-            span,
-        ))
+        Ok(self.iota_of(Dim::Known(n as u64), self.io as i32, &span))
     }
 
     /// `⍸b`: the indices of the 1s of a boolean vector, as a compress of `⍳≢b` (its
@@ -75,17 +65,7 @@ impl Lower {
                 ))
             }
         };
-        let iota = self.f.push(
-            Inst::Iota {
-                len: n,
-                origin: self.io as i32,
-            },
-            Type {
-                elem: ElemType::I32,
-                shape: vec![n],
-            },
-            span.clone(),
-        );
+        let iota = self.iota_of(n, self.io as i32, &span);
         self.compress(b, iota, false, None, span)
     }
 

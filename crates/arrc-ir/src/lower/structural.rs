@@ -786,17 +786,7 @@ impl Lower {
             self.binary(BinOp::Counts, c, ok, span.clone())?
         };
         let c = self.cast(c, ElemType::I32);
-        let iota = self.f.push(
-            Inst::Iota {
-                len: Dim::Known(n),
-                origin: self.io as i32,
-            },
-            Type {
-                elem: ElemType::I32,
-                shape: vec![Dim::Known(n)],
-            },
-            span.clone(),
-        );
+        let iota = self.iota_of(Dim::Known(n), self.io as i32, &span);
         Ok(Some(self.device_compress(
             c,
             iota,
