@@ -119,7 +119,7 @@ impl Lower {
             ),
             (KeyOp::Fold(_), None) => {
                 // `{+/⍵}⌸k` sums the indices of each group.
-                let iota = self.iota_of(Dim::Known(n), self.io as i32, &span);
+                let iota = self.iota_of(Dim::Known(n), self.io as i32, span);
                 (iota, false)
             }
             (KeyOp::Fold(fold), Some(_)) => {
