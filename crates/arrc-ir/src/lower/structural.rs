@@ -583,19 +583,19 @@ impl Lower {
                     span,
                 ));
             }
+            // The items of a cell along the axis (those known).
+            let rest = (xt.shape.iter().enumerate())
+                .filter(|(a, _)| *a != ax)
+                .fold(1u64, |acc, (_, d)| match d {
+                    Dim::Known(m) => acc.saturating_mul(*m),
+                    _ => acc,
+                });
             // One count k ≥ 1 for every item (`2/x`): item c reads ⌊c÷k (a gather;
             // nothing is made here, whatever the length).
             if let Some(&k) = counts
                 .first()
                 .filter(|&&k| k >= 1 && counts.iter().all(|&c| c == k))
             {
-                let rest: u64 = (xt.shape.iter().enumerate())
-                    .filter(|(a, _)| *a != ax)
-                    .map(|(_, d)| match d {
-                        Dim::Known(m) => *m,
-                        _ => 1,
-                    })
-                    .fold(1, u64::saturating_mul);
                 let total = n.saturating_mul(k as u64);
                 match u32::try_from(k) {
                     Ok(1) => return Ok(x),
@@ -624,15 +624,6 @@ impl Lower {
             // own limit of items (2^28; the fuzzer's `2147483647⌿t` allocated 8 GB
             // of indices and the process was killed), and a result within the
             // device's.
-            let rest =
-                xt.shape
-                    .iter()
-                    .enumerate()
-                    .filter(|(k, _)| *k != ax)
-                    .fold(1u64, |acc, (_, d)| match d {
-                        Dim::Known(n) => acc.saturating_mul(*n),
-                        _ => acc,
-                    });
             if total > LITERAL_LIMIT || total.saturating_mul(rest) > crate::plan::MAX_DEVICE_COUNT {
                 return Err(err::ws_full(
                     format!("replicate would give {total} items along its axis"),

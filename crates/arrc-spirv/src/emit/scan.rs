@@ -1133,8 +1133,9 @@ impl Emitter {
         let start = self.b.i_sub(u, None, elems[0].1, before).map_err(be)?;
         // The window from `l`: each element's copies that fall in it staged, then
         // the window stored, a slot a lane at a time.
+        let one_window = (1..=rp.copies).contains(&rp.most);
         let window = |e: &mut Self, l: Word| -> R<()> {
-            if (1..=rp.copies).contains(&rp.most) {
+            if one_window {
                 // Every copy is in the one window: at most `most` an element,
                 // unrolled.
                 for &(count, from, x) in &elems {
@@ -1184,7 +1185,7 @@ impl Emitter {
             // The next window (or round) stages over this one.
             e.subgroup_barrier()
         };
-        if (1..=rp.copies).contains(&rp.most) {
+        if one_window {
             window(self, zero)?;
         } else {
             let lo = self.local(u);
