@@ -19,13 +19,23 @@ fn visit(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
 }
 
 fn main() {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The package's directory when the script runs, not when it was compiled: a
+    // script binary built in another checkout (a worktree sharing the target
+    // directory) once hashed that checkout's sources, then none once it was gone,
+    // and every build after took the same hash (and the modules cached under it).
+    let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let here = Path::new(&dir);
     let roots = [here.join("src"), here.join("../arrc-ir/src")];
     let mut files = vec![];
     for r in &roots {
         println!("cargo:rerun-if-changed={}", r.display());
         visit(r, &mut files);
     }
+    assert!(
+        !files.is_empty(),
+        "no emitter sources under {}",
+        here.display()
+    );
     files.sort();
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for f in &files {
