@@ -461,6 +461,9 @@ pub struct Kernel {
     /// loops off and the value is known only when the kernel runs.
     #[serde(skip)]
     pub trip_guards: Vec<TripGuard>,
+    /// A chained scan's lookback trips, where the device cuts loops off.
+    #[serde(skip)]
+    pub lookback_budget: Option<LookbackBudget>,
     /// Runs only where the words of binding `binding` that the guard names are 0
     /// or are not: of several ways to the same result, the one kernels before chose
     /// on the device (every workgroup of the others returns at once).
@@ -484,6 +487,17 @@ pub struct KernelGuard {
 pub struct TripGuard {
     pub push: u32,
     pub most: u32,
+    pub bit: u32,
+}
+
+/// Where the device cuts loops off (`PlanOptions::loop_trip_limit`): the most loop
+/// trips a chained scan's lookback may take (its polls, and a subgroup's trips over
+/// each tile it reduces itself), leaving the rest of the limit to the kernel's other
+/// loops; past them the lookback stops and the kernel raises error `bit`, where the
+/// device would have cut a loop short and left a wrong prefix.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LookbackBudget {
+    pub trips: u32,
     pub bit: u32,
 }
 
@@ -1103,6 +1117,16 @@ impl Planner<'_> {
         bit
     }
 
+    /// Polls of a lookback before it reduces the awaited tile itself. Where the
+    /// device cuts loops off after so many trips in all (lavapipe), a lookback must
+    /// not spend them polling: a few polls, then the tile is reduced.
+    fn spin_limit(&self) -> u32 {
+        match self.opts.loop_trip_limit {
+            Some(_) => self.opts.spin_limit.min(4),
+            None => self.opts.spin_limit,
+        }
+    }
+
     /// Adds the status binding to a kernel whose expressions may fail.
     fn bind_status(&mut self, kb: &mut KernelBindings, may_fail: bool) {
         if may_fail {
@@ -1163,7 +1187,7 @@ impl Planner<'_> {
             push_constants: names,
             workgroup_size,
             items_per_thread,
-            spin_limit: self.opts.spin_limit,
+            spin_limit: self.spin_limit(),
             n_from: None,
             combine: self.dfn.clone(),
             window_bytes: self.opts.window_bytes.max(1 << 16),
@@ -1174,6 +1198,7 @@ impl Planner<'_> {
             maximal_reconvergence: self.opts.maximal_reconvergence,
             ct: self.v.func.ct,
             trip_guards: vec![],
+            lookback_budget: None,
             guard,
         });
         self.plan.dispatches.push(Dispatch {

@@ -4,7 +4,9 @@
 //! and simple.
 
 use crate::SpirvError;
-use arrc_ir::plan::{scan_unpublished, Fold, IExpr, KExpr, Kernel, KernelKind, ScanStatus, Unit};
+use arrc_ir::plan::{
+    scan_unpublished, Fold, IExpr, KExpr, Kernel, KernelKind, LookbackBudget, ScanStatus, Unit,
+};
 use arrc_ir::scalar::BinOp;
 use arrc_ir::{ElemType, Scalar};
 use rspirv::dr::{Builder, Operand};
@@ -146,6 +148,10 @@ struct Emitter {
     denorm_preserve: bool,
     /// Specialization constant 2: polls before a scan's lookback falls back.
     spin: Word,
+    /// The kernel's lookback budget (`Kernel::lookback_budget`), and the variable
+    /// counting its trips (set by the scan kernel that declares it).
+    lookback_budget: Option<LookbackBudget>,
+    lookback_trips: Option<Word>,
     uses_i64: bool,
     uses_f64: bool,
     uses_ballot: bool,
@@ -376,6 +382,8 @@ impl Emitter {
             ct: arrc_ir::scalar::COMPARISON_TOLERANCE,
             denorm_preserve: false,
             spin,
+            lookback_budget: None,
+            lookback_trips: None,
             uses_i64: false,
             uses_f64: false,
             uses_ballot: false,
@@ -902,6 +910,8 @@ impl Emitter {
         self.exact32 = k.exact32();
         self.flush_sim = self.exact32 && k.flush_f32;
         self.ct = k.ct;
+        self.lookback_budget = k.lookback_budget;
+        self.lookback_trips = None;
         // Bindings: set 0, binding i.
         let mut cx = Cx {
             bindings: vec![],

@@ -216,9 +216,10 @@ pub(crate) fn module_cache_key(k: &arrc_ir::plan::Kernel) -> String {
         maximal_reconvergence,
         ct,
         trip_guards,
+        lookback_budget,
         guard,
     } = k;
     format!(
-        "{kind:?}|{n_from:?}|{combine:?}|{window_bytes:?}|{bindings:?}|{push_constants:?}|{workgroup_size}|{items_per_thread}|{spin_limit}|{float64}|{denorm_preserve_f64}|{denorm_preserve_f32}|{flush_f32}|{maximal_reconvergence}|{ct:e}|{trip_guards:?}|{guard:?}"
+        "{kind:?}|{n_from:?}|{combine:?}|{window_bytes:?}|{bindings:?}|{push_constants:?}|{workgroup_size}|{items_per_thread}|{spin_limit}|{float64}|{denorm_preserve_f64}|{denorm_preserve_f32}|{flush_f32}|{maximal_reconvergence}|{ct:e}|{trip_guards:?}|{lookback_budget:?}|{guard:?}"
     )
 }

@@ -488,6 +488,7 @@ impl TuneArgs {
             scan_wide_status: self.scan_wide_status,
             scan_lookback_subgroup: self.scan_lookback_subgroup,
             scan_wide_lookback: self.scan_wide_lookback,
+            loop_trip_limit: None,
             int8_matrices: self.int8_matrices,
             int8_tile: self.int8_tile,
             int8_slices_from: self.int8_slices_from,

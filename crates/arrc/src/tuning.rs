@@ -39,6 +39,9 @@ pub struct Tuning {
     /// Scan tiles that look back with all their subgroups
     /// (`PlanOptions::scan_wide_lookback`).
     pub scan_wide_lookback: Option<bool>,
+    /// Plans as for a device that cuts loops off after this many trips of an
+    /// invocation (`PlanOptions::loop_trip_limit`); a device's own lower limit stays.
+    pub loop_trip_limit: Option<u64>,
     /// Integer products of small operands on 8-bit cooperative matrices where the
     /// device has them (`PlanOptions::int8_matrices`); `Some(true)` changes nothing
     /// where it has none.
@@ -155,6 +158,9 @@ impl Tuning {
         }
         if let Some(v) = self.scan_wide_lookback {
             o.scan_wide_lookback = v;
+        }
+        if let Some(v) = self.loop_trip_limit {
+            o.loop_trip_limit = Some(o.loop_trip_limit.map_or(v, |l| l.min(v)));
         }
         if self.int8_matrices == Some(false) {
             o.int8_matrices = None;

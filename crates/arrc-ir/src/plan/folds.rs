@@ -150,6 +150,24 @@ impl Planner<'_> {
         }
     }
 
+    /// Where the device cuts loops off (`PlanOptions::loop_trip_limit`): a chained
+    /// scan's lookback may take half the limit's trips, and raises a device error
+    /// past them (`LookbackBudget`).
+    fn lookback_budget(&mut self, span: &Span) -> Option<LookbackBudget> {
+        let limit = self.opts.loop_trip_limit?;
+        let bit = self.error_bit(
+            ErrorClass::Device,
+            &format!(
+                "a scan waited on other workgroups longer than this device's loops run ({limit} trips in all); run it again, or on another device"
+            ),
+            span.clone(),
+        );
+        Some(LookbackBudget {
+            trips: (limit / 2).min(u64::from(u32::MAX)) as u32,
+            bit,
+        })
+    }
+
     /// The items an invocation of a vector fold's first pass takes each trip, and
     /// its workgroups. A plain 4-byte array is read four elements a load, so a
     /// trip covers four times the items. Where the vector's length is known and
@@ -959,7 +977,8 @@ impl Planner<'_> {
         let expr = widen(self.expr(arg, &IExpr::Index, &mut kb), acc);
         let n_from = self.n_from(arg, &mut kb);
         let overflow = self.overflow_bit(v, &Fold::Assoc(op), is_result);
-        self.chained_scan(op, kb, expr, b, elem, n, n_from, overflow, None);
+        let span = self.v.func.span(v);
+        self.chained_scan(span, op, kb, expr, b, elem, n, n_from, overflow, None);
         self.buffer_of[v.index()] = Some(b);
     }
 
@@ -967,6 +986,7 @@ impl Planner<'_> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn chained_scan(
         &mut self,
+        span: Span,
         op: BinOp,
         kb: KernelBindings,
         expr: KExpr,
@@ -1118,9 +1138,10 @@ impl Planner<'_> {
                 }
             });
             let value_fails = compact.as_ref().is_some_and(|c| c.value.may_fail());
+            let budget = self.lookback_budget(&span);
             self.bind_status(
                 &mut kb,
-                expr.may_fail() || overflow.is_some() || value_fails,
+                expr.may_fail() || overflow.is_some() || value_fails || budget.is_some(),
             );
             let kind = KernelKind::ScanChained {
                 op,
@@ -1135,7 +1156,12 @@ impl Planner<'_> {
                 lookback_subgroup,
                 wide_lookback,
                 shuffle: self.opts.subgroup_shuffle,
-                tiles_by_workgroup: self.opts.scan_tiles_by_workgroup,
+                // Tiles claimed in order where loops are cut off: a tile's
+                // predecessors have then all started, and a lookback reduces at most
+                // the few still running (in workgroup order, a lookback on lavapipe
+                // met thousands of unstarted tiles).
+                tiles_by_workgroup: self.opts.scan_tiles_by_workgroup
+                    && self.opts.loop_trip_limit.is_none(),
                 overflow,
                 compact,
                 subnormals: report.map(|f| shared(&mut kb, f, ElemType::I32, true)),
@@ -1148,6 +1174,9 @@ impl Planner<'_> {
                 groups.clone(),
                 (wg, items),
             );
+            if let (Some(b), Some(k)) = (budget, self.plan.kernels.last_mut()) {
+                k.lookback_budget = Some(b);
+            }
             // The exact way dispatches the workgroups the first reported (none
             // where no subgroup held a subnormal: at 2^26 its empty workgroups and
             // their barrier cost about 17 µs on an H200); a length on the device
@@ -1213,6 +1242,7 @@ impl Planner<'_> {
         };
         let n_from = self.n_from(arg, &mut kb);
         self.chained_scan(
+            f.span(v),
             BinOp::Add,
             kb,
             counts,

@@ -92,12 +92,7 @@ impl Planner<'_> {
             self.new_buffer(ElemType::I32, nc.clone(), BufferRole::Temp),
         ];
         let passes = 4 * words;
-        // Where the device cuts loops off after so many trips in all (lavapipe), a
-        // lookback must not spend them polling: a few polls, then the tile is counted.
-        let polls = match self.opts.loop_trip_limit {
-            Some(_) => self.opts.spin_limit.min(4),
-            None => self.opts.spin_limit,
-        };
+        let polls = self.spin_limit();
         let lookback = n < self.opts.radix_lookback_below.min(1 << 30);
         let dest = self.result_or_temp(v, is_result);
         // Where some `keys[⍋keys]` or search follows, the last pass writes the keys
@@ -205,6 +200,7 @@ impl Planner<'_> {
                 let [counts, starts] = status;
                 let ranged = (kin, range);
                 self.radix_counts(
+                    f.span(v),
                     ranged,
                     wide,
                     counts,
@@ -346,6 +342,7 @@ impl Planner<'_> {
     #[allow(clippy::too_many_arguments)]
     fn radix_counts(
         &mut self,
+        span: Span,
         (keys, range): (usize, Option<usize>),
         wide: bool,
         counts: usize,
@@ -376,6 +373,7 @@ impl Planner<'_> {
         };
         let total = Count::known(256 * tiles);
         self.chained_scan(
+            span,
             BinOp::Add,
             kb,
             expr,

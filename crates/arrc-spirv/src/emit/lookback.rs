@@ -212,6 +212,7 @@ impl Emitter {
         let el = self.elect()?;
         let set =
             |e: &mut Self, var: Word, v: Word| -> R<()> { e.if_then(el, |e| e.store(var, v)) };
+        self.spend_trips(cx, one, |e| set(e, w.go, zero))?;
         let stopped = self.ult(first_stop, sgs)?;
         self.if_else(
             stopped,
@@ -253,6 +254,8 @@ impl Emitter {
                                     let np = e.binop(op, t, tot, pv)?;
                                     e.store(prefix, np)?;
                                     e.store(spins, zero)?;
+                                    let trips = e.tile_trips(blk)?;
+                                    e.spend_trips(cx, trips, |e| set(e, w.go, zero))?;
                                     let at0 = e.b.i_equal(bt, None, jv, zero).map_err(be)?;
                                     e.if_else(
                                         at0,
@@ -617,6 +620,7 @@ impl Emitter {
         let id = self.identity(op, t);
         let fls = self.b.constant_false(bt);
         let lane = self.load_builtin_cx(BuiltIn::SubgroupLocalInvocationId)?;
+        self.spend_trips(cx, one, |e| e.store(looking, fls))?;
         let jv = self.load(u, j)?;
         let valid = self.b.u_less_than_equal(bt, None, lane, jv).map_err(be)?;
         let tj = self.b.i_sub(u, None, jv, lane).map_err(be)?;
@@ -667,6 +671,8 @@ impl Emitter {
                             let pv = e.load(tt, prefix)?;
                             let np = e.binop(op, t, tot, pv)?;
                             e.store(prefix, np)?;
+                            let trips = e.tile_trips(blk)?;
+                            e.spend_trips(cx, trips, |e| e.store(looking, fls))?;
                             let at0 = e.b.i_equal(bt, None, jv, zero).map_err(be)?;
                             e.if_else(
                                 at0,
@@ -792,6 +798,40 @@ impl Emitter {
             .map_err(be)?;
         let any = self.ult(zero, count)?;
         self.b.select(u, None, any, lsb, sgs).map_err(be)
+    }
+
+    /// Where the device cuts loops off (`Kernel::lookback_budget`): adds `trips` to
+    /// the lookback's count, and past the budget raises the kernel's device error
+    /// and ends the lookback (`stop`), before the device could cut a loop short
+    /// unseen. Nothing elsewhere.
+    fn spend_trips(
+        &mut self,
+        cx: &Cx,
+        trips: Word,
+        stop: impl FnOnce(&mut Self) -> R<()>,
+    ) -> R<()> {
+        let (Some(budget), Some(var)) = (self.lookback_budget, self.lookback_trips) else {
+            return Ok(());
+        };
+        let u = self.u32_t;
+        let spent = self.load(u, var)?;
+        let spent = self.uadd(spent, trips)?;
+        self.store(var, spent)?;
+        let most = self.c_u32(budget.trips);
+        let over = self.ult(most, spent)?;
+        self.raise(cx, Some(budget.bit), over)?;
+        self.if_then(over, stop)
+    }
+
+    /// The loop trips of a subgroup's reduction of a tile of `blk` elements
+    /// ([`Self::reduce_tile_input`]).
+    fn tile_trips(&mut self, blk: Word) -> R<Word> {
+        let u = self.u32_t;
+        let sgs = self.load_builtin_cx(BuiltIn::SubgroupSize)?;
+        let one = self.c_u32(1);
+        let up = self.uadd(blk, sgs)?;
+        let up = self.b.i_sub(u, None, up, one).map_err(be)?;
+        self.b.u_div(u, None, up, sgs).map_err(be)
     }
 
     /// The decoupled fallback: tile `jv`'s input, `blk` elements, reduced by the

@@ -234,6 +234,11 @@ impl Emitter {
         // claims the tile from the counter, so tiles start in order: a tile's
         // predecessors were claimed by workgroups already running.
         let e = self;
+        if e.lookback_budget.is_some() {
+            let trips = e.local(u);
+            e.store(trips, zero)?;
+            e.lookback_trips = Some(trips);
+        }
         if let Some(r) = sh_ready {
             e.if_then(first, |e| e.store(r, zero))?;
         }

@@ -155,6 +155,77 @@ fn scans_with_a_workgroup_wide_lookback() {
 }
 
 #[test]
+fn lookbacks_within_a_loop_trip_limit() {
+    // lavapipe ends every loop of an invocation once all its loops together have run
+    // 65535 trips. A lookback that waited on many tiles (each polled 2048 times,
+    // then reduced) was cut off there and left a wrong prefix: `+\\x` of 2^20+3
+    // i32 in workgroups of 8 with tiles taken in workgroup order, under load, went
+    // wrong from element 2^19 in 49 of 400 runs. Where loops are cut off, a lookback
+    // polls at most 4 times, tiles are claimed in order, and a lookback past half
+    // the limit raises a device error instead of an answer.
+    let x = "x←¯500+?100003⍴1000";
+    let mut s = gpu();
+    s.eval(x).expect("x");
+    s.tune(arrc::Tuning {
+        loop_trip_limit: Some(65_000),
+        scan_tiles_by_workgroup: Some(true),
+        spin_limit: Some(2048),
+        scan_workgroup_size: Some(8),
+        scan_items_per_thread: Some(4),
+        ..Default::default()
+    });
+    let plan = s.compile("+\\x").unwrap().plan;
+    let scan = plan
+        .kernels
+        .iter()
+        .find(|k| matches!(k.kind, arrc_ir::plan::KernelKind::ScanChained { .. }))
+        .expect("a chained scan");
+    assert!(scan.spin_limit <= 4, "{}", scan.spin_limit);
+    assert!(matches!(
+        scan.kind,
+        arrc_ir::plan::KernelKind::ScanChained {
+            tiles_by_workgroup: false,
+            ..
+        }
+    ));
+    assert_eq!(scan.lookback_budget.map(|b| b.trips), Some(32_500));
+    for e in [
+        "r←+\\x ⋄ (∧/(1↓r)=(¯1↓r)+1↓x),r[1]=x[1]",
+        "((≢(x>0)/x),+/(1+x>0)/x)=(+/x>0),+/x×1+x>0",
+    ] {
+        let got = s.eval(e).expect(e);
+        assert_eq!(arrc::display(&got.value.expect("a value")), "1 1", "{e}");
+    }
+    // A budget of no trips: every tile past the first needs one poll at least, and
+    // raises the error.
+    for wide in [false, true] {
+        let mut s = gpu();
+        s.eval(x).expect("x");
+        s.tune(arrc::Tuning {
+            loop_trip_limit: Some(1),
+            scan_wide_lookback: Some(wide),
+            ..Default::default()
+        });
+        for e in ["+\\x", "(x>0)/x", "(1+x>0)/x"] {
+            match s.eval(e) {
+                Err(err) => assert!(
+                    err.class == arrc::ErrorClass::Device
+                        && err.message.contains("longer than this device's loops run"),
+                    "{e}: {err}"
+                ),
+                Ok(o) => panic!("{e}: an answer past the lookback's budget: {:?}", o.notes),
+            }
+        }
+        // One tile: no lookback.
+        let got = s.eval("+\\⍳10").expect("one tile");
+        assert_eq!(
+            arrc::display(&got.value.expect("a value")),
+            "1 3 6 10 15 21 28 36 45 55"
+        );
+    }
+}
+
+#[test]
 fn column_folds_four_columns_at_a_time() {
     // Folds along a leading axis whose rows come in fours (`Unit::Quad`): vector loads
     // of plain f32 and i32 arrays, fused arguments read element by element, several
