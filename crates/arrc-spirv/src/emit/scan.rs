@@ -92,7 +92,12 @@ impl Emitter {
         let htt = self.ty(ht);
         // A compaction that holds its values (`Compact::holds_values`): those of a
         // plain array, read four at a time and held as read, its mask computed from
-        // each (the mask's reads of the same element are `Operand` 0).
+        // each (the mask's reads of the same element are `Operand` 0). Where its
+        // values are another's, but its mask is computed from one plain array (`⍸`:
+        // `⍸x>0.5` stores indices), that array is read alike and only the keep bits
+        // outlive the reads (on the H200 at 2^28, `⍸x>0.5` held the mask's values
+        // through the lookback: 62 registers, 2 workgroups of 512 a multiprocessor;
+        // `(x>0.5)/x` 40 and 3).
         let holding = match compact {
             Some(c) if c.holds_values && width == 4 => match &c.value {
                 &KExpr::Load {
@@ -109,10 +114,16 @@ impl Emitter {
                         held.clone().with_operand_for(binding, elem, 0),
                     ))
                 }
-                _ => None,
+                _ => mapped_load(cx, held),
             },
             _ => None,
         };
+        // Whether what the tile holds is the compaction's values.
+        let holds_values = matches!(
+            (&holding, compact.map(|c| &c.value)),
+            (Some((b, from, _)), Some(&KExpr::Load { binding, elem, index: IExpr::Index }))
+                if binding == *b && elem == *from
+        );
         let xt = match &holding {
             Some((_, elem, _)) => self.ty(*elem),
             None => htt,
@@ -349,7 +360,12 @@ impl Emitter {
                             e.store(var, none)?;
                             let k = r * width as usize + c;
                             e.if_then(inb, |e| {
-                                let x = e.expr(cxr, &compact.unwrap().value, Ix::flat(i))?;
+                                let read = KExpr::Load {
+                                    binding: *b,
+                                    elem: *from,
+                                    index: IExpr::Index,
+                                };
+                                let x = e.expr(cxr, &read, Ix::flat(i))?;
                                 e.store(var, x)?;
                                 e.operands[0] = x;
                                 let m = e.expr(cxr, mask, Ix::flat(i))?;
@@ -807,9 +823,7 @@ impl Emitter {
             let count_at = |e: &mut Self, i: Word, y: Word| e.length_at_last(cxr, c.len, i, y);
             // Read again for the output, unless the tile holds the values.
             let value_src = match plain_load(cxr, &c.value) {
-                Some((b, from, IExpr::Index))
-                    if width == 4 && vectors(from) && holding.is_none() =>
-                {
+                Some((b, from, IExpr::Index)) if width == 4 && vectors(from) && !holds_values => {
                     Some(e.vec4_source(cxr, b, from)?)
                 }
                 _ => None,
@@ -851,12 +865,12 @@ impl Emitter {
             // The values held, where the tile holds them.
             let held_values = |e: &mut Self, r: usize| -> R<Option<Vec<Word>>> {
                 match holding {
-                    Some(_) => xs[r]
+                    Some(_) if holds_values => xs[r]
                         .iter()
                         .map(|&var| e.load(xt, var))
                         .collect::<R<_>>()
                         .map(Some),
-                    None => Ok(None),
+                    _ => Ok(None),
                 }
             };
             // A round of a whole tile, and of the last tile (each element checked).
@@ -943,8 +957,8 @@ impl Emitter {
                     let inb = e.ult(i, cxr.n)?;
                     e.if_then(inb, |e| {
                         let x = match holding {
-                            Some(_) => Some(e.load(xt, xs[r][k as usize])?),
-                            None => None,
+                            Some(_) if holds_values => Some(e.load(xt, xs[r][k as usize])?),
+                            _ => None,
                         };
                         place(e, base + k as usize, i, y, x)
                     })?;

@@ -24,6 +24,13 @@ fn compress_on_the_device() {
         "((x|7)>1)/x",
         "((x×x)>x+1)/x-1",
         "+\\((|x)>5)/x×2",
+        // Masks of one array read four at a time, the values another's or indices
+        // (only the keep bits held through the lookback).
+        "⍸x>0",
+        "(x>0)/y",
+        "⍸(x|7)>1",
+        "+/⍸x<y",
+        "(2|⌊x)/⍳≢x",
     ];
     // Sizes around the scan's tile (4096 by default) and a grid of several tiles;
     // arrays of whole tiles, whose last element a whole tile holds (its count is
