@@ -208,6 +208,21 @@ impl Emitter {
             }
             _ => None,
         };
+        // A replicate whose counts are computed from the very array it replicates
+        // (`(1+x>0.5)/x`) computes each count again from the values it reads for its
+        // stores: only a round's offset outlives the lookback, not each element's
+        // count (as a narrow scan keeps its offsets).
+        let recount = match (repeat, mapped_load(cx, held)) {
+            (Some(rp), Some((b, from, _))) if map_in.is_some() => matches!(
+                rp.value,
+                KExpr::Load { binding, elem, index: IExpr::Index } if binding == b && elem == from
+            ),
+            _ => false,
+        };
+        let offs = match (offs.is_empty(), recount) {
+            (true, true) => (0..rounds).map(|_| self.local(tt)).collect(),
+            _ => offs,
+        };
         // The output may be narrower than the fold (an f32 `+\` in f64).
         let out_t = cx.bindings[out as usize].1;
         let vec_out = if width == 4
@@ -562,7 +577,7 @@ impl Emitter {
                 let mut acc = ws[0];
                 for (&var, &x) in row[1..].iter().zip(&ws[1..]) {
                     acc = e.binop(op, t, acc, x)?;
-                    if narrow.is_none() {
+                    if narrow.is_none() && !recount {
                         e.store(var, acc)?;
                     }
                 }
@@ -595,7 +610,7 @@ impl Emitter {
             };
             if compact.is_some() {
                 round_offs.push(off);
-            } else if narrow.is_some() {
+            } else if narrow.is_some() || recount {
                 e.store(offs[r], off)?;
             } else {
                 for &var in row {
@@ -689,7 +704,7 @@ impl Emitter {
             if compact.is_some() {
                 return Ok(());
             }
-            if narrow.is_some() {
+            if narrow.is_some() || recount {
                 for &var in &offs {
                     let x = e.load(tt, var)?;
                     let y = e.binop(op, t, a, x)?;
@@ -997,6 +1012,67 @@ impl Emitter {
         for (r, (row, &v)) in xs.iter().zip(&vidx).enumerate() {
             // Each element's inclusive value: held already, or (narrow) the round's
             // offset and the elements before it, widened.
+            if let (true, Some(rp), Some((_, from, m)), Some(src)) =
+                (recount, repeat, &map_in, &repeat_src)
+            {
+                let is = (0..width)
+                    .map(|c| elem_at(e, v, c))
+                    .collect::<R<Vec<Word>>>()?;
+                let off = e.load(tt, offs[r])?;
+                // A whole tile's round: the values four at a time, each one's count
+                // computed from it, the inclusive counts from the round's offset.
+                let whole_round = |e: &mut Self| -> R<()> {
+                    let x4 = e.load_vec4(src, v, *from)?;
+                    let (mut y, mut ys, mut counts) = (off, vec![], vec![]);
+                    for (&x, &i) in x4.iter().zip(&is) {
+                        e.operands[0] = x;
+                        let c = e.expr(cxr, m, Ix::flat(i))?;
+                        y = e.binop(op, t, y, c)?;
+                        ys.push(y);
+                        counts.push(c);
+                    }
+                    match repeat_stage {
+                        Some(stage) => {
+                            let round = RepeatRound {
+                                stage,
+                                items: &is,
+                                ys: &ys,
+                                counts: &counts,
+                                values: None,
+                                loaded: Some([x4[0], x4[1], x4[2], x4[3]]),
+                                before: round_scans[r].0,
+                                total: round_scans[r].1,
+                                lane,
+                                sgs,
+                            };
+                            e.repeat_round(cxr, rp, out, &round)
+                        }
+                        None => (is.iter().zip(&ys).zip(&counts))
+                            .try_for_each(|((&i, &y), &c)| e.repeat_store(cxr, rp, out, i, y, c)),
+                    }
+                };
+                // The last tile's: each element in the array read, counted and
+                // stored alone.
+                let part_round = |e: &mut Self| -> R<()> {
+                    let yv = e.local(tt);
+                    e.store(yv, off)?;
+                    for &i in &is {
+                        let inb = e.ult(i, cxr.n)?;
+                        e.if_then(inb, |e| {
+                            let x = e.expr(cxr, &rp.value, Ix::flat(i))?;
+                            e.operands[0] = x;
+                            let c = e.expr(cxr, m, Ix::flat(i))?;
+                            let y = e.load(tt, yv)?;
+                            let y = e.binop(op, t, y, c)?;
+                            e.store(yv, y)?;
+                            e.repeat_store(cxr, rp, out, i, y, c)
+                        })?;
+                    }
+                    Ok(())
+                };
+                e.if_else(whole, whole_round, part_round)?;
+                continue;
+            }
             let mut ys = vec![];
             let mut acc = offs.get(r).map(|&o| e.load(tt, o)).transpose()?;
             let ws = match acc {
@@ -1045,6 +1121,7 @@ impl Emitter {
                             ys: &ys,
                             counts: &counts,
                             values: repeat_src.as_ref().map(|src| (src, v)),
+                            loaded: None,
                             before: round_scans[r].0,
                             total: round_scans[r].1,
                             lane,
@@ -1117,6 +1194,7 @@ impl Emitter {
             ys,
             counts,
             values,
+            loaded,
             before,
             total,
             lane,
@@ -1131,9 +1209,10 @@ impl Emitter {
         let cap = self.umul(cap, sgs)?;
         let before = self.b.bitcast(u, None, before).map_err(be)?;
         let total = self.b.bitcast(u, None, total).map_err(be)?;
-        let x4 = match values {
-            Some((src, v)) => Some(self.load_vec4(src, v, vt)?),
-            None => None,
+        let x4 = match (loaded, values) {
+            (Some(x4), _) => Some(x4),
+            (None, Some((src, v))) => Some(self.load_vec4(src, v, vt)?),
+            (None, None) => None,
         };
         // Each element's count, value, and first copy's place in the round's run:
         // the copies before it, less those before the round (the same in every
@@ -1277,6 +1356,8 @@ struct RepeatRound<'a> {
     counts: &'a [Word],
     /// The values' array, four at a time, and the lane's vector of it.
     values: Option<(&'a Vec4Source, Word)>,
+    /// The values already read, four (in place of `values`).
+    loaded: Option<[Word; 4]>,
     before: Word,
     total: Word,
     lane: Word,

@@ -204,8 +204,19 @@ fn replicate_by_computed_counts() {
             spin_limit: spin,
             ..Default::default()
         });
-        let exprs = ["(3|x)/y", "((3|x)-1)/x", "(1+x>y)/y"];
+        // Counts computed from the values replicated (`(3|x)/x`) are computed
+        // again from the values read for the stores.
+        let exprs = [
+            "(3|x)/y",
+            "((3|x)-1)/x",
+            "(1+x>y)/y",
+            "(3|x)/x",
+            "(1+x>0)/x",
+        ];
         check_at(&mut t, &[9215, 12289, 100003], &exprs, ElemType::I32, false);
+        for ty in [ElemType::F32, ElemType::F64] {
+            check_at(&mut t, &[0, 65, 12289], &["(1+x>0)/x"], ty, false);
+        }
     }
     // The largest counts on the device (`65|x`: at most 64), and one past them
     // (the host's way).
