@@ -159,7 +159,7 @@ fn lookbacks_within_a_loop_trip_limit() {
     // lavapipe ends every loop of an invocation once all its loops together have run
     // 65535 trips. A lookback that waited on many tiles (each polled 2048 times,
     // then reduced) was cut off there and left a wrong prefix: `+\\x` of 2^20+3
-    // i32 in workgroups of 8 with tiles taken in workgroup order, under load, went
+    // i32 in workgroups of 32 (tiles of 128) with tiles taken in workgroup order, under load, went
     // wrong from element 2^19 in 49 of 400 runs. Where loops are cut off, a lookback
     // polls at most 4 times, tiles are claimed in order, and a lookback past half
     // the limit raises a device error instead of an answer.
@@ -170,7 +170,7 @@ fn lookbacks_within_a_loop_trip_limit() {
         loop_trip_limit: Some(65_000),
         scan_tiles_by_workgroup: Some(true),
         spin_limit: Some(2048),
-        scan_workgroup_size: Some(8),
+        scan_workgroup_size: Some(32),
         scan_items_per_thread: Some(4),
         ..Default::default()
     });
