@@ -98,6 +98,7 @@ impl Emitter {
         // outlive the reads (on the H200 at 2^28, `⍸x>0.5` held the mask's values
         // through the lookback: 62 registers, 2 workgroups of 512 a multiprocessor;
         // `(x>0.5)/x` 40 and 3).
+        let mapped = mapped_load(cx, held);
         let holding = match compact {
             Some(c) if c.holds_values && width == 4 => match &c.value {
                 &KExpr::Load {
@@ -114,7 +115,7 @@ impl Emitter {
                         held.clone().with_operand_for(binding, elem, 0),
                     ))
                 }
-                _ => mapped_load(cx, held),
+                _ => mapped.clone(),
             },
             _ => None,
         };
@@ -202,9 +203,9 @@ impl Emitter {
         };
         // Otherwise, where what it scans is computed from one plain array read at
         // each element's index, that array four at a time (`mapped_load`).
-        let map_in = match (&vec_in, mapped_load(cx, held)) {
+        let map_in = match (&vec_in, &mapped) {
             (None, Some((b, from, m))) if width == 4 && holding.is_none() => {
-                Some((self.vec4_source(cx, b, from)?, from, m))
+                Some((self.vec4_source(cx, *b, *from)?, *from, m.clone()))
             }
             _ => None,
         };
@@ -212,10 +213,10 @@ impl Emitter {
         // (`(1+x>0.5)/x`) computes each count again from the values it reads for its
         // stores: only a round's offset outlives the lookback, not each element's
         // count (as a narrow scan keeps its offsets).
-        let recount = match (repeat, mapped_load(cx, held)) {
+        let recount = match (repeat, &mapped) {
             (Some(rp), Some((b, from, _))) if map_in.is_some() => matches!(
                 rp.value,
-                KExpr::Load { binding, elem, index: IExpr::Index } if binding == b && elem == from
+                KExpr::Load { binding, elem, index: IExpr::Index } if binding == *b && elem == *from
             ),
             _ => false,
         };
