@@ -514,9 +514,16 @@ impl Emitter {
         let u = self.u32_t;
         let bt = self.bool_t;
         let words = if wide { 2 } else { 1 };
+        if tile_max > 1 << 16 {
+            // A key's place in its tile is held in 16 bits (below).
+            return Err(SpirvError::Build(format!(
+                "a radix tile of {tile_max} keys (at most 65536)"
+            )));
+        }
         // The tile's size is fixed here (workgroup memory): the planner makes the
         // workgroup `subgroups` subgroups of the device's size, `items` keys each.
         let sg_hist = self.shared_sized(it, subgroups * 256);
+        let sg_total = self.shared_sized(it, subgroups);
         let digit_start = self.shared_sized(it, 256);
         let global_base = self.shared_sized(it, 256);
         let skeys = self.shared_sized(it, tile_max * words);
@@ -525,7 +532,6 @@ impl Emitter {
         let shift = self.push_constant(cx, 2)?;
         let tiles = self.push_constant(cx, 3)?;
         let n = cx.n;
-        let jvar = self.local(u);
         let svar = self.local(u);
         let sid = self.load_builtin_cx(BuiltIn::SubgroupId)?;
         let nsg = self.load_builtin_cx(BuiltIn::NumSubgroups)?;
@@ -537,9 +543,33 @@ impl Emitter {
         // raises the kernel's error rather than sorting wrong, and extra subgroups
         // stay inside the memory.
         let lanes = tile_max / (subgroups * items);
+        let wg_planned = subgroups * lanes;
+        if wg_planned == 0 || 256 % wg_planned != 0 {
+            return Err(SpirvError::Build(format!(
+                "a radix workgroup of {wg_planned} invocations (a divisor of 256)"
+            )));
+        }
+        // Digits an invocation in the per-digit steps.
+        let per = 256 / wg_planned;
         let cap = self.c_u32(subgroups);
         let planned = self.c_u32(lanes);
         let other = self.b.i_not_equal(bt, None, sgs, planned).map_err(be)?;
+        // The digits go `per` an invocation and the tile's keys out `items` places
+        // an invocation (below): a workgroup of another size, or a larger tile, is
+        // the plan's error, raised, never digits or keys left out.
+        let tile_pc = self.push_constant(cx, 1)?;
+        let reach = self.c_u32(wg_planned * items);
+        let short = self
+            .b
+            .u_greater_than(bt, None, tile_pc, reach)
+            .map_err(be)?;
+        let other = self.b.logical_or(bt, None, other, short).map_err(be)?;
+        let wgc = self.c_u32(wg_planned);
+        let resized = self
+            .b
+            .i_not_equal(bt, None, self.wg_size, wgc)
+            .map_err(be)?;
+        let other = self.b.logical_or(bt, None, other, resized).map_err(be)?;
         self.raise(cx, Some(wrong_subgroups), other)?;
         // Subgroups of at most 32 lanes: ballots as one word.
         let narrow = lanes <= 32;
@@ -610,6 +640,28 @@ impl Emitter {
                 let z = e.scalar(Scalar::I32(0));
                 e.store(p, z)
             })?;
+            // This subgroup's run of the tile: `items` rounds of one key per lane.
+            let ic = e.c_u32(items);
+            let run = e.umul(sgs, ic)?;
+            let run_start = e.umul(sid, run)?;
+            let mut batch = vec![];
+            for r in 0..items {
+                let rc = e.c_u32(r);
+                let off = e.umul(rc, sgs)?;
+                let le = e.uadd(run_start, off)?;
+                let le = e.uadd(le, lane)?;
+                let valid = e.ult(le, tile_len)?;
+                let lc = e.umin(le, last)?;
+                let at = e.uadd(tile_start, lc)?;
+                let ws = e.key_words(cxr, keys, wide, at)?;
+                let from = match idx {
+                    Some(ib) => e.load_elem(cxr, ib, at)?,
+                    None => e.b.bitcast(ity, None, at).map_err(be)?,
+                };
+                batch.push((valid, ws, from));
+            }
+            // The tile's bases read after its keys, so that the two reads wait
+            // together (one workgroup a multiprocessor hides neither).
             if let RadixPlaces::Counted { starts } = *places {
                 // The exclusive start of (digit d, tile t) is the inclusive one
                 // before it in digit-major order (CUDA's model of this pass reads
@@ -631,29 +683,13 @@ impl Emitter {
                 })?;
             }
             e.barrier()?;
-            // This subgroup's run of the tile: `items` rounds of one key per lane.
-            let ic = e.c_u32(items);
-            let run = e.umul(sgs, ic)?;
-            let run_start = e.umul(sid, run)?;
-            let mut batch = vec![];
-            for r in 0..items {
-                let rc = e.c_u32(r);
-                let off = e.umul(rc, sgs)?;
-                let le = e.uadd(run_start, off)?;
-                let le = e.uadd(le, lane)?;
-                let valid = e.ult(le, tile_len)?;
-                let lc = e.umin(le, last)?;
-                let at = e.uadd(tile_start, lc)?;
-                let (ws, d) = e.radix_key(cxr, keys, wide, at, shift)?;
-                let from = match idx {
-                    Some(ib) => e.load_elem(cxr, ib, at)?,
-                    None => e.b.bitcast(ity, None, at).map_err(be)?,
-                };
-                batch.push((valid, ws, d, from));
-            }
+            // Each key's place among its digit's in the tile, packed with the digit
+            // and whether the key is in the tile (`rank | d << 16 | valid << 31`): one
+            // word a key held to the scatter below, not three.
             let mut ranks = vec![];
-            for (valid, _, d, _) in &batch {
-                let (valid, d) = (*valid, *d);
+            for (valid, ws, _) in &batch {
+                let valid = *valid;
+                let d = e.digit_of(ws, shift)?;
                 let (rank, count) = e.match_digit(valid, d, narrow, below)?;
                 let at = e.uadd(counters, d)?;
                 let p = e.shared_at(sg_hist, at)?;
@@ -669,13 +705,31 @@ impl Emitter {
                 })?;
                 e.subgroup_barrier()?;
                 let bu = e.b.bitcast(u, None, b).map_err(be)?;
-                ranks.push(e.uadd(bu, rank)?);
+                let r = e.uadd(bu, rank)?;
+                let c16 = e.c_u32(16);
+                let dh = e.b.shift_left_logical(u, None, d, c16).map_err(be)?;
+                let r = e.b.bitwise_or(u, None, r, dh).map_err(be)?;
+                let top = e.c_u32(1 << 31);
+                let zero = e.c_u32(0);
+                let v = e.b.select(u, None, valid, top, zero).map_err(be)?;
+                ranks.push(e.b.bitwise_or(u, None, r, v).map_err(be)?);
             }
             e.barrier()?;
-            // Per digit: each subgroup's start among the tile's keys of that digit
-            // (in place of its count), and the digit's total; with lookback, the total
-            // published for the tiles after this one.
-            e.wg_each(cxr, 256, &|e, d| {
+            // Per digit, `per` consecutive digits an invocation: each subgroup's start
+            // among the tile's keys of that digit (in place of its count), the digit's
+            // total (with lookback, published for the tiles after this one), and the
+            // digits' starts in the sorted tile, scanned by the whole workgroup at
+            // once (the invocation's digits in turn, then across the subgroup, then
+            // the subgroups' totals).
+            let pc = e.c_u32(per);
+            // (Clamped: a workgroup of another size raised its error above.)
+            let last_inv = e.c_u32(wg_planned - 1);
+            let inv = e.umin(cxr.lid, last_inv)?;
+            let first_d = e.umul(inv, pc)?;
+            let mut totals = vec![];
+            for m in 0..per {
+                let mc = e.c_u32(m);
+                let d = e.uadd(first_d, mc)?;
                 let z = e.scalar(Scalar::I32(0));
                 let acc = e.local(ity);
                 e.store(acc, z)?;
@@ -691,18 +745,48 @@ impl Emitter {
                     e.store(acc, na)
                 })?;
                 let a = e.load(ity, acc)?;
-                let p = e.shared_at(digit_start, d)?;
-                e.store(p, a)?;
                 if let Some((lb, ..)) = &lookback {
                     e.lookback_publish(cxr, lb, t, d, a)?;
                 }
-                Ok(())
+                totals.push((d, a));
+            }
+            let mut run = e.scalar(Scalar::I32(0));
+            let mut within = vec![];
+            for &(_, a) in &totals {
+                within.push(run);
+                run = e.b.i_add(ity, None, run, a).map_err(be)?;
+            }
+            let inc = e.group(BinOp::Add, it, GroupOperation::InclusiveScan, run)?;
+            let lanes_before = e.b.i_sub(ity, None, inc, run).map_err(be)?;
+            let top_lane = e.b.i_sub(u, None, sgs, one).map_err(be)?;
+            let is_top = e.b.i_equal(bt, None, lane, top_lane).map_err(be)?;
+            e.if_then(is_top, |e| {
+                let p = e.shared_at(sg_total, sid_in)?;
+                e.store(p, inc)
             })?;
             e.barrier()?;
+            let sg_before = e.local(ity);
+            let z = e.scalar(Scalar::I32(0));
+            e.store(sg_before, z)?;
+            let zero = e.c_u32(0);
+            e.count_loop(svar, zero, sid_in, one, |e, s| {
+                let p = e.shared_at(sg_total, s)?;
+                let v = e.load(ity, p)?;
+                let a = e.load(ity, sg_before)?;
+                let na = e.b.i_add(ity, None, a, v).map_err(be)?;
+                e.store(sg_before, na)
+            })?;
+            let sb = e.load(ity, sg_before)?;
+            let before_mine = e.b.i_add(ity, None, sb, lanes_before).map_err(be)?;
+            for (&(d, _), w) in totals.iter().zip(within) {
+                let st = e.b.i_add(ity, None, before_mine, w).map_err(be)?;
+                let p = e.shared_at(digit_start, d)?;
+                e.store(p, st)?;
+            }
             if let Some((lb, digit_global, ..)) = &lookback {
                 e.lookback_digits(cxr, lb, t, tile, shift)?;
                 // The tile's start for each digit; its inclusive count published.
-                e.wg_each(cxr, 256, &|e, d| {
+                for &(d, mine) in &totals {
                     let p = e.shared_at(lb.acc, d)?;
                     let before = e.load(ity, p)?;
                     let p = e.shared_at(*digit_global, d)?;
@@ -710,24 +794,29 @@ impl Emitter {
                     let gb = e.b.i_add(ity, None, g, before).map_err(be)?;
                     let p = e.shared_at(global_base, d)?;
                     e.store(p, gb)?;
-                    let p = e.shared_at(digit_start, d)?;
-                    let mine = e.load(ity, p)?;
                     let incl = e.b.i_add(ity, None, before, mine).map_err(be)?;
                     let incl = e.b.bitcast(u, None, incl).map_err(be)?;
                     let two = e.c_u32(2 << 30);
                     let w = e.b.bitwise_or(u, None, incl, two).map_err(be)?;
                     e.status_store(cxr, lb.status, t, d, w)?;
                     let zero = e.c_u32(0);
-                    e.status_store(cxr, lb.next, t, d, zero)
-                })?;
-                e.barrier()?;
+                    e.status_store(cxr, lb.next, t, d, zero)?;
+                }
             }
-            // The digits' starts in the sorted tile.
-            e.scan_256(digit_start, sid, lane, sgs)?;
             e.barrier()?;
             // Every key to its place in the sorted tile.
-            for ((valid, ws, d, from), rank) in batch.into_iter().zip(ranks) {
+            for ((_, ws, from), packed) in batch.into_iter().zip(ranks) {
+                let top = e.c_u32(1 << 31);
+                let valid =
+                    e.b.u_greater_than_equal(bt, None, packed, top)
+                        .map_err(be)?;
                 e.if_then(valid, |e| {
+                    let c16 = e.c_u32(16);
+                    let d = e.b.shift_right_logical(u, None, packed, c16).map_err(be)?;
+                    let c255 = e.c_u32(255);
+                    let d = e.b.bitwise_and(u, None, d, c255).map_err(be)?;
+                    let low = e.c_u32(0xffff);
+                    let rank = e.b.bitwise_and(u, None, packed, low).map_err(be)?;
                     let p = e.shared_at(digit_start, d)?;
                     let ds = e.load(ity, p)?;
                     let at = e.uadd(counters, d)?;
@@ -750,8 +839,17 @@ impl Emitter {
             }
             e.barrier()?;
             // Out in sorted order: the keys of a digit go to consecutive places.
-            e.count_loop(jvar, cxr.lid, tile_len, e.wg_size, |e, j| {
-                let wc = e.c_u32(words);
+            // Straight-line over the invocation's `items` places (`lid + r·WG`), the
+            // workgroup-memory reads of every place before any store, so that their
+            // waits overlap; places past the tile read its last and store nothing.
+            let wc = e.c_u32(words);
+            let mut outs = vec![];
+            for r in 0..items {
+                let rc = e.c_u32(r);
+                let off = e.umul(rc, e.wg_size)?;
+                let j = e.uadd(cxr.lid, off)?;
+                let valid = e.ult(j, tile_len)?;
+                let j = e.umin(j, last)?;
                 let kp = e.umul(j, wc)?;
                 let mut ws = vec![];
                 for w in 0..words {
@@ -760,6 +858,12 @@ impl Emitter {
                     let p = e.shared_at(skeys, k)?;
                     ws.push(e.load(ity, p)?);
                 }
+                let p = e.shared_at(sidx, j)?;
+                let from = e.load(ity, p)?;
+                outs.push((valid, j, ws, from));
+            }
+            let mut places = vec![];
+            for (valid, j, ws, from) in outs {
                 let d = e.digit_of(&ws, shift)?;
                 let p = e.shared_at(digit_start, d)?;
                 let ds = e.load(ity, p)?;
@@ -769,24 +873,27 @@ impl Emitter {
                 let gb = e.b.bitcast(u, None, gb).map_err(be)?;
                 let within = e.b.i_sub(u, None, j, ds).map_err(be)?;
                 let pos = e.uadd(gb, within)?;
-                if let Some(ko) = keys_out {
-                    let dst = e.umul(pos, wc)?;
-                    for (w, &x) in ws.iter().enumerate() {
-                        let c = e.c_u32(w as u32);
-                        let k = e.uadd(dst, c)?;
-                        e.store_elem(cxr, ko, k, x)?;
+                places.push((valid, pos, ws, from));
+            }
+            for (valid, pos, ws, from) in places {
+                e.if_then(valid, |e| {
+                    if let Some(ko) = keys_out {
+                        let dst = e.umul(pos, wc)?;
+                        for (w, &x) in ws.iter().enumerate() {
+                            let c = e.c_u32(w as u32);
+                            let k = e.uadd(dst, c)?;
+                            e.store_elem(cxr, ko, k, x)?;
+                        }
                     }
-                }
-                let p = e.shared_at(sidx, j)?;
-                let from = e.load(ity, p)?;
-                let from = if origin != 0 {
-                    let o = e.scalar(Scalar::I32(origin));
-                    e.b.i_add(ity, None, from, o).map_err(be)?
-                } else {
-                    from
-                };
-                e.store_elem(cxr, idx_out, pos, from)
-            })?;
+                    let from = if origin != 0 {
+                        let o = e.scalar(Scalar::I32(origin));
+                        e.b.i_add(ity, None, from, o).map_err(be)?
+                    } else {
+                        from
+                    };
+                    e.store_elem(cxr, idx_out, pos, from)
+                })?;
+            }
             e.barrier()
         };
         match &lookback {
